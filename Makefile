@@ -1,0 +1,92 @@
+# sfbpf — build, test and run. See README.md.
+#   make          build everything into build/
+#   make check    install missing packages, build, run every test
+#   sudo make top install missing packages, build, start sfbpf-top
+#   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
+
+BUILD     ?= build
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+PREFIX    ?= /usr/local
+
+WARN      := -Wall -Wextra -Werror
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iuserspace
+LDLIBS    := -lbpf -lelf -lz
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Every userspace/*.c is library code except the programs' main files.
+PROGS     := sfbpf-dump sfbpf-top
+MAIN_SRCS := $(PROGS:%=userspace/%.c)
+LIB_SRCS  := $(filter-out $(MAIN_SRCS),$(wildcard userspace/*.c))
+LIB_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o)
+SAN_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/asan/obj/%.o)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
+SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps test-deps check top install vmlinux clean
+.DELETE_ON_ERROR:
+
+all: deps $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(TEST_BINS)
+
+deps:
+	@scripts/deps.sh build
+
+test-deps:
+	@scripts/deps.sh test
+
+$(BUILD)/obj $(BUILD)/asan/obj $(BUILD)/tests:
+	@mkdir -p $@
+
+# BPF: clang -target bpf, then a libbpf skeleton per program.
+$(BUILD)/%.bpf.o: bpf/%.bpf.c vmlinux.h $(wildcard bpf/*.h) $(wildcard userspace/*_abi.h) | $(BUILD)/obj
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function \
+		-I. -Ibpf -Iuserspace -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+$(BUILD)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) | $(BUILD)/obj
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) | $(BUILD)/asan/obj
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/libsfbpf.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/asan/libsfbpf.a: $(SAN_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/%: userspace/%.c $(BUILD)/libsfbpf.a
+	$(CC) $(ALL_CFLAGS) $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
+
+# Sanitized copy of the dump tool: the conformance and malformed-input tests run it.
+$(BUILD)/asan/sfbpf-dump: userspace/sfbpf-dump.c $(BUILD)/asan/libsfbpf.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
+
+# C test programs link the sanitized library.
+$(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
+
+check: test-deps all
+	@scripts/build-binutils.sh
+	@tests/run.sh
+
+top: deps $(BUILD)/sfbpf-top
+	$(BUILD)/sfbpf-top $(ARGS)
+
+install: all
+	install -D -m 0755 $(BUILD)/sfbpf-top $(DESTDIR)$(PREFIX)/sbin/sfbpf-top
+	install -D -m 0755 $(BUILD)/sfbpf-dump $(DESTDIR)$(PREFIX)/bin/sfbpf-dump
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Builds the binutils versions the conformance tests compare against: gas 2.44
+# (emits SFrame V2) and gas 2.47 (emits V3), plus 2.47 gas for AArch64 and s390x
+# so binutils' own cfi-sframe tests can be assembled for those ABIs.
+#
+# Sources come from Debian's source packages (apt-get source). Everything lives
+# in a cache outside the repository so it is built once per machine:
+#   $SFBPF_BINUTILS_CACHE (default /var/cache/sfbpf/binutils)
+#     src/binutils-VER/       unpacked source (also read by the tests for the corpus)
+#     VER/bin/{as,ld,readelf} native x86-64 tools
+#     VER-TARGET/bin/as       cross assemblers (2.47 only)
+# Usage: scripts/build-binutils.sh [VER...]     (default: 2.44 2.47)
+set -euo pipefail
+
+CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
+declare -A DEBVER=([2.44]=2.44-3 [2.47]=2.47-6)
+CROSS_TARGETS=(aarch64-linux-gnu s390x-linux-gnu)
+JOBS=$(nproc)
+
+log() { echo "build-binutils: $*" >&2; }
+
+ensure_deb_src() {
+	local list=/etc/apt/sources.list.d/sfbpf-src.sources
+	if ! apt-cache showsrc binutils 2>/dev/null | grep -q "^Version: ${DEBVER[2.47]}$"; then
+		log "adding deb-src entries for trixie and sid ($list)"
+		cat >"$list" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+		apt-get update -qq
+	fi
+}
+
+fetch_source() {
+	local ver=$1 dir="$CACHE/src/binutils-$1"
+	[ -f "$dir/.unpacked" ] && return 0
+	ensure_deb_src
+	local tmp
+	tmp=$(mktemp -d "$CACHE/src/fetch.XXXXXX")
+	log "fetching binutils ${DEBVER[$ver]} source"
+	(cd "$tmp" && apt-get source -qq "binutils=${DEBVER[$ver]}" >/dev/null)
+	# Debian's source package carries the upstream tarball inside it.
+	local pkgdir tarball
+	pkgdir=$(find "$tmp" -maxdepth 1 -mindepth 1 -type d -name 'binutils-*' | head -1)
+	tarball=$(find "$pkgdir" -maxdepth 1 -name 'binutils-*.tar.*' | head -1)
+	rm -rf "$dir"
+	if [ -n "$tarball" ]; then
+		mkdir -p "$dir"
+		tar -xf "$tarball" -C "$dir" --strip-components=1
+	else
+		mv "$pkgdir" "$dir"
+	fi
+	rm -rf "$tmp"
+	touch "$dir/.unpacked"
+}
+
+# build VER PREFIX [TARGET]
+build_one() {
+	local ver=$1 prefix=$2 target=${3:-}
+	local stamp="$prefix/.built"
+	[ -f "$stamp" ] && return 0
+	local bdir="$CACHE/build/$(basename "$prefix")"
+	rm -rf "$bdir" "$prefix"
+	mkdir -p "$bdir"
+	local conf=(--prefix="$prefix" --disable-gdb --disable-gdbserver --disable-sim
+		--disable-gprofng --disable-nls --disable-werror --disable-libctf
+		--disable-gold --disable-gprof --disable-shared)
+	local targets=(all-gas all-ld all-binutils)
+	local installs=(install-gas install-ld install-binutils)
+	if [ -n "$target" ]; then
+		conf+=(--target="$target")
+		targets=(all-gas)
+		installs=(install-gas)
+	fi
+	log "building binutils $ver ${target:-native} (log: $bdir/build.log)"
+	(cd "$bdir" && "$CACHE/src/binutils-$ver/configure" "${conf[@]}" &&
+		make -j"$JOBS" MAKEINFO=true "${targets[@]}" &&
+		make MAKEINFO=true "${installs[@]}") >"$bdir/build.log" 2>&1 || {
+		tail -30 "$bdir/build.log" >&2
+		log "FAILED: binutils $ver ${target:-native}"
+		return 1
+	}
+	rm -rf "$bdir"
+	touch "$stamp"
+}
+
+main() {
+	local vers=("$@")
+	[ ${#vers[@]} -gt 0 ] || vers=(2.44 2.47)
+	mkdir -p "$CACHE/src" "$CACHE/build"
+	for v in "${vers[@]}"; do
+		[ -n "${DEBVER[$v]:-}" ] || { log "unknown version $v"; exit 2; }
+		fetch_source "$v"
+		build_one "$v" "$CACHE/$v"
+		if [ "$v" = 2.47 ]; then
+			for t in "${CROSS_TARGETS[@]}"; do
+				build_one "$v" "$CACHE/$v-$t" "$t"
+			done
+		fi
+	done
+}
+
+main "$@"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sfbpf needs to build and test. Idempotent: does
+# nothing (and needs no root) when everything is already present.
+# Usage: scripts/deps.sh [build|test]   (test = build + what the tests use)
+set -euo pipefail
+
+BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
+	libncurses-dev)
+# Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
+# the reference binutils from Debian's source packages, tmux for the TUI.
+TEST_PKGS=(linux-perf bison flex texinfo dpkg-dev xz-utils binutils tmux
+	libclang-rt-14-dev python3)
+
+want=("${BUILD_PKGS[@]}")
+[ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "sfbpf: missing packages: ${missing[*]}" >&2
+	echo "sfbpf: run as root, or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "sfbpf: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

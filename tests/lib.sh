@@ -1,0 +1,21 @@
+# Sourced by tests/*.test: reporting helpers and paths.
+# shellcheck shell=bash
+: "${SFBPF_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${SFBPF_BUILD:=$SFBPF_ROOT/build}"
+: "${SFBPF_BINUTILS_CACHE:=/var/cache/sfbpf/binutils}"
+: "${SFBPF_TEST_TMP:=$(mktemp -d /tmp/sfbpf-test.XXXXXX)}"
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; }
+skip() { echo "SKIP: $*"; }
+
+# check NAME CMD...: PASS/FAIL on the command's exit status.
+check() {
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# Reference binutils built by scripts/build-binutils.sh.
+binutils_bin() { echo "$SFBPF_BINUTILS_CACHE/$1/bin"; }
+binutils_src() { echo "$SFBPF_BINUTILS_CACHE/src/binutils-$1"; }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Test runner: runs every tests/*.test (or those named on the command line).
+# A test prints one line per check: "PASS: name", "FAIL: name: why" or
+# "SKIP: name: why". A test that exits non-zero without reporting a FAIL counts
+# as one failure. Ends with "N passed, N failed, N skipped"; exits 1 on failure.
+set -u
+cd "$(dirname "$0")/.."
+export SFBPF_ROOT=$PWD
+export SFBPF_BUILD=${SFBPF_BUILD:-$PWD/build}
+export SFBPF_BINUTILS_CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
+export SFBPF_TEST_TMP=${SFBPF_TEST_TMP:-$(mktemp -d /tmp/sfbpf-test.XXXXXX)}
+
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(tests/*.test)
+
+passed=0 failed=0 skipped=0
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .test)
+	echo "== $name"
+	out="$SFBPF_TEST_TMP/$name.out"
+	start=$SECONDS
+	bash "$t" >"$out" 2>&1
+	rc=$?
+	p=$(grep -c '^PASS: ' "$out")
+	f=$(grep -c '^FAIL: ' "$out")
+	s=$(grep -c '^SKIP: ' "$out")
+	grep -E '^(FAIL|SKIP): ' "$out" | head -40
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL: $name: exited $rc without reporting; last output:"
+		tail -15 "$out" | sed 's/^/    /'
+		f=1
+	fi
+	echo "   $name: $p passed, $f failed, $s skipped ($((SECONDS - start))s)"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+echo "logs: $SFBPF_TEST_TMP"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
