@@ -254,6 +254,11 @@ static int parse_header(struct sframe_decoder *d, struct sframe_error *err)
 		return set_err(err, SFRAME_ERR_FRE_BOUNDS, HDR_FRE_LEN,
 			       "FRE sub-section [0x%zx, +%u) runs past the section end (%zu)",
 			       d->fre_base, h->fre_len, d->size);
+	/* Every FRE takes 2 bytes at least: bounds the work a hostile header can ask for. */
+	if (h->num_fres > h->fre_len / 2)
+		return set_err(err, SFRAME_ERR_NUM_FRES, HDR_NUM_FRES,
+			       "sfh_num_fres %u cannot fit in %u bytes of FREs", h->num_fres,
+			       h->fre_len);
 	if (fre_end != d->size)
 		return set_err(err, SFRAME_ERR_FRE_LEN, HDR_FRE_LEN,
 			       "sfh_fre_len %u but the FRE sub-section has %zu bytes", h->fre_len,
@@ -292,6 +297,16 @@ static void read_fde(const struct sframe_decoder *d, uint32_t i, struct sframe_f
 	if (d->hdr.flags & SFRAME_F_FDE_FUNC_START_PCREL)
 		base += off;
 	f->func_start = base + (uint64_t)f->func_start_field;
+}
+
+/* Whether base + the signed start field wrapped around the address space. */
+static bool start_wraps(const struct sframe_decoder *d, const struct sframe_fde *f)
+{
+	uint64_t base = d->sect_addr;
+
+	if (d->hdr.flags & SFRAME_F_FDE_FUNC_START_PCREL)
+		base += fde_offset(d, f->index);
+	return f->func_start_field < 0 ? f->func_start > base : f->func_start < base;
 }
 
 /* Fill the fields derived from the info bytes. */
@@ -357,11 +372,12 @@ static int load_fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fd
 	/* V1 has no rep_size field; its PCMASK FDEs imply a 16-byte block. */
 	if (f->pctype == SFRAME_FDE_PCTYPE_MASK && d->hdr.version > SFRAME_VERSION_1 &&
 	    f->rep_size == 0)
-		return set_err(err, SFRAME_ERR_REP_SIZE, info_off + 2,
+		return set_err(err, SFRAME_ERR_REP_SIZE,
+			       info_off + (d->hdr.version == SFRAME_VERSION_3 ? 2 : 1),
 			       "FDE %u: PCMASK FDE with repetition size 0", i);
-	if (f->func_start + f->func_size < f->func_start)
+	if (start_wraps(d, f) || f->func_start + f->func_size < f->func_start)
 		return set_err(err, SFRAME_ERR_ADDR_OVERFLOW, fde_offset(d, i),
-			       "FDE %u: function end overflows", i);
+			       "FDE %u: function start or end wraps around the address space", i);
 	return 0;
 }
 
@@ -428,10 +444,11 @@ static int read_fre_raw(const struct sframe_decoder *d, const struct sframe_fde 
 	return asz + 1 + fre->dataword_count * fre->dataword_size;
 }
 
-static int32_t cfa_offset(const struct sframe_decoder *d, int32_t raw)
+/* 64-bit: a 4-byte s390x data word scaled by 8 does not fit 32 bits. */
+static int64_t cfa_offset(const struct sframe_decoder *d, int32_t raw)
 {
 	if (d->hdr.abi_arch == SFRAME_ABI_S390X_ENDIAN_BIG)
-		return raw * SFRAME_S390X_CFA_OFFSET_ALIGNMENT_FACTOR +
+		return (int64_t)raw * SFRAME_S390X_CFA_OFFSET_ALIGNMENT_FACTOR +
 		       SFRAME_S390X_CFA_OFFSET_ADJUSTMENT;
 	return raw;
 }
@@ -495,7 +512,7 @@ static void rules_default(const struct sframe_decoder *d, struct sframe_fre *fre
 
 /* One flexible-FDE (control word, offset) pair. */
 static void rule_flex(const struct sframe_decoder *d, struct sframe_rule *r, uint32_t ctrl,
-		      int32_t off)
+		      int64_t off)
 {
 	r->kind = SFRAME_RULE_OFFSET;
 	r->deref = (ctrl >> 1) & 1;
@@ -663,6 +680,9 @@ static int validate(struct sframe_decoder *d, struct sframe_error *err)
 		ret = check_fres(d, &f, &total, err);
 		if (ret)
 			return ret;
+		/* FDEs may share FRE bytes; stop before that costs more than the header claims. */
+		if (total > d->hdr.num_fres)
+			break;
 	}
 	if (total != d->hdr.num_fres)
 		return set_err(err, SFRAME_ERR_NUM_FRES, HDR_NUM_FRES,

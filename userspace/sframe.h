@@ -79,7 +79,9 @@ enum sframe_errcode {
 	SFRAME_ERR_DATAWORD_COUNT, /* more data words than the ABI/FDE type allows */
 	SFRAME_ERR_REP_SIZE, /* PCMASK FDE with rep_size 0 */
 	SFRAME_ERR_FDE_UNSORTED, /* FDE_SORTED claimed but starts not sorted */
-	SFRAME_ERR_FDE_OVERLAP, /* two functions' ranges overlap */
+	SFRAME_ERR_FDE_OVERLAP, /* two functions' ranges overlap (sorted sections only:
+				  * relocatable objects are unsorted and every text
+				  * section of theirs starts at 0) */
 	SFRAME_ERR_FRE_START_ORDER, /* FRE starts not strictly increasing */
 	SFRAME_ERR_FRE_START_RANGE, /* FRE start at or past the function size */
 	SFRAME_ERR_NUM_FRES, /* total FRE count != sfh_num_fres */
