@@ -350,6 +350,9 @@ static bool c_hdr(struct mut *m)
 	};
 
 	put(m, e[m->arg].field, 4, e[m->arg].v);
+	/* A short sfh_fre_len looks like alignment padding until an FRE runs past it. */
+	if (m->arg == H_FRE_LEN_MINUS_1)
+		return true;
 	return at(m, SFB_H_NUM_FDES, SFRAME_HEADER_SIZE - 1);
 }
 
@@ -533,7 +536,8 @@ static bool c_func_size_0(struct mut *m)
 {
 	m->s.funcs[fs(m)].size = 0;
 	rebuild(m);
-	return at_fre(m, fs(m), 0);
+	/* gas emits size-0 functions with one FRE at 0 (empty CFI regions): FRE 1 is the error. */
+	return at_fre(m, fs(m), 1);
 }
 
 /* Function addresses outside the 64-bit address space. */
@@ -549,16 +553,6 @@ static bool c_addr_below_zero(struct mut *m)
 {
 	m->addr = 0x1000;
 	return at_fde(m, 0);
-}
-
-static bool c_addr_int64_min(struct mut *m)
-{
-	if (!v3(m))
-		return false;
-	/* Unsorted, so that only the address check can catch it. */
-	m->o.buf[SFB_H_FLAGS] &= (uint8_t)~SORTED;
-	put(m, m->o.fde[fs(m)], 8, (uint64_t)INT64_MIN);
-	return at_fde(m, fs(m));
 }
 
 /* s390x CFA words are scaled by 8: the extreme 4-byte words must not overflow. */
@@ -609,7 +603,8 @@ static const struct mcase mcases[] = {
 	{ "fre-len-plus-1", E(FRE_BOUNDS), c_hdr, H_FRE_LEN_PLUS_1 },
 	{ "fre-len-wrap32", E(FRE_BOUNDS), c_hdr, H_FRE_LEN_WRAP },
 	{ "fre-len-minus-1", E(FRE_LEN), c_hdr, H_FRE_LEN_MINUS_1 },
-	{ "trailing-byte", E(FRE_LEN), c_trailing_byte, 0 },
+	/* gas pads s390x sections to 8 bytes. */
+	{ "trailing-byte", OK, c_trailing_byte, 0 },
 	{ "fre-off-outside", E(FDE_FRE_OFF), c_fre_off, 0 },
 	{ "fre-off-at-end", E(FDE_FRE_OFF), c_fre_off, 1 },
 	{ "fre-off-huge", E(FDE_FRE_OFF), c_fre_off, 2 },
@@ -654,8 +649,8 @@ static const struct mcase mcases[] = {
 	{ "num-fres-plus-1", E(NUM_FRES), c_hdr, H_NUM_FRES_PLUS_1 },
 	{ "num-fres-minus-1", E(NUM_FRES), c_hdr, H_NUM_FRES_MINUS_1 },
 	{ "addr-past-top", E(ADDR_OVERFLOW), c_addr_past_top, 0 },
-	{ "addr-below-zero", E(ADDR_OVERFLOW), c_addr_below_zero, 0 },
-	{ "addr-int64-min", E(ADDR_OVERFLOW), c_addr_int64_min, 0 },
+	/* readelf and libsframe's own test data treat starts modulo 2^64. */
+	{ "addr-below-zero", OK, c_addr_below_zero, 0 },
 };
 
 struct case_arg {

@@ -404,7 +404,7 @@ static inline const char *sfb_check_fres(const struct sframe_decoder *d,
 			return "iterator yields more FREs than num_fres";
 		if ((int64_t)fre.start_off <= prev)
 			return "FRE starts not increasing";
-		if (fre.start_off >= fde->func_size)
+		if (fre.start_off >= fde->func_size && fre.start_off > 0)
 			return "FRE start past the function size";
 		if (fre.dataword_size != 1 && fre.dataword_size != 2 && fre.dataword_size != 4)
 			return "bad data-word size";

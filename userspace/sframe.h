@@ -70,7 +70,8 @@ enum sframe_errcode {
 	SFRAME_ERR_SUBSECTION_ORDER, /* fdeoff > freoff */
 	SFRAME_ERR_FDE_BOUNDS, /* FDE sub-section runs past the section/FREs */
 	SFRAME_ERR_FRE_BOUNDS, /* FRE sub-section runs past the section */
-	SFRAME_ERR_FRE_LEN, /* FRE sub-section length != sfh_fre_len */
+	SFRAME_ERR_FRE_LEN, /* sfh_fre_len disagrees with the FREs or the section size
+			     * (fewer than 8 bytes of alignment padding are allowed) */
 	SFRAME_ERR_FDE_FRE_OFF, /* an FDE's FREs start outside the FRE sub-section */
 	SFRAME_ERR_FRE_TRUNCATED, /* an FRE or its data words run past the end */
 	SFRAME_ERR_FRE_TYPE, /* FRE type 3..15 */
@@ -86,7 +87,7 @@ enum sframe_errcode {
 	SFRAME_ERR_FRE_START_RANGE, /* FRE start at or past the function size */
 	SFRAME_ERR_NUM_FRES, /* total FRE count != sfh_num_fres */
 	SFRAME_ERR_FLEX_RULE, /* a flexible FDE rule that cannot be decoded */
-	SFRAME_ERR_ADDR_OVERFLOW, /* function start/end overflows 64 bits */
+	SFRAME_ERR_ADDR_OVERFLOW, /* function end wraps past 2^64 (starts are modular) */
 	SFRAME_ERR__COUNT,
 };
 
@@ -187,7 +188,7 @@ const struct sframe_header *sframe_decoder__header(const struct sframe_decoder *
 uint32_t sframe_decoder__num_fdes(const struct sframe_decoder *d);
 /* FDE i in section order (0 <= i < num_fdes). Returns 0 or -ERANGE. */
 int sframe_decoder__fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fde *fde);
-/* Index of the FDE covering pc (absolute), or -ENOENT. Uses binary search when sorted. */
+/* The FDE covering pc (absolute): 0 and *fde filled, or -ENOENT. Binary search. */
 int sframe_decoder__find_fde(const struct sframe_decoder *d, uint64_t pc, struct sframe_fde *fde);
 /* The FRE that applies at pc within fde (handles PCMASK). Returns 0 or -ENOENT. */
 int sframe_decoder__find_fre(const struct sframe_decoder *d, const struct sframe_fde *fde,
