@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Folded-stack writer (Brendan Gregg's format, as perf + stackcollapse-perf.pl
+ * produce it), one line per distinct symbolized stack:
+ *
+ *   comm;[truncated];user_root;...;user_leaf;kernel_root_[k];...;kernel_leaf_[k] COUNT
+ *
+ * "[truncated]" only when the user stack lost its root (aggr_stop_truncated()).
+ * A user frame without a symbol is "[MODULE]" (e.g. "[libc.so.6]"), or
+ * "[unknown]" when no mapping covers it; an unknown kernel frame is
+ * "[unknown]_[k]". Return addresses (every frame but the leaf) are looked up
+ * at addr - 1, so a call that ends a function is charged to that function.
+ * Names are sanitized: ';' becomes ':', control characters become '_'. The
+ * idle task (pid 0, "swapper/N") is "swapper", as in perf. Lines that
+ * symbolize identically are merged; output is sorted by line (strcmp).
+ */
+#ifndef SFBPF_FOLDED_H
+#define SFBPF_FOLDED_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct aggregator;
+struct symbolizer;
+struct ksyms;
+
+struct folded_opts {
+	bool pid; /* "comm-PID" instead of "comm" (stackcollapse-perf.pl --pid) */
+	bool weight; /* print summed sample weights instead of sample counts */
+};
+
+/*
+ * sym and ks may be NULL (every frame unknown); opts may be NULL (defaults).
+ * path "-" is stdout. Returns 0 or a negative errno.
+ */
+int folded__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+		  const struct folded_opts *opts, const char *path);
+int folded__write_file(const struct aggregator *a, struct symbolizer *sym,
+		       const struct ksyms *ks, const struct folded_opts *opts, FILE *f);
+
+#endif /* SFBPF_FOLDED_H */
