@@ -366,8 +366,12 @@ static int load_fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fd
 		return set_err(err, SFRAME_ERR_REP_SIZE,
 			       info_off + (d->hdr.version == SFRAME_VERSION_3 ? 2 : 1),
 			       "FDE %u: PCMASK FDE with repetition size 0", i);
-	/* Starts are modular (readelf shows libsframe's test data at "negative" PCs). */
-	if (f->func_start + f->func_size < f->func_start)
+	/*
+	 * Addresses are modular, as readelf computes them: relocatable objects and
+	 * libsframe's test data put functions at "negative" PCs. Only a linked
+	 * (sorted) section's function may not wrap past the top of the address space.
+	 */
+	if ((d->hdr.flags & SFRAME_F_FDE_SORTED) && f->func_start + f->func_size < f->func_start)
 		return set_err(err, SFRAME_ERR_ADDR_OVERFLOW, fde_offset(d, i),
 			       "FDE %u: function end wraps around the address space", i);
 	return 0;

@@ -87,7 +87,8 @@ enum sframe_errcode {
 	SFRAME_ERR_FRE_START_RANGE, /* FRE start at or past the function size */
 	SFRAME_ERR_NUM_FRES, /* total FRE count != sfh_num_fres */
 	SFRAME_ERR_FLEX_RULE, /* a flexible FDE rule that cannot be decoded */
-	SFRAME_ERR_ADDR_OVERFLOW, /* function end wraps past 2^64 (starts are modular) */
+	SFRAME_ERR_ADDR_OVERFLOW, /* sorted section: a function wraps past 2^64
+				    * (unsorted ones are relocatable: modular) */
 	SFRAME_ERR__COUNT,
 };
 
