@@ -14,15 +14,20 @@ PREFIX    ?= /usr/local
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iuserspace
-LDLIBS    := -lbpf -lelf -lz
+LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -lz
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# protobuf-c code generated from proto/*.proto is library code too.
+PROTOS    := $(wildcard proto/*.proto)
+PROTO_SRC := $(PROTOS:proto/%.proto=$(BUILD)/%.pb-c.c)
+PROTO_HDR := $(PROTOS:proto/%.proto=$(BUILD)/%.pb-c.h)
 
 # Every userspace/*.c is library code except the programs' main files.
 PROGS     := sfbpf-dump sfbpf-top
 MAIN_SRCS := $(PROGS:%=userspace/%.c)
 LIB_SRCS  := $(filter-out $(MAIN_SRCS),$(wildcard userspace/*.c))
-LIB_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o)
-SAN_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/asan/obj/%.o)
+LIB_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(PROTO_SRC:$(BUILD)/%.c=$(BUILD)/obj/%.o)
+SAN_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/asan/obj/%.o) $(PROTO_SRC:$(BUILD)/%.c=$(BUILD)/asan/obj/%.o)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
@@ -51,10 +56,19 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c vmlinux.h $(wildcard bpf/*.h) $(wildcard userspace
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(BUILD)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) | $(BUILD)/obj
+$(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: proto/%.proto | $(BUILD)/obj
+	protoc-c --proto_path=proto --c_out=$(BUILD) $<
+
+$(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/obj
+	$(CC) $(CFLAGS) -I$(BUILD) -c $< -o $@
+
+$(BUILD)/asan/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/asan/obj
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -I$(BUILD) -c $< -o $@
+
+$(BUILD)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) $(PROTO_HDR) | $(BUILD)/obj
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/asan/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) | $(BUILD)/asan/obj
+$(BUILD)/asan/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) $(PROTO_HDR) | $(BUILD)/asan/obj
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(BUILD)/libsfbpf.a: $(LIB_OBJS)

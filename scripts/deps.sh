@@ -4,12 +4,13 @@
 # Usage: scripts/deps.sh [build|test]   (test = build + what the tests use)
 set -euo pipefail
 
-BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev bpftool
-	libncurses-dev)
+BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
+	libncurses-dev protobuf-c-compiler libprotobuf-c-dev)
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
-# the reference binutils from Debian's source packages, tmux for the TUI.
+# the reference binutils from Debian's source packages, tmux for the TUI, Go's
+# pprof as the reference pprof reader, chromium to render flamegraphs.
 TEST_PKGS=(linux-perf bison flex texinfo dpkg-dev xz-utils binutils tmux
-	libclang-rt-14-dev python3)
+	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium)
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")

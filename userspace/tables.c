@@ -236,8 +236,11 @@ static int load_object(struct tables *t, struct entry *e, int fd, const char *na
 		err = push_table(t, e, ft);
 	if (err == -ENOSPC)
 		t->stats.objects_over_budget++;
-	if (!err)
+	if (!err) {
 		t->stats.sframe_bytes += s.size;
+		t->stats.objects_sframe++;
+		t->stats.rows_sframe += ft->nr_rows;
+	}
 	if (err && t->opts.verbose)
 		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", name, strerror(-err));
 cleanup:

@@ -38,6 +38,9 @@ struct tables_stats {
 	uint64_t rules_used, rules_capacity;
 	uint64_t pages_used, pages_capacity;
 	uint64_t sframe_bytes; /* .sframe bytes the loaded tables came from */
+	/* Where loaded tables came from (.eh_frame synthesis: see docs/DESIGN.md). */
+	uint32_t objects_sframe, objects_eh_frame;
+	uint64_t rows_sframe, rows_eh_frame;
 	uint64_t load_ns; /* time spent decoding, flattening and pushing */
 };
 

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * CPU profiler: a perf_event program on a cpu-clock event per CPU. Each sample
+ * unwinds the user stack from the SFrame tables (unwind.h), adds the kernel
+ * stack and sends only the used part of the sample to userspace.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "profile.h"
+#include "unwind.h"
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+/* Settings, filled by userspace between open and load. */
+const volatile __u32 max_user_frames = SFBPF_MAX_FRAMES;
+const volatile bool filter_pids = false;
+const volatile bool user_stacks = true;
+const volatile bool kernel_stacks = true;
+const volatile bool skip_idle = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_stats);
+} stats SEC(".maps");
+
+/* The sample being built: too big for the 512-byte BPF stack. */
+struct scratch {
+	struct sfbpf_sample sample;
+	struct sfbpf_unwind_state st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* Unwinds the current task's user stack into s->ips; returns the frame count. */
+static __always_inline __u32 sample_user(struct scratch *sc, struct sfbpf_stats *cnt,
+					 struct task_struct *task, __u32 tgid)
+{
+	struct sfbpf_sample *s = &sc->sample;
+	struct sfbpf_unwind_state *st = &sc->st;
+	const struct sfbpf_proc *proc;
+	struct pt_regs *regs;
+
+	if (!user_stacks || !tgid || !task->mm || (task->flags & PF_KTHREAD)) {
+		s->stop = SFBPF_STOP_KERNEL_ONLY;
+		return 0;
+	}
+	/*
+	 * The user registers saved at kernel entry. For a sample in user mode
+	 * they are the sample's own registers (x86-64 saves interrupted user
+	 * state there too), so one source serves both cases.
+	 */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs) {
+		s->stop = SFBPF_STOP_READ;
+		return 0;
+	}
+	st->pc = regs->ip;
+	st->sp = regs->sp;
+	st->fp = regs->bp;
+	st->regs = (__u64)regs;
+	st->max = max_user_frames;
+
+	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
+		s->stop = SFBPF_STOP_NO_MAPPING;
+		return 0;
+	}
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (!proc) {
+		/* No table yet: the leaf still tells where the time went. */
+		s->ips[0] = st->pc;
+		s->stop = SFBPF_STOP_NO_PROC;
+		return 1;
+	}
+	unwind_user(st, s->ips, proc);
+	s->stop = st->stop;
+	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
+	return st->n;
+}
+
+SEC("perf_event")
+int sfbpf_profile(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0, nu = 0, nk = 0, size;
+	struct task_struct *task;
+	struct sfbpf_stats *cnt;
+	struct sfbpf_sample *s;
+	struct scratch *sc;
+	long ret;
+
+	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return 0;
+	if (skip_idle && !(__u32)id)
+		return 0;
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (!sc || !cnt)
+		return 0;
+	cnt->v[SFBPF_STAT_SAMPLES]++;
+
+	s = &sc->sample;
+	s->time_ns = bpf_ktime_get_ns();
+	s->pid = tgid;
+	s->tid = (__u32)id;
+	s->cpu = bpf_get_smp_processor_id();
+	s->weight = 1;
+	s->flags = (__s64)ctx->regs.ip < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
+	s->pad = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	task = bpf_get_current_task_btf();
+	nu = sample_user(sc, cnt, task, tgid) & UNWIND_FRAME_MASK;
+	cnt->v[SFBPF_STAT_FRAMES] += nu;
+	cnt->v[SFBPF_STAT_STOP_BASE + (s->stop < SFBPF_STOP__COUNT ? s->stop : SFBPF_STOP_READ)]++;
+
+	if (kernel_stacks && (s->flags & SFBPF_SAMPLE_KERNEL_MODE)) {
+		ret = bpf_get_stack(ctx, &s->ips[nu], SFBPF_MAX_KFRAMES * sizeof(__u64), 0);
+		if (ret > 0)
+			nk = (ret / sizeof(__u64)) & UNWIND_FRAME_MASK;
+	}
+	s->nr_user = nu;
+	s->nr_kernel = nk;
+
+	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
+	if (size > sizeof(*s))
+		return 0;
+	if (bpf_ringbuf_output(&events, s, size, 0))
+		cnt->v[SFBPF_STAT_RB_DROPS]++;
+	else
+		cnt->v[SFBPF_STAT_EMITTED]++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The in-kernel SFrame unwinder, shared by every BPF program that needs user
+ * stacks (profile.bpf.c now, an off-CPU program later). Include after
+ * vmlinux.h, bpf_helpers.h and profile.h. It declares the table maps; a second
+ * program reuses the first one's maps with bpf_map__reuse_fd().
+ *
+ * One bpf_loop() iteration per frame keeps the verifier's work independent of
+ * the depth. All loop state lives in a map value (struct sfbpf_unwind_state), never
+ * on the stack: the verifier sees its fields as unknown scalars, so the
+ * callback's states converge at once instead of once per depth.
+ *
+ * x86-64 only for now: the caller's SP is the CFA, the return address is on
+ * the stack and there is no link register.
+ */
+#ifndef SFBPF_UNWIND_H
+#define SFBPF_UNWIND_H
+
+#ifndef __TARGET_ARCH_x86
+#error "the unwinder supports x86-64 only"
+#endif
+
+/* The frame-pointer fallback rejects frames further than this above SP. */
+#define UNWIND_FP_MAX_GAP (8ULL << 20)
+/*
+ * Stack bytes read at once. A user read costs ~60 ns whatever its size up to a
+ * few hundred bytes, and callers' frames lie just above: one read usually
+ * serves several frames. Reads never cross a page, so they fail only where
+ * the word itself is unreadable.
+ */
+#define UNWIND_WINDOW 256
+#define UNWIND_USER_PAGE 4096ULL
+/* Row cache entries per CPU (see unwind_find_rule). */
+#define UNWIND_RCACHE_BITS 11
+#define UNWIND_RCACHE (1 << UNWIND_RCACHE_BITS)
+#define UNWIND_MAP_MASK (SFBPF_MAX_MAPPINGS - 1)
+/* Not a stop reason: the caller's frame was found (SFBPF_STOP_OUTERMOST is 0). */
+#define UNWIND_NEXT SFBPF_STOP__COUNT
+#define UNWIND_FRAME_MASK 127 /* >= SFBPF_MAX_FRAMES - 1, and a power of two minus 1 */
+
+_Static_assert((SFBPF_MAX_MAPPINGS & UNWIND_MAP_MASK) == 0, "mappings: power of two");
+_Static_assert(SFBPF_MAX_FRAMES <= UNWIND_FRAME_MASK + 1, "frame mask too small");
+_Static_assert(SFBPF_MAX_MAPPINGS <= (1 << SFBPF_MAP_SEARCH_STEPS), "mapping search too short");
+
+/* Table maps: sized by userspace before load (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_row);
+} rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_rule);
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_object);
+} objects SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32); /* tgid */
+	__type(value, struct sfbpf_proc);
+} procs SEC(".maps");
+
+/* The frame being unwound. Lives in a per-CPU map value (see above). */
+struct sfbpf_unwind_state {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u64 regs; /* kernel address of the task's user pt_regs */
+	__u32 n; /* frames emitted */
+	__u32 max; /* frame limit, <= SFBPF_MAX_FRAMES */
+	__u32 map; /* index of pc's mapping in proc->maps */
+	__u32 fp_frames; /* frames found through the frame-pointer fallback */
+	__u8 stop; /* enum sfbpf_stop, once the loop ended */
+	__u8 exact; /* pc is not a return address: look it up as is */
+	__u8 pad[2];
+	__u32 win_len; /* valid bytes in win, read from user address win_base */
+	__u64 win_base;
+	__u64 win[UNWIND_WINDOW / 8 + 1]; /* + a slack word for the verifier's bounds */
+	__u32 rcache[UNWIND_RCACHE]; /* row hints, kept across samples */
+};
+
+_Static_assert((UNWIND_WINDOW & (UNWIND_WINDOW - 1)) == 0, "window: power of two");
+
+/* bpf_loop() context: pointers only, so that it never changes across frames. */
+struct sfbpf_unwind_ctx {
+	struct sfbpf_unwind_state *st;
+	__u64 *ips;
+	const struct sfbpf_proc *proc;
+};
+
+/* The caller's frame, as computed from the current one. */
+struct sfbpf_unwind_frame {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	bool exact;
+};
+
+/*
+ * Index of the mapping containing addr, or -1. Tries hint first: consecutive
+ * frames are often in the same object.
+ */
+static __always_inline int unwind_find_mapping(const struct sfbpf_proc *proc, __u64 addr,
+					       __u32 hint)
+{
+	const struct sfbpf_mapping *m = &proc->maps[hint & UNWIND_MAP_MASK];
+	__u32 lo = 0, hi = proc->count, mid;
+	int i;
+
+	if (addr >= m->start && addr < m->end && hint < hi)
+		return hint & UNWIND_MAP_MASK;
+	/*
+	 * Reject rather than clamp a bad count: a clamped (constant) bound would
+	 * make every search step constant, and the verifier would walk all paths.
+	 */
+	if (hi > SFBPF_MAX_MAPPINGS)
+		return -1;
+	/* Find the first mapping starting above addr; the one before is the candidate. */
+	for (i = 0; i < SFBPF_MAP_SEARCH_STEPS && lo < hi; i++) {
+		mid = (lo + hi) >> 1;
+		if (proc->maps[mid & UNWIND_MAP_MASK].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	m = &proc->maps[(lo - 1) & UNWIND_MAP_MASK];
+	return addr >= m->start && addr < m->end ? (int)((lo - 1) & UNWIND_MAP_MASK) : -1;
+}
+
+/* Direct-mapped slot of the row cache for (object, ELF address). */
+static __always_inline __u32 unwind_rcache_slot(__u32 obj_id, __u64 off)
+{
+	return ((off ^ ((__u64)obj_id << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - UNWIND_RCACHE_BITS);
+}
+
+/*
+ * Index of the last row of obj starting at or before off, or -1: the page
+ * index narrows the search to [pages[p] - 1, pages[p + 1]), then a bounded
+ * binary search. Branch-free steps (they depend on the range's length only):
+ * a binary search's branches are unpredictable by nature.
+ */
+static __always_inline long unwind_search_rows(const struct sfbpf_object *obj, __u64 off)
+{
+	const struct sfbpf_row *row;
+	__u32 key, key2, base, n, half, *pg, *pg2;
+	__u64 page, before;
+	int i;
+
+	if (off < obj->pc_min)
+		return -1;
+	page = (off - obj->pc_min) >> SFBPF_PAGE_SHIFT;
+	if (page + 1 >= obj->page_count)
+		return -1;
+	key = obj->page_start + (__u32)page;
+	key2 = key + 1;
+	pg = bpf_map_lookup_elem(&pages, &key);
+	pg2 = bpf_map_lookup_elem(&pages, &key2);
+	if (!pg || !pg2 || *pg2 > obj->row_count || *pg2 < *pg)
+		return -1;
+	/* The row covering the page's first bytes may start in an earlier page. */
+	base = *pg;
+	if (base > 0)
+		base--;
+	n = *pg2 - base;
+	if (!n)
+		return -1;
+	base += obj->row_start;
+	/* Invariant: the answer is in [base, base + n), if any row is <= off. */
+	for (i = 0; i < SFBPF_SEARCH_STEPS && n > 1; i++) {
+		half = n >> 1;
+		key = base + half;
+		row = bpf_map_lookup_elem(&rows, &key);
+		if (!row)
+			return -1;
+		/* All ones when the row starts after off (off < 2^33: no overflow). */
+		before = (__u64)((__s64)(off - row->pc_off) >> 63);
+		base += half & ~(__u32)before;
+		n -= half;
+	}
+	return base;
+}
+
+/*
+ * The rule covering ELF address off in object obj_id, or NULL (gap, or no
+ * table there). A per-CPU cache remembers the row found for (object, address):
+ * profiles hit the same return addresses again and again. A cached row is only
+ * a hint, checked to bracket off within the object's current rows, so table
+ * updates never make it wrong.
+ */
+static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_unwind_state *st,
+								 __u32 obj_id, __u64 off)
+{
+	const struct sfbpf_object *obj;
+	const struct sfbpf_row *row, *next;
+	__u32 slot, key, key2;
+	long found;
+
+	obj = bpf_map_lookup_elem(&objects, &obj_id);
+	if (!obj)
+		return NULL;
+	slot = unwind_rcache_slot(obj_id, off) & (UNWIND_RCACHE - 1);
+	key = st->rcache[slot];
+	key2 = key + 1;
+	if (key >= obj->row_start && key2 < obj->row_start + obj->row_count) {
+		row = bpf_map_lookup_elem(&rows, &key);
+		next = bpf_map_lookup_elem(&rows, &key2);
+		if (row && next && row->pc_off <= off && next->pc_off > off)
+			goto found;
+	}
+	found = unwind_search_rows(obj, off);
+	if (found < 0)
+		return NULL;
+	key = found;
+	row = bpf_map_lookup_elem(&rows, &key);
+	if (!row || row->pc_off > off)
+		return NULL;
+	st->rcache[slot] = key;
+found:
+	if (row->rule == SFBPF_RULE_GAP_ID)
+		return NULL;
+	key = row->rule;
+	return bpf_map_lookup_elem(&rules, &key);
+}
+
+/* x86-64 DWARF register number -> index of that register in struct pt_regs. */
+static const __u8 unwind_dwarf_to_ptregs[17] = {
+	10, 12, 11, 5, 13, 14, 4, 19, /* rax rdx rcx rbx rsi rdi rbp rsp */
+	9, 8, 7, 6, 3, 2, 1, 0, /* r8 .. r15 */
+	16, /* return address column: ip */
+};
+
+/*
+ * Value of a rule's base register. SP and FP are tracked in every frame; any
+ * other register only has a known value in the topmost frame (from pt_regs).
+ */
+static __always_inline bool unwind_reg(const struct sfbpf_unwind_state *st, __u8 reg, __u8 regnum,
+				       bool topmost, __u64 *val)
+{
+	__u32 idx;
+
+	if (reg == SFBPF_REG_SP) {
+		*val = st->sp;
+		return true;
+	}
+	if (reg == SFBPF_REG_FP) {
+		*val = st->fp;
+		return true;
+	}
+	if (reg != SFBPF_REG_OTHER || !topmost || regnum >= sizeof(unwind_dwarf_to_ptregs))
+		return false;
+	idx = unwind_dwarf_to_ptregs[regnum];
+	return !bpf_probe_read_kernel(val, sizeof(*val), (void *)(st->regs + idx * 8));
+}
+
+/*
+ * Reads nwords (1 or 2) user words at addr through the stack window.
+ * Returns 0 or -1. Stack slots are 8-byte aligned; a misaligned
+ * address (garbage, most likely) is read directly.
+ */
+static __always_inline int unwind_read(struct sfbpf_unwind_state *st, __u64 addr, __u64 *out,
+				       __u32 nwords)
+{
+	__u64 off = addr - st->win_base, len = nwords * 8, chunk;
+
+	if (addr & 7)
+		return bpf_probe_read_user(out, len, (void *)addr) ? -1 : 0;
+	if (off > UNWIND_WINDOW - 16 || off + len > st->win_len) {
+		chunk = UNWIND_USER_PAGE - (addr & (UNWIND_USER_PAGE - 1));
+		if (chunk > UNWIND_WINDOW)
+			chunk = UNWIND_WINDOW;
+		if (chunk < len) /* the second word is on the next page */
+			return bpf_probe_read_user(out, len, (void *)addr) ? -1 : 0;
+		if (bpf_probe_read_user(st->win, chunk, (void *)addr)) {
+			st->win_len = 0;
+			return -1;
+		}
+		st->win_base = addr;
+		st->win_len = chunk;
+		off = 0;
+	}
+	/* off <= UNWIND_WINDOW - 16 here; the mask only informs the verifier. */
+	off = (off >> 3) & (UNWIND_WINDOW / 8 - 1);
+	out[0] = st->win[off];
+	if (nwords > 1)
+		out[1] = st->win[off + 1];
+	return 0;
+}
+
+/*
+ * Applies the SFrame rule for the current frame. Returns UNWIND_NEXT with the
+ * caller's frame in next, or why the stack ends here (enum sfbpf_stop).
+ */
+static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const struct sfbpf_rule *r,
+					  bool topmost, struct sfbpf_unwind_frame *next)
+{
+	__u64 cfa, ra_addr, fp_addr = 0, words[2];
+	__u8 flags = r->flags;
+	bool ra_deref = flags & SFBPF_RULE_RA_DEREF;
+	bool fp_deref = flags & SFBPF_RULE_FP_DEREF;
+
+	if (flags & SFBPF_RULE_GAP)
+		return SFBPF_STOP_NO_ROW;
+	if ((flags & SFBPF_RULE_TOPMOST_ONLY) && !topmost)
+		return SFBPF_STOP_BAD_RULE;
+	/* The outermost frame's CFA may be meaningless: do not compute it. */
+	if (r->ra_loc == SFBPF_LOC_UNDEFINED)
+		return SFBPF_STOP_OUTERMOST;
+
+	if (!unwind_reg(st, r->cfa_reg, r->cfa_regnum, topmost, &cfa))
+		return SFBPF_STOP_BAD_RULE;
+	cfa += (__s64)r->cfa_off;
+	if ((flags & SFBPF_RULE_CFA_DEREF) && unwind_read(st, cfa, &cfa, 1))
+		return SFBPF_STOP_READ;
+	/* A signal frame may switch stacks (sigaltstack); anything else must go up. */
+	if (cfa <= st->sp && !(flags & SFBPF_RULE_SIGNAL))
+		return SFBPF_STOP_CFA_ORDER;
+
+	switch (r->ra_loc) {
+	case SFBPF_LOC_CFA:
+		ra_addr = cfa;
+		break;
+	case SFBPF_LOC_REG:
+		/* No regnum for RA in the rule: only SP/FP-based RA rules. */
+		if (!unwind_reg(st, r->ra_reg, 0xff, topmost, &ra_addr))
+			return SFBPF_STOP_BAD_RULE;
+		break;
+	default: /* SAME: RA still in a link register; x86-64 has none */
+		return SFBPF_STOP_BAD_RULE;
+	}
+	ra_addr += (__s64)r->ra_off;
+
+	next->fp = st->fp;
+	fp_deref = fp_deref && (r->fp_loc == SFBPF_LOC_CFA || r->fp_loc == SFBPF_LOC_REG);
+	if (r->fp_loc == SFBPF_LOC_CFA) {
+		fp_addr = cfa + (__s64)r->fp_off;
+		next->fp = fp_addr;
+	} else if (r->fp_loc == SFBPF_LOC_REG) {
+		if (!unwind_reg(st, r->fp_reg, 0xff, topmost, &fp_addr))
+			return SFBPF_STOP_BAD_RULE;
+		fp_addr += (__s64)r->fp_off;
+		next->fp = fp_addr;
+	}
+
+	/* Saved FP right below RA (every frame-pointer prologue): one read for both. */
+	if (ra_deref && fp_deref && fp_addr + 8 == ra_addr) {
+		if (unwind_read(st, fp_addr, words, 2))
+			return SFBPF_STOP_READ;
+		next->fp = words[0];
+		next->pc = words[1];
+	} else {
+		/* Lower address first: the window extends upwards from a miss. */
+		if (fp_deref && fp_addr < ra_addr && unwind_read(st, fp_addr, &next->fp, 1))
+			return SFBPF_STOP_READ;
+		next->pc = ra_addr;
+		if (ra_deref && unwind_read(st, ra_addr, &next->pc, 1))
+			return SFBPF_STOP_READ;
+		if (fp_deref && fp_addr >= ra_addr && unwind_read(st, fp_addr, &next->fp, 1))
+			return SFBPF_STOP_READ;
+	}
+	next->sp = cfa;
+	/* The caller of a signal frame was interrupted: its pc is exact. */
+	next->exact = flags & SFBPF_RULE_SIGNAL;
+	return UNWIND_NEXT;
+}
+
+/*
+ * No table for this object: follow the frame-pointer chain, conservatively.
+ * The caller's return address is checked against the mappings afterwards.
+ */
+static __always_inline int unwind_by_fp(struct sfbpf_unwind_state *st,
+					struct sfbpf_unwind_frame *next)
+{
+	__u64 fp = st->fp, words[2];
+
+	if (!fp || (fp & 7) || fp < st->sp || fp - st->sp > UNWIND_FP_MAX_GAP)
+		return SFBPF_STOP_FP_CHAIN;
+	if (unwind_read(st, fp, words, 2))
+		return SFBPF_STOP_READ;
+	next->fp = words[0];
+	next->pc = words[1];
+	next->sp = fp + 16;
+	next->exact = false;
+	return UNWIND_NEXT;
+}
+
+/* bpf_loop() callback: emits the current frame, then steps to its caller. */
+static long unwind_step(__u32 index, void *arg)
+{
+	struct sfbpf_unwind_ctx *c = arg;
+	struct sfbpf_unwind_state *st = c->st;
+	const struct sfbpf_proc *proc = c->proc;
+	const struct sfbpf_mapping *m;
+	const struct sfbpf_rule *rule;
+	struct sfbpf_unwind_frame next = {};
+	__u32 n = st->n;
+	bool topmost = n == 0, by_fp;
+	__u64 lookup;
+	int err, idx;
+
+	(void)index;
+	if (n >= st->max || n >= SFBPF_MAX_FRAMES) {
+		err = SFBPF_STOP_DEPTH;
+		goto stop;
+	}
+	c->ips[n & UNWIND_FRAME_MASK] = st->pc;
+	st->n = n + 1;
+
+	lookup = st->exact ? st->pc : st->pc - 1;
+	m = &proc->maps[st->map & UNWIND_MAP_MASK];
+	by_fp = m->obj == SFBPF_OBJ_NONE;
+	if (by_fp) {
+		err = unwind_by_fp(st, &next);
+	} else {
+		rule = unwind_find_rule(st, m->obj, lookup - m->bias);
+		err = rule ? unwind_by_rule(st, rule, topmost, &next) : SFBPF_STOP_NO_ROW;
+	}
+	if (err != UNWIND_NEXT)
+		goto stop;
+
+	/* Only a return address inside a known executable mapping becomes a frame. */
+	idx = unwind_find_mapping(proc, next.exact ? next.pc : next.pc - 1, st->map);
+	if (idx < 0) {
+		err = by_fp ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_NO_MAPPING;
+		goto stop;
+	}
+	if (n + 1 >= st->max) {
+		err = SFBPF_STOP_DEPTH;
+		goto stop;
+	}
+	st->pc = next.pc;
+	st->sp = next.sp;
+	st->fp = next.fp;
+	st->exact = next.exact;
+	st->map = idx;
+	st->fp_frames += by_fp;
+	return 0;
+stop:
+	st->stop = err;
+	return 1;
+}
+
+/*
+ * Unwinds the user stack described by st (pc, sp, fp, regs, max set) into
+ * ips[0 .. st->n). Sets st->stop.
+ */
+static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ips,
+					const struct sfbpf_proc *proc)
+{
+	struct sfbpf_unwind_ctx c = { .st = st, .ips = ips, .proc = proc };
+	int idx;
+
+	st->n = 0;
+	st->fp_frames = 0;
+	st->win_len = 0;
+	st->exact = 1;
+	st->stop = SFBPF_STOP_DEPTH;
+	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
+		st->stop = SFBPF_STOP_NO_MAPPING;
+		return;
+	}
+	idx = unwind_find_mapping(proc, st->pc, 0);
+	if (idx < 0) {
+		/* Still report where the sample hit. */
+		ips[0] = st->pc;
+		st->n = 1;
+		st->stop = SFBPF_STOP_NO_MAPPING;
+		return;
+	}
+	st->map = idx;
+	bpf_loop(st->max, unwind_step, &c, 0);
+}
+
+#endif /* SFBPF_UNWIND_H */

@@ -1,0 +1,551 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Checks sfbpf-top's folded stacks against a fixture's expected call chains
+and against perf's DWARF-unwound stacks. Driven by tests/unwind.test; prints
+one "PASS: name", "FAIL: name: why" or "SKIP: name: why" line per check, then
+indented details. Exit status 0 once the checks ran (their verdicts are in the
+lines), 2 on bad usage or unreadable input.
+
+  unwind_check.py expect SRC
+      The expected chains of a fixture source (its "/* expect: a;b;c */" lines,
+      NAME*N expanded), one per line.
+  unwind_check.py chains --name N --folded F --stats S --src SRC [--comm C]
+                         [--min 50] [--ratio 0.99] [--negative]
+      "N: output": every folded line parses, the counts add up to the
+      "received" stat and the stop.* stats to "emitted" (and every stack
+      belongs to comm C, if given).
+      "N: chains": for each expected chain, at least --min samples whose leaf
+      user frame is the chain's leaf, and at least --ratio of them carry the
+      chain exactly from its root (e.g. main) down to the leaf.
+      With --negative (a build without SFrame), "N: chains" passes only when
+      the chain check does NOT pass: the check has teeth.
+  unwind_check.py edges --name N --folded F --perf P [--min 50]
+                        [--ratio 0.99] [--negative]
+      Every caller->callee edge between named user frames in the folded stacks
+      (each stack's distinct edges weighted by its count) must be an edge
+      perf saw (P: `perf script -F comm,tid,ip,sym,dso` output) for at least
+      --ratio of the weight. Edges whose callee perf never saw with a named
+      caller (perf's copy of the stack ended there, e.g. frames over 64 KiB),
+      and every edge above such a callee, are beyond perf's reach: reported,
+      not counted. At least --min samples must be comparable. With --negative,
+      passes only when the edge check does NOT pass.
+  unwind_check.py selftest
+      Runs the parsers and checks on synthetic inputs that must pass and fail.
+"""
+import argparse
+import collections
+import re
+import sys
+
+STOP_REASONS = ("outermost", "no_proc", "no_mapping", "no_row", "read",
+                "cfa_order", "depth", "bad_rule", "fp_chain", "kernel_only")
+STATS = ("samples", "emitted", "received", "drops", "frames", "fp_frames") + \
+    tuple("stop." + r for r in STOP_REASONS)
+TRUNCATED = "[truncated]"
+
+
+class InputError(Exception):
+    pass
+
+
+def out(line):
+    print(line, flush=True)
+
+
+# ---------------------------------------------------------------- expectations
+
+EXPECT_RE = re.compile(r"^/\*\s*expect:\s*(.*?)\s*\*/\s*$")
+
+
+def parse_expect_line(text):
+    chain = []
+    for f in text.split(";"):
+        f = f.strip()
+        m = re.fullmatch(r"(.+)\*(\d+)", f)
+        if m:
+            chain += [m.group(1)] * int(m.group(2))
+        elif f:
+            chain.append(f)
+        else:
+            raise InputError("empty frame in expect line %r" % text)
+    return chain
+
+
+def read_expect(path):
+    chains = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            m = EXPECT_RE.match(line)
+            if m:
+                chains.append(parse_expect_line(m.group(1)))
+    if not chains:
+        raise InputError("%s: no /* expect: ... */ line" % path)
+    return chains
+
+
+# ---------------------------------------------------------------- folded stacks
+
+class Stack:
+    __slots__ = ("comm", "truncated", "user", "kernel", "count", "line")
+
+    def __init__(self, comm, truncated, user, kernel, count, line):
+        self.comm, self.truncated, self.user = comm, truncated, user
+        self.kernel, self.count, self.line = kernel, count, line
+
+
+def parse_folded(text):
+    """Returns (stacks, errors): errors are strings naming the bad lines."""
+    stacks, errors = [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            errors.append("line %d: empty" % n)
+            continue
+        m = re.fullmatch(r"(\S.*) ([0-9]+)", line)
+        if not m:
+            errors.append("line %d: not 'frames count': %r" % (n, line[:200]))
+            continue
+        count = int(m.group(2))
+        frames = m.group(1).split(";")
+        comm, frames = frames[0], frames[1:]
+        why = None
+        if count <= 0:
+            why = "count %d" % count
+        elif not frames:
+            why = "no frame after the comm"
+        elif any(not f for f in frames):
+            why = "empty frame"
+        truncated = bool(frames) and frames[0] == TRUNCATED
+        if truncated:
+            frames = frames[1:]
+        if why is None and TRUNCATED in frames:
+            why = "[truncated] not right after the comm"
+        if why is None and truncated and not frames:
+            why = "[truncated] and no frame"
+        user, kernel = [], []
+        for f in frames:
+            if f.endswith("_[k]"):
+                kernel.append(f[:-4])
+            elif kernel and why is None:
+                why = "user frame %r after a kernel frame" % f
+            else:
+                user.append(f)
+        if why:
+            errors.append("line %d: %s: %r" % (n, why, line[:200]))
+            continue
+        stacks.append(Stack(comm, truncated, user, kernel, count, line))
+    return stacks, errors
+
+
+def parse_stats(text):
+    """sfbpf: stat NAME VALUE lines -> dict (other lines are ignored)."""
+    stats = {}
+    for line in text.splitlines():
+        m = re.match(r"^sfbpf: stat (\S+) (-?[0-9]+)\s*$", line)
+        if m:
+            stats[m.group(1)] = int(m.group(2))
+    return stats
+
+
+def alias_name(name):
+    """stop-no-row -> stop.no_row, fp-frames -> fp_frames."""
+    name = name.replace("-", "_")
+    return "stop." + name[5:] if name.startswith("stop_") else name
+
+
+def check_output(stacks, errors, stats, comm=None):
+    """Returns (ok, why, details) for the folded output and the counters."""
+    details = []
+    if errors:
+        return False, "%d unparsable line(s)" % len(errors), errors[:10]
+    if not stacks:
+        return False, "no stacks in the folded output", []
+    why = []
+    missing = [s for s in STATS if s not in stats]
+    if missing:
+        # Named otherwise (stop-no-row, fp-frames)? Say so, and still check
+        # the sums with those values.
+        alias = {alias_name(k): k for k in stats}
+        found = [alias[m] for m in missing if m in alias and alias[m] != m]
+        if len(found) > 4:
+            found = found[:4] + ["%d more" % (len(found) - 4)]
+        why.append("--stats lacks %s%s" % (" ".join(missing), " (found as %s)" % ", ".join(found) if found else ""))
+        stats = {alias_name(k): v for k, v in stats.items()}
+        if any(s not in stats for s in ("received", "emitted", "samples", "frames", "fp_frames")) or \
+                not any(k.startswith("stop.") for k in stats):
+            return False, "; ".join(why), details
+    total = sum(s.count for s in stacks)
+    stops = sum(v for k, v in stats.items() if k.startswith("stop."))
+    if total != stats["received"]:
+        why.append("folded counts add up to %d, received = %d" % (total, stats["received"]))
+    if stops != stats["emitted"]:
+        why.append("stop.* add up to %d, emitted = %d" % (stops, stats["emitted"]))
+    if stats["received"] > stats["emitted"]:
+        why.append("received %d > emitted %d" % (stats["received"], stats["emitted"]))
+    if stats["emitted"] > stats["samples"]:
+        why.append("emitted %d > samples %d" % (stats["emitted"], stats["samples"]))
+    if stats["fp_frames"] > stats["frames"]:
+        why.append("fp_frames %d > frames %d" % (stats["fp_frames"], stats["frames"]))
+    if comm is not None:
+        other = collections.Counter()
+        for s in stacks:
+            if s.comm != comm:
+                other[s.comm] += s.count
+        if other:
+            why.append("samples of other comms (the -p filter leaks): %s" %
+                       ", ".join("%s=%d" % kv for kv in other.most_common(5)))
+    if why:
+        return False, "; ".join(why), details
+    return True, "%d stacks, %d samples" % (len(stacks), total), details
+
+
+def chain_result(stacks, chain):
+    """(hot, exact, bad): samples whose leaf user frame is the chain's leaf,
+    those of them whose user frames from the chain's root on are exactly the
+    chain, and a Counter of the other stacks' user frames."""
+    root, leaf = chain[0], chain[-1]
+    hot = exact = 0
+    bad = collections.Counter()
+    for s in stacks:
+        if not s.user or s.user[-1] != leaf:
+            continue
+        hot += s.count
+        u = s.user
+        if root in u and u[u.index(root):] == chain:
+            exact += s.count
+        else:
+            bad[(TRUNCATED + ";" if s.truncated else "") + ";".join(u)] += s.count
+    return hot, exact, bad
+
+
+def short_stack(stack, limit=12):
+    """a;b;b;b;c -> a;b*3;c, cut to its last `limit` runs."""
+    runs = []
+    for f in stack.split(";"):
+        if runs and runs[-1][0] == f:
+            runs[-1][1] += 1
+        else:
+            runs.append([f, 1])
+    parts = [f if n == 1 else "%s*%d" % (f, n) for f, n in runs]
+    if len(parts) > limit:
+        parts = ["..."] + parts[-limit:]
+    return ";".join(parts)
+
+
+def check_chains(stacks, chains, min_hot, ratio):
+    """Returns (ok, why, details)."""
+    ok, whys, details = True, [], []
+    for chain in chains:
+        hot, exact, bad = chain_result(stacks, chain)
+        name = short_stack(";".join(chain), 6)
+        frac = exact / hot if hot else 0.0
+        if hot < min_hot:
+            ok = False
+            whys.append("%s: only %d samples with leaf %s (need %d)" % (name, hot, chain[-1], min_hot))
+        elif frac < ratio:
+            ok = False
+            whys.append("%s: %d of %d samples (%.1f%%) exact" % (name, exact, hot, 100 * frac))
+        else:
+            whys.append("%s: %d/%d exact" % (name, exact, hot))
+        for st, n in bad.most_common(5):
+            details.append("%s: %d x %s" % (name, n, short_stack(st)))
+    leaves = {c[-1] for c in chains}
+    total = sum(s.count for s in stacks)
+    other = collections.Counter()
+    for s in stacks:
+        if not s.user or s.user[-1] not in leaves:
+            other[(s.user[-1] if s.user else "(no user frame)")] += s.count
+    if other:
+        details.append("samples with another leaf: %d of %d (%s)" % (
+            sum(other.values()), total,
+            ", ".join("%s=%d" % kv for kv in other.most_common(4))))
+    return ok, "; ".join(whys), details
+
+
+# ---------------------------------------------------------------- perf script
+
+PERF_FRAME_RE = re.compile(r"^\s+([0-9a-fA-F]+)\s+(.*?)\s+\(([^()]*)\)\s*$")
+PERF_FRAME_NODSO_RE = re.compile(r"^\s+([0-9a-fA-F]+)\s+(\S.*?)\s*$")
+KERNEL_START = 0xffff800000000000
+
+
+def norm_sym(sym):
+    """Drops what perf adds to a name: +0xOFF, symbol versions (@@GLIBC_2.34)."""
+    sym = re.sub(r"\+0x[0-9a-fA-F]+$", "", sym)
+    sym = re.sub(r"@@?[A-Z][A-Za-z0-9_.]*$", "", sym)
+    return sym
+
+
+def parse_perf_script(text):
+    """perf script output -> list of stacks, each a list of user frames from
+    the root to the leaf; a frame without a symbol is None."""
+    stacks, cur, in_sample = [], None, False
+    for line in text.splitlines():
+        if not line.strip():
+            if cur is not None:
+                stacks.append(cur)
+            cur, in_sample = None, False
+            continue
+        if not line[0].isspace():
+            if cur is not None:
+                stacks.append(cur)
+            cur, in_sample = [], True
+            continue
+        if not in_sample:
+            continue
+        m = PERF_FRAME_RE.match(line) or PERF_FRAME_NODSO_RE.match(line)
+        if not m:
+            raise InputError("perf script: unexpected line %r" % line[:200])
+        addr = int(m.group(1), 16)
+        sym = m.group(2)
+        dso = m.group(3) if m.re is PERF_FRAME_RE else ""
+        if addr >= KERNEL_START or dso.startswith("[kernel") or dso == "[guest.kernel.kallsyms]":
+            continue
+        cur.append(None if sym in ("[unknown]", "") else norm_sym(sym))
+    if cur is not None:
+        stacks.append(cur)
+    # perf prints the leaf first.
+    return [list(reversed(s)) for s in stacks]
+
+
+def named(frame):
+    """A user frame usable as an edge end: a symbol, not a marker/[MODULE]."""
+    return frame is not None and not (frame.startswith("[") and frame.endswith("]"))
+
+
+def perf_edges(perf_stacks):
+    """(edges, reached): perf's (caller, callee) pairs between named frames,
+    and the functions perf saw with a named caller."""
+    edges = set()
+    for s in perf_stacks:
+        for a, b in zip(s, s[1:]):
+            if named(a) and named(b):
+                edges.add((a, b))
+    reached = {b for _, b in edges}
+    return edges, reached
+
+
+def check_edges(stacks, perf_stacks, min_weight, ratio):
+    """Returns (ok, why, details)."""
+    pedges, reached = perf_edges(perf_stacks)
+    seen = {f for s in perf_stacks for f in s if named(f)}
+    # Functions perf saw, but never with a named caller: its unwinding always
+    # ended there (stack copy too small for the frame, ...).
+    horizon = seen - reached
+    total = matched = beyond = 0
+    missing, beyond_edges = collections.Counter(), collections.Counter()
+    for s in stacks:
+        u = s.user
+        edges = set()
+        cut = False
+        # Walk from the leaf up to the root.
+        for i in range(len(u) - 1, 0, -1):
+            a, b = u[i - 1], u[i]
+            if b in horizon:
+                cut = True
+            if not (named(a) and named(b)):
+                continue
+            if cut:
+                beyond_edges[(a, b)] += s.count
+            else:
+                edges.add((a, b))
+        for e in edges:
+            total += s.count
+            if e in pedges:
+                matched += s.count
+            else:
+                missing[e] += s.count
+    beyond = sum(beyond_edges.values())
+    details = []
+    for (a, b), n in missing.most_common(10):
+        details.append("not seen by perf: %s -> %s (weight %d)" % (a, b, n))
+    if beyond_edges:
+        ends = sorted(horizon & {x for s in stacks for x in s.user})
+        details.append("beyond perf's reach (perf never named a caller of %s): %s" % (
+            ", ".join(ends), ", ".join("%s->%s=%d" % (a, b, n) for (a, b), n in beyond_edges.most_common(5))))
+    if not perf_stacks:
+        return False, "perf recorded no stack", details
+    if total < min_weight:
+        return False, "only %d comparable edge-samples (need %d; %d beyond perf's reach, %d perf stacks)" % (
+            total, min_weight, beyond, len(perf_stacks)), details
+    frac = matched / total
+    msg = "%d of %d edge-samples (%.2f%%) are edges perf saw (%d perf stacks, %d distinct perf edges" % (
+        matched, total, 100 * frac, len(perf_stacks), len(pedges))
+    msg += ", %d edge-samples beyond perf's reach)" % beyond if beyond else ")"
+    return frac >= ratio, msg, details
+
+
+# ---------------------------------------------------------------- commands
+
+def report(name, ok, why, details, negative=False):
+    if negative:
+        # The check must fail on this input.
+        if ok:
+            out("FAIL: %s: negative control passed the check, so the check cannot fail: %s" % (name, why))
+        else:
+            out("PASS: %s: rejected as it must be (%s)" % (name, why))
+    elif ok:
+        out("PASS: %s: %s" % (name, why))
+    else:
+        out("FAIL: %s: %s" % (name, why))
+    for d in details:
+        out("    " + d)
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError as e:
+        raise InputError(str(e))
+
+
+def cmd_expect(args):
+    for c in read_expect(args.src):
+        out(";".join(c))
+
+
+def cmd_chains(args):
+    chains = read_expect(args.src)
+    stacks, errors = parse_folded(read(args.folded))
+    stats = parse_stats(read(args.stats))
+    ok, why, details = check_output(stacks, errors, stats, args.comm)
+    if stats:
+        details.append("stats: " + " ".join("%s=%d" % (k, v) for k, v in stats.items() if v))
+    report(args.name + ": output", ok, why, details)
+    ok, why, details = check_chains(stacks, chains, args.min, args.ratio)
+    report(args.name + ": chains", ok, why, details, args.negative)
+
+
+def cmd_edges(args):
+    stacks, errors = parse_folded(read(args.folded))
+    perf = parse_perf_script(read(args.perf))
+    if errors:
+        report(args.name + ": edges", False, "folded output does not parse", errors[:5])
+        return
+    ok, why, details = check_edges(stacks, perf, args.min, args.ratio)
+    report(args.name + ": edges", ok, why, details, args.negative)
+
+
+def selftest(_args):
+    fails = []
+
+    def expect(cond, what):
+        if not cond:
+            fails.append(what)
+
+    expect(parse_expect_line("main;recurse*3;hot") == ["main", "recurse", "recurse", "recurse", "hot"],
+           "NAME*N expansion")
+    good = ("x;[truncated];main;a;b;hot 90\n"
+            "x;[truncated];main;a;b;hot;irq_k_[k];tick_[k] 5\n"
+            "x;[truncated];a;b;hot 2\n"
+            "x;[libc.so.6];main;a;b;hot 3\n")
+    st, err = parse_folded(good)
+    expect(not err and len(st) == 4, "good folded parses: %r" % err)
+    expect(st[1].kernel == ["irq_k", "tick"] and st[1].user == ["main", "a", "b", "hot"], "kernel split")
+    for bad in ("x;main;a 0\n", "x;main;a\n", "x 5\n", "x;[truncated] 4\n", "x;main;k_[k];a 1\n",
+                "x;main;[truncated];a 1\n", "x;main;;a 1\n", "\n"):
+        _, err = parse_folded(bad)
+        expect(err, "bad folded line rejected: %r" % bad)
+    chain = ["main", "a", "b", "hot"]
+    hot, exact, _ = chain_result(st, [c for c in chain])
+    expect((hot, exact) == (100, 98), "chain_result counts: %r" % ((hot, exact),))
+    expect(check_chains(st, [chain], 50, 0.97)[0], "97% passes at 0.97")
+    expect(not check_chains(st, [chain], 50, 0.99)[0], "98% fails at 0.99")
+    expect(not check_chains(st, [chain], 101, 0.5)[0], "too few samples fail")
+    expect(not check_chains(st, [["main", "b", "a", "hot"]], 1, 0.5)[0], "wrong chain fails")
+    deep = parse_folded("x;[truncated];main;r;r;r;h 60\nx;[truncated];main;r;r;h 1\n")[0]
+    expect(chain_result(deep, ["main", "r", "r", "r", "h"])[:2] == (61, 60), "recursion depth counted")
+    stats = {k: 0 for k in STATS}
+    stats.update(samples=110, emitted=100, received=100, frames=400, **{"stop.no_row": 100})
+    expect(check_output(st, [], stats, "x")[0], "stats consistent")
+    expect(not check_output(st, [], stats, "y")[0], "foreign comm detected")
+    s2 = dict(stats, received=99)
+    expect(not check_output(st, [], s2, None)[0], "received mismatch detected")
+    s3 = dict(stats, **{"stop.no_row": 90})
+    expect(not check_output(st, [], s3, None)[0], "stop sum mismatch detected")
+    s4 = dict(stats)
+    del s4["stop.depth"]
+    expect(not check_output(st, [], s4, None)[0], "missing stat detected")
+    s5 = {k.replace(".", "-").replace("_", "-"): v for k, v in stats.items()}
+    r = check_output(st, [], s5, None)
+    expect(not r[0] and "found" in r[1], "misnamed stats reported: %r" % (r,))
+    s5["received"] = 7
+    r = check_output(st, [], s5, None)
+    expect("received = 7" in r[1], "sums still checked with misnamed stats: %r" % (r,))
+    expect(parse_stats("sfbpf: stat stop.no_row 12\nnoise\nsfbpf: stat samples 3\n") ==
+           {"stop.no_row": 12, "samples": 3}, "stats parse")
+
+    perf_text = (
+        "prog  123 \n"
+        "\tffffffff81000130 entry_SYSCALL_64 ([kernel.kallsyms])\n"
+        "\t            1242 hot (/x/prog)\n"
+        "\t            127b b (/x/prog)\n"
+        "\t            12d7 a (/x/prog)\n"
+        "\t            108d main (/x/prog)\n"
+        "\t           27304 __libc_start_main@@GLIBC_2.34 (/lib/libc.so.6)\n"
+        "\n"
+        "prog  124 \n"
+        "\t            1242 big_hot (/x/prog)\n"
+        "\t            127b huge (/x/prog)\n"
+        "\t            12d7 [unknown] ([unknown])\n"
+        "\n")
+    ps = parse_perf_script(perf_text)
+    expect(ps == [["__libc_start_main", "main", "a", "b", "hot"], [None, "huge", "big_hot"]],
+           "perf script parse: %r" % ps)
+    e, reached = perf_edges(ps)
+    expect(("main", "a") in e and ("huge", "big_hot") in e and len(e) == 5, "perf edges: %r" % e)
+    expect(check_edges(st, ps, 50, 0.99)[0], "matching edges pass")
+    wrong = parse_folded("x;[truncated];main;b;a;hot 100\n")[0]
+    r = check_edges(wrong, ps, 50, 0.99)
+    expect(not r[0] and any("main -> b" in d for d in r[2]), "wrong edges fail and are named: %r" % (r,))
+    big = parse_folded("x;[truncated];main;outer;huge;big_hot 100\n")[0]
+    r = check_edges(big, ps, 50, 0.99)
+    expect(r[0] and "beyond" in r[1], "edges above perf's horizon are not counted: %r" % (r,))
+    r = check_edges(big, ps, 101, 0.99)
+    expect(not r[0], "too few comparable edges fail")
+    expect(not check_edges(st, [], 1, 0.99)[0], "empty perf fails")
+    expect(short_stack("a;r;r;r;b") == "a;r*3;b", "short_stack")
+
+    if fails:
+        out("FAIL: unwind_check selftest: %s" % "; ".join(fails))
+    else:
+        out("PASS: unwind_check selftest")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("expect")
+    p.add_argument("src")
+    p.set_defaults(fn=cmd_expect)
+    p = sub.add_parser("chains")
+    p.add_argument("--name", required=True)
+    p.add_argument("--folded", required=True)
+    p.add_argument("--stats", required=True)
+    p.add_argument("--src", required=True)
+    p.add_argument("--comm")
+    p.add_argument("--min", type=int, default=50)
+    p.add_argument("--ratio", type=float, default=0.99)
+    p.add_argument("--negative", action="store_true")
+    p.set_defaults(fn=cmd_chains)
+    p = sub.add_parser("edges")
+    p.add_argument("--name", required=True)
+    p.add_argument("--folded", required=True)
+    p.add_argument("--perf", required=True)
+    p.add_argument("--min", type=int, default=50)
+    p.add_argument("--ratio", type=float, default=0.99)
+    p.add_argument("--negative", action="store_true")
+    p.set_defaults(fn=cmd_edges)
+    p = sub.add_parser("selftest")
+    p.set_defaults(fn=selftest)
+    args = ap.parse_args()
+    try:
+        args.fn(args)
+    except InputError as e:
+        print("unwind_check: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
