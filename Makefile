@@ -34,8 +34,9 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test-deps check top install vmlinux clean
+.PHONY: all deps test-deps check top install vmlinux clean bench fuzz
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: deps $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(TEST_BINS)
 
@@ -91,6 +92,15 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a | $(BUILD)/tests
 check: test-deps all
 	@scripts/build-binutils.sh
 	@tests/run.sh
+
+# Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
+bench: test-deps all
+	@scripts/bench.sh $(BENCH_ARGS)
+
+# libFuzzer targets (tests/fuzz/*.c), FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+fuzz: test-deps all
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 top: deps $(BUILD)/sfbpf-top
 	$(BUILD)/sfbpf-top $(ARGS)
