@@ -58,6 +58,7 @@ enum sfbpf_reg {
 #define SFBPF_RULE_GAP 0x10 /* no FDE covers these PCs */
 #define SFBPF_RULE_MANGLED_RA 0x20 /* AArch64 signed RA */
 #define SFBPF_RULE_TOPMOST_ONLY 0x40 /* needs a register only valid in frame 0 */
+#define SFBPF_RULE_UNSUPPORTED 0x80 /* CFI this rule set cannot express: stop, counted */
 
 struct sfbpf_rule {
 	__s32 cfa_off;
@@ -120,6 +121,7 @@ enum sfbpf_stop {
 	SFBPF_STOP_BAD_RULE, /* rule needs a register not available here */
 	SFBPF_STOP_FP_CHAIN, /* frame-pointer fallback ended (FP 0 or bad) */
 	SFBPF_STOP_KERNEL_ONLY, /* user stack not requested (-K), or a kernel thread */
+	SFBPF_STOP_UNSUPPORTED, /* the PC's CFI cannot be expressed as an SFrame rule */
 	SFBPF_STOP__COUNT,
 };
 

@@ -319,6 +319,8 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 	bool ra_deref = flags & SFBPF_RULE_RA_DEREF;
 	bool fp_deref = flags & SFBPF_RULE_FP_DEREF;
 
+	if (flags & SFBPF_RULE_UNSUPPORTED)
+		return SFBPF_STOP_UNSUPPORTED;
 	if (flags & SFBPF_RULE_GAP)
 		return SFBPF_STOP_NO_ROW;
 	if ((flags & SFBPF_RULE_TOPMOST_ONLY) && !topmost)

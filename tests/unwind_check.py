@@ -29,8 +29,24 @@ lines), 2 on bad usage or unreadable input.
       and every edge above such a callee, are beyond perf's reach: reported,
       not counted. At least --min samples must be comparable. With --negative,
       passes only when the edge check does NOT pass.
+  unwind_check.py complete --name N --stats S --folded F [--perf P]
+                           [--ratio 0.95] [--roots _start,...]
+      "N: complete": at least --ratio of the emitted samples ended at the
+      outermost frame (stop.outermost / emitted), and every stack not marked
+      [truncated] starts at one of --roots (the frames whose CFI says RA is
+      undefined). perf's share of stacks starting at a root is reported.
   unwind_check.py selftest
       Runs the parsers and checks on synthetic inputs that must pass and fail.
+
+Expect lines may use two wildcards: "?" is exactly one frame of any name,
+"..." one or more (frames inside a library whose names are its business).
+chains --complete counts a sample as exact only if its stack is not
+[truncated]. edges --canon compares canonical names on both sides: symbol
+versions, leading underscores, glibc's __GI_ prefix and GCC's .part.N /
+.isra.N / .constprop.N / .cold suffixes removed (aliases of one function).
+edges --bridge drops unnamed frames ([unknown], [libc.so.6]) on both sides
+first, so that an edge spans them (a signal trampoline without a symbol:
+wait_loop -> on_signal).
 """
 import argparse
 import collections
@@ -38,7 +54,8 @@ import re
 import sys
 
 STOP_REASONS = ("outermost", "no_proc", "no_mapping", "no_row", "read",
-                "cfa_order", "depth", "bad_rule", "fp_chain", "kernel_only")
+                "cfa_order", "depth", "bad_rule", "fp_chain", "kernel_only",
+                "unsupported")
 STATS = ("samples", "emitted", "received", "drops", "frames", "fp_frames") + \
     tuple("stop." + r for r in STOP_REASONS)
 TRUNCATED = "[truncated]"
@@ -198,10 +215,30 @@ def check_output(stacks, errors, stats, comm=None):
     return True, "%d stacks, %d samples" % (len(stacks), total), details
 
 
-def chain_result(stacks, chain):
+ANY_ONE = "?"
+ANY_MANY = "..."
+
+
+def chain_match(frames, chain):
+    """frames == chain, where chain's "?" matches any one frame and "..."
+    one or more."""
+    if ANY_ONE not in chain and ANY_MANY not in chain:
+        return frames == chain
+    if not chain:
+        return not frames
+    head, rest = chain[0], chain[1:]
+    if head == ANY_MANY:
+        return any(chain_match(frames[i:], rest) for i in range(1, len(frames) + 1))
+    if not frames or (head != ANY_ONE and frames[0] != head):
+        return False
+    return chain_match(frames[1:], rest)
+
+
+def chain_result(stacks, chain, complete=False):
     """(hot, exact, bad): samples whose leaf user frame is the chain's leaf,
     those of them whose user frames from the chain's root on are exactly the
-    chain, and a Counter of the other stacks' user frames."""
+    chain (and, if complete, whose stack is not truncated), and a Counter of
+    the other stacks' user frames."""
     root, leaf = chain[0], chain[-1]
     hot = exact = 0
     bad = collections.Counter()
@@ -210,7 +247,7 @@ def chain_result(stacks, chain):
             continue
         hot += s.count
         u = s.user
-        if root in u and u[u.index(root):] == chain:
+        if root in u and chain_match(u[u.index(root):], chain) and not (complete and s.truncated):
             exact += s.count
         else:
             bad[(TRUNCATED + ";" if s.truncated else "") + ";".join(u)] += s.count
@@ -231,11 +268,11 @@ def short_stack(stack, limit=12):
     return ";".join(parts)
 
 
-def check_chains(stacks, chains, min_hot, ratio):
+def check_chains(stacks, chains, min_hot, ratio, complete=False):
     """Returns (ok, why, details)."""
     ok, whys, details = True, [], []
     for chain in chains:
-        hot, exact, bad = chain_result(stacks, chain)
+        hot, exact, bad = chain_result(stacks, chain, complete)
         name = short_stack(";".join(chain), 6)
         frac = exact / hot if hot else 0.0
         if hot < min_hot:
@@ -374,6 +411,84 @@ def check_edges(stacks, perf_stacks, min_weight, ratio):
     return frac >= ratio, msg, details
 
 
+# ---------------------------------------------------------------- canonical names, completeness
+
+CANON_SUFFIX_RE = re.compile(r"(\.(part|isra|constprop|lto_priv|cold)(\.[0-9]+)?)+$")
+
+
+def canon_name(frame):
+    """One name per function whatever alias a symbol table offers:
+    __GI___qsort_r, __qsort_r and qsort_r -> qsort_r;
+    __libc_start_main@@GLIBC_2.34 -> libc_start_main;
+    msort_with_tmp.part.0 -> msort_with_tmp. Markers ([libc.so.6]) and
+    unnamed frames are kept as they are."""
+    if not named(frame):
+        return frame
+    f = norm_sym(frame)
+    if f.startswith("__GI_"):
+        f = f[5:]
+    f = CANON_SUFFIX_RE.sub("", f).lstrip("_")
+    return f or frame
+
+
+def norm_stacks(stacks):
+    return [Stack(s.comm, s.truncated, [norm_sym(f) if named(f) else f for f in s.user], s.kernel,
+                  s.count, s.line) for s in stacks]
+
+
+def canon_stacks(stacks):
+    return [Stack(s.comm, s.truncated, [canon_name(f) for f in s.user], s.kernel, s.count, s.line)
+            for s in stacks]
+
+
+def canon_perf(perf_stacks):
+    return [[canon_name(f) for f in s] for s in perf_stacks]
+
+
+def bridge_stacks(stacks):
+    return [Stack(s.comm, s.truncated, [f for f in s.user if named(f)], s.kernel, s.count, s.line)
+            for s in stacks]
+
+
+def bridge_perf(perf_stacks):
+    return [[f for f in s if named(f)] for s in perf_stacks]
+
+
+def check_complete(stacks, stats, perf_stacks, ratio, roots):
+    """Returns (ok, why, details): the share of samples unwound to the
+    outermost frame, and the roots of the stacks claimed complete."""
+    stats = {alias_name(k): v for k, v in stats.items()}
+    details = []
+    if "emitted" not in stats or "stop.outermost" not in stats:
+        return False, "--stats lacks emitted or stop.outermost", details
+    emitted, outermost = stats["emitted"], stats["stop.outermost"]
+    if not emitted:
+        return False, "no sample emitted", details
+    share = outermost / emitted
+    croots = {canon_name(r) for r in roots}
+    bad_roots = collections.Counter()
+    for s in stacks:
+        if not s.truncated and s.user and canon_name(s.user[0]) not in croots:
+            bad_roots[s.user[0]] += s.count
+    others = collections.Counter(s.user[0] if s.user else "(none)" for s in stacks if s.truncated)
+    why = "%d of %d samples (%.2f%%) unwound to the outermost frame" % (outermost, emitted, 100 * share)
+    if perf_stacks is not None:
+        pc = sum(1 for p in perf_stacks if p and named(p[0]) and canon_name(p[0]) in croots)
+        why += "; perf: %d of %d stacks (%.2f%%) reach %s" % (
+            pc, len(perf_stacks), 100 * pc / max(1, len(perf_stacks)), "/".join(roots))
+    for st, n in stats.items():
+        if st.startswith("stop.") and st != "stop.outermost" and n:
+            details.append("%s: %d" % (st, n))
+    if others:
+        details.append("roots of truncated stacks: " + ", ".join("%s=%d" % kv for kv in others.most_common(5)))
+    if bad_roots:
+        details.append("complete stacks with another root: " +
+                       ", ".join("%s=%d" % kv for kv in bad_roots.most_common(5)))
+        return False, why + "; %d complete samples do not start at %s" % (
+            sum(bad_roots.values()), "/".join(roots)), details
+    return share >= ratio, why, details
+
+
 # ---------------------------------------------------------------- commands
 
 def report(name, ok, why, details, negative=False):
@@ -412,7 +527,7 @@ def cmd_chains(args):
     if stats:
         details.append("stats: " + " ".join("%s=%d" % (k, v) for k, v in stats.items() if v))
     report(args.name + ": output", ok, why, details)
-    ok, why, details = check_chains(stacks, chains, args.min, args.ratio)
+    ok, why, details = check_chains(stacks, chains, args.min, args.ratio, getattr(args, "complete", False))
     report(args.name + ": chains", ok, why, details, args.negative)
 
 
@@ -422,8 +537,26 @@ def cmd_edges(args):
     if errors:
         report(args.name + ": edges", False, "folded output does not parse", errors[:5])
         return
+    # perf's names went through norm_sym (symbol versions dropped): so must ours,
+    # or __libc_start_main@@GLIBC_2.34 never matches.
+    stacks = norm_stacks(stacks)
+    if getattr(args, "canon", False):
+        stacks, perf = canon_stacks(stacks), canon_perf(perf)
+    if getattr(args, "bridge", False):
+        stacks, perf = bridge_stacks(stacks), bridge_perf(perf)
     ok, why, details = check_edges(stacks, perf, args.min, args.ratio)
     report(args.name + ": edges", ok, why, details, args.negative)
+
+
+def cmd_complete(args):
+    stacks, errors = parse_folded(read(args.folded))
+    if errors:
+        report(args.name + ": complete", False, "folded output does not parse", errors[:5])
+        return
+    perf = parse_perf_script(read(args.perf)) if args.perf else None
+    ok, why, details = check_complete(stacks, parse_stats(read(args.stats)), perf, args.ratio,
+                                      args.roots.split(","))
+    report(args.name + ": complete", ok, why, details, args.negative)
 
 
 def selftest(_args):
@@ -506,6 +639,38 @@ def selftest(_args):
     expect(not check_edges(st, [], 1, 0.99)[0], "empty perf fails")
     expect(short_stack("a;r;r;r;b") == "a;r*3;b", "short_stack")
 
+    # Wildcards, --complete, canonical names, completeness.
+    expect(chain_match(["m", "s", "x", "y", "c"], ["m", "s", "...", "c"]), "... matches two frames")
+    expect(chain_match(["m", "s", "x", "c"], ["m", "s", "...", "c"]), "... matches one frame")
+    expect(not chain_match(["m", "s", "c"], ["m", "s", "...", "c"]), "... needs a frame")
+    expect(chain_match(["m", "w", "t", "o", "h"], ["m", "w", "?", "o", "h"]), "? matches one frame")
+    expect(not chain_match(["m", "w", "t", "u", "o", "h"], ["m", "w", "?", "o", "h"]), "? is one frame")
+    expect(not chain_match(["m", "x", "t", "o", "h"], ["m", "w", "?", "o", "h"]), "? keeps the rest exact")
+    wild = parse_folded("x;_start;libc;main;sort;qsort_r;msort;msort;cmp 90\n"
+                        "x;[truncated];main;sort;qsort_r;cmp 5\n"
+                        "x;_start;libc;main;cmp 5\n")[0]
+    expect(chain_result(wild, ["main", "sort", "...", "cmp"])[:2] == (100, 95), "wildcard chain counts")
+    expect(chain_result(wild, ["main", "sort", "...", "cmp"], True)[:2] == (100, 90),
+           "--complete drops truncated stacks")
+    expect(canon_name("__GI___qsort_r") == "qsort_r" and canon_name("qsort_r") == "qsort_r" and
+           canon_name("__libc_start_main@@GLIBC_2.34") == "libc_start_main" and
+           canon_name("msort_with_tmp.part.0") == "msort_with_tmp" and
+           canon_name("[libc.so.6]") == "[libc.so.6]" and canon_name(None) is None, "canon_name")
+    ver = norm_stacks(parse_folded("x;_start;__libc_start_main@@GLIBC_2.34;main 5\n")[0])
+    expect(ver[0].user == ["_start", "__libc_start_main", "main"], "folded names lose versions too")
+    br = bridge_stacks(parse_folded("x;main;w;[libc.so.6];o;h 60\n")[0])
+    bp = bridge_perf(parse_perf_script("p 1 \n\t1 h (/x)\n\t2 o (/x)\n\t3 [unknown] (/l)\n"
+                                       "\t4 w (/x)\n\t5 main (/x)\n\n"))
+    expect(br[0].user == ["main", "w", "o", "h"] and bp == [["main", "w", "o", "h"]] and
+           check_edges(br, bp, 50, 0.99)[0], "bridged edges span unnamed frames")
+    cst = {"emitted": 100, "stop.outermost": 96, "stop.no_row": 4}
+    full = parse_folded("x;_start;main;a 96\nx;[truncated];a 4\n")[0]
+    expect(check_complete(full, cst, None, 0.95, ["_start"])[0], "complete share passes")
+    expect(not check_complete(full, dict(cst, **{"stop.outermost": 90}), None, 0.95, ["_start"])[0],
+           "low complete share fails")
+    expect(not check_complete(parse_folded("x;main;a 96\nx;[truncated];a 4\n")[0], cst, None, 0.95,
+                              ["_start"])[0], "complete stacks must start at a root")
+
     if fails:
         out("FAIL: unwind_check selftest: %s" % "; ".join(fails))
     else:
@@ -527,6 +692,7 @@ def main():
     p.add_argument("--min", type=int, default=50)
     p.add_argument("--ratio", type=float, default=0.99)
     p.add_argument("--negative", action="store_true")
+    p.add_argument("--complete", action="store_true")
     p.set_defaults(fn=cmd_chains)
     p = sub.add_parser("edges")
     p.add_argument("--name", required=True)
@@ -535,7 +701,18 @@ def main():
     p.add_argument("--min", type=int, default=50)
     p.add_argument("--ratio", type=float, default=0.99)
     p.add_argument("--negative", action="store_true")
+    p.add_argument("--canon", action="store_true")
+    p.add_argument("--bridge", action="store_true")
     p.set_defaults(fn=cmd_edges)
+    p = sub.add_parser("complete")
+    p.add_argument("--name", required=True)
+    p.add_argument("--folded", required=True)
+    p.add_argument("--stats", required=True)
+    p.add_argument("--perf")
+    p.add_argument("--ratio", type=float, default=0.95)
+    p.add_argument("--roots", default="_start,clone3,__clone3,clone,__clone")
+    p.add_argument("--negative", action="store_true")
+    p.set_defaults(fn=cmd_complete)
     p = sub.add_parser("selftest")
     p.set_defaults(fn=selftest)
     args = ap.parse_args()

@@ -10,10 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flatbuild.h"
 #include "flatten.h"
-#include "ruleset.h"
 
-#define MAX_ROWS (1u << 26) /* what one object may contribute */
 #define MAX_MASK_ROWS (1u << 16) /* expansion bound for one PCMASK FDE */
 
 struct fde_ref {
@@ -24,9 +23,8 @@ struct fde_ref {
 struct builder {
 	const struct sframe_decoder *d;
 	uint8_t abi;
-	struct flat_table *t;
-	uint32_t cap_rows;
-	struct ruleset rules;
+	struct flat_builder fb; /* rows, rules and page index (flatbuild.h) */
+	struct flat_table *t; /* fb.t */
 	struct sframe_fre *fres; /* scratch: one FDE's FREs */
 	uint32_t cap_fres;
 };
@@ -50,7 +48,7 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 
 static int64_t intern_rule(struct builder *b, const struct sfbpf_rule *r)
 {
-	return ruleset__intern(&b->rules, r, UINT32_MAX);
+	return flat_builder__rule(&b->fb, r);
 }
 
 static uint8_t ra_regnum(uint8_t abi)
@@ -127,26 +125,7 @@ static void make_rule(uint8_t abi, const struct sframe_fde *f, const struct sfra
 
 static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
 {
-	struct flat_table *t = b->t;
-
-	if (pc > UINT32_MAX)
-		return -E2BIG;
-	if (t->nr_rows) {
-		struct sfbpf_row *last = &t->rows[t->nr_rows - 1];
-
-		if (last->rule == rule)
-			return 0; /* same rule continues */
-		if (last->pc_off == pc) {
-			last->rule = rule; /* a zero-length range: the later row wins */
-			return 0;
-		}
-	}
-	if (t->nr_rows >= MAX_ROWS)
-		return -E2BIG;
-	if (grow((void **)&t->rows, &b->cap_rows, t->nr_rows + 1, sizeof(*t->rows)))
-		return -ENOMEM;
-	t->rows[t->nr_rows++] = (struct sfbpf_row){ .pc_off = (uint32_t)pc, .rule = rule };
-	return 0;
+	return flat_builder__row(&b->fb, pc, rule);
 }
 
 /* Decode an FDE's FREs into the scratch array, interning their rules. */
@@ -262,57 +241,23 @@ static int emit_all(struct builder *b)
 	return ret;
 }
 
-static int build_pages(struct flat_table *t)
-{
-	uint32_t p, r = 0, span;
-
-	if (!t->nr_rows)
-		return 0;
-	t->pc_min = t->rows[0].pc_off & ~((1u << SFBPF_PAGE_SHIFT) - 1);
-	span = (t->rows[t->nr_rows - 1].pc_off - t->pc_min) >> SFBPF_PAGE_SHIFT;
-	t->nr_pages = span + 2; /* every page up to the last row's, plus the sentinel */
-	t->pages = calloc(t->nr_pages, sizeof(*t->pages));
-	if (!t->pages)
-		return -ENOMEM;
-	for (p = 0; p + 1 < t->nr_pages; p++) {
-		uint64_t page_start = t->pc_min + ((uint64_t)p << SFBPF_PAGE_SHIFT);
-
-		while (r < t->nr_rows && t->rows[r].pc_off < page_start)
-			r++;
-		t->pages[p] = r;
-	}
-	t->pages[t->nr_pages - 1] = t->nr_rows;
-	return 0;
-}
-
 int flat_table__from_sframe(const struct sframe_decoder *d, struct flat_table **out)
 {
 	struct builder b = { .d = d, .abi = sframe_decoder__header(d)->abi_arch };
-	struct sfbpf_rule gap = { .flags = SFBPF_RULE_GAP };
-	int ret = -ENOMEM;
+	int ret;
 
 	*out = NULL;
-	b.t = calloc(1, sizeof(*b.t));
-	if (!b.t)
-		return -ENOMEM;
-	if (intern_rule(&b, &gap) != SFBPF_RULE_GAP_ID)
-		goto cleanup;
+	ret = flat_builder__init(&b.fb);
+	if (ret)
+		return ret;
+	b.t = b.fb.t;
 	ret = emit_all(&b);
-	if (!ret)
-		ret = build_pages(b.t);
-cleanup:
 	free(b.fres);
 	if (ret) {
-		ruleset__clear(&b.rules);
-		flat_table__free(b.t);
+		flat_builder__abort(&b.fb);
 		return ret;
 	}
-	/* The table takes the rule array over. */
-	b.t->rules = b.rules.rules;
-	b.t->nr_rules = b.rules.nr_rules;
-	free(b.rules.hash);
-	*out = b.t;
-	return 0;
+	return flat_builder__finish(&b.fb, out);
 }
 
 void flat_table__free(struct flat_table *t)

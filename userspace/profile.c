@@ -38,6 +38,7 @@ static const char *const stop_names[SFBPF_STOP__COUNT] = {
 	[SFBPF_STOP_BAD_RULE] = "bad-rule",
 	[SFBPF_STOP_FP_CHAIN] = "fp-chain",
 	[SFBPF_STOP_KERNEL_ONLY] = "kernel-only",
+	[SFBPF_STOP_UNSUPPORTED] = "unsupported",
 };
 
 static const char *const stat_names[SFBPF_STAT_STOP_BASE] = {

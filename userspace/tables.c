@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cfi.h"
+#include "flatbuild.h"
 #include "flatten.h"
 #include "rangealloc.h"
 #include "ruleset.h"
@@ -211,13 +213,13 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Decode, flatten and push; returns 0 or why the object has no table. */
-static int load_object(struct tables *t, struct entry *e, int fd, const char *name)
+/* Table from the object's .sframe: 0, -ENOENT (none), or why it is unusable. */
+static int sframe_table(struct tables *t, int fd, const char *name, struct flat_table **ft,
+			uint64_t *bytes)
 {
 	struct sframe_elf_error eerr;
 	struct sframe_error serr;
 	struct sframe_decoder *d = NULL;
-	struct flat_table *ft = NULL;
 	struct sframe_elf s = { 0 };
 	int err;
 
@@ -231,22 +233,86 @@ static int load_object(struct tables *t, struct entry *e, int fd, const char *na
 			sframe_errcode__name(serr.code), serr.msg, (unsigned long long)serr.offset);
 		goto cleanup;
 	}
-	err = flat_table__from_sframe(d, &ft);
+	err = flat_table__from_sframe(d, ft);
+	*bytes = s.size;
+cleanup:
+	sframe_decoder__free(d);
+	sframe_elf__release(&s);
+	return err;
+}
+
+/* Table synthesized from the object's DWARF CFI (see cfi.h). */
+static int cfi_table(struct tables *t, int fd, const char *name, struct flat_table **ft)
+{
+	struct cfi_stats st;
+	int err = cfi__flatten_fd(fd, ft, &st);
+
+	if (!err && t->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: %u rows from %s (%u CFI rows, %u unsupported)\n", name,
+			st.rows, st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ?
+			".debug_frame" : ".eh_frame", st.cfi_rows, st.unsupported_rows);
+	else if (err && err != -ENOENT && t->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: no table from DWARF CFI: %s\n", name, strerror(-err));
+	return err;
+}
+
+/*
+ * .sframe rows completed with CFI rows where .sframe describes nothing (code
+ * assembled without --gsframe, such as crt1.o's _start: with it, stacks end at
+ * the outermost frame). The SFrame table stays as is if there is no CFI.
+ */
+static int complete_sframe(struct tables *t, int fd, const char *name, struct flat_table **ft)
+{
+	struct flat_table *cft = NULL, *merged = NULL;
+	int err;
+
+	if (cfi_table(t, fd, name, &cft))
+		return 0;
+	err = flat_table__merge(*ft, cft, &merged);
+	flat_table__free(cft);
+	if (err)
+		return err;
+	flat_table__free(*ft);
+	*ft = merged;
+	return 0;
+}
+
+/*
+ * Table from .sframe (completed from CFI), else (none, or rejected) from
+ * DWARF CFI alone; pushed to the maps. Returns 0 or why the object has no table.
+ */
+static int load_object(struct tables *t, struct entry *e, int fd, const char *name)
+{
+	struct flat_table *ft = NULL;
+	uint64_t sframe_bytes = 0;
+	bool from_cfi = false;
+	int err;
+
+	err = sframe_table(t, fd, name, &ft, &sframe_bytes);
+	if (!t->opts.no_cfi) {
+		if (!err) {
+			err = complete_sframe(t, fd, name, &ft);
+		} else if (err != -ENOMEM && err != -E2BIG) {
+			from_cfi = true;
+			err = cfi_table(t, fd, name, &ft);
+		}
+	}
 	if (!err)
 		err = push_table(t, e, ft);
 	if (err == -ENOSPC)
 		t->stats.objects_over_budget++;
-	if (!err) {
-		t->stats.sframe_bytes += s.size;
+	if (!err && from_cfi) {
+		t->stats.objects_eh_frame++;
+		t->stats.rows_eh_frame += ft->nr_rows;
+	} else if (!err) {
+		t->stats.sframe_bytes += sframe_bytes;
 		t->stats.objects_sframe++;
 		t->stats.rows_sframe += ft->nr_rows;
 	}
 	if (err && t->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", name, strerror(-err));
-cleanup:
+		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", name,
+			err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
 	flat_table__free(ft);
-	sframe_decoder__free(d);
-	sframe_elf__release(&s);
 	return err;
 }
 

@@ -4,12 +4,14 @@
  * objects loaded into them. An object (executable or shared library) is
  * loaded once however many processes map it, keyed by its identity (build-id,
  * else device+inode+size+mtime), and reference-counted by the processes that
- * use it. Objects without a usable .sframe are remembered too, so a file is
- * parsed once. See docs/DESIGN.md.
+ * use it. Its table comes from its .sframe, else (none, or malformed) is
+ * synthesized from its DWARF CFI (cfi.h). Objects without a usable table are
+ * remembered too, so a file is parsed once. See docs/DESIGN.md, DESIGN-cfi.md.
  */
 #ifndef SFBPF_TABLES_H
 #define SFBPF_TABLES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -18,6 +20,7 @@
 struct tables_opts {
 	int rows_fd, rules_fd, objects_fd, pages_fd;
 	uint32_t max_rows, max_rules, max_objects, max_pages;
+	bool no_cfi; /* SFrame only: no tables synthesized from .eh_frame/.debug_frame */
 	int verbose;
 };
 
@@ -31,15 +34,15 @@ void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const st
 
 struct tables_stats {
 	uint32_t objects; /* with a table in the maps */
-	uint32_t objects_without_table; /* no .sframe, malformed, or over budget */
+	uint32_t objects_without_table; /* no .sframe nor CFI, malformed, or over budget */
 	uint32_t objects_rejected; /* malformed .sframe */
 	uint32_t objects_over_budget;
 	uint64_t rows_used, rows_capacity;
 	uint64_t rules_used, rules_capacity;
 	uint64_t pages_used, pages_capacity;
 	uint64_t sframe_bytes; /* .sframe bytes the loaded tables came from */
-	/* Where loaded tables came from (.eh_frame synthesis: see docs/DESIGN.md). */
-	uint32_t objects_sframe, objects_eh_frame;
+	/* Where loaded tables came from (.eh_frame synthesis: see docs/DESIGN-cfi.md). */
+	uint32_t objects_sframe, objects_eh_frame; /* eh_frame: synthesized from DWARF CFI */
 	uint64_t rows_sframe, rows_eh_frame;
 	uint64_t load_ns; /* time spent decoding, flattening and pushing */
 };
