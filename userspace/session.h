@@ -4,6 +4,13 @@
  * processes it covers, and what userspace made of the samples so far
  * (aggregated stacks, symbols). Every front end — plain run, live view,
  * continuous mode — drives one session: open, poll until done, read, close.
+ *
+ * Modes: CPU (default: the profile program, one count per sample), off-CPU
+ * (the sched_switch program: every off-CPU period of a thread is one sample
+ * weighted by its length) and on+off (both, CPU samples weighted by the
+ * sampling period: a thread's on- and off-CPU time add up to wall time). In
+ * the off-CPU modes the aggregator's weights are microseconds: write them
+ * with folded_opts.weight. See docs/DESIGN-offcpu.md.
  */
 #ifndef SFBPF_SESSION_H
 #define SFBPF_SESSION_H
@@ -14,6 +21,7 @@
 
 #include "aggregate.h"
 #include "ksyms.h"
+#include "offcpu.h"
 #include "profile.h"
 #include "proctrack.h"
 #include "symbolize.h"
@@ -27,7 +35,15 @@ struct session_opts {
 	unsigned long freq; /* samples per second per CPU */
 	bool user_stacks, kernel_stacks;
 	unsigned max_frames; /* 0: SFBPF_MAX_FRAMES */
+	bool sframe_only; /* no tables synthesized from .eh_frame */
 	int verbose;
+	/* Off-CPU analysis. */
+	bool off_cpu; /* off-CPU periods, weighted by their length (µs) */
+	bool on_off; /* with off_cpu: CPU samples too, weighted by the period (µs) */
+	unsigned states; /* SFBPF_STATE_BIT() mask; 0: all but running (off_cpu), all (on_off) */
+	uint64_t min_block_us; /* keep off-CPU periods of min_block_us ... */
+	uint64_t max_block_us; /* ... to max_block_us (0: no upper bound) */
+	const char *cgroup; /* off-CPU: only tasks in this cgroup v2 directory (or below) */
 };
 
 struct session {
@@ -38,10 +54,18 @@ struct session {
 	struct aggregator *agg; /* everything received since open (or the last reset) */
 	struct symbolizer *sym;
 	struct ksyms *ksyms;
-	uint8_t *seen; /* pids noted for symbolization */
 	uint8_t *tried; /* pids whose tables were loaded on demand */
 	uint64_t received;
 	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
+	/* Off-CPU modes. */
+	struct offcpu *off;
+	struct sfbpf_sample *weighted; /* a sample copy carrying its weight in µs */
+	uint64_t weight_ns, weight_us; /* time given to the aggregator so far */
+	uint64_t state_ns[SFBPF_STATE__COUNT]; /* off-CPU time per thread state */
+	uint64_t oncpu_ns; /* on_off: CPU samples times the period */
+	uint64_t at_end; /* off-CPU periods still open at the end, counted up to it */
+	uint64_t attach_ns, end_ns; /* the traced window (CLOCK_MONOTONIC ns) */
+	bool stopped;
 };
 
 /*
@@ -52,12 +76,20 @@ struct session {
 int session__open(struct session *s, const struct session_opts *opts);
 /* Read samples for up to timeout_ms; returns samples handled or a negative errno. */
 int session__poll(struct session *s, int timeout_ms);
-/* Stop sampling and read what is still in the ring buffer. */
+/*
+ * Stop sampling and read what is still in the ring buffer. Off-CPU: stop
+ * tracing, then count the threads still off-CPU up to now.
+ */
 void session__stop(struct session *s);
 void session__close(struct session *s);
 
 struct session_stats {
-	__u64 bpf[SFBPF_STAT__COUNT];
+	__u64 bpf[SFBPF_STAT__COUNT]; /* both programs' unwinding counters, summed */
+	__u64 offcpu[SFBPF_OFFCPU_STAT__COUNT];
+	uint64_t state_ns[SFBPF_STATE__COUNT];
+	uint64_t oncpu_ns;
+	uint64_t at_end;
+	uint64_t window_ns; /* traced so far (or until session__stop) */
 	uint64_t received;
 	struct tables_stats tables;
 	struct proctrack_stats procs;
@@ -66,6 +98,8 @@ struct session_stats {
 void session__stats(struct session *s, struct session_stats *out);
 /* "sfbpf: stat NAME VALUE" lines: the names scripts parse (see README). */
 void session__print_stats(struct session *s, FILE *f);
+/* Off-CPU modes: time per thread state (and on-CPU), for people. */
+void session__print_offcpu_summary(struct session *s, FILE *f);
 
 /* Seconds since CLOCK_MONOTONIC's origin. */
 double session_now(void);

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Off-CPU analysis: a raw tracepoint on sched_switch. At switch-out, a thread
+ * that passes the filters (process, cgroup, task state) gets its user stack
+ * (SFrame unwinder, unwind.h, from its saved user registers: its user stack
+ * cannot change while it is off the CPU) and its kernel stack recorded in the
+ * `blocked` hash, keyed by tid. At switch-in, the time it was off the CPU is
+ * checked against [min, max] and the record goes to the ring buffer.
+ *
+ * The record is built in place in the map value, which is kept (marked
+ * consumed) after switch-in and reused at the thread's next switch-out: a
+ * blocked period costs no allocation and no copy of the 2 KiB record. Entries
+ * are removed when their thread exits (sched_process_exit).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "offcpu.h"
+#include "unwind.h"
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD 0x0080
+#define TASK_NOLOAD 0x0400
+#define KSTACK_SEARCH 8 /* frames searched for __schedule (tracing frames above it) */
+
+/* Settings, filled by userspace between open and load. */
+const volatile __u32 max_user_frames = SFBPF_MAX_FRAMES;
+const volatile bool filter_pids = false;
+const volatile bool filter_cgroup = false;
+const volatile bool user_stacks = true;
+const volatile bool kernel_stacks = true;
+const volatile __u32 state_mask = SFBPF_STATES_BLOCKED;
+const volatile __u64 min_ns = 0;
+const volatile __u64 max_ns = ~0ULL;
+/* sched_switch passes prev_state (kernels >= 5.18): race-free, unlike prev->__state. */
+const volatile bool have_prev_state = true;
+/* Wake the reader only once this much is waiting: it polls with a timeout anyway. */
+const volatile __u64 wakeup_bytes = 0;
+/* __schedule's text: kernel stacks start there, without the tracing frames above. */
+const volatile __u64 sched_lo = 0, sched_hi = 0;
+
+/* Tracing frames above __schedule, learned from the first stack (same for all). */
+__u32 kstack_skip = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
+
+/* tid -> the thread's current (start_ns != 0) or last off-CPU period. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_offcpu_sample);
+} blocked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_offcpu_stats);
+} stats SEC(".maps");
+
+/*
+ * The unwinder's state (per CPU: kept out of the BPF stack), and a record to
+ * insert a thread's first entry from (its content does not matter: every
+ * field read later is written at switch-out).
+ */
+struct scratch {
+	struct sfbpf_unwind_state st;
+	struct sfbpf_offcpu_sample init;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* Kernels before 5.14 named the field `state`. */
+struct task_struct___pre514 {
+	long state;
+};
+
+static __always_inline __u32 prev_task_state(__u64 *ctx, struct task_struct *prev)
+{
+	if (have_prev_state)
+		return (__u32)ctx[3];
+	if (bpf_core_field_exists(prev->__state))
+		return BPF_CORE_READ(prev, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)prev, state);
+}
+
+static __always_inline int state_class(bool preempt, __u32 state)
+{
+	if (preempt || !state)
+		return SFBPF_STATE_RUNNING;
+	if (state & TASK_INTERRUPTIBLE)
+		return SFBPF_STATE_SLEEPING;
+	if ((state & TASK_UNINTERRUPTIBLE) && !(state & TASK_NOLOAD))
+		return SFBPF_STATE_DISK;
+	return SFBPF_STATE_OTHER;
+}
+
+/* Unwinds the current task's user stack into s->ips; returns the frame count. */
+static __always_inline __u32 record_user(struct sfbpf_unwind_state *st, struct sfbpf_sample *s,
+					 struct sfbpf_stats *cnt, struct task_struct *task,
+					 __u32 tgid)
+{
+	const struct sfbpf_proc *proc;
+	struct pt_regs *regs;
+
+	if (!user_stacks || !task->mm || (task->flags & PF_KTHREAD)) {
+		s->stop = SFBPF_STOP_KERNEL_ONLY;
+		return 0;
+	}
+	/* Saved at kernel entry; nothing changes them while the thread is off-CPU. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs) {
+		s->stop = SFBPF_STOP_READ;
+		return 0;
+	}
+	st->pc = regs->ip;
+	st->sp = regs->sp;
+	st->fp = regs->bp;
+	st->regs = (__u64)regs;
+	st->max = max_user_frames;
+	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
+		s->stop = SFBPF_STOP_NO_MAPPING;
+		return 0;
+	}
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (!proc) {
+		s->ips[0] = st->pc;
+		s->stop = SFBPF_STOP_NO_PROC;
+		return 1;
+	}
+	unwind_user(st, s->ips, proc);
+	s->stop = st->stop;
+	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
+	return st->n;
+}
+
+static __always_inline bool in_sched(__u64 ip)
+{
+	return ip >= sched_lo && ip < sched_hi;
+}
+
+/*
+ * Kernel stack of the current task at ips[0..], starting at __schedule: the
+ * frames above it (this program, the tracepoint glue) say nothing. Their
+ * number is learned once, then skipped by bpf_get_stack() itself.
+ */
+static __always_inline __u32 record_kernel(void *ctx, __u64 *ips)
+{
+	__u32 skip = kstack_skip, n, i;
+	long ret;
+
+	ret = bpf_get_stack(ctx, ips, SFBPF_MAX_KFRAMES * sizeof(__u64),
+			    skip & BPF_F_SKIP_FIELD_MASK);
+	if (ret <= 0)
+		return 0;
+	n = (ret / sizeof(__u64)) & UNWIND_FRAME_MASK;
+	if (!sched_hi || skip || !n || in_sched(ips[0]))
+		return n;
+	/* First stack: find __schedule, then drop what is above it. */
+	for (i = 1; i < KSTACK_SEARCH && i < n; i++) {
+		if (in_sched(ips[i & UNWIND_FRAME_MASK]))
+			break;
+	}
+	if (i >= KSTACK_SEARCH || i >= n)
+		return n;
+	kstack_skip = i;
+	ret = bpf_get_stack(ctx, ips, SFBPF_MAX_KFRAMES * sizeof(__u64), i & BPF_F_SKIP_FIELD_MASK);
+	return ret > 0 ? (ret / sizeof(__u64)) & UNWIND_FRAME_MASK : 0;
+}
+
+static __always_inline void switch_out(__u64 *ctx, struct task_struct *prev, bool preempt,
+				       __u64 now, struct sfbpf_offcpu_stats *cnt)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0, state, nu, nk = 0;
+	struct task_struct *task;
+	struct sfbpf_offcpu_sample *rec;
+	struct scratch *sc;
+	int cls;
+
+	if (!tid) /* the idle task is not waiting for anything */
+		return;
+	state = prev_task_state(ctx, prev);
+	if (state & TASK_DEAD) /* exiting: never switched in again */
+		return;
+	cls = state_class(preempt, state);
+	if (!(state_mask & SFBPF_STATE_BIT(cls)))
+		return;
+	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return;
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return;
+	rec = bpf_map_lookup_elem(&blocked, &tid);
+	if (!rec) {
+		/* The thread's first period: insert, then fill in place. */
+		sc->init.start_ns = 0;
+		if (bpf_map_update_elem(&blocked, &tid, &sc->init, BPF_NOEXIST)) {
+			cnt->v[SFBPF_OFFCPU_STAT_MAP_FULL]++;
+			return;
+		}
+		rec = bpf_map_lookup_elem(&blocked, &tid);
+		if (!rec)
+			return;
+	}
+	cnt->unwind.v[SFBPF_STAT_SAMPLES]++;
+	cnt->v[SFBPF_OFFCPU_STAT_BLOCKS]++;
+
+	rec->state = cls;
+	rec->end_ns = 0;
+	rec->s.pid = tgid;
+	rec->s.tid = tid;
+	rec->s.cpu = bpf_get_smp_processor_id();
+	rec->s.flags = SFBPF_SAMPLE_KERNEL_MODE; /* it left the CPU in the kernel */
+	rec->s.pad = 0;
+	rec->s.weight = 0;
+	bpf_get_current_comm(rec->s.comm, sizeof(rec->s.comm));
+
+	task = bpf_get_current_task_btf();
+	nu = record_user(&sc->st, &rec->s, &cnt->unwind, task, tgid) & UNWIND_FRAME_MASK;
+	cnt->unwind.v[SFBPF_STAT_FRAMES] += nu;
+	if (kernel_stacks)
+		nk = record_kernel(ctx, &rec->s.ips[nu]);
+	rec->s.nr_user = nu;
+	rec->s.nr_kernel = nk;
+	/* Last: a non-zero start is what makes the entry a blocked period. */
+	rec->start_ns = now;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	if (!wakeup_bytes)
+		return 0;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now,
+				      struct sfbpf_offcpu_stats *cnt)
+{
+	struct sfbpf_offcpu_sample *rec;
+	__u32 tid = BPF_CORE_READ(next, pid), size;
+	__u64 delta, us;
+	__u8 stop;
+
+	if (!tid)
+		return;
+	rec = bpf_map_lookup_elem(&blocked, &tid);
+	if (!rec || !rec->start_ns)
+		return;
+	cnt->v[SFBPF_OFFCPU_STAT_WAKEUPS]++;
+	delta = now - rec->start_ns;
+	if (delta < min_ns || delta > max_ns) {
+		cnt->v[delta < min_ns ? SFBPF_OFFCPU_STAT_SHORT : SFBPF_OFFCPU_STAT_LONG]++;
+		rec->start_ns = 0;
+		return;
+	}
+	rec->end_ns = now;
+	rec->s.time_ns = now;
+	us = delta / 1000;
+	rec->s.weight = us > 0xffffffffULL ? 0xffffffffU : (__u32)us;
+	stop = rec->s.stop;
+	cnt->unwind.v[SFBPF_STAT_STOP_BASE + (stop < SFBPF_STOP__COUNT ? stop : SFBPF_STOP_READ)]++;
+
+	size = SFBPF_OFFCPU_HDR_SIZE + (rec->s.nr_user + rec->s.nr_kernel) * sizeof(__u64);
+	if (size <= sizeof(*rec)) {
+		/* Straight from the map value: no copy to build. */
+		if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()))
+			cnt->unwind.v[SFBPF_STAT_RB_DROPS]++;
+		else
+			cnt->unwind.v[SFBPF_STAT_EMITTED]++;
+	}
+	rec->start_ns = 0; /* consumed; the entry is reused at the next switch-out */
+}
+
+SEC("raw_tp/sched_switch")
+int sfbpf_offcpu(__u64 *ctx)
+{
+	/* TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next, ...) */
+	struct task_struct *prev = (struct task_struct *)ctx[1];
+	struct task_struct *next = (struct task_struct *)ctx[2];
+	struct sfbpf_offcpu_stats *cnt;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 zero = 0;
+
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (!cnt)
+		return 0;
+	cnt->v[SFBPF_OFFCPU_STAT_SWITCHES]++;
+	switch_out(ctx, prev, (bool)ctx[0], now, cnt);
+	switch_in(next, now, cnt);
+	return 0;
+}
+
+/* A thread exits (in its own context): forget its entry, so tids can be reused. */
+SEC("raw_tp/sched_process_exit")
+int sfbpf_offcpu_exit(__u64 *ctx)
+{
+	struct sfbpf_offcpu_stats *cnt;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+
+	(void)ctx;
+	if (bpf_map_delete_elem(&blocked, &tid))
+		return 0;
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (cnt)
+		cnt->v[SFBPF_OFFCPU_STAT_EXITS]++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
