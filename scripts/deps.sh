@@ -5,12 +5,13 @@
 set -euo pipefail
 
 BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
-	libncurses-dev protobuf-c-compiler libprotobuf-c-dev)
+	libncurses-dev protobuf-c-compiler libprotobuf-c-dev libiberty-dev)
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
 # pprof as the reference pprof reader, chromium to render flamegraphs.
 TEST_PKGS=(linux-perf bison flex texinfo dpkg-dev xz-utils binutils tmux
-	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium)
+	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
+	libc6-dbg util-linux)
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")

@@ -3,15 +3,17 @@
  * User-space symbolizer (see symbolize.h).
  *
  * Layers, bottom up: symtab.c (sorted function symbols, shared by ELF objects
- * and JIT maps), object (one ELF file or vdso image: PT_LOAD segments and a
- * symtab), proc (one process's mapping snapshot, pointing at objects).
- * Debug files (.gnu_debuglink, build-id) will slot into object__load_elf() as
- * a second symbol source; demangling into symtab__add().
+ * and JIT maps; demangling and PLT entries), debuginfo.c (separate debug
+ * files), object (one ELF file or vdso image: PT_LOAD segments and a symtab),
+ * proc (one process's mapping snapshots, generations in time, pointing at
+ * objects).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "procmaps.h"
 #include "symbolize.h"
 #include "symtab.h"
 
 #define REFRESH_NS 1000000000ULL /* re-read maps / JIT map at most once a second */
+#define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
 #define MAX_VDSO_SIZE (1 << 20)
+#define MAX_GENS 8 /* snapshots kept per process (exec chains) */
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -117,8 +122,10 @@ struct segment {
 
 struct object {
 	struct hnode node; /* key: hash of (dev, ino); unused for vdso images */
-	struct object *next_vdso;
+	struct object *next; /* vdso images; objects replaced in the cache */
 	uint64_t dev, ino;
+	off_t size; /* size and mtime: a different file reusing the inode */
+	struct timespec mtime;
 	bool elf; /* parsed: addresses convert through segs */
 	struct segment *segs;
 	size_t nsegs;
@@ -145,8 +152,11 @@ static int object__load_segments(struct object *obj, Elf *elf)
 	return 0;
 }
 
-/* On failure the object stays, without symbols: not retried for every process. */
-static int object__load_elf(struct object *obj, Elf *elf)
+/*
+ * Symbols from debug (the separate debug file, may be NULL) or elf. On failure
+ * the object stays, without symbols: not retried for every process.
+ */
+static int object__load_elf(struct object *obj, Elf *elf, Elf *debug)
 {
 	int err;
 
@@ -159,7 +169,7 @@ static int object__load_elf(struct object *obj, Elf *elf)
 	obj->tab = symtab__new();
 	if (!obj->tab)
 		return -ENOMEM;
-	err = symtab__add_elf(obj->tab, elf);
+	err = symtab__add_elf(obj->tab, elf, debug);
 	if (err) {
 		symtab__free(obj->tab);
 		obj->tab = NULL;
@@ -169,11 +179,21 @@ static int object__load_elf(struct object *obj, Elf *elf)
 	return 0;
 }
 
-static int object__load_fd(struct object *obj, int fd)
+/* A file without .symtab gets its debug file's, looked up under root (debuginfo.h). */
+static int object__load_fd(struct object *obj, int fd, const char *path, const char *root,
+			   const char *debug_dirs)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int err = object__load_elf(obj, elf);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL), *debug = NULL;
+	int err, dfd = -1;
 
+	if (elf && elf_kind(elf) == ELF_K_ELF && !symtab__elf_has_symtab(elf)) {
+		dfd = debuginfo__open(elf, path, root, debug_dirs, NULL, 0);
+		debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
+	}
+	err = object__load_elf(obj, elf, debug);
+	elf_end(debug);
+	if (dfd >= 0)
+		close(dfd);
 	elf_end(elf);
 	return err;
 }
@@ -209,10 +229,18 @@ static uint64_t object__vaddr(const struct object *obj, uint64_t off)
 
 struct pmap {
 	uint64_t start, end, offset;
+	uint64_t dev, ino;
 	struct object *obj; /* NULL: anonymous, or no readable ELF behind it */
 	const char *path; /* interned; NULL if anonymous */
 	const char *module; /* interned */
 	uint32_t perms, flags;
+};
+
+/* The mappings serving samples from since_ns until the next generation's. */
+struct gen {
+	uint64_t since_ns;
+	struct pmap *maps;
+	size_t count;
 };
 
 struct jitmap {
@@ -229,9 +257,12 @@ struct proc {
 	uid_t uid;
 	bool gone; /* /proc/PID vanished */
 	bool need_ns; /* has executable memory without ELF: nspid/uid wanted */
-	struct pmap *maps;
-	size_t count;
+	bool root_read;
+	char root[32]; /* "" or "/proc/PID/root": where its paths are (debuginfo.h) */
+	struct gen gens[MAX_GENS]; /* oldest first */
+	unsigned ngens;
 	uint64_t refreshed_ns;
+	uint64_t leaf_miss_ns; /* earliest sample whose leaf missed, since the last read */
 	struct jitmap jit;
 };
 
@@ -245,6 +276,8 @@ struct symbolizer {
 	struct htab objs;
 	struct htab strs;
 	struct object *vdsos;
+	struct object *retired; /* replaced in objs; old generations may still use them */
+	char *debug_dirs;
 };
 
 static uint64_t now_ns(void)
@@ -288,32 +321,99 @@ static const char *intern(struct symbolizer *s, const char *str)
 	return is->s;
 }
 
-static struct object *object__get_file(struct symbolizer *s, int pid, const struct procmap *m)
+/* The file behind a mapping, without opening it; -errno if unreachable. */
+static int map_stat(int pid, const struct procmap *m, struct stat *st)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	if (stat(path, st) == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
+	if (stat(path, st) == 0 && st->st_ino == m->inode)
+		return 0;
+	return -ENOENT;
+}
+
+static bool object__same_file(const struct object *obj, const struct stat *st)
+{
+	return obj->size == st->st_size && obj->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static bool same_inode(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/*
+ * Where pid's paths resolve: through /proc/PID/root when it has another
+ * mount namespace (a container: its own files at the same paths) or another
+ * root (chroot); our own paths otherwise.
+ */
+static const char *proc__root(struct proc *p)
+{
+	char root[32], ns[32];
+
+	if (p->root_read)
+		return p->root;
+	p->root_read = true;
+	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", p->pid);
+	if (access(root, F_OK) == 0 &&
+	    (!same_inode(ns, "/proc/self/ns/mnt") || !same_inode(root, "/")))
+		snprintf(p->root, sizeof(p->root), "%s", root);
+	return p->root;
+}
+
+/*
+ * Objects are shared by every process mapping the file, keyed by device and
+ * inode; size and mtime catch an inode reused by another file (a rebuilt
+ * binary). The replaced object stays alive for snapshots that point at it.
+ */
+static struct object *object__get_file(struct symbolizer *s, struct proc *p,
+				       const struct procmap *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
 	uint64_t key = hash64(dev) ^ m->inode;
 	struct object *obj;
+	struct stat st;
 	struct hnode *n;
+	bool known;
 	int fd;
 
+	known = map_stat(p->pid, m, &st) == 0;
 	for (n = htab__first(&s->objs, key); n; n = htab__next(n)) {
 		obj = container_of(n, struct object, node);
-		if (obj->dev == dev && obj->ino == m->inode)
+		if (obj->dev != dev || obj->ino != m->inode)
+			continue;
+		if (!known || object__same_file(obj, &st))
 			return obj;
+		htab__del(&s->objs, &obj->node);
+		obj->next = s->retired;
+		s->retired = obj;
+		break;
 	}
 	/* Not cached when unreachable: another process may still reach it. */
-	fd = procmap__open(pid, m);
+	fd = procmap__open(p->pid, m);
 	if (fd < 0)
 		return NULL;
 	obj = calloc(1, sizeof(*obj));
-	if (!obj) {
+	if (!obj || fstat(fd, &st)) {
+		free(obj);
 		close(fd);
 		return NULL;
 	}
 	obj->dev = dev;
 	obj->ino = m->inode;
+	obj->size = st.st_size;
+	obj->mtime = st.st_mtim;
 	obj->node.key = key;
-	object__load_fd(obj, fd);
+	object__load_fd(obj, fd, m->path, proc__root(p), s->debug_dirs);
 	close(fd);
 	if (htab__add(&s->objs, &obj->node)) {
 		object__free(obj);
@@ -346,7 +446,7 @@ static struct object *object__get_vdso(struct symbolizer *s, int pid, const stru
 		free(img);
 		return NULL;
 	}
-	for (obj = s->vdsos; obj; obj = obj->next_vdso) {
+	for (obj = s->vdsos; obj; obj = obj->next) {
 		if (obj->image_len == len && memcmp(obj->image, img, len) == 0) {
 			free(img);
 			return obj;
@@ -360,9 +460,9 @@ static struct object *object__get_vdso(struct symbolizer *s, int pid, const stru
 	obj->image = img;
 	obj->image_len = len;
 	elf = elf_memory(img, len);
-	object__load_elf(obj, elf);
+	object__load_elf(obj, elf, NULL);
 	elf_end(elf);
-	obj->next_vdso = s->vdsos;
+	obj->next = s->vdsos;
 	s->vdsos = obj;
 	return obj;
 }
@@ -385,11 +485,14 @@ static bool pmap__maybe_jit(const struct pmap *m)
 	return true;
 }
 
-static void pmap__init(struct symbolizer *s, int pid, struct pmap *pm, const struct procmap *m)
+static void pmap__init(struct symbolizer *s, struct proc *p, struct pmap *pm,
+		       const struct procmap *m)
 {
 	pm->start = m->start;
 	pm->end = m->end;
 	pm->offset = m->offset;
+	pm->dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
+	pm->ino = m->inode;
 	pm->perms = m->perms;
 	pm->flags = m->flags;
 	pm->module = module_name(s, m, &pm->path);
@@ -397,9 +500,9 @@ static void pmap__init(struct symbolizer *s, int pid, struct pmap *pm, const str
 	if (!(m->perms & PROCMAP_EXEC))
 		return;
 	if (m->flags & PROCMAP_F_VDSO)
-		pm->obj = object__get_vdso(s, pid, m);
+		pm->obj = object__get_vdso(s, p->pid, m);
 	else if (!(m->flags & PROCMAP_F_ANON))
-		pm->obj = object__get_file(s, pid, m);
+		pm->obj = object__get_file(s, p, m);
 }
 
 static void proc__read_ns(struct proc *p)
@@ -468,45 +571,116 @@ static bool overlaps_any(const struct pmap *maps, size_t count, const struct pma
 	return lo > 0 && maps[lo - 1].end > o->start;
 }
 
-/* Read the maps; keep earlier mappings the new snapshot does not overlap. */
-static int proc__snapshot(struct symbolizer *s, struct proc *p)
+/*
+ * Did the process drop or replace code it had mapped? An exec replaces
+ * everything; dlclose drops a library. File-backed executable mappings and
+ * the vdso count; anonymous executable memory (JIT code) comes and goes.
+ */
+static bool gen__replaced(const struct gen *g, const struct pmap *fresh, size_t n)
+{
+	const struct pmap *m, *f;
+	size_t i;
+
+	for (i = 0; i < g->count; i++) {
+		m = &g->maps[i];
+		if (!(m->perms & PROCMAP_EXEC) ||
+		    ((m->flags & PROCMAP_F_ANON) && !(m->flags & PROCMAP_F_VDSO)))
+			continue;
+		f = find_pmap(fresh, n, m->start);
+		if (!f || f->start != m->start || f->end != m->end || f->offset != m->offset ||
+		    f->dev != m->dev || f->ino != m->ino)
+			return true;
+	}
+	return false;
+}
+
+/* Fold fresh into g: mappings g had that fresh does not overlap stay known. */
+static int gen__merge(struct gen *g, struct pmap *fresh, size_t n)
+{
+	struct pmap *maps = realloc(fresh, (n + g->count + 1) * sizeof(*maps));
+	size_t i, total = n;
+
+	if (!maps) {
+		free(fresh);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->count; i++) {
+		if (!overlaps_any(maps, n, &g->maps[i]))
+			maps[total++] = g->maps[i];
+	}
+	if (total > n)
+		qsort(maps, total, sizeof(*maps), cmp_pmap);
+	free(g->maps);
+	g->maps = maps;
+	g->count = total;
+	return 0;
+}
+
+/* Start a generation serving samples from since_ns on; the oldest may go. */
+static void proc__push_gen(struct proc *p, uint64_t since_ns, struct pmap *maps, size_t n)
+{
+	if (p->ngens == MAX_GENS) {
+		free(p->gens[0].maps);
+		memmove(&p->gens[0], &p->gens[1], (MAX_GENS - 1) * sizeof(p->gens[0]));
+		p->ngens--;
+	}
+	if (!p->ngens)
+		since_ns = 0; /* the first serves everything before it too */
+	else if (since_ns <= p->gens[p->ngens - 1].since_ns)
+		since_ns = p->gens[p->ngens - 1].since_ns + 1;
+	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n };
+}
+
+/*
+ * Read the maps. If code was replaced (exec) or force_new, they become a new
+ * generation for samples from since_ns on, and the old one keeps serving the
+ * samples taken before; else they are merged into the current generation.
+ */
+static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_ns,
+			  bool force_new)
 {
 	struct procmaps *pm;
 	struct pmap *maps;
-	size_t i, n, fresh;
+	struct gen *cur;
+	size_t i, n;
 	int err;
 
 	p->refreshed_ns = now_ns();
+	p->leaf_miss_ns = 0;
 	err = procmaps__read(p->pid, &pm);
 	if (err) {
 		p->gone = err == -ESRCH;
 		return err;
 	}
-	fresh = procmaps__count(pm);
-	maps = calloc(fresh + p->count + 1, sizeof(*maps));
+	n = procmaps__count(pm);
+	maps = calloc(n + 1, sizeof(*maps));
 	if (!maps) {
 		procmaps__free(pm);
 		return -ENOMEM;
 	}
-	for (i = 0; i < fresh; i++) {
-		const struct procmap *m = procmaps__get(pm, i);
-
-		pmap__init(s, p->pid, &maps[i], m);
+	for (i = 0; i < n; i++) {
+		pmap__init(s, p, &maps[i], procmaps__get(pm, i));
 		p->need_ns |= pmap__maybe_jit(&maps[i]);
 	}
 	procmaps__free(pm);
-	for (n = fresh, i = 0; i < p->count; i++) {
-		if (!overlaps_any(maps, fresh, &p->maps[i]))
-			maps[n++] = p->maps[i];
-	}
-	if (n > fresh)
-		qsort(maps, n, sizeof(*maps), cmp_pmap);
-	free(p->maps);
-	p->maps = maps;
-	p->count = n;
+	cur = p->ngens ? &p->gens[p->ngens - 1] : NULL;
+	if (!cur || force_new || gen__replaced(cur, maps, n))
+		proc__push_gen(p, since_ns, maps, n);
+	else if ((err = gen__merge(cur, maps, n)))
+		return err;
 	if (p->need_ns && !p->nspid)
 		proc__read_ns(p);
 	return 0;
+}
+
+/* The generation serving a sample taken at time_ns. */
+static struct gen *proc__gen_at(struct proc *p, uint64_t time_ns)
+{
+	unsigned i = p->ngens;
+
+	while (i > 1 && p->gens[i - 1].since_ns > time_ns)
+		i--;
+	return i ? &p->gens[i - 1] : NULL;
 }
 
 static struct proc *proc__find(struct symbolizer *s, int pid)
@@ -518,8 +692,11 @@ static struct proc *proc__find(struct symbolizer *s, int pid)
 
 static void proc__free(struct proc *p)
 {
+	unsigned i;
+
+	for (i = 0; i < p->ngens; i++)
+		free(p->gens[i].maps);
 	symtab__free(p->jit.tab);
-	free(p->maps);
 	free(p);
 }
 
@@ -550,11 +727,9 @@ static FILE *jit__open(const struct proc *p, struct stat *st)
 static int jit__load(struct proc *p)
 {
 	struct jitmap *j = &p->jit;
-	char *line = NULL;
-	size_t cap = 0;
 	struct stat st;
-	int err = 0;
 	FILE *f;
+	int err;
 
 	j->checked_ns = now_ns();
 	f = jit__open(p, &st);
@@ -572,22 +747,7 @@ static int jit__load(struct proc *p)
 		j->loaded = false;
 		return -ENOMEM;
 	}
-	while (!err && getline(&line, &cap, f) > 0) {
-		char *end, *name;
-		uint64_t start, size;
-
-		start = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		size = strtoull(end + 1, &name, 16);
-		if (name == end + 1 || *name != ' ')
-			continue;
-		name++;
-		name[strcspn(name, "\r\n")] = '\0';
-		if (*name)
-			err = symtab__add(j->tab, start, size, name, SYMTAB_BIND_GLOBAL);
-	}
-	free(line);
+	err = symtab__add_perf_map(j->tab, f);
 	fclose(f);
 	symtab__finish(j->tab, true);
 	j->loaded = true;
@@ -621,9 +781,25 @@ struct symbolizer *symbolizer__new(void)
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (s)
+		s->debug_dirs = strdup(debuginfo__default_dirs());
+	if (!s || !s->debug_dirs) {
+		free(s);
 		errno = ENOMEM;
+		return NULL;
+	}
 	return s;
+}
+
+int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs)
+{
+	char *d = strdup(dirs ? dirs : debuginfo__default_dirs());
+
+	if (!d)
+		return -ENOMEM;
+	free(s->debug_dirs);
+	s->debug_dirs = d;
+	return 0;
 }
 
 static void htab__free_all(struct htab *h, size_t node_off, void (*fn)(void *))
@@ -650,19 +826,26 @@ static void free_object(void *o)
 	object__free(o);
 }
 
+static void free_object_list(struct object *obj)
+{
+	struct object *next;
+
+	for (; obj; obj = next) {
+		next = obj->next;
+		object__free(obj);
+	}
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
-	struct object *v, *next;
-
 	if (!s)
 		return;
 	htab__free_all(&s->procs, offsetof(struct proc, node), free_proc);
 	htab__free_all(&s->objs, offsetof(struct object, node), free_object);
 	htab__free_all(&s->strs, offsetof(struct istr, node), free);
-	for (v = s->vdsos; v; v = next) {
-		next = v->next_vdso;
-		object__free(v);
-	}
+	free_object_list(s->vdsos);
+	free_object_list(s->retired);
+	free(s->debug_dirs);
 	free(s);
 }
 
@@ -684,7 +867,7 @@ static int note(struct symbolizer *s, int pid, struct proc **out)
 		return -ENOMEM;
 	}
 	*out = p;
-	return proc__snapshot(s, p);
+	return proc__snapshot(s, p, 0, false);
 }
 
 int symbolizer__note_pid(struct symbolizer *s, int pid)
@@ -694,13 +877,56 @@ int symbolizer__note_pid(struct symbolizer *s, int pid)
 	return note(s, pid, &p);
 }
 
+static bool covered(const struct gen *g, uint64_t addr)
+{
+	return g && find_pmap(g->maps, g->count, addr);
+}
+
+int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
+			    const uint64_t *ips, size_t n)
+{
+	bool leaf_miss, miss;
+	struct proc *p;
+	struct gen *g;
+	size_t i;
+	int err;
+
+	err = note(s, pid, &p);
+	if (!p || p->gone || !n || !p->ngens)
+		return err;
+	g = &p->gens[p->ngens - 1];
+	if (time_ns < g->since_ns) /* older than what we know */
+		return 0;
+	/* The leaf is the interrupted PC itself; callers may be unwinding garbage. */
+	leaf_miss = !covered(g, ips[0]);
+	for (miss = leaf_miss, i = 1; !miss && i < n; i++)
+		miss = !covered(g, ips[i]);
+	if (!miss)
+		return 0;
+	if (leaf_miss && (!p->leaf_miss_ns || time_ns < p->leaf_miss_ns))
+		p->leaf_miss_ns = time_ns;
+	if (now_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
+		return 0;
+	/* Samples since the first leaf miss were the new code's. */
+	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false);
+}
+
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns)
+{
+	struct proc *p = proc__find(s, pid);
+
+	if (!p)
+		return note(s, pid, &p);
+	return proc__snapshot(s, p, time_ns, true);
+}
+
 int symbolizer__refresh_pid(struct symbolizer *s, int pid)
 {
 	struct proc *p = proc__find(s, pid);
 
 	if (!p)
 		return note(s, pid, &p);
-	return proc__snapshot(s, p);
+	return proc__snapshot(s, p, now_ns(), false);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, int pid)
@@ -724,7 +950,23 @@ static void resolve(struct proc *p, const struct pmap *m, uint64_t addr, struct 
 	}
 }
 
-int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_info *out)
+/* addr's mapping in the generation serving time_ns, else in the others, newest first. */
+static const struct pmap *proc__find_map(struct proc *p, uint64_t time_ns, uint64_t addr)
+{
+	struct gen *g = proc__gen_at(p, time_ns);
+	const struct pmap *m;
+	unsigned i;
+
+	m = g ? find_pmap(g->maps, g->count, addr) : NULL;
+	for (i = p->ngens; !m && i > 0; i--) {
+		if (&p->gens[i - 1] != g)
+			m = find_pmap(p->gens[i - 1].maps, p->gens[i - 1].count, addr);
+	}
+	return m;
+}
+
+int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t addr,
+			struct sym_info *out)
 {
 	const struct pmap *m;
 	struct proc *p;
@@ -734,10 +976,10 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_in
 	err = note(s, pid, &p);
 	if (!p)
 		return err;
-	m = find_pmap(p->maps, p->count, addr);
+	m = proc__find_map(p, time_ns, addr);
 	if (!m && !p->gone && now_ns() - p->refreshed_ns >= REFRESH_NS) {
-		proc__snapshot(s, p);
-		m = find_pmap(p->maps, p->count, addr);
+		proc__snapshot(s, p, now_ns(), false);
+		m = proc__find_map(p, time_ns, addr);
 	}
 	if (!m)
 		return -ENOENT;
@@ -746,4 +988,9 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_in
 	out->path = m->path;
 	resolve(p, m, addr, out);
 	return 0;
+}
+
+int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_info *out)
+{
+	return symbolizer__user_at(s, pid, UINT64_MAX, addr, out);
 }

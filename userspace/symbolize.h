@@ -6,13 +6,23 @@
  * A process's mappings are snapshotted when it is first noted (it may have
  * exited by output time), and the ELF objects they map are loaded then, while
  * /proc/PID/map_files still reaches them. Objects are cached by file identity
- * (device + inode) and shared by every process mapping them; the [vdso] image
- * is read from the process and shared by content. Anonymous executable memory
- * is resolved through the perf JIT convention, /tmp/perf-PID.map.
+ * (device + inode, checked against size and mtime) and shared by every
+ * process mapping them; the [vdso] image is read from the process and shared
+ * by content. Anonymous executable memory is resolved through the perf JIT
+ * convention, /tmp/perf-PID.map.
  *
- * Symbols: .symtab, else .dynsym; STT_FUNC/STT_GNU_IFUNC in executable
- * sections. An address resolves to the nearest preceding symbol if the
+ * Symbols: the separate debug file's .symtab (build-id or .gnu_debuglink, see
+ * debuginfo.h) when the object has no .symtab, else its .symtab, else its
+ * .dynsym; STT_FUNC/STT_GNU_IFUNC in executable sections; plus "name@plt" for
+ * x86-64 PLT entries. C++/Rust names are demangled as perf shows them (no
+ * parameters). An address resolves to the nearest preceding symbol if the
  * symbol's size covers it; a size-0 symbol extends to the next one (perf).
+ *
+ * Exec and dlopen: a process's snapshots form generations in time. Re-reading
+ * its maps either adds to the current generation (new code mapped: dlopen,
+ * JIT) or, when mapped code was dropped or replaced (exec, dlclose), starts a
+ * new generation while the old one keeps serving samples taken before. Times
+ * are CLOCK_MONOTONIC nanoseconds, the clock of bpf_ktime_get_ns().
  *
  * Error convention: negative errno; symbolizer__new() returns NULL + errno.
  */
@@ -20,6 +30,7 @@
 #define SFBPF_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct symbolizer;
@@ -46,17 +57,39 @@ void symbolizer__free(struct symbolizer *s);
  * gone); a pid that failed is remembered as having no mappings.
  */
 int symbolizer__note_pid(struct symbolizer *s, int pid);
-/* Re-read pid's mappings (after dlopen); old mappings not overlapped stay known. */
+/*
+ * At sample time: note pid, and if the sample's user frames (ips[0] the leaf)
+ * fall outside its current mappings, re-read them (at most every 10 ms when
+ * the leaf missed, every second otherwise). Cheap when nothing missed: call it
+ * for every sample, while the process still exists.
+ */
+int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
+			    const uint64_t *ips, size_t n);
+/* pid exec'd at time_ns (sched_process_exec): a new generation from then on. */
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns);
+/* Re-read pid's mappings now (after dlopen or exec; see the generations above). */
 int symbolizer__refresh_pid(struct symbolizer *s, int pid);
 /* Drop pid's snapshot (process exited: its pid may be reused). */
 void symbolizer__forget_pid(struct symbolizer *s, int pid);
 
 /*
- * Symbolize addr in pid (noting pid first if needed). Returns 0 when a mapping
- * covers addr (out->name may still be NULL), -ENOENT when none does.
- * An address in no known mapping triggers a re-read of the mappings, at most
- * once a second per process, to catch libraries loaded after the snapshot.
+ * Symbolize addr of a sample pid took at time_ns (noting pid first if
+ * needed), in the generation of mappings serving that time; an address none
+ * of its mappings covers is looked up in the other generations, newest first.
+ * Returns 0 when a mapping covers addr (out->name may still be NULL), -ENOENT
+ * when none does. An address in no known mapping triggers a re-read of the
+ * mappings, at most once a second per process.
  */
+int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t addr,
+			struct sym_info *out);
+/* The same for the latest mappings (time_ns = UINT64_MAX). */
 int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_info *out);
+
+/*
+ * Where to look for separate debug files: ':'-separated directories holding
+ * .build-id/ and path-mirroring trees (NULL: $SFBPF_DEBUG_ROOT, else
+ * /usr/lib/debug). Applies to objects loaded afterwards.
+ */
+int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
 
 #endif /* SFBPF_SYMBOLIZE_H */

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Function symbol table: (address, size, name) entries sorted for binary
- * search, with perf's rules. Used for ELF objects (.symtab/.dynsym, and later
- * debug files) and JIT maps.
+ * search, with perf's rules. Used for ELF objects (.symtab/.dynsym, separate
+ * debug files, synthesized PLT entries) and JIT maps.
  *
  * Build with symtab__add(), then symtab__finish() once: it sorts, keeps one
  * symbol per address (perf's choose_best_symbol: sized over size 0, non-weak
  * over weak, global over local, fewer leading underscores, longer name), and
  * extends size-0 symbols to the next symbol. An address resolves to the nearest
  * preceding symbol that covers it.
+ *
+ * ELF symbol names are demangled (demangle.h) when first looked up; the
+ * choice between symbols at one address is made on the raw names.
  */
 #ifndef SFBPF_SYMTAB_H
 #define SFBPF_SYMTAB_H
@@ -16,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct Elf;
 struct symtab;
@@ -35,14 +39,25 @@ int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name
 /* latest_wins: at one address the last added symbol wins (JIT code replaced). */
 void symtab__finish(struct symtab *t, bool latest_wins);
 
-/* Name of the symbol covering addr (NULL if none), and addr's offset in it. */
-const char *symtab__find(const struct symtab *t, uint64_t addr, uint64_t *offset);
+/*
+ * Name of the symbol covering addr (NULL if none), and addr's offset in it.
+ * Not const: it may demangle and remember the name. The name lives as long as t.
+ */
+const char *symtab__find(struct symtab *t, uint64_t addr, uint64_t *offset);
 size_t symtab__count(const struct symtab *t);
 
 /*
- * Add an ELF file's function symbols (STT_FUNC, STT_GNU_IFUNC, defined in an
- * executable section): from .symtab, or .dynsym if .symtab has none.
+ * Add an object's function symbols (STT_FUNC, STT_GNU_IFUNC, defined in an
+ * executable section) from the first of these that has any: the .symtab of
+ * debug (its separate debug file, may be NULL), elf's .symtab, elf's .dynsym.
+ * Then, on x86-64, one "name@plt" symbol per PLT entry of elf (.plt,
+ * .plt.sec, .plt.got), named like objdump does; "*ABS*+0xADDR@plt" for an
+ * IRELATIVE slot. Symbol addresses are ELF virtual addresses.
  */
-int symtab__add_elf(struct symtab *t, struct Elf *elf);
+int symtab__add_elf(struct symtab *t, struct Elf *elf, struct Elf *debug);
+/* Add a perf JIT map's symbols: "START SIZE name" lines, hex. Bad lines are skipped. */
+int symtab__add_perf_map(struct symtab *t, FILE *f);
+/* Does elf have a .symtab? If not, its separate debug file is worth finding. */
+bool symtab__elf_has_symtab(struct Elf *elf);
 
 #endif /* SFBPF_SYMTAB_H */

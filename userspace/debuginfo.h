@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Separate debug files, found the way gdb and perf find them:
+ *   1. by GNU build-id: DIR/.build-id/xx/yyyy.debug for each debug directory;
+ *   2. by .gnu_debuglink (a file name and a CRC32): in the object's directory,
+ *      in its .debug/ subdirectory, then in DIR/<object's directory>/.
+ * A candidate is trusted only if it matches the object: equal build-ids when
+ * both have one, else (debuglink only) a CRC32 of its contents equal to the
+ * one the debuglink records. It must also be an ELF file of the object's
+ * class and machine with a .symtab, or the search goes on.
+ *
+ * Mount namespaces: paths are looked up under a root, "" for our own
+ * namespace or "/proc/PID/root" for a process in another one (a container).
+ * Debug directories are searched under that root first, then in our own
+ * namespace: a host's debug file matching by build-id is as good.
+ *
+ * Error convention: negative errno.
+ */
+#ifndef SFBPF_DEBUGINFO_H
+#define SFBPF_DEBUGINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct Elf;
+
+#define DEBUGINFO_DEFAULT_DIRS "/usr/lib/debug"
+#define DEBUGINFO_ENV "SFBPF_DEBUG_ROOT"
+
+/* Debug directories, ':'-separated: $SFBPF_DEBUG_ROOT if set, else the default. */
+const char *debuginfo__default_dirs(void);
+
+/*
+ * Open the debug file of elf, an object the process maps from path, seen
+ * under root ("" or "/proc/PID/root"). dirs: ':'-separated debug
+ * directories (NULL: the default). Returns a read-only fd, or -ENOENT when no
+ * matching debug file exists. found (may be NULL) receives the path opened.
+ */
+int debuginfo__open(struct Elf *elf, const char *path, const char *root, const char *dirs,
+		    char *found, size_t found_len);
+
+/* GNU build-id of elf, from its note sections or segments: its length, 0 if none. */
+size_t debuginfo__build_id(struct Elf *elf, uint8_t *buf, size_t len);
+
+/* CRC32 of a whole file, as .gnu_debuglink records it. */
+int debuginfo__crc32(int fd, uint32_t *crc);
+
+#endif /* SFBPF_DEBUGINFO_H */
