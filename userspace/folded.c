@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Folded-stack writer (see folded.h). Every distinct raw stack is symbolized
- * into a line kept in one string pool; lines are then sorted, and equal
- * neighbours merged (different raw stacks often symbolize alike: return
- * addresses inside one function, different pids of one comm).
+ * by stackwalk.c, which names frames for every output, into a line kept in
+ * one string pool; lines are then sorted, and equal neighbours merged
+ * (different raw stacks often symbolize alike: return addresses inside one
+ * function, different pids of one comm).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,8 +13,7 @@
 
 #include "aggregate.h"
 #include "folded.h"
-#include "ksyms.h"
-#include "symbolize.h"
+#include "stackwalk.h"
 
 struct line {
 	size_t off; /* in pool */
@@ -21,8 +21,6 @@ struct line {
 };
 
 struct writer {
-	struct symbolizer *sym;
-	const struct ksyms *ks;
 	struct folded_opts opts;
 	char *pool;
 	size_t len, cap;
@@ -83,50 +81,6 @@ static int put_name(struct writer *w, const char *s)
 	return 0;
 }
 
-static int put_comm(struct writer *w, const struct aggr_stack *st)
-{
-	char pid[16];
-	int err;
-
-	/* The idle tasks are "swapper/N" per CPU; perf names them all "swapper". */
-	err = put_name(w, st->pid == 0 ? "swapper" : st->comm);
-	if (!err && w->opts.pid) {
-		snprintf(pid, sizeof(pid), "-%" PRIu32, st->pid);
-		err = put_str(w, pid);
-	}
-	return err;
-}
-
-static int put_user_frame(struct writer *w, uint32_t pid, uint64_t addr)
-{
-	struct sym_info si = {};
-	int err;
-
-	if (w->sym)
-		symbolizer__user(w->sym, pid, addr, &si);
-	if (si.name)
-		return put_name(w, si.name);
-	if (!si.mapped || !si.module)
-		return put_str(w, "[unknown]");
-	if (si.module[0] == '[') /* already bracketed: [vdso], [anon], [heap] */
-		return put_name(w, si.module);
-	err = put_str(w, "[");
-	if (!err)
-		err = put_name(w, si.module);
-	if (!err)
-		err = put_str(w, "]");
-	return err;
-}
-
-static int put_kernel_frame(struct writer *w, uint64_t addr)
-{
-	const struct ksym *k = w->ks ? ksyms__find(w->ks, addr) : NULL;
-	int err;
-
-	err = k ? put_name(w, k->name) : put_str(w, "[unknown]");
-	return err ? err : put_str(w, "_[k]");
-}
-
 static int add_line(struct writer *w, uint64_t count)
 {
 	if (w->nlines == w->lines_cap) {
@@ -142,26 +96,26 @@ static int add_line(struct writer *w, uint64_t count)
 	return put(w, "", 1);
 }
 
-static int build_line(const struct aggr_stack *st, void *ctx)
+/* One line from a symbolized stack (stackwalk.h names the frames). */
+static int build_line(const struct sw_stack *st, void *ctx)
 {
 	struct writer *w = ctx;
-	const uint64_t *kips = st->ips + st->nr_user;
-	int i, err;
+	char pid[16];
+	size_t i;
+	int err;
 
 	w->line_start = w->len;
-	err = put_comm(w, st);
-	if (!err && st->truncated)
-		err = put_str(w, ";[truncated]");
-	/* Root first. Frames above the leaf hold return addresses: look up addr - 1. */
-	for (i = st->nr_user - 1; i >= 0 && !err; i--) {
-		err = put_str(w, ";");
-		if (!err)
-			err = put_user_frame(w, st->pid, st->ips[i] - (i > 0));
+	err = put_name(w, st->frames[0].name); /* the comm */
+	if (!err && w->opts.pid) {
+		snprintf(pid, sizeof(pid), "-%" PRIu32, st->pid);
+		err = put_str(w, pid);
 	}
-	for (i = st->nr_kernel - 1; i >= 0 && !err; i--) {
+	for (i = 1; i < st->nr_frames && !err; i++) {
 		err = put_str(w, ";");
 		if (!err)
-			err = put_kernel_frame(w, kips[i] - (i > 0));
+			err = put_name(w, st->frames[i].name);
+		if (!err && st->frames[i].kind == SW_KERNEL)
+			err = put_str(w, "_[k]");
 	}
 	if (!err)
 		err = add_line(w, w->opts.weight ? st->weight : st->count);
@@ -197,12 +151,12 @@ static int emit(struct writer *w, FILE *f)
 int folded__write_file(const struct aggregator *a, struct symbolizer *sym,
 		       const struct ksyms *ks, const struct folded_opts *opts, FILE *f)
 {
-	struct writer w = { .sym = sym, .ks = ks };
+	struct writer w = {};
 	int err;
 
 	if (opts)
 		w.opts = *opts;
-	err = aggregator__for_each(a, build_line, &w);
+	err = stackwalk__for_each(a, sym, ks, build_line, &w);
 	if (!err)
 		err = emit(&w, f);
 	free(w.pool);

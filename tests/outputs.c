@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Output writers' test driver: writes the folded, pprof and SVG outputs of
+ * one aggregator, so that tests/pprof.test and tests/svg.test can check them
+ * against each other with independent readers (Go's pprof, Chromium).
+ *
+ *   outputs live OUTDIR SECONDS HZ PID[,PID...]
+ *       profiles the processes with a real session (BPF, root) and writes
+ *       OUTDIR/{folded.txt,profile.pb.gz,flame.svg,meta.txt}
+ *   outputs synthetic OUTDIR
+ *       synthetic samples with real addresses (this program's functions, a
+ *       JIT region named by a perf map with hostile names, kernel symbols):
+ *       OUTDIR/{folded.txt,profile.pb.gz,flame.svg,icicle.svg,
+ *       folded-weight.txt,offcpu.pb.gz,meta.txt}, and in-process checks of the
+ *       writers' error handling (PASS/FAIL lines)
+ *   outputs stress OUTDIR
+ *       200k distinct stacks through both writers: time and size (PASS/FAIL)
+ *
+ * meta.txt: "key value" lines (freq, period, duration_ns, time_ns, samples).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "flamegraph.h"
+#include "folded.h"
+#include "ksyms.h"
+#include "pprof.h"
+#include "session.h"
+#include "symbolize.h"
+
+static int failures;
+
+static void report(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: outputs-%s", ok ? "PASS" : "FAIL", name);
+	if (!ok) {
+		printf(": ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		failures++;
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	static char buf[8][4096];
+	static int i;
+	char *p = buf[i++ % 8];
+
+	snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
+	return p;
+}
+
+/* The three writers over one aggregator; reports each. */
+static void write_all(const char *dir, const struct aggregator *a, struct symbolizer *sym,
+		      const struct ksyms *ks, const struct pprof_opts *po,
+		      const struct flamegraph_opts *fo)
+{
+	int err;
+
+	err = folded__write(a, sym, ks, NULL, path_in(dir, "folded.txt"));
+	report(!err, "write-folded", "%s", strerror(-err));
+	err = pprof__write(a, sym, ks, po, path_in(dir, "profile.pb.gz"));
+	report(!err, "write-pprof", "%s", strerror(-err));
+	err = flamegraph__write_svg(a, sym, ks, fo, path_in(dir, "flame.svg"));
+	report(!err, "write-svg", "%s", strerror(-err));
+}
+
+static void write_meta(const char *dir, const struct pprof_opts *po, uint64_t samples)
+{
+	FILE *f = fopen(path_in(dir, "meta.txt"), "w");
+
+	if (!f)
+		return;
+	fprintf(f, "freq %lu\nperiod %" PRId64 "\nduration_ns %" PRId64 "\ntime_ns %" PRId64
+		   "\nsamples %" PRIu64 "\n",
+		po->freq, po->period ? po->period : (int64_t)(1000000000 / po->freq),
+		po->duration_nanos, po->time_nanos, samples);
+	fclose(f);
+}
+
+/* ---- live ------------------------------------------------------------------------- */
+
+static int parse_pids(char *arg, struct session_opts *o)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(arg, ",", &save); tok && o->nr_pids < SESSION_MAX_PIDS;
+	     tok = strtok_r(NULL, ",", &save))
+		o->pids[o->nr_pids++] = atoi(tok);
+	return o->nr_pids ? 0 : -EINVAL;
+}
+
+static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
+{
+	static struct session s;
+	struct session_opts so = { .freq = hz, .user_stacks = true, .kernel_stacks = true };
+	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
+	char subtitle[256];
+	struct pprof_opts po = { .freq = hz, .comment = "sfbpf outputs test" };
+	struct pprof_label labels[] = { { "service", "outputs-test" } };
+	struct aggr_totals t;
+	double end;
+	int err;
+
+	snprintf(subtitle, sizeof(subtitle), "sfbpf, %lu Hz, %.0f s, PIDs %s", hz, secs, pids);
+	fo.subtitle = subtitle;
+	if (parse_pids(pids, &so))
+		return 2;
+	po.time_nanos = realtime_ns();
+	err = session__open(&s, &so);
+	if (err) {
+		report(false, "session", "session__open: %s", strerror(-err));
+		session__close(&s);
+		return 1;
+	}
+	for (end = session_now() + secs; session_now() < end;)
+		session__poll(&s, 100);
+	session__stop(&s);
+	po.duration_nanos = (int64_t)((session_now() - s.attach_time) * 1e9);
+	po.labels = labels;
+	po.nr_labels = 1;
+	aggregator__totals(s.agg, &t);
+	report(t.samples > 0, "live-samples", "no samples");
+	write_all(dir, s.agg, s.sym, s.ksyms, &po, &fo);
+	write_meta(dir, &po, t.samples);
+	session__close(&s);
+	return failures != 0;
+}
+
+/* ---- synthetic -------------------------------------------------------------------- */
+
+__attribute__((noipa)) int g_leaf(int x)
+{
+	return x * 7 + 1;
+}
+
+__attribute__((noipa)) static int g_mid(int x)
+{
+	return g_leaf(x) * 3 + 2;
+}
+
+__attribute__((noipa)) static int g_root(int x)
+{
+	return g_mid(x) * 5 + 3;
+}
+
+#define U(f) ((uint64_t)(uintptr_t)(f))
+
+static struct sfbpf_sample *sample;
+
+static void add(struct aggregator *a, uint32_t pid, const char *comm, int stop,
+		const uint64_t *user, int nu, const uint64_t *kern, int nk, uint32_t weight,
+		int times)
+{
+	int i;
+
+	memset(sample, 0, sizeof(*sample));
+	sample->pid = sample->tid = pid;
+	sample->stop = stop;
+	sample->weight = weight;
+	sample->nr_user = nu;
+	sample->nr_kernel = nk;
+	memcpy(sample->comm, comm, strnlen(comm, sizeof(sample->comm) - 1));
+	if (nu)
+		memcpy(sample->ips, user, nu * sizeof(*user));
+	if (nk)
+		memcpy(sample->ips + nu, kern, nk * sizeof(*kern));
+	for (i = 0; i < times; i++)
+		aggregator__add(a, sample);
+}
+
+/* JIT code named by a perf map: names no format may choke on. */
+static const char *const jit_names[] = {
+	"jit<T>::run&go \"quoted\" 'single'",
+	"semi;colon]]>cdata",
+	"utf8 caf\xc3\xa9 \xe2\x86\x92 bad\xff\xfe byte",
+	"tab\there",
+};
+#define NR_JIT (sizeof(jit_names) / sizeof(jit_names[0]))
+
+static char perf_map[64];
+
+static void *make_jit(void)
+{
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FILE *f;
+	size_t i;
+
+	if (jit == MAP_FAILED)
+		return NULL;
+	snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", getpid());
+	f = fopen(perf_map, "w");
+	for (i = 0; f && i < NR_JIT; i++)
+		fprintf(f, "%" PRIx64 " 40 %s\n", U(jit) + i * 0x40, jit_names[i]);
+	if (f)
+		fclose(f);
+	return jit;
+}
+
+static void synthetic_samples(struct aggregator *a, void *jit, uint64_t sched, uint64_t sys)
+{
+	uint32_t self = getpid();
+	uint64_t u1[] = { U(g_leaf), U(g_mid) + 1, U(g_root) + 1 };
+	uint64_t u2[] = { U(g_leaf), U(g_mid) + 1 };
+	uint64_t u3[] = { 0x1000, U(g_root) + 1 };
+	uint64_t u4[] = { U(jit) + 4, U(jit) + 0x41, U(jit) + 0x81, U(jit) + 0xc1, U(g_root) + 1 };
+	uint64_t k1[] = { sched, sys + 1 };
+	uint64_t k2[] = { 0x10, sched + 1 };
+
+	add(a, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, NULL, 0, 1, 40);
+	add(a, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, k1, 2, 1, 10);
+	add(a, self, "app", SFBPF_STOP_DEPTH, u2, 2, NULL, 0, 1, 5);
+	add(a, self, "app", SFBPF_STOP_NO_MAPPING, u3, 2, NULL, 0, 1, 3);
+	add(a, self, "app", SFBPF_STOP_OUTERMOST, u4, 5, NULL, 0, 1, 7);
+	add(a, self, "we<ird>&\"c", SFBPF_STOP_OUTERMOST, u1, 3, NULL, 0, 1, 2);
+	add(a, 0, "swapper/1", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 20);
+	add(a, self, "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k2, 2, 1, 1);
+	add(a, 1, "init", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 12);
+}
+
+static uint64_t kernel_addr(const struct ksyms *ks, const char *name)
+{
+	const struct ksym *k = ks ? ksyms__get_by_name(ks, name) : NULL;
+
+	return k ? k->addr : 0;
+}
+
+/* Error handling the tests cannot see from outside. */
+static void check_errors(const struct aggregator *a, struct symbolizer *sym,
+			 const struct ksyms *ks)
+{
+	struct pprof_opts no_period = { 0 };
+	int err;
+
+	err = pprof__write(a, sym, ks, &no_period, "/dev/null");
+	report(err == -EINVAL, "pprof-needs-period", "got %d", err);
+	err = pprof__write(a, sym, ks, &(struct pprof_opts){ .freq = 99 }, "/nonexistent/x");
+	report(err == -ENOENT, "pprof-bad-path", "got %d", err);
+	err = flamegraph__write_svg(a, sym, ks, NULL, "/nonexistent/x");
+	report(err == -ENOENT, "svg-bad-path", "got %d", err);
+	err = pprof__write(a, sym, ks, &(struct pprof_opts){ .freq = 99 }, "/dev/full");
+	report(err == -EIO, "pprof-disk-full", "got %d", err);
+	err = flamegraph__write_svg(a, sym, ks, NULL, "/dev/full");
+	report(err == -EIO, "svg-disk-full", "got %d", err);
+}
+
+/* Off-CPU: weighted samples, values from weights, type off_cpu. */
+static void write_offcpu(const char *dir, struct symbolizer *sym, const struct ksyms *ks,
+			 uint64_t sched)
+{
+	struct aggregator *a = aggregator__new();
+	uint64_t u1[] = { U(g_leaf), U(g_mid) + 1, U(g_root) + 1 };
+	uint64_t k[] = { sched };
+	struct pprof_opts po = { .type = "off_cpu", .value_from_weight = true,
+				 .duration_nanos = 1000000000 };
+	struct folded_opts fo = { .weight = true };
+	int err;
+
+	add(a, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 1500000, 3);
+	add(a, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 250000, 2);
+	add(a, getpid(), "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 7000, 1);
+	err = pprof__write(a, sym, ks, &po, path_in(dir, "offcpu.pb.gz"));
+	report(!err, "write-offcpu", "%s", strerror(-err));
+	err = folded__write(a, sym, ks, &fo, path_in(dir, "folded-weight.txt"));
+	report(!err, "write-folded-weight", "%s", strerror(-err));
+	aggregator__free(a);
+}
+
+static int run_synthetic(const char *dir)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct ksyms *ks = ksyms__new();
+	struct aggregator *a = aggregator__new();
+	struct pprof_label labels[] = { { "hostname", "test-host" }, { "service", "svc<1>" } };
+	struct pprof_opts po = { .freq = 99, .duration_nanos = 2000000000, .labels = labels,
+				 .nr_labels = 2, .comment = "synthetic" };
+	struct flamegraph_opts fo = { .title = "Synthetic <flame> & graph", .subtitle = "x\"y" };
+	struct aggr_totals t;
+	uint64_t sched = kernel_addr(ks, "schedule"), sys = kernel_addr(ks, "do_syscall_64");
+	void *jit = make_jit();
+	int err;
+
+	if (!sym || !ks || !a || !jit || !sched || !sys) {
+		report(false, "synthetic-setup", "symbolizer, kallsyms (root?) or mmap failed");
+		return 1;
+	}
+	g_root(1);
+	po.time_nanos = realtime_ns() - po.duration_nanos;
+	synthetic_samples(a, jit, sched, sys);
+	aggregator__totals(a, &t);
+	write_all(dir, a, sym, ks, &po, &fo);
+	write_meta(dir, &po, t.samples);
+	fo.inverted = true;
+	err = flamegraph__write_svg(a, sym, ks, &fo, path_in(dir, "icicle.svg"));
+	report(!err, "write-icicle", "%s", strerror(-err));
+	check_errors(a, sym, ks);
+	write_offcpu(dir, sym, ks, sched);
+	aggregator__free(a);
+	symbolizer__free(sym);
+	ksyms__free(ks);
+	unlink(perf_map);
+	munmap(jit, 4096);
+	return failures != 0;
+}
+
+/* ---- stress ----------------------------------------------------------------------- */
+
+static double cpu_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
+/*
+ * 200k distinct stacks of 24 frames over a few thousand addresses of this
+ * program (and unmapped ones): the writers must stay fast and their output
+ * bounded (the SVG drops sub-pixel frames).
+ */
+static int run_stress(const char *dir)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct aggregator *a = aggregator__new();
+	uint64_t user[24], x = 0x9e3779b97f4a7c15ULL, base = U(g_leaf) & ~0xfffULL;
+	struct pprof_opts po = { .freq = 99 };
+	double t0, t1, t2, tf;
+	int i, j, err;
+
+	for (i = 0; i < 200000; i++) {
+		for (j = 0; j < 24; j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			user[j] = (j % 3 ? base : 0x100000) + (x & 0x3fff);
+		}
+		add(a, getpid(), "stress", SFBPF_STOP_OUTERMOST, user, 24, NULL, 0, 1, 1);
+	}
+	tf = cpu_secs();
+	err = folded__write(a, sym, NULL, NULL, path_in(dir, "stress.folded"));
+	t0 = cpu_secs();
+	err = err ? err : pprof__write(a, sym, NULL, &po, path_in(dir, "stress.pb.gz"));
+	t1 = cpu_secs();
+	err = err ? err : flamegraph__write_svg(a, sym, NULL, NULL, path_in(dir, "stress.svg"));
+	t2 = cpu_secs();
+	printf("# stress: folded %.2fs, pprof %.2fs %ld bytes, svg %.2fs %ld bytes\n", t0 - tf,
+	       t1 - t0,
+	       file_size(path_in(dir, "stress.pb.gz")), t2 - t1,
+	       file_size(path_in(dir, "stress.svg")));
+	report(!err, "stress-write", "%s", strerror(-err));
+	report(t1 - t0 < 20 && t2 - t1 < 20, "stress-time", "pprof %.1fs, svg %.1fs",
+	       t1 - t0, t2 - t1);
+	report(file_size(path_in(dir, "stress.svg")) < 20 << 20, "stress-svg-size", "%ld bytes",
+	       file_size(path_in(dir, "stress.svg")));
+	aggregator__free(a);
+	symbolizer__free(sym);
+	return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = 2;
+
+	sample = calloc(1, sizeof(*sample));
+	if (!sample)
+		return 1;
+	if (argc == 6 && !strcmp(argv[1], "live"))
+		ret = run_live(argv[2], atof(argv[3]), strtoul(argv[4], NULL, 10), argv[5]);
+	else if (argc == 3 && !strcmp(argv[1], "synthetic"))
+		ret = run_synthetic(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "stress"))
+		ret = run_stress(argv[2]);
+	else
+		fprintf(stderr, "usage: outputs live DIR SECONDS HZ PID[,PID...] | synthetic DIR | "
+				"stress DIR\n");
+	free(sample);
+	return ret;
+}

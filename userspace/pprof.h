@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pprof writer: the aggregated stacks as a gzip-compressed profile.proto, the
+ * format `go tool pprof`, Pyroscope, Parca and Grafana read.
+ *
+ * Follows Go's CPU profiles: sample types samples/count and cpu/nanoseconds
+ * (count x period), period type cpu/nanoseconds, period 1e9/freq. A profile of
+ * weighted samples (off-CPU) sets type "off_cpu" and value_from_weight: the
+ * second value is then the stack's summed sample weights.
+ *
+ * Stacks name frames exactly as the folded output does (stackwalk.h), leaf
+ * first: kernel frames, then user frames, then "[truncated]" for a stack that
+ * lost its root. The folded output's comm root frame is the "comm" label here;
+ * every sample also has a numeric "pid" label (none for the idle task, pid 0)
+ * and the extra labels of the options.
+ *
+ * Mappings: each executable mapping's range, file offset, path and build-id
+ * (hex); kernel frames are in one "[kernel.kallsyms]" mapping carrying the
+ * running kernel's build-id. Every location carries its function already
+ * (has_functions): pprof shows our names; `pprof -symbolize=force` re-symbolizes
+ * from local binaries for line numbers. A location's address is the address
+ * that was symbolized: the return address - 1 for callers.
+ */
+#ifndef SFBPF_PPROF_H
+#define SFBPF_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct aggregator;
+struct symbolizer;
+struct ksyms;
+
+/* A string label put on every sample, e.g. { "hostname", "db-1" }. */
+struct pprof_label {
+	const char *key;
+	const char *value;
+};
+
+struct pprof_opts {
+	const char *type; /* second sample type and period type; NULL: "cpu" */
+	const char *unit; /* their unit; NULL: "nanoseconds" */
+	bool value_from_weight; /* value = summed weights (off-CPU), else count x period */
+	int64_t weight_scale; /* weights x weight_scale = unit (1000: weights in µs); 0: 1 */
+	unsigned long freq; /* sampling frequency (Hz): period = 1e9 / freq if period is 0 */
+	int64_t period; /* units per sample */
+	int64_t time_nanos; /* wall-clock start of the collection (ns since the epoch) */
+	int64_t duration_nanos;
+	const struct pprof_label *labels;
+	size_t nr_labels;
+	const char *comment; /* optional note shown by pprof (-raw, web UI) */
+};
+
+/*
+ * sym and ks may be NULL (frames unknown); opts may be NULL (cpu defaults, no
+ * period). path "-" is stdout. Returns 0 or a negative errno.
+ */
+int pprof__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+		 const struct pprof_opts *opts, const char *path);
+int pprof__write_file(const struct aggregator *a, struct symbolizer *sym,
+		      const struct ksyms *ks, const struct pprof_opts *opts, FILE *f);
+
+#endif /* SFBPF_PPROF_H */

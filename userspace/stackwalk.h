@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Symbolized stack walk: turns each aggregated raw stack into named frames,
+ * root first, so that every output (folded, pprof, SVG flame graph) names
+ * frames the same way:
+ *
+ *   comm, [truncated]?, user root ... user leaf, kernel root ... kernel leaf
+ *
+ * - comm: the task's command; the idle tasks (pid 0, "swapper/N") are all
+ *   "swapper", as in perf.
+ * - "[truncated]" only when the user stack lost its root (aggr_stop_truncated()).
+ * - A user frame is its function symbol; without one, "[MODULE]" (e.g.
+ *   "[libc.so.6]"; already bracketed names such as "[vdso]" stay as they are),
+ *   or "[unknown]" when no mapping covers the address.
+ * - A kernel frame is its kallsyms symbol, or "[unknown]". Writers mark kernel
+ *   frames their own way (folded: "_[k]" suffix).
+ * - Every frame but a leaf holds a return address and is looked up at
+ *   addr - 1, so a call that ends a function is charged to that function.
+ *
+ * Names are raw (writers sanitize for their format); empty names become
+ * "[unknown]".
+ */
+#ifndef SFBPF_STACKWALK_H
+#define SFBPF_STACKWALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct aggregator;
+struct aggr_stack;
+struct symbolizer;
+struct ksyms;
+
+enum sw_kind {
+	SW_COMM = 0, /* root pseudo-frame: the task's command */
+	SW_TRUNCATED, /* "[truncated]": the user stack's root is missing */
+	SW_USER,
+	SW_KERNEL,
+};
+
+struct sw_frame {
+	enum sw_kind kind;
+	bool symbol; /* name is a function symbol (not "[MODULE]"/"[unknown]") */
+	bool mapped; /* user: a mapping covered addr */
+	const char *name;
+	uint64_t addr; /* user/kernel: the address looked up (return address - 1) */
+	uint64_t elf_addr; /* user: addr in the object's ELF address space, 0 if none */
+	const char *module; /* user: "libc.so.6", "[vdso]"...; kernel: "ext4" or NULL (vmlinux) */
+	const char *path; /* user: mapped file path, NULL if anonymous */
+};
+
+/* One symbolized stack. Strings and frames are valid during the callback only. */
+struct sw_stack {
+	const struct aggr_stack *raw;
+	uint32_t pid;
+	uint64_t count;
+	uint64_t weight;
+	size_t nr_frames;
+	const struct sw_frame *frames; /* root first; frames[0] is the SW_COMM frame */
+	size_t first_user; /* index of the user root frame (== first_kernel if none) */
+	size_t first_kernel; /* index of the kernel root frame (== nr_frames if none) */
+};
+
+typedef int (*sw_cb)(const struct sw_stack *st, void *ctx);
+
+/*
+ * Calls cb for every distinct raw stack of a, in the aggregator's order; stops
+ * at (and returns) a nonzero return of cb. sym and ks may be NULL (every frame
+ * unknown). Returns 0 or a negative errno.
+ */
+int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym,
+			const struct ksyms *ks, sw_cb cb, void *ctx);
+
+#endif /* SFBPF_STACKWALK_H */
