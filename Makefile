@@ -108,6 +108,7 @@ top: deps $(BUILD)/sfbpf-top
 install: all
 	install -D -m 0755 $(BUILD)/sfbpf-top $(DESTDIR)$(PREFIX)/sbin/sfbpf-top
 	install -D -m 0755 $(BUILD)/sfbpf-dump $(DESTDIR)$(PREFIX)/bin/sfbpf-dump
+	install -D -m 0644 docs/sfbpf-top.8 $(DESTDIR)$(PREFIX)/share/man/man8/sfbpf-top.8
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
