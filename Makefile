@@ -14,7 +14,7 @@ PREFIX    ?= /usr/local
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iuserspace
-LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lz
+LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lcurl -lz
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # protobuf-c code generated from proto/*.proto is library code too.
@@ -34,7 +34,7 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test-deps check top install vmlinux clean bench fuzz
+.PHONY: all deps test-deps check check-asan top install vmlinux clean bench fuzz
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -92,6 +92,13 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a | $(BUILD)/tests
 check: test-deps all
 	@scripts/build-binutils.sh
 	@tests/run.sh
+
+# The whole suite again with every userspace binary built with ASan, UBSan and
+# LeakSanitizer, in build-asan/ (TESTS="tests/x.test ..." to pick some).
+check-asan: test-deps
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g $(SAN_FLAGS)" all
+	@scripts/build-binutils.sh
+	@SFBPF_BUILD=$(CURDIR)/build-asan ASAN_OPTIONS=detect_leaks=1 tests/run.sh $(TESTS)
 
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
 bench: test-deps all

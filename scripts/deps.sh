@@ -5,7 +5,8 @@
 set -euo pipefail
 
 BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
-	libncurses-dev protobuf-c-compiler libprotobuf-c-dev libiberty-dev)
+	libncurses-dev protobuf-c-compiler libprotobuf-c-dev libiberty-dev
+	libcurl4-openssl-dev)
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
 # pprof as the reference pprof reader, chromium to render flamegraphs.

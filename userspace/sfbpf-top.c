@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "continuous.h"
+#include "continuous_cli.h"
 #include "preflight.h"
 #include "offcpu.h"
 #include "outputs.h"
@@ -25,7 +27,7 @@
 
 #define MAX_TARGETS SESSION_MAX_PIDS
 
-enum out_mode { OUT_LIVE, OUT_BATCH, OUT_QUIET };
+enum out_mode { OUT_LIVE, OUT_BATCH, OUT_QUIET, OUT_CONTINUOUS };
 
 static struct env {
 	int pids[MAX_TARGETS];
@@ -112,6 +114,8 @@ static const struct argp_option options[] = {
 	{ "stats", OPT_STATS, NULL, 0, "Print sampling and unwinding counters at exit", 0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
+	{ "max-frames", 'S', "N", 0, "User frames per stack (default 127)", 0 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics (twice: libbpf/verifier output)", 0 },
 	{ NULL, 0, NULL, 0, "Off-CPU analysis:", 1 },
 	{ "off-cpu", OPT_OFFCPU, NULL, 0, "Off-CPU time: where threads wait, in microseconds", 1 },
 	{ "on-off", OPT_ONOFF, NULL, 0,
@@ -121,8 +125,6 @@ static const struct argp_option options[] = {
 	{ "state", OPT_STATE, "STATE[,...]", 0,
 	  "running|sleeping|disk|other|all (default: all but running; --on-off: all)", 1 },
 	{ "cgroup", OPT_CGROUP, "DIR", 0, "Off-CPU: only tasks of this cgroup v2 directory", 1 },
-	{ "max-frames", 'S', "N", 0, "User frames per stack (default 127)", 0 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics (twice: libbpf/verifier output)", 0 },
 	{},
 };
 
@@ -213,6 +215,10 @@ static void check_args(struct argp_state *state)
 		argp_error(state, "-m, -M, --state and --cgroup go with --off-cpu or --on-off");
 	if (env.max_us && env.max_us < env.min_us)
 		argp_error(state, "-M is below -m");
+	if (continuous_cli.enabled &&
+	    (env.batch || env.folded_path || env.pprof_path || env.svg_path))
+		argp_error(state, "--continuous writes its own profiles: not with --batch or "
+				  "an output file");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -320,6 +326,8 @@ static enum out_mode pick_output(void)
 			 (env.svg_path && !strcmp(env.svg_path, "-"));
 	bool files = env.folded_path || env.pprof_path || env.svg_path;
 
+	if (continuous_cli.enabled)
+		return OUT_CONTINUOUS;
 	if (env.batch)
 		return OUT_BATCH;
 	if (to_stdout)
@@ -331,12 +339,14 @@ static enum out_mode pick_output(void)
 
 /* ---- running ---- */
 
-static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t exiting, reopen;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	exiting = 1;
+	if (sig == SIGHUP)
+		reopen = 1; /* continuous mode: reopen the outputs */
+	else
+		exiting = 1;
 }
 
 static void setup_signals(void)
@@ -347,6 +357,8 @@ static void setup_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (continuous_cli.enabled)
+		sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is EPIPE on write */
 }
 
@@ -411,6 +423,22 @@ static int run_live(struct session *s)
 	return err;
 }
 
+static int run_continuous(struct session *s)
+{
+	struct continuous_opts o = continuous_cli.opts;
+	int err;
+
+	o.duration = env.duration;
+	o.verbose = env.verbose;
+	o.stats = env.stats;
+	o.exiting = &exiting;
+	o.reopen = &reopen;
+	err = continuous__run(s, &o);
+	if (err)
+		fprintf(stderr, "sfbpf-top: continuous mode: %s\n", strerror(-err));
+	return err;
+}
+
 static void fill_session_opts(struct session_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -432,7 +460,13 @@ static void fill_session_opts(struct session_opts *o)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, "[DURATION]", doc, NULL, NULL, NULL };
+	static const struct argp_child children[] = {
+		{ &continuous_argp, 0, "Continuous mode (a profiling service, see docs/continuous.md):",
+		  0 },
+		{},
+	};
+	static const struct argp argp = { options, parse_arg, "[DURATION]", doc, children, NULL,
+					  NULL };
 	static struct session sess;
 	struct outputs_opts outs = { 0 };
 	struct session_opts sopts;
@@ -459,6 +493,8 @@ int main(int argc, char **argv)
 		err = run_live(&sess);
 	else if (mode == OUT_BATCH)
 		err = run_batch(&sess);
+	else if (mode == OUT_CONTINUOUS)
+		err = run_continuous(&sess);
 	else
 		err = run_quiet(&sess);
 	session__stop(&sess);
