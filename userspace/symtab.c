@@ -57,24 +57,10 @@ void symtab__free(struct symtab *t)
 	free(t);
 }
 
-/*
- * Length of name without its symbol version ("memcpy@GLIBC_2.2.5",
- * "__libc_start_main@@GLIBC_2.34"): frames read as perf shows them. Our own
- * "puts@plt" names keep their suffix.
- */
-static size_t unversioned_len(const char *name)
-{
-	const char *at = strchr(name, '@');
-
-	if (!at || at == name || !strcmp(at, "@plt"))
-		return strlen(name);
-	return at - name;
-}
-
 static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 		   enum symtab_bind bind, bool mangled)
 {
-	size_t len = unversioned_len(name);
+	size_t len = strlen(name);
 	struct sym *sym;
 
 	if (t->count == t->cap) {
@@ -100,8 +86,7 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 		t->strs = n;
 		t->strs_cap = cap;
 	}
-	memcpy(t->strs + t->strs_len, name, len);
-	t->strs[t->strs_len + len] = '\0';
+	memcpy(t->strs + t->strs_len, name, len + 1);
 	sym = &t->syms[t->count];
 	sym->addr = addr;
 	sym->end = addr + size < addr ? UINT64_MAX : addr + size;
