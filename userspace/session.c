@@ -204,6 +204,7 @@ static int open_tables(struct session *s)
 		.max_objects = PROFILE_DEFAULT_OBJECTS,
 		.max_pages = PROFILE_DEFAULT_PAGES,
 		.verbose = s->opts.verbose,
+		.no_cfi = s->opts.sframe_only,
 	};
 	int procs_fd = s->prof ? profile__procs_fd(s->prof) : offcpu__procs_fd(s->off);
 
