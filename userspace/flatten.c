@@ -186,13 +186,17 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 		ret = add_row(b, f->func_start, SFBPF_RULE_GAP_ID);
 		goto out;
 	}
-	for (block = 0; block < nblocks && !ret; block++)
+	for (block = 0; block < nblocks && !ret; block++) {
+		/* Each block starts uncovered until its first FRE, like the first one. */
+		if (block && b->fres[0].start_off > 0)
+			ret = add_row(b, f->func_start + (uint64_t)block * rep, SFBPF_RULE_GAP_ID);
 		for (j = 0; j < n && !ret; j++) {
 			uint64_t off = (uint64_t)block * rep + b->fres[j].start_off;
 
 			if (off < f->func_size)
 				ret = add_row(b, f->func_start + off, ids[j]);
 		}
+	}
 out:
 	free(ids);
 	return ret;

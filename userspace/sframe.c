@@ -611,6 +611,11 @@ static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f
 			return set_err(err, SFRAME_ERR_FRE_START_RANGE, off,
 				       "FDE %u: FRE %u starts at 0x%x, past the function size 0x%x",
 				       f->index, j, fre.start_off, f->func_size);
+		/* PCMASK: starts are offsets into the repeated block. */
+		if (f->pctype == SFRAME_FDE_PCTYPE_MASK && fre.start_off >= fre_range(d, f))
+			return set_err(err, SFRAME_ERR_FRE_START_RANGE, off,
+				       "FDE %u: FRE %u starts at 0x%x, past the 0x%x-byte block",
+				       f->index, j, fre.start_off, fre_range(d, f));
 		ret = decode_rules(d, f, &fre, off, err);
 		if (ret)
 			return ret;
