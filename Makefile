@@ -38,7 +38,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: deps $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(TEST_BINS)
+all: deps $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(BUILD)/asan/sfbpf-top $(TEST_BINS)
 
 deps:
 	@scripts/deps.sh build
@@ -81,8 +81,9 @@ $(BUILD)/asan/libsfbpf.a: $(SAN_OBJS)
 $(BUILD)/%: userspace/%.c $(BUILD)/libsfbpf.a
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
 
-# Sanitized copy of the dump tool: the conformance and malformed-input tests run it.
-$(BUILD)/asan/sfbpf-dump: userspace/sfbpf-dump.c $(BUILD)/asan/libsfbpf.a
+# Sanitized copies of the programs: the conformance, malformed-input and
+# hostile-binary tests run them.
+$(BUILD)/asan/%: userspace/%.c $(BUILD)/asan/libsfbpf.a
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
 # C test programs link the sanitized library.
