@@ -1,0 +1,1117 @@
+#!/usr/bin/env bash
+# make bench: what sfbpf costs, measured side by side with the alternatives.
+#   kcost       kernel time per sample: SFrame unwinder vs frame-pointer walk
+#   slowdown    CPU-bound workloads profiled system-wide: sfbpf, perf -g,
+#               perf --call-graph dwarf, none
+#   loader      rows/s flattened and pushed, map bytes vs .sframe bytes, time
+#               until every process on the machine is covered
+#   throughput  highest sampling rate with no ring-buffer drops
+#   offcpu      cost per context switch of the off-CPU program
+# Every benchmark prints one "bench: NAME: ..." summary line on stdout; the
+# tables, the commands and the machine go to docs/BENCHMARKS.md (with --quick,
+# to a file in the temporary directory unless --out is given). Repeated runs,
+# medians, configurations alternated within one run: the machine is shared.
+#
+# Usage: scripts/bench.sh [--quick] [--out FILE] [--only NAME[,NAME...]]
+#   --quick  one short repetition of everything (the smoke test: < 1 minute)
+# Needs root (BPF, perf events, sysctls), a built tree (make), perf, and for
+# the zstd workload network access to Debian's source packages once.
+# Environment: SFBPF_BUILD (build/), SFBPF_BENCH_CACHE (/var/cache/sfbpf/bench),
+# SFBPF_BINUTILS_CACHE (for gas 2.47, optional), SFBPF_BENCH_REVISION (what
+# the report names as the measured revision; default: git describe of ROOT).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${SFBPF_BUILD:-$ROOT/build}
+TOP=$BUILD/sfbpf-top
+BB=$BUILD/bench
+BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
+NCPU=$(nproc)
+ALL_PARTS="kcost slowdown loader throughput offcpu"
+
+QUICK=0
+OUT=
+PARTS=$ALL_PARTS
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--out)
+		OUT=$2
+		shift
+		;;
+	--only) PARTS=${2//,/ } && shift ;;
+	*)
+		echo "usage: scripts/bench.sh [--quick] [--out FILE] [--only NAME[,NAME...]]" >&2
+		exit 2
+		;;
+	esac
+	shift
+done
+
+# Sizes. On 2 idle CPUs the full run takes about 5 minutes (plus building zstd
+# once, 1-3 minutes), --quick about 20 s; a loaded machine stretches both.
+if [ "$QUICK" = 1 ]; then
+	KC_SECS=0.3 KC_REPS=1
+	SD_REPS=1 SD_SETTLE=0.2 MT_ROUNDS=40 CORPUS_MB=4 ZSTD_LEVEL=3
+	LD_REPS=1 LD_SYS_REPS=1 BIG_FUNCS=2000
+	TP_SECS=0.5 TP_RATES="999"
+	OC_ROUNDS=20000 OC_REPS=1
+else
+	KC_SECS=2 KC_REPS=5
+	SD_REPS=5 SD_SETTLE=0.5 MT_ROUNDS=800 CORPUS_MB=64 ZSTD_LEVEL=3
+	LD_REPS=5 LD_SYS_REPS=3 BIG_FUNCS=100000
+	TP_SECS=2 TP_RATES="999 1999 4999 9999 19999 49999 99999"
+	OC_ROUNDS=200000 OC_REPS=5
+fi
+KC_HZ=4999
+KC_DEPTHS="8 32 128"
+SD_CONFIGS="none:0 sfbpf:99 fp:99 dwarf:99 sfbpf:999 fp:999 dwarf:999"
+
+log() { echo "bench: $*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	die "needs root (BPF programs, perf events, sysctls): sudo make bench"
+fi
+if ! [ -x "$TOP" ] || ! [ -f "$BUILD/libsfbpf.a" ] || ! [ -f "$BUILD/fpwalk.skel.h" ]; then
+	die "$BUILD is not built: run make first"
+fi
+command -v perf >/dev/null || die "perf is not installed (linux-perf)"
+
+TMP=$(mktemp -d /tmp/sfbpf-bench.XXXXXX)
+if [ -z "$OUT" ]; then
+	if [ "$QUICK" = 1 ]; then OUT=$TMP/BENCHMARKS.md; else OUT=$ROOT/docs/BENCHMARKS.md; fi
+fi
+MD=$TMP/md
+mkdir -p "$MD" "$BB"
+BG_PIDS=()
+SAVED_MAX_RATE=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+
+cleanup() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	# High sampling rates make the kernel lower this limit; put it back.
+	echo "$SAVED_MAX_RATE" >/proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || true
+	# Keep the temporary directory only when the report was written into it.
+	case $OUT in
+	"$TMP"/*) ;;
+	*) rm -rf "$TMP" ;;
+	esac
+}
+trap cleanup EXIT
+
+# --- helpers -----------------------------------------------------------------
+
+# awk functions shared by the summaries (mawk has no asort).
+AWK_LIB='
+function sortn(a, n,    i, j, v) {
+	for (i = 2; i <= n; i++) {
+		v = a[i]
+		for (j = i - 1; j >= 1 && a[j] > v; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = v
+	}
+}
+function median(a, n,    b, i) {
+	if (n == 0)
+		return "nan"
+	for (i = 1; i <= n; i++)
+		b[i] = a[i]
+	sortn(b, n)
+	return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
+}
+function kv(s, key,    i, f, n) {
+	n = split(s, f, " ")
+	for (i = 1; i <= n; i++)
+		if (index(f[i], key "=") == 1)
+			return substr(f[i], length(key) + 2)
+	return ""
+}
+function pct(x) { return sprintf("%+.1f %%", x * 100) }
+'
+
+# cpu_ns PID: CPU time of every thread of PID so far, in ns (scheduler clock).
+cpu_ns() {
+	local t v sum=0
+	for t in /proc/"$1"/task/*/schedstat; do
+		read -r v _ 2>/dev/null <"$t" || continue
+		sum=$((sum + v))
+	done
+	echo "$sum"
+}
+
+# map_bytes PID: kernel memory (memlock) of the BPF maps PID holds open.
+map_bytes() {
+	local f k v id mem sum=0 seen=" "
+	for f in /proc/"$1"/fdinfo/*; do
+		id='' mem=''
+		while read -r k v _; do
+			case $k in
+			map_id:) id=$v ;;
+			memlock:) mem=$v ;;
+			esac
+		done 2>/dev/null <"$f" || continue
+		if [ -z "$id" ] || [ -z "$mem" ]; then
+			continue
+		fi
+		case $seen in *" $id "*) continue ;; esac
+		seen+="$id "
+		sum=$((sum + mem))
+	done
+	echo "$sum"
+}
+
+# secs NS: nanoseconds as seconds with 6 decimals.
+secs() {
+	local us=$(($1 / 1000))
+	printf '%d.%06d\n' $((us / 1000000)) $((us % 1000000))
+}
+
+# bpf_sum PID FIELD: sum of FIELD (run_time_ns, run_cnt) over the BPF
+# programs PID holds (kernel BPF statistics must be on for them to count).
+bpf_sum() {
+	local f k v id x sum=0 seen=" "
+	for f in /proc/"$1"/fdinfo/*; do
+		id='' x=''
+		while read -r k v _; do
+			case $k in
+			prog_id:) id=$v ;;
+			"$2:") x=$v ;;
+			esac
+		done 2>/dev/null <"$f" || continue
+		if [ -z "$id" ] || [ -z "$x" ]; then
+			continue
+		fi
+		case $seen in *" $id "*) continue ;; esac
+		seen+="$id "
+		sum=$((sum + x))
+	done
+	echo "$sum"
+}
+
+# stat_of FILE NAME: value of "sfbpf: stat NAME VALUE" in FILE (0 if absent).
+stat_of() {
+	awk -v n="$2" '$1 == "sfbpf:" && $2 == "stat" && $3 == n { v = $4 } END { print v + 0 }' "$1"
+}
+
+# stop_pid PID SIG: sends SIG, waits up to 60 s for PID to exit (then KILLs
+# it: a profiler stuck at exit must not hang the benchmark), reaps it.
+stop_pid() {
+	local pid=$1 sig=$2 i
+	kill -"$sig" "$pid" 2>/dev/null || true
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		# a zombie is gone for our purpose
+		[ "$(awk '{ print $3 }' /proc/"$pid"/stat 2>/dev/null)" = Z ] && break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null && [ "$(awk '{ print $3 }' /proc/"$pid"/stat 2>/dev/null)" != Z ]; then
+		log "process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)) ignored SIG$sig for 60 s: killed"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	forget "$pid"
+}
+
+# forget PID: PID was waited for; never signal that number again (reuse).
+forget() {
+	local p keep=()
+	for p in "${BG_PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	BG_PIDS=("${keep[@]}")
+}
+
+# spawn_stats: kernel BPF run-time statistics on until stop_spawned.
+spawn_stats() {
+	local i
+	"$BB/benchutil" hold-stats >"$TMP/stats.on" &
+	BG_PIDS+=("$!")
+	for ((i = 0; i < 500; i++)); do
+		grep -c 'stats on' "$TMP/stats.on" >/dev/null 2>&1 && return 0
+		sleep 0.01
+	done
+	log "cannot turn BPF statistics on"
+	return 1
+}
+
+spawn() { # spawn CMD...: background process, killed at exit; sets SPAWNED
+	"$@" >/dev/null 2>&1 &
+	SPAWNED=$!
+	BG_PIDS+=("$SPAWNED")
+}
+
+# --- build the workloads -----------------------------------------------------
+
+CC=${CC:-gcc}
+WARN=(-Wall -Wextra -Werror)
+# The drivers link build/libsfbpf.a: with the libraries the Makefile links it with.
+# shellcheck disable=SC2016 # $(LDLIBS) is for make
+LDLIBS=$(printf 'sfbpf-print-ldlibs:\n\t@echo $(LDLIBS)\n' |
+	make -s --no-print-directory -C "$ROOT" -f Makefile -f - sfbpf-print-ldlibs 2>/dev/null) ||
+	LDLIBS="-lbpf -ldw -lelf -lz"
+read -r -a LDLIBS <<<"$LDLIBS"
+
+# up_to_date OUT DEP...: OUT exists and is newer than every DEP.
+up_to_date() {
+	local out=$1 dep
+	shift
+	[ -e "$out" ] || return 1
+	for dep in "$@"; do
+		[ "$out" -nt "$dep" ] || return 1
+	done
+}
+
+build_workloads() {
+	local src=$ROOT/tests/bench big=$BB/bigsframe.$BIG_FUNCS
+	# The workloads profiled without frame pointers carry SFrame (system gas:
+	# V1); the frame-pointer reference carries no SFrame.
+	up_to_date "$BB/recurse.sframe" "$src/recurse.c" ||
+		"$CC" "${WARN[@]}" -O2 -g -fomit-frame-pointer -Wa,--gsframe "$src/recurse.c" -o "$BB/recurse.sframe"
+	up_to_date "$BB/recurse.fp" "$src/recurse.c" ||
+		"$CC" "${WARN[@]}" -O2 -g -fno-omit-frame-pointer "$src/recurse.c" -o "$BB/recurse.fp"
+	# The slowdown workload has both, so every profiler sees whole stacks.
+	up_to_date "$BB/mtwork" "$src/mtwork.c" ||
+		"$CC" "${WARN[@]}" -O2 -g -pthread -fno-omit-frame-pointer -Wa,--gsframe "$src/mtwork.c" \
+			-o "$BB/mtwork"
+	up_to_date "$BB/benchutil" "$src/benchutil.c" ||
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE "$src/benchutil.c" -o "$BB/benchutil"
+	up_to_date "$BB/kcost" "$src/kcost.c" "$BUILD/libsfbpf.a" "$BUILD/fpwalk.skel.h" ||
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT/userspace" \
+			"$src/kcost.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/kcost"
+	# A program with a large .sframe section: BIG_FUNCS generated functions.
+	if ! up_to_date "$big.v1" "$src/bigsframe.awk" "$src/idle.c"; then
+		log "generating $BIG_FUNCS functions for the loader benchmark"
+		awk -v n="$BIG_FUNCS" -f "$src/bigsframe.awk" >"$TMP/big.s"
+		"$CC" -O2 -Wa,--gsframe "$src/idle.c" "$TMP/big.s" -o "$big.v1"
+		# V3 too, if scripts/build-binutils.sh has built gas 2.47.
+		rm -f "$big.v3"
+		if [ -x "$BINUTILS/2.47/bin/as" ]; then
+			"$CC" -O2 -B"$BINUTILS/2.47/bin/" -Wa,--gsframe "$src/idle.c" "$TMP/big.s" \
+				-o "$big.v3" || rm -f "$big.v3"
+		fi
+		rm -f "$TMP/big.s"
+	fi
+}
+
+# find_zstd: sets ZSTD to the zstd built by scripts/bench/build-zstd.sh, or "".
+# The quick run never downloads or builds it (it uses it when cached) unless
+# SFBPF_BENCH_BUILD_ZSTD=1.
+find_zstd() {
+	if [ "$QUICK" = 1 ] && [ -z "${SFBPF_BENCH_BUILD_ZSTD:-}" ]; then
+		ZSTD=$(SFBPF_BENCH_OFFLINE=1 "$ROOT/scripts/bench/build-zstd.sh" 2>/dev/null) || ZSTD=
+	else
+		ZSTD=$("$ROOT/scripts/bench/build-zstd.sh") || ZSTD=
+	fi
+	[ -n "$ZSTD" ] || log "zstd not available (scripts/bench/build-zstd.sh): workloads without it"
+}
+
+# stop_spawned: ends the workloads a benchmark left running.
+stop_spawned() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	BG_PIDS=()
+}
+
+# --- 1. kernel cost per sample ------------------------------------------------
+
+bench_kcost() {
+	local raw=$TMP/kcost.txt
+	log "kcost: unwinder vs fpwalk, ${KC_DEPTHS// /, } frames, $KC_REPS x ${KC_SECS}s at $KC_HZ Hz"
+	# shellcheck disable=SC2086
+	"$BB/kcost" -d "$KC_SECS" -r "$KC_REPS" -f "$KC_HZ" "$BB/recurse.sframe" "$BB/recurse.fp" \
+		$KC_DEPTHS >"$raw" 2>"$TMP/kcost.err" || {
+		cat "$TMP/kcost.err" >&2
+		echo "bench: kcost: FAILED ($(tail -1 "$TMP/kcost.err"))"
+		return 1
+	}
+	awk "$AWK_LIB"'
+	$1 == "kcost" {
+		d = kv($0, "frames"); p = kv($0, "prog"); r = kv($0, "rep")
+		runs = kv($0, "runs"); smp = kv($0, "samples")
+		if (runs == 0 || smp == 0)
+			next
+		ns[d, p, ++n[d, p]] = kv($0, "run_ns") / runs
+		fr[d, p, n[d, p]] = kv($0, "user_frames") / smp
+		sm[d, p, n[d, p]] = smp
+		stop[d, p] = kv($0, "stop")
+		per[d, r, p] = ns[d, p, n[d, p]]
+		if (!((d, r) in seen)) { seen[d, r] = 1; reps[d] = reps[d] " " r }
+		if (!(d in dseen)) { dseen[d] = 1; depths[++nd] = d }
+	}
+	END {
+		for (i = 1; i <= nd; i++) dd[i] = depths[i] + 0
+		sortn(dd, nd)
+		print "| target frames | frames/sample SFrame / FP | SFrame ns/sample | FP ns/sample | ratio | SFrame ns/frame | FP ns/frame | samples per repetition SFrame / FP | stop (SFrame / FP) |" > md
+		print "|---|---|---|---|---|---|---|---|---|" > md
+		line = ""
+		for (i = 1; i <= nd; i++) {
+			d = dd[i]
+			for (k = 1; k <= 2; k++) {
+				p = k == 1 ? "sframe" : "fp"
+				delete a; delete b; delete c
+				for (j = 1; j <= n[d, p]; j++) { a[j] = ns[d, p, j]; b[j] = fr[d, p, j]; c[j] = sm[d, p, j] }
+				mns[p] = median(a, n[d, p]); mfr[p] = median(b, n[d, p]); msm[p] = median(c, n[d, p])
+			}
+			m = split(reps[d], rr, " "); delete q; nq = 0
+			for (j = 1; j <= m; j++)
+				if (((d, rr[j], "sframe") in per) && ((d, rr[j], "fp") in per) && per[d, rr[j], "fp"] > 0)
+					q[++nq] = per[d, rr[j], "sframe"] / per[d, rr[j], "fp"]
+			ratio = median(q, nq)
+			x[i] = mfr["sframe"]; y[i] = mns["sframe"]; xf[i] = mfr["fp"]; yf[i] = mns["fp"]
+			printf "| %d | %.1f / %.1f | %.0f | %.0f | **%.2f** | %.1f | %.1f | %d / %d | %s / %s |\n", \
+				d, mfr["sframe"], mfr["fp"], mns["sframe"], mns["fp"], ratio, \
+				mns["sframe"] / mfr["sframe"], mns["fp"] / mfr["fp"], msm["sframe"], msm["fp"], \
+				stop[d, "sframe"], stop[d, "fp"] > md
+			line = line sprintf("%s%d frames: SFrame %.0f ns vs FP %.0f ns (x%.2f)", i > 1 ? "; " : "", d, mns["sframe"], mns["fp"], ratio)
+			if (d == 32) r32 = ratio
+		}
+		if (nd >= 2) {
+			printf "\nMarginal cost per frame (slope from %d to %d frames): SFrame %.1f ns, FP %.1f ns.\n", \
+				dd[1], dd[nd], (y[nd] - y[1]) / (x[nd] - x[1]), (yf[nd] - yf[1]) / (xf[nd] - xf[1]) > md
+			line = line sprintf("; per extra frame %.1f vs %.1f ns", (y[nd] - y[1]) / (x[nd] - x[1]), (yf[nd] - yf[1]) / (xf[nd] - xf[1]))
+		}
+		if (r32 != "")
+			line = line sprintf(" [32 frames: x%.2f, target <= 1.5: %s]", r32, r32 <= 1.5 ? "met" : "MISSED")
+		print "bench: kcost: " line
+	}' md="$MD/kcost.table" "$raw"
+	cp "$raw" "$MD/kcost.raw"
+}
+
+# --- 2. slowdown of CPU-bound workloads --------------------------------------
+
+PROF_PID=0
+PROF_KIND=none
+CTL_FD=
+ACK_FD=
+
+# prof_start KIND HZ: KIND none|sfbpf|fp|dwarf, system-wide; returns once sampling.
+prof_start() {
+	local kind=$1 hz=$2 reply
+	PROF_KIND=$kind
+	PROF_PID=0
+	case $kind in
+	none) ;;
+	sfbpf)
+		# Like perf record: record now, symbolize into a file at exit.
+		"$TOP" -F "$hz" --stats --folded "$TMP/prof.folded" >/dev/null 2>"$TMP/prof.err" &
+		PROF_PID=$!
+		BG_PIDS+=("$PROF_PID")
+		if ! "$BB/benchutil" wait-attached "$PROF_PID" "$NCPU" 120 >/dev/null; then
+			log "sfbpf-top did not start: $(grep -v '^sfbpf: stat' "$TMP/prof.err" | tail -2)"
+			return 1
+		fi
+		;;
+	fp | dwarf)
+		local cg=(-g)
+		if [ "$kind" = dwarf ]; then cg=(--call-graph dwarf); fi
+		rm -f "$TMP/ctl" "$TMP/ack" "$TMP/perf.data"
+		mkfifo "$TMP/ctl" "$TMP/ack"
+		# Starts disabled; "enable" on the control FIFO is acknowledged once
+		# it records. -B -N: no build-id work at exit (outside the timing).
+		perf record -q -B -N -a "${cg[@]}" -F "$hz" -D -1 \
+			--control "fifo:$TMP/ctl,$TMP/ack" -o "$TMP/perf.data" >"$TMP/prof.err" 2>&1 &
+		PROF_PID=$!
+		BG_PIDS+=("$PROF_PID")
+		exec {CTL_FD}<>"$TMP/ctl" {ACK_FD}<>"$TMP/ack"
+		echo enable >&"$CTL_FD"
+		if ! read -r -t 60 -u "$ACK_FD" reply || [ "$reply" != ack ]; then
+			log "perf record did not start: $(tail -2 "$TMP/prof.err")"
+			return 1
+		fi
+		;;
+	esac
+	# Past the start-up transient (sfbpf-top notes every process it sees for
+	# the first time; perf flushes its initial mmap events): steady state.
+	sleep "$SD_SETTLE"
+}
+
+prof_stop() {
+	if [ "$PROF_PID" = 0 ]; then return 0; fi
+	if [ "$PROF_KIND" = sfbpf ]; then
+		stop_pid "$PROF_PID" TERM
+	else
+		stop_pid "$PROF_PID" INT
+	fi
+	if [ -n "$CTL_FD" ]; then
+		exec {CTL_FD}>&- {ACK_FD}>&-
+		CTL_FD='' ACK_FD=''
+		rm -f "$TMP/ctl" "$TMP/ack" "$TMP/perf.data"
+	fi
+	PROF_PID=0
+}
+
+# run_work NAME: one run of a workload; prints "wall_s=W cpu_s=C".
+run_work() {
+	case $1 in
+	mtwork) "$BB/benchutil" run "$BB/mtwork" "$NCPU" "$MT_ROUNDS" ;;
+	zstd) "$BB/benchutil" run "$ZSTD" -q -f -T"$NCPU" -"$ZSTD_LEVEL" "$TMP/corpus" -o /dev/null ;;
+	esac
+}
+
+bench_slowdown() {
+	local raw=$TMP/slowdown.txt works=mtwork cfgs rep i n c kind hz w out p0 p1 b0 b1 drops
+	if [ -n "$ZSTD" ]; then
+		works="mtwork zstd"
+		"$BB/benchutil" corpus $((CORPUS_MB << 20)) >"$TMP/corpus"
+	fi
+	# BPF run-time statistics on for the whole part (every configuration
+	# alike): they give sfbpf's in-kernel time directly.
+	spawn_stats || return 1
+	# shellcheck disable=SC2206
+	cfgs=($SD_CONFIGS)
+	n=${#cfgs[@]}
+	: >"$raw"
+	log "slowdown: ${works// /, } under ${n} configurations, $SD_REPS repetitions"
+	for ((rep = 0; rep < SD_REPS; rep++)); do
+		for ((i = 0; i < n; i++)); do
+			# Rotate the order every repetition: no configuration always
+			# runs first, or right after the most expensive one.
+			c=${cfgs[(i + rep) % n]}
+			kind=${c%:*} hz=${c#*:}
+			if ! prof_start "$kind" "$hz"; then
+				prof_stop
+				echo "bench: slowdown: FAILED (could not start $kind at $hz Hz)"
+				return 1
+			fi
+			for w in $works; do
+				p0=0 p1=0 b0=0 b1=0
+				if [ "$PROF_PID" != 0 ]; then
+					p0=$(cpu_ns "$PROF_PID") b0=$(bpf_sum "$PROF_PID" run_time_ns)
+				fi
+				if ! out=$(run_work "$w"); then
+					prof_stop
+					echo "bench: slowdown: FAILED ($w did not run)"
+					return 1
+				fi
+				if [ "$PROF_PID" != 0 ]; then
+					p1=$(cpu_ns "$PROF_PID") b1=$(bpf_sum "$PROF_PID" run_time_ns)
+				fi
+				echo "rep=$rep kind=$kind hz=$hz work=$w ${out} prof_s=$(secs $((p1 - p0))) bpf_s=$(secs $((b1 - b0)))" >>"$raw"
+			done
+			prof_stop
+			if [ "$kind" = sfbpf ]; then
+				drops=$(stat_of "$TMP/prof.err" drops)
+				[ "$drops" = 0 ] || log "slowdown: sfbpf at $hz Hz dropped $drops samples"
+			fi
+		done
+	done
+	cp "$raw" "$MD/slowdown.raw"
+	awk "$AWK_LIB"'
+	{
+		k = kv($0, "kind"); h = kv($0, "hz"); w = kv($0, "work")
+		cfg = k ":" h
+		if (!(cfg in cs)) { cs[cfg] = 1; order[++nc] = cfg }
+		if (!(w in ws)) { ws[w] = 1; works[++nw] = w }
+		j = ++n[cfg, w]
+		wall[cfg, w, j] = kv($0, "wall_s")
+		cpu[cfg, w, j] = kv($0, "cpu_s") + kv($0, "prof_s")
+		prof[cfg, w, j] = kv($0, "prof_s") / kv($0, "wall_s")
+		bpf[cfg, w, j] = kv($0, "bpf_s") / kv($0, "wall_s")
+		# the whole cost of the profiler as a share of the machine
+		direct[cfg, w, j] = (kv($0, "prof_s") + kv($0, "bpf_s")) / (kv($0, "wall_s") * ncpu)
+	}
+	function med(arr, cfg, w,    a, j) {
+		for (j = 1; j <= n[cfg, w]; j++) a[j] = arr[cfg, w, j]
+		return median(a, n[cfg, w])
+	}
+	END {
+		names["none"] = "none"; names["sfbpf"] = "sfbpf-top"; names["fp"] = "perf record -g"
+		names["dwarf"] = "perf record --call-graph dwarf"
+		hdr = "| profiler | rate (Hz per CPU) |"; sep = "|---|---|"
+		for (i = 1; i <= nw; i++) {
+			hdr = hdr sprintf(" %s wall | %s CPU |", works[i], works[i]); sep = sep "---|---|"
+		}
+		print hdr " profiler process CPU (% of one CPU) | sfbpf BPF time (% of one CPU) | sfbpf cost (% of all CPUs) |" > md
+		print sep "---|---|---|" > md
+		for (i = 1; i <= nw; i++) {
+			bw[works[i]] = med(wall, "none:0", works[i]); bc[works[i]] = med(cpu, "none:0", works[i])
+			# spread of the baseline: the resolution of the comparisons
+			delete a; m = n["none:0", works[i]]
+			for (j = 1; j <= m; j++) a[j] = wall["none:0", works[i], j]
+			sortn(a, m)
+			spread[works[i]] = m > 1 ? (a[m] - a[1]) / bw[works[i]] : 0
+		}
+		for (c = 1; c <= nc; c++) {
+			cfg = order[c]; split(cfg, kh, ":")
+			row = sprintf("| %s | %s |", names[kh[1]], kh[2] == 0 ? "-" : kh[2])
+			pc = 0; pb = 0; pd = 0
+			for (i = 1; i <= nw; i++) {
+				w = works[i]
+				mw = med(wall, cfg, w); mc = med(cpu, cfg, w)
+				sw[cfg, w] = mw / bw[w] - 1; sc[cfg, w] = mc / bc[w] - 1
+				if (kh[1] == "none")
+					row = row sprintf(" %.3f s | %.3f s |", mw, mc)
+				else
+					row = row sprintf(" %s | %s |", pct(sw[cfg, w]), pct(sc[cfg, w]))
+				pc += med(prof, cfg, w); pb += med(bpf, cfg, w); pd += med(direct, cfg, w)
+			}
+			dc[cfg] = pd / nw
+			row = row (kh[1] == "none" ? " - |" : sprintf(" %.2f %% |", pc / nw * 100))
+			if (kh[1] == "sfbpf")
+				row = row sprintf(" %.2f %% | **%.2f %%** |", pb / nw * 100, pd / nw * 100)
+			else
+				row = row " - | - |"
+			print row > md
+		}
+		printf "\nBaseline spread (max-min)/median of the no-profiler wall times:" > md
+		for (i = 1; i <= nw; i++) printf " %s %.1f %%%s", works[i], spread[works[i]] * 100, i < nw ? "," : ".\n" > md
+		line = ""
+		split("sfbpf:99 sfbpf:999 fp:99 fp:999 dwarf:99 dwarf:999", sc_order, " ")
+		split("sfbpf,perf -g,perf dwarf", pnames, ",")
+		for (k = 1; k <= 6; k++) {
+			cfg = sc_order[k]; split(cfg, kh, ":")
+			part = ""
+			for (i = 1; i <= nw; i++)
+				part = part sprintf("%s%+.1f", i > 1 ? "/" : "", sw[cfg, works[i]] * 100)
+			line = line sprintf("%s%s %s Hz %s %%", k > 1 ? ", " : "", pnames[int((k + 1) / 2)], kh[2], part)
+		}
+		cpul = ""
+		for (k = 1; k <= 2; k++) {
+			cfg = sc_order[k]; split(cfg, kh, ":")
+			part = ""
+			for (i = 1; i <= nw; i++)
+				part = part sprintf("%s%+.1f", i > 1 ? "/" : "", sc[cfg, works[i]] * 100)
+			cpul = cpul sprintf("%s%s Hz %s %%", k > 1 ? ", " : "", kh[2], part)
+		}
+		for (i = 1; i <= nw; i++) {
+			w = works[i]
+			if (i == 1 || sw["sfbpf:99", w] > worst99) worst99 = sw["sfbpf:99", w]
+			if (i == 1 || sw["sfbpf:999", w] > worst999) worst999 = sw["sfbpf:999", w]
+			if (i == 1 || spread[w] > noise) noise = spread[w]
+		}
+		wl = ""
+		for (i = 1; i <= nw; i++) wl = wl (i > 1 ? "/" : "") works[i]
+		printf "bench: slowdown: wall time (%s): %s; sfbpf CPU time %s; sfbpf cost (BPF + userspace) %.2f %% / %.2f %% of all CPUs at 99 / 999 Hz [targets 1 %% / 3 %%: wall %s / %s, cost %s / %s]\n", \
+			wl, line, cpul, dc["sfbpf:99"] * 100, dc["sfbpf:999"] * 100, \
+			verdict(worst99, 0.01), verdict(worst999, 0.03), \
+			dc["sfbpf:99"] <= 0.01 ? "met" : "MISSED", dc["sfbpf:999"] <= 0.03 ? "met" : "MISSED"
+	}
+	# A slowdown within the noise of the baseline proves nothing either way.
+	function verdict(x, target) {
+		if (x <= target)
+			return "met"
+		return x <= noise ? sprintf("inconclusive (baseline spread %.0f %%)", noise * 100) : "MISSED"
+	}' md="$MD/slowdown.table" ncpu="$NCPU" "$raw"
+	stop_spawned
+}
+
+# --- 3. loader ----------------------------------------------------------------
+
+# sfbpf_run OUT ARGS...: runs sfbpf-top ARGS until attached, notes the wall time
+# to attach and the BPF map memory, stops it; stats in OUT.
+sfbpf_run() {
+	local out=$1 t0 ready pid
+	shift
+	t0=$EPOCHREALTIME
+	"$TOP" --stats --folded "$TMP/ld.folded" "$@" >/dev/null 2>"$out" &
+	pid=$!
+	BG_PIDS+=("$pid")
+	ready=$("$BB/benchutil" wait-attached "$pid" "$NCPU" 120) || {
+		wait "$pid" || true
+		forget "$pid"
+		return 1
+	}
+	ready=${ready#ready_us=}
+	echo "sfbpf: stat attach_us $((ready - ${t0/./}))" >>"$out.extra"
+	echo "sfbpf: stat map_bytes $(map_bytes "$pid")" >>"$out.extra"
+	stop_pid "$pid" TERM
+	cat "$out.extra" >>"$out"
+	rm -f "$out.extra"
+	# Killed before it printed its counters: no measurement.
+	grep -c '^sfbpf: stat samples ' "$out" >/dev/null
+}
+
+bench_loader() {
+	local raw=$TMP/loader.txt rep f files=() libc
+	: >"$raw"
+	up_to_date "$BB/ldcost" "$ROOT/tests/bench/ldcost.c" "$BUILD/libsfbpf.a" ||
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT/userspace" \
+			"$ROOT/tests/bench/ldcost.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/ldcost"
+	# One object at a time: a real program, the generated large sections, and
+	# for comparison libc, whose table is synthesized from .eh_frame.
+	if [ -n "${ZSTD:-}" ]; then files+=("$ZSTD"); fi
+	for f in "$BB/bigsframe.$BIG_FUNCS".v1 "$BB/bigsframe.$BIG_FUNCS".v3; do
+		if [ -x "$f" ]; then files+=("$f"); fi
+	done
+	libc=$(ldd "$BB/mtwork" | awk '$1 ~ /^libc\.so/ { print $3 }')
+	if [ -n "$libc" ]; then files+=("$libc"); fi
+	log "loader: ${#files[@]} objects one at a time, $LD_REPS repetitions"
+	"$BB/ldcost" -r "$LD_REPS" "${files[@]}" >"$raw" 2>"$TMP/ldcost.err" || {
+		cat "$TMP/ldcost.err" >&2
+		echo "bench: loader: FAILED ($(tail -1 "$TMP/ldcost.err"))"
+		return 1
+	}
+	# The whole machine: the processes running now, then with the
+	# SFrame programs above running too (each blocked so it stays put).
+	log "loader: the whole system, $LD_SYS_REPS repetitions, without and with the programs above"
+	for ((rep = 0; rep < LD_SYS_REPS; rep++)); do
+		sfbpf_run "$TMP/ld.out" -U || continue
+		echo "system rep=$rep target=as_is $(awk '$1 == "sfbpf:" { printf "%s=%s ", $3, $4 }' "$TMP/ld.out")" >>"$raw"
+	done
+	if [ -n "${ZSTD:-}" ]; then
+		mkfifo "$TMP/zstd.in"
+		"$ZSTD" -q -c "$TMP/zstd.in" >/dev/null 2>&1 &
+		BG_PIDS+=("$!")
+		exec {ZIN}<>"$TMP/zstd.in" # holds the FIFO open: zstd waits for data
+	fi
+	for f in "$BB/bigsframe.$BIG_FUNCS".v1 "$BB/bigsframe.$BIG_FUNCS".v3; do
+		if [ -x "$f" ]; then spawn "$f" 600; fi
+	done
+	sleep 0.3
+	# (The same path as above: the quick run skips it.)
+	for ((rep = 0; rep < LD_SYS_REPS && QUICK == 0; rep++)); do
+		sfbpf_run "$TMP/ld.out" -U || continue
+		echo "system rep=$rep target=with_programs $(awk '$1 == "sfbpf:" { printf "%s=%s ", $3, $4 }' "$TMP/ld.out")" >>"$raw"
+	done
+	if [ -n "${ZIN:-}" ]; then exec {ZIN}>&-; fi
+	stop_spawned
+	cp "$raw" "$MD/loader.raw"
+	awk "$AWK_LIB"'
+	$1 == "ldcost" {
+		f = kv($0, "file")
+		if (!(f in fs)) { fs[f] = 1; order[++nf] = f }
+		j = ++n[f]
+		src[f] = kv($0, "source")
+		for (k in ofields) v[f, k, j] = kv($0, k) + 0
+	}
+	$1 == "system" {
+		t = kv($0, "target")
+		if (!(t in ts)) { ts[t] = 1; sorder[++nt] = t }
+		j = ++sn[t]
+		for (k in sfields) sv[t, k, j] = kv($0, k) + 0
+	}
+	function med(f, k,    a, j) {
+		for (j = 1; j <= n[f]; j++) a[j] = v[f, k, j]
+		return median(a, n[f])
+	}
+	function smed(t, k,    a, j) {
+		for (j = 1; j <= sn[t]; j++) a[j] = sv[t, k, j]
+		return median(a, sn[t])
+	}
+	BEGIN {
+		split("rows rules pages table_bytes sframe_bytes load_ns", tmp, " ")
+		for (i in tmp) ofields[tmp[i]] = 1
+		split("processes objects objects_without_table objects_sframe objects_eh_frame rows rows_sframe rows_eh_frame table_bytes sframe_bytes load_us attach_us map_bytes", tmp, " ")
+		for (i in tmp) sfields[tmp[i]] = 1
+	}
+	END {
+		print "| object | unwind data | rows | rules | page index entries | table bytes | .sframe bytes | table / .sframe | bytes per row | load time | rows per second |" > md
+		print "|---|---|---|---|---|---|---|---|---|---|---|" > md
+		for (i = 1; i <= nf; i++) {
+			f = order[i]
+			rows = med(f, "rows"); tb = med(f, "table_bytes"); sb = med(f, "sframe_bytes"); ln = med(f, "load_ns")
+			name = f; sub(".*/", "", name)
+			if (name ~ /^bigsframe\./) {
+				split(name, parts, ".")
+				name = sprintf("generated, %d functions (SFrame %s)", parts[2], parts[3])
+			}
+			printf "| %s | %s | %d | %d | %d | %d | %s | %s | %s | %.1f ms | %s |\n", name, \
+				(src[f] == "sframe" ? ".sframe" : src[f] == "eh_frame" ? ".eh_frame (synthesized)" : "none"), \
+				rows, med(f, "rules"), med(f, "pages"), tb, (sb > 0 ? sb : "-"), \
+				(sb > 0 ? sprintf("**%.2f**", tb / sb) : "-"), (rows > 0 ? sprintf("%.1f", tb / rows) : "-"), \
+				ln / 1e6, (ln > 0 ? sprintf("%.2fM", rows / ln * 1000) : "-") > md
+			if (src[f] == "sframe" && sb > 0) {
+				if (tb / sb > worst) worst = tb / sb
+				ratios = ratios sprintf("%s%s x%.2f", ratios == "" ? "" : ", ", name, tb / sb)
+				if (rows > maxrows) { maxrows = rows; rate = rows / ln * 1000 }
+			}
+		}
+		print "" > md
+		print "| whole system | processes | objects: SFrame / .eh_frame / none | rows: SFrame / .eh_frame | table bytes | table load time (whole run) | start to attached | BPF map memory |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
+		for (i = 1; i <= nt; i++) {
+			t = sorder[i]
+			printf "| %s | %d | %d / %d / %d | %d / %d | %d | %.0f ms | %.0f ms | %.1f MiB |\n", \
+				(t == "as_is" ? "as it is" : "with the programs above running"), smed(t, "processes"), \
+				smed(t, "objects_sframe"), smed(t, "objects_eh_frame"), smed(t, "objects_without_table"), \
+				smed(t, "rows_sframe"), smed(t, "rows_eh_frame"), smed(t, "table_bytes"), \
+				smed(t, "load_us") / 1000, smed(t, "attach_us") / 1000, smed(t, "map_bytes") / 1048576 > md
+			cover[t] = sprintf("%.0f ms (%d processes)", smed(t, "attach_us") / 1000, smed(t, "processes"))
+		}
+		printf "bench: loader: %.2fM rows/s (%d rows); table/.sframe bytes: %s (target <= 1.5: %s); whole system covered %s after start%s\n", \
+			rate, maxrows, ratios, worst <= 1.5 ? "met" : "MISSED", cover["as_is"], \
+			("with_programs" in cover) ? ", " cover["with_programs"] " with the SFrame programs running" : ""
+	}' md="$MD/loader.table" "$raw"
+}
+
+# --- 4. throughput --------------------------------------------------------------
+
+bench_throughput() {
+	local raw=$TMP/throughput.txt rate i pid w0 w1 d t0 t1
+	: >"$raw"
+	up_to_date "$BB/progstat" "$ROOT/tests/bench/progstat.c" "$BUILD/libsfbpf.a" ||
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT/userspace" \
+			"$ROOT/tests/bench/progstat.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/progstat"
+	# Deep stacks on every CPU: the biggest samples (127 user frames, ~1 KiB).
+	for ((i = 0; i < NCPU; i++)); do
+		spawn "$BB/recurse.sframe" 600 128
+	done
+	sleep 0.3
+	log "throughput: sfbpf-top system-wide at ${TP_RATES// /, } Hz, ${TP_SECS}s each"
+	for rate in $TP_RATES; do
+		"$TOP" -F "$rate" --stats --folded "$TMP/tp.folded" >/dev/null 2>"$TMP/tp.err" &
+		pid=$!
+		BG_PIDS+=("$pid")
+		# The program's own counters, read at both ends of a timed window:
+		# what happens while sfbpf-top starts or exits does not count.
+		if ! "$BB/benchutil" wait-attached "$pid" "$NCPU" 120 >/dev/null ||
+			! w0=$("$BB/progstat" "$pid"); then
+			stop_pid "$pid" TERM
+			echo "rate=$rate rc=1 max_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)" >>"$raw"
+			break
+		fi
+		t0=$EPOCHREALTIME
+		sleep "$TP_SECS"
+		w1=$("$BB/progstat" "$pid") || w1=$w0
+		t1=$EPOCHREALTIME
+		stop_pid "$pid" TERM
+		d=$(awk -v a="$w0" -v b="$w1" "$AWK_LIB"'BEGIN {
+			printf "samples=%d emitted=%d drops=%d", kv(b, "samples") - kv(a, "samples"), \
+				kv(b, "emitted") - kv(a, "emitted"), kv(b, "drops") - kv(a, "drops")
+		}' </dev/null)
+		echo "rate=$rate rc=0 $d exit_drops=$(if grep -c '^sfbpf: stat drops ' "$TMP/tp.err" >/dev/null; then stat_of "$TMP/tp.err" drops; else echo killed; fi) secs=$(secs $(((${t1/./} - ${t0/./}) * 1000))) ncpu=$NCPU max_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)" >>"$raw"
+		if [[ $d != *" drops=0" ]]; then
+			break
+		fi
+	done
+	echo "$SAVED_MAX_RATE" >/proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || true
+	stop_spawned
+	cp "$raw" "$MD/throughput.raw"
+	awk "$AWK_LIB"'
+	{
+		r = kv($0, "rate")
+		if (kv($0, "rc") != 0) {
+			rows = rows sprintf("| %s | sfbpf-top did not start | | | | %s |\n", r, kv($0, "max_rate"))
+			next
+		}
+		ach = kv($0, "samples") / kv($0, "secs") / kv($0, "ncpu")
+		rows = rows sprintf("| %s | %.0f | %s | %s | %s | %s |\n", r, ach, kv($0, "emitted"), kv($0, "drops"), \
+			kv($0, "exit_drops"), kv($0, "max_rate"))
+		if (kv($0, "drops") == 0) { best = r; bestach = ach }
+		last = r
+	}
+	END {
+		print "| requested rate (Hz per CPU) | samples taken per second per CPU | emitted in the window | ring-buffer drops in the window | drops over the whole run (sfbpf-top --stats; "killed": it did not exit within 60 s) | kernel limit after the run |" > md
+		print "|---|---|---|---|---|---|" > md
+		printf "%s", rows > md
+		printf "bench: throughput: highest rate with no ring-buffer drops: %s Hz per CPU requested (%.0f samples/s per CPU taken, %d CPUs, 127-frame stacks)%s\n", \
+			best == "" ? "none" : best, bestach, ncpu, last == best ? " - the highest rate tried" : ""
+	}' md="$MD/throughput.table" ncpu="$NCPU" "$raw"
+}
+
+# --- 5. off-CPU ---------------------------------------------------------------
+
+bench_offcpu() {
+	local raw=$TMP/offcpu.txt
+	: >"$raw"
+	# The off-CPU program and its loader (userspace/offcpu.h) are optional
+	# parts of the tree: measure them when the build has them.
+	if ! [ -f "$ROOT/userspace/offcpu.h" ] || ! [ -f "$BUILD/offcpu.skel.h" ] ||
+		! ar t "$BUILD/libsfbpf.a" | grep -cx offcpu.o >/dev/null; then
+		printf '| off-CPU program |\n|---|\n| **not yet measured**: this build has no bpf/offcpu.bpf.c |\n' >"$MD/offcpu.table"
+		echo "bench: offcpu: not yet measured (the build has no off-CPU program)"
+		return 0
+	fi
+	# Built with SFrame: the driver forks the ping-pong pair, whose stacks the
+	# program unwinds at every switch-out.
+	if ! up_to_date "$BB/offcost" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
+		"$BUILD/offcpu.skel.h"; then
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -fomit-frame-pointer -Wa,--gsframe \
+			-I"$BUILD" -I"$ROOT/userspace" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
+			"${LDLIBS[@]}" -o "$BB/offcost" 2>"$TMP/offcost.build" || {
+			cat "$TMP/offcost.build" >&2
+			echo "bench: offcpu: FAILED (tests/bench/offcost.c does not build against this tree)"
+			return 1
+		}
+	fi
+	log "offcpu: pipe ping-pong, $OC_ROUNDS rounds, detached and attached, $OC_REPS repetitions"
+	"$BB/offcost" -r "$OC_REPS" -n "$OC_ROUNDS" >"$raw" 2>"$TMP/offcost.err" || {
+		cat "$TMP/offcost.err" >&2
+		echo "bench: offcpu: FAILED ($(tail -1 "$TMP/offcost.err"))"
+		return 1
+	}
+	cp "$raw" "$MD/offcpu.raw"
+	awk "$AWK_LIB"'
+	$1 == "offcost" {
+		at = kv($0, "attached"); r = kv($0, "rep")
+		sw[at, ++n[at]] = kv($0, "ns_per_switch")
+		per[r, at] = kv($0, "ns_per_switch")
+		if (at == 1) {
+			runs = kv($0, "runs"); blocks = kv($0, "blocks")
+			run[++m] = runs ? kv($0, "run_ns") / runs : 0
+			blk[m] = blocks ? kv($0, "run_ns") / blocks : 0
+			fr[m] = blocks ? kv($0, "user_frames") / blocks : 0
+			share[m] = runs ? blocks / runs : 0
+			drops += kv($0, "drops")
+		}
+		reps[r] = 1
+	}
+	END {
+		for (j = 1; j <= n[0]; j++) a[j] = sw[0, j]
+		base = median(a, n[0])
+		for (j = 1; j <= n[1]; j++) b[j] = sw[1, j]
+		on = median(b, n[1])
+		k = 0
+		for (r in reps)
+			if (((r, 0) in per) && ((r, 1) in per)) d[++k] = per[r, 1] - per[r, 0]
+		added = median(d, k)
+		print "| ns per context switch, nothing attached | ns per switch, off-CPU program attached | added per switch | BPF ns per program run (every switch) | BPF ns per recorded block | user frames per block | recorded / all switches | ring-buffer drops |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
+		printf "| %.0f | %.0f | **%+.0f** | %.0f | %.0f | %.1f | %.2f | %d |\n", base, on, added, \
+			median(run, m), median(blk, m), median(fr, m), median(share, m), drops > md
+		printf "bench: offcpu: +%.0f ns per context switch with the off-CPU program attached (%.0f -> %.0f ns per switch); the program runs %.0f ns per switch, %.0f ns per recorded block\n", \
+			added, base, on, median(run, m), median(blk, m)
+	}' md="$MD/offcpu.table" "$raw"
+}
+
+# --- report ---------------------------------------------------------------------
+
+machine() {
+	local mem cpu
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+	echo "| | |"
+	echo "|---|---|"
+	echo "| date | $(date -u '+%Y-%m-%d %H:%M UTC') |"
+	echo "| CPU | $NCPU x $cpu (virtual machine, shared; no hardware PMU: cpu-clock events) |"
+	echo "| memory | $mem |"
+	echo "| kernel | $(uname -r) |"
+	echo "| distribution | Debian $(cat /etc/debian_version 2>/dev/null || echo '?') |"
+	echo "| compiler / assembler | $("$CC" --version | head -1), $(as --version | head -1) |"
+	echo "| perf | $(perf --version 2>/dev/null) |"
+	echo "| load average at start / end | $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) |"
+	echo "| BPF run-time statistics | on while kcost, slowdown, throughput and offcpu run (they add two clock reads to every BPF program run); kernel.bpf_stats_enabled was $BPF_STATS_AT_START at the start |"
+	echo "| revision | ${SFBPF_BENCH_REVISION:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')} |"
+}
+
+# rel PATH: PATH relative to the repository when inside it (for the report).
+rel() {
+	case $1 in
+	"$ROOT"/*) echo "${1#"$ROOT"/}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+write_report() {
+	local secs=$1
+	{
+		cat <<EOF
+# sfbpf benchmarks
+
+Generated by \`make bench\` (\`scripts/bench.sh\`$([ "$QUICK" = 1 ] && echo ' --quick')) in ${secs} s; do not edit by
+hand. Each benchmark alternates its configurations within one run and
+reports medians of repeated runs: the machine below is a shared virtual
+machine whose other tenants add noise, so compare rows with each other, not
+with other machines.
+
+## Summary
+
+\`\`\`
+$(for part in $PARTS; do cat "$MD/summary.$part" 2>/dev/null; done)
+\`\`\`
+
+## Machine
+
+$(machine)
+
+EOF
+		if [ -f "$MD/kcost.table" ]; then
+			cat <<EOF
+## 1. Kernel cost per sample
+
+BPF run time per sample (\`run_time_ns / run_cnt\` with kernel BPF statistics
+enabled) of the SFrame unwinder (\`bpf/profile.bpf.c\`) on a process recursing
+to a fixed depth built with \`-O2 -fomit-frame-pointer -Wa,--gsframe\`, against
+the frame-pointer reference (\`bpf/fpwalk.bpf.c\`: the same program with the
+user stack from \`bpf_get_stack(BPF_F_USER_STACK)\`) on the same recursion
+built with \`-fno-omit-frame-pointer\`. Both processes run at the same time on
+the same CPU, each with its own per-task cpu-clock event at $KC_HZ Hz, for
+${KC_SECS} s per repetition, $KC_REPS repetitions (the CPU and the order of
+depths change every repetition). Ratio: median of the per-repetition ratios.
+Target frames count the leaf, the recursion, \`main\` and the libc frame that
+calls it; the second column is what each unwinder actually produced. Debian
+12's libc has neither SFrame nor frame pointers: the SFrame unwinder goes on
+through it to \`_start\` when the loader gives libc a table (synthesized from
+\`.eh_frame\`), and stops after \`__libc_start_call_main\` when it does not; the
+frame-pointer walk stops there and also misses one frame, the leaf's caller,
+because gcc gives the spinning leaf function no frame of its own (the
+classic frame-pointer blind spot). Both cap stacks at 127 frames. ns/frame
+divides by each unwinder's own frame count; the slope below the table is the
+cost of one more frame.
+
+Command: \`$(rel "$BB")/kcost -d $KC_SECS -r $KC_REPS -f $KC_HZ $(rel "$BB")/recurse.sframe $(rel "$BB")/recurse.fp $KC_DEPTHS\`
+
+$(cat "$MD/kcost.table")
+
+Target: at most 1.5x the frame-pointer walk at 32 frames.
+
+EOF
+		fi
+		if [ -f "$MD/slowdown.table" ]; then
+			cat <<EOF
+## 2. Slowdown of CPU-bound workloads
+
+Wall time and CPU time of a fixed amount of work, profiled system-wide
+(every CPU) by each profiler, relative to no profiler. Each of
+$SD_REPS repetitions runs every configuration once, in an order rotated per
+repetition; the profiler is started, waited for until it samples, the
+workloads run, then it stops. Medians. "CPU" is the workload's CPU time plus
+the profiler's own CPU time during the workload (scheduler accounting, so it
+includes the sampling interrupts charged to the workload), which the other
+tenants of the machine disturb less than wall time. For sfbpf the cost is
+also measured directly: its BPF programs' run time (kernel BPF statistics,
+on during this part) plus sfbpf-top's CPU time, over the capacity of all
+CPUs during the workload ("sfbpf cost"). That figure does not depend on the
+noise of the baseline; when the baseline spread printed below the table is
+larger than a target, the wall-time comparison cannot decide it and the
+direct cost is the one to read.
+
+- \`mtwork\`: \`tests/bench/mtwork.c\`, $NCPU threads, $MT_ROUNDS rounds of fill +
+  recursive quicksort + checksum of 16384 keys (stacks 15-30 frames deep).
+- \`zstd\`: zstd $(basename "$(dirname "$(dirname "${ZSTD:-/x/zstd-?/programs}")")" | sed 's/^zstd-//') built from Debian's source package
+  (\`scripts/bench/build-zstd.sh\`), \`zstd -q -f -T$NCPU -$ZSTD_LEVEL\` on $CORPUS_MB MiB
+  of generated text (\`benchutil corpus\`).$([ -z "${ZSTD:-}" ] && echo ' (Not available in this run.)')
+
+Both are built with \`-O2 -fno-omit-frame-pointer -Wa,--gsframe\`: the same
+binary gives every profiler complete stacks (sfbpf unwinds from SFrame, perf
+-g from frame pointers, perf dwarf from .eh_frame with 8 KiB stack copies).
+
+Commands: \`sfbpf-top -F HZ --stats --folded FILE\`, \`perf record -q -B -N -a -g
+-F HZ\`, \`perf record -q -B -N -a --call-graph dwarf -F HZ\`: each records during
+the run and resolves symbols when it stops, after the timed part (perf
+writes to a file in /tmp; -B -N only skip its build-id work at exit). Each
+profiler is waited for until it samples, then $SD_SETTLE s more (its
+start-up transient), before the workloads start.
+
+$(cat "$MD/slowdown.table")
+
+Targets for sfbpf: at most 1 % at 99 Hz and 3 % at 999 Hz.
+
+EOF
+		fi
+		if [ -f "$MD/loader.table" ]; then
+			cat <<EOF
+## 3. Loader
+
+Per object (\`tests/bench/ldcost.c\`: the table loader of \`userspace/tables.c\`
+into the maps of a loaded, unattached unwinder, a fresh loader per object,
+$LD_REPS repetitions, medians): rows, deduplicated rules and page index
+entries pushed, their bytes in the maps against the \`.sframe\` bytes they
+came from, and the time to decode, flatten and push them. The generated
+objects come from \`tests/bench/bigsframe.awk\` (functions with pushes, a
+variable frame and pops, ~7 SFrame rows each) linked into
+\`tests/bench/idle.c\`; libc shows the cost of a table synthesized from
+\`.eh_frame\` for comparison.
+
+Whole system: \`sfbpf-top --stats -U --folded FILE\`, $LD_SYS_REPS runs each, medians:
+the processes running at the time, then with the SFrame programs above
+running too. Start to attached: from the exec of sfbpf-top until it has a
+perf event open on every CPU, which it does once the tables of every process
+found by its /proc scan are loaded (with BPF load and verification before):
+the time until the whole machine is covered. Table load time adds up every
+table loaded during the run, including those of processes that started
+after the scan (loaded at their first sample) until sfbpf-top was stopped
+right after attaching. BPF map memory: what the kernel charged for all of
+sfbpf's maps (preallocated at their default sizes, so it hardly depends on
+the input).
+
+$(cat "$MD/loader.table")
+
+Target: table bytes at most 1.5x the .sframe bytes they came from.
+
+EOF
+		fi
+		if [ -f "$MD/throughput.table" ]; then
+			cat <<EOF
+## 4. Throughput
+
+\`sfbpf-top -F RATE --stats --folded FILE\` system-wide, for $TP_SECS s once sampling, while $NCPU processes recurse
+128 frames deep (one per CPU, so every sample carries 127 user frames), at
+increasing rates until the first ring-buffer drop within the window. The
+window's figures come from the unwinder's own counters, read from outside
+(\`tests/bench/progstat.c\`) when the window opens and closes; the whole-run
+drops column also counts what sfbpf-top lost while exiting (it keeps
+sampling while it writes its output). sfbpf-top reads the ring
+buffer on the same CPUs the workload keeps busy: a drop means the reader got
+too little CPU for longer than the 8 MiB ring buffer lasts (about 8000
+samples of this size), so on a shared machine the limit moves with the
+other tenants' load. The kernel's own limit
+(\`kernel.perf_event_max_sample_rate\`, lowered by the kernel when sampling
+interrupts take too long) is shown after each run and restored afterwards.
+
+$(cat "$MD/throughput.table")
+
+EOF
+		fi
+		if [ -f "$MD/offcpu.table" ]; then
+			cat <<EOF
+## 5. Off-CPU
+
+Cost per context switch of the off-CPU program (\`bpf/offcpu.bpf.c\`, a
+\`sched_switch\` raw tracepoint that unwinds the user stack of every thread
+that blocks and emits the period when it runs again): two processes pinned to
+one CPU bounce a byte over pipes $OC_ROUNDS times (\`tests/bench/offcost.c\`,
+built with SFrame and its tables loaded, every period emitted: the most
+expensive setting), with the program detached and attached alternately,
+$OC_REPS repetitions, medians. "Added per switch" is the median of the
+per-repetition differences; the BPF columns come from kernel BPF statistics
+(the program runs at every switch on the machine, recorded or not).
+
+Command: \`$(rel "$BB")/offcost -r $OC_REPS -n $OC_ROUNDS\`
+
+$(cat "$MD/offcpu.table")
+
+EOF
+		fi
+		cat <<EOF
+## Reproducing
+
+    sudo make bench                      # everything, writes docs/BENCHMARKS.md
+    sudo make bench BENCH_ARGS=--quick   # one short pass (the smoke test)
+    sudo scripts/bench.sh --only kcost,loader --out /tmp/b.md
+
+The raw measurements of this run follow.
+
+<details><summary>raw data</summary>
+
+\`\`\`
+$(cat "$MD"/*.raw 2>/dev/null)
+\`\`\`
+
+</details>
+EOF
+	} >"$OUT"
+}
+
+# --- main -----------------------------------------------------------------------
+
+START=$SECONDS
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+BPF_STATS_AT_START=$(cat /proc/sys/kernel/bpf_stats_enabled)
+build_workloads
+ZSTD=
+case " $PARTS " in *" slowdown "* | *" loader "*) find_zstd ;; esac
+rc=0
+for part in $PARTS; do
+	case " $ALL_PARTS " in
+	*" $part "*)
+		# Summary lines to stdout and, for the report, to a file.
+		"bench_$part" >"$MD/summary.$part" || rc=1
+		cat "$MD/summary.$part"
+		;;
+	*) die "unknown benchmark: $part (one of: $ALL_PARTS)" ;;
+	esac
+done
+write_report $((SECONDS - START))
+log "report: $OUT ($((SECONDS - START)) s)"
+exit "$rc"

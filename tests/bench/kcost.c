@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Kernel cost per sample: the SFrame unwinder (bpf/profile.bpf.c) against the
+ * frame-pointer reference (bpf/fpwalk.bpf.c), from the kernel's own BPF run
+ * time accounting (BPF_ENABLE_STATS: run_time_ns / run_cnt per program).
+ *
+ * For each depth, two copies of tests/bench/recurse spin at that depth at the
+ * same time: one built with SFrame and no frame pointers, sampled by the
+ * unwinder, and one built with frame pointers, sampled by fpwalk. Each has
+ * its own per-task cpu-clock event, so a program runs only for the samples of
+ * its own process (no filtered-out runs dilute the average). Both processes
+ * are pinned to the same CPU, so they alternate on it under the same
+ * conditions; this driver consumes the ring buffers from another CPU. The CPU
+ * changes every repetition and the depth order rotates.
+ *
+ * Prints one line per repetition, depth and program:
+ *   kcost rep=R frames=D prog=sframe|fp runs=N run_ns=N samples=N \
+ *         user_frames=N stop=NAME received=N
+ * (user_frames: total user frames unwound; stop: the most common stop reason).
+ *
+ * Usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fpwalk.skel.h"
+#include "profile.h"
+#include "proctrack.h"
+#include "tables.h"
+
+#define MAX_DEPTHS 16
+
+static struct {
+	double secs;
+	unsigned long hz;
+	int reps;
+	const char *sf_bin, *fp_bin;
+	int depths[MAX_DEPTHS];
+	int nr_depths;
+} env = { .secs = 2, .hz = 4999, .reps = 5 };
+
+static unsigned long long received_sf, received_fp;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int on_sf_sample(void *ctx, const struct sfbpf_sample *s, size_t size)
+{
+	(void)ctx;
+	(void)s;
+	(void)size;
+	received_sf++;
+	return 0;
+}
+
+static int on_fp_sample(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	received_fp++;
+	return 0;
+}
+
+static void pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(pid, sizeof(set), &set);
+}
+
+/* Starts BIN spinning FRAMES deep on cpu; it dies with us. */
+static pid_t spawn(const char *bin, int frames, int cpu)
+{
+	char secs[16], depth[16];
+	pid_t pid;
+
+	snprintf(secs, sizeof(secs), "%d", (int)env.secs + 60);
+	snprintf(depth, sizeof(depth), "%d", frames);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cpu >= 0)
+			pin(0, cpu);
+		execl(bin, bin, secs, depth, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int open_event(pid_t pid, int prog_fd)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = env.hz,
+		.freq = 1,
+		.disabled = 1,
+	};
+	int fd;
+
+	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "kcost: perf_event_open(pid %d, %lu Hz): %s\n", pid, env.hz,
+			strerror(errno));
+		return -1;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
+		fprintf(stderr, "kcost: PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct snap {
+	__u64 run_ns, runs;
+	__u64 v[SFBPF_STAT__COUNT];
+};
+
+static int sum_stats(int map_fd, __u64 out[SFBPF_STAT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus(), i, j;
+	struct sfbpf_stats *per;
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(__u64) * SFBPF_STAT__COUNT);
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &zero, per)) {
+		free(per);
+		return -errno;
+	}
+	for (i = 0; i < ncpu; i++)
+		for (j = 0; j < SFBPF_STAT__COUNT; j++)
+			out[j] += per[i].v[j];
+	free(per);
+	return 0;
+}
+
+static int take(int prog_fd, int stats_fd, struct snap *s)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	s->run_ns = info.run_time_ns;
+	s->runs = info.run_cnt;
+	return sum_stats(stats_fd, s->v);
+}
+
+static void report(int rep, int frames, const char *prog, const struct snap *a,
+		   const struct snap *b, unsigned long long received)
+{
+	int i, top = 0;
+	__u64 best = 0, d;
+
+	for (i = 0; i < SFBPF_STOP__COUNT; i++) {
+		d = b->v[SFBPF_STAT_STOP_BASE + i] - a->v[SFBPF_STAT_STOP_BASE + i];
+		if (d > best) {
+			best = d;
+			top = i;
+		}
+	}
+	printf("kcost rep=%d frames=%d prog=%s runs=%llu run_ns=%llu samples=%llu "
+	       "user_frames=%llu stop=%s received=%llu\n",
+	       rep, frames, prog, (unsigned long long)(b->runs - a->runs),
+	       (unsigned long long)(b->run_ns - a->run_ns),
+	       (unsigned long long)(b->v[SFBPF_STAT_SAMPLES] - a->v[SFBPF_STAT_SAMPLES]),
+	       (unsigned long long)(b->v[SFBPF_STAT_FRAMES] - a->v[SFBPF_STAT_FRAMES]),
+	       profile__stop_name(top), received);
+	fflush(stdout);
+}
+
+struct bench {
+	struct profile *prof;
+	struct tables *tables;
+	struct proctrack *procs;
+	struct fpwalk_bpf *fp;
+	struct ring_buffer *fp_rb;
+	int sf_prog, sf_stats, fp_prog, fp_stats;
+};
+
+/* The unwinder's counter map: profile.h exports no fd for it, find it by name. */
+static int find_stats_map(int prog_fd)
+{
+	struct bpf_prog_info pinfo;
+	struct bpf_map_info minfo;
+	__u32 map_ids[32], i, len;
+	int fd;
+
+	memset(&pinfo, 0, sizeof(pinfo));
+	pinfo.nr_map_ids = 32;
+	pinfo.map_ids = (__u64)(unsigned long)map_ids;
+	len = sizeof(pinfo);
+	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &len))
+		return -1;
+	for (i = 0; i < pinfo.nr_map_ids && i < 32; i++) {
+		fd = bpf_map_get_fd_by_id(map_ids[i]);
+		if (fd < 0)
+			continue;
+		memset(&minfo, 0, sizeof(minfo));
+		len = sizeof(minfo);
+		if (!bpf_obj_get_info_by_fd(fd, &minfo, &len) && !strcmp(minfo.name, "stats") &&
+		    minfo.value_size == sizeof(struct sfbpf_stats))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static int setup(struct bench *b)
+{
+	struct profile_opts popts = {
+		.user_stacks = true,
+		.kernel_stacks = true,
+		.skip_idle = true,
+		.on_sample = on_sf_sample,
+	};
+	struct tables_opts topts = {
+		.max_rows = PROFILE_DEFAULT_ROWS,
+		.max_rules = PROFILE_DEFAULT_RULES,
+		.max_objects = PROFILE_DEFAULT_OBJECTS,
+		.max_pages = PROFILE_DEFAULT_PAGES,
+	};
+	b->prof = profile__new(&popts);
+	if (!b->prof) {
+		fprintf(stderr, "kcost: cannot load the unwinder: %s\n", strerror(errno));
+		return -1;
+	}
+	topts.rows_fd = profile__rows_fd(b->prof);
+	topts.rules_fd = profile__rules_fd(b->prof);
+	topts.objects_fd = profile__objects_fd(b->prof);
+	topts.pages_fd = profile__pages_fd(b->prof);
+	b->tables = tables__new(&topts);
+	b->procs = b->tables ? proctrack__new(b->tables, profile__procs_fd(b->prof)) : NULL;
+	if (!b->procs)
+		return -1;
+	b->sf_prog = profile__prog_fd(b->prof);
+	b->sf_stats = find_stats_map(b->sf_prog);
+	if (b->sf_stats < 0) {
+		fprintf(stderr, "kcost: the unwinder has no stats map\n");
+		return -1;
+	}
+
+	b->fp = fpwalk_bpf__open();
+	if (!b->fp)
+		return -1;
+	b->fp->rodata->skip_idle = true;
+	if (fpwalk_bpf__load(b->fp)) {
+		fprintf(stderr, "kcost: cannot load fpwalk\n");
+		return -1;
+	}
+	b->fp_prog = bpf_program__fd(b->fp->progs.sfbpf_fpwalk);
+	b->fp_stats = bpf_map__fd(b->fp->maps.stats);
+	b->fp_rb = ring_buffer__new(bpf_map__fd(b->fp->maps.events), on_fp_sample, NULL, NULL);
+	return b->fp_rb ? 0 : -1;
+}
+
+/* One depth, one repetition: both processes side by side on one CPU. */
+static int measure(struct bench *b, int rep, int frames, int cpu)
+{
+	struct snap sf0, sf1, fp0, fp1;
+	pid_t sf_pid, fp_pid;
+	int sf_ev = -1, fp_ev = -1, err = -1;
+	unsigned long long sf_recv, fp_recv;
+	double end;
+
+	sf_pid = spawn(env.sf_bin, frames, cpu);
+	fp_pid = spawn(env.fp_bin, frames, cpu);
+	if (sf_pid < 0 || fp_pid < 0)
+		goto out;
+	usleep(200 * 1000); /* exec, dynamic linking, descent */
+	err = proctrack__refresh(b->procs, sf_pid);
+	if (err < 0) {
+		fprintf(stderr, "kcost: loading tables of %s: %s\n", env.sf_bin, strerror(-err));
+		goto out;
+	}
+	err = -1;
+	sf_ev = open_event(sf_pid, b->sf_prog);
+	fp_ev = open_event(fp_pid, b->fp_prog);
+	if (sf_ev < 0 || fp_ev < 0)
+		goto out;
+	if (take(b->sf_prog, b->sf_stats, &sf0) || take(b->fp_prog, b->fp_stats, &fp0))
+		goto out;
+	sf_recv = received_sf;
+	fp_recv = received_fp;
+	ioctl(sf_ev, PERF_EVENT_IOC_ENABLE, 0);
+	ioctl(fp_ev, PERF_EVENT_IOC_ENABLE, 0);
+	end = now() + env.secs;
+	while (now() < end) {
+		profile__poll(b->prof, 5);
+		ring_buffer__poll(b->fp_rb, 5);
+	}
+	ioctl(sf_ev, PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(fp_ev, PERF_EVENT_IOC_DISABLE, 0);
+	profile__poll(b->prof, 0);
+	ring_buffer__consume(b->fp_rb);
+	if (take(b->sf_prog, b->sf_stats, &sf1) || take(b->fp_prog, b->fp_stats, &fp1))
+		goto out;
+	report(rep, frames, "sframe", &sf0, &sf1, received_sf - sf_recv);
+	report(rep, frames, "fp", &fp0, &fp1, received_fp - fp_recv);
+	err = 0;
+out:
+	if (sf_ev >= 0)
+		close(sf_ev);
+	if (fp_ev >= 0)
+		close(fp_ev);
+	if (sf_pid > 0) {
+		kill(sf_pid, SIGKILL);
+		waitpid(sf_pid, NULL, 0);
+		proctrack__remove(b->procs, sf_pid);
+	}
+	if (fp_pid > 0) {
+		kill(fp_pid, SIGKILL);
+		waitpid(fp_pid, NULL, 0);
+	}
+	return err;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b = { 0 };
+	int opt, i, rep, stats_fd, ncpu, err = 0;
+
+	while ((opt = getopt(argc, argv, "d:f:r:")) != -1) {
+		switch (opt) {
+		case 'd':
+			env.secs = atof(optarg);
+			break;
+		case 'f':
+			env.hz = strtoul(optarg, NULL, 10);
+			break;
+		case 'r':
+			env.reps = atoi(optarg);
+			break;
+		default:
+			return usage();
+		}
+	}
+	if (argc - optind < 3 || env.secs <= 0 || !env.hz || env.reps <= 0)
+		return usage();
+	env.sf_bin = argv[optind++];
+	env.fp_bin = argv[optind++];
+	for (; optind < argc && env.nr_depths < MAX_DEPTHS; optind++)
+		env.depths[env.nr_depths++] = atoi(argv[optind]);
+
+	/* Run-time accounting for as long as this fd is open, then as it was. */
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0) {
+		fprintf(stderr, "kcost: BPF_ENABLE_STATS: %s (needs root)\n", strerror(-stats_fd));
+		return 1;
+	}
+	if (setup(&b)) {
+		err = 1;
+		goto out;
+	}
+	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	for (rep = 0; rep < env.reps && !err; rep++) {
+		int cpu = ncpu > 1 ? rep % ncpu : -1;
+
+		/* This driver consumes the ring buffers on the other CPU. */
+		if (cpu >= 0)
+			pin(0, (cpu + 1) % ncpu);
+		for (i = 0; i < env.nr_depths && !err; i++) {
+			int d = env.depths[(i + rep) % env.nr_depths];
+
+			if (measure(&b, rep, d, cpu))
+				err = 1;
+		}
+	}
+out:
+	ring_buffer__free(b.fp_rb);
+	fpwalk_bpf__destroy(b.fp);
+	proctrack__free(b.procs);
+	tables__free(b.tables);
+	profile__free(b.prof);
+	close(stats_fd);
+	return err;
+}
