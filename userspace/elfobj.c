@@ -41,7 +41,8 @@ int elfobj__read(int fd, struct elfobj_info *info)
 	memset(info, 0, sizeof(*info));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -EINVAL;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "procmaps.h"
 
@@ -311,9 +314,13 @@ const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr)
 
 int procmap__open(int pid, const struct procmap *m)
 {
-	char path[4200];
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd, root, flags, ret;
+	char path[96];
 	struct stat st;
-	int fd;
 
 	if ((m->flags & PROCMAP_F_ANON) || !m->path[0])
 		return -ENOENT;
@@ -325,15 +332,35 @@ int procmap__open(int pid, const struct procmap *m)
 	/* map_files needs CAP_SYS_ADMIN; the root path works for files still linked. */
 	if (m->flags & PROCMAP_F_DELETED)
 		return -ENOENT;
-	if (snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (m->path[0] != '/')
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
 		return -errno;
+	/*
+	 * The path is the process's to choose: resolve it inside its root (an
+	 * absolute symlink or ".." must not reach our files), do not follow a
+	 * final symlink, and never block opening a FIFO.
+	 */
+	fd = (int)syscall(SYS_openat2, root, m->path + 1, &how, sizeof(how));
+	ret = -errno;
+	close(root);
+	if (fd < 0)
+		return ret;
 	/* A file replaced since it was mapped is not the mapped object. */
-	if (fstat(fd, &st) || st.st_ino != m->inode) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != m->inode ||
+	    ((m->dev_major || m->dev_minor) &&
+	     (major(st.st_dev) != m->dev_major || minor(st.st_dev) != m->dev_minor))) {
 		close(fd);
 		return -ESTALE;
+	}
+	/* O_NONBLOCK only guarded the open; readers expect blocking semantics. */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) {
+		ret = -errno;
+		close(fd);
+		return ret;
 	}
 	return fd;
 }

@@ -55,8 +55,10 @@ const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr);
 
 /*
  * Open a file-backed mapping read-only: /proc/PID/map_files/START-END first (any
- * mount namespace, deleted files), else /proc/PID/root/PATH if its inode still
- * matches. Returns an fd or a negative errno (-ENOENT for anonymous mappings).
+ * mount namespace, deleted files), else PATH resolved inside /proc/PID/root
+ * (openat2 RESOLVE_IN_ROOT, no final symlink, no blocking open) if it is a
+ * regular file whose device and inode still match. Returns an fd or a negative
+ * errno (-ENOENT for anonymous mappings, -ESTALE for a different file).
  */
 int procmap__open(int pid, const struct procmap *m);
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ELF .sframe locator. libelf parses the headers; the bytes are copied out of
- * the raw file image after checking every offset and size against the file
- * size, so a corrupt header can only produce an error, never a wild read.
+ * ELF .sframe locator. libelf parses the headers; the bytes are read with
+ * pread after checking every offset and size against the file size, so a
+ * corrupt header can only produce an error, never a wild read, and a file
+ * truncated meanwhile only a short read (never SIGBUS from a mapping).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,14 +67,35 @@ static bool in_file(uint64_t off, uint64_t len, size_t fsize)
 	return off <= fsize && len <= fsize - off;
 }
 
-static int copy_bytes(struct sframe_elf *out, const char *image, uint64_t off, uint64_t len,
+/*
+ * Read with pread, not from a mapping of the file: its owner may truncate it
+ * meanwhile, and touching a mapped page past the new end raises SIGBUS.
+ */
+static int copy_bytes(struct sframe_elf *out, int fd, uint64_t off, uint64_t len,
 		      struct sframe_elf_error *err)
 {
+	size_t done = 0;
+
 	out->data = malloc(len ? len : 1);
 	if (!out->data)
 		return set_err(err, -ENOMEM, "out of memory copying %llu bytes",
 			       (unsigned long long)len);
-	memcpy(out->data, image + off, len);
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)out->data + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int ret = n < 0 ? -errno : -EIO;
+
+			free(out->data);
+			out->data = NULL;
+			return set_err(err, ret, "cannot read %llu bytes at 0x%llx: %s",
+				       (unsigned long long)len, (unsigned long long)off,
+				       n < 0 ? strerror(-ret) : "file shrank");
+		}
+		done += (size_t)n;
+	}
 	out->size = len;
 	out->offset = off;
 	return 0;
@@ -346,7 +368,7 @@ static Elf_Scn *find_section(Elf *elf, size_t shstrndx, GElf_Shdr *sh, const cha
 	return typed;
 }
 
-static int load_section(Elf *elf, const char *image, size_t fsize, struct sframe_elf *out,
+static int load_section(Elf *elf, int fd, size_t fsize, struct sframe_elf *out,
 			struct sframe_elf_error *err)
 {
 	const char *name = NULL;
@@ -374,7 +396,7 @@ static int load_section(Elf *elf, const char *image, size_t fsize, struct sframe
 			       "of file (size 0x%zx)",
 			       out->name, (unsigned long long)sh.sh_offset,
 			       (unsigned long long)sh.sh_size, fsize);
-	ret = copy_bytes(out, image, sh.sh_offset, sh.sh_size, err);
+	ret = copy_bytes(out, fd, sh.sh_offset, sh.sh_size, err);
 	if (ret)
 		return ret;
 	out->source = SFRAME_ELF_SECTION;
@@ -392,7 +414,7 @@ static int load_section(Elf *elf, const char *image, size_t fsize, struct sframe
 	return apply_relocations(elf, elf_ndxscn(scn), fsize, out, err);
 }
 
-static int load_segment(Elf *elf, const char *image, size_t fsize, struct sframe_elf *out,
+static int load_segment(Elf *elf, int fd, size_t fsize, struct sframe_elf *out,
 			struct sframe_elf_error *err)
 {
 	size_t phnum = 0;
@@ -413,7 +435,7 @@ static int load_segment(Elf *elf, const char *image, size_t fsize, struct sframe
 				       "runs past end of file (size 0x%zx)",
 				       (unsigned long long)ph.p_offset,
 				       (unsigned long long)ph.p_filesz, fsize);
-		ret = copy_bytes(out, image, ph.p_offset, ph.p_filesz, err);
+		ret = copy_bytes(out, fd, ph.p_offset, ph.p_filesz, err);
 		if (ret)
 			return ret;
 		out->source = SFRAME_ELF_SEGMENT;
@@ -424,10 +446,11 @@ static int load_segment(Elf *elf, const char *image, size_t fsize, struct sframe
 	return -ENOENT;
 }
 
-static int load_elf(Elf *elf, struct sframe_elf *out, struct sframe_elf_error *err)
+static int load_elf(Elf *elf, int fd, struct sframe_elf *out, struct sframe_elf_error *err)
 {
-	const char *ident, *image;
-	size_t fsize = 0;
+	const char *ident;
+	struct stat st;
+	size_t fsize;
 	GElf_Ehdr eh;
 	int ret;
 
@@ -436,19 +459,19 @@ static int load_elf(Elf *elf, struct sframe_elf *out, struct sframe_elf_error *e
 	ident = elf_getident(elf, NULL);
 	if (!ident || !gelf_getehdr(elf, &eh))
 		return set_err(err, -EINVAL, "corrupt ELF header: %s", elf_errmsg(-1));
-	image = elf_rawfile(elf, &fsize);
-	if (!image)
-		return set_err(err, -EIO, "cannot read ELF file: %s", elf_errmsg(-1));
+	if (fstat(fd, &st))
+		return set_err(err, -errno, "cannot stat ELF file: %s", strerror(errno));
+	fsize = (size_t)st.st_size;
 
 	out->e_type = eh.e_type;
 	out->e_machine = eh.e_machine;
 	out->elf_class = (uint8_t)ident[EI_CLASS];
 	out->elf_data = (uint8_t)ident[EI_DATA];
 
-	ret = load_section(elf, image, fsize, out, err);
+	ret = load_section(elf, fd, fsize, out, err);
 	if (ret != -ENOENT || out->name[0])
 		return ret;
-	ret = load_segment(elf, image, fsize, out, err);
+	ret = load_segment(elf, fd, fsize, out, err);
 	if (ret == -ENOENT && !out->name[0])
 		return set_err(err, -ENOENT, "no SFrame section");
 	return ret;
@@ -481,10 +504,11 @@ int sframe_elf__load_fd(int fd, struct sframe_elf *out, struct sframe_elf_error 
 		return ret;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return set_err(err, -EINVAL, "libelf initialization failed: %s", elf_errmsg(-1));
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return set_err(err, -EINVAL, "not an ELF file: %s", elf_errmsg(-1));
-	ret = load_elf(elf, out, err);
+	ret = load_elf(elf, fd, out, err);
 	elf_end(elf);
 	if (ret)
 		sframe_elf__release(out);

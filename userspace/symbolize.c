@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 
 #include "debuginfo.h"
 #include "procmaps.h"
@@ -183,7 +185,8 @@ static int object__load_elf(struct object *obj, Elf *elf, Elf *debug)
 static int object__load_fd(struct object *obj, int fd, const char *path, const char *root,
 			   const char *debug_dirs)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL), *debug = NULL;
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL), *debug = NULL;
 	int err, dfd = -1;
 
 	if (elf && elf_kind(elf) == ELF_K_ELF && !symtab__elf_has_symtab(elf)) {
@@ -702,26 +705,59 @@ static void proc__free(struct proc *p)
 
 /* ---- JIT maps: /tmp/perf-PID.map, "START SIZE name" in hex ------------------ */
 
+/*
+ * Open path under dirfd without following a symlink in its last component,
+ * resolving ".." and absolute symlinks as if dirfd were "/" (a process's
+ * /proc/PID/root), and never blocking on a FIFO. Regular files only.
+ */
+static int jit__openat(int dirfd, const char *path, unsigned long long resolve,
+		       struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = resolve,
+	};
+	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 static FILE *jit__open(const struct proc *p, struct stat *st)
 {
-	char path[2][96];
-	int i, n = 0;
+	char path[64];
+	int fd = -1, root;
 	FILE *f;
 
-	if (!p->gone && p->nspid > 0)
-		snprintf(path[n++], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", p->pid,
-			 p->nspid);
-	snprintf(path[n++], sizeof(path[0]), "/tmp/perf-%d.map", p->pid);
-	for (i = 0; i < n; i++) {
-		f = fopen(path[i], "re");
-		if (!f)
-			continue;
-		/* Trust only the process's own user or root to name its code. */
-		if (fstat(fileno(f), st) == 0 && (st->st_uid == 0 || st->st_uid == p->uid))
-			return f;
-		fclose(f);
+	if (!p->gone && p->nspid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root", p->pid);
+		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root >= 0) {
+			snprintf(path, sizeof(path), "tmp/perf-%d.map", p->nspid);
+			fd = jit__openat(root, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, st);
+			close(root);
+		}
 	}
-	return NULL;
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->pid);
+		fd = jit__openat(AT_FDCWD, path, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, st);
+	}
+	if (fd < 0)
+		return NULL;
+	/* Trust only the process's own user or root to name its code. */
+	if (st->st_uid != 0 && st->st_uid != p->uid) {
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 static int jit__load(struct proc *p)

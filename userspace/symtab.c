@@ -500,12 +500,21 @@ static int add_plt(struct symtab *t, Elf *elf)
 
 int symtab__add_perf_map(struct symtab *t, FILE *f)
 {
-	char *line = NULL, *end, *name;
-	uint64_t start, size;
-	size_t cap = 0;
+	char line[SYMTAB_PERF_MAP_MAX_LINE], *end, *name;
+	uint64_t start, size, total = 0;
+	bool partial = false;
 	int err = 0;
 
-	while (!err && getline(&line, &cap, f) > 0) {
+	/* The file is the process's to write: bound what it can make us read. */
+	while (!err && total < SYMTAB_PERF_MAP_MAX_BYTES && fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		bool skip = partial;
+
+		total += len;
+		/* An overlong line is skipped whole, in as many chunks as it takes. */
+		partial = len == sizeof(line) - 1 && line[len - 1] != '\n';
+		if (skip || partial)
+			continue;
 		start = strtoull(line, &end, 16);
 		if (end == line || *end != ' ')
 			continue;
@@ -517,7 +526,6 @@ int symtab__add_perf_map(struct symtab *t, FILE *f)
 		if (*name) /* perf does not demangle these either */
 			err = symtab__add(t, start, size, name, SYMTAB_BIND_GLOBAL);
 	}
-	free(line);
 	return err;
 }
 

@@ -55,7 +55,13 @@ size_t symtab__count(const struct symtab *t);
  * IRELATIVE slot. Symbol addresses are ELF virtual addresses.
  */
 int symtab__add_elf(struct symtab *t, struct Elf *elf, struct Elf *debug);
-/* Add a perf JIT map's symbols: "START SIZE name" lines, hex. Bad lines are skipped. */
+/*
+ * Add a perf JIT map's symbols: "START SIZE name" lines, hex. Bad lines are
+ * skipped, as are lines longer than SYMTAB_PERF_MAP_MAX_LINE; reading stops
+ * after SYMTAB_PERF_MAP_MAX_BYTES.
+ */
+#define SYMTAB_PERF_MAP_MAX_LINE 4096
+#define SYMTAB_PERF_MAP_MAX_BYTES (64ull << 20)
 int symtab__add_perf_map(struct symtab *t, FILE *f);
 /* Does elf have a .symtab? If not, its separate debug file is worth finding. */
 bool symtab__elf_has_symtab(struct Elf *elf);
