@@ -19,6 +19,20 @@
 
 #define MAX_PLT_ROWS (1u << 16) /* expansion bound for one PLT-shaped row */
 #define MAX_EXEC_SEGMENTS 16
+/*
+ * libdw sizes a frame state by the highest register a program names and
+ * copies it for every DW_CFA_remember_state: programs beyond these limits
+ * are not handed to it (x86-64 DWARF registers end at 125, k7).
+ */
+#define MAX_CFA_REGNUM 127
+#define MAX_CFA_DEPTH 64
+/*
+ * libdw re-runs the CIE's and the FDE's program for every row it is asked
+ * about: walking an FDE costs rows * instructions. Bounds per FDE and per
+ * object, in instructions evaluated (about 5 ns each; libc needs 1M, libLLVM 40M).
+ */
+#define FDE_WORK_BUDGET (32ull << 20)
+#define OBJ_WORK_BUDGET (256ull << 20)
 
 struct cfi_section {
 	Elf_Data *data; /* NULL: the object has no such section */
@@ -29,6 +43,7 @@ struct cfi_section {
 /* One FDE's range, in the order the table is built. */
 struct fde_ent {
 	uint64_t lo, hi;
+	uint32_t ops; /* CFA instructions of its CIE and its own, 0 if not accepted */
 	uint8_t src; /* enum cfi_source */
 	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
 };
@@ -38,6 +53,8 @@ struct cie_info {
 	Dwarf_Off off;
 	bool valid;
 	uint8_t fde_enc; /* DW_EH_PE_* of initial_location / address_range */
+	bool zaug; /* 'z' augmentation: FDEs carry an augmentation length */
+	const uint8_t *insn, *insn_end; /* initial instructions */
 };
 
 struct exec_range {
@@ -192,6 +209,9 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 	a = e.cie.augmentation;
 	if (a[0] && a[0] != 'z')
 		return -EINVAL; /* pre-'z' GNU augmentations: not emitted for decades */
+	r->cie.zaug = a[0] == 'z';
+	r->cie.insn = e.cie.initial_instructions;
+	r->cie.insn_end = e.cie.initial_instructions_end;
 	p = e.cie.augmentation_data;
 	end = p + e.cie.augmentation_data_size;
 	for (a = a[0] ? a + 1 : a; *a; a++) {
@@ -235,7 +255,8 @@ static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src)
+static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
+		    uint32_t ops)
 {
 	struct fde_ent *n;
 	uint32_t ncap;
@@ -248,25 +269,172 @@ static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source 
 		r->fdes = n;
 		r->cap_fdes = ncap;
 	}
-	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo, .hi = hi, .src = src };
+	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo, .hi = hi, .ops = ops, .src = src };
 	return 0;
 }
 
-/* Range of one FDE; false if it cannot be decoded. */
+/* Range of one FDE and where its instructions start; false if it cannot be decoded. */
 static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f, uint64_t *lo,
-		      uint64_t *hi)
+		      uint64_t *hi, const uint8_t **insn)
 {
 	const struct cfi_section *s = &r->sec[src];
 	const uint8_t *p = f->start, *base = s->data->d_buf;
-	uint64_t range;
+	uint64_t range, alen;
 
 	if (parse_cie(r, src, f->CIE_pointer))
 		return false;
 	if (read_encoded(&p, f->end, r->cie.fde_enc, s->addr + (uint64_t)(p - base), true, lo) ||
 	    read_encoded(&p, f->end, r->cie.fde_enc & 0x0f, 0, false, &range))
 		return false;
+	if (r->cie.zaug) {
+		if (read_uleb(&p, f->end, &alen) || alen > (uint64_t)(f->end - p))
+			return false;
+		p += alen;
+	}
+	*insn = p;
 	*hi = *lo + range;
 	return *hi >= *lo;
+}
+
+struct cfa_scan {
+	uint64_t ops;
+	uint32_t depth; /* DW_CFA_remember_state nesting */
+};
+
+static bool cfa_reg_ok(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg;
+
+	return !read_uleb(p, end, &reg) && reg <= MAX_CFA_REGNUM;
+}
+
+static bool cfa_skip_uleb(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v;
+
+	return !read_uleb(p, end, &v);
+}
+
+static bool cfa_skip_sleb(const uint8_t **p, const uint8_t *end)
+{
+	int64_t v;
+
+	return !read_sleb(p, end, &v);
+}
+
+static bool cfa_skip_block(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len;
+
+	if (read_uleb(p, end, &len) || len > (uint64_t)(end - *p))
+		return false;
+	*p += len;
+	return true;
+}
+
+/*
+ * Check a DW_CFA program before libdw runs it: every opcode known, every
+ * operand inside [p, end), every register at most MAX_CFA_REGNUM, and the
+ * remember_state nesting bounded. Counts the instructions in s->ops.
+ */
+static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struct cfa_scan *s)
+{
+	uint64_t v;
+	uint8_t op;
+	bool ok;
+
+	while (p < end) {
+		op = *p++;
+		s->ops++;
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			continue;
+		case DW_CFA_offset:
+			if ((op & 0x3f) > MAX_CFA_REGNUM || !cfa_skip_uleb(&p, end))
+				return false;
+			continue;
+		case DW_CFA_restore:
+			if ((op & 0x3f) > MAX_CFA_REGNUM)
+				return false;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+			ok = true;
+			break;
+		case DW_CFA_set_loc:
+			ok = !read_encoded(&p, end, fde_enc & 0x0f, 0, false, &v);
+			break;
+		case DW_CFA_advance_loc1:
+			ok = !read_fixed(&p, end, 1, false, &v);
+			break;
+		case DW_CFA_advance_loc2:
+			ok = !read_fixed(&p, end, 2, false, &v);
+			break;
+		case DW_CFA_advance_loc4:
+			ok = !read_fixed(&p, end, 4, false, &v);
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_def_cfa:
+		case DW_CFA_val_offset:
+		case DW_CFA_GNU_negative_offset_extended:
+			ok = cfa_reg_ok(&p, end) && cfa_skip_uleb(&p, end);
+			break;
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset_sf:
+			ok = cfa_reg_ok(&p, end) && cfa_skip_sleb(&p, end);
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			ok = cfa_reg_ok(&p, end);
+			break;
+		case DW_CFA_register:
+			ok = cfa_reg_ok(&p, end) && cfa_reg_ok(&p, end);
+			break;
+		case DW_CFA_remember_state:
+			ok = ++s->depth <= MAX_CFA_DEPTH;
+			break;
+		case DW_CFA_restore_state:
+			ok = s->depth > 0;
+			s->depth -= ok;
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_GNU_args_size:
+			ok = cfa_skip_uleb(&p, end);
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			ok = cfa_skip_sleb(&p, end);
+			break;
+		case DW_CFA_def_cfa_expression:
+			ok = cfa_skip_block(&p, end);
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			ok = cfa_reg_ok(&p, end) && cfa_skip_block(&p, end);
+			break;
+		default: /* DW_CFA_GNU_window_save, vendor extensions: not x86-64 */
+			ok = false;
+			break;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
+static uint32_t fde_ops(const struct reader *r, const uint8_t *insn, const uint8_t *end)
+{
+	struct cfa_scan s = { 0 };
+
+	if (!r->cie.insn || r->cie.insn > r->cie.insn_end || insn > end ||
+	    !cfa_scan(r->cie.insn, r->cie.insn_end, r->cie.fde_enc, &s) ||
+	    !cfa_scan(insn, end, r->cie.fde_enc, &s))
+		return 0;
+	return s.ops + 1 < UINT32_MAX ? (uint32_t)s.ops + 1 : UINT32_MAX;
 }
 
 static int collect_fdes(struct reader *r, enum cfi_source src)
@@ -274,6 +442,7 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 	const struct cfi_section *s = &r->sec[src];
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
+	const uint8_t *insn;
 	uint64_t lo, hi;
 	int ret, err;
 
@@ -287,12 +456,12 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 			r->st->cies++;
 			continue;
 		}
-		if (!fde_range(r, src, &e.fde, &lo, &hi) || hi == lo || hi > UINT32_MAX ||
+		if (!fde_range(r, src, &e.fde, &lo, &hi, &insn) || hi == lo || hi > UINT32_MAX ||
 		    !in_exec_segment(r, lo, hi)) {
 			r->st->skipped_fdes++; /* e.g. .debug_frame FDEs of discarded code at 0 */
 			continue;
 		}
-		err = push_fde(r, lo, hi, src);
+		err = push_fde(r, lo, hi, src, fde_ops(r, insn, e.fde.end));
 		if (err)
 			return err;
 	}
@@ -404,10 +573,17 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	struct cfi_row_rule rr;
 	Dwarf_Addr start, end;
 	Dwarf_Frame *frame;
-	uint64_t pc = f->lo;
+	uint64_t pc = f->lo, work = 0;
 	int ra_reg, err = 0;
 
+	if (!f->ops)
+		return unsupported_row(r, pc, f->hi, CFI_UNSUP_INSN);
 	while (pc < f->hi && !err) {
+		/* Each row re-runs the programs: bound the FDE's and the object's total. */
+		work += f->ops;
+		r->st->cfa_ops += f->ops;
+		if (work > FDE_WORK_BUDGET || r->st->cfa_ops > OBJ_WORK_BUDGET)
+			return unsupported_row(r, pc, f->hi, CFI_UNSUP_BUDGET);
 		frame = NULL;
 		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0)
 			return unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);

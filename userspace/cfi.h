@@ -50,6 +50,7 @@ struct cfi_stats {
 	uint32_t shadowed_fdes; /* .debug_frame FDEs overlapping .eh_frame ones */
 	uint64_t unsupported_bytes; /* code bytes covered by unsupported rows */
 	uint64_t code_bytes; /* code bytes covered by FDEs in the table */
+	uint64_t cfa_ops; /* CFA instructions libdw was asked to evaluate (bounded work) */
 };
 
 /*

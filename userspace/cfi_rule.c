@@ -29,6 +29,8 @@ static const char *const unsup_names[CFI_UNSUP__COUNT] = {
 	[CFI_UNSUP_RANGE] = "offset-range",
 	[CFI_UNSUP_OVERLAP] = "fde-overlap",
 	[CFI_UNSUP_LIBDW] = "libdw-error",
+	[CFI_UNSUP_INSN] = "cfa-program",
+	[CFI_UNSUP_BUDGET] = "work-budget",
 };
 
 const char *cfi_unsupported__name(enum cfi_unsupported why)

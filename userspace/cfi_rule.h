@@ -29,6 +29,8 @@ enum cfi_unsupported {
 	CFI_UNSUP_RANGE, /* an offset beyond 32 bits */
 	CFI_UNSUP_OVERLAP, /* PC covered by two FDEs of the same section */
 	CFI_UNSUP_LIBDW, /* libdw could not evaluate the FDE here */
+	CFI_UNSUP_INSN, /* unknown CFA opcode or register, malformed program: not given to libdw */
+	CFI_UNSUP_BUDGET, /* the FDE's or object's evaluation budget ran out */
 	CFI_UNSUP__COUNT,
 };
 

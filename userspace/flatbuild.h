@@ -16,7 +16,8 @@
 #include "flatten.h"
 #include "ruleset.h"
 
-#define FLAT_MAX_ROWS (1u << 26) /* what one object may contribute */
+/* What one object may contribute: twice the BPF rows map's default capacity. */
+#define FLAT_MAX_ROWS (4u << 20)
 
 struct flat_builder {
 	struct flat_table *t;

@@ -181,6 +181,11 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 	}
 	rep = b->fres[n - 1].end_off; /* the repetition block size */
 	nblocks = rep ? (f->func_size + rep - 1) / rep : 0;
+	/* The object's row budget: fail before expanding, not after. */
+	if (b->t->nr_rows + (uint64_t)nblocks * n > FLAT_MAX_ROWS) {
+		ret = -E2BIG;
+		goto out;
+	}
 	if ((uint64_t)nblocks * n > MAX_MASK_ROWS) {
 		b->t->nr_skipped_fdes++;
 		ret = add_row(b, f->func_start, SFBPF_RULE_GAP_ID);
