@@ -2,7 +2,11 @@
 /*
  * CPU profiler: a perf_event program on a cpu-clock event per CPU. Each sample
  * unwinds the user stack from the SFrame tables (unwind.h), adds the kernel
- * stack and sends only the used part of the sample to userspace.
+ * stack and sends only the used part of the sample to userspace. A sample
+ * that finds no table for its process, or a PC in no known mapping, tells the
+ * loader (rate-limited). Two raw tracepoint programs follow processes: exec
+ * and exit drop the process's entry at once (its mappings are no longer
+ * valid) and tell the loader. See docs/DESIGN-lifecycle.md.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,6 +24,7 @@ const volatile bool filter_pids = false;
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool skip_idle = false;
+const volatile bool filter_cgroup = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -27,6 +32,14 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } target_pids SEC(".maps");
+
+/* --cgroup: only tasks in this cgroup v2 directory or below (index 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -61,7 +74,10 @@ static __always_inline __u32 sample_user(struct scratch *sc, struct sfbpf_stats 
 	struct sfbpf_unwind_state *st = &sc->st;
 	const struct sfbpf_proc *proc;
 	struct pt_regs *regs;
+	bool stale;
 
+	st->obj_flags = 0;
+	st->miss_addr = 0;
 	if (!user_stacks || !tgid || !task->mm || (task->flags & PF_KTHREAD)) {
 		s->stop = SFBPF_STOP_KERNEL_ONLY;
 		return 0;
@@ -86,16 +102,18 @@ static __always_inline __u32 sample_user(struct scratch *sc, struct sfbpf_stats 
 		s->stop = SFBPF_STOP_NO_MAPPING;
 		return 0;
 	}
-	proc = bpf_map_lookup_elem(&procs, &tgid);
+	proc = unwind_proc(task, tgid, &stale);
 	if (!proc) {
 		/* No table yet: the leaf still tells where the time went. */
 		s->ips[0] = st->pc;
 		s->stop = SFBPF_STOP_NO_PROC;
+		unwind_account(task, tgid, st, s->stop, stale, cnt);
 		return 1;
 	}
 	unwind_user(st, s->ips, proc);
 	s->stop = st->stop;
 	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
+	unwind_account(task, tgid, st, s->stop, false, cnt);
 	return st->n;
 }
 
@@ -114,6 +132,8 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (skip_idle && !(__u32)id)
 		return 0;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return 0;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	cnt = bpf_map_lookup_elem(&stats, &zero);
 	if (!sc || !cnt)
@@ -128,6 +148,7 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	s->weight = 1;
 	s->flags = (__s64)ctx->regs.ip < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
 	s->pad = 0;
+	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	task = bpf_get_current_task_btf();
@@ -150,6 +171,72 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 		cnt->v[SFBPF_STAT_RB_DROPS]++;
 	else
 		cnt->v[SFBPF_STAT_EMITTED]++;
+	return 0;
+}
+
+/* The lifecycle programs follow the sampler's filters: events of others are noise. */
+static __always_inline bool lifecycle_wanted(__u32 tgid)
+{
+	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return false;
+	return !filter_cgroup || bpf_current_task_under_cgroup(&target_cgroup, 0) == 1;
+}
+
+static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid, __u32 type)
+{
+	struct sfbpf_stats *cnt;
+	struct sfbpf_event ev = {};
+	__u32 zero = 0;
+
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (!cnt)
+		return;
+	ev.time_ns = bpf_ktime_get_ns();
+	ev.start_ticks = unwind_start_ticks(task);
+	ev.type = type;
+	ev.pid = tgid;
+	if (bpf_ringbuf_output(&lifecycle, &ev, sizeof(ev), 0))
+		cnt->v[SFBPF_STAT_EVENT_DROPS]++;
+	else
+		cnt->v[type == SFBPF_EVENT_EXEC ? SFBPF_STAT_EXECS : SFBPF_STAT_EXITS]++;
+}
+
+/*
+ * A new program image (in the exec'ing task: the new mm is in place). The old
+ * image's mappings must never unwind the new one: drop the entry now, before
+ * the loader hears of it; samples see no entry and report until it reloads.
+ */
+SEC("raw_tp/sched_process_exec")
+int sfbpf_exec(__u64 *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	(void)ctx;
+	if (!lifecycle_wanted(tgid))
+		return 0;
+	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&notify_next, &tgid); /* a new program reports at once */
+	lifecycle_event(bpf_get_current_task_btf(), tgid, SFBPF_EVENT_EXEC);
+	return 0;
+}
+
+/*
+ * A thread exits. Only the last one of its process matters (signal->live is
+ * decremented before the tracepoint, so it reads 0 there): the PID may be
+ * reused from then on, so the entry goes now.
+ */
+SEC("raw_tp/sched_process_exit")
+int sfbpf_exit(__u64 *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	(void)ctx;
+	if (task->signal->live.counter || !lifecycle_wanted(tgid))
+		return 0;
+	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&notify_next, &tgid);
+	lifecycle_event(task, tgid, SFBPF_EVENT_EXIT);
 	return 0;
 }
 

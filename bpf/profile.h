@@ -81,8 +81,20 @@ struct sfbpf_object {
 	__u32 page_start; /* first entry in the pages map */
 	__u32 page_count;
 	__u32 pc_min; /* pc_off of the first row, page-aligned down */
-	__u32 flags;
+	__u32 flags; /* SFBPF_OBJ_F_* */
 };
+
+/*
+ * An object slot without rows (yet): its frames are unwound through the
+ * frame-pointer chain, and samples that met one are counted. The slot is
+ * reserved while processes map the object, so the loader can publish (or
+ * withdraw) its table for all of them with one write. See
+ * docs/DESIGN-lifecycle.md.
+ */
+#define SFBPF_OBJ_F_PENDING 0x1 /* the loader is still building its table */
+#define SFBPF_OBJ_F_NO_BUDGET 0x2 /* evicted, or never fit: over the table budget */
+#define SFBPF_OBJ_F_NO_TABLE 0x4 /* the file turned out to have no usable CFI */
+#define SFBPF_OBJ_F_NO_ROWS (SFBPF_OBJ_F_PENDING | SFBPF_OBJ_F_NO_BUDGET | SFBPF_OBJ_F_NO_TABLE)
 
 /*
  * pages[object.page_start + p] = index (relative to row_start) of the first row
@@ -102,10 +114,17 @@ struct sfbpf_mapping {
 	__u32 flags;
 };
 
-/* Per process (tgid): its executable mappings, sorted by start, disjoint. */
+/*
+ * Per process (tgid): its executable mappings, sorted by start, disjoint.
+ * start_ticks tells this process from an earlier one with the same PID: the
+ * group leader's start time (task->start_boottime) in clock ticks, as
+ * /proc/PID/stat's field 22 gives it; the unwinder ignores an entry whose
+ * start differs from the sampled task's (0: not checked).
+ */
 struct sfbpf_proc {
 	__u32 count;
 	__u32 generation; /* bumped by the loader on every refresh */
+	__u64 start_ticks;
 	struct sfbpf_mapping maps[SFBPF_MAX_MAPPINGS];
 };
 
@@ -136,7 +155,18 @@ enum sfbpf_stat {
 	SFBPF_STAT_FRAMES, /* user frames unwound */
 	SFBPF_STAT_FP_FRAMES, /* of those, through the frame-pointer fallback */
 	SFBPF_STAT_STOP_BASE, /* + enum sfbpf_stop: stacks ended per reason */
-	SFBPF_STAT__COUNT = SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT,
+	/* After the stop reasons (which stay contiguous). */
+	SFBPF_STAT_STALE_PROC = SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT, /* entry of an earlier
+									     process: ignored */
+	SFBPF_STAT_PENDING, /* samples with a frame in an object whose table is loading */
+	SFBPF_STAT_NO_BUDGET, /* samples with a frame in an object over the table budget */
+	SFBPF_STAT_NOTIFY_SENT, /* unknown process/mapping reported to the loader */
+	SFBPF_STAT_NOTIFY_LIMITED, /* not reported: the PID reported one recently */
+	SFBPF_STAT_NOTIFY_DROPS, /* not reported: the event ring was full */
+	SFBPF_STAT_EXECS, /* exec events sent */
+	SFBPF_STAT_EXITS, /* exit events sent (last thread of a process) */
+	SFBPF_STAT_EVENT_DROPS, /* exec/exit events lost: the event ring was full */
+	SFBPF_STAT__COUNT,
 };
 
 struct sfbpf_stats {
@@ -149,7 +179,7 @@ struct sfbpf_stats {
 /* One sample in the ring buffer (variable length: only used frames sent). */
 struct sfbpf_sample {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
-	__u32 pid; /* tgid */
+	__u32 pid; /* tgid, as the initial PID namespace sees it */
 	__u32 tid;
 	__u32 cpu;
 	__u16 nr_user; /* user frames in ips[0 .. nr_user) */
@@ -158,10 +188,34 @@ struct sfbpf_sample {
 	__u8 flags;
 	__u16 pad;
 	__u32 weight; /* 1 for CPU samples */
+	__u64 cgroup_id; /* cgroup v2 id (the directory's inode number); 0: unknown */
 	char comm[SFBPF_TASK_COMM_LEN];
 	__u64 ips[SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES]; /* user leaf first, then kernel leaf first */
 };
 
 #define SFBPF_SAMPLE_HDR_SIZE ((unsigned long)&((struct sfbpf_sample *)0)->ips)
+
+/*
+ * Lifecycle events: the lifecycle programs (exec, exit) and the unwinder
+ * (a process or an executable mapping it has no table for) tell the loader,
+ * through a small ring buffer of their own. Unknown-process and
+ * unknown-mapping reports are rate-limited per process (the notify_next LRU
+ * hash: tgid -> earliest time of the next report, which userspace may push
+ * back). See docs/DESIGN-lifecycle.md.
+ */
+enum sfbpf_event_type {
+	SFBPF_EVENT_EXEC = 1, /* the process exec'd: its old entry was dropped */
+	SFBPF_EVENT_EXIT, /* its last thread exited: its entry was dropped */
+	SFBPF_EVENT_NO_PROC, /* sampled, but no (valid) entry */
+	SFBPF_EVENT_NO_MAPPING, /* sampled at, or returning to, addr: in no known mapping */
+};
+
+struct sfbpf_event {
+	__u64 time_ns; /* bpf_ktime_get_ns() */
+	__u64 addr; /* NO_MAPPING: the address */
+	__u64 start_ticks; /* the group leader's start (see struct sfbpf_proc) */
+	__u32 type; /* enum sfbpf_event_type */
+	__u32 pid; /* tgid */
+};
 
 #endif /* SFBPF_PROFILE_H */

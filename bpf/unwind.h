@@ -41,10 +41,20 @@
 _Static_assert((SFBPF_MAX_MAPPINGS & UNWIND_MAP_MASK) == 0, "mappings: power of two");
 _Static_assert(SFBPF_MAX_FRAMES <= UNWIND_FRAME_MASK + 1, "frame mask too small");
 _Static_assert(SFBPF_MAX_MAPPINGS <= (1 << SFBPF_MAP_SEARCH_STEPS), "mapping search too short");
+_Static_assert(SFBPF_STAT_NOTIFY_LIMITED == SFBPF_STAT_NOTIFY_SENT + 1 &&
+		       SFBPF_STAT_NOTIFY_DROPS == SFBPF_STAT_NOTIFY_SENT + 2 &&
+		       SFBPF_STAT_NOTIFY_SENT + 3 < SFBPF_STAT__COUNT,
+	       "unwind_report's return values index the counters");
 
-/* Table maps: sized by userspace before load (bpf_map__set_max_entries). */
+/*
+ * Table maps: sized by userspace before load (bpf_map__set_max_entries).
+ * Rows and pages are mmap'able: the loader writes big tables with memcpy
+ * instead of millions of element updates (an array element is 8-byte
+ * aligned: a page entry takes 8 bytes).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sfbpf_row);
@@ -66,6 +76,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
@@ -79,6 +90,36 @@ struct {
 	__type(value, struct sfbpf_proc);
 } procs SEC(".maps");
 
+/*
+ * Per object slot: frames unwound through it (consecutive frames in one
+ * object count once). The loader keeps the hottest tables when the budget is
+ * hit. Sized like objects; a slot past its end is simply not counted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} obj_hits SEC(".maps");
+
+/* Lifecycle events to the loader (struct sfbpf_event): see profile.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} lifecycle SEC(".maps");
+
+/* tgid -> earliest bpf_ktime_get_ns() of its next unknown-process/mapping report. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} notify_next SEC(".maps");
+
+/* Settings (userspace may change them between open and load). */
+const volatile __u64 notify_interval_ns = 200000000ULL; /* per-process report rate */
+const volatile __u64 clock_tick_ns = 10000000ULL; /* 1 s / sysconf(_SC_CLK_TCK) */
+
 /* The frame being unwound. Lives in a per-CPU map value (see above). */
 struct sfbpf_unwind_state {
 	__u64 pc;
@@ -91,7 +132,11 @@ struct sfbpf_unwind_state {
 	__u32 fp_frames; /* frames found through the frame-pointer fallback */
 	__u8 stop; /* enum sfbpf_stop, once the loop ended */
 	__u8 exact; /* pc is not a return address: look it up as is */
-	__u8 pad[2];
+	__u8 obj_flags; /* SFBPF_OBJ_F_* of the table-less object slots met */
+	__u8 pad;
+	__u32 last_obj; /* object slot of the previous frame (hit counting) */
+	__u32 pad2;
+	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */
 	__u64 win_base;
 	__u64 win[UNWIND_WINDOW / 8 + 1]; /* + a slack word for the verifier's bounds */
@@ -209,16 +254,13 @@ static __always_inline long unwind_search_rows(const struct sfbpf_object *obj, _
  * updates never make it wrong.
  */
 static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_unwind_state *st,
+								 const struct sfbpf_object *obj,
 								 __u32 obj_id, __u64 off)
 {
-	const struct sfbpf_object *obj;
 	const struct sfbpf_row *row, *next;
 	__u32 slot, key, key2;
 	long found;
 
-	obj = bpf_map_lookup_elem(&objects, &obj_id);
-	if (!obj)
-		return NULL;
 	slot = unwind_rcache_slot(obj_id, off) & (UNWIND_RCACHE - 1);
 	key = st->rcache[slot];
 	key2 = key + 1;
@@ -406,6 +448,44 @@ static __always_inline int unwind_by_fp(struct sfbpf_unwind_state *st,
 	return UNWIND_NEXT;
 }
 
+/* Counts a frame in obj_id for the loader's eviction order; runs of one object count once. */
+static __always_inline void unwind_count_hit(struct sfbpf_unwind_state *st, __u32 obj_id)
+{
+	__u64 *hits;
+
+	if (obj_id == st->last_obj)
+		return;
+	st->last_obj = obj_id;
+	hits = bpf_map_lookup_elem(&obj_hits, &obj_id);
+	if (hits)
+		__sync_fetch_and_add(hits, 1);
+}
+
+/*
+ * The object of mapping m, or NULL with *by_fp set (no table: follow the
+ * frame-pointer chain) or clear (a slot out of range: stop). Table-less slots
+ * (loading, over budget) are remembered in st->obj_flags for the counters.
+ */
+static __always_inline const struct sfbpf_object *unwind_object(struct sfbpf_unwind_state *st,
+								const struct sfbpf_mapping *m,
+								bool *by_fp)
+{
+	const struct sfbpf_object *obj;
+	__u32 obj_id = m->obj;
+
+	*by_fp = true;
+	if (obj_id == SFBPF_OBJ_NONE)
+		return NULL;
+	unwind_count_hit(st, obj_id);
+	obj = bpf_map_lookup_elem(&objects, &obj_id);
+	if (obj && (obj->flags & SFBPF_OBJ_F_NO_ROWS)) {
+		st->obj_flags |= obj->flags;
+		return NULL;
+	}
+	*by_fp = false;
+	return obj;
+}
+
 /* bpf_loop() callback: emits the current frame, then steps to its caller. */
 static long unwind_step(__u32 index, void *arg)
 {
@@ -413,6 +493,7 @@ static long unwind_step(__u32 index, void *arg)
 	struct sfbpf_unwind_state *st = c->st;
 	const struct sfbpf_proc *proc = c->proc;
 	const struct sfbpf_mapping *m;
+	const struct sfbpf_object *obj;
 	const struct sfbpf_rule *rule;
 	struct sfbpf_unwind_frame next = {};
 	__u32 n = st->n;
@@ -430,11 +511,13 @@ static long unwind_step(__u32 index, void *arg)
 
 	lookup = st->exact ? st->pc : st->pc - 1;
 	m = &proc->maps[st->map & UNWIND_MAP_MASK];
-	by_fp = m->obj == SFBPF_OBJ_NONE;
+	obj = unwind_object(st, m, &by_fp);
 	if (by_fp) {
 		err = unwind_by_fp(st, &next);
+	} else if (!obj) {
+		err = SFBPF_STOP_NO_ROW;
 	} else {
-		rule = unwind_find_rule(st, m->obj, lookup - m->bias);
+		rule = unwind_find_rule(st, obj, m->obj, lookup - m->bias);
 		err = rule ? unwind_by_rule(st, rule, topmost, &next) : SFBPF_STOP_NO_ROW;
 	}
 	if (err != UNWIND_NEXT)
@@ -444,6 +527,7 @@ static long unwind_step(__u32 index, void *arg)
 	idx = unwind_find_mapping(proc, next.exact ? next.pc : next.pc - 1, st->map);
 	if (idx < 0) {
 		err = by_fp ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_NO_MAPPING;
+		st->miss_addr = next.pc;
 		goto stop;
 	}
 	if (n + 1 >= st->max) {
@@ -476,6 +560,9 @@ static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ip
 	st->fp_frames = 0;
 	st->win_len = 0;
 	st->exact = 1;
+	st->obj_flags = 0;
+	st->last_obj = SFBPF_OBJ_NONE;
+	st->miss_addr = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
 		st->stop = SFBPF_STOP_NO_MAPPING;
@@ -487,10 +574,92 @@ static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ip
 		ips[0] = st->pc;
 		st->n = 1;
 		st->stop = SFBPF_STOP_NO_MAPPING;
+		st->miss_addr = st->pc;
 		return;
 	}
 	st->map = idx;
 	bpf_loop(st->max, unwind_step, &c, 0);
+}
+
+/* The group leader's start time in clock ticks: /proc/PID/stat's starttime. */
+static __always_inline __u64 unwind_start_ticks(struct task_struct *task)
+{
+	__u64 tick = clock_tick_ns;
+
+	return tick ? task->group_leader->start_boottime / tick : 0;
+}
+
+/*
+ * The procs entry of task's process, or NULL. An entry whose start time is
+ * not the task's belongs to an earlier process with the same PID (its exit
+ * not handled yet): its mappings must not be applied, *stale is set.
+ */
+static __always_inline const struct sfbpf_proc *unwind_proc(struct task_struct *task, __u32 tgid,
+							    bool *stale)
+{
+	const struct sfbpf_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	*stale = false;
+	if (proc && proc->start_ticks && proc->start_ticks != unwind_start_ticks(task)) {
+		*stale = true;
+		return NULL;
+	}
+	return proc;
+}
+
+/*
+ * Tells the loader that tgid needs a (new) table: no entry, or addr in no
+ * known mapping. At most one report per process every notify_interval_ns
+ * (the loader may push the next one further back). A global function: the
+ * verifier checks it once, on its own, instead of at every call with every
+ * state the caller may be in. Returns 0 (sent), 1 (rate-limited) or 2 (ring
+ * full): the caller counts it at SFBPF_STAT_NOTIFY_SENT + that.
+ */
+__noinline int unwind_report(__u32 tgid, __u32 type, __u64 addr, __u64 start_ticks)
+{
+	__u64 now = bpf_ktime_get_ns(), next = now + notify_interval_ns, *at;
+	struct sfbpf_event ev = {};
+
+	at = bpf_map_lookup_elem(&notify_next, &tgid);
+	if (at && now < *at)
+		return 1;
+	if (at)
+		*at = next;
+	else
+		bpf_map_update_elem(&notify_next, &tgid, &next, BPF_ANY);
+	ev.time_ns = now;
+	ev.addr = addr;
+	ev.start_ticks = start_ticks;
+	ev.type = type;
+	ev.pid = tgid;
+	return bpf_ringbuf_output(&lifecycle, &ev, sizeof(ev), 0) ? 2 : 0;
+}
+
+/*
+ * After unwind_user() (or a sample without a valid entry): reports what the
+ * loader lacks, and counts the samples that met table-less objects.
+ */
+static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
+					   const struct sfbpf_unwind_state *st, __u8 stop,
+					   bool stale, struct sfbpf_stats *cnt)
+{
+	__u32 type = 0, flags = stop == SFBPF_STOP_NO_PROC ? 0 : st->obj_flags;
+	__u64 addr = 0;
+	int ret;
+
+	cnt->v[SFBPF_STAT_STALE_PROC] += stale;
+	cnt->v[SFBPF_STAT_PENDING] += (flags & SFBPF_OBJ_F_PENDING) != 0;
+	cnt->v[SFBPF_STAT_NO_BUDGET] += (flags & SFBPF_OBJ_F_NO_BUDGET) != 0;
+	if (stop == SFBPF_STOP_NO_PROC) {
+		type = SFBPF_EVENT_NO_PROC;
+	} else if (stop == SFBPF_STOP_NO_MAPPING && st->miss_addr) {
+		type = SFBPF_EVENT_NO_MAPPING;
+		addr = st->miss_addr;
+	}
+	if (!type)
+		return;
+	ret = unwind_report(tgid, type, addr, unwind_start_ticks(task));
+	cnt->v[SFBPF_STAT_NOTIFY_SENT + (ret & 3)]++;
 }
 
 #endif /* SFBPF_UNWIND_H */

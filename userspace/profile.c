@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Lifecycle of the profiling BPF program: see profile.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,17 @@
 
 #define VERIFIER_LOG_SIZE (64u << 10)
 
+#define DEFAULT_EVENT_RINGBUF (256u << 10)
+
 struct profile {
 	struct profile_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb; /* samples and, with on_event, lifecycle events */
 	struct bpf_link **links;
 	int nr_links;
 	int nr_cpus; /* possible CPUs: the size of per-CPU values and of links */
+	int cgroup_fd;
 	profile_sample_fn on_sample;
+	profile_event_fn on_event;
 	void *ctx;
 	char *log; /* verifier log (statistics only) when verbose >= 2 */
 };
@@ -41,12 +46,21 @@ static const char *const stop_names[SFBPF_STOP__COUNT] = {
 	[SFBPF_STOP_UNSUPPORTED] = "unsupported",
 };
 
-static const char *const stat_names[SFBPF_STAT_STOP_BASE] = {
+static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_SAMPLES] = "samples",
 	[SFBPF_STAT_EMITTED] = "emitted",
 	[SFBPF_STAT_RB_DROPS] = "ringbuf-drops",
 	[SFBPF_STAT_FRAMES] = "frames",
 	[SFBPF_STAT_FP_FRAMES] = "fp-frames",
+	[SFBPF_STAT_STALE_PROC] = "stale-proc",
+	[SFBPF_STAT_PENDING] = "table-pending",
+	[SFBPF_STAT_NO_BUDGET] = "no-table-budget",
+	[SFBPF_STAT_NOTIFY_SENT] = "notify-sent",
+	[SFBPF_STAT_NOTIFY_LIMITED] = "notify-limited",
+	[SFBPF_STAT_NOTIFY_DROPS] = "notify-drops",
+	[SFBPF_STAT_EXECS] = "exec-events",
+	[SFBPF_STAT_EXITS] = "exit-events",
+	[SFBPF_STAT_EVENT_DROPS] = "event-drops",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -59,10 +73,10 @@ const char *profile__stat_name(enum sfbpf_stat stat)
 	static char buf[SFBPF_STOP__COUNT][32];
 	unsigned int i = stat;
 
-	if (i < SFBPF_STAT_STOP_BASE)
-		return stat_names[i];
 	if (i >= SFBPF_STAT__COUNT)
 		return "unknown";
+	if (i < SFBPF_STAT_STOP_BASE || i >= SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT)
+		return stat_names[i];
 	i -= SFBPF_STAT_STOP_BASE;
 	if (!buf[i][0])
 		snprintf(buf[i], sizeof(buf[i]), "stop-%s", stop_names[i]);
@@ -79,8 +93,10 @@ static int check_opts(const struct profile_opts *o)
 		fprintf(stderr, "sfbpf: neither user nor kernel stacks requested\n");
 		return -EINVAL;
 	}
-	if (o->ringbuf_bytes &&
-	    (o->ringbuf_bytes < 4096 || (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))) {
+	if ((o->ringbuf_bytes &&
+	     (o->ringbuf_bytes < 4096 || (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))) ||
+	    (o->event_ringbuf_bytes && (o->event_ringbuf_bytes < 4096 ||
+					(o->event_ringbuf_bytes & (o->event_ringbuf_bytes - 1))))) {
 		fprintf(stderr, "sfbpf: ring buffer size must be a power of two >= 4096\n");
 		return -EINVAL;
 	}
@@ -110,6 +126,10 @@ static int set_sizes(struct profile_bpf *skel, const struct profile_opts *o)
 		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS) },
 		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS) },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF) },
+		{ skel->maps.obj_hits, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS) },
+		{ skel->maps.lifecycle, or_default(o->event_ringbuf_bytes, DEFAULT_EVENT_RINGBUF) },
+		/* One rate-limit entry per process that may report at once. */
+		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS) },
 	};
 	size_t i;
 	int err;
@@ -159,6 +179,71 @@ static int on_event(void *ctx, void *data, size_t size)
 	return p->on_sample ? p->on_sample(p->ctx, s, size) : 0;
 }
 
+static int on_lifecycle(void *ctx, void *data, size_t size)
+{
+	struct profile *p = ctx;
+
+	if (size < sizeof(struct sfbpf_event))
+		return 0;
+	return p->on_event(p->ctx, data);
+}
+
+static int open_cgroup(struct profile *p, const char *path)
+{
+	__u32 zero = 0;
+	int err;
+
+	p->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->cgroup_fd < 0) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cgroup %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.target_cgroup), &zero, &p->cgroup_fd,
+				BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cgroup %s: %s (a cgroup v2 directory?)\n", path,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+
+	skel->rodata->max_user_frames = opts->max_frames ? opts->max_frames : SFBPF_MAX_FRAMES;
+	skel->rodata->filter_pids = opts->filter_pids;
+	skel->rodata->user_stacks = opts->user_stacks;
+	skel->rodata->kernel_stacks = opts->kernel_stacks;
+	skel->rodata->skip_idle = opts->skip_idle;
+	skel->rodata->filter_cgroup = opts->cgroup != NULL;
+	if (opts->notify_interval_ns)
+		skel->rodata->notify_interval_ns = opts->notify_interval_ns;
+	/* /proc/PID/stat counts in USER_HZ ticks: the procs entries' start times. */
+	skel->rodata->clock_tick_ns = tck > 0 ? 1000000000ULL / tck : 0;
+}
+
+/* Samples, and the lifecycle events when someone listens. */
+static int open_rings(struct profile *p)
+{
+	int err;
+
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
+	if (!p->rb) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: creating the ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	if (!p->on_event)
+		return 0;
+	err = ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.lifecycle), on_lifecycle, p);
+	if (err)
+		fprintf(stderr, "sfbpf: creating the event ring buffer: %s\n", strerror(-err));
+	return err;
+}
+
 struct profile *profile__new(const struct profile_opts *opts)
 {
 	struct profile *p;
@@ -174,7 +259,9 @@ struct profile *profile__new(const struct profile_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
+	p->cgroup_fd = -1;
 	p->on_sample = opts->on_sample;
+	p->on_event = opts->on_event;
 	p->ctx = opts->ctx;
 	p->nr_cpus = libbpf_num_possible_cpus();
 	if (p->nr_cpus <= 0) {
@@ -189,11 +276,7 @@ struct profile *profile__new(const struct profile_opts *opts)
 		fprintf(stderr, "sfbpf: opening the BPF object: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	p->skel->rodata->max_user_frames = opts->max_frames ? opts->max_frames : SFBPF_MAX_FRAMES;
-	p->skel->rodata->filter_pids = opts->filter_pids;
-	p->skel->rodata->user_stacks = opts->user_stacks;
-	p->skel->rodata->kernel_stacks = opts->kernel_stacks;
-	p->skel->rodata->skip_idle = opts->skip_idle;
+	set_rodata(p->skel, opts);
 	err = set_sizes(p->skel, opts);
 	if (err)
 		goto cleanup;
@@ -214,13 +297,14 @@ struct profile *profile__new(const struct profile_opts *opts)
 	}
 	if (p->log)
 		print_verifier_stats(p->log);
-
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
-	if (!p->rb) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: creating the ring buffer: %s\n", strerror(-err));
-		goto cleanup;
+	if (opts->cgroup) {
+		err = open_cgroup(p, opts->cgroup);
+		if (err)
+			goto cleanup;
 	}
+	err = open_rings(p);
+	if (err)
+		goto cleanup;
 	p->links = calloc(p->nr_cpus, sizeof(*p->links));
 	if (!p->links) {
 		err = -ENOMEM;
@@ -340,9 +424,41 @@ cleanup:
 	return err;
 }
 
+int profile__attach_lifecycle(struct profile *p)
+{
+	struct profile_bpf *skel = p->skel;
+	int err;
+
+	if (skel->links.sfbpf_exit)
+		return -EBUSY;
+	/* Exits first: an entry must never outlive its process once execs are seen. */
+	skel->links.sfbpf_exit = bpf_program__attach_raw_tracepoint(skel->progs.sfbpf_exit,
+								   "sched_process_exit");
+	if (!skel->links.sfbpf_exit) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: attaching to sched_process_exit: %s\n", strerror(-err));
+		return err;
+	}
+	skel->links.sfbpf_exec = bpf_program__attach_raw_tracepoint(skel->progs.sfbpf_exec,
+								   "sched_process_exec");
+	if (!skel->links.sfbpf_exec) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: attaching to sched_process_exec: %s\n", strerror(-err));
+		bpf_link__destroy(skel->links.sfbpf_exit);
+		skel->links.sfbpf_exit = NULL;
+		return err;
+	}
+	return 0;
+}
+
 int profile__poll(struct profile *p, int timeout_ms)
 {
 	return ring_buffer__poll(p->rb, timeout_ms);
+}
+
+int profile__consume(struct profile *p)
+{
+	return ring_buffer__consume(p->rb);
 }
 
 int profile__stats(struct profile *p, __u64 out[SFBPF_STAT__COUNT])
@@ -399,6 +515,21 @@ int profile__target_pids_fd(const struct profile *p)
 	return bpf_map__fd(p->skel->maps.target_pids);
 }
 
+int profile__obj_hits_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.obj_hits);
+}
+
+int profile__notify_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.notify_next);
+}
+
+int profile__lifecycle_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.lifecycle);
+}
+
 int profile__prog_fd(const struct profile *p)
 {
 	return bpf_program__fd(p->skel->progs.sfbpf_profile);
@@ -412,7 +543,9 @@ void profile__free(struct profile *p)
 		bpf_link__destroy(p->links[--p->nr_links]);
 	free(p->links);
 	ring_buffer__free(p->rb);
-	profile_bpf__destroy(p->skel);
+	profile_bpf__destroy(p->skel); /* detaches the lifecycle programs */
+	if (p->cgroup_fd >= 0)
+		close(p->cgroup_fd);
 	free(p->log);
 	free(p);
 }

@@ -23,12 +23,17 @@ struct profile;
  */
 typedef int (*profile_sample_fn)(void *ctx, const struct sfbpf_sample *s, size_t size);
 
+/* Called for every lifecycle event (exec, exit, unknown process or mapping). */
+typedef int (*profile_event_fn)(void *ctx, const struct sfbpf_event *e);
+
 struct profile_opts {
 	__u32 max_frames; /* user frames per stack, 1..SFBPF_MAX_FRAMES; 0 = max */
 	bool user_stacks; /* at least one of user_stacks and kernel_stacks */
 	bool kernel_stacks;
 	bool filter_pids; /* sample only tgids present in target_pids */
 	bool skip_idle; /* drop samples of the idle task */
+	const char *cgroup; /* cgroup v2 directory: only tasks in it or below; NULL: all */
+	__u64 notify_interval_ns; /* unknown process/mapping reports per PID; 0: 200 ms */
 	/* Map sizes (entries); 0 = the defaults below. */
 	__u32 max_rows;
 	__u32 max_rules;
@@ -37,8 +42,10 @@ struct profile_opts {
 	__u32 max_procs;
 	__u32 max_pids;
 	__u32 ringbuf_bytes; /* a power of two, at least one page */
+	__u32 event_ringbuf_bytes; /* lifecycle events; same rule; 0: 256 KiB */
 	int verbose; /* >= 2: print the verifier's statistics after loading */
 	profile_sample_fn on_sample;
+	profile_event_fn on_event; /* NULL: lifecycle events are not read */
 	void *ctx;
 };
 
@@ -55,9 +62,16 @@ struct profile *profile__new(const struct profile_opts *opts);
 
 /* Starts sampling every online CPU at freq_hz. */
 int profile__attach(struct profile *p, __u64 freq_hz);
+/*
+ * Starts following processes: exec and exit drop their entries and send
+ * events. Independent of sampling (the off-CPU mode shares the tables).
+ */
+int profile__attach_lifecycle(struct profile *p);
 
-/* Waits up to timeout_ms for samples; returns how many were handled. */
+/* Waits up to timeout_ms for samples (and events); returns how many were handled. */
 int profile__poll(struct profile *p, int timeout_ms);
+/* Handles what is waiting, without waiting. */
+int profile__consume(struct profile *p);
 
 /* Sums the per-CPU counters into out (indexed by enum sfbpf_stat). */
 int profile__stats(struct profile *p, __u64 out[SFBPF_STAT__COUNT]);
@@ -69,6 +83,9 @@ int profile__objects_fd(const struct profile *p);
 int profile__pages_fd(const struct profile *p);
 int profile__procs_fd(const struct profile *p);
 int profile__target_pids_fd(const struct profile *p);
+int profile__obj_hits_fd(const struct profile *p);
+int profile__notify_fd(const struct profile *p); /* notify_next: tgid -> next report time */
+int profile__lifecycle_fd(const struct profile *p); /* the lifecycle event ring */
 int profile__prog_fd(const struct profile *p);
 
 /* Detaches and frees everything; NULL is fine. */

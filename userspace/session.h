@@ -17,17 +17,27 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "aggregate.h"
+#include "cgroups.h"
 #include "ksyms.h"
+#include "lifecycle.h"
 #include "offcpu.h"
+#include "pprof.h"
 #include "profile.h"
 #include "proctrack.h"
 #include "symbolize.h"
 #include "tables.h"
 
 #define SESSION_MAX_PIDS 1024
+/*
+ * Exited processes whose mappings the symbolizer keeps for the outputs
+ * (aggregated stacks are symbolized at output time); older ones are
+ * forgotten first. session__forget_exited() forgets them all at once.
+ */
+#define SESSION_MAX_EXITED 4096
 
 struct session_opts {
 	int pids[SESSION_MAX_PIDS]; /* empty: the whole system */
@@ -43,18 +53,42 @@ struct session_opts {
 	unsigned states; /* SFBPF_STATE_BIT() mask; 0: all but running (off_cpu), all (on_off) */
 	uint64_t min_block_us; /* keep off-CPU periods of min_block_us ... */
 	uint64_t max_block_us; /* ... to max_block_us (0: no upper bound) */
-	const char *cgroup; /* off-CPU: only tasks in this cgroup v2 directory (or below) */
+	const char *cgroup; /* only tasks in this cgroup v2 directory (or below) */
+	/* Tables (docs/DESIGN-lifecycle.md). */
+	uint64_t max_table_mem; /* BPF table map budget in bytes; 0: tables__default_budget() */
+	uint64_t linger_ms; /* unreferenced tables kept this long; 0: 60 s */
+	uint64_t min_residency_ms; /* loaded tables safe from eviction by hotter ones; 0: 30 s */
+	int table_wait_ms; /* before sampling, wait for the first tables: < 0 all, 0: 10 s */
+	bool progress; /* a progress line while the first tables load (stderr a tty) */
+	/* Set by a signal handler: stop waiting for the first tables at once. */
+	const volatile sig_atomic_t *stop;
+	/* Called with every sample received (CPU and off-CPU), after it is counted. */
+	void (*tap)(void *ctx, const struct sfbpf_sample *smp);
+	void *tap_ctx;
+};
+
+struct session_exited {
+	int pid;
+	uint64_t drain; /* the poll round in which its exit was seen */
 };
 
 struct session {
 	struct session_opts opts;
-	struct profile *prof;
+	struct profile *prof; /* owns the table maps and the lifecycle programs */
+	bool cpu; /* CPU samples (the profile program attached to the CPUs) */
 	struct tables *tables;
 	struct proctrack *procs;
+	struct lifecycle *lc;
+	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
 	struct aggregator *agg; /* everything received since open (or the last reset) */
 	struct symbolizer *sym;
 	struct ksyms *ksyms;
-	uint8_t *tried; /* pids whose tables were loaded on demand */
+	uint8_t *sampled; /* pids with samples: the symbolizer knows them */
+	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
+	uint32_t exited_head, exited_tail;
+	uint64_t drains; /* poll rounds */
+	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
+	uint64_t table_budget;
 	uint64_t received;
 	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
 	/* Off-CPU modes. */
@@ -83,6 +117,20 @@ int session__poll(struct session *s, int timeout_ms);
 void session__stop(struct session *s);
 void session__close(struct session *s);
 
+/*
+ * Forget the mappings of the processes that exited so far (once the samples
+ * taken before their exit were read): call after writing and resetting the
+ * aggregated stacks, which no longer need them.
+ */
+void session__forget_exited(struct session *s);
+/* The cgroup v2 path of a sample's cgroup_id ("/system.slice/x.service"), or NULL. */
+const char *session__cgroup_path(struct session *s, uint64_t cgroup_id);
+/*
+ * The pprof options that follow from the session's mode (sample type, weights,
+ * period) and its cgroup labels; the caller adds times, labels, comment.
+ */
+void session__pprof_opts(struct session *s, struct pprof_opts *po);
+
 struct session_stats {
 	__u64 bpf[SFBPF_STAT__COUNT]; /* both programs' unwinding counters, summed */
 	__u64 offcpu[SFBPF_OFFCPU_STAT__COUNT];
@@ -93,6 +141,9 @@ struct session_stats {
 	uint64_t received;
 	struct tables_stats tables;
 	struct proctrack_stats procs;
+	struct lifecycle_stats lifecycle;
+	uint64_t forgotten;
+	uint64_t rss_bytes; /* this process's resident memory */
 };
 
 void session__stats(struct session *s, struct session_stats *out);

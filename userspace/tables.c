@@ -4,51 +4,55 @@
  * big BPF arrays; each object owns a contiguous slice handed out by a range
  * allocator. An object becomes visible to the BPF side only when its entry in
  * the objects map is written, after its rows, rules and pages are in place.
+ * The budget and the choice of what to evict are in tablebudget.c.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "cfi.h"
-#include "flatbuild.h"
-#include "flatten.h"
-#include "rangealloc.h"
-#include "ruleset.h"
-#include "sframe_elf.h"
-#include "tables.h"
+#include "tables_int.h"
 
-#define KEY_BUCKETS 4096
 #define PUSH_CHUNK 8192
+/*
+ * Rows (or pages) written per step at most: 4 MiB by memcpy into the mapped
+ * arrays; through element updates (maps not mmap'able) far fewer, as each
+ * costs about a microsecond.
+ */
+#define PUSH_SLICE (512u << 10)
+#define PUSH_SLICE_SYSCALLS (16u << 10)
+#define AGE_EVERY_NS 1000000000ULL
+/* A table-less file is parsed again after this long unused. */
+#define NEGATIVE_TTL_NS (600 * 1000000000ULL)
 
-struct entry {
-	struct obj_key key;
-	int32_t obj; /* object index, or a negative errno: no table */
-	uint32_t refs;
-	uint32_t row_start, nr_rows;
-	uint32_t page_start, nr_pages;
-	struct entry *next; /* hash chain */
-};
+uint64_t tables_now_ns(void)
+{
+	struct timespec ts;
 
-struct tables {
-	struct tables_opts opts;
-	struct rangealloc *rows, *pages;
-	struct ruleset rules; /* mirrors the rules map: indexes are global rule ids */
-	struct entry **buckets;
-	struct entry **slots; /* object index -> entry */
-	uint32_t nr_slots_used;
-	struct tables_stats stats;
-};
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
 {
+	uint8_t n;
+
 	memset(key, 0, sizeof(*key));
 	if (info && info->build_id_len) {
+		/* The same file in every container: same build-id, size and mtime. */
+		n = info->build_id_len;
 		key->bytes[0] = 'B';
-		memcpy(key->bytes + 1, info->build_id, info->build_id_len);
-		key->len = 1 + info->build_id_len;
+		memcpy(key->bytes + 1, info->build_id, n);
+		memcpy(key->bytes + 1 + n, &st->st_size, 8);
+		memcpy(key->bytes + 9 + n, &st->st_mtim.tv_sec, 8);
+		memcpy(key->bytes + 17 + n, &st->st_mtim.tv_nsec, 4);
+		key->len = 21 + n;
 		return;
 	}
 	key->bytes[0] = 'S';
@@ -65,28 +69,65 @@ static uint32_t key_hash(const struct obj_key *k)
 
 	for (i = 0; i < k->len; i++)
 		h = (h ^ k->bytes[i]) * 16777619u;
-	return h % KEY_BUCKETS;
+	return h % TABLES_KEY_BUCKETS;
+}
+
+/*
+ * Maps an mmap'able array (rows, pages) for direct writes: NULL (writes go
+ * through syscalls) if the map is not mmap'able or not the expected shape.
+ */
+static void *map_array(int fd, uint32_t entries, uint32_t value_size, size_t *len)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t info_len = sizeof(info);
+	void *mem;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) || !(info.map_flags & BPF_F_MMAPABLE) ||
+	    info.max_entries < entries || info.value_size != value_size)
+		return NULL;
+	*len = (size_t)info.max_entries * ((value_size + 7) & ~7u);
+	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return mem == MAP_FAILED ? NULL : mem;
 }
 
 struct tables *tables__new(const struct tables_opts *opts)
 {
+	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi,
+					.verbose = opts->verbose };
 	struct tables *t = calloc(1, sizeof(*t));
+	struct tables_sizes sz = { opts->max_rows, opts->max_pages, opts->max_rules,
+				   opts->max_objects };
+	bool ok;
 
 	if (!t)
 		return NULL;
 	t->opts = *opts;
-	t->rows = rangealloc__new(opts->max_rows);
-	t->pages = rangealloc__new(opts->max_pages);
-	t->buckets = calloc(KEY_BUCKETS, sizeof(*t->buckets));
+	ok = !slices__init(&t->rows, opts->max_rows) && !slices__init(&t->pages, opts->max_pages);
+	t->buckets = calloc(TABLES_KEY_BUCKETS, sizeof(*t->buckets));
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
-	if (!t->rows || !t->pages || !t->buckets || !t->slots) {
+	t->loader = tableload__new(&lopts);
+	t->push_tail = &t->push_head;
+	t->rows_mem = map_array(opts->rows_fd, opts->max_rows, sizeof(struct sfbpf_row),
+				&t->rows_len);
+	t->pages_mem = map_array(opts->pages_fd, opts->max_pages, sizeof(uint32_t), &t->pages_len);
+	if (!ok || !t->buckets || !t->slots || !t->loader) {
 		tables__free(t);
 		return NULL;
 	}
 	t->stats.rows_capacity = opts->max_rows;
 	t->stats.pages_capacity = opts->max_pages;
 	t->stats.rules_capacity = opts->max_rules;
+	t->stats.budget_bytes = tables__map_bytes(&sz);
+	t->next_age_ns = tables_now_ns() + AGE_EVERY_NS;
+	t->next_rebalance_ns = tables_now_ns() + TABLES_REBALANCE_NS;
 	return t;
+}
+
+static void entry__free(struct entry *e)
+{
+	flat_table__free(e->ft);
+	free(e->name);
+	free(e);
 }
 
 void tables__free(struct tables *t)
@@ -96,17 +137,55 @@ void tables__free(struct tables *t)
 
 	if (!t)
 		return;
-	for (i = 0; t->buckets && i < KEY_BUCKETS; i++)
+	/* The loader first: its jobs point at entries. */
+	tableload__free(t->loader);
+	for (i = 0; t->buckets && i < TABLES_KEY_BUCKETS; i++)
 		for (e = t->buckets[i]; e; e = next) {
 			next = e->next;
-			free(e);
+			entry__free(e);
 		}
 	free(t->buckets);
 	free(t->slots);
+	if (t->rows_mem)
+		munmap(t->rows_mem, t->rows_len);
+	if (t->pages_mem)
+		munmap(t->pages_mem, t->pages_len);
 	ruleset__clear(&t->rules);
-	rangealloc__free(t->rows);
-	rangealloc__free(t->pages);
+	slices__fini(&t->rows);
+	slices__fini(&t->pages);
 	free(t);
+}
+
+/* ---- the objects map ------------------------------------------------------ */
+
+/* A slot without rows: its frames use the frame-pointer chain (flags say why). */
+void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags)
+{
+	struct sfbpf_object obj = { .flags = flags };
+	uint32_t key = slot;
+
+	if (slot >= 0)
+		bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY);
+}
+
+static int publish_table(struct tables *t, const struct entry *e)
+{
+	struct sfbpf_object obj = { .row_start = e->row_start, .row_count = e->nr_rows,
+				    .page_start = e->page_start, .page_count = e->nr_pages,
+				    .pc_min = e->pc_min };
+	uint32_t key = e->slot;
+
+	return bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY) ? -errno : 0;
+}
+
+/* A new owner starts with no hits. */
+static void reset_hits(struct tables *t, int32_t slot)
+{
+	uint32_t key = slot;
+	uint64_t zero = 0;
+
+	if (t->opts.obj_hits_fd > 0)
+		bpf_map_update_elem(t->opts.obj_hits_fd, &key, &zero, BPF_ANY);
 }
 
 /* Write n consecutive array elements starting at index start. */
@@ -127,252 +206,501 @@ static int push_array(int fd, uint32_t start, const void *values, uint32_t n, si
 	return 0;
 }
 
-/* Global rule ids for a table's local rules, pushing new ones to the map. */
-static int intern_rules(struct tables *t, const struct flat_table *ft, uint32_t *ids)
+/* Rows [start, start + n) of the rows map, directly when it is mapped. */
+static int write_rows(struct tables *t, uint32_t start, const struct sfbpf_row *rows, uint32_t n)
 {
-	uint32_t i, before;
-	int64_t id;
-	int err;
-
-	for (i = 0; i < ft->nr_rules; i++) {
-		before = t->rules.nr_rules;
-		id = ruleset__intern(&t->rules, &ft->rules[i], t->opts.max_rules);
-		if (id < 0)
-			return (int)id;
-		ids[i] = (uint32_t)id;
-		if (t->rules.nr_rules == before)
-			continue;
-		err = bpf_map_update_elem(t->opts.rules_fd, &ids[i], &ft->rules[i], BPF_ANY);
-		if (err)
-			return err;
-	}
-	t->stats.rules_used = t->rules.nr_rules;
+	if (!t->rows_mem)
+		return push_array(t->opts.rows_fd, start, rows, n, sizeof(*rows));
+	memcpy(t->rows_mem + start, rows, (size_t)n * sizeof(*rows));
 	return 0;
 }
 
-static int64_t alloc_slot(struct tables *t)
+static int write_pages(struct tables *t, uint32_t start, const uint32_t *pages, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < t->opts.max_objects; i++)
-		if (!t->slots[i])
-			return i;
-	return -ENOSPC;
-}
-
-/* Rows and pages into their slices, then the object entry that publishes them. */
-static int push_table(struct tables *t, struct entry *e, struct flat_table *ft)
-{
-	struct sfbpf_object obj = { 0 };
-	uint32_t *ids = calloc(ft->nr_rules ? ft->nr_rules : 1, sizeof(*ids));
-	int64_t rs = -ENOSPC, ps = -ENOSPC, slot;
-	uint32_t i;
-	int err = -ENOMEM;
-
-	if (!ids)
-		return -ENOMEM;
-	err = intern_rules(t, ft, ids);
-	if (err)
-		goto cleanup;
-	for (i = 0; i < ft->nr_rows; i++)
-		ft->rows[i].rule = ids[ft->rows[i].rule];
-	slot = alloc_slot(t);
-	rs = rangealloc__alloc(t->rows, ft->nr_rows);
-	ps = rangealloc__alloc(t->pages, ft->nr_pages);
-	err = slot < 0 ? (int)slot : rs < 0 ? (int)rs : ps < 0 ? (int)ps : 0;
-	if (err)
-		goto cleanup;
-	err = push_array(t->opts.rows_fd, rs, ft->rows, ft->nr_rows, sizeof(*ft->rows));
-	if (!err)
-		err = push_array(t->opts.pages_fd, ps, ft->pages, ft->nr_pages, sizeof(*ft->pages));
-	obj = (struct sfbpf_object){ .row_start = rs, .row_count = ft->nr_rows,
-				     .page_start = ps, .page_count = ft->nr_pages,
-				     .pc_min = ft->pc_min };
-	if (!err)
-		err = bpf_map_update_elem(t->opts.objects_fd, &(uint32_t){ slot }, &obj, BPF_ANY);
-	if (err)
-		goto cleanup;
-	e->obj = slot;
-	e->row_start = rs, e->nr_rows = ft->nr_rows;
-	e->page_start = ps, e->nr_pages = ft->nr_pages;
-	t->slots[slot] = e;
-cleanup:
-	if (err && rs >= 0)
-		rangealloc__release(t->rows, rs, ft->nr_rows);
-	if (err && ps >= 0)
-		rangealloc__release(t->pages, ps, ft->nr_pages);
-	free(ids);
-	return err;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* Table from the object's .sframe: 0, -ENOENT (none), or why it is unusable. */
-static int sframe_table(struct tables *t, int fd, const char *name, struct flat_table **ft,
-			uint64_t *bytes)
-{
-	struct sframe_elf_error eerr;
-	struct sframe_error serr;
-	struct sframe_decoder *d = NULL;
-	struct sframe_elf s = { 0 };
-	int err;
-
-	err = sframe_elf__load_fd(fd, &s, &eerr);
-	if (err)
-		goto cleanup;
-	err = sframe_decoder__new(s.data, s.size, s.addr, &d, &serr);
-	if (err) {
-		t->stats.objects_rejected++;
-		fprintf(stderr, "sfbpf: %s: rejected .sframe: %s: %s (at byte 0x%llx)\n", name,
-			sframe_errcode__name(serr.code), serr.msg, (unsigned long long)serr.offset);
-		goto cleanup;
-	}
-	err = flat_table__from_sframe(d, ft);
-	*bytes = s.size;
-cleanup:
-	sframe_decoder__free(d);
-	sframe_elf__release(&s);
-	return err;
-}
-
-/* Table synthesized from the object's DWARF CFI (see cfi.h). */
-static int cfi_table(struct tables *t, int fd, const char *name, struct flat_table **ft)
-{
-	struct cfi_stats st;
-	int err = cfi__flatten_fd(fd, ft, &st);
-
-	if (!err && t->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: %u rows from %s (%u CFI rows, %u unsupported)\n", name,
-			st.rows, st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ?
-			".debug_frame" : ".eh_frame", st.cfi_rows, st.unsupported_rows);
-	else if (err && err != -ENOENT && t->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: no table from DWARF CFI: %s\n", name, strerror(-err));
-	return err;
-}
-
-/*
- * .sframe rows completed with CFI rows where .sframe describes nothing (code
- * assembled without --gsframe, such as crt1.o's _start: with it, stacks end at
- * the outermost frame). The SFrame table stays as is if there is no CFI.
- */
-static int complete_sframe(struct tables *t, int fd, const char *name, struct flat_table **ft)
-{
-	struct flat_table *cft = NULL, *merged = NULL;
-	int err;
-
-	if (cfi_table(t, fd, name, &cft))
-		return 0;
-	err = flat_table__merge(*ft, cft, &merged);
-	flat_table__free(cft);
-	if (err)
-		return err;
-	flat_table__free(*ft);
-	*ft = merged;
+	if (!t->pages_mem)
+		return push_array(t->opts.pages_fd, start, pages, n, sizeof(*pages));
+	/* The value is the first 4 bytes of each 8-byte element. */
+	for (i = 0; i < n; i++)
+		memcpy(&t->pages_mem[start + i], &pages[i], sizeof(pages[i]));
 	return 0;
 }
 
-/*
- * Table from .sframe (completed from CFI), else (none, or rejected) from
- * DWARF CFI alone; pushed to the maps. Returns 0 or why the object has no table.
- */
-static int load_object(struct tables *t, struct entry *e, int fd, const char *name)
-{
-	struct flat_table *ft = NULL;
-	uint64_t sframe_bytes = 0;
-	bool from_cfi = false;
-	int err;
+/* ---- entries -------------------------------------------------------------- */
 
-	err = sframe_table(t, fd, name, &ft, &sframe_bytes);
-	if (!t->opts.no_cfi) {
-		if (!err) {
-			err = complete_sframe(t, fd, name, &ft);
-		} else if (err != -ENOMEM && err != -E2BIG) {
-			from_cfi = true;
-			err = cfi_table(t, fd, name, &ft);
-		}
-	}
-	if (!err)
-		err = push_table(t, e, ft);
-	if (err == -ENOSPC)
-		t->stats.objects_over_budget++;
-	if (!err && from_cfi) {
-		t->stats.objects_eh_frame++;
-		t->stats.rows_eh_frame += ft->nr_rows;
-	} else if (!err) {
-		t->stats.sframe_bytes += sframe_bytes;
-		t->stats.objects_sframe++;
-		t->stats.rows_sframe += ft->nr_rows;
-	}
-	if (err && t->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", name,
-			err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
-	flat_table__free(ft);
-	return err;
-}
-
-int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name)
+static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 {
-	uint32_t b = key_hash(key);
 	struct entry *e;
-	uint64_t start;
-	int err;
 
-	for (e = t->buckets[b]; e; e = e->next)
+	for (e = t->buckets[key_hash(key)]; e; e = e->next)
 		if (e->key.len == key->len && !memcmp(e->key.bytes, key->bytes, key->len))
-			break;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		e->key = *key;
-		start = now_ns();
-		err = load_object(t, e, fd, name);
-		t->stats.load_ns += now_ns() - start;
-		if (err) {
-			e->obj = err; /* remembered: the file is not parsed again */
-			t->stats.objects_without_table++;
-		} else {
-			t->stats.objects++;
-		}
-		e->next = t->buckets[b];
-		t->buckets[b] = e;
-	}
-	if (e->obj < 0)
-		return -ENOENT;
-	e->refs++;
-	return e->obj;
+			return e;
+	return NULL;
 }
 
-void tables__release(struct tables *t, uint32_t obj)
+/* Gives back e's slices of the rows and pages arrays (its slot stays). */
+void tables_drop_rows(struct tables *t, struct entry *e)
 {
-	struct sfbpf_object empty = { 0 };
-	struct entry *e, **pp;
+	if (e->nr_rows || e->nr_pages) {
+		slices__release(&t->rows, e->row_start, e->nr_rows);
+		slices__release(&t->pages, e->page_start, e->nr_pages);
+		/* Samples in flight may still read them: see push_after. */
+		t->recycled_ns = tables_now_ns();
+	}
+	e->row_start = e->page_start = 0;
+	e->has_ranges = false;
+}
 
-	if (obj >= t->opts.max_objects || !(e = t->slots[obj]) || --e->refs)
+static void release_slot(struct tables *t, struct entry *e)
+{
+	if (e->slot < 0)
 		return;
+	tables_publish_flags(t, e->slot, 0);
+	t->slots[e->slot] = NULL;
+	e->slot = -1;
+}
+
+/* Forgets e entirely: unpublished, slices and slot freed. Not while a job builds it. */
+void tables_free_entry(struct tables *t, struct entry *e)
+{
+	struct entry **pp;
+
 	/* Unpublish first so no new sample walks into the freed slices. */
-	bpf_map_update_elem(t->opts.objects_fd, &obj, &empty, BPF_ANY);
-	rangealloc__release(t->rows, e->row_start, e->nr_rows);
-	rangealloc__release(t->pages, e->page_start, e->nr_pages);
-	t->slots[obj] = NULL;
-	t->stats.objects--;
+	release_slot(t, e);
+	if (e->has_ranges)
+		tables_drop_rows(t, e);
 	for (pp = &t->buckets[key_hash(&e->key)]; *pp; pp = &(*pp)->next)
 		if (*pp == e) {
 			*pp = e->next;
 			break;
 		}
-	free(e);
+	entry__free(e);
+}
+
+/* A free slot, reclaiming the oldest lingering table if there is none. */
+static int64_t alloc_slot(struct tables *t)
+{
+	struct entry *oldest = NULL, *e;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (!e)
+			return i;
+		if (e->state == OBJ_LOADED && !e->refs && (!oldest || e->used_ns < oldest->used_ns))
+			oldest = e;
+	}
+	if (!oldest)
+		return -ENOSPC;
+	i = oldest->slot;
+	t->stats.evictions++;
+	tables_free_entry(t, oldest);
+	return i;
+}
+
+static struct entry *new_entry(struct tables *t, const struct obj_key *key, const char *name)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	uint32_t b = key_hash(key);
+
+	if (!e)
+		return NULL;
+	e->name = strdup(name ? name : "?");
+	if (!e->name) {
+		free(e);
+		return NULL;
+	}
+	e->key = *key;
+	e->slot = -1;
+	e->state = OBJ_PENDING;
+	e->next = t->buckets[b];
+	t->buckets[b] = e;
+	return e;
+}
+
+/* ---- building and pushing ------------------------------------------------- */
+
+/* Submits e's build from fd. -EAGAIN when the loader's queue is full. */
+int tables_start_job(struct tables *t, struct entry *e, int fd)
+{
+	struct tableload_job *job = tableload_job__new(fd, e->name, e);
+	int err;
+
+	if (!job)
+		return -ENOMEM;
+	e->in_job = true;
+	err = tableload__submit(t->loader, job);
+	if (err) {
+		e->in_job = false;
+		tableload_job__free(job);
+		t->stats.load_busy++;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* No table for e: remembered (with its slot while referenced). */
+static void set_no_table(struct tables *t, struct entry *e, int err)
+{
+	if (e->has_ranges)
+		tables_drop_rows(t, e);
+	e->state = OBJ_NO_TABLE;
+	e->err = err;
+	if (e->refs)
+		tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_TABLE);
+	else
+		release_slot(t, e);
+	if (t->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", e->name,
+			err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
+}
+
+/* A finished build: into the push queue if it fits the budget. */
+static void job_done(struct tables *t, struct tableload_job *job)
+{
+	struct entry *e = job->owner;
+	int err;
+
+	e->in_job = false;
+	if (e->promoting) {
+		e->promoting = false;
+		t->promoting--;
+	}
+	t->stats.loads++;
+	t->stats.load_ns += job->build_ns;
+	if (job->build_ns > t->stats.max_load_ns)
+		t->stats.max_load_ns = job->build_ns;
+	if (job->rejected && !e->counted_rejected) {
+		t->stats.objects_rejected++;
+		e->counted_rejected = true;
+	}
+	if (job->err) {
+		set_no_table(t, e, job->err);
+		return;
+	}
+	e->from_cfi = job->from_cfi;
+	e->sframe_bytes = job->sframe_bytes;
+	err = tables_admit(t, e, job->ft);
+	job->ft = NULL; /* taken */
+	if (err == -ENOSPC) {
+		if (t->opts.verbose)
+			fprintf(stderr, "sfbpf: %s: %u rows over the table budget\n", e->name,
+				e->nr_rows);
+		e->state = OBJ_NO_BUDGET;
+		t->stats.objects_over_budget++;
+		if (e->refs)
+			tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_BUDGET);
+		else
+			tables_free_entry(t, e);
+		return;
+	}
+	if (err) {
+		set_no_table(t, e, err);
+		return;
+	}
+	e->state = OBJ_PUSHING;
+	e->push_next = NULL;
+	*t->push_tail = e;
+	t->push_tail = &e->push_next;
+	t->nr_pushing++;
+}
+
+static void collect_done(struct tables *t)
+{
+	struct tableload_job *job;
+
+	while ((job = tableload__take(t->loader))) {
+		job_done(t, job);
+		tableload_job__free(job);
+	}
+}
+
+/* Pushed completely: publish it, or let it go if nobody wants it any more. */
+static void push_finished(struct tables *t, struct entry *e)
+{
+	struct flat_table *ft = e->ft;
+	int err;
+
+	err = publish_table(t, e);
+	if (err) {
+		set_no_table(t, e, err);
+		return;
+	}
+	e->state = OBJ_LOADED;
+	e->loaded_ns = e->used_ns = tables_now_ns();
+	if (e->from_cfi) {
+		t->stats.objects_eh_frame++;
+		t->stats.rows_eh_frame += ft->nr_rows;
+	} else {
+		t->stats.objects_sframe++;
+		t->stats.rows_sframe += ft->nr_rows;
+		t->stats.sframe_bytes += e->sframe_bytes;
+	}
+	if (ft->nr_rows > t->stats.max_rows_object)
+		t->stats.max_rows_object = ft->nr_rows;
+	flat_table__free(ft);
+	e->ft = NULL;
+	if (!e->refs && !t->opts.linger_ns)
+		tables_free_entry(t, e);
+}
+
+/*
+ * Writes a slice of the rows and pages of the head of the push queue.
+ * Returns 1 when there is more to push, 0 when the queue is empty, -EAGAIN
+ * when the head must wait for freed slices to be quiet.
+ */
+static int push_slice(struct tables *t)
+{
+	struct entry *e = t->push_head;
+	struct flat_table *ft;
+	uint32_t n, slice;
+	int err;
+
+	if (!e)
+		return 0;
+	if (tables_now_ns() < e->push_after)
+		return -EAGAIN;
+	ft = e->ft;
+	slice = t->rows_mem && t->pages_mem ? PUSH_SLICE : PUSH_SLICE_SYSCALLS;
+	n = ft->nr_rows - e->pushed_rows;
+	n = n < slice ? n : slice;
+	err = write_rows(t, e->row_start + e->pushed_rows, ft->rows + e->pushed_rows, n);
+	e->pushed_rows += n;
+	if (!err && e->pushed_rows == ft->nr_rows) {
+		n = ft->nr_pages - e->pushed_pages;
+		n = n < slice ? n : slice;
+		err = write_pages(t, e->page_start + e->pushed_pages, ft->pages + e->pushed_pages, n);
+		e->pushed_pages += n;
+	}
+	if (!err && (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages))
+		return 1;
+	t->push_head = e->push_next;
+	if (!t->push_head)
+		t->push_tail = &t->push_head;
+	t->nr_pushing--;
+	if (err)
+		set_no_table(t, e, err);
+	else
+		push_finished(t, e);
+	return 1;
+}
+
+/* Pushes until the queue is empty or the deadline passes (0: no deadline). */
+static void push_until(struct tables *t, uint64_t deadline)
+{
+	uint64_t start = tables_now_ns();
+	struct timespec nap = { 0, 200000 };
+	int ret;
+
+	for (;;) {
+		ret = push_slice(t);
+		if (ret == -EAGAIN && !deadline) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (ret <= 0 || (deadline && tables_now_ns() >= deadline))
+			break;
+	}
+	t->stats.push_ns += tables_now_ns() - start;
+}
+
+/* Synchronous loader: what was just built goes to the maps at once. */
+static void settle(struct tables *t)
+{
+	if (t->opts.async)
+		return;
+	collect_done(t);
+	push_until(t, 0);
+}
+
+/* ---- acquire and release -------------------------------------------------- */
+
+/* A process mapping e: remembered (once per process) to reopen the file later. */
+void tables_note_src(struct entry *e, const struct tables_src *src)
+{
+	uint32_t i;
+
+	if (!src || src->pid <= 0)
+		return;
+	for (i = 0; i < TABLES_SRCS; i++)
+		if (e->src[i].pid == src->pid) {
+			e->src[i] = *src;
+			return;
+		}
+	e->src[e->src_next] = *src;
+	e->src_next = (e->src_next + 1) % TABLES_SRCS;
+}
+
+/* A known object: one more reference (and a reload, if it turned hot). */
+static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
+			     const struct tables_src *src)
+{
+	e->used_ns = tables_now_ns();
+	tables_note_src(e, src);
+	/* Only table-less files are remembered without a slot. */
+	if (e->slot < 0)
+		return -ENOENT;
+	e->refs++;
+	if (e->state == OBJ_NO_BUDGET && e->want_promote && !e->in_job && !t->promoting &&
+	    !tables_start_job(t, e, fd)) {
+		e->want_promote = false;
+		e->promoting = true;
+		t->promoting++;
+		t->stats.promotions++;
+		settle(t);
+	}
+	return e->slot;
+}
+
+int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
+			    const char *name, const struct tables_src *src)
+{
+	struct entry *e = find_entry(t, key);
+	int64_t slot;
+	int err;
+
+	if (e)
+		return acquire_known(t, e, fd, src);
+	slot = alloc_slot(t);
+	if (slot < 0) {
+		t->stats.objects_over_budget++;
+		return slot;
+	}
+	e = new_entry(t, key, name);
+	if (!e)
+		return -ENOMEM;
+	e->slot = slot;
+	e->used_ns = tables_now_ns();
+	tables_note_src(e, src);
+	t->slots[slot] = e;
+	reset_hits(t, slot);
+	tables_publish_flags(t, slot, SFBPF_OBJ_F_PENDING);
+	e->refs = 1; /* held across the synchronous build below */
+	err = tables_start_job(t, e, fd);
+	if (err) {
+		tables_free_entry(t, e);
+		return err;
+	}
+	if (!t->opts.async) {
+		/* Synchronous: built already; publish it before returning. */
+		settle(t);
+		if (e->state == OBJ_NO_TABLE) {
+			e->refs = 0;
+			release_slot(t, e);
+			return -ENOENT;
+		}
+	}
+	return e->slot;
+}
+
+int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name)
+{
+	return tables__acquire_src(t, fd, key, name, NULL);
+}
+
+void tables__release(struct tables *t, uint32_t obj)
+{
+	struct entry *e;
+
+	if (obj >= t->opts.max_objects || !(e = t->slots[obj]) || !e->refs)
+		return;
+	e->used_ns = tables_now_ns();
+	if (--e->refs)
+		return;
+	switch (e->state) {
+	case OBJ_LOADED:
+		if (!t->opts.linger_ns)
+			tables_free_entry(t, e);
+		break;
+	case OBJ_NO_BUDGET:
+		if (!e->in_job)
+			tables_free_entry(t, e); /* nothing in the maps; rebuilt if needed */
+		break;
+	case OBJ_NO_TABLE:
+		release_slot(t, e); /* remembered without a slot */
+		break;
+	default: /* loading: finished, then lingers (or goes) */
+		break;
+	}
+}
+
+/* ---- housekeeping --------------------------------------------------------- */
+
+/* Lingering tables past linger_ns, and table-less files long unused. */
+static void age(struct tables *t, uint64_t now)
+{
+	struct entry *e, *next;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (e && e->state == OBJ_LOADED && !e->refs &&
+		    now - e->used_ns >= t->opts.linger_ns) {
+			t->stats.aged_out++;
+			tables_free_entry(t, e);
+		}
+	}
+	for (i = 0; i < TABLES_KEY_BUCKETS; i++)
+		for (e = t->buckets[i]; e; e = next) {
+			next = e->next;
+			if (e->state == OBJ_NO_TABLE && e->slot < 0 &&
+			    now - e->used_ns >= NEGATIVE_TTL_NS)
+				tables_free_entry(t, e);
+		}
+}
+
+uint32_t tables__process(struct tables *t, uint64_t budget_ns)
+{
+	uint64_t now = tables_now_ns();
+
+	collect_done(t);
+	push_until(t, now + (budget_ns ? budget_ns : 1));
+	now = tables_now_ns();
+	if (t->opts.linger_ns && now >= t->next_age_ns) {
+		age(t, now);
+		t->next_age_ns = now + AGE_EVERY_NS;
+	}
+	if (t->opts.obj_hits_fd > 0 && now >= t->next_rebalance_ns) {
+		tables_rebalance(t, now);
+		t->next_rebalance_ns = now + TABLES_REBALANCE_NS;
+	}
+	return tables__pending(t);
+}
+
+uint32_t tables__pending(const struct tables *t)
+{
+	return tableload__in_flight(t->loader) + t->nr_pushing;
 }
 
 void tables__stats(const struct tables *t, struct tables_stats *out)
 {
+	const struct entry *e;
+	uint32_t i;
+
 	*out = t->stats;
-	out->rows_used = rangealloc__used(t->rows);
-	out->pages_used = rangealloc__used(t->pages);
+	out->rows_used = slices__used(&t->rows);
+	out->pages_used = slices__used(&t->pages);
+	out->rules_used = t->rules.nr_rules;
+	out->objects = out->objects_pending = out->objects_no_budget = 0;
+	out->objects_lingering = out->objects_without_table = 0;
+	for (i = 0; i < TABLES_KEY_BUCKETS; i++)
+		for (e = t->buckets[i]; e; e = e->next) {
+			switch (e->state) {
+			case OBJ_LOADED:
+				out->objects++;
+				out->objects_lingering += !e->refs;
+				break;
+			case OBJ_PENDING:
+			case OBJ_PUSHING:
+				out->objects_pending++;
+				break;
+			case OBJ_NO_BUDGET:
+				out->objects_no_budget++;
+				break;
+			default:
+				out->objects_without_table++;
+				break;
+			}
+		}
 }
