@@ -56,6 +56,7 @@ static uint64_t stack_hash(const struct aggr_stack *key)
 
 	h = round64(h, (uint64_t)key->pid << 32 | (uint64_t)key->nr_user << 16 | key->nr_kernel);
 	h = round64(h, key->truncated);
+	h = round64(h, key->cgroup_id);
 	memcpy(&w, key->comm, 8);
 	h = round64(h, w);
 	memcpy(&w, key->comm + 8, 8);
@@ -68,7 +69,8 @@ static uint64_t stack_hash(const struct aggr_stack *key)
 static bool stack_equal(const struct aggr_stack *a, const struct aggr_stack *b)
 {
 	return a->pid == b->pid && a->nr_user == b->nr_user && a->nr_kernel == b->nr_kernel &&
-	       a->truncated == b->truncated && !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
+	       a->truncated == b->truncated && a->cgroup_id == b->cgroup_id &&
+	       !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
 	       !memcmp(a->ips, b->ips, (a->nr_user + a->nr_kernel) * sizeof(a->ips[0]));
 }
 
@@ -198,6 +200,7 @@ int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
 	}
 	memset(&key.st, 0, sizeof(key.st));
 	key.st.pid = s->pid;
+	key.st.cgroup_id = s->cgroup_id;
 	key.st.nr_user = s->nr_user;
 	key.st.nr_kernel = s->nr_kernel;
 	key.st.truncated = aggr_stop_truncated(s->stop);

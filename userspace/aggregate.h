@@ -21,6 +21,7 @@
 struct aggr_stack {
 	uint64_t count; /* samples */
 	uint64_t weight; /* sum of sample weights */
+	uint64_t cgroup_id; /* the task's cgroup v2 id (a process may move) */
 	uint32_t pid;
 	uint16_t nr_user;
 	uint16_t nr_kernel;

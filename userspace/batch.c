@@ -16,14 +16,14 @@
 static void print_header(FILE *out, const struct batch_opts *o, const struct topview_status *prev,
 			 const struct topview_status *now)
 {
-	char when[32], unwound[64], tables[32];
+	char when[32], unwound[64], tables[128];
 	time_t t = time(NULL);
 	struct tm tm;
 
 	localtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	topview_status__unwound(now, unwound, sizeof(unwound));
-	topview_format_bytes(now->table_bytes, tables, sizeof(tables));
+	topview_status__tables(now, tables, sizeof(tables));
 	fprintf(out,
 		"%s  %" PRIu64 " samples (%.1f/s, %lu Hz x %ld CPUs)  unwound %s  drops %" PRIu64
 		"  processes %u  objects %u  tables %s\n",
@@ -76,6 +76,8 @@ static int table(struct session *s, struct topview *tv, const struct batch_opts 
 	err = topview__update(tv, s->agg);
 	if (!err)
 		err = batch__print(out, tv, o, prev, &now);
+	if (!err && o->stats && !s->stopped) /* the last ones: at exit, by the caller */
+		session__print_stats(s, stderr);
 	*prev = now;
 	return err;
 }

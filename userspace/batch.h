@@ -29,6 +29,7 @@ struct batch_opts {
 	enum topview_sort sort;
 	enum topview_group group;
 	unsigned long freq; /* for the header */
+	bool stats; /* session__print_stats() to stderr after every table */
 	const volatile sig_atomic_t *stop; /* set by a signal handler */
 };
 

@@ -138,14 +138,7 @@ static size_t build_labels(struct cont *c)
 /* The session's mode decides the profile's type (see pprof.h, session.h). */
 static void pprof_setup(struct cont *c)
 {
-	const struct session_opts *so = &c->s->opts;
-
-	c->po.freq = so->freq;
-	if (so->off_cpu) {
-		c->po.type = so->on_off ? "wall" : "off_cpu";
-		c->po.value_from_weight = true;
-		c->po.weight_scale = 1000; /* weights are µs, values ns */
-	}
+	session__pprof_opts(c->s, &c->po);
 	c->po.labels = c->labels;
 	c->po.nr_labels = build_labels(c);
 }

@@ -51,6 +51,9 @@ struct pprof_opts {
 	const struct pprof_label *labels;
 	size_t nr_labels;
 	const char *comment; /* optional note shown by pprof (-raw, web UI) */
+	/* A sample's cgroup v2 path (a "cgroup" label), or NULL; NULL: no such labels. */
+	const char *(*cgroup_path)(void *ctx, uint64_t cgroup_id);
+	void *cgroup_ctx;
 };
 
 /*

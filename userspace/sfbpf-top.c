@@ -52,6 +52,8 @@ static struct env {
 	unsigned long long min_us, max_us;
 	__u32 states;
 	const char *cgroup;
+	bool interval_set; /* -d given */
+	unsigned long long max_table_mem; /* 0: the session's default */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
 const char *argp_program_version = "sfbpf-top 0.1";
@@ -78,6 +80,8 @@ static const char doc[] =
 	"    sfbpf-top --off-cpu -p 1234 10     # where its threads wait, in microseconds\n"
 	"    sfbpf-top --off-cpu -m 1000 --folded off.folded 30   # blocks of 1 ms or more\n"
 	"    sfbpf-top --on-off -p 1234 --svg wall.svg 10          # on- plus off-CPU time\n"
+	"    sfbpf-top --cgroup /sys/fs/cgroup/system.slice/nginx.service   # one service\n"
+	"    sfbpf-top -b -d 10 --stats --max-table-mem 16M > log 2>&1   # counters too\n"
 	"\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON), kernel BTF and Linux 5.17 or later.\n"
 	"See sfbpf-top(8).";
@@ -94,6 +98,7 @@ enum {
 	OPT_ONOFF,
 	OPT_STATE,
 	OPT_CGROUP,
+	OPT_MAX_TABLE_MEM,
 };
 
 static const struct argp_option options[] = {
@@ -111,7 +116,12 @@ static const struct argp_option options[] = {
 	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks at exit (- for stdout)", 0 },
 	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile at exit (- for stdout)", 0 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph (SVG) at exit", 0 },
-	{ "stats", OPT_STATS, NULL, 0, "Print sampling and unwinding counters at exit", 0 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "Print sampling, unwinding and table counters at exit (and every interval with -b or "
+	  "-d)", 0 },
+	{ "cgroup", OPT_CGROUP, "DIR", 0, "Only tasks of this cgroup v2 directory (and below)", 0 },
+	{ "max-table-mem", OPT_MAX_TABLE_MEM, "SIZE", 0,
+	  "BPF memory for unwind tables, e.g. 64M (default: RAM/512 within 32M..256M)", 0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
 	{ "max-frames", 'S', "N", 0, "User frames per stack (default 127)", 0 },
@@ -124,7 +134,6 @@ static const struct argp_option options[] = {
 	{ "max-block", 'M', "MAX_US", 0, "Drop off-CPU periods longer than MAX_US", 1 },
 	{ "state", OPT_STATE, "STATE[,...]", 0,
 	  "running|sleeping|disk|other|all (default: all but running; --on-off: all)", 1 },
-	{ "cgroup", OPT_CGROUP, "DIR", 0, "Off-CPU: only tasks of this cgroup v2 directory", 1 },
 	{},
 };
 
@@ -197,10 +206,33 @@ static void parse_offcpu_arg(int key, const char *arg, struct argp_state *state)
 		if (offcpu__parse_states(arg, &env.states))
 			argp_error(state, "invalid state list: %s", arg);
 		break;
-	case OPT_CGROUP:
-		env.cgroup = arg;
-		break;
 	}
+}
+
+/* "64M", "1G", "500000": bytes, with an optional K/M/G (powers of 1024). */
+static unsigned long long parse_size(const char *arg, struct argp_state *state)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end == 'i' && shift) /* "64MiB" */
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (errno || *end || !*arg || *arg == '-' || v > (1ULL << 40) >> shift)
+		argp_error(state, "invalid size: %s (bytes, or with K, M, G)", arg);
+	return v << shift;
 }
 
 static void check_args(struct argp_state *state)
@@ -211,8 +243,11 @@ static void check_args(struct argp_state *state)
 			  (env.pprof_path && !strcmp(env.pprof_path, "-")) ||
 			  (env.svg_path && !strcmp(env.svg_path, "-"))))
 		argp_error(state, "--batch and an output to - would both write to stdout");
-	if (!env.off_cpu && (env.min_us || env.max_us || env.states || env.cgroup))
-		argp_error(state, "-m, -M, --state and --cgroup go with --off-cpu or --on-off");
+	if (!env.off_cpu && (env.min_us || env.max_us || env.states))
+		argp_error(state, "-m, -M and --state go with --off-cpu or --on-off");
+	/* Below this, the fixed part (object slots, rules) leaves no room for rows. */
+	if (env.max_table_mem && env.max_table_mem < 128 * 1024)
+		argp_error(state, "--max-table-mem below 128K leaves no room for tables");
 	if (env.max_us && env.max_us < env.min_us)
 		argp_error(state, "-M is below -m");
 	if (continuous_cli.enabled &&
@@ -243,6 +278,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.interval = strtod(arg, &end);
 		if (*end || !(env.interval >= 0.1 && env.interval <= 3600))
 			argp_error(state, "invalid interval: %s (0.1 to 3600 seconds)", arg);
+		env.interval_set = true;
 		break;
 	case 'b':
 		env.batch = true;
@@ -277,8 +313,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'm':
 	case 'M':
 	case OPT_STATE:
-	case OPT_CGROUP:
 		parse_offcpu_arg(key, arg, state);
+		break;
+	case OPT_CGROUP:
+		env.cgroup = arg;
+		break;
+	case OPT_MAX_TABLE_MEM:
+		env.max_table_mem = parse_size(arg, state);
 		break;
 	case 'S':
 		env.max_frames = strtoul(arg, &end, 10);
@@ -364,13 +405,18 @@ static void setup_signals(void)
 
 static int run_quiet(struct session *s)
 {
-	double end = env.duration > 0 ? session_now() + env.duration : 0;
+	double now = session_now(), end = env.duration > 0 ? now + env.duration : 0;
+	double next_stats = now + env.interval;
 	int err;
 
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "sfbpf-top: sampling at %lu Hz%s... Ctrl-C to end\n", env.freq,
 			env.nr_pids ? "" : " system-wide");
-	while (!exiting && (!end || session_now() < end)) {
+	for (; !exiting && (!end || now < end); now = session_now()) {
+		if (env.stats && env.interval_set && now >= next_stats) {
+			session__print_stats(s, stderr);
+			next_stats += env.interval;
+		}
 		err = session__poll(s, 100);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "sfbpf-top: reading samples: %s\n", strerror(-err));
@@ -390,6 +436,7 @@ static int run_batch(struct session *s)
 		.sort = env.sort,
 		.group = env.group,
 		.freq = env.freq,
+		.stats = env.stats,
 		.stop = &exiting,
 	};
 	int err = batch__run(s, &o, stdout);
@@ -456,6 +503,9 @@ static void fill_session_opts(struct session_opts *o)
 	o->max_block_us = env.max_us;
 	o->states = env.states;
 	o->cgroup = env.cgroup;
+	o->max_table_mem = env.max_table_mem;
+	o->progress = isatty(STDERR_FILENO);
+	o->stop = &exiting;
 }
 
 int main(int argc, char **argv)

@@ -999,6 +999,26 @@ void topview_status__read(struct session *s, struct topview_status *o)
 	o->table_bytes = ts->rows_used * sizeof(struct sfbpf_row) +
 			 ts->rules_used * sizeof(struct sfbpf_rule) +
 			 ts->pages_used * sizeof(__u32);
+	o->table_budget = ts->budget_bytes;
+	o->objects_pending = ts->objects_pending;
+	o->objects_no_budget = ts->objects_no_budget;
+	o->samples_no_budget = st.bpf[SFBPF_STAT_NO_BUDGET];
+}
+
+void topview_status__tables(const struct topview_status *st, char *buf, size_t size)
+{
+	char used[32], budget[32];
+	int n;
+
+	topview_format_bytes(st->table_bytes, used, sizeof(used));
+	topview_format_bytes(st->table_budget, budget, sizeof(budget));
+	n = snprintf(buf, size, "%s of %s", used, budget);
+	if (st->objects_pending && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, ", %u loading", st->objects_pending);
+	/* Budget trouble must be visible: those stacks fall back to frame pointers. */
+	if ((st->objects_no_budget || st->samples_no_budget) && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, ", %u over budget (%" PRIu64 " samples)",
+			 st->objects_no_budget, st->samples_no_budget);
 }
 
 double topview_status__rate(const struct topview_status *prev, const struct topview_status *now)

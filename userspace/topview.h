@@ -167,8 +167,15 @@ struct topview_status {
 	int top_stop; /* most frequent other stop reason, or -1 */
 	uint64_t top_stop_count;
 	uint32_t processes, objects, objects_without_table;
-	uint64_t table_bytes;
+	uint64_t table_bytes, table_budget; /* used, and what the table maps hold */
+	uint32_t objects_pending, objects_no_budget; /* tables loading / without room */
+	uint64_t samples_no_budget; /* samples with a frame in an object without room */
 };
+/*
+ * "12.3 MiB of 48.0 MiB", plus "  3 loading" and "  2 over budget (1234
+ * samples)" when there are any: the tables part of the headers.
+ */
+void topview_status__tables(const struct topview_status *st, char *buf, size_t size);
 
 void topview_status__read(struct session *s, struct topview_status *out);
 /* Samples per second between two readings (0 when no time passed). */

@@ -295,11 +295,11 @@ static int body_height(void)
 
 static void draw_header(struct tui *t)
 {
-	char unwound[64], tables[32], filt[192] = "";
+	char unwound[64], tables[128], filt[192] = "";
 	int len = 0, i;
 
 	topview_status__unwound(&t->now, unwound, sizeof(unwound));
-	topview_format_bytes(t->now.table_bytes, tables, sizeof(tables));
+	topview_status__tables(&t->now, tables, sizeof(tables));
 	attron(A_BOLD);
 	mvput(0, 0, "sfbpf-top");
 	attroff(A_BOLD);
