@@ -20,6 +20,7 @@
 #include "session.h"
 #include "topview.h"
 #include "tui.h"
+#include "tuipages.h"
 
 #define POLL_MS 50 /* longest wait for samples: bounds the key latency */
 #define MAX_PIDS 32
@@ -73,7 +74,7 @@ struct tui {
 	int nr_lines;
 	size_t lines_cap;
 
-	bool paused, help, quit;
+	bool paused, help, counters, quit;
 	int prompt; /* 0, 'p' or '/' */
 	char input[128];
 	char message[192];
@@ -253,25 +254,8 @@ static void refresh_model(struct tui *t)
 
 /* ---- drawing ---- */
 
-/* printw that stops at the right edge instead of wrapping onto the next line. */
-static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#define mvput(y, x, ...) (move((y), (x)), put(__VA_ARGS__))
-
-static void put(const char *fmt, ...)
-{
-	char buf[1024];
-	int y, x;
-	va_list ap;
-
-	getyx(stdscr, y, x);
-	(void)y;
-	if (x >= COLS)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	addnstr(buf, COLS - x);
-}
+#define put tui_put
+#define mvput tui_mvput
 
 struct layout {
 	int comm, dso; /* column widths; 0: not shown */
@@ -468,52 +452,9 @@ static void draw_status(struct tui *t)
 		return;
 	}
 	attron(A_DIM);
-	put("q quit  h help  Enter callers/callees  s < > sort  p pid  / search  K U hide  "
+	put("q quit  h help  i counters  Enter callers/callees  s < > sort  p pid  / search  K U hide  "
 	       "g group  c counts  z zero  P pause");
 	attroff(A_DIM);
-}
-
-static const char *const help_text[] = {
-	"sfbpf-top keys",
-	"",
-	"  q             quit (Ctrl-C too)",
-	"  h ?           this help; any key closes it",
-	"  Up Down       move the selection; PgUp PgDn: a page; Home End: first, last",
-	"  Enter         expand or collapse the selected function's callers and callees",
-	"  Esc           collapse the expanded function",
-	"  s             sort by the next column: Self% -> Total% -> Samples -> Self%",
-	"  < >           sort by the column left / right of the sorted one (wraps around)",
-	"  p             show only these PIDs (comma-separated, empty: all; groups by PID)",
-	"  /             show only symbols containing a text, ignoring case (empty: all)",
-	"  K             hide / show kernel functions [k]",
-	"  U             hide / show user functions [.]",
-	"  g             group rows by PID, by command, or all processes together",
-	"  c             counts: decaying (x 7/8 per refresh), cumulative, per interval",
-	"  z             zero the counts",
-	"  P             pause / resume the display (sampling goes on)",
-	"  Ctrl-L        redraw the screen",
-	"",
-	"Self%    samples in the function itself, of all samples",
-	"Total%   samples with the function anywhere on the stack (its children too)",
-	"Samples  samples in the function itself since start or z (never decayed)",
-	"[k] kernel function, [.] user function; [MODULE]: no symbol in that object",
-	"Header: unwound = user stacks unwound to their outermost frame [main other",
-	"        stop reason]; drops = samples lost in a full ring buffer",
-	NULL,
-};
-
-static void draw_help(void)
-{
-	int i;
-
-	erase();
-	for (i = 0; help_text[i] && i < LINES; i++) {
-		if (i == 0)
-			attron(A_BOLD);
-		mvput(i, 0, "%s", help_text[i]);
-		attroff(A_BOLD);
-	}
-	refresh();
 }
 
 static void draw(struct tui *t)
@@ -523,7 +464,11 @@ static void draw(struct tui *t)
 	int i, y, h = body_height();
 
 	if (t->help) {
-		draw_help();
+		tuipages__help();
+		return;
+	}
+	if (t->counters) {
+		tuipages__counters(t->s);
 		return;
 	}
 	topview__totals(t->tv, &tot);
@@ -688,8 +633,8 @@ static void handle_key(struct tui *t, int ch)
 		prompt_key(t, ch);
 		return;
 	}
-	if (t->help) {
-		t->help = false;
+	if (t->help || t->counters) {
+		t->help = t->counters = false;
 		return;
 	}
 	switch (ch) {
@@ -700,6 +645,9 @@ static void handle_key(struct tui *t, int ch)
 	case 'h':
 	case '?':
 		t->help = true;
+		break;
+	case 'i':
+		t->counters = true;
 		break;
 	case 's':
 	case '>':

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The live view's full-screen pages (keys h and i) and its clipped printw:
+ * drawing helpers kept out of tui.c's loop and model.
+ */
+#ifndef SFBPF_TUIPAGES_H
+#define SFBPF_TUIPAGES_H
+
+struct session;
+
+/* printw that stops at the right edge instead of wrapping onto the next line. */
+void tui_put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define tui_mvput(y, x, ...) (move((y), (x)), tui_put(__VA_ARGS__))
+
+/* The keys and what the columns mean. */
+void tuipages__help(void);
+/*
+ * The session's counters, the ones --stats prints (unwinding, stop reasons,
+ * tables and budget, lifecycle, loader), in columns.
+ */
+void tuipages__counters(struct session *s);
+
+#endif /* SFBPF_TUIPAGES_H */
