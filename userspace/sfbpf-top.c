@@ -114,11 +114,13 @@ static const struct argp_option options[] = {
 	{ "sort", 's', "KEY", 0, "Sort by self (default), total or samples", 0 },
 	{ "group", OPT_GROUP, "BY", 0, "Rows per pid (default), comm, or none (all together)", 0 },
 	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks at exit (- for stdout)", 0 },
-	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile at exit (- for stdout)", 0 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile at exit (- for stdout)",
+	  0 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph (SVG) at exit", 0 },
 	{ "stats", OPT_STATS, NULL, 0,
 	  "Print sampling, unwinding and table counters at exit (and every interval with -b or "
-	  "-d)", 0 },
+	  "-d)",
+	  0 },
 	{ "cgroup", OPT_CGROUP, "DIR", 0, "Only tasks of this cgroup v2 directory (and below)", 0 },
 	{ "max-table-mem", OPT_MAX_TABLE_MEM, "SIZE", 0,
 	  "BPF memory for unwind tables, e.g. 64M (default: RAM/512 within 32M..256M)", 0 },
@@ -463,8 +465,10 @@ static int run_live(struct session *s)
 	int err = tui__run(s, &o);
 
 	if (err == -ENOTTY)
-		fprintf(stderr, "sfbpf-top: cannot drive this terminal (TERM=%s): set TERM, or use "
-				"--batch\n", getenv("TERM") ? getenv("TERM") : "");
+		fprintf(stderr,
+			"sfbpf-top: cannot drive this terminal (TERM=%s): set TERM, or use "
+			"--batch\n",
+			getenv("TERM") ? getenv("TERM") : "");
 	else if (err)
 		fprintf(stderr, "sfbpf-top: live view: %s\n", strerror(-err));
 	return err;
@@ -511,12 +515,12 @@ static void fill_session_opts(struct session_opts *o)
 int main(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
-		{ &continuous_argp, 0, "Continuous mode (a profiling service, see docs/continuous.md):",
-		  0 },
+		{ &continuous_argp, 0,
+		  "Continuous mode (a profiling service, see docs/continuous.md):", 0 },
 		{},
 	};
-	static const struct argp argp = { options, parse_arg, "[DURATION]", doc, children, NULL,
-					  NULL };
+	static const struct argp argp = { options,  parse_arg, "[DURATION]", doc,
+					  children, NULL,      NULL };
 	static struct session sess;
 	struct outputs_opts outs = { 0 };
 	struct session_opts sopts;

@@ -15,172 +15,14 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "idmap.h"
 #include "ksyms.h"
 #include "session.h"
 #include "symbolize.h"
 #include "topview.h"
 
-#define ARENA_CHUNK (256u << 10)
 #define TREE_MAX_DEPTH 64
 #define DECAY_MIN_TOTAL 0.5 /* rows decayed below this are dropped from the table */
-
-/* ---- arenas and vectors ---- */
-
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
-struct arena {
-	struct arena_chunk *head;
-};
-
-static void *arena_alloc(struct arena *a, size_t n)
-{
-	struct arena_chunk *c = a->head;
-	size_t size;
-	void *p;
-
-	n = (n + 7) & ~(size_t)7;
-	if (!c || c->size - c->used < n) {
-		size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->next = a->head;
-		c->used = 0;
-		c->size = size;
-		a->head = c;
-	}
-	p = c->data + c->used;
-	c->used += n;
-	return p;
-}
-
-static void arena_free(struct arena *a)
-{
-	struct arena_chunk *c, *next;
-
-	for (c = a->head; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	a->head = NULL;
-}
-
-/* Grows *items (of size bytes each) to hold at least n. */
-static int reserve(void **items, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *p;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	p = realloc(*items, c * size);
-	if (!p)
-		return -ENOMEM;
-	*items = p;
-	*cap = c;
-	return 0;
-}
-
-/* ---- id maps: open addressing, keys kept by the entities ---- */
-
-typedef bool (*idmap_eq)(const void *ctx, uint32_t id, const void *key);
-
-struct idmap {
-	uint32_t *ids; /* id + 1; 0: empty */
-	uint32_t *hashes;
-	size_t cap, used; /* cap: a power of two */
-};
-
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return mix64(h);
-}
-
-/* The id stored under key, or -1. */
-static int64_t idmap_find(const struct idmap *m, uint32_t h, idmap_eq eq, const void *ctx,
-			  const void *key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return -1;
-	for (i = h & (m->cap - 1); m->ids[i]; i = (i + 1) & (m->cap - 1))
-		if (m->hashes[i] == h && eq(ctx, m->ids[i] - 1, key))
-			return m->ids[i] - 1;
-	return -1;
-}
-
-static void idmap_put(uint32_t *ids, uint32_t *hashes, size_t cap, uint32_t h, uint32_t id)
-{
-	size_t i;
-
-	for (i = h & (cap - 1); ids[i]; i = (i + 1) & (cap - 1))
-		;
-	ids[i] = id + 1;
-	hashes[i] = h;
-}
-
-/* Adds id (absent) under hash h; load factor stays <= 1/2. */
-static int idmap_add(struct idmap *m, uint32_t h, uint32_t id)
-{
-	size_t i, cap = m->cap ? m->cap * 2 : 256;
-	uint32_t *ids, *hashes;
-
-	if ((m->used + 1) * 2 > m->cap) {
-		ids = calloc(cap, sizeof(*ids));
-		hashes = calloc(cap, sizeof(*hashes));
-		if (!ids || !hashes) {
-			free(ids);
-			free(hashes);
-			return -ENOMEM;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->ids[i])
-				idmap_put(ids, hashes, cap, m->hashes[i], m->ids[i] - 1);
-		free(m->ids);
-		free(m->hashes);
-		m->ids = ids;
-		m->hashes = hashes;
-		m->cap = cap;
-	}
-	idmap_put(m->ids, m->hashes, m->cap, h, id);
-	m->used++;
-	return 0;
-}
-
-static void idmap_clear(struct idmap *m)
-{
-	if (m->cap) {
-		memset(m->ids, 0, m->cap * sizeof(*m->ids));
-		m->used = 0;
-	}
-}
-
-static void idmap_free(struct idmap *m)
-{
-	free(m->ids);
-	free(m->hashes);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- the model ---- */
 
@@ -279,17 +121,18 @@ static const char *intern(struct topview *tv, const char *s)
 				*p = '_';
 		s = clean;
 	}
-	h = (uint32_t)hash_str(s);
-	id = idmap_find(&tv->strings_map, h, str_eq, tv, s);
+	h = (uint32_t)idmap_hash_str(s);
+	id = idmap__find(&tv->strings_map, h, str_eq, tv, s);
 	if (id >= 0) {
 		copy = tv->strings[id];
 		goto out;
 	}
 	n = strlen(s) + 1;
-	copy = arena_alloc(&tv->strings_arena, n);
-	if (!copy || reserve((void **)&tv->strings, &tv->strings_cap, tv->nr_strings + 1,
-			     sizeof(*tv->strings)) ||
-	    idmap_add(&tv->strings_map, h, tv->nr_strings)) {
+	copy = arena__alloc(&tv->strings_arena, n);
+	if (!copy ||
+	    vec__reserve((void **)&tv->strings, &tv->strings_cap, tv->nr_strings + 1,
+			 sizeof(*tv->strings)) ||
+	    idmap__add(&tv->strings_map, h, tv->nr_strings)) {
 		copy = NULL;
 		goto out;
 	}
@@ -304,7 +147,8 @@ out:
 
 static uint32_t sym_hash(const struct topview_sym *k)
 {
-	return (uint32_t)mix64((uintptr_t)k->name * 31 + (uintptr_t)k->module * 7 + k->kernel);
+	return (uint32_t)idmap_mix64((uintptr_t)k->name * 31 + (uintptr_t)k->module * 7 +
+				     k->kernel);
 }
 
 static bool sym_eq(const void *ctx, uint32_t id, const void *key)
@@ -324,13 +168,15 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 	if (!key.name || !key.module)
 		return -ENOMEM;
 	h = sym_hash(&key);
-	id = idmap_find(&tv->syms_map, h, sym_eq, tv, &key);
+	id = idmap__find(&tv->syms_map, h, sym_eq, tv, &key);
 	if (id >= 0)
 		return id;
-	s = arena_alloc(&tv->syms_arena, sizeof(*s));
-	if (!s || reserve((void **)&tv->syms, &tv->syms_cap, tv->nr_syms + 1, sizeof(*tv->syms)) ||
-	    reserve((void **)&tv->marks, &tv->marks_cap, tv->nr_syms + 1, sizeof(*tv->marks)) ||
-	    idmap_add(&tv->syms_map, h, tv->nr_syms))
+	s = arena__alloc(&tv->syms_arena, sizeof(*s));
+	if (!s ||
+	    vec__reserve((void **)&tv->syms, &tv->syms_cap, tv->nr_syms + 1, sizeof(*tv->syms)) ||
+	    vec__reserve((void **)&tv->marks, &tv->marks_cap, tv->nr_syms + 1,
+			 sizeof(*tv->marks)) ||
+	    idmap__add(&tv->syms_map, h, tv->nr_syms))
 		return -ENOMEM;
 	*s = key;
 	tv->marks[tv->nr_syms] = 0;
@@ -384,15 +230,16 @@ static bool addr_eq(const void *ctx, uint32_t id, const void *key)
 static int64_t sym_frame(struct topview *tv, uint32_t pid, bool kernel, uint64_t addr)
 {
 	struct addr_entry key = { kernel ? KERNEL_SPACE : pid, addr, 0 };
-	uint32_t h = (uint32_t)mix64(key.space * 0x9E3779B97F4A7C15ULL ^ addr);
-	int64_t id = idmap_find(&tv->addrs_map, h, addr_eq, tv, &key), sym;
+	uint32_t h = (uint32_t)idmap_mix64(key.space * 0x9E3779B97F4A7C15ULL ^ addr);
+	int64_t id = idmap__find(&tv->addrs_map, h, addr_eq, tv, &key), sym;
 
 	if (id >= 0)
 		return tv->addrs[id].sym;
 	sym = kernel ? sym_kernel(tv, addr) : sym_user(tv, pid, addr);
-	if (sym < 0 || reserve((void **)&tv->addrs, &tv->addrs_cap, tv->nr_addrs + 1,
-			       sizeof(*tv->addrs)) ||
-	    idmap_add(&tv->addrs_map, h, tv->nr_addrs))
+	if (sym < 0 ||
+	    vec__reserve((void **)&tv->addrs, &tv->addrs_cap, tv->nr_addrs + 1,
+			 sizeof(*tv->addrs)) ||
+	    idmap__add(&tv->addrs_map, h, tv->nr_addrs))
 		return -ENOMEM;
 	key.sym = sym;
 	tv->addrs[tv->nr_addrs++] = key;
@@ -428,13 +275,14 @@ static int64_t row_get(struct topview *tv, const struct tv_stack *s, uint32_t sy
 		if (!key.comm)
 			return -ENOMEM;
 	}
-	h = (uint32_t)mix64((uintptr_t)key.sym * 31 + (uintptr_t)key.comm * 7 + key.pid);
-	id = idmap_find(&tv->rows_map, h, row_eq, tv, &key);
+	h = (uint32_t)idmap_mix64((uintptr_t)key.sym * 31 + (uintptr_t)key.comm * 7 + key.pid);
+	id = idmap__find(&tv->rows_map, h, row_eq, tv, &key);
 	if (id >= 0)
 		return id;
-	r = arena_alloc(&tv->rows_arena, sizeof(*r));
-	if (!r || reserve((void **)&tv->rows, &tv->rows_cap, tv->nr_rows + 1, sizeof(*tv->rows)) ||
-	    idmap_add(&tv->rows_map, h, tv->nr_rows))
+	r = arena__alloc(&tv->rows_arena, sizeof(*r));
+	if (!r ||
+	    vec__reserve((void **)&tv->rows, &tv->rows_cap, tv->nr_rows + 1, sizeof(*tv->rows)) ||
+	    idmap__add(&tv->rows_map, h, tv->nr_rows))
 		return -ENOMEM;
 	*r = key;
 	r->id = tv->nr_rows;
@@ -474,7 +322,8 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 	struct tv_stack *s;
 	int64_t sym;
 
-	if (reserve((void **)&tv->stacks, &tv->stacks_cap, tv->nr_stacks + 1, sizeof(*tv->stacks)))
+	if (vec__reserve((void **)&tv->stacks, &tv->stacks_cap, tv->nr_stacks + 1,
+			 sizeof(*tv->stacks)))
 		return -ENOMEM;
 	s = &tv->stacks[tv->nr_stacks];
 	memset(s, 0, sizeof(*s));
@@ -482,8 +331,8 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 	s->pid = st->pid;
 	s->truncated = st->truncated;
 	s->comm = intern(tv, st->pid == 0 ? "swapper" : st->comm[0] ? st->comm : "[unknown]");
-	s->syms = arena_alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->syms));
-	s->rows = arena_alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->rows));
+	s->syms = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->syms));
+	s->rows = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->rows));
 	if (!s->comm || !s->syms || !s->rows)
 		return -ENOMEM;
 	/* Leaf first: the kernel part, then the user part. Return addresses at addr - 1. */
@@ -587,7 +436,7 @@ static void forget_stacks(struct topview *tv)
 {
 	topview__zero(tv);
 	tv->nr_stacks = 0;
-	arena_free(&tv->stacks_arena);
+	arena__free(&tv->stacks_arena);
 }
 
 int topview__update(struct topview *tv, const struct aggregator *a)
@@ -630,8 +479,8 @@ int topview__set_group(struct topview *tv, enum topview_group group)
 	int err;
 
 	tv->opts.group = group;
-	idmap_clear(&tv->rows_map);
-	arena_free(&tv->rows_arena);
+	idmap__clear(&tv->rows_map);
+	arena__free(&tv->rows_arena);
 	tv->nr_rows = 0;
 	for (i = 0; i < tv->nr_stacks; i++) {
 		s = &tv->stacks[i];
@@ -691,14 +540,14 @@ void topview__free(struct topview *tv)
 {
 	if (!tv)
 		return;
-	arena_free(&tv->strings_arena);
-	arena_free(&tv->syms_arena);
-	arena_free(&tv->rows_arena);
-	arena_free(&tv->stacks_arena);
-	idmap_free(&tv->strings_map);
-	idmap_free(&tv->syms_map);
-	idmap_free(&tv->addrs_map);
-	idmap_free(&tv->rows_map);
+	arena__free(&tv->strings_arena);
+	arena__free(&tv->syms_arena);
+	arena__free(&tv->rows_arena);
+	arena__free(&tv->stacks_arena);
+	idmap__free(&tv->strings_map);
+	idmap__free(&tv->syms_map);
+	idmap__free(&tv->addrs_map);
+	idmap__free(&tv->rows_map);
 	free(tv->strings);
 	free(tv->syms);
 	free(tv->marks);
@@ -717,8 +566,8 @@ static bool row_visible(const struct topview *tv, const struct topview_row *r,
 {
 	int i;
 
-	if (tv->opts.counts == TOPVIEW_DECAY ? r->total < DECAY_MIN_TOTAL
-					     : r->total <= 0 && !r->samples)
+	if (tv->opts.counts == TOPVIEW_DECAY ? r->total < DECAY_MIN_TOTAL :
+					       r->total <= 0 && !r->samples)
 		return false;
 	if (!f)
 		return true;
@@ -770,8 +619,8 @@ int topview__select(struct topview *tv, enum topview_sort key, const struct topv
 {
 	size_t i, n = 0;
 
-	if (reserve((void **)&tv->sel, &tv->sel_cap, tv->nr_rows ? tv->nr_rows : 1,
-		    sizeof(*tv->sel)))
+	if (vec__reserve((void **)&tv->sel, &tv->sel_cap, tv->nr_rows ? tv->nr_rows : 1,
+			 sizeof(*tv->sel)))
 		return -ENOMEM;
 	for (i = 0; i < tv->nr_rows; i++)
 		if (row_visible(tv, tv->rows[i], f))
@@ -812,7 +661,7 @@ static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t sym)
 	for (c = t->n[parent].child; c; c = t->n[c].sibling)
 		if (t->n[c].sym == sym)
 			return c;
-	if (reserve((void **)&t->n, &t->cap, t->nr + 1, sizeof(*t->n)))
+	if (vec__reserve((void **)&t->n, &t->cap, t->nr + 1, sizeof(*t->n)))
 		return -ENOMEM;
 	t->n[t->nr] = (struct tnode){ sym, 0, t->n[parent].child, 0 };
 	t->n[parent].child = t->nr;
@@ -867,8 +716,8 @@ static void tree_emit(struct tree *t, uint32_t node, int depth)
 	uint32_t c;
 
 	for (c = t->n[node].child; c; c = t->n[c].sibling) {
-		if (reserve((void **)&t->scratch, &t->scratch_cap, t->nr_scratch + 1,
-			    sizeof(*t->scratch))) {
+		if (vec__reserve((void **)&t->scratch, &t->scratch_cap, t->nr_scratch + 1,
+				 sizeof(*t->scratch))) {
 			t->err = -ENOMEM;
 			return;
 		}
@@ -881,13 +730,13 @@ static void tree_emit(struct tree *t, uint32_t node, int depth)
 		c = t->scratch[i];
 		if (t->n[c].weight < t->min_weight || (t->max_nodes && t->nr_out >= t->max_nodes))
 			break;
-		if (reserve((void **)&tv->nodes, &tv->nodes_cap, t->nr_out + 1,
-			    sizeof(*tv->nodes))) {
+		if (vec__reserve((void **)&tv->nodes, &tv->nodes_cap, t->nr_out + 1,
+				 sizeof(*tv->nodes))) {
 			t->err = -ENOMEM;
 			return;
 		}
-		tv->nodes[t->nr_out++] = (struct topview_node){ tv->syms[t->n[c].sym],
-								t->n[c].weight, depth };
+		tv->nodes[t->nr_out++] =
+			(struct topview_node){ tv->syms[t->n[c].sym], t->n[c].weight, depth };
 		tree_emit(t, c, depth + 1);
 	}
 	t->nr_scratch = base;
@@ -934,10 +783,10 @@ int topview__tree(struct topview *tv, uint32_t id, enum topview_dir dir,
 	*nodes = tv->nodes;
 	if (!r)
 		return -ENOENT;
-	sym = idmap_find(&tv->syms_map, sym_hash(r->sym), sym_eq, tv, r->sym);
+	sym = idmap__find(&tv->syms_map, sym_hash(r->sym), sym_eq, tv, r->sym);
 	if (sym < 0)
 		return -ENOENT;
-	if (reserve((void **)&t.n, &t.cap, 1, sizeof(*t.n)))
+	if (vec__reserve((void **)&t.n, &t.cap, 1, sizeof(*t.n)))
 		return -ENOMEM;
 	t.n[t.nr++] = (struct tnode){ (uint32_t)sym, 0, 0, r->total };
 	for (i = 0; i < tv->nr_stacks && !t.err; i++) {
@@ -957,157 +806,4 @@ int topview__tree(struct topview *tv, uint32_t id, enum topview_dir dir,
 	free(t.scratch);
 	*nodes = tv->nodes;
 	return t.err ? t.err : (int)t.nr_out;
-}
-
-/* ---- header figures ---- */
-
-void topview_status__read(struct session *s, struct topview_status *o)
-{
-	const __u64 *stop;
-	struct session_stats st;
-	struct aggr_totals t;
-	const struct tables_stats *ts = &st.tables;
-	uint64_t all = 0;
-	int i;
-
-	memset(o, 0, sizeof(*o));
-	session__stats(s, &st);
-	stop = st.bpf + SFBPF_STAT_STOP_BASE;
-	o->time = session_now();
-	o->received = st.received;
-	o->emitted = st.bpf[SFBPF_STAT_EMITTED];
-	o->drops = st.bpf[SFBPF_STAT_RB_DROPS];
-	if (s->agg) {
-		aggregator__totals(s->agg, &t);
-		o->invalid = t.invalid;
-	}
-	o->top_stop = -1;
-	for (i = 0; i < SFBPF_STOP__COUNT; i++) {
-		all += stop[i];
-		if (i == SFBPF_STOP_OUTERMOST || i == SFBPF_STOP_KERNEL_ONLY || !stop[i] ||
-		    stop[i] <= o->top_stop_count)
-			continue;
-		o->top_stop = i;
-		o->top_stop_count = stop[i];
-	}
-	/* Kernel threads (and -K) have no user stack: they are not unwinding failures. */
-	o->user_stacks = all - stop[SFBPF_STOP_KERNEL_ONLY];
-	o->outermost = stop[SFBPF_STOP_OUTERMOST];
-	o->processes = st.procs.procs;
-	o->objects = ts->objects;
-	o->objects_without_table = ts->objects_without_table;
-	o->table_bytes = ts->rows_used * sizeof(struct sfbpf_row) +
-			 ts->rules_used * sizeof(struct sfbpf_rule) +
-			 ts->pages_used * sizeof(__u32);
-	o->table_budget = ts->budget_bytes;
-	o->objects_pending = ts->objects_pending;
-	o->objects_no_budget = ts->objects_no_budget;
-	o->samples_no_budget = st.bpf[SFBPF_STAT_NO_BUDGET];
-}
-
-void topview_status__tables(const struct topview_status *st, char *buf, size_t size)
-{
-	char used[32], budget[32];
-	int n;
-
-	topview_format_bytes(st->table_bytes, used, sizeof(used));
-	topview_format_bytes(st->table_budget, budget, sizeof(budget));
-	n = snprintf(buf, size, "%s of %s", used, budget);
-	if (st->objects_pending && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - n, ", %u loading", st->objects_pending);
-	/* Budget trouble must be visible: those stacks fall back to frame pointers. */
-	if ((st->objects_no_budget || st->samples_no_budget) && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - n, ", %u over budget (%" PRIu64 " samples)",
-			 st->objects_no_budget, st->samples_no_budget);
-}
-
-double topview_status__rate(const struct topview_status *prev, const struct topview_status *now)
-{
-	double dt = now->time - prev->time;
-
-	return dt > 0 ? (double)(now->received - prev->received) / dt : 0;
-}
-
-void topview_status__unwound(const struct topview_status *st, char *buf, size_t size)
-{
-	double share;
-
-	if (!st->user_stacks) {
-		snprintf(buf, size, "n/a");
-		return;
-	}
-	share = 100.0 * (double)st->outermost / (double)st->user_stacks;
-	if (share >= 99 || st->top_stop < 0)
-		snprintf(buf, size, "%.1f%%", share);
-	else
-		snprintf(buf, size, "%.1f%% [%s %.0f%%]", share, profile__stop_name(st->top_stop),
-			 100.0 * (double)st->top_stop_count / (double)st->user_stacks);
-}
-
-void topview_format_bytes(uint64_t bytes, char *buf, size_t size)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	int u = -1;
-
-	while (v >= 1024 && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%.1f %s", v, units[u]);
-}
-
-/* ---- names ---- */
-
-static const char *const counts_names[TOPVIEW_COUNTS__COUNT] = { "decay", "cumulative",
-								  "interval" };
-static const char *const group_names[TOPVIEW_GROUP__COUNT] = { "pid", "comm", "none" };
-static const char *const sort_names[TOPVIEW_SORT__COUNT] = { "self", "total", "samples" };
-
-static const char *name_of(const char *const *names, int n, int v)
-{
-	return v >= 0 && v < n ? names[v] : "?";
-}
-
-static int parse_name(const char *const *names, int n, const char *s)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(names[i], s))
-			return i;
-	return -1;
-}
-
-const char *topview_counts_name(enum topview_counts c)
-{
-	return name_of(counts_names, TOPVIEW_COUNTS__COUNT, c);
-}
-
-const char *topview_group_name(enum topview_group g)
-{
-	return name_of(group_names, TOPVIEW_GROUP__COUNT, g);
-}
-
-const char *topview_sort_name(enum topview_sort k)
-{
-	return name_of(sort_names, TOPVIEW_SORT__COUNT, k);
-}
-
-int topview_counts_parse(const char *s)
-{
-	return parse_name(counts_names, TOPVIEW_COUNTS__COUNT, s);
-}
-
-int topview_group_parse(const char *s)
-{
-	return parse_name(group_names, TOPVIEW_GROUP__COUNT, s);
-}
-
-int topview_sort_parse(const char *s)
-{
-	return parse_name(sort_names, TOPVIEW_SORT__COUNT, s);
 }

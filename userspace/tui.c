@@ -29,7 +29,7 @@
 #define TOP_LINES 3 /* two lines of figures, then the column titles */
 #define MESSAGE_SECS 4
 #define KEY_ESC 27
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 
 enum { PAIR_HOT = 1, PAIR_WARM, PAIR_TITLE, PAIR_KERNEL };
 
@@ -141,7 +141,8 @@ static void check_stderr(struct tui *t)
 	if (!t->errlog || fstat(fileno(t->errlog), &st) || st.st_size <= t->errlog_seen)
 		return;
 	from = st.st_size - (long)sizeof(buf) + 1 > t->errlog_seen ?
-		       st.st_size - (long)sizeof(buf) + 1 : t->errlog_seen;
+		       st.st_size - (long)sizeof(buf) + 1 :
+		       t->errlog_seen;
 	n = pread(fileno(t->errlog), buf, st.st_size - from, from);
 	t->errlog_seen = st.st_size;
 	if (n == (size_t)-1)
@@ -287,9 +288,9 @@ static void draw_header(struct tui *t)
 	attron(A_BOLD);
 	mvput(0, 0, "sfbpf-top");
 	attroff(A_BOLD);
-	put("  %lu Hz x %ld CPUs%s  %.0f samples/s  unwound %s  drops %" PRIu64 "%s",
-	       t->o->freq, sysconf(_SC_NPROCESSORS_ONLN), t->o->system_wide ? " system-wide" : "",
-	       t->rate, unwound, t->now.drops, t->paused ? "   " : "");
+	put("  %lu Hz x %ld CPUs%s  %.0f samples/s  unwound %s  drops %" PRIu64 "%s", t->o->freq,
+	    sysconf(_SC_NPROCESSORS_ONLN), t->o->system_wide ? " system-wide" : "", t->rate,
+	    unwound, t->now.drops, t->paused ? "   " : "");
 	if (t->paused) {
 		attron(A_REVERSE | A_BOLD);
 		put(" PAUSED ");
@@ -303,8 +304,9 @@ static void draw_header(struct tui *t)
 	if (t->filter.hide_kernel || t->filter.hide_user)
 		snprintf(filt + len, sizeof(filt) - len, "  hiding %s%s",
 			 t->filter.hide_kernel ? "[k]" : "", t->filter.hide_user ? "[.]" : "");
-	mvput(1, 0, "processes %u  objects %u (+%u without table)  tables %s  counts %s  "
-		    "sort %s  group %s%s",
+	mvput(1, 0,
+	      "processes %u  objects %u (+%u without table)  tables %s  counts %s  "
+	      "sort %s  group %s%s",
 	      t->now.processes, t->now.objects, t->now.objects_without_table, tables,
 	      topview_counts_name(t->counts), topview_sort_name(t->sort),
 	      topview_group_name(topview__group(t->tv)), filt);
@@ -453,7 +455,7 @@ static void draw_status(struct tui *t)
 	}
 	attron(A_DIM);
 	put("q quit  h help  i counters  Enter callers/callees  s < > sort  p pid  / search  K U hide  "
-	       "g group  c counts  z zero  P pause");
+	    "g group  c counts  z zero  P pause");
 	attroff(A_DIM);
 }
 
@@ -479,9 +481,10 @@ static void draw(struct tui *t)
 	for (i = t->top, y = TOP_LINES; i < t->nr_lines && y < TOP_LINES + h; i++, y++)
 		draw_line(t, y, &t->lines[i], &l, tot.weight > 0 ? tot.weight : 1);
 	if (!t->nr_lines)
-		mvput(TOP_LINES, 2, tot.samples || t->filter.nr_pids || t->filter.search ?
-					       "(no function matches)" :
-					       "(waiting for samples)");
+		mvput(TOP_LINES, 2,
+		      tot.samples || t->filter.nr_pids || t->filter.search ?
+			      "(no function matches)" :
+			      "(waiting for samples)");
 	draw_status(t);
 	refresh();
 }
@@ -593,7 +596,7 @@ static void view_key(struct tui *t, int ch)
 		if (g != TOPVIEW_GROUP_PID)
 			t->filter.nr_pids = 0;
 		message(t, "rows per %s",
-			g == TOPVIEW_GROUP_PID  ? "PID and command" :
+			g == TOPVIEW_GROUP_PID	? "PID and command" :
 			g == TOPVIEW_GROUP_COMM ? "command" :
 						  "function, all processes together");
 		break;
@@ -601,7 +604,7 @@ static void view_key(struct tui *t, int ch)
 		t->counts = (t->counts + 1) % TOPVIEW_COUNTS__COUNT;
 		topview__set_counts(t->tv, t->counts);
 		message(t, "counts: %s",
-			t->counts == TOPVIEW_DECAY      ? "decaying, x 7/8 per refresh" :
+			t->counts == TOPVIEW_DECAY	? "decaying, x 7/8 per refresh" :
 			t->counts == TOPVIEW_CUMULATIVE ? "cumulative" :
 							  "per refresh interval");
 		break;
