@@ -7,6 +7,8 @@
  * `blocked` hash, keyed by tid. At switch-in, the time it was off the CPU is
  * checked against [min, max] and the record goes to the ring buffer.
  *
+ * Periods are timed from the end of the recording (see stamp_at_entry).
+ *
  * The record is built in place in the map value, which is kept (marked
  * consumed) after switch-in and reused at the thread's next switch-out: a
  * blocked period costs no allocation and no copy of the 2 KiB record. Entries
@@ -40,6 +42,15 @@ const volatile __u64 max_ns = ~0ULL;
 const volatile bool have_prev_state = true;
 /* Wake the reader only once this much is waiting: it polls with a timeout anyway. */
 const volatile __u64 wakeup_bytes = 0;
+/*
+ * Where prev's period starts and next's ends. Default: once prev's stacks are
+ * recorded (microseconds of kernel stack walk): this program's time is then
+ * prev's time on the CPU, as the scheduler and perf's task-clock count it, not
+ * time prev spent blocked. With CPU samples beside (on+off): at the program's
+ * start, since a sample falling due while it runs (interrupts off) is taken in
+ * next, so prev's on+off total keeps that time only as off-CPU time.
+ */
+const volatile bool stamp_at_entry = false;
 /* __schedule's text: kernel stacks start there, without the tracing frames above. */
 const volatile __u64 sched_lo = 0, sched_hi = 0;
 
@@ -196,8 +207,9 @@ static __always_inline __u32 record_kernel(void *ctx, __u64 *ips)
 	return ret > 0 ? (ret / sizeof(__u64)) & UNWIND_FRAME_MASK : 0;
 }
 
-static __always_inline void switch_out(__u64 *ctx, struct task_struct *prev, bool preempt,
-				       __u64 now, struct sfbpf_offcpu_stats *cnt)
+/* Records prev's stacks in its entry; returns the entry, its period not started yet. */
+static __always_inline struct sfbpf_offcpu_sample *
+switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offcpu_stats *cnt)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0, state, nu, nk = 0;
@@ -207,31 +219,31 @@ static __always_inline void switch_out(__u64 *ctx, struct task_struct *prev, boo
 	int cls;
 
 	if (!tid) /* the idle task is not waiting for anything */
-		return;
+		return NULL;
 	state = prev_task_state(ctx, prev);
 	if (state & TASK_DEAD) /* exiting: never switched in again */
-		return;
+		return NULL;
 	cls = state_class(preempt, state);
 	if (!(state_mask & SFBPF_STATE_BIT(cls)))
-		return;
+		return NULL;
 	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
-		return;
+		return NULL;
 	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
-		return;
+		return NULL;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)
-		return;
+		return NULL;
 	rec = bpf_map_lookup_elem(&blocked, &tid);
 	if (!rec) {
 		/* The thread's first period: insert, then fill in place. */
 		sc->init.start_ns = 0;
 		if (bpf_map_update_elem(&blocked, &tid, &sc->init, BPF_NOEXIST)) {
 			cnt->v[SFBPF_OFFCPU_STAT_MAP_FULL]++;
-			return;
+			return NULL;
 		}
 		rec = bpf_map_lookup_elem(&blocked, &tid);
 		if (!rec)
-			return;
+			return NULL;
 	}
 	cnt->unwind.v[SFBPF_STAT_SAMPLES]++;
 	cnt->v[SFBPF_OFFCPU_STAT_BLOCKS]++;
@@ -253,8 +265,7 @@ static __always_inline void switch_out(__u64 *ctx, struct task_struct *prev, boo
 		nk = record_kernel(ctx, &rec->s.ips[nu]);
 	rec->s.nr_user = nu;
 	rec->s.nr_kernel = nk;
-	/* Last: a non-zero start is what makes the entry a blocked period. */
-	rec->start_ns = now;
+	return rec;
 }
 
 static __always_inline __u64 wakeup_flag(void)
@@ -310,14 +321,20 @@ int sfbpf_offcpu(__u64 *ctx)
 	struct task_struct *prev = (struct task_struct *)ctx[1];
 	struct task_struct *next = (struct task_struct *)ctx[2];
 	struct sfbpf_offcpu_stats *cnt;
-	__u64 now = bpf_ktime_get_ns();
+	struct sfbpf_offcpu_sample *rec;
+	__u64 now = stamp_at_entry ? bpf_ktime_get_ns() : 0;
 	__u32 zero = 0;
 
 	cnt = bpf_map_lookup_elem(&stats, &zero);
 	if (!cnt)
 		return 0;
 	cnt->v[SFBPF_OFFCPU_STAT_SWITCHES]++;
-	switch_out(ctx, prev, (bool)ctx[0], now, cnt);
+	rec = switch_out(ctx, prev, (bool)ctx[0], cnt);
+	if (!stamp_at_entry)
+		now = bpf_ktime_get_ns();
+	/* Last: a non-zero start is what makes the entry a blocked period. */
+	if (rec)
+		rec->start_ns = now;
 	switch_in(next, now, cnt);
 	return 0;
 }

@@ -215,6 +215,7 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	 * wake it at 1/16 full, it polls with a timeout for the rest.
 	 */
 	ro->wakeup_bytes = ring / 16;
+	ro->stamp_at_entry = o->with_cpu_samples;
 	ro->sched_lo = o->sched_start;
 	ro->sched_hi = o->sched_end;
 }

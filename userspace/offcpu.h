@@ -41,6 +41,11 @@ struct offcpu_opts {
 	/* __schedule's [start, end): kernel stacks start there. 0: untrimmed. */
 	__u64 sched_start, sched_end;
 	const struct offcpu_shared_maps *shared; /* NULL: own table and pid maps */
+	/*
+	 * CPU samples are taken beside (on+off): a period then starts when the
+	 * program starts, not once it recorded the stacks (docs/DESIGN-offcpu.md).
+	 */
+	bool with_cpu_samples;
 	/* Map sizes (entries); 0 = the profile's defaults (profile.h) and these. */
 	__u32 max_rows, max_rules, max_objects, max_pages, max_procs, max_pids;
 	__u32 max_threads; /* threads tracked at once (the blocked map) */

@@ -263,6 +263,8 @@ static int open_offcpu(struct session *s)
 			  s->opts.on_off ? SFBPF_STATES_ALL : SFBPF_STATES_BLOCKED,
 		.min_ns = s->opts.min_block_us * 1000,
 		.max_ns = s->opts.max_block_us * 1000,
+		/* on+off: a CPU sample due while the program runs is next's */
+		.with_cpu_samples = s->opts.on_off,
 		.verbose = s->opts.verbose > 1 ? s->opts.verbose - 1 : 0,
 		.on_sample = on_offcpu_sample,
 		.ctx = s,
