@@ -10,6 +10,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "cgroups.h"
 
 #define CACHE_SLOTS 4096 /* power of two; the cache starts over when full */
@@ -201,4 +203,25 @@ int cgroups__check_dir(const struct cgroups *cg, const char *dir)
 	fprintf(stderr, "sfbpf: --cgroup %s: not a cgroup v2 directory (cgroup v2 is %s%s)\n", dir,
 		cg ? "mounted at " : "not mounted", cg ? cgroups__mount(cg) : "");
 	return -ENOTDIR;
+}
+
+int cgroups__set_target(int map_fd, const char *dir)
+{
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cgroup %s: %s\n", dir, strerror(-err));
+		return err;
+	}
+	/* The array holds its own reference to the cgroup: fd can go. */
+	if (bpf_map_update_elem(map_fd, &zero, &fd, BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cgroup %s: %s (a cgroup v2 directory?)\n", dir,
+			strerror(-err));
+	}
+	close(fd);
+	return err;
 }

@@ -37,5 +37,11 @@ int cgroups__pid_under(const struct cgroups *cg, int pid, const char *dir);
  * cgroup v2 is mounted, from cg if not NULL) and returns a negative errno.
  */
 int cgroups__check_dir(const struct cgroups *cg, const char *dir);
+/*
+ * Puts the cgroup v2 directory dir at index 0 of a BPF_MAP_TYPE_CGROUP_ARRAY
+ * (what bpf_current_task_under_cgroup() tests against). 0 or a negative
+ * errno, said on stderr.
+ */
+int cgroups__set_target(int map_fd, const char *dir);
 
 #endif /* SFBPF_CGROUPS_H */

@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "cgroups.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
 #include "profile.h"
@@ -23,7 +24,6 @@ struct offcpu {
 	struct offcpu_bpf *skel;
 	struct ring_buffer *rb;
 	int nr_cpus;
-	int cgroup_fd;
 	__u64 min_ns, max_ns;
 	offcpu_sample_fn on_sample;
 	void *ctx;
@@ -251,27 +251,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return o->on_sample ? o->on_sample(o->ctx, r, size) : 0;
 }
 
-static int open_cgroup(struct offcpu *o, const char *path)
-{
-	__u32 zero = 0;
-	int err;
-
-	o->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (o->cgroup_fd < 0) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: cgroup %s: %s\n", path, strerror(-err));
-		return err;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.target_cgroup), &zero, &o->cgroup_fd,
-				BPF_ANY)) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: cgroup %s: %s (a cgroup v2 directory?)\n", path,
-			strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 {
 	struct offcpu *o;
@@ -287,7 +266,6 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
-	o->cgroup_fd = -1;
 	o->on_sample = opts->on_sample;
 	o->ctx = opts->ctx;
 	o->min_ns = opts->min_ns;
@@ -331,7 +309,7 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	if (o->log)
 		print_verifier_stats(o->log);
 	if (opts->cgroup) {
-		err = open_cgroup(o, opts->cgroup);
+		err = cgroups__set_target(bpf_map__fd(o->skel->maps.target_cgroup), opts->cgroup);
 		if (err)
 			goto cleanup;
 	}
@@ -502,8 +480,6 @@ void offcpu__free(struct offcpu *o)
 		offcpu__detach(o);
 	ring_buffer__free(o->rb);
 	offcpu_bpf__destroy(o->skel);
-	if (o->cgroup_fd >= 0)
-		close(o->cgroup_fd);
 	free(o->log);
 	free(o);
 }
