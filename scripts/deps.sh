@@ -10,7 +10,7 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
 # pprof as the reference pprof reader, chromium to render flamegraphs.
-TEST_PKGS=(linux-perf bison flex texinfo dpkg-dev xz-utils binutils tmux
+TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
 	libc6-dbg util-linux)
 

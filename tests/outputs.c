@@ -262,9 +262,9 @@ static void check_errors(const struct aggregator *a, struct symbolizer *sym,
 	err = flamegraph__write_svg(a, sym, ks, NULL, "/nonexistent/x");
 	report(err == -ENOENT, "svg-bad-path", "got %d", err);
 	err = pprof__write(a, sym, ks, &(struct pprof_opts){ .freq = 99 }, "/dev/full");
-	report(err == -EIO, "pprof-disk-full", "got %d", err);
+	report(err == -ENOSPC, "pprof-disk-full", "got %d", err);
 	err = flamegraph__write_svg(a, sym, ks, NULL, "/dev/full");
-	report(err == -EIO, "svg-disk-full", "got %d", err);
+	report(err == -ENOSPC, "svg-disk-full", "got %d", err);
 }
 
 /* Off-CPU: weighted samples, values from weights, type off_cpu. */

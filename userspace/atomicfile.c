@@ -13,17 +13,24 @@
 
 #define FILE_MODE 0640
 
-static int open_named(struct atomicfile *af)
+/* A fresh hidden name in af->tmpname: pid + counter make collisions rare. */
+static void next_tmpname(struct atomicfile *af)
 {
 	static atomic_uint seq;
+
+	snprintf(af->tmpname, sizeof(af->tmpname), ".sfbpf-tmp.%d.%u", (int)getpid(),
+		 atomic_fetch_add(&seq, 1));
+}
+
+static int open_named(struct atomicfile *af, mode_t mode)
+{
 	int i;
 
-	/* pid + counter make collisions rare; O_EXCL makes them harmless. */
+	/* O_EXCL makes a collision (or a name planted there) harmless: try the next. */
 	for (i = 0; i < 100; i++) {
-		snprintf(af->tmpname, sizeof(af->tmpname), ".sfbpf-tmp.%d.%u", (int)getpid(),
-			 atomic_fetch_add(&seq, 1));
+		next_tmpname(af);
 		af->fd = openat(af->dirfd, af->tmpname,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (af->fd >= 0) {
 			af->named = true;
 			return 0;
@@ -34,18 +41,23 @@ static int open_named(struct atomicfile *af)
 	return -EEXIST;
 }
 
-int atomicfile__open(struct atomicfile *af, int dirfd)
+int atomicfile__open_mode(struct atomicfile *af, int dirfd, mode_t mode)
 {
 	af->dirfd = dirfd;
 	af->named = false;
 	af->tmpname[0] = '\0';
-	af->fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, FILE_MODE);
+	af->fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
 	if (af->fd >= 0)
 		return 0;
 	/* Not every file system has unnamed files (EOPNOTSUPP; EISDIR before 3.11). */
 	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
 		return -errno;
-	return open_named(af);
+	return open_named(af, mode);
+}
+
+int atomicfile__open(struct atomicfile *af, int dirfd)
+{
+	return atomicfile__open_mode(af, dirfd, FILE_MODE);
 }
 
 /* The unnamed file gets its name through its /proc/self/fd link. */
@@ -88,6 +100,44 @@ int atomicfile__commit(struct atomicfile *af, const char *name)
 	}
 	af->named = false; /* it has its real name now */
 	close(af->fd); /* the data is synced: close has nothing left to report */
+	af->fd = -1;
+	return 0;
+}
+
+/*
+ * The unnamed file under a hidden name of its own, for rename(2): link(2)
+ * never replaces, so a name planted meanwhile only costs a retry.
+ */
+static int link_hidden(struct atomicfile *af)
+{
+	int i, err;
+
+	for (i = 0; i < 100; i++) {
+		next_tmpname(af);
+		err = link_unnamed(af, af->tmpname);
+		if (!err)
+			af->named = true;
+		if (err != -EEXIST)
+			return err;
+	}
+	return -EEXIST;
+}
+
+int atomicfile__replace(struct atomicfile *af, const char *name)
+{
+	int err = fdatasync(af->fd) ? -errno : 0;
+
+	if (!err && !af->named)
+		err = link_hidden(af);
+	/* rename(2) replaces name itself: a symlink there is not followed. */
+	if (!err && renameat(af->dirfd, af->tmpname, af->dirfd, name))
+		err = -errno;
+	if (err) {
+		atomicfile__abort(af);
+		return err;
+	}
+	af->named = false;
+	close(af->fd);
 	af->fd = -1;
 	return 0;
 }

@@ -14,11 +14,17 @@
  * ".sfbpf-tmp.*" file created with O_EXCL | O_NOFOLLOW and renamed with
  * RENAME_NOREPLACE (or linked then unlinked) instead; only that fallback can
  * leave a temporary file behind, after a crash.
+ *
+ * Files a user named (outfile.h) are replaced instead: the data is linked
+ * under a hidden name, then renamed over the name, so whatever was there (a
+ * file, a symlink) is replaced, never written into or followed. A crash
+ * between the two steps can leave the hidden name behind.
  */
 #ifndef SFBPF_ATOMICFILE_H
 #define SFBPF_ATOMICFILE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct atomicfile {
 	int dirfd; /* not owned */
@@ -29,12 +35,20 @@ struct atomicfile {
 
 /* Start a file in dirfd (mode 0640 before the umask). Returns 0 or -errno. */
 int atomicfile__open(struct atomicfile *af, int dirfd);
+/* The same with the given mode (before the umask). */
+int atomicfile__open_mode(struct atomicfile *af, int dirfd, mode_t mode);
 /*
  * Sync the data and give the file its name in dirfd. -EEXIST: the name is
  * taken and the file is still open (try another name); after any other
  * return the file is closed (and gone unless 0 was returned).
  */
 int atomicfile__commit(struct atomicfile *af, const char *name);
+/*
+ * Sync the data and rename the file over name in dirfd, replacing whatever
+ * is there (a directory: -EISDIR). The file is closed after any return, and
+ * gone unless 0 was returned.
+ */
+int atomicfile__replace(struct atomicfile *af, const char *name);
 /* Forget the file: nothing is left behind. */
 void atomicfile__abort(struct atomicfile *af);
 

@@ -18,6 +18,7 @@
 #include "aggregate.h"
 #include "flamegraph.h"
 #include "flamegraph_js.h"
+#include "outfile.h"
 #include "stackwalk.h"
 
 #define FONT_SIZE 12
@@ -494,16 +495,10 @@ int flamegraph__write_svg(const struct aggregator *a, struct symbolizer *sym,
 			  const struct ksyms *ks, const struct flamegraph_opts *opts,
 			  const char *path)
 {
-	FILE *f;
-	int err;
+	struct outfile out;
+	int err = outfile__open(&out, path);
 
-	if (strcmp(path, "-") == 0)
-		return flamegraph__write_svg_file(a, sym, ks, opts, stdout);
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	err = flamegraph__write_svg_file(a, sym, ks, opts, f);
-	if (fclose(f) && !err)
-		err = -EIO;
-	return err;
+	if (err)
+		return err;
+	return outfile__close(&out, flamegraph__write_svg_file(a, sym, ks, opts, out.f));
 }

@@ -13,6 +13,7 @@
 
 #include "aggregate.h"
 #include "folded.h"
+#include "outfile.h"
 #include "stackwalk.h"
 
 struct line {
@@ -167,16 +168,10 @@ int folded__write_file(const struct aggregator *a, struct symbolizer *sym,
 int folded__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
 		  const struct folded_opts *opts, const char *path)
 {
-	FILE *f;
-	int err;
+	struct outfile out;
+	int err = outfile__open(&out, path);
 
-	if (strcmp(path, "-") == 0)
-		return folded__write_file(a, sym, ks, opts, stdout);
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	err = folded__write_file(a, sym, ks, opts, f);
-	if (fclose(f) && !err)
-		err = -EIO;
-	return err;
+	if (err)
+		return err;
+	return outfile__close(&out, folded__write_file(a, sym, ks, opts, out.f));
 }

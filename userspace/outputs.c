@@ -7,6 +7,7 @@
 
 #include "flamegraph.h"
 #include "folded.h"
+#include "outfile.h"
 #include "outputs.h"
 #include "pprof.h"
 
@@ -31,14 +32,10 @@ static int write_pprof(struct session *s, const struct outputs_opts *o)
 		.comment = "sfbpf-top",
 	};
 
-	if (weighted(s)) {
-		/* Weights are µs of blocked (or wall) time: pprof wants ns. */
-		po.type = s->opts.on_off ? "wall" : "off_cpu";
-		po.value_from_weight = true;
-		po.weight_scale = 1000;
-	} else {
-		po.freq = s->opts.freq;
-	}
+	/* Sample type and weights from the mode; a cgroup label on every sample. */
+	session__pprof_opts(s, &po);
+	if (weighted(s))
+		po.freq = 0; /* values are measured times, not periods */
 	return pprof__write(s->agg, s->sym, s->ksyms, &po, o->pprof_path);
 }
 
@@ -48,8 +45,8 @@ static int write_svg(struct session *s, const struct outputs_opts *o)
 	char sub[160];
 
 	if (weighted(s)) {
-		fo.title = s->opts.on_off ? "Wall-Clock Time Flame Graph" :
-					    "Off-CPU Time Flame Graph";
+		fo.title =
+			s->opts.on_off ? "Wall-Clock Time Flame Graph" : "Off-CPU Time Flame Graph";
 		fo.unit = "µs";
 		fo.weight = true;
 		snprintf(sub, sizeof(sub), "sfbpf-top, %.1f s%s", o->duration_s,
@@ -66,6 +63,25 @@ static int report(int err, const char *what, const char *path)
 {
 	if (err)
 		fprintf(stderr, "sfbpf-top: writing %s %s: %s\n", what, path, strerror(-err));
+	return err;
+}
+
+int outputs__check(const struct outputs_opts *o)
+{
+	const char *paths[] = { o->folded_path, o->pprof_path, o->svg_path };
+	const char *what[] = { "folded stacks", "pprof", "flame graph" };
+	int err = 0, e;
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i])
+			continue;
+		e = outfile__probe(paths[i]);
+		if (e)
+			fprintf(stderr, "sfbpf-top: cannot write %s to %s: %s\n", what[i], paths[i],
+				strerror(-e));
+		err = err ? err : e;
+	}
 	return err;
 }
 

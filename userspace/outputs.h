@@ -3,6 +3,7 @@
  * What sfbpf-top writes at the end of a run: folded stacks, a pprof profile,
  * a flame graph — all from the same aggregated stacks, so they agree. CPU
  * runs count samples; off-CPU and on+off runs weigh stacks by time (µs).
+ * A named file is replaced whole once written, never followed (outfile.h).
  */
 #ifndef SFBPF_OUTPUTS_H
 #define SFBPF_OUTPUTS_H
@@ -20,6 +21,12 @@ struct outputs_opts {
 	double duration_s;
 };
 
+/*
+ * Before the run: whether every requested output can be written (a file is
+ * created and dropped in each directory), so that a bad path fails at once,
+ * not after the run; reports failures on stderr; 0 or the first error.
+ */
+int outputs__check(const struct outputs_opts *o);
 /* Writes every requested output; reports failures on stderr; 0 or the first error. */
 int outputs__write(struct session *s, const struct outputs_opts *o);
 /* CLOCK_REALTIME now, in ns: the start time profiles carry. */

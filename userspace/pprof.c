@@ -13,6 +13,7 @@
 
 #include "aggregate.h"
 #include "mapinfo.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "stackwalk.h"
@@ -136,7 +137,7 @@ struct builder {
 	PbSample *samples;
 	size_t nsamples, samples_cap;
 	PbLabel *extra_labels; /* shared by every sample */
-	int64_t s_comm, s_pid; /* label keys */
+	int64_t s_comm, s_pid, s_cgroup; /* label keys */
 	int64_t kernel_map; /* its mapping id; 0: none yet */
 	char kernel_build_id[MAPINFO_BUILD_ID_HEX];
 };
@@ -465,14 +466,30 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 /* One allocation per sample: location ids, values, label pointers and own labels. */
 struct sample_mem {
 	int64_t values[2]; /* first: Sample.value points at the allocation */
-	PbLabel comm, pid;
+	PbLabel comm, pid, cgroup;
 	PbLabel *labels[]; /* then the location ids */
 };
+
+/* The task's cgroup path, when known: how fleets tell containers and services apart. */
+static bool add_cgroup_label(struct builder *b, const struct sw_stack *st, PbLabel *l)
+{
+	const char *path;
+
+	if (!b->opts.cgroup_path || !st->raw || !st->raw->cgroup_id)
+		return false;
+	path = b->opts.cgroup_path(b->opts.cgroup_ctx, st->raw->cgroup_id);
+	if (!path)
+		return false;
+	perftools__profiles__label__init(l);
+	l->key = b->s_cgroup;
+	l->str = str_id(b, path);
+	return l->str > 0;
+}
 
 static int add_sample(const struct sw_stack *st, void *ctx)
 {
 	struct builder *b = ctx;
-	size_t nlabels = 2 + b->opts.nr_labels, nlocs = st->nr_frames - 1, i, n = 0;
+	size_t nlabels = 3 + b->opts.nr_labels, nlocs = st->nr_frames - 1, i, n = 0;
 	struct sample_mem *m;
 	uint64_t *ids;
 	PbSample *s;
@@ -515,6 +532,8 @@ static int add_sample(const struct sw_stack *st, void *ctx)
 		m->pid.num = st->pid;
 		m->labels[n++] = &m->pid;
 	}
+	if (add_cgroup_label(b, st, &m->cgroup))
+		m->labels[n++] = &m->cgroup;
 	for (i = 0; i < b->opts.nr_labels; i++)
 		m->labels[n++] = &b->extra_labels[i];
 	s->n_label = n;
@@ -698,6 +717,7 @@ static int builder__init(struct builder *b, const struct pprof_opts *opts)
 		return -ENOMEM;
 	b->s_comm = str_id(b, "comm");
 	b->s_pid = str_id(b, "pid");
+	b->s_cgroup = str_id(b, "cgroup");
 	for (i = 0; i < b->opts.nr_labels; i++) {
 		perftools__profiles__label__init(&b->extra_labels[i]);
 		b->extra_labels[i].key = str_id(b, b->opts.labels[i].key);
@@ -706,7 +726,7 @@ static int builder__init(struct builder *b, const struct pprof_opts *opts)
 			return b->extra_labels[i].key ? -ENOMEM : -EINVAL;
 	}
 	mapinfo__kernel_build_id(b->kernel_build_id);
-	return b->s_comm < 0 || b->s_pid < 0 ? -ENOMEM : 0;
+	return b->s_comm < 0 || b->s_pid < 0 || b->s_cgroup < 0 ? -ENOMEM : 0;
 }
 
 static void builder__free(struct builder *b)
@@ -750,16 +770,10 @@ int pprof__write_file(const struct aggregator *a, struct symbolizer *sym,
 int pprof__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
 		 const struct pprof_opts *opts, const char *path)
 {
-	FILE *f;
-	int err;
+	struct outfile out;
+	int err = outfile__open(&out, path);
 
-	if (strcmp(path, "-") == 0)
-		return pprof__write_file(a, sym, ks, opts, stdout);
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	err = pprof__write_file(a, sym, ks, opts, f);
-	if (fclose(f) && !err)
-		err = -EIO;
-	return err;
+	if (err)
+		return err;
+	return outfile__close(&out, pprof__write_file(a, sym, ks, opts, out.f));
 }
