@@ -34,7 +34,7 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test-deps check check-asan top install vmlinux clean bench fuzz
+.PHONY: all deps test-deps check check-asan top install vmlinux clean bench fuzz soak
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -109,6 +109,13 @@ bench: test-deps all
 FUZZ_SECONDS ?= 60
 fuzz: test-deps all
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Churn and soak: system-wide profiling for SOAK_SECONDS while processes,
+# libraries and threads come and go; memory must stay flat (docs/RELIABILITY.md).
+# make check runs the same, shortened (tests/soak.test).
+SOAK_SECONDS ?= 600
+soak: test-deps all
+	@scripts/soak.sh $(SOAK_ARGS) $(SOAK_SECONDS)
 
 top: deps $(BUILD)/sfbpf-top
 	$(BUILD)/sfbpf-top $(ARGS)

@@ -65,6 +65,19 @@ int batch__print(FILE *out, struct topview *tv, const struct batch_opts *o,
 	return 0;
 }
 
+/*
+ * A new view and empty aggregated stacks for the next table: on a box where
+ * processes come and go, every interval brings new stacks and new rows.
+ */
+static int forget(struct session *s, const struct topview_opts *topts, struct topview **tv)
+{
+	topview__free(*tv);
+	aggregator__reset(s->agg);
+	session__forget_exited(s);
+	*tv = topview__new(topts, s->sym, s->ksyms);
+	return *tv ? 0 : -errno;
+}
+
 /* One table: fold in what arrived, print, and remember the figures. */
 static int table(struct session *s, struct topview *tv, const struct batch_opts *o, FILE *out,
 		 struct topview_status *prev)
@@ -103,6 +116,8 @@ int batch__run(struct session *s, const struct batch_opts *o, FILE *out)
 			break;
 		if (now >= next) {
 			err = table(s, tv, o, out, &prev);
+			if (!err && o->forget && o->counts == TOPVIEW_INTERVAL)
+				err = forget(s, &topts, &tv);
 			/* Fell behind (a slow pipe): skip ahead rather than burst. */
 			next = next + o->interval > now ? next + o->interval : now + o->interval;
 			continue;

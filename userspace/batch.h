@@ -30,6 +30,13 @@ struct batch_opts {
 	enum topview_group group;
 	unsigned long freq; /* for the header */
 	bool stats; /* session__print_stats() to stderr after every table */
+	/*
+	 * With interval counts: drop each table's stacks once it is printed
+	 * (aggregated stacks, the view, exited processes' mappings), so that
+	 * memory follows one interval's stacks, not the run's. Not when an output
+	 * file wants the whole run.
+	 */
+	bool forget;
 	const volatile sig_atomic_t *stop; /* set by a signal handler */
 };
 

@@ -439,6 +439,8 @@ static int run_batch(struct session *s)
 		.group = env.group,
 		.freq = env.freq,
 		.stats = env.stats,
+		/* Nothing wants the whole run: each table's stacks can go. */
+		.forget = !env.folded_path && !env.pprof_path && !env.svg_path,
 		.stop = &exiting,
 	};
 	int err = batch__run(s, &o, stdout);
@@ -540,6 +542,9 @@ int main(int argc, char **argv)
 				      .pprof_path = env.pprof_path,
 				      .svg_path = env.svg_path,
 				      .start_ns = outputs_wall_ns() };
+	/* A path that cannot be written fails now, not after the whole run. */
+	if (outputs__check(&outs))
+		return 1;
 	err = session__open(&sess, &sopts);
 	if (err)
 		goto cleanup;
