@@ -25,6 +25,18 @@ const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool skip_idle = false;
 const volatile bool filter_cgroup = false;
+/*
+ * Wake the reader only once this many bytes wait (0: at every sample). A
+ * wake-up per sample costs the reader a context switch per sample; it polls
+ * with a timeout for what stays below the mark (profile__poll).
+ */
+const volatile __u64 wakeup_bytes = 0;
+/*
+ * The same for exit events (nothing waits for them). Exec events then wake
+ * the reader forcibly: the default wakes only an empty ring's reader, and
+ * unread exits may be waiting.
+ */
+const volatile __u64 exit_wakeup_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -117,6 +129,16 @@ static __always_inline __u32 sample_user(struct scratch *sc, struct sfbpf_stats 
 	return st->n;
 }
 
+/* Wake-up flag for a record in ring rb: only once `mark` bytes wait (0: default). */
+static __always_inline __u64 wakeup_flag(void *rb, __u64 mark)
+{
+	if (!mark)
+		return 0;
+	if (bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= mark)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 SEC("perf_event")
 int sfbpf_profile(struct bpf_perf_event_data *ctx)
 {
@@ -167,7 +189,7 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
 	if (size > sizeof(*s))
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, 0))
+	if (bpf_ringbuf_output(&events, s, size, wakeup_flag(&events, wakeup_bytes)))
 		cnt->v[SFBPF_STAT_RB_DROPS]++;
 	else
 		cnt->v[SFBPF_STAT_EMITTED]++;
@@ -187,6 +209,7 @@ static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid
 	struct sfbpf_stats *cnt;
 	struct sfbpf_event ev = {};
 	__u32 zero = 0;
+	__u64 flags = 0;
 
 	cnt = bpf_map_lookup_elem(&stats, &zero);
 	if (!cnt)
@@ -195,7 +218,11 @@ static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid
 	ev.start_ticks = unwind_start_ticks(task);
 	ev.type = type;
 	ev.pid = tgid;
-	if (bpf_ringbuf_output(&lifecycle, &ev, sizeof(ev), 0))
+	if (type == SFBPF_EVENT_EXIT)
+		flags = wakeup_flag(&lifecycle, exit_wakeup_bytes);
+	else if (exit_wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&lifecycle, &ev, sizeof(ev), flags))
 		cnt->v[SFBPF_STAT_EVENT_DROPS]++;
 	else
 		cnt->v[type == SFBPF_EVENT_EXEC ? SFBPF_STAT_EXECS : SFBPF_STAT_EXITS]++;

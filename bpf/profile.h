@@ -95,10 +95,21 @@ struct sfbpf_object {
 #define SFBPF_OBJ_F_NO_BUDGET 0x2 /* evicted, or never fit: over the table budget */
 #define SFBPF_OBJ_F_NO_TABLE 0x4 /* the file turned out to have no usable CFI */
 #define SFBPF_OBJ_F_NO_ROWS (SFBPF_OBJ_F_PENDING | SFBPF_OBJ_F_NO_BUDGET | SFBPF_OBJ_F_NO_TABLE)
+/*
+ * Bits 8-11: how much coarser than SFBPF_PAGE_SHIFT the object's page index is
+ * (the loader coarsens sparse tables' indexes: a page entry costs as much map
+ * memory as a row).
+ */
+#define SFBPF_OBJ_PAGE_SHIFT_POS 8
+#define SFBPF_OBJ_PAGE_SHIFT_MAX 15 /* bits above SFBPF_PAGE_SHIFT */
+/* The page shift of an object from its flags, and the flags for a page shift. */
+#define SFBPF_OBJ_PAGE_SHIFT(flags) \
+	(SFBPF_PAGE_SHIFT + (((flags) >> SFBPF_OBJ_PAGE_SHIFT_POS) & SFBPF_OBJ_PAGE_SHIFT_MAX))
+#define SFBPF_OBJ_F_PAGE_SHIFT(shift) (((shift) - SFBPF_PAGE_SHIFT) << SFBPF_OBJ_PAGE_SHIFT_POS)
 
 /*
  * pages[object.page_start + p] = index (relative to row_start) of the first row
- * whose pc_off >= pc_min + (p << SFBPF_PAGE_SHIFT); the row covering a PC in
+ * whose pc_off >= pc_min + (p << SFBPF_OBJ_PAGE_SHIFT(flags)); the row covering a PC in
  * page p is in [pages[p] - 1, pages[p + 1]) (the preceding row may start in an
  * earlier page). page_count includes one final sentinel entry = row_count.
  */

@@ -214,7 +214,7 @@ static __always_inline long unwind_search_rows(const struct sfbpf_object *obj, _
 
 	if (off < obj->pc_min)
 		return -1;
-	page = (off - obj->pc_min) >> SFBPF_PAGE_SHIFT;
+	page = (off - obj->pc_min) >> SFBPF_OBJ_PAGE_SHIFT(obj->flags);
 	if (page + 1 >= obj->page_count)
 		return -1;
 	key = obj->page_start + (__u32)page;

@@ -8,16 +8,26 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cgroups.h"
 #include "profile.h"
 #include "profile.skel.h"
 
 #define VERIFIER_LOG_SIZE (64u << 10)
 
 #define DEFAULT_EVENT_RINGBUF (256u << 10)
+/*
+ * Samples (and exit events) wake the reader only once 1/WAKEUP_FRACTION of
+ * their ring waits; below that mark, profile__poll() reads them after at most
+ * POLL_LATENCY_MS. A wake-up per sample cost the reader a context switch per
+ * sample.
+ */
+#define WAKEUP_FRACTION 16
+#define POLL_LATENCY_MS 50
 
 struct profile {
 	struct profile_bpf *skel;
@@ -25,7 +35,6 @@ struct profile {
 	struct bpf_link **links;
 	int nr_links;
 	int nr_cpus; /* possible CPUs: the size of per-CPU values and of links */
-	int cgroup_fd;
 	profile_sample_fn on_sample;
 	profile_event_fn on_event;
 	void *ctx;
@@ -188,27 +197,6 @@ static int on_lifecycle(void *ctx, void *data, size_t size)
 	return p->on_event(p->ctx, data);
 }
 
-static int open_cgroup(struct profile *p, const char *path)
-{
-	__u32 zero = 0;
-	int err;
-
-	p->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (p->cgroup_fd < 0) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: cgroup %s: %s\n", path, strerror(-err));
-		return err;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.target_cgroup), &zero, &p->cgroup_fd,
-				BPF_ANY)) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: cgroup %s: %s (a cgroup v2 directory?)\n", path,
-			strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts)
 {
 	long tck = sysconf(_SC_CLK_TCK);
@@ -219,6 +207,10 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 	skel->rodata->kernel_stacks = opts->kernel_stacks;
 	skel->rodata->skip_idle = opts->skip_idle;
 	skel->rodata->filter_cgroup = opts->cgroup != NULL;
+	skel->rodata->wakeup_bytes =
+		or_default(opts->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF) / WAKEUP_FRACTION;
+	skel->rodata->exit_wakeup_bytes =
+		or_default(opts->event_ringbuf_bytes, DEFAULT_EVENT_RINGBUF) / WAKEUP_FRACTION;
 	if (opts->notify_interval_ns)
 		skel->rodata->notify_interval_ns = opts->notify_interval_ns;
 	/* /proc/PID/stat counts in USER_HZ ticks: the procs entries' start times. */
@@ -259,7 +251,6 @@ struct profile *profile__new(const struct profile_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
-	p->cgroup_fd = -1;
 	p->on_sample = opts->on_sample;
 	p->on_event = opts->on_event;
 	p->ctx = opts->ctx;
@@ -298,7 +289,7 @@ struct profile *profile__new(const struct profile_opts *opts)
 	if (p->log)
 		print_verifier_stats(p->log);
 	if (opts->cgroup) {
-		err = open_cgroup(p, opts->cgroup);
+		err = cgroups__set_target(bpf_map__fd(p->skel->maps.target_cgroup), opts->cgroup);
 		if (err)
 			goto cleanup;
 	}
@@ -451,9 +442,44 @@ int profile__attach_lifecycle(struct profile *p)
 	return 0;
 }
 
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Samples below the wake-up mark raise no event: wait at most POLL_LATENCY_MS
+ * at a time, then read whatever is there, until something was read or the
+ * caller's timeout is over.
+ */
 int profile__poll(struct profile *p, int timeout_ms)
 {
-	return ring_buffer__poll(p->rb, timeout_ms);
+	long long end = timeout_ms > 0 ? mono_ms() + timeout_ms : 0, left;
+	int n, m, wait = timeout_ms;
+
+	for (;;) {
+		if (wait < 0 || wait > POLL_LATENCY_MS)
+			wait = POLL_LATENCY_MS;
+		n = ring_buffer__poll(p->rb, wait);
+		if (n < 0)
+			return n;
+		m = ring_buffer__consume(p->rb);
+		if (m < 0)
+			return m;
+		if (n + m || !timeout_ms)
+			return n + m;
+		if (timeout_ms > 0) {
+			left = end - mono_ms();
+			if (left <= 0)
+				return 0;
+			wait = (int)left;
+		} else {
+			wait = -1;
+		}
+	}
 }
 
 int profile__consume(struct profile *p)
@@ -544,8 +570,6 @@ void profile__free(struct profile *p)
 	free(p->links);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel); /* detaches the lifecycle programs */
-	if (p->cgroup_fd >= 0)
-		close(p->cgroup_fd);
 	free(p->log);
 	free(p);
 }

@@ -68,7 +68,11 @@ int profile__attach(struct profile *p, __u64 freq_hz);
  */
 int profile__attach_lifecycle(struct profile *p);
 
-/* Waits up to timeout_ms for samples (and events); returns how many were handled. */
+/*
+ * Waits up to timeout_ms (< 0: no limit) for samples and events; returns how
+ * many were handled. Samples wake the reader only in bulk: one may wait up to
+ * 50 ms in the ring before a poll sees it.
+ */
 int profile__poll(struct profile *p, int timeout_ms);
 /* Handles what is waiting, without waiting. */
 int profile__consume(struct profile *p);
