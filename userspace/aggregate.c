@@ -49,29 +49,40 @@ static uint64_t avalanche(uint64_t h)
 	return h ^ (h >> 32);
 }
 
-static uint64_t stack_hash(const struct aggr_stack *key)
-{
-	uint64_t h = 0x27D4EB2F165667C5ULL, w;
-	unsigned i, n = key->nr_user + key->nr_kernel;
+/* A sample as the aggregator sees it: its comm normalized, its stop folded. */
+struct key {
+	const struct sfbpf_sample *s;
+	unsigned n; /* frames */
+	bool truncated;
+	char comm[SFBPF_TASK_COMM_LEN]; /* up to the NUL, zero-padded */
+};
 
-	h = round64(h, (uint64_t)key->pid << 32 | (uint64_t)key->nr_user << 16 | key->nr_kernel);
-	h = round64(h, key->truncated);
-	h = round64(h, key->cgroup_id);
-	memcpy(&w, key->comm, 8);
+static uint64_t key_hash(const struct key *k)
+{
+	const struct sfbpf_sample *s = k->s;
+	uint64_t h = 0x27D4EB2F165667C5ULL, w;
+	unsigned i;
+
+	h = round64(h, (uint64_t)s->pid << 32 | (uint64_t)s->nr_user << 16 | s->nr_kernel);
+	h = round64(h, k->truncated);
+	h = round64(h, s->cgroup_id);
+	memcpy(&w, k->comm, 8);
 	h = round64(h, w);
-	memcpy(&w, key->comm + 8, 8);
+	memcpy(&w, k->comm + 8, 8);
 	h = round64(h, w);
-	for (i = 0; i < n; i++)
-		h = round64(h, key->ips[i]);
+	for (i = 0; i < k->n; i++)
+		h = round64(h, s->ips[i]);
 	return avalanche(h);
 }
 
-static bool stack_equal(const struct aggr_stack *a, const struct aggr_stack *b)
+static bool key_equal(const struct aggr_stack *a, const struct key *k)
 {
-	return a->pid == b->pid && a->nr_user == b->nr_user && a->nr_kernel == b->nr_kernel &&
-	       a->truncated == b->truncated && a->cgroup_id == b->cgroup_id &&
-	       !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
-	       !memcmp(a->ips, b->ips, (a->nr_user + a->nr_kernel) * sizeof(a->ips[0]));
+	const struct sfbpf_sample *s = k->s;
+
+	return a->pid == s->pid && a->nr_user == s->nr_user && a->nr_kernel == s->nr_kernel &&
+	       a->truncated == k->truncated && a->cgroup_id == s->cgroup_id &&
+	       !memcmp(a->comm, k->comm, sizeof(a->comm)) &&
+	       !memcmp(a->ips, s->ips, k->n * sizeof(a->ips[0]));
 }
 
 struct aggregator *aggregator__new(void)
@@ -156,15 +167,34 @@ static int grow(struct aggregator *a)
 	return 0;
 }
 
-/* Find or insert key (a stack built on the stack of the caller). */
-static struct aggr_stack *lookup(struct aggregator *a, const struct aggr_stack *key)
+/* A new stack for k, in the chunks. */
+static struct aggr_stack *new_stack(struct aggregator *a, const struct key *k)
 {
-	uint64_t h = stack_hash(key);
-	size_t i, bytes = stack_bytes(key->nr_user + key->nr_kernel);
+	const struct sfbpf_sample *s = k->s;
+	struct aggr_stack *st = chunk_alloc(a, stack_bytes(k->n));
+
+	if (!st)
+		return NULL;
+	memset(st, 0, sizeof(*st));
+	st->pid = s->pid;
+	st->cgroup_id = s->cgroup_id;
+	st->nr_user = s->nr_user;
+	st->nr_kernel = s->nr_kernel;
+	st->truncated = k->truncated;
+	memcpy(st->comm, k->comm, sizeof(st->comm));
+	memcpy(st->ips, s->ips, k->n * sizeof(st->ips[0]));
+	return st;
+}
+
+/* Find or insert the stack of k: hashed and compared in place, copied only when new. */
+static struct aggr_stack *lookup(struct aggregator *a, const struct key *k)
+{
+	uint64_t h = key_hash(k);
 	struct aggr_stack *st;
+	size_t i;
 
 	for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1)) {
-		if (a->slots[i].hash == h && stack_equal(a->slots[i].st, key))
+		if (a->slots[i].hash == h && key_equal(a->slots[i].st, k))
 			return a->slots[i].st;
 	}
 	/* Load factor <= 1/2 keeps probe sequences short. */
@@ -174,10 +204,9 @@ static struct aggr_stack *lookup(struct aggregator *a, const struct aggr_stack *
 		for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1))
 			;
 	}
-	st = chunk_alloc(a, bytes);
+	st = new_stack(a, k);
 	if (!st)
 		return NULL;
-	memcpy(st, key, bytes);
 	a->slots[i].hash = h;
 	a->slots[i].st = st;
 	a->totals.stacks++;
@@ -186,37 +215,29 @@ static struct aggr_stack *lookup(struct aggregator *a, const struct aggr_stack *
 
 int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
 {
-	union {
-		struct aggr_stack st;
-		char buf[sizeof(struct aggr_stack) +
-			 (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES) * sizeof(uint64_t)];
-	} key;
 	struct aggr_stack *st;
+	struct key k = { .s = s };
 	size_t len;
 
 	if (s->nr_user > SFBPF_MAX_FRAMES || s->nr_kernel > SFBPF_MAX_KFRAMES) {
 		a->totals.invalid++;
 		return -EINVAL;
 	}
-	memset(&key.st, 0, sizeof(key.st));
-	key.st.pid = s->pid;
-	key.st.cgroup_id = s->cgroup_id;
-	key.st.nr_user = s->nr_user;
-	key.st.nr_kernel = s->nr_kernel;
-	key.st.truncated = aggr_stop_truncated(s->stop);
+	k.n = s->nr_user + s->nr_kernel;
+	k.truncated = aggr_stop_truncated(s->stop);
 	/* Up to the NUL, zero-padded: equal comms hash equally whatever follows. */
 	len = strnlen(s->comm, sizeof(s->comm) - 1);
-	memcpy(key.st.comm, s->comm, len);
-	memcpy(key.st.ips, s->ips, (s->nr_user + s->nr_kernel) * sizeof(s->ips[0]));
+	memcpy(k.comm, s->comm, len);
+	memset(k.comm + len, 0, sizeof(k.comm) - len);
 
-	st = lookup(a, &key.st);
+	st = lookup(a, &k);
 	if (!st)
 		return -ENOMEM;
 	st->count++;
 	st->weight += s->weight;
 	a->totals.samples++;
 	a->totals.weight += s->weight;
-	a->totals.truncated += key.st.truncated;
+	a->totals.truncated += k.truncated;
 	if (s->stop < SFBPF_STOP__COUNT)
 		a->totals.by_stop[s->stop]++;
 	return 0;

@@ -281,6 +281,7 @@ struct symbolizer {
 	struct object *vdsos;
 	struct object *retired; /* replaced in objs; old generations may still use them */
 	char *debug_dirs;
+	struct proc *last; /* the last process looked up: samples come in runs of one */
 };
 
 static uint64_t now_ns(void)
@@ -688,9 +689,14 @@ static struct gen *proc__gen_at(struct proc *p, uint64_t time_ns)
 
 static struct proc *proc__find(struct symbolizer *s, int pid)
 {
-	struct hnode *n = htab__first(&s->procs, (uint32_t)pid);
+	struct hnode *n;
 
-	return n ? container_of(n, struct proc, node) : NULL;
+	if (s->last && s->last->pid == pid)
+		return s->last;
+	n = htab__first(&s->procs, (uint32_t)pid);
+	if (n)
+		s->last = container_of(n, struct proc, node);
+	return n ? s->last : NULL;
 }
 
 static void proc__free(struct proc *p)
@@ -913,14 +919,23 @@ int symbolizer__note_pid(struct symbolizer *s, int pid)
 	return note(s, pid, &p);
 }
 
-static bool covered(const struct gen *g, uint64_t addr)
+/* Is addr in one of g's mappings? *hint: the last one found (frames cluster). */
+static bool covered(const struct gen *g, uint64_t addr, const struct pmap **hint)
 {
-	return g && find_pmap(g->maps, g->count, addr);
+	const struct pmap *m = *hint;
+
+	if (m && addr >= m->start && addr < m->end)
+		return true;
+	m = find_pmap(g->maps, g->count, addr);
+	if (m)
+		*hint = m;
+	return m;
 }
 
 int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
 			    const uint64_t *ips, size_t n)
 {
+	const struct pmap *hint = NULL;
 	bool leaf_miss, miss;
 	struct proc *p;
 	struct gen *g;
@@ -934,9 +949,9 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
 	if (time_ns < g->since_ns) /* older than what we know */
 		return 0;
 	/* The leaf is the interrupted PC itself; callers may be unwinding garbage. */
-	leaf_miss = !covered(g, ips[0]);
+	leaf_miss = !covered(g, ips[0], &hint);
 	for (miss = leaf_miss, i = 1; !miss && i < n; i++)
-		miss = !covered(g, ips[i]);
+		miss = !covered(g, ips[i], &hint);
 	if (!miss)
 		return 0;
 	if (leaf_miss && (!p->leaf_miss_ns || time_ns < p->leaf_miss_ns))
@@ -971,6 +986,8 @@ void symbolizer__forget_pid(struct symbolizer *s, int pid)
 
 	if (!p)
 		return;
+	if (s->last == p)
+		s->last = NULL;
 	htab__del(&s->procs, &p->node);
 	proc__free(p);
 }
