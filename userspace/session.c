@@ -385,7 +385,7 @@ static void progress(struct session *s, bool done)
  * table_wait_ms anyway (their frames use the frame-pointer chain meanwhile,
  * counted as table_pending); the targets of -p are always waited for.
  */
-static void wait_tables(struct session *s)
+static void wait_tables(struct session *s, uint64_t mark)
 {
 	uint64_t next = 0, now, end = 0;
 	int wait_ms = s->opts.table_wait_ms ? s->opts.table_wait_ms : DEFAULT_TABLE_WAIT_MS;
@@ -393,7 +393,12 @@ static void wait_tables(struct session *s)
 	if (wait_ms > 0 && !s->opts.nr_pids)
 		end = mono_ns() + wait_ms * NSEC_PER_MSEC;
 	s->opts.progress = s->opts.progress && isatty(STDERR_FILENO);
-	while (busy(s) && (!end || mono_ns() < end) && !(s->opts.stop && *s->opts.stop)) {
+	/*
+	 * Only the builds the scan started: on a machine that keeps starting
+	 * processes, the exec refreshes would otherwise keep us here until the cap.
+	 */
+	while (tables__pending_at(s->tables, mark) && (!end || mono_ns() < end) &&
+	       !(s->opts.stop && *s->opts.stop)) {
 		profile__poll(s->prof, BUSY_POLL_MS);
 		housekeeping(s);
 		now = mono_ns();
@@ -453,7 +458,7 @@ static int load_targets(struct session *s)
 			return -ESRCH;
 		}
 	}
-	wait_tables(s);
+	wait_tables(s, tables__mark(s->tables));
 	if (s->opts.verbose)
 		fprintf(stderr, "sfbpf: tables loaded in %.2f s\n", session_now() - start);
 	return 0;

@@ -49,15 +49,19 @@ void tables__size_budget(uint64_t bytes, struct tables_sizes *out)
 	out->objects = clamp64(bytes / 8192, 1024, 65536);
 	/* Rules are shared system-wide: a few thousand distinct ones in practice. */
 	out->rules = clamp64(bytes / 1536, 1024, 65536);
-	rest = (uint64_t)out->objects * SLOT_BYTES + (uint64_t)out->rules * sizeof(struct sfbpf_rule);
+	rest = (uint64_t)out->objects * (SLOT_BYTES + 2 * PAGE_BYTES) +
+	       (uint64_t)out->rules * sizeof(struct sfbpf_rule);
 	rest = bytes > rest ? bytes - rest : 0;
 	/*
-	 * Rows and pages: measured tables have 4-8 rows per 256-byte page, so a
-	 * page for every four rows: 8 + 8/4 = 10 bytes per row (a page entry
-	 * is a u32 in an 8-byte array element).
+	 * Rows and pages: a table's page index has at most one page per
+	 * FLAT_ROWS_PER_PAGE rows (flat_table__coarsen_pages), plus its last
+	 * page and sentinel (counted above, per slot); a page entry is a u32 in
+	 * an 8-byte array element.
 	 */
-	out->rows = clamp64(rest / (ROW_BYTES + PAGE_BYTES / 4), 1024, UINT32_MAX / 2);
-	out->pages = clamp64(out->rows / 4, 256, UINT32_MAX / 2);
+	out->rows =
+		clamp64(rest / (ROW_BYTES + PAGE_BYTES / FLAT_ROWS_PER_PAGE), 1024, UINT32_MAX / 2);
+	out->pages = clamp64(out->rows / FLAT_ROWS_PER_PAGE + 2 * (uint64_t)out->objects, 256,
+			     UINT32_MAX / 2);
 }
 
 uint64_t tables__map_bytes(const struct tables_sizes *s)
@@ -307,9 +311,12 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft)
 	uint32_t i;
 	int err = -ENOMEM;
 
+	/* Sparse tables get coarser pages: page entries cost as much as rows. */
+	flat_table__coarsen_pages(ft);
 	e->nr_rows = ft->nr_rows;
 	e->nr_pages = ft->nr_pages;
 	e->pc_min = ft->pc_min;
+	e->page_shift = flat_table__page_shift(ft);
 	if (!ids)
 		goto fail;
 	err = intern_rules(t, ft, ids);

@@ -172,7 +172,8 @@ static int publish_table(struct tables *t, const struct entry *e)
 {
 	struct sfbpf_object obj = { .row_start = e->row_start, .row_count = e->nr_rows,
 				    .page_start = e->page_start, .page_count = e->nr_pages,
-				    .pc_min = e->pc_min };
+				    .pc_min = e->pc_min,
+				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(e->page_shift) };
 	uint32_t key = e->slot;
 
 	return bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY) ? -errno : 0;
@@ -330,6 +331,7 @@ int tables_start_job(struct tables *t, struct entry *e, int fd)
 	if (!job)
 		return -ENOMEM;
 	e->in_job = true;
+	e->job_seq = ++t->job_seq;
 	err = tableload__submit(t->loader, job);
 	if (err) {
 		e->in_job = false;
@@ -671,6 +673,24 @@ uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 uint32_t tables__pending(const struct tables *t)
 {
 	return tableload__in_flight(t->loader) + t->nr_pushing;
+}
+
+uint64_t tables__mark(const struct tables *t)
+{
+	return t->job_seq;
+}
+
+uint32_t tables__pending_at(const struct tables *t, uint64_t mark)
+{
+	const struct entry *e;
+	uint32_t i, n = 0;
+
+	/* Being built or pushed: an entry in either state holds its slot. */
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		n += e && e->job_seq && e->job_seq <= mark && (e->in_job || e->state == OBJ_PUSHING);
+	}
+	return n;
 }
 
 void tables__stats(const struct tables *t, struct tables_stats *out)

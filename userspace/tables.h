@@ -129,6 +129,14 @@ void tables__release(struct tables *t, uint32_t obj);
 uint32_t tables__process(struct tables *t, uint64_t budget_ns);
 /* Objects whose tables are still being built or pushed. */
 uint32_t tables__pending(const struct tables *t);
+/*
+ * The builds started so far, as a mark; tables__pending_at() counts those of
+ * them not yet published (built and pushed, or found to have no table). A
+ * start-up wait for the tables of the processes a scan found then ends when
+ * they are loaded, even on a machine that keeps starting new processes.
+ */
+uint64_t tables__mark(const struct tables *t);
+uint32_t tables__pending_at(const struct tables *t, uint64_t mark);
 void tables__stats(const struct tables *t, struct tables_stats *out);
 
 #endif /* SFBPF_TABLES_H */

@@ -43,6 +43,7 @@ struct entry {
 	enum obj_state state;
 	int err; /* NO_TABLE: why */
 	bool in_job; /* the loader is building it: the entry must stay */
+	uint64_t job_seq; /* its last build, in the order builds were started */
 	bool has_ranges; /* owns [row_start, +nr_rows) and [page_start, +nr_pages) */
 	bool want_promote; /* hot enough to reload: at the next acquire if not reopened */
 	bool promoting; /* its reload is being built */
@@ -51,6 +52,7 @@ struct entry {
 	uint32_t refs;
 	/* Its table's size (kept when evicted: what a reload needs). */
 	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;
+	uint8_t page_shift; /* of its page index (flatten.h) */
 	/* PUSHING: the table, how much is written, and not before when. */
 	struct flat_table *ft;
 	uint32_t pushed_rows, pushed_pages;
@@ -79,6 +81,7 @@ struct tables {
 	struct entry *push_head, **push_tail;
 	uint32_t nr_pushing;
 	uint32_t promoting; /* reloads being built: one at a time, the hottest first */
+	uint64_t job_seq; /* builds started */
 	uint64_t recycled_ns; /* slices were last given back then */
 	uint64_t next_age_ns, next_rebalance_ns;
 	struct tables_stats stats;
