@@ -6,7 +6,8 @@
  * and page index included). Prints one line per repetition and file:
  *   ldcost rep=R file=PATH source=sframe|eh_frame|none rows=N rules=N \
  *          pages=N table_bytes=N sframe_bytes=N load_ns=N
- * (table_bytes: rows, rules and page index entries as stored in the maps;
+ * (table_bytes: rows, rules and page index entries as stored in the maps, each
+ * in its 8-byte aligned array element;
  * sframe_bytes: the .sframe section the table came from, 0 for .eh_frame).
  *
  * Usage: ldcost [-r REPS] FILE...
@@ -23,6 +24,12 @@
 #include "elfobj.h"
 #include "profile.h"
 #include "tables.h"
+
+/* What an array map element of a value of this size takes: 8-byte aligned. */
+static size_t elem_bytes(size_t value_size)
+{
+	return (value_size + 7) & ~(size_t)7;
+}
 
 static int load_one(struct profile *p, int rep, const char *path)
 {
@@ -65,9 +72,9 @@ static int load_one(struct profile *p, int rep, const char *path)
 	       "sframe_bytes=%llu load_ns=%llu\n",
 	       rep, path, source, (unsigned long long)st.rows_used,
 	       (unsigned long long)st.rules_used, (unsigned long long)st.pages_used,
-	       (unsigned long long)(st.rows_used * sizeof(struct sfbpf_row) +
-				    st.rules_used * sizeof(struct sfbpf_rule) +
-				    st.pages_used * sizeof(__u32)),
+	       (unsigned long long)(st.rows_used * elem_bytes(sizeof(struct sfbpf_row)) +
+				    st.rules_used * elem_bytes(sizeof(struct sfbpf_rule)) +
+				    st.pages_used * elem_bytes(sizeof(__u32))),
 	       (unsigned long long)st.sframe_bytes, (unsigned long long)st.load_ns);
 	fflush(stdout);
 	if (obj >= 0)
