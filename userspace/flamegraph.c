@@ -448,7 +448,8 @@ static void merge_lines(struct writer *w)
 {
 	size_t i, n = 0;
 
-	qsort_r(w->lines, w->nlines, sizeof(*w->lines), cmp_line, w->pool);
+	if (w->nlines) /* an empty profile has no array: qsort_r wants one */
+		qsort_r(w->lines, w->nlines, sizeof(*w->lines), cmp_line, w->pool);
 	for (i = 0; i < w->nlines; i++) {
 		if (n && !cmp_line(&w->lines[n - 1], &w->lines[i], w->pool))
 			w->lines[n - 1].value += w->lines[i].value;

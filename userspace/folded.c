@@ -134,7 +134,8 @@ static int emit(struct writer *w, FILE *f)
 {
 	size_t i, j;
 
-	qsort_r(w->lines, w->nlines, sizeof(*w->lines), cmp_line, w->pool);
+	if (w->nlines) /* an empty profile has no array: qsort_r wants one */
+		qsort_r(w->lines, w->nlines, sizeof(*w->lines), cmp_line, w->pool);
 	for (i = 0; i < w->nlines; i = j) {
 		const char *s = w->pool + w->lines[i].off;
 		uint64_t count = 0;
