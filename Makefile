@@ -87,7 +87,7 @@ $(BUILD)/asan/%: userspace/%.c $(BUILD)/asan/libsfbpf.a
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
 # C test programs link the sanitized library.
-$(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/asan/libsfbpf.a | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
 check: test-deps all

@@ -37,23 +37,8 @@
 #include "session.h"
 #include "spool.h"
 
-static int failures;
-
-static void report(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: continuous-%s", ok ? "PASS" : "FAIL", name);
-	if (!ok) {
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		failures++;
-	}
-	printf("\n");
-	fflush(stdout);
-}
+#define TEST_PREFIX "continuous-"
+#include "testlib.h"
 
 /* ---- selftest ---------------------------------------------------------------------- */
 

@@ -23,23 +23,7 @@
 #include "ksyms.h"
 #include "symbolize.h"
 
-static int failures;
-
-static void report(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s", ok ? "PASS" : "FAIL", name);
-	if (!ok) {
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		failures++;
-	}
-	printf("\n");
-	fflush(stdout);
-}
+#include "testlib.h"
 
 /* Real functions of this process; noipa keeps their names and bodies intact. */
 __attribute__((noipa)) int f_leaf(int x)
@@ -204,9 +188,9 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	}
 	report(add(a, self, "bad", SFBPF_STOP_OUTERMOST, NULL, SFBPF_MAX_FRAMES + 1, NULL, 0, 1,
 		   1) == -EINVAL,
-	       "reject-too-many-frames", "");
+	       "reject-too-many-frames", "%s", "");
 	report(aggregator__add_raw(a, sample, SFBPF_SAMPLE_HDR_SIZE - 1) == -EINVAL,
-	       "reject-short-record", "");
+	       "reject-short-record", "%s", "");
 
 	aggregator__totals(a, &t);
 	report(t.samples == 18 && t.invalid == 2 && t.truncated == 3 && t.stacks == 12 &&
@@ -219,7 +203,7 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 
 	snprintf(out, sizeof(out), "%s/folded.txt", dir);
 	snprintf(exp, sizeof(exp), "%s/expected.txt", dir);
-	report(folded__write(a, sym, ks, NULL, out) == 0, "write", "");
+	report(folded__write(a, sym, ks, NULL, out) == 0, "write", "%s", "");
 	compare("lines", out, expected(exp, lines, n));
 
 	/* With pids: the kw lines split, swapper stays whole (both pid 0). */
@@ -228,7 +212,7 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	snprintf(pline2, sizeof(pline2), "kw-%u;schedule_[k] 1", self);
 	snprintf(out, sizeof(out), "%s/folded-pid.txt", dir);
 	snprintf(exp, sizeof(exp), "%s/expected-pid.txt", dir);
-	report(folded__write(a, sym, ks, &opts, out) == 0, "write-pid", "");
+	report(folded__write(a, sym, ks, &opts, out) == 0, "write-pid", "%s", "");
 	{
 		char *pl[] = { kline, pline1, pline2 };
 		char *got = slurp(out);
@@ -237,12 +221,12 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 		       "pid-in-comm", "%s", got ? got : "");
 		free(got);
 	}
-	report(folded__write(a, sym, ks, NULL, "/nonexistent/dir/x") == -ENOENT, "bad-path", "");
+	report(folded__write(a, sym, ks, NULL, "/nonexistent/dir/x") == -ENOENT, "bad-path", "%s", "");
 
 	/* Weights: summed per line. */
 	aggregator__reset(a);
 	aggregator__totals(a, &t);
-	report(t.samples == 0 && t.stacks == 0, "reset", "");
+	report(t.samples == 0 && t.stacks == 0, "reset", "%s", "");
 	{
 		uint64_t k[] = { sched };
 

@@ -33,27 +33,10 @@
 #define CURRENT_LEN 320
 #define CHILD_FAILED 42 /* a child's exit status when it reported a FAIL */
 
-static int failures;
+#include "testlib.h"
+
 /* What the child is decoding right now; shared, so the parent can name a crash. */
 static char *current;
-
-static void report(bool ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void report(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s", ok ? "PASS" : "FAIL", name);
-	if (!ok) {
-		failures++;
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	printf("\n");
-}
 
 /*
  * Run fn in a child process, so that a sanitizer report or a signal fails

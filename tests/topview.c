@@ -35,23 +35,8 @@
 #include "symbolize.h"
 #include "topview.h"
 
-static int failures;
-
-static void report(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: topview %s", ok ? "PASS" : "FAIL", name);
-	if (!ok) {
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		failures++;
-	}
-	printf("\n");
-	fflush(stdout);
-}
+#define TEST_PREFIX "topview "
+#include "testlib.h"
 
 __attribute__((noipa)) int tv_hot(int x)
 {
@@ -317,7 +302,7 @@ static void test_trees(struct topview *tv, uint32_t p1)
 	n = topview__tree(tv, hot->id, TOPVIEW_CALLERS, NULL, 0, 2, &nodes);
 	report(n == 2, "tree max nodes", "%d nodes", n);
 	report(topview__tree(tv, 99999, TOPVIEW_CALLERS, NULL, 0, 0, &nodes) == -ENOENT,
-	       "tree bad id", "");
+	       "tree bad id", "%s", "");
 }
 
 static char *label(char *buf, enum topview_counts c, const char *what)
