@@ -1,5 +1,6 @@
 # sfbpf — build, test and run. See README.md.
-#   make          build everything into build/
+#   make          build everything into build/ (installs nothing)
+#   make deps     install the Debian packages the build and the tests use
 #   make check    install missing packages, build, run every test
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
@@ -13,7 +14,7 @@ PREFIX    ?= /usr/local
 
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
-ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iuserspace
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I. -Iuserspace
 LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lcurl -lz
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -22,55 +23,76 @@ PROTOS    := $(wildcard proto/*.proto)
 PROTO_SRC := $(PROTOS:proto/%.proto=$(BUILD)/%.pb-c.c)
 PROTO_HDR := $(PROTOS:proto/%.proto=$(BUILD)/%.pb-c.h)
 
-# Every userspace/*.c is library code except the programs' main files.
+# Every userspace/*/*.c is library code except the programs' main files.
 PROGS     := sfbpf-dump sfbpf-top
-MAIN_SRCS := $(PROGS:%=userspace/%.c)
-LIB_SRCS  := $(filter-out $(MAIN_SRCS),$(wildcard userspace/*.c))
+MAIN_SRCS := userspace/sframe/sfbpf-dump.c userspace/top/sfbpf-top.c
+LIB_SRCS  := $(filter-out $(MAIN_SRCS),$(wildcard userspace/*/*.c))
 LIB_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(PROTO_SRC:$(BUILD)/%.c=$(BUILD)/obj/%.o)
 SAN_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/asan/obj/%.o) $(PROTO_SRC:$(BUILD)/%.c=$(BUILD)/asan/obj/%.o)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
+# The benchmarks' frame-pointer reference program (not part of the product).
+BENCH_SKELS := $(BUILD)/fpwalk.skel.h
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test-deps check check-asan top install vmlinux clean bench fuzz soak
+.PHONY: all deps build-deps check-deps check check-asan top install vmlinux clean bench fuzz soak
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: deps $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(BUILD)/asan/sfbpf-top $(TEST_BINS)
+# A plain make only builds: packages are installed by make deps, make check
+# and make top.
+all: $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(BUILD)/asan/sfbpf-top $(TEST_BINS) $(BENCH_SKELS)
 
+# Everything the build, the tests and the benchmarks use.
 deps:
-	@scripts/deps.sh build
-
-test-deps:
 	@scripts/deps.sh test
 
-$(BUILD)/obj $(BUILD)/asan/obj $(BUILD)/tests:
-	@mkdir -p $@
+# What building and running the profiler needs (make top).
+build-deps:
+	@scripts/deps.sh build
 
-# BPF: clang -target bpf, then a libbpf skeleton per program.
-$(BUILD)/%.bpf.o: bpf/%.bpf.c vmlinux.h $(wildcard bpf/*.h) $(wildcard userspace/*_abi.h) | $(BUILD)/obj
+# bench, fuzz and soak only say what is missing (make deps installs it).
+check-deps:
+	@scripts/deps.sh --check test
+
+# BPF: clang -target bpf, then a libbpf skeleton per program. Headers come
+# from the compilers' own dependency lists (-MMD -MP, *.d beside each object).
+$(BUILD)/%.bpf.o: bpf/%.bpf.c vmlinux.h
+	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function \
-		-I. -Ibpf -Iuserspace -c $< -o $@
+		-MMD -MP -I. -Ibpf -c $< -o $@
+
+$(BUILD)/fpwalk.bpf.o: tests/bench/fpwalk.bpf.c vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function \
+		-MMD -MP -I. -Ibpf -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: proto/%.proto | $(BUILD)/obj
+$(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
 	protoc-c --proto_path=proto --c_out=$(BUILD) $<
 
-$(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/obj
+$(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -I$(BUILD) -c $< -o $@
 
-$(BUILD)/asan/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/asan/obj
+$(BUILD)/asan/obj/%.pb-c.o: $(BUILD)/%.pb-c.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -I$(BUILD) -c $< -o $@
 
-$(BUILD)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) $(PROTO_HDR) | $(BUILD)/obj
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+# Generated headers (skeletons, protobuf-c) must exist before the first
+# compile, when there is no dependency file yet to say who needs them.
+$(BUILD)/obj/%.o: userspace/%.c | $(SKELS) $(PROTO_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/asan/obj/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) $(PROTO_HDR) | $(BUILD)/asan/obj
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/asan/obj/%.o: userspace/%.c | $(SKELS) $(PROTO_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libsfbpf.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
@@ -78,46 +100,57 @@ $(BUILD)/libsfbpf.a: $(LIB_OBJS)
 $(BUILD)/asan/libsfbpf.a: $(SAN_OBJS)
 	$(AR) rcs $@ $^
 
-$(BUILD)/%: userspace/%.c $(BUILD)/libsfbpf.a
-	$(CC) $(ALL_CFLAGS) $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
+$(BUILD)/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/libsfbpf.a
+	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
+
+$(BUILD)/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/libsfbpf.a
+	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
 
 # Sanitized copies of the programs: the conformance, malformed-input and
 # hostile-binary tests run them.
-$(BUILD)/asan/%: userspace/%.c $(BUILD)/asan/libsfbpf.a
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
+$(BUILD)/asan/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/asan/libsfbpf.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
+
+$(BUILD)/asan/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/asan/libsfbpf.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
 # C test programs link the sanitized library.
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/asan/libsfbpf.a | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
+$(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
-check: test-deps all
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+check: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/build-binutils.sh
 	@tests/run.sh
 
 # The whole suite again with every userspace binary built with ASan, UBSan and
 # LeakSanitizer, in build-asan/ (TESTS="tests/x.test ..." to pick some).
-check-asan: test-deps
+check-asan: deps
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g $(SAN_FLAGS)" all
 	@scripts/build-binutils.sh
 	@SFBPF_BUILD=$(CURDIR)/build-asan ASAN_OPTIONS=detect_leaks=1 tests/run.sh $(TESTS)
 
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
-bench: test-deps all
+bench: check-deps all
 	@scripts/bench.sh $(BENCH_ARGS)
 
 # libFuzzer targets (tests/fuzz/*.c), FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60
-fuzz: test-deps all
+fuzz: check-deps all
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Churn and soak: system-wide profiling for SOAK_SECONDS while processes,
 # libraries and threads come and go; memory must stay flat (docs/RELIABILITY.md).
 # make check runs the same, shortened (tests/soak.test).
 SOAK_SECONDS ?= 600
-soak: test-deps all
+soak: check-deps all
 	@scripts/soak.sh $(SOAK_ARGS) $(SOAK_SECONDS)
 
-top: deps $(BUILD)/sfbpf-top
+top: build-deps
+	@$(MAKE) --no-print-directory $(BUILD)/sfbpf-top
 	$(BUILD)/sfbpf-top $(ARGS)
 
 install: all

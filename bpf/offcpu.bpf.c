@@ -19,7 +19,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "offcpu.h"
+#include "offcpu_abi.h"
 #include "unwind.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */

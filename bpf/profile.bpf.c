@@ -13,7 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "profile.h"
+#include "abi.h"
 #include "unwind.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */

@@ -289,7 +289,7 @@ build_workloads() {
 	up_to_date "$BB/benchutil" "$src/benchutil.c" ||
 		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE "$src/benchutil.c" -o "$BB/benchutil"
 	up_to_date "$BB/kcost" "$src/kcost.c" "$BUILD/libsfbpf.a" "$BUILD/fpwalk.skel.h" ||
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT/userspace" \
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
 			"$src/kcost.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/kcost"
 	# A program with a large .sframe section: BIG_FUNCS generated functions.
 	if ! up_to_date "$big.v1" "$src/bigsframe.awk" "$src/idle.c"; then
@@ -711,7 +711,7 @@ bench_loader() {
 	local raw=$TMP/loader.txt rep f files=() libc
 	: >"$raw"
 	up_to_date "$BB/ldcost" "$ROOT/tests/bench/ldcost.c" "$BUILD/libsfbpf.a" ||
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT/userspace" \
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
 			"$ROOT/tests/bench/ldcost.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/ldcost"
 	# One object at a time: a real program, the generated large sections, and
 	# for comparison libc, whose table is synthesized from .eh_frame.
@@ -829,7 +829,7 @@ bench_throughput() {
 	local raw=$TMP/throughput.txt rate i pid w0 w1 d t0 t1
 	: >"$raw"
 	up_to_date "$BB/progstat" "$ROOT/tests/bench/progstat.c" "$BUILD/libsfbpf.a" ||
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT/userspace" \
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
 			"$ROOT/tests/bench/progstat.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/progstat"
 	# Deep stacks on every CPU: the biggest samples (127 user frames, ~1 KiB).
 	for ((i = 0; i < NCPU; i++)); do
@@ -906,7 +906,7 @@ bench_offcpu() {
 	if ! up_to_date "$BB/offcost" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
 		"$BUILD/offcpu.skel.h"; then
 		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -fomit-frame-pointer -Wa,--gsframe \
-			-I"$BUILD" -I"$ROOT/userspace" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
+			-I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
 			"${LDLIBS[@]}" -o "$BB/offcost" 2>"$TMP/offcost.build" || {
 			cat "$TMP/offcost.build" >&2
 			echo "bench: offcpu: FAILED (tests/bench/offcost.c does not build against this tree)"

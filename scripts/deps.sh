@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sfbpf needs to build and test. Idempotent: does
 # nothing (and needs no root) when everything is already present.
-# Usage: scripts/deps.sh [build|test]   (test = build + what the tests use)
+# Usage: scripts/deps.sh [--check] [build|test]   (test = build + what the tests use)
+#   --check  install nothing: name what is missing and fail (make bench/fuzz/soak)
 set -euo pipefail
+
+check_only=0
+if [ "${1:-}" = --check ]; then
+	check_only=1
+	shift
+fi
 
 BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
 	libncurses-dev protobuf-c-compiler libprotobuf-c-dev libiberty-dev
@@ -24,6 +31,10 @@ for p in "${want[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
+if [ "$check_only" = 1 ]; then
+	echo "sfbpf: missing packages: ${missing[*]} (make deps installs them)" >&2
+	exit 1
+fi
 if [ "$(id -u)" -ne 0 ]; then
 	echo "sfbpf: missing packages: ${missing[*]}" >&2
 	echo "sfbpf: run as root, or: sudo apt-get install ${missing[*]}" >&2

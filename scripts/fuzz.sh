@@ -34,7 +34,7 @@ CC=${FUZZ_CC:-clang}
 # shellcheck disable=SC2054
 CFLAGS=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -fno-omit-frame-pointer
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-	-I"$ROOT/userspace" -I"$BUILD" -I"$ROOT/tests")
+	-I"$ROOT" -I"$ROOT/userspace" -I"$BUILD" -I"$ROOT/tests")
 # The libraries the Makefile links programs with (libelf, libdw, libiberty...).
 read -ra LIBS <<<"$(sed -n 's/^LDLIBS *:\?= *//p' "$ROOT/Makefile" | head -1)"
 [ ${#LIBS[@]} -gt 0 ] || LIBS=(-ldw -lelf -lz)
@@ -63,7 +63,7 @@ fi
 SECS=$1
 shift
 
-# Library sources a target compiles in: userspace/X.c for every "X.h" the
+# Library sources a target compiles in: userspace/D/X.c for every "D/X.h" the
 # target includes, directly or through those sources and headers.
 sources() {
 	local t=$ROOT/tests/fuzz/$1.c queue=() seen=" " f inc path base
@@ -82,10 +82,14 @@ sources() {
 			seen+="$path "
 			queue+=("$path")
 			base=${path%.h}
-			if [ "$(dirname "$path")" = "$ROOT/userspace" ] && [ -f "$base.c" ]; then
-				queue+=("$base.c")
-				basename "$base.c"
-			fi
+			case $path in
+			"$ROOT"/userspace/*/*.h)
+				if [ -f "$base.c" ]; then
+					queue+=("$base.c")
+					echo "${base#"$ROOT"/userspace/}.c"
+				fi
+				;;
+			esac
 		done
 	done
 }
@@ -129,12 +133,8 @@ build() {
 		srcs+=("$ROOT/userspace/$s")
 	done
 	# The .eh_frame target waits for the reader it tests.
-	if [ "$t" = cfi ] && [ ! -f "$ROOT/userspace/cfi.c" ]; then
-		log "$t: userspace/cfi.c does not exist yet, skipped"
-		return 2
-	fi
 	deps=("$ROOT/tests/fuzz/$t.c" "$ROOT"/tests/fuzz/*.h "$ROOT"/tests/*.h "${srcs[@]}"
-		"$ROOT"/userspace/*.h "$ROOT"/bpf/*.h "$0")
+		"$ROOT"/userspace/*/*.h "$ROOT"/bpf/*.h "$0")
 	if [ -x "$bin" ] && [ -z "$(find "${deps[@]}" -newer "$bin" 2>/dev/null | head -1)" ]; then
 		return 0
 	fi
@@ -235,7 +235,7 @@ make_seeds() {
 		gcc -O2 -Wa,--gsframe "$ROOT/tests/fixtures/chain.c" -o "$SEEDS/elf/chain" 2>/dev/null; then
 		seed_sframe_of "$SEEDS/elf/chain" chain objcopy
 	fi
-	if [ -x "$OUT/seeds-gen" ] || "$CC" -O1 -std=gnu11 -I"$ROOT/userspace" -I"$ROOT/tests" \
+	if [ -x "$OUT/seeds-gen" ] || "$CC" -O1 -std=gnu11 -I"$ROOT" -I"$ROOT/userspace" -I"$ROOT/tests" \
 		"$ROOT/tests/fuzz/seeds.c" -o "$OUT/seeds-gen" 2>"$OUT/seeds-gen.log"; then
 		"$OUT/seeds-gen" "$SEEDS/sframe" || log "seeds.c failed"
 	fi

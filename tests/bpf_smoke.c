@@ -26,7 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 #define MAX_ROWS 65536
 #define MAX_RULES 256

@@ -32,10 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "flatbuild.h"
-#include "flatten.h"
-#include "sframe_elf.h"
+#include "tables/cfi.h"
+#include "tables/flatbuild.h"
+#include "tables/flatten.h"
+#include "sframe/sframe_elf.h"
 
 /* ---------------------------------------------------------------- ELF facts */
 

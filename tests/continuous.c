@@ -31,11 +31,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomicfile.h"
-#include "continuous.h"
-#include "push.h"
-#include "session.h"
-#include "spool.h"
+#include "output/atomicfile.h"
+#include "output/continuous.h"
+#include "output/push.h"
+#include "profile/session.h"
+#include "output/spool.h"
 
 #define TEST_PREFIX "continuous-"
 #include "testlib.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flatten.h"
-#include "sframe_elf.h"
+#include "tables/flatten.h"
+#include "sframe/sframe_elf.h"
 
 static int expect_reg(const struct sframe_rule *r)
 {

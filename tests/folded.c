@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "folded.h"
-#include "ksyms.h"
-#include "symbolize.h"
+#include "profile/aggregate.h"
+#include "output/folded.h"
+#include "symbols/ksyms.h"
+#include "symbols/symbolize.h"
 
 #include "testlib.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sframe.h"
+#include "sframe/sframe.h"
 
 #define NONE -1 /* a rule printed as "u" (not tracked) */
 

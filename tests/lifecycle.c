@@ -29,8 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "folded.h"
-#include "session.h"
+#include "output/folded.h"
+#include "profile/session.h"
 
 #define MAX_COMMS 8
 #define MAX_TRACED 200000

@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sframe.h"
+#include "sframe/sframe.h"
 #include "sframe_builder.h"
 
 #define SECT_ADDR 0x400000ULL

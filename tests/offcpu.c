@@ -28,8 +28,8 @@
 
 #include <bpf/bpf.h>
 
-#include "folded.h"
-#include "session.h"
+#include "output/folded.h"
+#include "profile/session.h"
 
 static int usage(void)
 {

@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "flamegraph.h"
-#include "folded.h"
-#include "ksyms.h"
-#include "pprof.h"
-#include "session.h"
-#include "symbolize.h"
+#include "profile/aggregate.h"
+#include "output/flamegraph.h"
+#include "output/folded.h"
+#include "symbols/ksyms.h"
+#include "output/pprof.h"
+#include "profile/session.h"
+#include "symbols/symbolize.h"
 
 #define TEST_PREFIX "outputs-"
 #include "testlib.h"

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flatten.h"
-#include "tableload.h"
+#include "tables/flatten.h"
+#include "tables/tableload.h"
 
 /* The table of path, as the loader builds it; NULL if it has none. */
 static struct flat_table *build(struct tableload *tl, const char *path)

@@ -39,9 +39,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ksyms.h"
-#include "procmaps.h"
-#include "symbolize.h"
+#include "symbols/ksyms.h"
+#include "procs/procmaps.h"
+#include "symbols/symbolize.h"
 
 static int failures;
 static const char *tag = "";

@@ -28,12 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "folded.h"
-#include "ksyms.h"
-#include "session.h"
-#include "symbolize.h"
-#include "topview.h"
+#include "profile/aggregate.h"
+#include "output/folded.h"
+#include "symbols/ksyms.h"
+#include "profile/session.h"
+#include "symbols/symbolize.h"
+#include "top/topview.h"
 
 #define TEST_PREFIX "topview "
 #include "testlib.h"

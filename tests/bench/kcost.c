@@ -39,9 +39,9 @@
 #include <bpf/libbpf.h>
 
 #include "fpwalk.skel.h"
-#include "profile.h"
-#include "proctrack.h"
-#include "tables.h"
+#include "profile/profile.h"
+#include "procs/proctrack.h"
+#include "tables/tables.h"
 
 #define MAX_DEPTHS 16
 

@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfobj.h"
-#include "profile.h"
-#include "tables.h"
+#include "procs/elfobj.h"
+#include "profile/profile.h"
+#include "tables/tables.h"
 
 /* What an array map element of a value of this size takes: 8-byte aligned. */
 static size_t elem_bytes(size_t value_size)

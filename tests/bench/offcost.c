@@ -33,10 +33,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "offcpu.h"
-#include "profile.h"
-#include "proctrack.h"
-#include "tables.h"
+#include "profile/offcpu.h"
+#include "profile/profile.h"
+#include "procs/proctrack.h"
+#include "tables/tables.h"
 
 static int reps = 5;
 static unsigned long rounds = 200000;

@@ -20,7 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 /* ID of the (first) perf_event program among PID's fds, from /proc/PID/fdinfo. */
 static int find_prog(int pid, __u32 *id)

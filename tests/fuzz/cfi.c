@@ -5,7 +5,7 @@
  * .sframe. A table it returns must pass flat_check_table() like an SFrame
  * one, and its statistics must describe that table.
  */
-#include "cfi.h"
+#include "tables/cfi.h"
 #include "flat_check.h"
 #include "fuzz.h"
 

@@ -12,13 +12,13 @@
  */
 #include <string.h>
 
-#include "cfi.h"
-#include "elfobj.h"
-#include "flatbuild.h"
+#include "tables/cfi.h"
+#include "procs/elfobj.h"
+#include "tables/flatbuild.h"
 #include "flat_check.h"
-#include "flatten.h"
+#include "tables/flatten.h"
 #include "fuzz.h"
-#include "sframe_elf.h"
+#include "sframe/sframe_elf.h"
 
 static void check_elfobj(int fd, size_t size)
 {

@@ -7,7 +7,7 @@
 #ifndef SFBPF_FLAT_CHECK_H
 #define SFBPF_FLAT_CHECK_H
 
-#include "flatten.h"
+#include "tables/flatten.h"
 #include "fuzz.h"
 
 /*

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "flat_check.h"
-#include "flatten.h"
+#include "tables/flatten.h"
 #include "fuzz.h"
 
 #define MAX_PCS 4096 /* lookups checked per input */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "procmaps.h"
+#include "procs/procmaps.h"
 
 static void check_find(const struct procmaps *pm, uint64_t addr)
 {

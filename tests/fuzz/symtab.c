@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "symtab.h"
+#include "symbols/symtab.h"
 
 #define MAX_LOOKUPS 2048
 

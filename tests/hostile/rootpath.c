@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "procmaps.h"
+#include "procs/procmaps.h"
 
 int main(int argc, char **argv)
 {

@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "elfobj.h"
-#include "sframe_elf.h"
+#include "tables/cfi.h"
+#include "procs/elfobj.h"
+#include "sframe/sframe_elf.h"
 
 static const char *path;
 static char *image;

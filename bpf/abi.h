@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The whole ABI between the BPF unwinder (profile.bpf.c) and userspace.
+ * Included by BPF code (after vmlinux.h) and by userspace (after <stdint.h>).
+ *
+ * Tables: a userspace loader flattens each object's SFrame section into rows,
+ * one per FRE, sorted by PC offset (the ELF virtual address the FRE starts at).
+ * All objects' rows live in one global array map; an object owns a contiguous
+ * range of it. Recovery rules are deduplicated into a global rule array (most
+ * functions share a handful). A per-object page index narrows the binary search
+ * to the rows of one 256-byte "page". See docs/DESIGN.md.
+ */
+#ifndef SFBPF_ABI_H
+#define SFBPF_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define SFBPF_MAX_FRAMES 127 /* user frames per stack (upper bound of -S) */
+#define SFBPF_MAX_KFRAMES 127 /* kernel frames per stack */
+#define SFBPF_MAX_MAPPINGS 256 /* executable mappings per process */
+#define SFBPF_PAGE_SHIFT 8 /* page index granularity: 256 bytes, ~4 rows */
+#define SFBPF_SEARCH_STEPS 24 /* binary search bound: 2^24 rows per object/page */
+#define SFBPF_MAP_SEARCH_STEPS 9 /* 2^9 > SFBPF_MAX_MAPPINGS */
+#define SFBPF_TASK_COMM_LEN 16
+
+/* One flattened FRE: from pc_off on (until the next row), rule applies. */
+struct sfbpf_row {
+	__u32 pc_off; /* ELF virtual address (runtime pc - load bias) */
+	__u32 rule; /* index into the rules map; SFBPF_RULE_GAP_ID = no FDE here */
+};
+
+/* Index of the reserved rule meaning "PC covered by no FDE". */
+#define SFBPF_RULE_GAP_ID 0
+
+/* How to find a value (CFA, RA or FP) of the caller's frame. */
+enum sfbpf_loc {
+	SFBPF_LOC_SAME = 0, /* unchanged (FP not saved by this frame) */
+	SFBPF_LOC_UNDEFINED, /* RA undefined: outermost frame */
+	SFBPF_LOC_CFA, /* CFA + off, dereferenced if SFBPF_*_DEREF */
+	SFBPF_LOC_REG, /* register reg + off, dereferenced if SFBPF_*_DEREF */
+};
+
+/* Register numbers used in rules: the unwinder tracks only these three. */
+enum sfbpf_reg {
+	SFBPF_REG_SP = 0,
+	SFBPF_REG_FP = 1,
+	SFBPF_REG_RA = 2, /* a register holding RA (AArch64 LR, s390x r14) */
+	SFBPF_REG_OTHER = 3, /* any other register: valid for the topmost frame only */
+};
+
+/* Rule flags. */
+#define SFBPF_RULE_CFA_DEREF 0x01 /* CFA = *(reg + cfa_off) */
+#define SFBPF_RULE_RA_DEREF 0x02
+#define SFBPF_RULE_FP_DEREF 0x04
+#define SFBPF_RULE_SIGNAL 0x08 /* signal frame (V3) */
+#define SFBPF_RULE_GAP 0x10 /* no FDE covers these PCs */
+#define SFBPF_RULE_MANGLED_RA 0x20 /* AArch64 signed RA */
+#define SFBPF_RULE_TOPMOST_ONLY 0x40 /* needs a register only valid in frame 0 */
+#define SFBPF_RULE_UNSUPPORTED 0x80 /* CFI this rule set cannot express: stop, counted */
+
+struct sfbpf_rule {
+	__s32 cfa_off;
+	__s32 ra_off;
+	__s32 fp_off;
+	__u8 cfa_reg; /* enum sfbpf_reg (SP or FP; OTHER => TOPMOST_ONLY) */
+	__u8 ra_loc; /* enum sfbpf_loc */
+	__u8 fp_loc; /* enum sfbpf_loc */
+	__u8 ra_reg; /* enum sfbpf_reg, when ra_loc == SFBPF_LOC_REG */
+	__u8 fp_reg; /* enum sfbpf_reg, when fp_loc == SFBPF_LOC_REG */
+	__u8 cfa_regnum; /* DWARF number when cfa_reg == SFBPF_REG_OTHER */
+	__u8 flags; /* SFBPF_RULE_* */
+	__u8 pad;
+};
+
+/* One loaded object (executable or shared library): its slice of the rows. */
+struct sfbpf_object {
+	__u32 row_start; /* first row in the rows map */
+	__u32 row_count;
+	__u32 page_start; /* first entry in the pages map */
+	__u32 page_count;
+	__u32 pc_min; /* pc_off of the first row, page-aligned down */
+	__u32 flags; /* SFBPF_OBJ_F_* */
+};
+
+/*
+ * An object slot without rows (yet): its frames are unwound through the
+ * frame-pointer chain, and samples that met one are counted. The slot is
+ * reserved while processes map the object, so the loader can publish (or
+ * withdraw) its table for all of them with one write. See
+ * docs/DESIGN-lifecycle.md.
+ */
+#define SFBPF_OBJ_F_PENDING 0x1 /* the loader is still building its table */
+#define SFBPF_OBJ_F_NO_BUDGET 0x2 /* evicted, or never fit: over the table budget */
+#define SFBPF_OBJ_F_NO_TABLE 0x4 /* the file turned out to have no usable CFI */
+#define SFBPF_OBJ_F_NO_ROWS (SFBPF_OBJ_F_PENDING | SFBPF_OBJ_F_NO_BUDGET | SFBPF_OBJ_F_NO_TABLE)
+/*
+ * Bits 8-11: how much coarser than SFBPF_PAGE_SHIFT the object's page index is
+ * (the loader coarsens sparse tables' indexes: a page entry costs as much map
+ * memory as a row).
+ */
+#define SFBPF_OBJ_PAGE_SHIFT_POS 8
+#define SFBPF_OBJ_PAGE_SHIFT_MAX 15 /* bits above SFBPF_PAGE_SHIFT */
+/* The page shift of an object from its flags, and the flags for a page shift. */
+#define SFBPF_OBJ_PAGE_SHIFT(flags) \
+	(SFBPF_PAGE_SHIFT + (((flags) >> SFBPF_OBJ_PAGE_SHIFT_POS) & SFBPF_OBJ_PAGE_SHIFT_MAX))
+#define SFBPF_OBJ_F_PAGE_SHIFT(shift) (((shift) - SFBPF_PAGE_SHIFT) << SFBPF_OBJ_PAGE_SHIFT_POS)
+
+/*
+ * pages[object.page_start + p] = index (relative to row_start) of the first row
+ * whose pc_off >= pc_min + (p << SFBPF_OBJ_PAGE_SHIFT(flags)); the row covering a PC in
+ * page p is in [pages[p] - 1, pages[p + 1]) (the preceding row may start in an
+ * earlier page). page_count includes one final sentinel entry = row_count.
+ */
+
+/* Object slot with no table: unwind through it with the frame-pointer chain. */
+#define SFBPF_OBJ_NONE 0xffffffffu
+
+struct sfbpf_mapping {
+	__u64 start; /* runtime address range [start, end) */
+	__u64 end;
+	__u64 bias; /* runtime pc - bias = ELF virtual address */
+	__u32 obj; /* index in the objects map, or SFBPF_OBJ_NONE */
+	__u32 flags;
+};
+
+/*
+ * Per process (tgid): its executable mappings, sorted by start, disjoint.
+ * start_ticks tells this process from an earlier one with the same PID: the
+ * group leader's start time (task->start_boottime) in clock ticks, as
+ * /proc/PID/stat's field 22 gives it; the unwinder ignores an entry whose
+ * start differs from the sampled task's (0: not checked).
+ */
+struct sfbpf_proc {
+	__u32 count;
+	__u32 generation; /* bumped by the loader on every refresh */
+	__u64 start_ticks;
+	struct sfbpf_mapping maps[SFBPF_MAX_MAPPINGS];
+};
+
+/* Why a user stack ended. */
+enum sfbpf_stop {
+	SFBPF_STOP_OUTERMOST = 0, /* reached the outermost frame: complete */
+	SFBPF_STOP_NO_PROC, /* process has no mapping table */
+	SFBPF_STOP_NO_MAPPING, /* PC in no executable mapping */
+	SFBPF_STOP_NO_ROW, /* PC in a gap between functions (no FDE) */
+	SFBPF_STOP_READ, /* bpf_probe_read_user failed */
+	SFBPF_STOP_CFA_ORDER, /* CFA not increasing: would loop */
+	SFBPF_STOP_DEPTH, /* hit the frame limit */
+	SFBPF_STOP_BAD_RULE, /* rule needs a register not available here */
+	SFBPF_STOP_FP_CHAIN, /* frame-pointer fallback ended (FP 0 or bad) */
+	SFBPF_STOP_KERNEL_ONLY, /* user stack not requested (-K), or a kernel thread */
+	SFBPF_STOP_UNSUPPORTED, /* the PC's CFI cannot be expressed as an SFrame rule */
+	SFBPF_STOP__COUNT,
+};
+
+/*
+ * Per-CPU counters: the stats map has a single entry holding all of them
+ * (__u64[SFBPF_STAT__COUNT]), so a sample costs one map lookup for its counters.
+ */
+enum sfbpf_stat {
+	SFBPF_STAT_SAMPLES = 0, /* program runs that passed the filters */
+	SFBPF_STAT_EMITTED, /* samples written to the ring buffer */
+	SFBPF_STAT_RB_DROPS, /* ring buffer full */
+	SFBPF_STAT_FRAMES, /* user frames unwound */
+	SFBPF_STAT_FP_FRAMES, /* of those, through the frame-pointer fallback */
+	SFBPF_STAT_STOP_BASE, /* + enum sfbpf_stop: stacks ended per reason */
+	/* After the stop reasons (which stay contiguous). */
+	SFBPF_STAT_STALE_PROC = SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT, /* entry of an earlier
+									     process: ignored */
+	SFBPF_STAT_PENDING, /* samples with a frame in an object whose table is loading */
+	SFBPF_STAT_NO_BUDGET, /* samples with a frame in an object over the table budget */
+	SFBPF_STAT_NOTIFY_SENT, /* unknown process/mapping reported to the loader */
+	SFBPF_STAT_NOTIFY_LIMITED, /* not reported: the PID reported one recently */
+	SFBPF_STAT_NOTIFY_DROPS, /* not reported: the event ring was full */
+	SFBPF_STAT_EXECS, /* exec events sent */
+	SFBPF_STAT_EXITS, /* exit events sent (last thread of a process) */
+	SFBPF_STAT_EVENT_DROPS, /* exec/exit events lost: the event ring was full */
+	SFBPF_STAT__COUNT,
+};
+
+struct sfbpf_stats {
+	__u64 v[SFBPF_STAT__COUNT];
+};
+
+/* Sample flags. */
+#define SFBPF_SAMPLE_KERNEL_MODE 0x1 /* the sample interrupted kernel code */
+
+/* One sample in the ring buffer (variable length: only used frames sent). */
+struct sfbpf_sample {
+	__u64 time_ns; /* bpf_ktime_get_ns() */
+	__u32 pid; /* tgid, as the initial PID namespace sees it */
+	__u32 tid;
+	__u32 cpu;
+	__u16 nr_user; /* user frames in ips[0 .. nr_user) */
+	__u16 nr_kernel; /* kernel frames in ips[nr_user .. nr_user + nr_kernel) */
+	__u8 stop; /* enum sfbpf_stop */
+	__u8 flags;
+	__u16 pad;
+	__u32 weight; /* 1 for CPU samples */
+	__u64 cgroup_id; /* cgroup v2 id (the directory's inode number); 0: unknown */
+	char comm[SFBPF_TASK_COMM_LEN];
+	__u64 ips[SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES]; /* user leaf first, then kernel leaf first */
+};
+
+#define SFBPF_SAMPLE_HDR_SIZE ((unsigned long)&((struct sfbpf_sample *)0)->ips)
+
+/*
+ * Lifecycle events: the lifecycle programs (exec, exit) and the unwinder
+ * (a process or an executable mapping it has no table for) tell the loader,
+ * through a small ring buffer of their own. Unknown-process and
+ * unknown-mapping reports are rate-limited per process (the notify_next LRU
+ * hash: tgid -> earliest time of the next report, which userspace may push
+ * back). See docs/DESIGN-lifecycle.md.
+ */
+enum sfbpf_event_type {
+	SFBPF_EVENT_EXEC = 1, /* the process exec'd: its old entry was dropped */
+	SFBPF_EVENT_EXIT, /* its last thread exited: its entry was dropped */
+	SFBPF_EVENT_NO_PROC, /* sampled, but no (valid) entry */
+	SFBPF_EVENT_NO_MAPPING, /* sampled at, or returning to, addr: in no known mapping */
+};
+
+struct sfbpf_event {
+	__u64 time_ns; /* bpf_ktime_get_ns() */
+	__u64 addr; /* NO_MAPPING: the address */
+	__u64 start_ticks; /* the group leader's start (see struct sfbpf_proc) */
+	__u32 type; /* enum sfbpf_event_type */
+	__u32 pid; /* tgid */
+};
+
+#endif /* SFBPF_ABI_H */

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ABI between the off-CPU program (offcpu.bpf.c) and userspace, on top of
+ * profile.h (tables, struct sfbpf_sample, the unwinder's counters). Included by
+ * BPF code (after vmlinux.h) and by userspace (after <stdint.h>).
+ *
+ * A thread that is switched out (and passes the filters) gets its user stack
+ * (SFrame unwinder) and kernel stack recorded in the `blocked` hash, keyed by
+ * tid. When it is switched back in, the time it spent off-CPU becomes the
+ * record's weight and the record goes to the ring buffer, if that time is
+ * within [min, max]. See docs/DESIGN-offcpu.md.
+ */
+#ifndef SFBPF_OFFCPU_ABI_H
+#define SFBPF_OFFCPU_ABI_H
+
+#include "abi.h"
+
+/*
+ * Why a thread left the CPU, from the task state the scheduler saw
+ * (sched_switch's prev_state; preemption counts as running whatever the state).
+ */
+enum sfbpf_offcpu_state {
+	SFBPF_STATE_RUNNING = 0, /* preempted, still runnable: waited for a CPU (R) */
+	SFBPF_STATE_SLEEPING, /* TASK_INTERRUPTIBLE: sleep, poll, futex, pipe... (S) */
+	SFBPF_STATE_DISK, /* TASK_UNINTERRUPTIBLE, not TASK_NOLOAD: I/O, D-state locks (D) */
+	SFBPF_STATE_OTHER, /* idle kernel threads (I), stopped, traced, parked... */
+	SFBPF_STATE__COUNT,
+};
+
+#define SFBPF_STATE_BIT(state) (1u << (state))
+/* The default filter: every way of blocking, not preemption. */
+#define SFBPF_STATES_BLOCKED \
+	(SFBPF_STATE_BIT(SFBPF_STATE_SLEEPING) | SFBPF_STATE_BIT(SFBPF_STATE_DISK) | \
+	 SFBPF_STATE_BIT(SFBPF_STATE_OTHER))
+#define SFBPF_STATES_ALL ((1u << SFBPF_STATE__COUNT) - 1)
+
+/* Off-CPU counters, after the unwinder's (struct sfbpf_stats) in one per-CPU value. */
+enum sfbpf_offcpu_stat {
+	SFBPF_OFFCPU_STAT_SWITCHES = 0, /* context switches seen */
+	SFBPF_OFFCPU_STAT_BLOCKS, /* switch-outs that passed the filters: stacks recorded */
+	SFBPF_OFFCPU_STAT_MAP_FULL, /* switch-outs not recorded: the blocked map is full */
+	SFBPF_OFFCPU_STAT_WAKEUPS, /* recorded threads switched back in */
+	SFBPF_OFFCPU_STAT_SHORT, /* of those, dropped: off-CPU for less than min */
+	SFBPF_OFFCPU_STAT_LONG, /* of those, dropped: off-CPU for more than max */
+	SFBPF_OFFCPU_STAT_EXITS, /* recorded threads that exited (entry removed) */
+	SFBPF_OFFCPU_STAT__COUNT,
+};
+
+struct sfbpf_offcpu_stats {
+	struct sfbpf_stats unwind; /* samples = blocks recorded; emitted, drops, stops: at switch-in */
+	__u64 v[SFBPF_OFFCPU_STAT__COUNT];
+};
+
+/*
+ * One off-CPU period: the `blocked` map's value, and the ring buffer record
+ * (variable length: only the used frames of s.ips are sent).
+ * s.time_ns is the switch-in time, s.cpu the CPU the thread left, s.weight the
+ * off-CPU time in microseconds (saturated; end_ns - start_ns is exact).
+ */
+struct sfbpf_offcpu_sample {
+	__u64 start_ns; /* bpf_ktime_get_ns() at switch-out; 0 in the map: not blocked */
+	__u64 end_ns; /* at switch-in, or the end of the run (userspace) */
+	__u8 state; /* enum sfbpf_offcpu_state */
+	__u8 pad[7];
+	struct sfbpf_sample s;
+};
+
+#define SFBPF_OFFCPU_HDR_SIZE \
+	((unsigned long)&((struct sfbpf_offcpu_sample *)0)->s + SFBPF_SAMPLE_HDR_SIZE)
+
+#endif /* SFBPF_OFFCPU_ABI_H */

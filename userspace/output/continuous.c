@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Continuous mode (see continuous.h): the interval loop, profile files and
+ * their rotation. Pushing is push.c's, spooling spool.c's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/aggregate.h"
+#include "output/atomicfile.h"
+#include "output/continuous.h"
+#include "output/pprof.h"
+#include "output/push.h"
+#include "profile/session.h"
+#include "output/spool.h"
+
+#define POLL_MS 100 /* longest wait in the ring buffer: bounds a profile's lateness */
+#define NSEC 1000000000LL
+#define PREFIX "sfbpf-"
+#define SUFFIX ".pb.gz"
+#define STAMP_LEN 16 /* 20251121T201500Z */
+#define MAX_SEQ 1000
+
+struct cont {
+	const struct continuous_opts *o;
+	struct session *s;
+	int outfd;
+	struct spool *sp;
+	struct pusher *push;
+	struct pprof_opts po;
+	struct pprof_label labels[CONTINUOUS_MAX_LABELS + 1];
+	char hostname[PUSH_MAX_TAG_VALUE + 1];
+	char *spool_path;
+	char userpwd[1024];
+	uint64_t written, empty, write_errors, spool_errors, rotated;
+};
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+/* ---- options --------------------------------------------------------------------- */
+
+int continuous_parse_label(char *arg, struct pprof_label *out, const char **why)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq) {
+		*why = "expected key=value";
+		return -EINVAL;
+	}
+	*eq = '\0';
+	if (!push_valid_tag_key(arg)) {
+		*why = "keys are letters, digits, '_' and '.', not starting with a digit or \"__\"";
+		return -EINVAL;
+	}
+	if (!push_valid_tag_value(eq + 1)) {
+		*why = "values are 1-255 printable ASCII characters without spaces, quotes or {},=";
+		return -EINVAL;
+	}
+	out->key = arg;
+	out->value = eq + 1;
+	return 0;
+}
+
+int continuous_parse_size(const char *arg, uint64_t *out)
+{
+	static const char units[] = "kmgt";
+	const char *u;
+	char *end;
+	uint64_t v;
+	int shift;
+
+	if (*arg < '0' || *arg > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		u = strchr(units, *end | 0x20);
+		if (!u || (end[1] && strcasecmp(end + 1, "b") && strcasecmp(end + 1, "ib")))
+			return -EINVAL;
+		shift = 10 * (int)(u - units + 1);
+		if (v > UINT64_MAX >> shift)
+			return -EINVAL;
+		v <<= shift;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The hostname as a tag value: anything Pyroscope would refuse becomes '_'. */
+static void host_label(struct cont *c)
+{
+	char *p;
+
+	if (c->o->hostname) {
+		snprintf(c->hostname, sizeof(c->hostname), "%s", c->o->hostname);
+		return;
+	}
+	if (gethostname(c->hostname, sizeof(c->hostname) - 1))
+		snprintf(c->hostname, sizeof(c->hostname), "unknown");
+	c->hostname[sizeof(c->hostname) - 1] = '\0';
+	for (p = c->hostname; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || strchr("{},=\"", *p))
+			*p = '_';
+}
+
+/* hostname first unless the user gave one, then the user's labels. */
+static size_t build_labels(struct cont *c)
+{
+	size_t n = 0, i;
+	bool user_host = false;
+
+	for (i = 0; i < c->o->nr_labels; i++)
+		user_host |= !strcmp(c->o->labels[i].key, "hostname");
+	host_label(c);
+	if (!user_host && c->hostname[0])
+		c->labels[n++] = (struct pprof_label){ "hostname", c->hostname };
+	for (i = 0; i < c->o->nr_labels && n < CONTINUOUS_MAX_LABELS; i++)
+		c->labels[n++] = c->o->labels[i];
+	return n;
+}
+
+/* The session's mode decides the profile's type (see pprof.h, session.h). */
+static void pprof_setup(struct cont *c)
+{
+	session__pprof_opts(c->s, &c->po);
+	c->po.labels = c->labels;
+	c->po.nr_labels = build_labels(c);
+}
+
+/* ---- files ------------------------------------------------------------------------- */
+
+/* sfbpf-STAMP[-N].pb.gz: the sequence number, or -1 if the name is not ours. */
+static int profile_seq(const char *name)
+{
+	static const char stamp[] = "########T######Z"; /* #: a digit */
+	const char *p = name + strlen(PREFIX) + STAMP_LEN;
+	const char *s = name + strlen(PREFIX);
+	int seq = 0, i;
+
+	if (strncmp(name, PREFIX, strlen(PREFIX)) || strlen(name) < strlen(PREFIX) + STAMP_LEN)
+		return -1;
+	for (i = 0; i < STAMP_LEN; i++)
+		if (stamp[i] == '#' ? s[i] < '0' || s[i] > '9' : s[i] != stamp[i])
+			return -1;
+	if (*p == '-') {
+		for (p++; *p >= '0' && *p <= '9' && seq < MAX_SEQ; p++)
+			seq = seq * 10 + (*p - '0');
+		if (!seq)
+			return -1;
+	}
+	return strcmp(p, SUFFIX) ? -1 : seq;
+}
+
+static void profile_name(int64_t start_ns, int seq, char *buf, size_t size)
+{
+	time_t t = start_ns / NSEC;
+	char stamp[STAMP_LEN + 1];
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	if (seq)
+		snprintf(buf, size, PREFIX "%s-%d" SUFFIX, stamp, seq);
+	else
+		snprintf(buf, size, PREFIX "%s" SUFFIX, stamp);
+}
+
+/* The profile into a new file named for its start; name gets the name used. */
+static int write_profile(struct cont *c, int64_t start_ns, char *name, size_t size)
+{
+	struct atomicfile af;
+	int err, seq, fd;
+	FILE *f;
+
+	err = atomicfile__open(&af, c->outfd);
+	if (err)
+		return err;
+	fd = dup(af.fd);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		atomicfile__abort(&af);
+		return err;
+	}
+	err = pprof__write_file(c->s->agg, c->s->sym, c->s->ksyms, &c->po, f);
+	if (fclose(f) && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		atomicfile__abort(&af);
+		return err;
+	}
+	for (seq = 0, err = -EEXIST; seq < MAX_SEQ && err == -EEXIST; seq++) {
+		profile_name(start_ns, seq, name, size);
+		err = atomicfile__commit(&af, name);
+	}
+	if (err == -EEXIST)
+		atomicfile__abort(&af);
+	return err;
+}
+
+struct old_file {
+	char name[64];
+	int seq;
+	uint64_t size;
+};
+
+static int old_cmp(const void *a, const void *b)
+{
+	const struct old_file *x = a, *y = b;
+	int r = strncmp(x->name, y->name, strlen(PREFIX) + STAMP_LEN);
+
+	return r ? r : x->seq - y->seq;
+}
+
+/* Our profiles in the out-dir, oldest first. */
+static int list_profiles(int dirfd, struct old_file **out, size_t *count)
+{
+	struct old_file *v = NULL, *p;
+	size_t n = 0, cap = 0;
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	int fd, seq;
+
+	fd = dup(dirfd);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	rewinddir(dir);
+	while ((d = readdir(dir))) {
+		seq = profile_seq(d->d_name);
+		if (seq < 0 || strlen(d->d_name) >= sizeof(v->name) ||
+		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			p = realloc(v, cap * sizeof(*v));
+			if (!p) {
+				free(v);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			v = p;
+		}
+		memcpy(v[n].name, d->d_name, strlen(d->d_name) + 1); /* length checked above */
+		v[n].seq = seq;
+		v[n++].size = st.st_size;
+	}
+	closedir(dir);
+	if (n)
+		qsort(v, n, sizeof(*v), old_cmp);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+/* Keep the newest keep_files profiles, and no more than keep_bytes of them. */
+static void rotate(struct cont *c)
+{
+	struct old_file *v = NULL;
+	uint64_t bytes = 0;
+	size_t n = 0, i;
+
+	if (list_profiles(c->outfd, &v, &n))
+		return;
+	for (i = 0; i < n; i++)
+		bytes += v[i].size;
+	for (i = 0; i < n; i++) {
+		bool too_many = n - i > c->o->keep_files;
+		bool too_big = c->o->keep_bytes && bytes > c->o->keep_bytes && i + 1 < n;
+
+		if (!too_many && !too_big)
+			break;
+		if (!unlinkat(c->outfd, v[i].name, 0))
+			c->rotated++;
+		bytes -= v[i].size;
+	}
+	free(v);
+}
+
+/* ---- the loop ---------------------------------------------------------------------- */
+
+static int open_outputs(struct cont *c)
+{
+	int fd, err;
+
+	fd = atomicfile_dir_open(c->o->out_dir, false);
+	if (fd < 0) {
+		fprintf(stderr, "sfbpf: cannot open the out-dir %s: %s\n", c->o->out_dir,
+			strerror(-fd));
+		return fd;
+	}
+	if (c->outfd >= 0)
+		close(c->outfd);
+	c->outfd = fd;
+	if (c->sp) {
+		err = spool__reopen(c->sp);
+		if (err)
+			fprintf(stderr, "sfbpf: cannot reopen the spool %s: %s\n",
+				spool__path(c->sp), strerror(-err));
+	}
+	return 0;
+}
+
+/*
+ * Credentials from a file, not the command line (any user can read that in
+ * /proc/PID/cmdline): its first line, "user:password".
+ */
+static int read_auth(struct cont *c)
+{
+	struct stat st;
+	int fd, err;
+	ssize_t n;
+
+	fd = open(c->o->auth_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cannot read %s: %s\n", c->o->auth_file, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	if (st.st_mode & 077)
+		fprintf(stderr, "sfbpf: warning: %s is readable by others (chmod 600)\n",
+			c->o->auth_file);
+	n = read(fd, c->userpwd, sizeof(c->userpwd) - 1);
+	close(fd);
+	c->userpwd[n > 0 ? n : 0] = '\0';
+	c->userpwd[strcspn(c->userpwd, "\r\n")] = '\0';
+	if (!strchr(c->userpwd, ':')) {
+		fprintf(stderr, "sfbpf: %s: expected user:password on the first line\n",
+			c->o->auth_file);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Pushed profiles carry the same labels as the files, as the name's tags. */
+static int start_push(struct cont *c)
+{
+	const struct continuous_opts *o = c->o;
+	struct spool_limits lim = { .max_files = o->spool_files, .max_bytes = o->spool_bytes };
+	struct push_opts po = {
+		.url = o->push_url, .app_name = o->app_name, .tags = c->labels,
+		.nr_tags = c->po.nr_labels, .tenant = o->tenant,
+		.userpwd = o->auth_file ? c->userpwd : NULL,
+		.sample_rate = c->s->opts.freq ? c->s->opts.freq : 100,
+		.timeout = o->push_timeout, .backoff_max = o->backoff_max, .verbose = o->verbose,
+	};
+
+	if (o->auth_file && read_auth(c))
+		return -EINVAL;
+	if (o->spool_dir)
+		c->spool_path = strdup(o->spool_dir);
+	else if (asprintf(&c->spool_path, "%s/spool", o->out_dir) < 0)
+		c->spool_path = NULL;
+	if (!c->spool_path)
+		return -ENOMEM;
+	/* Our own subdirectory is never a symlink; a directory the user named may be. */
+	c->sp = spool__open(c->spool_path, !o->spool_dir, &lim);
+	if (!c->sp) {
+		fprintf(stderr, "sfbpf: cannot open the spool %s: %s\n", c->spool_path,
+			strerror(errno));
+		return -errno;
+	}
+	c->push = pusher__start(c->sp, &po);
+	if (!c->push) {
+		fprintf(stderr, "sfbpf: cannot start pushing to %s: %s\n", o->push_url,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Interval [start_ns, end_ns) to pprof (and the spool), then a fresh aggregator. */
+static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
+{
+	int64_t from = start_ns / NSEC, until = (end_ns + NSEC - 1) / NSEC;
+	struct aggr_totals t;
+	char name[80];
+	int err;
+
+	aggregator__totals(c->s->agg, &t);
+	until = until > from ? until : from + 1;
+	c->po.time_nanos = start_ns;
+	c->po.duration_nanos = end_ns > start_ns ? end_ns - start_ns : 0;
+	err = write_profile(c, start_ns, name, sizeof(name));
+	if (err == -ENOENT || err == -ESTALE) {
+		/* The out-dir went away: make it again, once. */
+		if (!open_outputs(c))
+			err = write_profile(c, start_ns, name, sizeof(name));
+	}
+	aggregator__reset(c->s->agg);
+	if (err) {
+		c->write_errors++;
+		fprintf(stderr, "sfbpf: cannot write the profile of %" PRId64 "..%" PRId64
+				" into %s: %s; lost it\n",
+			from, until, c->o->out_dir, strerror(-err));
+		return;
+	}
+	c->written++;
+	c->empty += !t.samples;
+	if (c->o->verbose)
+		fprintf(stderr, "sfbpf: continuous: wrote %s from=%" PRId64 " until=%" PRId64
+				" duration_ms=%" PRId64 " samples=%" PRIu64 "\n",
+			name, from, until, c->po.duration_nanos / 1000000, t.samples);
+	if (c->push && t.samples) {
+		err = spool__add(c->sp, c->outfd, name, from, until);
+		if (err) {
+			c->spool_errors++;
+			fprintf(stderr, "sfbpf: cannot spool %s into %s: %s; not pushed\n", name,
+				spool__path(c->sp), strerror(-err));
+		} else {
+			pusher__kick(c->push);
+		}
+	}
+	rotate(c);
+}
+
+/* The end of the interval holding now: the next multiple of the interval. */
+static int64_t next_boundary(const struct cont *c, int64_t now_ns)
+{
+	int64_t len = (int64_t)c->o->interval * NSEC;
+
+	return (now_ns / len + 1) * len;
+}
+
+static int loop(struct cont *c)
+{
+	const struct continuous_opts *o = c->o;
+	double end = o->duration > 0 ? session_now() + o->duration : 0;
+	int64_t start = realtime_ns(), next = next_boundary(c, start), now, len;
+	struct aggr_totals t;
+	int wait_ms, err = 0;
+
+	len = (int64_t)o->interval * NSEC;
+	while (!err && !*o->exiting && !(end && session_now() >= end)) {
+		if (o->reopen && *o->reopen) {
+			*o->reopen = 0;
+			if (o->verbose)
+				fprintf(stderr, "sfbpf: continuous: reopening outputs\n");
+			open_outputs(c);
+		}
+		now = realtime_ns();
+		/* The clock was set back: realign rather than wait out the step. */
+		if (next - now > len)
+			next = next_boundary(c, now);
+		if (now >= next) {
+			emit(c, start, next);
+			start = next;
+			/* Fell behind (a long write, a clock step forward): skip, do not burst. */
+			next = next + len > now ? next + len : next_boundary(c, now);
+			continue;
+		}
+		wait_ms = (next - now) / 1000000 + 1;
+		if (end && (end - session_now()) * 1000 < wait_ms)
+			wait_ms = (int)((end - session_now()) * 1000) + 1;
+		err = session__poll(c->s, wait_ms < POLL_MS ? wait_ms : POLL_MS);
+		if (err == -EINTR || err > 0)
+			err = 0;
+		if (err)
+			fprintf(stderr, "sfbpf: cannot read samples: %s\n", strerror(-err));
+	}
+	/* The interval in progress: what arrived until now, the ring buffer drained. */
+	session__stop(c->s);
+	now = realtime_ns();
+	aggregator__totals(c->s->agg, &t);
+	if (t.samples)
+		emit(c, start, now);
+	return err;
+}
+
+static void print_stats(struct cont *c)
+{
+	struct spool_stats ss;
+	struct push_stats ps;
+
+	fprintf(stderr, "sfbpf: stat continuous_profiles %" PRIu64 "\n", c->written);
+	fprintf(stderr, "sfbpf: stat continuous_empty %" PRIu64 "\n", c->empty);
+	fprintf(stderr, "sfbpf: stat continuous_write_errors %" PRIu64 "\n", c->write_errors);
+	fprintf(stderr, "sfbpf: stat continuous_rotated %" PRIu64 "\n", c->rotated);
+	if (!c->push)
+		return;
+	pusher__stats(c->push, &ps);
+	spool__stats(c->sp, &ss);
+	fprintf(stderr, "sfbpf: stat push_delivered %" PRIu64 "\n", ps.delivered);
+	fprintf(stderr, "sfbpf: stat push_attempts %" PRIu64 "\n", ps.attempts);
+	fprintf(stderr, "sfbpf: stat push_failures %" PRIu64 "\n", ps.failures);
+	fprintf(stderr, "sfbpf: stat push_refused %" PRIu64 "\n", ps.refused);
+	fprintf(stderr, "sfbpf: stat spool_errors %" PRIu64 "\n", c->spool_errors);
+	fprintf(stderr, "sfbpf: stat spool_dropped %" PRIu64 "\n", ss.dropped);
+	fprintf(stderr, "sfbpf: stat spool_left %u\n", ss.files);
+}
+
+int continuous__run(struct session *s, const struct continuous_opts *o)
+{
+	struct cont c = { .o = o, .s = s, .outfd = -1 };
+	unsigned left;
+	int err;
+
+	if (!o->out_dir || !o->out_dir[0] || !o->interval ||
+	    o->interval > CONTINUOUS_MAX_INTERVAL || o->nr_labels > CONTINUOUS_MAX_LABELS ||
+	    !o->exiting)
+		return -EINVAL;
+	if (!o->keep_files && !o->push_url) {
+		fprintf(stderr, "sfbpf: keeping no profiles and pushing none would keep nothing\n");
+		return -EINVAL;
+	}
+	pprof_setup(&c);
+	err = open_outputs(&c);
+	if (!err && o->push_url)
+		err = start_push(&c);
+	if (!err) {
+		err = loop(&c);
+		if (c.push) {
+			left = pusher__stop(c.push, o->flush_timeout);
+			if (left)
+				fprintf(stderr,
+					"sfbpf: push: %u profiles left in %s for the next run\n",
+					left, spool__path(c.sp));
+		}
+		if (o->stats)
+			print_stats(&c);
+	}
+	pusher__free(c.push);
+	explicit_bzero(c.userpwd, sizeof(c.userpwd));
+	spool__close(c.sp);
+	free(c.spool_path);
+	if (c.outfd >= 0)
+		close(c.outfd);
+	return err;
+}

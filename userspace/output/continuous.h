@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Continuous mode: a profiling service. Every interval the session's
+ * aggregated stacks become one gzipped pprof file in the out-dir, labelled
+ * with the host and the user's labels, and the aggregator starts over.
+ *
+ *   OUT_DIR/sfbpf-20251121T201500Z.pb.gz   the interval starting then (UTC)
+ *
+ * Intervals are aligned to multiples of the interval in wall-clock time (a
+ * 15 s interval ends at :00, :15, :30, :45), so that a fleet's profiles cover
+ * the same windows; the first one is shorter. Files appear whole (see
+ * atomicfile.h) and never replace anything. The out-dir keeps the newest
+ * keep_files profiles (and at most keep_bytes): older sfbpf-*.pb.gz files are
+ * deleted, nothing else in the directory is touched.
+ *
+ * With a push URL every profile with samples also goes to the spool (see
+ * spool.h) and from there to a Pyroscope-compatible backend (see push.h);
+ * whatever the spool holds at start (an earlier run's leftovers) goes too.
+ *
+ * Signals are the caller's: its handlers set the flags this loop reads.
+ *   *exiting  (SIGTERM, SIGINT) ends the current interval early: it is written
+ *             and pushed (for up to flush_timeout seconds) before returning;
+ *   *reopen   (SIGHUP) reopens the out-dir and the spool directory, recreating
+ *             them if they were moved away (log shippers, cleanups); cleared
+ *             here. Nothing else is re-read.
+ */
+#ifndef SFBPF_CONTINUOUS_H
+#define SFBPF_CONTINUOUS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output/pprof.h"
+
+struct session;
+
+#define CONTINUOUS_MAX_LABELS 16
+#define CONTINUOUS_DEFAULT_INTERVAL 15
+#define CONTINUOUS_MAX_INTERVAL 3600
+#define CONTINUOUS_DEFAULT_KEEP 240 /* an hour of 15 s profiles */
+#define CONTINUOUS_DEFAULT_FLUSH 5.0
+
+struct continuous_opts {
+	unsigned interval; /* seconds per profile, 1..CONTINUOUS_MAX_INTERVAL */
+	double duration; /* seconds in all; 0: until *exiting */
+	const char *out_dir; /* created (with parents) if missing */
+	unsigned keep_files; /* profiles kept in out_dir; 0: none (push only) */
+	uint64_t keep_bytes; /* their total size at most (the newest always stays); 0: any */
+	const char *hostname; /* the hostname label; NULL: gethostname(); "": none */
+	const struct pprof_label *labels; /* more labels (continuous_parse_label) */
+	size_t nr_labels;
+	/* Push (push.h); push_url NULL: none. */
+	const char *push_url;
+	const char *app_name; /* NULL: "sfbpf" */
+	const char *tenant; /* X-Scope-OrgID; NULL: none */
+	const char *auth_file; /* "user:password" for basic auth, read once at start */
+	const char *spool_dir; /* NULL: OUT_DIR/spool */
+	unsigned spool_files; /* 0: SPOOL_DEFAULT_FILES */
+	uint64_t spool_bytes; /* 0: SPOOL_DEFAULT_BYTES */
+	double push_timeout; /* per request; 0: 10 s */
+	double backoff_max; /* longest wait between retries; 0: 60 s */
+	double flush_timeout; /* at exit, seconds to deliver what is spooled */
+	int verbose; /* 1: a line per profile written and delivered */
+	bool stats; /* "sfbpf: stat continuous_* / push_* / spool_*" lines on stderr at exit */
+	const volatile sig_atomic_t *exiting;
+	volatile sig_atomic_t *reopen; /* may be NULL */
+};
+
+/*
+ * Runs until *exiting or the duration is over, then stops the session
+ * (session__stop) and flushes. Returns 0, or a negative errno when it could
+ * not start (out-dir, spool or push setup) or the ring buffer failed; a line
+ * on stderr says why. Other failures (a full disk, a dead backend) are
+ * warnings: a service keeps running.
+ */
+int continuous__run(struct session *s, const struct continuous_opts *opts);
+
+/*
+ * Option parsing for the front end. "key=value" is split in place (arg is
+ * modified and must outlive the run); the key follows Pyroscope's tag-key
+ * rules, the value its tag-value rules (push.h), so that a label that works
+ * in files also works pushed. Returns 0, or -EINVAL and *why.
+ */
+int continuous_parse_label(char *arg, struct pprof_label *out, const char **why);
+/* "512M", "2G", "100k", "4096": bytes (powers of 1024). 0 or -EINVAL. */
+int continuous_parse_size(const char *arg, uint64_t *out);
+
+#endif /* SFBPF_CONTINUOUS_H */

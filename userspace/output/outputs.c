@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* End-of-run outputs (see outputs.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "output/flamegraph.h"
+#include "output/folded.h"
+#include "output/outfile.h"
+#include "output/outputs.h"
+#include "output/pprof.h"
+
+int64_t outputs_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool weighted(const struct session *s)
+{
+	return s->opts.off_cpu || s->opts.on_off;
+}
+
+static int write_pprof(struct session *s, const struct outputs_opts *o)
+{
+	struct pprof_opts po = {
+		.time_nanos = o->start_ns,
+		.duration_nanos = (int64_t)(o->duration_s * 1e9),
+		.comment = "sfbpf-top",
+	};
+
+	/* Sample type and weights from the mode; a cgroup label on every sample. */
+	session__pprof_opts(s, &po);
+	if (weighted(s))
+		po.freq = 0; /* values are measured times, not periods */
+	return pprof__write(s->agg, s->sym, s->ksyms, &po, o->pprof_path);
+}
+
+static int write_svg(struct session *s, const struct outputs_opts *o)
+{
+	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
+	char sub[160];
+
+	if (weighted(s)) {
+		fo.title =
+			s->opts.on_off ? "Wall-Clock Time Flame Graph" : "Off-CPU Time Flame Graph";
+		fo.unit = "µs";
+		fo.weight = true;
+		snprintf(sub, sizeof(sub), "sfbpf-top, %.1f s%s", o->duration_s,
+			 s->opts.nr_pids ? "" : ", system-wide");
+	} else {
+		snprintf(sub, sizeof(sub), "sfbpf-top, %lu Hz, %.1f s%s", s->opts.freq,
+			 o->duration_s, s->opts.nr_pids ? "" : ", system-wide");
+	}
+	fo.subtitle = sub;
+	return flamegraph__write_svg(s->agg, s->sym, s->ksyms, &fo, o->svg_path);
+}
+
+static int report(int err, const char *what, const char *path)
+{
+	if (err)
+		fprintf(stderr, "sfbpf-top: writing %s %s: %s\n", what, path, strerror(-err));
+	return err;
+}
+
+int outputs__check(const struct outputs_opts *o)
+{
+	const char *paths[] = { o->folded_path, o->pprof_path, o->svg_path };
+	const char *what[] = { "folded stacks", "pprof", "flame graph" };
+	int err = 0, e;
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i])
+			continue;
+		e = outfile__probe(paths[i]);
+		if (e)
+			fprintf(stderr, "sfbpf-top: cannot write %s to %s: %s\n", what[i], paths[i],
+				strerror(-e));
+		err = err ? err : e;
+	}
+	return err;
+}
+
+int outputs__write(struct session *s, const struct outputs_opts *o)
+{
+	struct folded_opts fopts = { .weight = weighted(s) };
+	int err = 0, e;
+
+	if (o->folded_path) {
+		e = folded__write(s->agg, s->sym, s->ksyms, &fopts, o->folded_path);
+		err = err ? err : report(e, "folded stacks", o->folded_path);
+	}
+	if (o->pprof_path) {
+		e = write_pprof(s, o);
+		err = err ? err : report(e, "pprof", o->pprof_path);
+	}
+	if (o->svg_path) {
+		e = write_svg(s, o);
+		err = err ? err : report(e, "flame graph", o->svg_path);
+	}
+	return err;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What sfbpf-top writes at the end of a run: folded stacks, a pprof profile,
+ * a flame graph — all from the same aggregated stacks, so they agree. CPU
+ * runs count samples; off-CPU and on+off runs weigh stacks by time (µs).
+ * A named file is replaced whole once written, never followed (outfile.h).
+ */
+#ifndef SFBPF_OUTPUTS_H
+#define SFBPF_OUTPUTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile/session.h"
+
+struct outputs_opts {
+	const char *folded_path; /* NULL: not written; "-": stdout */
+	const char *pprof_path;
+	const char *svg_path;
+	int64_t start_ns; /* wall clock at start (CLOCK_REALTIME) */
+	double duration_s;
+};
+
+/*
+ * Before the run: whether every requested output can be written (a file is
+ * created and dropped in each directory), so that a bad path fails at once,
+ * not after the run; reports failures on stderr; 0 or the first error.
+ */
+int outputs__check(const struct outputs_opts *o);
+/* Writes every requested output; reports failures on stderr; 0 or the first error. */
+int outputs__write(struct session *s, const struct outputs_opts *o);
+/* CLOCK_REALTIME now, in ns: the start time profiles carry. */
+int64_t outputs_wall_ns(void);
+
+#endif /* SFBPF_OUTPUTS_H */

@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pprof writer (see pprof.h). The profile is built in memory as protobuf-c
+ * messages, deduplicating strings, functions, mappings and locations through
+ * hash tables, then packed straight into a gzip stream: the serialized profile
+ * is never held whole in memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "profile/aggregate.h"
+#include "procs/mapinfo.h"
+#include "output/outfile.h"
+#include "output/pprof.h"
+#include "profile.pb-c.h"
+#include "profile/stackwalk.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+#define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+
+/* ---- hash index: slot -> element index + 1 of the owner's array -------------- */
+
+struct slot {
+	uint64_t hash;
+	uint32_t idx; /* 0: empty */
+};
+
+struct index {
+	struct slot *slots;
+	size_t cap, n; /* cap: power of two */
+};
+
+struct builder;
+typedef bool (*index_eq)(const struct builder *b, uint32_t idx, const void *key);
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 29);
+}
+
+static int index_grow(struct index *ix)
+{
+	size_t cap = ix->cap ? ix->cap * 2 : 1024, i, j;
+	struct slot *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < ix->cap; i++) {
+		if (!ix->slots[i].idx)
+			continue;
+		for (j = ix->slots[i].hash & (cap - 1); s[j].idx; j = (j + 1) & (cap - 1))
+			;
+		s[j] = ix->slots[i];
+	}
+	free(ix->slots);
+	ix->slots = s;
+	ix->cap = cap;
+	return 0;
+}
+
+/* The slot holding key, or the empty slot where it goes; NULL without memory. */
+static struct slot *index_find(struct index *ix, uint64_t hash, index_eq eq,
+			       const struct builder *b, const void *key)
+{
+	size_t i;
+
+	if ((ix->n + 1) * 2 > ix->cap && index_grow(ix))
+		return NULL;
+	for (i = hash & (ix->cap - 1); ix->slots[i].idx; i = (i + 1) & (ix->cap - 1)) {
+		if (ix->slots[i].hash == hash && eq(b, ix->slots[i].idx - 1, key))
+			return &ix->slots[i];
+	}
+	return &ix->slots[i];
+}
+
+static void index_set(struct index *ix, struct slot *s, uint64_t hash, size_t idx)
+{
+	s->hash = hash;
+	s->idx = idx + 1;
+	ix->n++;
+}
+
+/* ---- builder ------------------------------------------------------------------ */
+
+struct mapping {
+	PbMapping pb;
+	bool synthetic; /* range grown from the addresses seen (process gone) */
+};
+
+struct location {
+	PbLocation pb;
+	PbLine line;
+	PbLine *linep;
+};
+
+/* A frame already placed: (pid, address, kind) -> location, skipping its lookups. */
+struct frame_key {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t kind;
+	int64_t loc;
+};
+
+struct builder {
+	struct pprof_opts opts;
+	int64_t period;
+	struct mapinfo *mi;
+	char **strs;
+	size_t nstrs, strs_cap;
+	struct index str_ix;
+	PbFunction *funcs;
+	size_t nfuncs, funcs_cap;
+	struct index func_ix;
+	struct mapping *maps;
+	size_t nmaps, maps_cap;
+	struct index map_ix;
+	struct location *locs;
+	size_t nlocs, locs_cap;
+	struct index loc_ix;
+	struct frame_key *frames;
+	size_t nframes, frames_cap;
+	struct index frame_ix;
+	PbSample *samples;
+	size_t nsamples, samples_cap;
+	PbLabel *extra_labels; /* shared by every sample */
+	int64_t s_comm, s_pid, s_cgroup; /* label keys */
+	int64_t kernel_map; /* its mapping id; 0: none yet */
+	char kernel_build_id[MAPINFO_BUILD_ID_HEX];
+};
+
+/* Grow *arr (elements of size sz) to hold one more than *n. */
+static int grow(void *arr, size_t *cap, size_t n, size_t sz)
+{
+	size_t c = *cap ? *cap * 2 : 256;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*(void **)arr, c * sz);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * sz, 0, (c - *cap) * sz);
+	*(void **)arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* ---- strings -------------------------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static bool str_eq(const struct builder *b, uint32_t idx, const void *key)
+{
+	return strcmp(b->strs[idx], key) == 0;
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* No overlong forms, surrogates or code points past U+10FFFF. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/*
+ * Protobuf strings must be UTF-8: a copy of s with invalid bytes as '?', and
+ * control characters as '_' as in the folded output (pprof prints names in
+ * line-oriented reports).
+ */
+static char *utf8_dup(const char *s)
+{
+	char *d = strdup(s);
+	size_t i, n;
+
+	for (i = 0; d && d[i]; i += n) {
+		n = utf8_len((unsigned char *)d + i);
+		if (!n)
+			d[i] = '?';
+		else if (n == 1 && ((unsigned char)d[i] < 0x20 || d[i] == 0x7f))
+			d[i] = '_';
+		n = n ? n : 1;
+	}
+	return d;
+}
+
+/* Index of s in the string table; -ENOMEM on failure. */
+static int64_t str_id(struct builder *b, const char *s)
+{
+	uint64_t h;
+	struct slot *sl;
+	char *copy;
+
+	if (!s || !*s)
+		return 0;
+	h = str_hash(s);
+	sl = index_find(&b->str_ix, h, str_eq, b, s);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->idx)
+		return sl->idx - 1;
+	copy = utf8_dup(s);
+	if (!copy || grow(&b->strs, &b->strs_cap, b->nstrs, sizeof(*b->strs))) {
+		free(copy);
+		return -ENOMEM;
+	}
+	b->strs[b->nstrs] = copy;
+	index_set(&b->str_ix, sl, h, b->nstrs);
+	return b->nstrs++;
+}
+
+/* ---- functions ------------------------------------------------------------------ */
+
+static bool func_eq(const struct builder *b, uint32_t idx, const void *key)
+{
+	const PbFunction *f = &b->funcs[idx], *k = key;
+
+	return f->name == k->name && f->system_name == k->system_name &&
+	       f->filename == k->filename;
+}
+
+/* Function id (1-based) for a name in a file; negative errno. */
+static int64_t func_id(struct builder *b, const char *name, const char *file)
+{
+	PbFunction key = PERFTOOLS__PROFILES__FUNCTION__INIT;
+	struct slot *sl;
+	uint64_t h;
+
+	key.name = key.system_name = str_id(b, name);
+	key.filename = str_id(b, file);
+	if (key.name < 0 || key.filename < 0)
+		return -ENOMEM;
+	h = mix(mix(1, key.name), key.filename);
+	sl = index_find(&b->func_ix, h, func_eq, b, &key);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->idx)
+		return sl->idx;
+	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs, sizeof(*b->funcs)))
+		return -ENOMEM;
+	key.id = b->nfuncs + 1;
+	b->funcs[b->nfuncs] = key;
+	index_set(&b->func_ix, sl, h, b->nfuncs);
+	return ++b->nfuncs;
+}
+
+/* ---- mappings ------------------------------------------------------------------- */
+
+static bool map_eq(const struct builder *b, uint32_t idx, const void *key)
+{
+	const struct mapping *m = &b->maps[idx], *k = key;
+
+	if (m->synthetic != k->synthetic || m->pb.filename != k->pb.filename)
+		return false;
+	return m->synthetic || (m->pb.memory_start == k->pb.memory_start &&
+				m->pb.memory_limit == k->pb.memory_limit &&
+				m->pb.file_offset == k->pb.file_offset &&
+				m->pb.build_id == k->pb.build_id);
+}
+
+/* Mapping id (1-based) for key (filled but for id); negative errno. */
+static int64_t map_id(struct builder *b, const struct mapping *key)
+{
+	struct slot *sl;
+	uint64_t h = mix(mix(2, key->pb.filename), key->synthetic);
+
+	if (!key->synthetic)
+		h = mix(mix(mix(h, key->pb.memory_start), key->pb.file_offset), key->pb.build_id);
+	sl = index_find(&b->map_ix, h, map_eq, b, key);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->idx)
+		return sl->idx;
+	if (grow(&b->maps, &b->maps_cap, b->nmaps, sizeof(*b->maps)))
+		return -ENOMEM;
+	b->maps[b->nmaps] = *key;
+	b->maps[b->nmaps].pb.id = b->nmaps + 1;
+	index_set(&b->map_ix, sl, h, b->nmaps);
+	return ++b->nmaps;
+}
+
+/* A synthetic or kernel mapping's range covers every address it holds. */
+static void map_cover(struct builder *b, int64_t id, uint64_t addr)
+{
+	PbMapping *m = &b->maps[id - 1].pb;
+
+	if (!b->maps[id - 1].synthetic)
+		return;
+	if (!m->memory_limit || addr < m->memory_start)
+		m->memory_start = addr;
+	if (addr >= m->memory_limit)
+		m->memory_limit = addr + 1;
+}
+
+/* One mapping for every kernel frame, its range grown from their addresses. */
+static int64_t kernel_map_id(struct builder *b)
+{
+	struct mapping key = { .pb = PERFTOOLS__PROFILES__MAPPING__INIT, .synthetic = true };
+	int64_t id;
+
+	if (b->kernel_map)
+		return b->kernel_map;
+	key.pb.filename = str_id(b, KERNEL_MAPPING_NAME);
+	key.pb.build_id = str_id(b, b->kernel_build_id);
+	key.pb.has_functions = true;
+	if (key.pb.filename < 0 || key.pb.build_id < 0)
+		return -ENOMEM;
+	id = map_id(b, &key);
+	if (id > 0)
+		b->kernel_map = id;
+	return id;
+}
+
+/* The mapping of a user frame: the live process's, else one grown from the frames. */
+static int64_t user_map_id(struct builder *b, uint32_t pid, const struct sw_frame *f)
+{
+	struct mapping key = { .pb = PERFTOOLS__PROFILES__MAPPING__INIT };
+	const char *file = f->path ? f->path : f->module;
+	struct map_entry e;
+
+	if (mapinfo__find(b->mi, pid, f->addr, &e) == 0 &&
+	    strcmp(e.path, f->path ? f->path : "") == 0) {
+		key.pb.memory_start = e.start;
+		key.pb.memory_limit = e.end;
+		key.pb.file_offset = e.offset;
+		key.pb.build_id = str_id(b, e.build_id);
+	} else {
+		key.synthetic = true;
+	}
+	key.pb.filename = str_id(b, file);
+	key.pb.has_functions = true;
+	if (key.pb.filename < 0 || key.pb.build_id < 0)
+		return -ENOMEM;
+	return map_id(b, &key);
+}
+
+/* ---- locations ------------------------------------------------------------------ */
+
+static bool loc_eq(const struct builder *b, uint32_t idx, const void *key)
+{
+	const struct location *l = &b->locs[idx], *k = key;
+
+	return l->pb.mapping_id == k->pb.mapping_id && l->pb.address == k->pb.address &&
+	       l->line.function_id == k->line.function_id;
+}
+
+static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, int64_t func)
+{
+	struct location key = { .pb = PERFTOOLS__PROFILES__LOCATION__INIT,
+				.line = PERFTOOLS__PROFILES__LINE__INIT };
+	struct slot *sl;
+	uint64_t h;
+
+	if (map < 0 || func < 0)
+		return map < 0 ? map : func;
+	key.pb.mapping_id = map;
+	key.pb.address = addr;
+	key.line.function_id = func;
+	h = mix(mix(mix(3, map), addr), func);
+	sl = index_find(&b->loc_ix, h, loc_eq, b, &key);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->idx)
+		return sl->idx;
+	if (grow(&b->locs, &b->locs_cap, b->nlocs, sizeof(*b->locs)))
+		return -ENOMEM;
+	key.pb.id = b->nlocs + 1;
+	b->locs[b->nlocs] = key;
+	index_set(&b->loc_ix, sl, h, b->nlocs);
+	if (map)
+		map_cover(b, map, addr);
+	return ++b->nlocs;
+}
+
+static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_frame *f)
+{
+	const char *file;
+	int64_t map;
+
+	switch (f->kind) {
+	case SW_KERNEL:
+		map = kernel_map_id(b);
+		file = f->module ? f->module : KERNEL_MAPPING_NAME;
+		return loc_id(b, map, f->addr, func_id(b, f->name, file));
+	case SW_USER:
+		if (!f->mapped)
+			return loc_id(b, 0, f->addr, func_id(b, f->name, NULL));
+		map = user_map_id(b, pid, f);
+		file = f->path ? f->path : f->module;
+		return loc_id(b, map, f->addr, func_id(b, f->name, file));
+	default: /* [truncated]: no address */
+		return loc_id(b, 0, 0, func_id(b, f->name, NULL));
+	}
+}
+
+static bool frame_eq(const struct builder *b, uint32_t idx, const void *key)
+{
+	const struct frame_key *f = &b->frames[idx], *k = key;
+
+	return f->addr == k->addr && f->pid == k->pid && f->kind == k->kind;
+}
+
+/*
+ * Location of a frame. One address of one process always symbolizes alike
+ * within a profile, so frames met again (most are) skip the symbol, mapping
+ * and string lookups.
+ */
+static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame *f)
+{
+	struct frame_key key = { .addr = f->addr, .pid = f->kind == SW_KERNEL ? 0 : pid,
+				 .kind = f->kind };
+	uint64_t h = mix(mix(mix(4, key.addr), key.pid), key.kind);
+	struct slot *sl = index_find(&b->frame_ix, h, frame_eq, b, &key);
+
+	if (!sl)
+		return -ENOMEM;
+	if (sl->idx)
+		return b->frames[sl->idx - 1].loc;
+	key.loc = place_frame(b, pid, f);
+	if (key.loc < 0 || grow(&b->frames, &b->frames_cap, b->nframes, sizeof(*b->frames)))
+		return key.loc < 0 ? key.loc : -ENOMEM;
+	b->frames[b->nframes] = key;
+	index_set(&b->frame_ix, sl, h, b->nframes++);
+	return key.loc;
+}
+
+/* ---- samples -------------------------------------------------------------------- */
+
+/* One allocation per sample: location ids, values, label pointers and own labels. */
+struct sample_mem {
+	int64_t values[2]; /* first: Sample.value points at the allocation */
+	PbLabel comm, pid, cgroup;
+	PbLabel *labels[]; /* then the location ids */
+};
+
+/* The task's cgroup path, when known: how fleets tell containers and services apart. */
+static bool add_cgroup_label(struct builder *b, const struct sw_stack *st, PbLabel *l)
+{
+	const char *path;
+
+	if (!b->opts.cgroup_path || !st->raw || !st->raw->cgroup_id)
+		return false;
+	path = b->opts.cgroup_path(b->opts.cgroup_ctx, st->raw->cgroup_id);
+	if (!path)
+		return false;
+	perftools__profiles__label__init(l);
+	l->key = b->s_cgroup;
+	l->str = str_id(b, path);
+	return l->str > 0;
+}
+
+static int add_sample(const struct sw_stack *st, void *ctx)
+{
+	struct builder *b = ctx;
+	size_t nlabels = 3 + b->opts.nr_labels, nlocs = st->nr_frames - 1, i, n = 0;
+	struct sample_mem *m;
+	uint64_t *ids;
+	PbSample *s;
+	int64_t id;
+
+	if (!st->count && !st->weight)
+		return 0;
+	if (grow(&b->samples, &b->samples_cap, b->nsamples, sizeof(*b->samples)))
+		return -ENOMEM;
+	m = calloc(1, sizeof(*m) + nlabels * sizeof(PbLabel *) + nlocs * sizeof(uint64_t));
+	if (!m)
+		return -ENOMEM;
+	s = &b->samples[b->nsamples++];
+	perftools__profiles__sample__init(s);
+	s->value = m->values; /* owns m: freed through it */
+	s->label = m->labels;
+	ids = (uint64_t *)(m->labels + nlabels);
+	s->location_id = ids;
+	/* Leaf first; frames[0] is the comm, a label here. */
+	for (i = st->nr_frames - 1; i >= 1; i--) {
+		id = frame_loc(b, st->pid, &st->frames[i]);
+		if (id < 0)
+			return id;
+		ids[s->n_location_id++] = id;
+	}
+	m->values[0] = st->count;
+	m->values[1] = b->opts.value_from_weight ? (int64_t)st->weight * b->opts.weight_scale :
+						   (int64_t)st->count * b->period;
+	s->n_value = 2;
+	perftools__profiles__label__init(&m->comm);
+	m->comm.key = b->s_comm;
+	m->comm.str = str_id(b, st->frames[0].name);
+	if (m->comm.str < 0)
+		return -ENOMEM;
+	m->labels[n++] = &m->comm;
+	/* A zero numeric label reads back as no label: the idle task has none. */
+	if (st->pid) {
+		perftools__profiles__label__init(&m->pid);
+		m->pid.key = b->s_pid;
+		m->pid.num = st->pid;
+		m->labels[n++] = &m->pid;
+	}
+	if (add_cgroup_label(b, st, &m->cgroup))
+		m->labels[n++] = &m->cgroup;
+	for (i = 0; i < b->opts.nr_labels; i++)
+		m->labels[n++] = &b->extra_labels[i];
+	s->n_label = n;
+	return 0;
+}
+
+/* ---- output --------------------------------------------------------------------- */
+
+/* protobuf-c appends a few bytes at a time: stage them, deflate 64 KiB at once. */
+struct gz_buffer {
+	ProtobufCBuffer base;
+	z_stream z;
+	FILE *f;
+	int err;
+	size_t staged;
+	unsigned char in[1 << 16];
+	unsigned char out[1 << 16];
+};
+
+static void gz_run(struct gz_buffer *g, const uint8_t *data, size_t len, int flush)
+{
+	int ret;
+
+	g->z.next_in = (Bytef *)data;
+	g->z.avail_in = len;
+	do {
+		g->z.next_out = g->out;
+		g->z.avail_out = sizeof(g->out);
+		ret = deflate(&g->z, flush);
+		if (ret == Z_STREAM_ERROR) {
+			g->err = -EIO;
+			return;
+		}
+		len = sizeof(g->out) - g->z.avail_out;
+		if (len && fwrite(g->out, 1, len, g->f) != len) {
+			g->err = -EIO;
+			return;
+		}
+	} while (g->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+}
+
+static void gz_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
+{
+	struct gz_buffer *g = (struct gz_buffer *)buf;
+
+	if (g->err)
+		return;
+	if (g->staged + len > sizeof(g->in)) {
+		gz_run(g, g->in, g->staged, Z_NO_FLUSH);
+		g->staged = 0;
+	}
+	if (len >= sizeof(g->in)) {
+		gz_run(g, data, len, Z_NO_FLUSH);
+		return;
+	}
+	memcpy(g->in + g->staged, data, len);
+	g->staged += len;
+}
+
+/* Pack p into f, gzip-compressed (what pprof readers expect). */
+static int write_gzip(const PbProfile *p, FILE *f)
+{
+	struct gz_buffer *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return -ENOMEM;
+	g->base.append = gz_append;
+	g->f = f;
+	/*
+	 * windowBits 15 + 16: a gzip header and trailer instead of zlib's. Fastest
+	 * level, as Go's profiles: location ids compress little at any level.
+	 */
+	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(g);
+		return -ENOMEM;
+	}
+	perftools__profiles__profile__pack_to_buffer(p, &g->base);
+	if (!g->err)
+		gz_run(g, g->in, g->staged, Z_FINISH);
+	deflateEnd(&g->z);
+	err = g->err;
+	free(g);
+	if (!err && (fflush(f) || ferror(f)))
+		err = -EIO;
+	return err;
+}
+
+/* Pointer arrays protobuf-c wants, over the builder's element arrays. */
+static void **ptrs(void *elems, size_t n, size_t sz)
+{
+	void **p = calloc(n ? n : 1, sizeof(*p));
+	size_t i;
+
+	for (i = 0; p && i < n; i++)
+		p[i] = (char *)elems + i * sz;
+	return p;
+}
+
+static int emit(struct builder *b, FILE *f)
+{
+	PbProfile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	PbValueType types[2], period_type, *type_ptrs[2] = { &types[0], &types[1] };
+	int64_t comment;
+	size_t i;
+	int err = -ENOMEM;
+
+	for (i = 0; i < 2; i++)
+		perftools__profiles__value_type__init(&types[i]);
+	perftools__profiles__value_type__init(&period_type);
+	types[0].type = str_id(b, "samples");
+	types[0].unit = str_id(b, "count");
+	types[1].type = period_type.type = str_id(b, b->opts.type);
+	types[1].unit = period_type.unit = str_id(b, b->opts.unit);
+	comment = str_id(b, b->opts.comment);
+	if (types[0].type < 0 || types[0].unit < 0 || types[1].type < 0 || types[1].unit < 0 ||
+	    comment < 0)
+		return -ENOMEM;
+	for (i = 0; i < b->nlocs; i++) {
+		b->locs[i].linep = &b->locs[i].line;
+		b->locs[i].pb.line = &b->locs[i].linep;
+		b->locs[i].pb.n_line = 1;
+	}
+	p.n_sample_type = 2;
+	p.sample_type = type_ptrs;
+	p.period_type = &period_type;
+	p.period = b->period;
+	p.time_nanos = b->opts.time_nanos;
+	p.duration_nanos = b->opts.duration_nanos;
+	p.n_comment = comment ? 1 : 0;
+	p.comment = &comment;
+	p.n_string_table = b->nstrs;
+	p.string_table = b->strs;
+	p.n_sample = b->nsamples;
+	p.sample = (PbSample **)ptrs(b->samples, b->nsamples, sizeof(*b->samples));
+	p.n_mapping = b->nmaps;
+	p.mapping = (PbMapping **)ptrs(b->maps, b->nmaps, sizeof(*b->maps));
+	p.n_location = b->nlocs;
+	p.location = (PbLocation **)ptrs(b->locs, b->nlocs, sizeof(*b->locs));
+	p.n_function = b->nfuncs;
+	p.function = (PbFunction **)ptrs(b->funcs, b->nfuncs, sizeof(*b->funcs));
+	if (p.sample && p.mapping && p.location && p.function)
+		err = write_gzip(&p, f);
+	free(p.sample);
+	free(p.mapping);
+	free(p.location);
+	free(p.function);
+	return err;
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static int builder__init(struct builder *b, const struct pprof_opts *opts)
+{
+	struct timespec ts;
+	size_t i;
+
+	if (opts)
+		b->opts = *opts;
+	if (!b->opts.type)
+		b->opts.type = "cpu";
+	if (!b->opts.unit)
+		b->opts.unit = "nanoseconds";
+	if (!b->opts.weight_scale)
+		b->opts.weight_scale = 1;
+	b->period = b->opts.period;
+	if (!b->period && b->opts.freq)
+		b->period = 1000000000LL / b->opts.freq;
+	if (!b->period && !b->opts.value_from_weight)
+		return -EINVAL; /* count x period needs a period */
+	if (!b->opts.time_nanos && !clock_gettime(CLOCK_REALTIME, &ts))
+		b->opts.time_nanos = ts.tv_sec * 1000000000LL + ts.tv_nsec - b->opts.duration_nanos;
+	b->mi = mapinfo__new();
+	b->extra_labels = calloc(b->opts.nr_labels + 1, sizeof(*b->extra_labels));
+	if (!b->mi || !b->extra_labels || grow(&b->strs, &b->strs_cap, 0, sizeof(*b->strs)))
+		return -ENOMEM;
+	/* Entry 0 is "": str_id() answers 0 for it without looking it up. */
+	b->strs[b->nstrs++] = strdup("");
+	if (!b->strs[0])
+		return -ENOMEM;
+	b->s_comm = str_id(b, "comm");
+	b->s_pid = str_id(b, "pid");
+	b->s_cgroup = str_id(b, "cgroup");
+	for (i = 0; i < b->opts.nr_labels; i++) {
+		perftools__profiles__label__init(&b->extra_labels[i]);
+		b->extra_labels[i].key = str_id(b, b->opts.labels[i].key);
+		b->extra_labels[i].str = str_id(b, b->opts.labels[i].value);
+		if (b->extra_labels[i].key <= 0 || b->extra_labels[i].str < 0)
+			return b->extra_labels[i].key ? -ENOMEM : -EINVAL;
+	}
+	mapinfo__kernel_build_id(b->kernel_build_id);
+	return b->s_comm < 0 || b->s_pid < 0 || b->s_cgroup < 0 ? -ENOMEM : 0;
+}
+
+static void builder__free(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nsamples; i++)
+		free(b->samples[i].value); /* the sample's whole allocation */
+	for (i = 0; i < b->nstrs; i++)
+		free(b->strs[i]);
+	free(b->samples);
+	free(b->strs);
+	free(b->funcs);
+	free(b->maps);
+	free(b->locs);
+	free(b->str_ix.slots);
+	free(b->func_ix.slots);
+	free(b->map_ix.slots);
+	free(b->loc_ix.slots);
+	free(b->frames);
+	free(b->frame_ix.slots);
+	free(b->extra_labels);
+	mapinfo__free(b->mi);
+}
+
+int pprof__write_file(const struct aggregator *a, struct symbolizer *sym,
+		      const struct ksyms *ks, const struct pprof_opts *opts, FILE *f)
+{
+	struct builder b = {};
+	int err;
+
+	err = builder__init(&b, opts);
+	if (!err)
+		err = stackwalk__for_each(a, sym, ks, add_sample, &b);
+	if (!err)
+		err = emit(&b, f);
+	builder__free(&b);
+	return err;
+}
+
+int pprof__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+		 const struct pprof_opts *opts, const char *path)
+{
+	struct outfile out;
+	int err = outfile__open(&out, path);
+
+	if (err)
+		return err;
+	return outfile__close(&out, pprof__write_file(a, sym, ks, opts, out.f));
+}

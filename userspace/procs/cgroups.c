@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cgroup v2 id -> path (see cgroups.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "procs/cgroups.h"
+
+#define CACHE_SLOTS 4096 /* power of two; the cache starts over when full */
+#define FILEID_KERNFS 0xfe
+
+struct cg_entry {
+	uint64_t id; /* 0: free slot */
+	char *path; /* NULL: unknown */
+};
+
+struct cgroups {
+	char *mount;
+	int mount_fd;
+	struct cg_entry cache[CACHE_SLOTS];
+	uint32_t used;
+};
+
+/* The cgroup2 mount point from /proc/self/mountinfo (field 5; fs type after " - "). */
+static char *find_mount(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], point[PATH_MAX], *sep, *found = NULL;
+
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1)
+			found = strdup(point);
+	}
+	fclose(f);
+	return found;
+}
+
+struct cgroups *cgroups__new(void)
+{
+	struct cgroups *cg = calloc(1, sizeof(*cg));
+
+	if (!cg) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cg->mount = find_mount();
+	if (!cg->mount) {
+		free(cg);
+		errno = ENOENT;
+		return NULL;
+	}
+	cg->mount_fd = open(cg->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->mount_fd < 0) {
+		free(cg->mount);
+		free(cg);
+		errno = ENOENT;
+		return NULL;
+	}
+	return cg;
+}
+
+static void clear(struct cgroups *cg)
+{
+	uint32_t i;
+
+	for (i = 0; i < CACHE_SLOTS; i++) {
+		free(cg->cache[i].path);
+		cg->cache[i] = (struct cg_entry){ 0 };
+	}
+	cg->used = 0;
+}
+
+void cgroups__free(struct cgroups *cg)
+{
+	if (!cg)
+		return;
+	clear(cg);
+	close(cg->mount_fd);
+	free(cg->mount);
+	free(cg);
+}
+
+const char *cgroups__mount(const struct cgroups *cg)
+{
+	return cg->mount;
+}
+
+/* dir relative to the mount ("/a/b"; "" for the root), or NULL if not under it. */
+static const char *relative(const struct cgroups *cg, const char *dir)
+{
+	size_t mlen = strlen(cg->mount);
+
+	if (strncmp(dir, cg->mount, mlen) || (dir[mlen] && dir[mlen] != '/'))
+		return NULL;
+	return dir + mlen;
+}
+
+int cgroups__pid_under(const struct cgroups *cg, int pid, const char *dir)
+{
+	const char *rel = relative(cg, dir);
+	char path[64], line[4096];
+	size_t len;
+	int ret = -ESRCH;
+	FILE *f;
+
+	if (!rel)
+		return -ENOENT;
+	len = strlen(rel);
+	while (len && rel[len - 1] == '/')
+		len--;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 3;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		ret = !strncmp(p, rel, len) && (p[len] == 0 || p[len] == '/');
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Opens the cgroup directory by id and reads its path back. */
+static char *resolve(struct cgroups *cg, uint64_t id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = FILEID_KERNFS } };
+	char link[64], path[PATH_MAX];
+	size_t mlen = strlen(cg->mount);
+	ssize_t n;
+	int fd;
+
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(cg->mount_fd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	path[n] = 0;
+	if (strncmp(path, cg->mount, mlen) || (path[mlen] && path[mlen] != '/'))
+		return strdup(path); /* outside our view of the mount: as is */
+	return strdup(path[mlen] ? path + mlen : "/");
+}
+
+const char *cgroups__path(struct cgroups *cg, uint64_t id)
+{
+	uint32_t i = (uint32_t)(id * 0x9e3779b97f4a7c15ULL >> 52) & (CACHE_SLOTS - 1);
+	struct cg_entry *e;
+
+	if (!id)
+		return NULL;
+	for (;; i = (i + 1) & (CACHE_SLOTS - 1)) {
+		e = &cg->cache[i];
+		if (e->id == id)
+			return e->path;
+		if (!e->id)
+			break;
+	}
+	if (cg->used >= CACHE_SLOTS / 2) {
+		clear(cg);
+		return cgroups__path(cg, id);
+	}
+	e->id = id;
+	e->path = resolve(cg, id);
+	cg->used++;
+	return e->path;
+}
+
+int cgroups__check_dir(const struct cgroups *cg, const char *dir)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs)) {
+		fprintf(stderr, "sfbpf: --cgroup %s: %s\n", dir, strerror(errno));
+		return -errno;
+	}
+	if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+		return 0;
+	/* Hybrid systems mount v1 controllers at /sys/fs/cgroup: point at v2. */
+	fprintf(stderr, "sfbpf: --cgroup %s: not a cgroup v2 directory (cgroup v2 is %s%s)\n", dir,
+		cg ? "mounted at " : "not mounted", cg ? cgroups__mount(cg) : "");
+	return -ENOTDIR;
+}
+
+int cgroups__set_target(int map_fd, const char *dir)
+{
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cgroup %s: %s\n", dir, strerror(-err));
+		return err;
+	}
+	/* The array holds its own reference to the cgroup: fd can go. */
+	if (bpf_map_update_elem(map_fd, &zero, &fd, BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "sfbpf: cgroup %s: %s (a cgroup v2 directory?)\n", dir,
+			strerror(-err));
+	}
+	close(fd);
+	return err;
+}

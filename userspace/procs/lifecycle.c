@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Process lifecycle: events to process-tracker work (see lifecycle.h). */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "procs/lifecycle.h"
+
+#define QUEUE_LEN 8192u /* power of two */
+#define DEFAULT_EXEC_DELAY_NS (20 * 1000000ULL)
+#define DEFAULT_INTERVAL_NS (200 * 1000000ULL)
+#define DEFAULT_SWEEP_NS (10 * 1000000000ULL)
+#define RETRY_DELAY_NS (100 * 1000000ULL) /* the loader was busy: ask again */
+#define MAX_BACKOFF_NS (60 * 1000000000ULL)
+#define SWEEP_BATCH 256 /* entries checked per sweep */
+#define PID_LIMIT (1u << 22) /* the kernel's PID_MAX_LIMIT on 64-bit */
+
+/* Per-PID state bits; the backoff level is in the high nibble. */
+#define Q_NOW 0x1 /* in the now queue */
+#define Q_FORCE 0x2 /* ... and its entry must be rebuilt whatever the mappings */
+#define Q_LATER 0x4 /* in the later queue */
+#define BACKOFF_SHIFT 4
+#define BACKOFF_MAX 9 /* 200 ms << 9 > 60 s: capped there */
+
+struct item {
+	int pid;
+	uint64_t due_ns;
+};
+
+struct fifo {
+	struct item items[QUEUE_LEN];
+	uint32_t head, tail; /* free-running; tail - head items */
+};
+
+struct lifecycle {
+	struct lifecycle_opts opts;
+	struct fifo now_q; /* sampled: refresh at once */
+	struct fifo later_q; /* exec'd, or retried: refresh when due */
+	uint8_t *state; /* indexed by PID */
+	uint32_t pid_limit;
+	uint64_t next_sweep_ns;
+	struct lifecycle_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct lifecycle *lifecycle__new(const struct lifecycle_opts *opts)
+{
+	struct lifecycle *lc = calloc(1, sizeof(*lc));
+
+	if (!lc) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	lc->opts = *opts;
+	if (!lc->opts.exec_delay_ns)
+		lc->opts.exec_delay_ns = DEFAULT_EXEC_DELAY_NS;
+	if (!lc->opts.notify_interval_ns)
+		lc->opts.notify_interval_ns = DEFAULT_INTERVAL_NS;
+	if (!lc->opts.sweep_every_ns)
+		lc->opts.sweep_every_ns = DEFAULT_SWEEP_NS;
+	/* pid_max may grow later: sized for its limit, in pages never touched (free). */
+	lc->pid_limit = PID_LIMIT;
+	lc->state = calloc(lc->pid_limit, 1);
+	if (!lc->state) {
+		free(lc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	lc->next_sweep_ns = now_ns() + lc->opts.sweep_every_ns;
+	return lc;
+}
+
+void lifecycle__free(struct lifecycle *lc)
+{
+	if (!lc)
+		return;
+	free(lc->state);
+	free(lc);
+}
+
+static bool push(struct fifo *q, int pid, uint64_t due_ns)
+{
+	if (q->tail - q->head >= QUEUE_LEN)
+		return false;
+	q->items[q->tail++ % QUEUE_LEN] = (struct item){ pid, due_ns };
+	return true;
+}
+
+static bool valid_pid(const struct lifecycle *lc, int pid)
+{
+	return pid > 0 && (uint32_t)pid < lc->pid_limit;
+}
+
+static void set_backoff(struct lifecycle *lc, int pid, unsigned level)
+{
+	uint8_t *st = &lc->state[pid];
+
+	*st = (*st & ((1u << BACKOFF_SHIFT) - 1)) | (uint8_t)(level << BACKOFF_SHIFT);
+}
+
+/* A sampled process needs its entry (force) or may have new mappings. */
+static void queue_now(struct lifecycle *lc, int pid, bool force)
+{
+	uint8_t *st = &lc->state[pid];
+
+	if (force)
+		*st |= Q_FORCE;
+	if (*st & Q_NOW)
+		return;
+	if (push(&lc->now_q, pid, 0))
+		*st |= Q_NOW;
+	else
+		lc->stats.queue_drops++;
+}
+
+static void queue_later(struct lifecycle *lc, int pid, uint64_t due_ns)
+{
+	uint8_t *st = &lc->state[pid];
+
+	if (*st & Q_LATER)
+		return;
+	if (push(&lc->later_q, pid, due_ns))
+		*st |= Q_LATER;
+	else
+		lc->stats.queue_drops++;
+}
+
+int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
+{
+	int pid = (int)e->pid;
+
+	if (!valid_pid(lc, pid))
+		return 0;
+	switch (e->type) {
+	case SFBPF_EVENT_EXEC:
+		lc->stats.exec_events++;
+		/* The old image's tables: released now (they linger, if shared). */
+		proctrack__remove(lc->opts.procs, pid);
+		set_backoff(lc, pid, 0);
+		if (lc->opts.on_exec)
+			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns);
+		if (lc->opts.follow_execs)
+			queue_later(lc, pid, now_ns() + lc->opts.exec_delay_ns);
+		break;
+	case SFBPF_EVENT_EXIT:
+		lc->stats.exit_events++;
+		proctrack__remove(lc->opts.procs, pid);
+		set_backoff(lc, pid, 0);
+		if (lc->opts.on_exit)
+			lc->opts.on_exit(lc->opts.ctx, pid, e->time_ns);
+		break;
+	case SFBPF_EVENT_NO_PROC:
+		lc->stats.no_proc_events++;
+		queue_now(lc, pid, true);
+		break;
+	case SFBPF_EVENT_NO_MAPPING:
+		lc->stats.no_mapping_events++;
+		queue_now(lc, pid, false);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The process may report again only after interval << level (capped). */
+static void back_off(struct lifecycle *lc, int pid)
+{
+	unsigned level = lc->state[pid] >> BACKOFF_SHIFT;
+	uint64_t delay, next;
+	__u32 key = pid;
+
+	if (level < BACKOFF_MAX)
+		level++;
+	set_backoff(lc, pid, level);
+	delay = lc->opts.notify_interval_ns << level;
+	next = now_ns() + (delay < MAX_BACKOFF_NS ? delay : MAX_BACKOFF_NS);
+	if (lc->opts.notify_fd >= 0)
+		bpf_map_update_elem(lc->opts.notify_fd, &key, &next, BPF_ANY);
+}
+
+static void refresh(struct lifecycle *lc, int pid, bool force)
+{
+	int ret = force ? proctrack__refresh(lc->opts.procs, pid) :
+			  proctrack__refresh_if_changed(lc->opts.procs, pid);
+
+	switch (ret) {
+	case PROCTRACK_UPDATED:
+		lc->stats.refreshes++;
+		set_backoff(lc, pid, 0);
+		break;
+	case PROCTRACK_INCOMPLETE:
+		lc->stats.refreshes++;
+		lc->stats.incomplete++;
+		queue_later(lc, pid, now_ns() + RETRY_DELAY_NS);
+		break;
+	case PROCTRACK_UNCHANGED:
+		lc->stats.unchanged++;
+		back_off(lc, pid);
+		break;
+	case -ESRCH:
+	case -ENOENT:
+	case -ENOEXEC:
+		lc->stats.gone++;
+		break;
+	default:
+		lc->stats.failed++;
+		back_off(lc, pid);
+		break;
+	}
+}
+
+static bool take_now(struct lifecycle *lc)
+{
+	struct fifo *q = &lc->now_q;
+	uint8_t *st;
+	int pid;
+
+	if (q->head == q->tail)
+		return false;
+	pid = q->items[q->head++ % QUEUE_LEN].pid;
+	st = &lc->state[pid];
+	refresh(lc, pid, *st & Q_FORCE);
+	*st &= ~(Q_NOW | Q_FORCE);
+	return true;
+}
+
+static bool take_later(struct lifecycle *lc, uint64_t now)
+{
+	struct fifo *q = &lc->later_q;
+	struct item *it;
+	uint8_t *st;
+
+	if (q->head == q->tail)
+		return false;
+	it = &q->items[q->head % QUEUE_LEN];
+	if (it->due_ns > now)
+		return false;
+	q->head++;
+	st = &lc->state[it->pid];
+	*st &= ~Q_LATER;
+	/*
+	 * The exec removed the entry: one that exists now was built since (a
+	 * sample asked for it), so a rebuild is only needed if ld.so mapped
+	 * more meanwhile. The now queue, if it has the process, rebuilds it.
+	 */
+	if (!(*st & Q_NOW))
+		refresh(lc, it->pid, !proctrack__has(lc->opts.procs, it->pid));
+	return true;
+}
+
+uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns)
+{
+	uint64_t start = now_ns(), deadline = start + budget_ns, now = start;
+
+	while (now < deadline && take_now(lc))
+		now = now_ns();
+	while (now < deadline && take_later(lc, now))
+		now = now_ns();
+	if (now >= lc->next_sweep_ns) {
+		lc->stats.swept += proctrack__sweep(lc->opts.procs, SWEEP_BATCH);
+		lc->next_sweep_ns = now + lc->opts.sweep_every_ns;
+	}
+	lc->stats.queued = (lc->now_q.tail - lc->now_q.head) + (lc->later_q.tail - lc->later_q.head);
+	return lc->stats.queued;
+}
+
+void lifecycle__stats(const struct lifecycle *lc, struct lifecycle_stats *out)
+{
+	*out = lc->stats;
+}

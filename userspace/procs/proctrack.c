@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Process tracker (see proctrack.h). */
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf/abi.h"
+#include "procs/elfobj.h"
+#include "procs/procmaps.h"
+#include "procs/proctrack.h"
+
+#define PID_BUCKETS 1024
+
+struct proc_entry {
+	int pid;
+	uint64_t start_ticks;
+	uint64_t signature; /* of the executable mappings; 0: rebuild at the next refresh */
+	uint32_t nr_objs;
+	uint32_t objs[SFBPF_MAX_MAPPINGS]; /* object references held */
+	uint32_t nr_maps, nr_with_table;
+	struct proc_entry *next;
+};
+
+struct proctrack {
+	struct tables *tables;
+	int procs_fd;
+	struct proc_entry *buckets[PID_BUCKETS];
+	uint32_t sweep_bucket; /* where the next sweep starts */
+	bool deferred; /* the build in progress left mappings for later */
+	struct proctrack_stats stats;
+	struct sfbpf_proc scratch; /* the map value being built (8 KiB+) */
+};
+
+struct proctrack *proctrack__new(struct tables *tables, int procs_fd)
+{
+	struct proctrack *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return NULL;
+	pt->tables = tables;
+	pt->procs_fd = procs_fd;
+	return pt;
+}
+
+static struct proc_entry **find(struct proctrack *pt, int pid)
+{
+	struct proc_entry **pp = &pt->buckets[(unsigned)pid % PID_BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+bool proctrack__has(const struct proctrack *pt, int pid)
+{
+	const struct proc_entry *e = pt->buckets[(unsigned)pid % PID_BUCKETS];
+
+	while (e && e->pid != pid)
+		e = e->next;
+	return e != NULL;
+}
+
+int proctrack__for_each(const struct proctrack *pt, int (*fn)(void *ctx, int pid), void *ctx)
+{
+	const struct proc_entry *e;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < PID_BUCKETS; i++)
+		for (e = pt->buckets[i]; e; e = e->next) {
+			ret = fn(ctx, e->pid);
+			if (ret)
+				return ret;
+		}
+	return 0;
+}
+
+static void release_objs(struct proctrack *pt, struct proc_entry *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nr_objs; i++)
+		tables__release(pt->tables, e->objs[i]);
+	pt->stats.mappings -= e->nr_maps;
+	pt->stats.mappings_with_table -= e->nr_with_table;
+	e->nr_objs = e->nr_maps = e->nr_with_table = 0;
+}
+
+void proctrack__remove(struct proctrack *pt, int pid)
+{
+	struct proc_entry **pp = find(pt, pid), *e = *pp;
+	__u32 key = pid;
+
+	if (!e)
+		return;
+	bpf_map_delete_elem(pt->procs_fd, &key);
+	release_objs(pt, e);
+	*pp = e->next;
+	free(e);
+	pt->stats.procs--;
+}
+
+void proctrack__free(struct proctrack *pt)
+{
+	struct proc_entry *e, *next;
+	uint32_t i;
+
+	if (!pt)
+		return;
+	for (i = 0; i < PID_BUCKETS; i++)
+		for (e = pt->buckets[i]; e; e = next) {
+			next = e->next;
+			release_objs(pt, e);
+			free(e);
+		}
+	free(pt);
+}
+
+int proctrack_start_ticks(int pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno != ESRCH ? -errno : -ESRCH;
+	buf[n] = 0;
+	/* The command name may hold anything, ')' included: fields follow the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	/* Field 3 (state) follows ") "; starttime is field 22. */
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	*ticks = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+/* Object table and load bias of one file-backed executable mapping. */
+static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap *m,
+			    struct sfbpf_mapping *out, struct proc_entry *e)
+{
+	struct tables_src src = { .pid = pid, .start = m->start, .end = m->end };
+	struct elfobj_info info;
+	struct obj_key key;
+	struct stat st;
+	uint64_t vaddr;
+	int64_t obj;
+	int fd;
+
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || elfobj__read(fd, &info) ||
+	    elfobj__offset_to_vaddr(&info, m->offset, &vaddr))
+		goto cleanup;
+	out->bias = m->start - vaddr;
+	obj_key__from(&key, &info, &st);
+	obj = tables__acquire_src(pt->tables, fd, &key, m->path, &src);
+	if (obj == -EAGAIN) {
+		pt->deferred = true;
+		pt->stats.deferred++;
+	}
+	if (obj < 0)
+		goto cleanup;
+	out->obj = (uint32_t)obj;
+	e->objs[e->nr_objs++] = (uint32_t)obj;
+	e->nr_with_table++;
+cleanup:
+	close(fd);
+}
+
+static bool wanted(const struct procmap *m)
+{
+	return m->perms & PROCMAP_EXEC;
+}
+
+static bool has_code(const struct procmaps *pm)
+{
+	size_t i, n = procmaps__count(pm);
+
+	for (i = 0; i < n; i++)
+		if (wanted(procmaps__get(pm, i)))
+			return true;
+	return false;
+}
+
+/* FNV-1a over what identifies the executable mappings; never 0. */
+static uint64_t signature(const struct procmaps *pm)
+{
+	uint64_t h = 14695981039346656037ULL, v[4];
+	size_t i, j, n = procmaps__count(pm);
+
+	for (i = 0; i < n; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if (!wanted(m))
+			continue;
+		v[0] = m->start, v[1] = m->end, v[2] = m->offset;
+		v[3] = m->inode ^ ((uint64_t)m->dev_major << 40) ^ ((uint64_t)m->dev_minor << 20);
+		for (j = 0; j < sizeof(v); j++)
+			h = (h ^ ((const uint8_t *)v)[j]) * 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static void build(struct proctrack *pt, int pid, const struct procmaps *pm, struct proc_entry *e)
+{
+	struct sfbpf_proc *p = &pt->scratch;
+	size_t i, n = procmaps__count(pm);
+
+	p->count = 0;
+	for (i = 0; i < n; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+		struct sfbpf_mapping *out;
+
+		if (!wanted(m))
+			continue;
+		if (p->count == SFBPF_MAX_MAPPINGS) {
+			pt->stats.mappings_dropped++;
+			continue;
+		}
+		out = &p->maps[p->count++];
+		*out = (struct sfbpf_mapping){ .start = m->start, .end = m->end,
+					       .obj = SFBPF_OBJ_NONE };
+		/* Anonymous code (JIT) and the vDSO: frame-pointer fallback. */
+		if (!(m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO | PROCMAP_F_VDSO)))
+			resolve_mapping(pt, pid, m, out, e);
+	}
+	e->nr_maps = p->count;
+}
+
+static struct proc_entry *get_entry(struct proctrack *pt, int pid)
+{
+	struct proc_entry **pp = find(pt, pid), *e = *pp;
+
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	*pp = e;
+	pt->stats.procs++;
+	return e;
+}
+
+/* Builds and writes pid's entry, then drops the references of the old one. */
+static int update(struct proctrack *pt, int pid, bool if_changed)
+{
+	struct procmaps *pm = NULL;
+	struct proc_entry *e, old;
+	uint64_t ticks = 0, sig;
+	__u32 key = pid;
+	int err;
+
+	/* Before the maps: if the PID is reused in between, the entry is stale, not wrong. */
+	err = proctrack_start_ticks(pid, &ticks);
+	if (!err)
+		err = procmaps__read(pid, &pm);
+	/* Kernel threads (and zombies) have no user code: no entry, no 8 KiB. */
+	if (!err && !has_code(pm))
+		err = -ENOEXEC;
+	if (err) {
+		procmaps__free(pm);
+		proctrack__remove(pt, pid);
+		return err;
+	}
+	sig = signature(pm);
+	e = *find(pt, pid);
+	if (if_changed && e && e->signature == sig && e->start_ticks == ticks) {
+		pt->stats.unchanged++;
+		procmaps__free(pm);
+		return PROCTRACK_UNCHANGED;
+	}
+	e = get_entry(pt, pid);
+	if (!e) {
+		procmaps__free(pm);
+		return -ENOMEM;
+	}
+	/* Acquire the new objects before releasing the old ones: shared ones stay loaded. */
+	old = *e;
+	e->nr_objs = e->nr_maps = e->nr_with_table = 0;
+	pt->deferred = false;
+	build(pt, pid, pm, e);
+	e->start_ticks = pt->scratch.start_ticks = ticks;
+	e->signature = pt->deferred ? 0 : sig;
+	pt->stats.mappings += e->nr_maps;
+	pt->stats.mappings_with_table += e->nr_with_table;
+	pt->stats.refreshes++;
+	pt->scratch.generation++;
+	err = bpf_map_update_elem(pt->procs_fd, &key, &pt->scratch, BPF_ANY) ? -errno : 0;
+	release_objs(pt, &old);
+	procmaps__free(pm);
+	if (err) {
+		pt->stats.update_failed++;
+		proctrack__remove(pt, pid);
+		return err;
+	}
+	return pt->deferred ? PROCTRACK_INCOMPLETE : PROCTRACK_UPDATED;
+}
+
+int proctrack__refresh(struct proctrack *pt, int pid)
+{
+	return update(pt, pid, false);
+}
+
+int proctrack__refresh_if_changed(struct proctrack *pt, int pid)
+{
+	return update(pt, pid, true);
+}
+
+int proctrack__scan_filtered(struct proctrack *pt, bool (*want)(void *ctx, int pid), void *ctx)
+{
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+	int pid, n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid = atoi(de->d_name);
+		if (pid <= 0 || pid == getpid() || (want && !want(ctx, pid)))
+			continue;
+		if (proctrack__refresh(pt, pid) >= 0)
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+int proctrack__scan(struct proctrack *pt)
+{
+	return proctrack__scan_filtered(pt, NULL, NULL);
+}
+
+int proctrack__sweep(struct proctrack *pt, uint32_t max)
+{
+	struct proc_entry *e, *next;
+	uint32_t seen = 0, i;
+	uint64_t ticks;
+	int removed = 0;
+
+	for (i = 0; i < PID_BUCKETS && seen < max; i++) {
+		uint32_t b = (pt->sweep_bucket + i) % PID_BUCKETS;
+
+		for (e = pt->buckets[b]; e; e = next, seen++) {
+			next = e->next;
+			if (!proctrack_start_ticks(e->pid, &ticks) && ticks == e->start_ticks)
+				continue;
+			proctrack__remove(pt, e->pid);
+			pt->stats.swept++;
+			removed++;
+		}
+	}
+	pt->sweep_bucket = (pt->sweep_bucket + i) % PID_BUCKETS;
+	return removed;
+}
+
+void proctrack__stats(const struct proctrack *pt, struct proctrack_stats *out)
+{
+	*out = pt->stats;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Process tracker: keeps, for each profiled process, the BPF map entry that
+ * lists its executable mappings (start, end, load bias, object table), and
+ * holds references on the object tables those mappings use.
+ *
+ * Each entry carries the process's start time (clock ticks since boot, from
+ * /proc/PID/stat), which the unwinder compares with the sampled task's: an
+ * entry left behind by an exited process never unwinds a new process that
+ * got its PID. See docs/DESIGN-lifecycle.md.
+ */
+#ifndef SFBPF_PROCTRACK_H
+#define SFBPF_PROCTRACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tables/tables.h"
+
+struct proctrack;
+
+struct proctrack *proctrack__new(struct tables *tables, int procs_fd);
+void proctrack__free(struct proctrack *pt);
+
+/* What a refresh did (>= 0), besides errors (< 0). */
+#define PROCTRACK_UPDATED 0
+#define PROCTRACK_UNCHANGED 1 /* refresh_if_changed: same mappings, entry kept */
+#define PROCTRACK_INCOMPLETE 2 /* loaded, but some tables must be asked for again later */
+
+/*
+ * (Re)load pid's mappings: PROCTRACK_UPDATED or PROCTRACK_INCOMPLETE (the
+ * loader was busy: those mappings use the frame-pointer chain until the next
+ * refresh). -ESRCH when the process is gone, -ENOEXEC when it has no user
+ * code (kernel threads, zombies): its entry is dropped.
+ */
+int proctrack__refresh(struct proctrack *pt, int pid);
+/* The same, unless pid is known with the same start time and executable mappings. */
+int proctrack__refresh_if_changed(struct proctrack *pt, int pid);
+/* Forget pid: delete its map entry and release its objects. */
+void proctrack__remove(struct proctrack *pt, int pid);
+/* Load every process in /proc. Returns how many were loaded. */
+int proctrack__scan(struct proctrack *pt);
+/* The same, for the processes want(ctx, pid) accepts. */
+int proctrack__scan_filtered(struct proctrack *pt, bool (*want)(void *ctx, int pid), void *ctx);
+/*
+ * Checks up to max tracked processes (resuming where the last call stopped)
+ * and removes those that are gone or whose PID now names another process
+ * (a missed exit). Returns how many were removed.
+ */
+int proctrack__sweep(struct proctrack *pt, uint32_t max);
+
+bool proctrack__has(const struct proctrack *pt, int pid);
+/* Calls fn for every tracked pid until it returns non-zero (which is returned). */
+int proctrack__for_each(const struct proctrack *pt, int (*fn)(void *ctx, int pid), void *ctx);
+
+/* Start time of pid in clock ticks since boot (/proc/PID/stat field 22), or -errno. */
+int proctrack_start_ticks(int pid, uint64_t *ticks);
+
+struct proctrack_stats {
+	uint32_t procs; /* processes with a map entry */
+	uint32_t mappings; /* executable mappings in those entries */
+	uint32_t mappings_with_table;
+	uint32_t mappings_dropped; /* past SFBPF_MAX_MAPPINGS */
+	uint64_t refreshes; /* entries (re)built */
+	uint64_t unchanged; /* refresh_if_changed found nothing new */
+	uint64_t deferred; /* mappings left without a table for now: loader busy */
+	uint64_t update_failed; /* entries the kernel refused (procs map full) */
+	uint64_t swept; /* entries of processes found gone by the sweep */
+};
+
+void proctrack__stats(const struct proctrack *pt, struct proctrack_stats *out);
+
+#endif /* SFBPF_PROCTRACK_H */

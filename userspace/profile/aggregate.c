@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Stack aggregator (see aggregate.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/aggregate.h"
+
+#define CHUNK_BYTES (1u << 20) /* holds ~400 of the largest stacks */
+#define MIN_SLOTS 1024
+
+struct chunk {
+	struct chunk *next;
+	size_t used; /* bytes of data in use */
+	uint64_t data[]; /* CHUNK_BYTES: 8-byte aligned stacks, back to back */
+};
+
+struct slot {
+	uint64_t hash;
+	struct aggr_stack *st; /* NULL: empty */
+};
+
+struct aggregator {
+	struct slot *slots;
+	size_t nslots; /* power of two */
+	struct chunk *head, *tail;
+	struct aggr_totals totals;
+};
+
+static size_t stack_bytes(unsigned nr_frames)
+{
+	return sizeof(struct aggr_stack) + nr_frames * sizeof(uint64_t);
+}
+
+/* xxh64-style rounds and avalanche: cheap, and good on pointer-like words. */
+static uint64_t round64(uint64_t acc, uint64_t v)
+{
+	acc += v * 0xC2B2AE3D27D4EB4FULL;
+	acc = acc << 31 | acc >> 33;
+	return acc * 0x9E3779B185EBCA87ULL;
+}
+
+static uint64_t avalanche(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xC2B2AE3D27D4EB4FULL;
+	h ^= h >> 29;
+	h *= 0x165667B19E3779F9ULL;
+	return h ^ (h >> 32);
+}
+
+/* A sample as the aggregator sees it: its comm normalized, its stop folded. */
+struct key {
+	const struct sfbpf_sample *s;
+	unsigned n; /* frames */
+	bool truncated;
+	char comm[SFBPF_TASK_COMM_LEN]; /* up to the NUL, zero-padded */
+};
+
+static uint64_t key_hash(const struct key *k)
+{
+	const struct sfbpf_sample *s = k->s;
+	uint64_t h = 0x27D4EB2F165667C5ULL, w;
+	unsigned i;
+
+	h = round64(h, (uint64_t)s->pid << 32 | (uint64_t)s->nr_user << 16 | s->nr_kernel);
+	h = round64(h, k->truncated);
+	h = round64(h, s->cgroup_id);
+	memcpy(&w, k->comm, 8);
+	h = round64(h, w);
+	memcpy(&w, k->comm + 8, 8);
+	h = round64(h, w);
+	for (i = 0; i < k->n; i++)
+		h = round64(h, s->ips[i]);
+	return avalanche(h);
+}
+
+static bool key_equal(const struct aggr_stack *a, const struct key *k)
+{
+	const struct sfbpf_sample *s = k->s;
+
+	return a->pid == s->pid && a->nr_user == s->nr_user && a->nr_kernel == s->nr_kernel &&
+	       a->truncated == k->truncated && a->cgroup_id == s->cgroup_id &&
+	       !memcmp(a->comm, k->comm, sizeof(a->comm)) &&
+	       !memcmp(a->ips, s->ips, k->n * sizeof(a->ips[0]));
+}
+
+struct aggregator *aggregator__new(void)
+{
+	struct aggregator *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		goto nomem;
+	a->nslots = MIN_SLOTS;
+	a->slots = calloc(a->nslots, sizeof(*a->slots));
+	if (!a->slots)
+		goto nomem;
+	return a;
+nomem:
+	aggregator__free(a);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void free_chunks(struct chunk *c)
+{
+	struct chunk *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+}
+
+void aggregator__free(struct aggregator *a)
+{
+	if (!a)
+		return;
+	free_chunks(a->head);
+	free(a->slots);
+	free(a);
+}
+
+static struct aggr_stack *chunk_alloc(struct aggregator *a, size_t bytes)
+{
+	struct chunk *c = a->tail;
+	void *p;
+
+	if (!c || CHUNK_BYTES - c->used < bytes) {
+		if (c && c->next) {
+			c = c->next; /* kept by aggregator__reset */
+		} else {
+			c = malloc(sizeof(*c) + CHUNK_BYTES);
+			if (!c)
+				return NULL;
+			c->next = NULL;
+			if (a->tail)
+				a->tail->next = c;
+			else
+				a->head = c;
+		}
+		c->used = 0;
+		a->tail = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += bytes; /* multiple of 8: stacks stay aligned */
+	return p;
+}
+
+static int grow(struct aggregator *a)
+{
+	size_t n = a->nslots * 2, i, j;
+	struct slot *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < a->nslots; i++) {
+		if (!a->slots[i].st)
+			continue;
+		for (j = a->slots[i].hash & (n - 1); s[j].st; j = (j + 1) & (n - 1))
+			;
+		s[j] = a->slots[i];
+	}
+	free(a->slots);
+	a->slots = s;
+	a->nslots = n;
+	return 0;
+}
+
+/* A new stack for k, in the chunks. */
+static struct aggr_stack *new_stack(struct aggregator *a, const struct key *k)
+{
+	const struct sfbpf_sample *s = k->s;
+	struct aggr_stack *st = chunk_alloc(a, stack_bytes(k->n));
+
+	if (!st)
+		return NULL;
+	memset(st, 0, sizeof(*st));
+	st->pid = s->pid;
+	st->cgroup_id = s->cgroup_id;
+	st->nr_user = s->nr_user;
+	st->nr_kernel = s->nr_kernel;
+	st->truncated = k->truncated;
+	memcpy(st->comm, k->comm, sizeof(st->comm));
+	memcpy(st->ips, s->ips, k->n * sizeof(st->ips[0]));
+	return st;
+}
+
+/* Find or insert the stack of k: hashed and compared in place, copied only when new. */
+static struct aggr_stack *lookup(struct aggregator *a, const struct key *k)
+{
+	uint64_t h = key_hash(k);
+	struct aggr_stack *st;
+	size_t i;
+
+	for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1)) {
+		if (a->slots[i].hash == h && key_equal(a->slots[i].st, k))
+			return a->slots[i].st;
+	}
+	/* Load factor <= 1/2 keeps probe sequences short. */
+	if ((a->totals.stacks + 1) * 2 > a->nslots) {
+		if (grow(a))
+			return NULL;
+		for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1))
+			;
+	}
+	st = new_stack(a, k);
+	if (!st)
+		return NULL;
+	a->slots[i].hash = h;
+	a->slots[i].st = st;
+	a->totals.stacks++;
+	return st;
+}
+
+int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
+{
+	struct aggr_stack *st;
+	struct key k = { .s = s };
+	size_t len;
+
+	if (s->nr_user > SFBPF_MAX_FRAMES || s->nr_kernel > SFBPF_MAX_KFRAMES) {
+		a->totals.invalid++;
+		return -EINVAL;
+	}
+	k.n = s->nr_user + s->nr_kernel;
+	k.truncated = aggr_stop_truncated(s->stop);
+	/* Up to the NUL, zero-padded: equal comms hash equally whatever follows. */
+	len = strnlen(s->comm, sizeof(s->comm) - 1);
+	memcpy(k.comm, s->comm, len);
+	memset(k.comm + len, 0, sizeof(k.comm) - len);
+
+	st = lookup(a, &k);
+	if (!st)
+		return -ENOMEM;
+	st->count++;
+	st->weight += s->weight;
+	a->totals.samples++;
+	a->totals.weight += s->weight;
+	a->totals.truncated += k.truncated;
+	if (s->stop < SFBPF_STOP__COUNT)
+		a->totals.by_stop[s->stop]++;
+	return 0;
+}
+
+int aggregator__add_raw(struct aggregator *a, const void *data, size_t size)
+{
+	const struct sfbpf_sample *s = data;
+
+	if (size < SFBPF_SAMPLE_HDR_SIZE ||
+	    size < SFBPF_SAMPLE_HDR_SIZE + ((size_t)s->nr_user + s->nr_kernel) * sizeof(__u64)) {
+		a->totals.invalid++;
+		return -EINVAL;
+	}
+	return aggregator__add(a, s);
+}
+
+int aggregator__for_each(const struct aggregator *a, aggr_cb cb, void *ctx)
+{
+	const struct chunk *c;
+	size_t off;
+	int err;
+
+	for (c = a->head; c; c = c == a->tail ? NULL : c->next) {
+		for (off = 0; off < c->used;) {
+			const struct aggr_stack *st = (const void *)((const char *)c->data + off);
+
+			err = cb(st, ctx);
+			if (err)
+				return err;
+			off += stack_bytes(st->nr_user + st->nr_kernel);
+		}
+	}
+	return 0;
+}
+
+void aggregator__totals(const struct aggregator *a, struct aggr_totals *out)
+{
+	*out = a->totals;
+}
+
+void aggregator__reset(struct aggregator *a)
+{
+	memset(a->slots, 0, a->nslots * sizeof(*a->slots));
+	memset(&a->totals, 0, sizeof(a->totals));
+	if (a->head)
+		a->head->used = 0;
+	a->tail = a->head;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Stack aggregator: counts samples per distinct raw stack, keyed by
+ * (pid, comm, truncated?, user frames, kernel frames). Addresses are kept raw:
+ * symbolization happens once per distinct stack, at output time.
+ *
+ * Open addressing over a power-of-two slot array (hash kept in the slot, so
+ * probing and growing never touch the stacks); stacks are packed into large
+ * chunks in arrival order, which is also the iteration order.
+ */
+#ifndef SFBPF_AGGREGATE_H
+#define SFBPF_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/abi.h"
+
+/* One distinct stack. ips as in the sample: user leaf first, then kernel leaf first. */
+struct aggr_stack {
+	uint64_t count; /* samples */
+	uint64_t weight; /* sum of sample weights */
+	uint64_t cgroup_id; /* the task's cgroup v2 id (a process may move) */
+	uint32_t pid;
+	uint16_t nr_user;
+	uint16_t nr_kernel;
+	bool truncated; /* see aggr_stop_truncated() */
+	char comm[SFBPF_TASK_COMM_LEN]; /* NUL-terminated */
+	uint64_t ips[];
+};
+
+struct aggr_totals {
+	uint64_t samples; /* accepted */
+	uint64_t weight;
+	uint64_t stacks; /* distinct */
+	uint64_t truncated; /* samples with a truncated user stack */
+	uint64_t invalid; /* rejected: frame counts or size inconsistent */
+	uint64_t by_stop[SFBPF_STOP__COUNT]; /* samples per stop reason */
+};
+
+struct aggregator;
+
+/* Complete: the unwinder reached the outermost frame, or no user stack was
+ * wanted (-K, kernel threads). Anything else lost the stack's root. */
+static inline bool aggr_stop_truncated(unsigned stop)
+{
+	return stop != SFBPF_STOP_OUTERMOST && stop != SFBPF_STOP_KERNEL_ONLY;
+}
+
+struct aggregator *aggregator__new(void); /* NULL + errno */
+void aggregator__free(struct aggregator *a);
+
+/* Count one sample. -EINVAL (and totals.invalid++) if its frame counts are bad. */
+int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s);
+/* Same, for a ring buffer record of size bytes: checks the frames fit in it. */
+int aggregator__add_raw(struct aggregator *a, const void *data, size_t size);
+
+/* Calls cb for every distinct stack, in first-seen order; stops at a nonzero return. */
+typedef int (*aggr_cb)(const struct aggr_stack *st, void *ctx);
+int aggregator__for_each(const struct aggregator *a, aggr_cb cb, void *ctx);
+
+void aggregator__totals(const struct aggregator *a, struct aggr_totals *out);
+/* Forget every stack and total (next interval); memory is kept for reuse. */
+void aggregator__reset(struct aggregator *a);
+
+#endif /* SFBPF_AGGREGATE_H */

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Profiling session (see session.h): wiring, and the poll loop's housekeeping
+ * (lifecycle events, table loading, exited processes). The counters are in
+ * session_stats.c.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/session.h"
+
+#define PID_BITMAP_BITS (1u << 22) /* pid_max upper bound */
+#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define DEFAULT_LINGER_MS 60000
+#define DEFAULT_TABLE_WAIT_MS 10000
+/* Housekeeping per poll: at most this long for each of lifecycle work and table pushes. */
+#define HOUSEKEEPING_NS (20 * NSEC_PER_MSEC)
+/* Poll timeout cap while work is queued, so that it is done promptly. */
+#define BUSY_POLL_MS 10
+#define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
+
+double session_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool bit_test(const uint8_t *bitmap, uint32_t pid)
+{
+	uint32_t i = pid % PID_BITMAP_BITS;
+
+	return bitmap[i / 8] & (1u << (i % 8));
+}
+
+static void bit_set(uint8_t *bitmap, uint32_t pid, bool on)
+{
+	uint32_t i = pid % PID_BITMAP_BITS;
+
+	if (on)
+		bitmap[i / 8] |= 1u << (i % 8);
+	else
+		bitmap[i / 8] &= ~(1u << (i % 8));
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* Bookkeeping every sample needs before it is aggregated. */
+static void note_sample(struct session *s, const struct sfbpf_sample *smp)
+{
+	/*
+	 * Snapshot the mappings now (the process may be gone when we symbolize);
+	 * cheap unless the frames fall outside them (exec, dlopen): then re-read.
+	 * Tables for processes the unwinder does not know are the lifecycle
+	 * channel's business (lifecycle.h).
+	 */
+	symbolizer__note_sample(s->sym, smp->pid, smp->time_ns, (const uint64_t *)smp->ips,
+				smp->nr_user);
+	bit_set(s->sampled, smp->pid, true);
+}
+
+/*
+ * Aggregates smp as ns of time, in microseconds. The rounding error carries
+ * over from sample to sample, so the weights add up to the total time
+ * (rounded down) however short the periods: no per-sample truncation bias.
+ */
+static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_t size,
+			uint64_t ns)
+{
+	uint64_t us;
+	uint32_t part;
+	int err;
+
+	if (size > sizeof(*s->weighted) ||
+	    size < SFBPF_SAMPLE_HDR_SIZE + ((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64))
+		return aggregator__add_raw(s->agg, smp, size); /* counts it as invalid */
+	memcpy(s->weighted, smp, size);
+	s->weight_ns += ns;
+	us = s->weight_ns / 1000 - s->weight_us;
+	s->weight_us += us;
+	/* A sample weighs at most 2^32 - 1 µs (71 minutes): longer ones are split. */
+	do {
+		part = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+		s->weighted->weight = part;
+		err = aggregator__add(s->agg, s->weighted);
+		us -= part;
+	} while (us && !err);
+	return err;
+}
+
+static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
+{
+	struct session *s = ctx;
+	uint64_t period;
+
+	s->received++;
+	note_sample(s, smp);
+	if (s->opts.tap)
+		s->opts.tap(s->opts.tap_ctx, smp);
+	if (!s->opts.off_cpu)
+		return aggregator__add_raw(s->agg, smp, size);
+	/* on+off: a CPU sample stands for one period of CPU time (cpu-clock: exact). */
+	period = NSEC_PER_SEC / s->opts.freq;
+	s->oncpu_ns += period;
+	return add_weighted(s, smp, size, period);
+}
+
+static int add_offcpu(struct session *s, const struct sfbpf_offcpu_sample *r, size_t size)
+{
+	uint64_t ns = r->end_ns - r->start_ns;
+
+	note_sample(s, &r->s);
+	if (r->state < SFBPF_STATE__COUNT)
+		s->state_ns[r->state] += ns;
+	return add_weighted(s, &r->s, size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE, ns);
+}
+
+static int on_offcpu_sample(void *ctx, const struct sfbpf_offcpu_sample *r, size_t size)
+{
+	struct session *s = ctx;
+
+	s->received++;
+	if (s->opts.tap)
+		s->opts.tap(s->opts.tap_ctx, &r->s);
+	return add_offcpu(s, r, size);
+}
+
+static int on_blocked_at_end(void *ctx, const struct sfbpf_offcpu_sample *r, size_t size)
+{
+	struct session *s = ctx;
+
+	s->at_end++;
+	return add_offcpu(s, r, size);
+}
+
+static int on_event(void *ctx, const struct sfbpf_event *e)
+{
+	struct session *s = ctx;
+
+	return s->lc ? lifecycle__event(s->lc, e) : 0;
+}
+
+/* A new image: the symbolizer starts a new generation of its mappings. */
+static void on_proc_exec(void *ctx, int pid, uint64_t time_ns)
+{
+	struct session *s = ctx;
+
+	if (bit_test(s->sampled, pid))
+		symbolizer__note_exec(s->sym, pid, time_ns);
+}
+
+static void forget_oldest(struct session *s)
+{
+	struct session_exited *x = &s->exited[s->exited_head++ % SESSION_MAX_EXITED];
+
+	symbolizer__forget_pid(s->sym, x->pid);
+	bit_set(s->sampled, x->pid, false);
+	s->forgotten++;
+}
+
+/*
+ * An exited process: its mappings stay with the symbolizer (the aggregated
+ * stacks are symbolized at output time) until SESSION_MAX_EXITED later exits,
+ * or session__forget_exited().
+ */
+static void on_proc_exit(void *ctx, int pid, uint64_t time_ns)
+{
+	struct session *s = ctx;
+
+	(void)time_ns;
+	if (!bit_test(s->sampled, pid))
+		return;
+	if (s->exited_tail - s->exited_head >= SESSION_MAX_EXITED)
+		forget_oldest(s);
+	s->exited[s->exited_tail++ % SESSION_MAX_EXITED] =
+		(struct session_exited){ .pid = pid, .drain = s->drains };
+}
+
+void session__forget_exited(struct session *s)
+{
+	/* Exits seen in an earlier poll round: samples before them have been read. */
+	while (s->exited && s->exited_head != s->exited_tail &&
+	       s->exited[s->exited_head % SESSION_MAX_EXITED].drain < s->drains)
+		forget_oldest(s);
+}
+
+const char *session__cgroup_path(struct session *s, uint64_t cgroup_id)
+{
+	return s->cgroups ? cgroups__path(s->cgroups, cgroup_id) : NULL;
+}
+
+static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
+{
+	return session__cgroup_path(ctx, cgroup_id);
+}
+
+void session__pprof_opts(struct session *s, struct pprof_opts *po)
+{
+	po->freq = s->opts.freq;
+	if (s->opts.off_cpu) {
+		po->type = s->opts.on_off ? "wall" : "off_cpu";
+		po->value_from_weight = true;
+		po->weight_scale = 1000; /* weights are µs, values ns */
+	}
+	po->cgroup_path = s->cgroups ? cgroup_path_cb : NULL;
+	po->cgroup_ctx = s;
+}
+
+/*
+ * The profile program owns the table maps and follows processes, in every
+ * mode; it samples the CPUs only in the CPU modes (attach()).
+ */
+static int open_profile(struct session *s, const struct tables_sizes *sz)
+{
+	struct profile_opts opts = {
+		.max_frames = s->opts.max_frames,
+		.user_stacks = s->opts.user_stacks,
+		.kernel_stacks = s->opts.kernel_stacks,
+		.filter_pids = s->opts.nr_pids > 0,
+		.skip_idle = true,
+		.cgroup = s->cpu ? s->opts.cgroup : NULL,
+		.max_rows = sz->rows,
+		.max_rules = sz->rules,
+		.max_objects = sz->objects,
+		.max_pages = sz->pages,
+		.verbose = s->opts.verbose > 1 ? s->opts.verbose - 1 : 0,
+		.on_sample = on_sample,
+		.on_event = on_event,
+		.ctx = s,
+	};
+
+	s->prof = profile__new(&opts);
+	if (!s->prof) {
+		fprintf(stderr, "sfbpf: cannot load the BPF program: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* The off-CPU program; with the profile loaded, it shares its tables. */
+static int open_offcpu(struct session *s)
+{
+	struct offcpu_shared_maps shared;
+	struct offcpu_opts opts = {
+		.max_frames = s->opts.max_frames,
+		.user_stacks = s->opts.user_stacks,
+		.kernel_stacks = s->opts.kernel_stacks,
+		.filter_pids = s->opts.nr_pids > 0,
+		.cgroup = s->opts.cgroup,
+		.states = s->opts.states ? s->opts.states :
+			  s->opts.on_off ? SFBPF_STATES_ALL : SFBPF_STATES_BLOCKED,
+		.min_ns = s->opts.min_block_us * 1000,
+		.max_ns = s->opts.max_block_us * 1000,
+		/* on+off: a CPU sample due while the program runs is next's */
+		.with_cpu_samples = s->opts.on_off,
+		.verbose = s->opts.verbose > 1 ? s->opts.verbose - 1 : 0,
+		.on_sample = on_offcpu_sample,
+		.ctx = s,
+	};
+	const struct ksym *sched = s->ksyms ? ksyms__get_by_name(s->ksyms, "__schedule") : NULL;
+
+	if (sched) {
+		opts.sched_start = sched->addr;
+		opts.sched_end = sched->end;
+	}
+	{
+		shared = (struct offcpu_shared_maps){
+			.rows = profile__rows_fd(s->prof),
+			.rules = profile__rules_fd(s->prof),
+			.objects = profile__objects_fd(s->prof),
+			.pages = profile__pages_fd(s->prof),
+			.procs = profile__procs_fd(s->prof),
+			.target_pids = profile__target_pids_fd(s->prof),
+		};
+		opts.shared = &shared;
+	}
+	s->off = offcpu__new(&opts);
+	if (!s->off) {
+		fprintf(stderr, "sfbpf: cannot load the off-CPU BPF program: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int open_bpf(struct session *s, const struct tables_sizes *sz)
+{
+	int err;
+
+	if (s->opts.off_cpu) {
+		s->weighted = malloc(sizeof(*s->weighted));
+		if (!s->weighted)
+			return -ENOMEM;
+	}
+	err = open_profile(s, sz);
+	if (!err && s->opts.off_cpu)
+		err = open_offcpu(s);
+	return err;
+}
+
+static int open_tables(struct session *s, const struct tables_sizes *sz)
+{
+	struct tables_opts topts = {
+		.rows_fd = profile__rows_fd(s->prof),
+		.rules_fd = profile__rules_fd(s->prof),
+		.objects_fd = profile__objects_fd(s->prof),
+		.pages_fd = profile__pages_fd(s->prof),
+		.max_rows = sz->rows,
+		.max_rules = sz->rules,
+		.max_objects = sz->objects,
+		.max_pages = sz->pages,
+		.no_cfi = s->opts.sframe_only,
+		.verbose = s->opts.verbose,
+		.obj_hits_fd = profile__obj_hits_fd(s->prof),
+		.async = true,
+		.linger_ns = (s->opts.linger_ms ? s->opts.linger_ms : DEFAULT_LINGER_MS) *
+			     NSEC_PER_MSEC,
+		.min_residency_ns = s->opts.min_residency_ms * NSEC_PER_MSEC,
+	};
+	struct lifecycle_opts lopts = {
+		.notify_fd = profile__notify_fd(s->prof),
+		.follow_execs = true,
+		.on_exec = on_proc_exec,
+		.on_exit = on_proc_exit,
+		.ctx = s,
+	};
+
+	s->tables = tables__new(&topts);
+	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
+	lopts.procs = s->procs;
+	s->lc = s->procs ? lifecycle__new(&lopts) : NULL;
+	return s->lc ? 0 : -ENOMEM;
+}
+
+/* Lifecycle work and finished tables, each within its time budget. */
+static void housekeeping(struct session *s)
+{
+	if (s->lc)
+		lifecycle__process(s->lc, HOUSEKEEPING_NS);
+	if (s->tables)
+		tables__process(s->tables, HOUSEKEEPING_NS);
+	s->drains++;
+	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
+		forget_oldest(s);
+}
+
+static bool busy(struct session *s)
+{
+	struct lifecycle_stats ls;
+
+	if (s->tables && tables__pending(s->tables))
+		return true;
+	if (!s->lc)
+		return false;
+	lifecycle__stats(s->lc, &ls);
+	return ls.queued > 0;
+}
+
+static void progress(struct session *s, bool done)
+{
+	struct tables_stats ts;
+
+	if (!s->opts.progress)
+		return;
+	tables__stats(s->tables, &ts);
+	fprintf(stderr, "\rsfbpf: loading unwind tables: %u loaded, %u to go, %.1f M rows%s",
+		ts.objects, ts.objects_pending, ts.rows_used / 1e6, done ? "\n" : "   ");
+}
+
+/*
+ * The tables found by the scan, loaded before sampling starts so the first
+ * samples unwind; the events of processes starting meanwhile are handled too.
+ * System-wide, huge binaries may take long: sampling starts after
+ * table_wait_ms anyway (their frames use the frame-pointer chain meanwhile,
+ * counted as table_pending); the targets of -p are always waited for.
+ */
+static void wait_tables(struct session *s, uint64_t mark)
+{
+	uint64_t next = 0, now, end = 0;
+	int wait_ms = s->opts.table_wait_ms ? s->opts.table_wait_ms : DEFAULT_TABLE_WAIT_MS;
+
+	if (wait_ms > 0 && !s->opts.nr_pids)
+		end = mono_ns() + wait_ms * NSEC_PER_MSEC;
+	s->opts.progress = s->opts.progress && isatty(STDERR_FILENO);
+	/*
+	 * Only the builds the scan started: on a machine that keeps starting
+	 * processes, the exec refreshes would otherwise keep us here until the cap.
+	 */
+	while (tables__pending_at(s->tables, mark) && (!end || mono_ns() < end) &&
+	       !(s->opts.stop && *s->opts.stop)) {
+		profile__poll(s->prof, BUSY_POLL_MS);
+		housekeeping(s);
+		now = mono_ns();
+		if (now >= next) {
+			progress(s, false);
+			next = now + PROGRESS_EVERY_NS;
+		}
+	}
+	progress(s, true);
+}
+
+/*
+ * With --cgroup, only the processes in it need tables (the BPF side samples
+ * and reports no others); a directory we cannot place keeps them all.
+ */
+static bool scan_wanted(void *ctx, int pid)
+{
+	struct session *s = ctx;
+
+	if (!s->cpu || !s->opts.cgroup || !s->cgroups)
+		return true;
+	return cgroups__pid_under(s->cgroups, pid, s->opts.cgroup) != 0;
+}
+
+/* Tables for the targets, before sampling starts, so the first samples unwind. */
+static int load_targets(struct session *s)
+{
+	int i, err, fd = profile__target_pids_fd(s->prof);
+	double start = session_now();
+	__u8 one = 1;
+
+	/* The filter first: the lifecycle programs only report the targets. */
+	for (i = 0; i < s->opts.nr_pids; i++) {
+		__u32 pid = s->opts.pids[i];
+
+		err = bpf_map_update_elem(fd, &pid, &one, BPF_ANY);
+		if (err) {
+			fprintf(stderr, "sfbpf: cannot filter PID %u: %s\n", pid, strerror(-err));
+			return err;
+		}
+	}
+	if (!s->opts.user_stacks)
+		return 0;
+	/* Before the scan: a process starting during it is not missed. */
+	err = profile__attach_lifecycle(s->prof);
+	if (err)
+		return err;
+	if (!s->opts.nr_pids) {
+		err = proctrack__scan_filtered(s->procs, scan_wanted, s);
+		if (s->opts.verbose)
+			fprintf(stderr, "sfbpf: found %d processes\n", err);
+	}
+	for (i = 0; i < s->opts.nr_pids; i++) {
+		err = proctrack__refresh(s->procs, s->opts.pids[i]);
+		if (err == -ESRCH || err == -ENOENT) {
+			fprintf(stderr, "sfbpf: no process with PID %d\n", s->opts.pids[i]);
+			return -ESRCH;
+		}
+	}
+	wait_tables(s, tables__mark(s->tables));
+	if (s->opts.verbose)
+		fprintf(stderr, "sfbpf: tables loaded in %.2f s\n", session_now() - start);
+	return 0;
+}
+
+static int attach(struct session *s)
+{
+	int err;
+
+	if (s->opts.off_cpu && s->opts.on_off && !s->opts.freq) {
+		fprintf(stderr, "sfbpf: on+off needs a sampling frequency\n");
+		return -EINVAL;
+	}
+	if (s->cpu) {
+		err = profile__attach(s->prof, s->opts.freq);
+		if (err) {
+			fprintf(stderr, "sfbpf: cannot attach to the CPUs: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	if (s->off) {
+		/* Before attaching: every period recorded starts inside the window. */
+		s->attach_ns = offcpu__now_ns();
+		err = offcpu__attach(s->off);
+		if (err) {
+			fprintf(stderr, "sfbpf: cannot trace context switches: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int session__open(struct session *s, const struct session_opts *opts)
+{
+	struct tables_sizes sz;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = *opts;
+	s->cpu = !opts->off_cpu || opts->on_off;
+	s->start_time = session_now();
+	s->agg = aggregator__new();
+	s->sym = symbolizer__new();
+	s->ksyms = ksyms__new(); /* NULL is fine: kernel frames stay addresses */
+	s->cgroups = cgroups__new(); /* NULL is fine: cgroups stay ids */
+	s->sampled = calloc(PID_BITMAP_BITS / 8, 1);
+	s->exited = calloc(SESSION_MAX_EXITED, sizeof(*s->exited));
+	if (!s->agg || !s->sym || !s->sampled || !s->exited) {
+		fprintf(stderr, "sfbpf: out of memory\n");
+		return -ENOMEM;
+	}
+	if (opts->cgroup) {
+		err = cgroups__check_dir(s->cgroups, opts->cgroup);
+		if (err)
+			return err;
+	}
+	s->table_budget = opts->max_table_mem ? opts->max_table_mem : tables__default_budget();
+	tables__size_budget(s->table_budget, &sz);
+	err = open_bpf(s, &sz);
+	if (!err)
+		err = open_tables(s, &sz);
+	if (!err)
+		err = load_targets(s);
+	if (!err)
+		err = attach(s);
+	s->attach_time = session_now();
+	return err;
+}
+
+static int poll_samples(struct session *s, int timeout_ms)
+{
+	int n, m;
+
+	if (!s->off)
+		return profile__poll(s->prof, timeout_ms);
+	/* The off-CPU stream is the busy one: wait on it, then read the CPU samples (and events). */
+	n = offcpu__poll(s->off, timeout_ms);
+	if (n < 0)
+		return n;
+	m = profile__poll(s->prof, 0);
+	return m < 0 ? m : n + m;
+}
+
+int session__poll(struct session *s, int timeout_ms)
+{
+	int n;
+
+	if (timeout_ms > BUSY_POLL_MS && busy(s))
+		timeout_ms = BUSY_POLL_MS;
+	n = poll_samples(s, timeout_ms);
+	if (n >= 0 || n == -EINTR)
+		housekeeping(s);
+	return n;
+}
+
+void session__stop(struct session *s)
+{
+	if (s->off && !s->stopped) {
+		/* Detached first: whatever is left in the map was off-CPU at the end. */
+		offcpu__detach(s->off);
+		s->end_ns = offcpu__now_ns();
+		offcpu__poll(s->off, 0);
+		offcpu__for_each_blocked(s->off, s->end_ns, on_blocked_at_end, s);
+	}
+	s->stopped = true;
+	if (s->prof)
+		profile__poll(s->prof, 0);
+}
+
+void session__close(struct session *s)
+{
+	lifecycle__free(s->lc);
+	proctrack__free(s->procs);
+	tables__free(s->tables);
+	offcpu__free(s->off);
+	profile__free(s->prof);
+	aggregator__free(s->agg);
+	symbolizer__free(s->sym);
+	ksyms__free(s->ksyms);
+	cgroups__free(s->cgroups);
+	free(s->sampled);
+	free(s->exited);
+	free(s->weighted);
+	memset(s, 0, sizeof(*s));
+}
+

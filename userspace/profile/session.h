@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A profiling session: the BPF program, the tables it unwinds with, the
+ * processes it covers, and what userspace made of the samples so far
+ * (aggregated stacks, symbols). Every front end — plain run, live view,
+ * continuous mode — drives one session: open, poll until done, read, close.
+ *
+ * Modes: CPU (default: the profile program, one count per sample), off-CPU
+ * (the sched_switch program: every off-CPU period of a thread is one sample
+ * weighted by its length) and on+off (both, CPU samples weighted by the
+ * sampling period: a thread's on- and off-CPU time add up to wall time). In
+ * the off-CPU modes the aggregator's weights are microseconds: write them
+ * with folded_opts.weight. See docs/DESIGN-offcpu.md.
+ */
+#ifndef SFBPF_SESSION_H
+#define SFBPF_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "profile/aggregate.h"
+#include "procs/cgroups.h"
+#include "symbols/ksyms.h"
+#include "procs/lifecycle.h"
+#include "profile/offcpu.h"
+#include "output/pprof.h"
+#include "profile/profile.h"
+#include "procs/proctrack.h"
+#include "symbols/symbolize.h"
+#include "tables/tables.h"
+
+#define SESSION_MAX_PIDS 1024
+/*
+ * Exited processes whose mappings the symbolizer keeps for the outputs
+ * (aggregated stacks are symbolized at output time); older ones are
+ * forgotten first. session__forget_exited() forgets them all at once.
+ */
+#define SESSION_MAX_EXITED 4096
+
+struct session_opts {
+	int pids[SESSION_MAX_PIDS]; /* empty: the whole system */
+	int nr_pids;
+	unsigned long freq; /* samples per second per CPU */
+	bool user_stacks, kernel_stacks;
+	unsigned max_frames; /* 0: SFBPF_MAX_FRAMES */
+	bool sframe_only; /* no tables synthesized from .eh_frame */
+	int verbose;
+	/* Off-CPU analysis. */
+	bool off_cpu; /* off-CPU periods, weighted by their length (µs) */
+	bool on_off; /* with off_cpu: CPU samples too, weighted by the period (µs) */
+	unsigned states; /* SFBPF_STATE_BIT() mask; 0: all but running (off_cpu), all (on_off) */
+	uint64_t min_block_us; /* keep off-CPU periods of min_block_us ... */
+	uint64_t max_block_us; /* ... to max_block_us (0: no upper bound) */
+	const char *cgroup; /* only tasks in this cgroup v2 directory (or below) */
+	/* Tables (docs/DESIGN-lifecycle.md). */
+	uint64_t max_table_mem; /* BPF table map budget in bytes; 0: tables__default_budget() */
+	uint64_t linger_ms; /* unreferenced tables kept this long; 0: 60 s */
+	uint64_t min_residency_ms; /* loaded tables safe from eviction by hotter ones; 0: 30 s */
+	int table_wait_ms; /* before sampling, wait for the first tables: < 0 all, 0: 10 s */
+	bool progress; /* a progress line while the first tables load (stderr a tty) */
+	/* Set by a signal handler: stop waiting for the first tables at once. */
+	const volatile sig_atomic_t *stop;
+	/* Called with every sample received (CPU and off-CPU), after it is counted. */
+	void (*tap)(void *ctx, const struct sfbpf_sample *smp);
+	void *tap_ctx;
+};
+
+struct session_exited {
+	int pid;
+	uint64_t drain; /* the poll round in which its exit was seen */
+};
+
+struct session {
+	struct session_opts opts;
+	struct profile *prof; /* owns the table maps and the lifecycle programs */
+	bool cpu; /* CPU samples (the profile program attached to the CPUs) */
+	struct tables *tables;
+	struct proctrack *procs;
+	struct lifecycle *lc;
+	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
+	struct aggregator *agg; /* everything received since open (or the last reset) */
+	struct symbolizer *sym;
+	struct ksyms *ksyms;
+	uint8_t *sampled; /* pids with samples: the symbolizer knows them */
+	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
+	uint32_t exited_head, exited_tail;
+	uint64_t drains; /* poll rounds */
+	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
+	uint64_t table_budget;
+	uint64_t received;
+	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
+	/* Off-CPU modes. */
+	struct offcpu *off;
+	struct sfbpf_sample *weighted; /* a sample copy carrying its weight in µs */
+	uint64_t weight_ns, weight_us; /* time given to the aggregator so far */
+	uint64_t state_ns[SFBPF_STATE__COUNT]; /* off-CPU time per thread state */
+	uint64_t oncpu_ns; /* on_off: CPU samples times the period */
+	uint64_t at_end; /* off-CPU periods still open at the end, counted up to it */
+	uint64_t attach_ns, end_ns; /* the traced window (CLOCK_MONOTONIC ns) */
+	bool stopped;
+};
+
+/*
+ * Load the BPF program, load tables for the target processes (or all), and
+ * start sampling. Prints a one-line reason on stderr and returns a negative
+ * errno on failure (-ESRCH: a target PID does not exist).
+ */
+int session__open(struct session *s, const struct session_opts *opts);
+/* Read samples for up to timeout_ms; returns samples handled or a negative errno. */
+int session__poll(struct session *s, int timeout_ms);
+/*
+ * Stop sampling and read what is still in the ring buffer. Off-CPU: stop
+ * tracing, then count the threads still off-CPU up to now.
+ */
+void session__stop(struct session *s);
+void session__close(struct session *s);
+
+/*
+ * Forget the mappings of the processes that exited so far (once the samples
+ * taken before their exit were read): call after writing and resetting the
+ * aggregated stacks, which no longer need them.
+ */
+void session__forget_exited(struct session *s);
+/* The cgroup v2 path of a sample's cgroup_id ("/system.slice/x.service"), or NULL. */
+const char *session__cgroup_path(struct session *s, uint64_t cgroup_id);
+/*
+ * The pprof options that follow from the session's mode (sample type, weights,
+ * period) and its cgroup labels; the caller adds times, labels, comment.
+ */
+void session__pprof_opts(struct session *s, struct pprof_opts *po);
+
+struct session_stats {
+	__u64 bpf[SFBPF_STAT__COUNT]; /* both programs' unwinding counters, summed */
+	__u64 offcpu[SFBPF_OFFCPU_STAT__COUNT];
+	uint64_t state_ns[SFBPF_STATE__COUNT];
+	uint64_t oncpu_ns;
+	uint64_t at_end;
+	uint64_t window_ns; /* traced so far (or until session__stop) */
+	uint64_t received;
+	struct tables_stats tables;
+	struct proctrack_stats procs;
+	struct lifecycle_stats lifecycle;
+	uint64_t forgotten;
+	uint64_t rss_bytes; /* this process's resident memory */
+};
+
+void session__stats(struct session *s, struct session_stats *out);
+/* "sfbpf: stat NAME VALUE" lines: the names scripts parse (see README). */
+void session__print_stats(struct session *s, FILE *f);
+/* Off-CPU modes: time per thread state (and on-CPU), for people. */
+void session__print_offcpu_summary(struct session *s, FILE *f);
+
+/* Seconds since CLOCK_MONOTONIC's origin. */
+double session_now(void);
+
+#endif /* SFBPF_SESSION_H */

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A session's counters (see session.h): gathered from both BPF programs, the
+ * table loader, the process tracker and the lifecycle, and printed as
+ * "sfbpf: stat NAME VALUE" lines (the names scripts parse: see README and
+ * docs/DESIGN-lifecycle.md).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile/session.h"
+
+/* Resident memory of this process (second field of /proc/self/statm, in pages). */
+static uint64_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	uint64_t rss = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) == 2)
+			rss = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+	return rss;
+}
+
+void session__stats(struct session *s, struct session_stats *out)
+{
+	struct sfbpf_offcpu_stats off;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (s->prof)
+		profile__stats(s->prof, out->bpf);
+	if (s->off && !offcpu__stats(s->off, &off)) {
+		for (i = 0; i < SFBPF_STAT__COUNT; i++)
+			out->bpf[i] += off.unwind.v[i];
+		memcpy(out->offcpu, off.v, sizeof(out->offcpu));
+	}
+	memcpy(out->state_ns, s->state_ns, sizeof(out->state_ns));
+	out->oncpu_ns = s->oncpu_ns;
+	out->at_end = s->at_end;
+	if (s->attach_ns)
+		out->window_ns = (s->end_ns ? s->end_ns : offcpu__now_ns()) - s->attach_ns;
+	out->received = s->received;
+	if (s->tables)
+		tables__stats(s->tables, &out->tables);
+	if (s->procs)
+		proctrack__stats(s->procs, &out->procs);
+	if (s->lc)
+		lifecycle__stats(s->lc, &out->lifecycle);
+	out->forgotten = s->forgotten;
+	out->rss_bytes = rss_bytes();
+}
+
+static void print_counter(FILE *f, const char *prefix, const char *name, unsigned long long v)
+{
+	char buf[64];
+	size_t i;
+
+	snprintf(buf, sizeof(buf), "%s%s", prefix, name);
+	for (i = 0; buf[i]; i++)
+		if (buf[i] == '-')
+			buf[i] = '_';
+	fprintf(f, "sfbpf: stat %s %llu\n", buf, v);
+}
+
+/* Unwinding counters of both programs, stacks complete or truncated, per stop reason. */
+static void print_unwinding(FILE *f, const struct session_stats *st)
+{
+	static const char *const names[SFBPF_STAT_STOP_BASE] = {
+		[SFBPF_STAT_SAMPLES] = "samples", [SFBPF_STAT_EMITTED] = "emitted",
+		[SFBPF_STAT_RB_DROPS] = "drops",   [SFBPF_STAT_FRAMES] = "frames",
+		[SFBPF_STAT_FP_FRAMES] = "fp_frames",
+	};
+	const __u64 *stop = st->bpf + SFBPF_STAT_STOP_BASE;
+	uint64_t truncated = 0;
+	int i;
+
+	for (i = 0; i < SFBPF_STAT_STOP_BASE; i++)
+		print_counter(f, "", names[i], st->bpf[i]);
+	for (i = 0; i < SFBPF_STOP__COUNT; i++) {
+		print_counter(f, "stop.", profile__stop_name(i), stop[i]);
+		if (i != SFBPF_STOP_OUTERMOST && i != SFBPF_STOP_KERNEL_ONLY)
+			truncated += stop[i];
+	}
+	print_counter(f, "", "stacks_complete", stop[SFBPF_STOP_OUTERMOST]);
+	print_counter(f, "", "stacks_truncated", truncated);
+	for (i = SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT; i < SFBPF_STAT__COUNT; i++)
+		print_counter(f, "", profile__stat_name(i), st->bpf[i]);
+}
+
+static void print_tables(FILE *f, struct session *s, const struct session_stats *st)
+{
+	const struct tables_stats *ts = &st->tables;
+	/* A page entry is a u32 in an 8-byte array element. */
+	uint64_t table_bytes = ts->rows_used * sizeof(struct sfbpf_row) +
+			       ts->rules_used * sizeof(struct sfbpf_rule) +
+			       ts->pages_used * sizeof(__u64);
+
+	print_counter(f, "", "objects", ts->objects);
+	print_counter(f, "", "objects_without_table", ts->objects_without_table);
+	print_counter(f, "", "objects_rejected", ts->objects_rejected);
+	print_counter(f, "", "rows", ts->rows_used);
+	print_counter(f, "", "table_bytes", table_bytes);
+	print_counter(f, "", "sframe_bytes", ts->sframe_bytes);
+	print_counter(f, "", "objects_sframe", ts->objects_sframe);
+	print_counter(f, "", "rows_sframe", ts->rows_sframe);
+	print_counter(f, "", "objects_eh_frame", ts->objects_eh_frame);
+	print_counter(f, "", "rows_eh_frame", ts->rows_eh_frame);
+	print_counter(f, "", "load_us", ts->load_ns / 1000);
+	print_counter(f, "", "push_us", ts->push_ns / 1000);
+	print_counter(f, "", "max_load_us", ts->max_load_ns / 1000);
+	print_counter(f, "", "loads", ts->loads);
+	print_counter(f, "", "load_busy", ts->load_busy);
+	print_counter(f, "", "max_rows_object", ts->max_rows_object);
+	print_counter(f, "", "pages", ts->pages_used);
+	print_counter(f, "", "rules", ts->rules_used);
+	print_counter(f, "", "table_budget_bytes", s->table_budget);
+	print_counter(f, "", "table_map_bytes", ts->budget_bytes);
+	print_counter(f, "", "rows_capacity", ts->rows_capacity);
+	print_counter(f, "", "pages_capacity", ts->pages_capacity);
+	print_counter(f, "", "objects_pending", ts->objects_pending);
+	print_counter(f, "", "objects_no_budget", ts->objects_no_budget);
+	print_counter(f, "", "objects_lingering", ts->objects_lingering);
+	print_counter(f, "", "objects_over_budget", ts->objects_over_budget);
+	print_counter(f, "", "evictions", ts->evictions);
+	print_counter(f, "", "promotions", ts->promotions);
+	print_counter(f, "", "aged_out", ts->aged_out);
+}
+
+static void print_lifecycle(FILE *f, const struct session_stats *st)
+{
+	const struct proctrack_stats *ps = &st->procs;
+	const struct lifecycle_stats *ls = &st->lifecycle;
+
+	print_counter(f, "", "procs_bytes", (uint64_t)ps->procs * sizeof(struct sfbpf_proc));
+	print_counter(f, "", "mappings", ps->mappings);
+	print_counter(f, "", "mappings_with_table", ps->mappings_with_table);
+	print_counter(f, "", "mappings_dropped", ps->mappings_dropped);
+	print_counter(f, "", "mappings_deferred", ps->deferred);
+	print_counter(f, "", "proc_refreshes", ps->refreshes);
+	print_counter(f, "", "proc_update_failed", ps->update_failed);
+	print_counter(f, "lifecycle.", "exec", ls->exec_events);
+	print_counter(f, "lifecycle.", "exit", ls->exit_events);
+	print_counter(f, "lifecycle.", "no_proc", ls->no_proc_events);
+	print_counter(f, "lifecycle.", "no_mapping", ls->no_mapping_events);
+	print_counter(f, "lifecycle.", "refreshes", ls->refreshes);
+	print_counter(f, "lifecycle.", "unchanged", ls->unchanged);
+	print_counter(f, "lifecycle.", "gone", ls->gone);
+	print_counter(f, "lifecycle.", "failed", ls->failed);
+	print_counter(f, "lifecycle.", "incomplete", ls->incomplete);
+	print_counter(f, "lifecycle.", "queue_drops", ls->queue_drops);
+	print_counter(f, "lifecycle.", "swept", ls->swept);
+	print_counter(f, "lifecycle.", "queued", ls->queued);
+	print_counter(f, "", "exited_forgotten", st->forgotten);
+	print_counter(f, "", "rss_bytes", st->rss_bytes);
+}
+
+void session__print_stats(struct session *s, FILE *f)
+{
+	struct session_stats st;
+	int i;
+
+	session__stats(s, &st);
+	print_unwinding(f, &st);
+	print_counter(f, "", "received", st.received);
+	print_counter(f, "", "processes", st.procs.procs);
+	print_tables(f, s, &st);
+	print_lifecycle(f, &st);
+	if (!s->off)
+		return;
+	for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)
+		print_counter(f, "offcpu.", offcpu__stat_name(i), st.offcpu[i]);
+	print_counter(f, "offcpu.", "at_end", st.at_end);
+	for (i = 0; i < SFBPF_STATE__COUNT; i++)
+		print_counter(f, "offcpu_ns.", offcpu__state_name(i), st.state_ns[i]);
+	if (s->cpu)
+		print_counter(f, "", "oncpu_ns", st.oncpu_ns);
+	print_counter(f, "", "window_ns", st.window_ns);
+}
+
+void session__print_offcpu_summary(struct session *s, FILE *f)
+{
+	struct session_stats st;
+	uint64_t total;
+	int i;
+
+	if (!s->off)
+		return;
+	session__stats(s, &st);
+	total = st.oncpu_ns;
+	for (i = 0; i < SFBPF_STATE__COUNT; i++)
+		total += st.state_ns[i];
+	fprintf(f, "sfbpf: %s time over %.3f s, by thread state:\n",
+		s->cpu ? "on- and off-CPU" : "off-CPU", st.window_ns / 1e9);
+	if (s->cpu)
+		fprintf(f, "  %-9s %12.3f s %5.1f%%\n", "on-CPU", st.oncpu_ns / 1e9,
+			total ? 100.0 * st.oncpu_ns / total : 0.0);
+	for (i = 0; i < SFBPF_STATE__COUNT; i++)
+		fprintf(f, "  %-9s %12.3f s %5.1f%%\n", offcpu__state_name(i), st.state_ns[i] / 1e9,
+			total ? 100.0 * st.state_ns[i] / total : 0.0);
+	if (st.offcpu[SFBPF_OFFCPU_STAT_MAP_FULL])
+		fprintf(f, "sfbpf: %llu off-CPU periods lost: too many threads blocked at once\n",
+			(unsigned long long)st.offcpu[SFBPF_OFFCPU_STAT_MAP_FULL]);
+	if (st.bpf[SFBPF_STAT_RB_DROPS])
+		fprintf(f, "sfbpf: %llu samples lost: the ring buffer was full (a busy system: "
+			   "narrow with -p, -m or --state)\n",
+			(unsigned long long)st.bpf[SFBPF_STAT_RB_DROPS]);
+}

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Symbolized stack walk (see stackwalk.h).
+ *
+ * The symbolizer's strings are only valid until its next call, so user frames'
+ * strings are copied into a pool that is reused for every stack. The pool may
+ * move while a stack is built: frames record pool offsets, turned into
+ * pointers once the stack is complete. Kernel names, comms and constant names
+ * are stable for the whole walk and are used in place.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/aggregate.h"
+#include "symbols/ksyms.h"
+#include "profile/stackwalk.h"
+#include "symbols/symbolize.h"
+
+#define MAX_WALK_FRAMES (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES + 2)
+#define NO_OFF ((size_t)-1)
+
+/* Where a user frame's strings are in the pool (NO_OFF: not pooled). */
+struct pooled {
+	size_t name, module, path;
+};
+
+struct walker {
+	struct symbolizer *sym;
+	const struct ksyms *ks;
+	sw_cb cb;
+	void *ctx;
+	char *pool;
+	size_t len, cap;
+	struct sw_frame frames[MAX_WALK_FRAMES];
+	struct pooled offs[MAX_WALK_FRAMES];
+};
+
+/* Copy s (n bytes, plus a NUL) into the pool; its offset, or NO_OFF without memory. */
+static size_t pool_add(struct walker *w, const char *s, size_t n, const char *prefix,
+		       const char *suffix)
+{
+	size_t np = strlen(prefix), ns = strlen(suffix), need = np + n + ns + 1, off;
+
+	if (w->len + need > w->cap) {
+		size_t cap = w->cap ? w->cap : 4096;
+		char *p;
+
+		while (cap < w->len + need)
+			cap *= 2;
+		p = realloc(w->pool, cap);
+		if (!p)
+			return NO_OFF;
+		w->pool = p;
+		w->cap = cap;
+	}
+	off = w->len;
+	memcpy(w->pool + off, prefix, np);
+	memcpy(w->pool + off + np, s, n);
+	memcpy(w->pool + off + np + n, suffix, ns + 1);
+	w->len += need;
+	return off;
+}
+
+static int pool_str(struct walker *w, const char *s, size_t *off)
+{
+	*off = s ? pool_add(w, s, strlen(s), "", "") : NO_OFF;
+	return s && *off == NO_OFF ? -ENOMEM : 0;
+}
+
+/* Name of a user frame without a symbol: "[MODULE]", "[vdso]" or "[unknown]". */
+static int user_fallback_name(struct walker *w, const struct sym_info *si, struct sw_frame *f,
+			      struct pooled *o)
+{
+	if (!si->mapped || !si->module || !si->module[0]) {
+		f->name = "[unknown]";
+		return 0;
+	}
+	if (si->module[0] == '[')
+		return pool_str(w, si->module, &o->name);
+	o->name = pool_add(w, si->module, strlen(si->module), "[", "]");
+	return o->name == NO_OFF ? -ENOMEM : 0;
+}
+
+static int user_frame(struct walker *w, uint32_t pid, uint64_t addr, struct sw_frame *f,
+		      struct pooled *o)
+{
+	struct sym_info si = {};
+	int err;
+
+	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF };
+	*f = (struct sw_frame){ .kind = SW_USER, .addr = addr };
+	if (w->sym)
+		symbolizer__user(w->sym, pid, addr, &si);
+	f->mapped = si.mapped;
+	f->elf_addr = si.elf_addr;
+	err = pool_str(w, si.module, &o->module);
+	if (!err)
+		err = pool_str(w, si.path, &o->path);
+	if (err)
+		return err;
+	if (si.name && si.name[0]) {
+		f->symbol = true;
+		return pool_str(w, si.name, &o->name);
+	}
+	return user_fallback_name(w, &si, f, o);
+}
+
+static void kernel_frame(struct walker *w, uint64_t addr, struct sw_frame *f)
+{
+	const struct ksym *k = w->ks ? ksyms__find(w->ks, addr) : NULL;
+
+	*f = (struct sw_frame){ .kind = SW_KERNEL, .addr = addr, .name = "[unknown]" };
+	if (k && k->name[0]) {
+		f->symbol = true;
+		f->name = k->name;
+		f->module = k->module;
+	}
+}
+
+static const char *pool_ptr(const struct walker *w, size_t off, const char *dflt)
+{
+	return off == NO_OFF ? dflt : w->pool + off;
+}
+
+static int walk_one(const struct aggr_stack *st, void *ctx)
+{
+	struct walker *w = ctx;
+	const uint64_t *kips = st->ips + st->nr_user;
+	struct sw_stack out = { .raw = st, .pid = st->pid, .count = st->count,
+				.weight = st->weight, .frames = w->frames };
+	size_t n = 0, i;
+	int j, err;
+
+	w->len = 0;
+	/* The idle tasks are "swapper/N" per CPU; perf names them all "swapper". */
+	w->frames[n] = (struct sw_frame){ .kind = SW_COMM, .name = st->comm };
+	if (st->pid == 0 || !st->comm[0])
+		w->frames[n].name = st->pid == 0 ? "swapper" : "[unknown]";
+	n++;
+	if (st->truncated)
+		w->frames[n++] = (struct sw_frame){ .kind = SW_TRUNCATED, .name = "[truncated]" };
+	out.first_user = n;
+	/* Root first. Frames above the leaf hold return addresses: look up addr - 1. */
+	for (j = st->nr_user - 1; j >= 0; j--, n++) {
+		err = user_frame(w, st->pid, st->ips[j] - (j > 0), &w->frames[n], &w->offs[n]);
+		if (err)
+			return err;
+	}
+	out.first_kernel = n;
+	for (j = st->nr_kernel - 1; j >= 0; j--)
+		kernel_frame(w, kips[j] - (j > 0), &w->frames[n++]);
+	/* The pool is complete: it will not move any more. */
+	for (i = out.first_user; i < out.first_kernel; i++) {
+		w->frames[i].name = pool_ptr(w, w->offs[i].name, w->frames[i].name);
+		w->frames[i].module = pool_ptr(w, w->offs[i].module, NULL);
+		w->frames[i].path = pool_ptr(w, w->offs[i].path, NULL);
+	}
+	out.nr_frames = n;
+	return w->cb(&out, w->ctx);
+}
+
+int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym,
+			const struct ksyms *ks, sw_cb cb, void *ctx)
+{
+	struct walker *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	w->sym = sym;
+	w->ks = ks;
+	w->cb = cb;
+	w->ctx = ctx;
+	err = aggregator__for_each(a, walk_one, w);
+	free(w->pool);
+	free(w);
+	return err;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Separate debug files (see debuginfo.h). */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "symbols/debuginfo.h"
+#include "symbols/symtab.h"
+
+#define BUILD_ID_MAX 64
+#define DEBUGLINK_MAX 256
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+/* What the object says about its debug file. */
+struct search {
+	unsigned char class;
+	uint16_t machine;
+	uint8_t id[BUILD_ID_MAX];
+	size_t id_len;
+	char link[DEBUGLINK_MAX]; /* "" if no .gnu_debuglink */
+	uint32_t crc;
+	const char *root;
+	char *found;
+	size_t found_len;
+};
+
+const char *debuginfo__default_dirs(void)
+{
+	const char *env = getenv(DEBUGINFO_ENV);
+
+	return env && *env ? env : DEBUGINFO_DEFAULT_DIRS;
+}
+
+static size_t note_build_id(Elf_Data *data, uint8_t *buf, size_t len)
+{
+	size_t off = 0, name_off, desc_off, n;
+	GElf_Nhdr nh;
+
+	while (off < data->d_size &&
+	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
+		    memcmp((char *)data->d_buf + name_off, "GNU", 4))
+			continue;
+		n = nh.n_descsz < len ? nh.n_descsz : len;
+		memcpy(buf, (char *)data->d_buf + desc_off, n);
+		return n;
+	}
+	return 0;
+}
+
+/* Sections first: a debug file's segments describe data it no longer holds. */
+size_t debuginfo__build_id(Elf *elf, uint8_t *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	size_t i, n = 0, nph;
+
+	while (!n && (scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    (data = elf_getdata(scn, NULL)))
+			n = note_build_id(data, buf, len);
+	}
+	if (n || elf_getphdrnum(elf, &nph))
+		return n;
+	for (i = 0; !n && i < nph; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (data)
+			n = note_build_id(data, buf, len);
+	}
+	return n;
+}
+
+int debuginfo__crc32(int fd, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t r;
+
+	while ((r = pread(fd, buf, sizeof(buf), off)) > 0) {
+		c = crc32(c, buf, r);
+		off += r;
+	}
+	if (r < 0)
+		return -errno;
+	*crc = c;
+	return 0;
+}
+
+/* .gnu_debuglink: a file name, NUL, padding to 4 bytes, CRC32 in the ELF's byte order. */
+static void read_debuglink(Elf *elf, struct search *s)
+{
+	size_t shstrndx, n, off;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	Elf_Data *data;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	uint32_t raw;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".gnu_debuglink"))
+			break;
+	}
+	data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf)
+		return;
+	n = strnlen(data->d_buf, data->d_size);
+	off = (n + 4) & ~(size_t)3;
+	/* A bare file name: no directories to climb out of the search path. */
+	if (!n || n >= sizeof(s->link) || off + 4 > data->d_size ||
+	    memchr(data->d_buf, '/', n))
+		return;
+	memcpy(s->link, data->d_buf, n);
+	s->link[n] = '\0';
+	memcpy(&raw, (char *)data->d_buf + off, sizeof(raw));
+	s->crc = eh.e_ident[EI_DATA] == ELFDATA2MSB ? be32toh(raw) : le32toh(raw);
+}
+
+static bool same_kind(Elf *elf, const struct search *s)
+{
+	GElf_Ehdr eh;
+
+	return gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == s->class &&
+	       eh.e_machine == s->machine;
+}
+
+/* Does the file at p match the object? Then its fd, else -ENOENT. */
+static int try_file(const struct search *s, const char *p, bool via_link)
+{
+	uint8_t id[BUILD_ID_MAX];
+	bool ok = false;
+	struct stat st;
+	uint32_t crc;
+	size_t id_len;
+	Elf *elf;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO planted on the search path must not hang us. */
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOENT;
+	}
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && same_kind(elf, s) &&
+	    symtab__elf_has_symtab(elf)) {
+		id_len = debuginfo__build_id(elf, id, sizeof(id));
+		if (s->id_len && id_len)
+			ok = id_len == s->id_len && !memcmp(id, s->id, id_len);
+		else if (via_link)
+			ok = !debuginfo__crc32(fd, &crc) && crc == s->crc;
+	}
+	elf_end(elf);
+	if (!ok) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (s->found)
+		snprintf(s->found, s->found_len, "%s", p);
+	return fd;
+}
+
+/* Try the path made from fmt under root, then (if root is set) in our namespace. */
+static int try_both(const struct search *s, bool via_link, bool host_too, const char *fmt, ...)
+{
+	char rel[PATH_MAX], p[PATH_MAX];
+	va_list ap;
+	int n, fd;
+
+	va_start(ap, fmt);
+	n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(rel))
+		return -ENOENT;
+	n = snprintf(p, sizeof(p), "%s%s", s->root, rel);
+	fd = n > 0 && (size_t)n < sizeof(p) ? try_file(s, p, via_link) : -ENOENT;
+	if (fd < 0 && host_too && *s->root)
+		fd = try_file(s, rel, via_link);
+	return fd;
+}
+
+static int by_build_id(const struct search *s, const char *dir)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < s->id_len; i++)
+		sprintf(hex + 2 * i, "%02x", s->id[i]);
+	return try_both(s, false, true, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+}
+
+static int by_debuglink_dir(const struct search *s, const char *dir, const char *objdir)
+{
+	return try_both(s, true, true, "%s%s/%s", dir, objdir, s->link);
+}
+
+/* Next ':'-separated entry of *list into buf; false at the end. */
+static bool next_dir(const char **list, char *buf, size_t len)
+{
+	const char *p = *list, *end;
+	size_t n;
+
+	while (*p == ':')
+		p++;
+	if (!*p)
+		return false;
+	end = strchrnul(p, ':');
+	n = end - p;
+	*list = end;
+	if (n >= len)
+		return next_dir(list, buf, len);
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return true;
+}
+
+static int search_debuglink(const struct search *s, const char *path, const char *dirs)
+{
+	char objdir[PATH_MAX], dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (path[0] != '/' || !slash || (size_t)(slash - path) >= sizeof(objdir))
+		return -ENOENT;
+	memcpy(objdir, path, slash - path);
+	objdir[slash - path] = '\0';
+	fd = try_both(s, true, false, "%s/%s", objdir, s->link);
+	if (fd < 0)
+		fd = try_both(s, true, false, "%s/.debug/%s", objdir, s->link);
+	while (fd < 0 && next_dir(&dirs, dir, sizeof(dir)))
+		fd = by_debuglink_dir(s, dir, objdir);
+	return fd;
+}
+
+int debuginfo__open(Elf *elf, const char *path, const char *root, const char *dirs,
+		    char *found, size_t found_len)
+{
+	struct search s = { .root = root ? root : "", .found = found, .found_len = found_len };
+	const char *list;
+	char dir[PATH_MAX];
+	GElf_Ehdr eh;
+	int fd = -ENOENT;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	s.class = eh.e_ident[EI_CLASS];
+	s.machine = eh.e_machine;
+	s.id_len = debuginfo__build_id(elf, s.id, sizeof(s.id));
+	read_debuglink(elf, &s);
+	if (!dirs)
+		dirs = debuginfo__default_dirs();
+	for (list = dirs; s.id_len && fd < 0 && next_dir(&list, dir, sizeof(dir));)
+		fd = by_build_id(&s, dir);
+	if (fd < 0 && s.link[0] && path)
+		fd = search_debuglink(&s, path, dirs);
+	return fd;
+}

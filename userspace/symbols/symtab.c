@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Function symbol table (see symtab.h): one array of fixed-size entries plus
+ * one string pool, so a table of 500k symbols is two allocations.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/demangle.h"
+#include "symbols/symtab.h"
+
+#define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
+
+struct sym {
+	uint64_t addr;
+	uint64_t end; /* addr + size while building; exclusive end once finished */
+	uint32_t name; /* offset in strs */
+	uint32_t seq; /* insertion order, the last tie-break */
+	uint8_t rank; /* binding as perf prefers it: 2 global, 1 local, 0 weak */
+	bool mangled; /* demangled on first lookup */
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t count, cap;
+	char *strs;
+	size_t strs_len, strs_cap;
+	/*
+	 * Demangled names by symbol index, made on first lookup: most symbols
+	 * of a large C++ library are never hit, and demangling all of them
+	 * costs ~3 us each when the object is loaded.
+	 */
+	char **demangled;
+};
+
+struct symtab *symtab__new(void)
+{
+	return calloc(1, sizeof(struct symtab));
+}
+
+void symtab__free(struct symtab *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; t->demangled && i < t->count; i++)
+		free(t->demangled[i]);
+	free(t->demangled);
+	free(t->syms);
+	free(t->strs);
+	free(t);
+}
+
+static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
+		   enum symtab_bind bind, bool mangled)
+{
+	size_t len = strlen(name);
+	struct sym *sym;
+
+	if (t->count == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct sym *n = realloc(t->syms, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->syms = n;
+		t->cap = cap;
+	}
+	if (t->strs_len + len + 1 > t->strs_cap) {
+		size_t cap = t->strs_cap ? t->strs_cap * 2 : 4096;
+		char *n;
+
+		while (cap < t->strs_len + len + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		n = realloc(t->strs, cap);
+		if (!n)
+			return -ENOMEM;
+		t->strs = n;
+		t->strs_cap = cap;
+	}
+	memcpy(t->strs + t->strs_len, name, len + 1);
+	sym = &t->syms[t->count];
+	sym->addr = addr;
+	sym->end = addr + size < addr ? UINT64_MAX : addr + size;
+	sym->name = t->strs_len;
+	sym->seq = t->count;
+	sym->rank = bind;
+	sym->mangled = mangled;
+	t->strs_len += len + 1;
+	t->count++;
+	return 0;
+}
+
+int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
+		enum symtab_bind bind)
+{
+	return add_sym(t, addr, size, name, bind, false);
+}
+
+struct sym_order {
+	const char *strs;
+	bool latest_wins;
+};
+
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* By address; at one address, perf's choose_best_symbol() order first. */
+static int cmp_sym(const void *a, const void *b, void *ctx)
+{
+	const struct sym *x = a, *y = b;
+	const struct sym_order *o = ctx;
+	const char *xn = o->strs + x->name, *yn = o->strs + y->name;
+	bool xs = x->end > x->addr, ys = y->end > y->addr;
+	size_t xl, yl;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (o->latest_wins && x->seq != y->seq) /* a JIT re-emitted code here */
+		return x->seq > y->seq ? -1 : 1;
+	if (xs != ys)
+		return xs ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	if (underscores(xn) != underscores(yn))
+		return underscores(xn) < underscores(yn) ? -1 : 1;
+	xl = strlen(xn);
+	yl = strlen(yn);
+	if (xl != yl)
+		return xl > yl ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sort, keep the best symbol per address, extend size-0 symbols to the next. */
+void symtab__finish(struct symtab *t, bool latest_wins)
+{
+	struct sym_order o = { t->strs, latest_wins };
+	size_t i, n = 0;
+
+	if (!t->count)
+		return;
+	qsort_r(t->syms, t->count, sizeof(*t->syms), cmp_sym, &o);
+	for (i = 0; i < t->count; i++) {
+		if (n && t->syms[n - 1].addr == t->syms[i].addr)
+			continue;
+		t->syms[n++] = t->syms[i];
+	}
+	t->count = n;
+	for (i = 0; i < n; i++) {
+		struct sym *sym = &t->syms[i];
+
+		if (sym->end != sym->addr)
+			continue;
+		sym->end = i + 1 < n ? sym[1].addr : ((sym->addr + 4095) & ~4095ULL) + 4096;
+	}
+}
+
+/* The name to show for syms[i]: demangled once, on first use. */
+static const char *sym_name(struct symtab *t, size_t i)
+{
+	struct sym *sym = &t->syms[i];
+	char *d;
+
+	if (!sym->mangled)
+		return t->strs + sym->name;
+	if (!t->demangled) {
+		t->demangled = calloc(t->count, sizeof(*t->demangled));
+		if (!t->demangled)
+			return t->strs + sym->name;
+	}
+	if (t->demangled[i])
+		return t->demangled[i];
+	d = demangle(t->strs + sym->name);
+	if (!d) { /* not mangled after all, or no memory: show it raw */
+		sym->mangled = false;
+		return t->strs + sym->name;
+	}
+	t->demangled[i] = d;
+	return d;
+}
+
+const char *symtab__find(struct symtab *t, uint64_t addr, uint64_t *offset)
+{
+	const struct sym *sym;
+	size_t lo = 0, hi, i;
+
+	if (!t)
+		return NULL;
+	hi = t->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The nearest preceding symbol, or one enclosing it (nested symbols). */
+	for (i = lo; i > 0 && lo - i < NESTED_LOOKBACK; i--) {
+		sym = &t->syms[i - 1];
+		if (addr < sym->end) {
+			*offset = addr - sym->addr;
+			return sym_name(t, i - 1);
+		}
+	}
+	return NULL;
+}
+
+size_t symtab__count(const struct symtab *t)
+{
+	return t ? t->count : 0;
+}
+
+static bool section_is_text(Elf *elf, size_t shndx, int8_t *cache, size_t shnum)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (shndx >= shnum)
+		return false;
+	if (cache[shndx] < 0) {
+		scn = elf_getscn(elf, shndx);
+		cache[shndx] = scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+	}
+	return cache[shndx];
+}
+
+static enum symtab_bind bind_rank(unsigned bind)
+{
+	if (bind == STB_WEAK)
+		return SYMTAB_BIND_WEAK;
+	return bind == STB_LOCAL ? SYMTAB_BIND_LOCAL : SYMTAB_BIND_GLOBAL;
+}
+
+/*
+ * Add the function symbols of one SHT_SYMTAB/SHT_DYNSYM section. In a debug
+ * file .text is SHT_NOBITS but keeps its flags and address, so the text test
+ * holds there too.
+ */
+static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct symtab *t)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t shnum, i, nsyms;
+	int8_t *text;
+	int err = 0;
+
+	if (!data || !sh->sh_entsize || elf_getshdrnum(elf, &shnum))
+		return 0;
+	text = malloc(shnum ? shnum : 1);
+	if (!text)
+		return -ENOMEM;
+	memset(text, -1, shnum);
+	nsyms = data->d_size / sh->sh_entsize;
+	for (i = 1; i < nsyms && !err; i++) {
+		unsigned type;
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !section_is_text(elf, sym.st_shndx, text, shnum))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		err = add_sym(t, sym.st_value, sym.st_size, name,
+			      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name));
+	}
+	free(text);
+	return err;
+}
+
+static int load_symbols(struct symtab *t, Elf *elf, unsigned type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		err = load_symtab_section(elf, scn, &sh, t);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+bool symtab__elf_has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_entsize &&
+		    sh.sh_size / sh.sh_entsize > 1)
+			return true;
+	}
+	return false;
+}
+
+/* ---- PLT entries ------------------------------------------------------------- */
+
+#define PLT_MAX_ENTRIES 65536
+
+/* One GOT slot a PLT entry jumps through, and what the dynamic linker puts there. */
+struct plt_slot {
+	uint64_t got;
+	int64_t addend; /* IRELATIVE: the IFUNC resolver's address */
+	uint32_t sym; /* index in symtab; 0: none (IRELATIVE) */
+	uint32_t symtab; /* section index of that symbol table */
+};
+
+struct plt_slots {
+	struct plt_slot *v;
+	size_t n, cap;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct plt_slot *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* JUMP_SLOT (.plt), GLOB_DAT (.plt.got) and IRELATIVE relocations of one section. */
+static int collect_slots(Elf_Scn *scn, const GElf_Shdr *sh, struct plt_slots *s)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+	GElf_Rela r;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = data->d_size / sh->sh_entsize;
+	for (i = 0; i < n && gelf_getrela(data, i, &r); i++) {
+		unsigned type = GELF_R_TYPE(r.r_info);
+
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		    type != R_X86_64_IRELATIVE)
+			continue;
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 64;
+			struct plt_slot *v = realloc(s->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->v = v;
+			s->cap = cap;
+		}
+		s->v[s->n++] = (struct plt_slot){ r.r_offset, r.r_addend, GELF_R_SYM(r.r_info),
+						  sh->sh_link };
+	}
+	return 0;
+}
+
+static const struct plt_slot *find_slot(const struct plt_slots *s, uint64_t got)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].got == got ? &s->v[lo] : NULL;
+}
+
+/*
+ * GOT slot an x86-64 PLT entry jumps through: [endbr64] [bnd] jmp *disp(%rip).
+ * Lazy-binding stubs (push; jmp .plt0) and the .plt header do not match.
+ */
+static bool plt_entry_got(const uint8_t *p, size_t len, uint64_t addr, uint64_t *got)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t off = 0;
+	int32_t disp;
+
+	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
+		off = sizeof(endbr64);
+	if (off < len && p[off] == 0xf2)
+		off++;
+	if (off + 6 > len || p[off] != 0xff || p[off + 1] != 0x25)
+		return false;
+	memcpy(&disp, p + off + 2, sizeof(disp));
+	*got = addr + off + 6 + (int64_t)disp;
+	return true;
+}
+
+/* "name@plt" as objdump labels the entry (perf likewise), demangled as perf does. */
+static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot, uint64_t addr,
+			 uint64_t size)
+{
+	Elf_Scn *symscn = elf_getscn(elf, slot->symtab);
+	const char *name;
+	char buf[512], *d;
+	Elf_Data *data;
+	GElf_Shdr ssh;
+	GElf_Sym sym;
+
+	if (!slot->sym) {
+		snprintf(buf, sizeof(buf), "*ABS*+%#" PRIx64 "@plt", (uint64_t)slot->addend);
+		return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false);
+	}
+	if (!symscn || !gelf_getshdr(symscn, &ssh) || !(data = elf_getdata(symscn, NULL)) ||
+	    !gelf_getsym(data, slot->sym, &sym))
+		return 0;
+	name = elf_strptr(elf, ssh.sh_link, sym.st_name);
+	if (!name || !*name)
+		return 0;
+	d = demangle(name);
+	snprintf(buf, sizeof(buf), "%s@plt", d ? d : name);
+	free(d);
+	return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false);
+}
+
+static int add_plt_section(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			   const struct plt_slots *slots)
+{
+	uint64_t step = sh->sh_entsize >= 8 && sh->sh_entsize <= 64 ? sh->sh_entsize : 16;
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const struct plt_slot *slot;
+	uint64_t off, got;
+	int err;
+
+	if (!data || !data->d_buf || sh->sh_type != SHT_PROGBITS)
+		return 0;
+	for (off = 0; off + step <= data->d_size && off / step < PLT_MAX_ENTRIES; off += step) {
+		if (!plt_entry_got((uint8_t *)data->d_buf + off, step, sh->sh_addr + off, &got))
+			continue;
+		slot = find_slot(slots, got);
+		if (!slot)
+			continue;
+		err = add_plt_entry(t, elf, slot, sh->sh_addr + off, step);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Synthesize symbols for x86-64 PLT entries (.plt, .plt.sec, .plt.got): each
+ * entry's jmp names its GOT slot, and the relocation of that slot names the
+ * function. Matching by GOT slot rather than by entry index stays right when
+ * .rela.plt is not in PLT order (IRELATIVE entries in libc).
+ */
+static int add_plt(struct symtab *t, Elf *elf)
+{
+	struct plt_slots slots = {};
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC))
+			err = collect_slots(scn, &sh, &slots);
+	}
+	if (!err && slots.n)
+		qsort(slots.v, slots.n, sizeof(*slots.v), cmp_slot);
+	scn = NULL;
+	while (!err && slots.n && (scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			     !strcmp(name, ".plt.got")))
+			err = add_plt_section(t, elf, scn, &sh, &slots);
+	}
+	free(slots.v);
+	return err;
+}
+
+/* ---- perf maps ---------------------------------------------------------------- */
+
+int symtab__add_perf_map(struct symtab *t, FILE *f)
+{
+	char line[SYMTAB_PERF_MAP_MAX_LINE], *end, *name;
+	uint64_t start, size, total = 0;
+	bool partial = false;
+	int err = 0;
+
+	/* The file is the process's to write: bound what it can make us read. */
+	while (!err && total < SYMTAB_PERF_MAP_MAX_BYTES && fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		bool skip = partial;
+
+		total += len;
+		/* An overlong line is skipped whole, in as many chunks as it takes. */
+		partial = len == sizeof(line) - 1 && line[len - 1] != '\n';
+		if (skip || partial)
+			continue;
+		start = strtoull(line, &end, 16);
+		if (end == line || *end != ' ')
+			continue;
+		size = strtoull(end + 1, &name, 16);
+		if (name == end + 1 || *name != ' ')
+			continue;
+		name++;
+		name[strcspn(name, "\r\n")] = '\0';
+		if (*name) /* perf does not demangle these either */
+			err = symtab__add(t, start, size, name, SYMTAB_BIND_GLOBAL);
+	}
+	return err;
+}
+
+/* ---- whole objects -------------------------------------------------------------- */
+
+int symtab__add_elf(struct symtab *t, Elf *elf, Elf *debug)
+{
+	size_t before = t->count;
+	int err = 0;
+
+	if (debug)
+		err = load_symbols(t, debug, SHT_SYMTAB);
+	if (!err && t->count == before)
+		err = load_symbols(t, elf, SHT_SYMTAB);
+	if (!err && t->count == before)
+		err = load_symbols(t, elf, SHT_DYNSYM);
+	if (!err)
+		err = add_plt(t, elf);
+	return err;
+}

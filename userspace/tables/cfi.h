@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * DWARF CFI reader: synthesizes an object's unwind table from its .eh_frame
+ * (and, for code no .eh_frame FDE covers, from its own .debug_frame) when it
+ * has no .sframe — the same struct flat_table flatten.c builds from SFrame, so
+ * the loader and the BPF unwinder cannot tell the two apart.
+ *
+ * Each FDE is walked row by row with libdw (dwarf_cfi_addrframe at every row
+ * boundary, dwarf_frame_info for the row's extent), each row translated by
+ * cfi_rule.c. Rows the BPF rule set cannot express become explicit
+ * SFBPF_RULE_UNSUPPORTED rows, never approximations. PLT expressions become
+ * one row pair per entry; signal frames (CIE augmentation 'S') carry
+ * SFBPF_RULE_SIGNAL; RA undefined gives the outermost rule.
+ * x86-64 only (-ENOTSUP otherwise). See docs/DESIGN-cfi.md.
+ *
+ * Error convention: negative errno.
+ *   -ENOENT    no CFI section with an FDE (or no section headers)
+ *   -EINVAL    not an ELF file, or CFI libdw refuses altogether
+ *   -ENOTSUP   not x86-64
+ *   -E2BIG     PCs beyond 32 bits or too many rows
+ *   -ENOMEM
+ */
+#ifndef SFBPF_CFI_H
+#define SFBPF_CFI_H
+
+#include <stdint.h>
+
+#include "tables/cfi_rule.h"
+#include "tables/flatten.h"
+
+enum cfi_source {
+	CFI_SRC_EH_FRAME = 0,
+	CFI_SRC_DEBUG_FRAME,
+	CFI_SRC__COUNT,
+};
+
+struct cfi_stats {
+	uint32_t fdes[CFI_SRC__COUNT]; /* FDEs whose rows are in the table, per section */
+	uint32_t cies;
+	uint32_t cfi_rows; /* CFI rows visited (libdw frames) */
+	uint32_t rows; /* table rows, gaps included */
+	uint32_t rules; /* distinct rules in the table */
+	uint32_t unsupported_rows; /* CFI rows that became SFBPF_RULE_UNSUPPORTED */
+	uint32_t unsupported[CFI_UNSUP__COUNT]; /* ... by reason */
+	uint32_t plt_fdes; /* FDEs with a PLT-shaped CFA */
+	uint32_t signal_fdes; /* FDEs of signal trampolines ('S') */
+	uint32_t outermost_rows; /* CFI rows with RA undefined */
+	uint32_t topmost_rows; /* CFI rows usable in the topmost frame only (DRAP) */
+	uint32_t skipped_fdes; /* empty, outside executable sections, undecodable */
+	uint32_t shadowed_fdes; /* .debug_frame FDEs overlapping .eh_frame ones */
+	uint64_t unsupported_bytes; /* code bytes covered by unsupported rows */
+	uint64_t code_bytes; /* code bytes covered by FDEs in the table */
+	uint64_t cfa_ops; /* CFA instructions libdw was asked to evaluate (bounded work) */
+};
+
+/*
+ * Table from the CFI of the ELF file open at fd (read with pread/mmap; the
+ * offset is untouched, fd stays the caller's). stats may be NULL.
+ */
+int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats);
+int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stats *stats);
+
+/* ".eh_frame" or ".debug_frame". */
+const char *cfi_source__name(enum cfi_source src);
+
+#endif /* SFBPF_CFI_H */

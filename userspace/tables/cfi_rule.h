@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One DWARF CFI row (a libdw Dwarf_Frame) → the sfbpf rule that says the same
+ * thing, or the reason no rule can. x86-64 register numbering. Used by cfi.c;
+ * see docs/DESIGN-cfi.md for which DWARF rules map to what.
+ */
+#ifndef SFBPF_CFI_RULE_H
+#define SFBPF_CFI_RULE_H
+
+#include <elfutils/libdw.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/abi.h"
+
+/*
+ * "Cannot unwind here": the BPF side must stop (GAP makes unaware unwinders
+ * stop with no-row). Belongs in bpf/profile.h; see docs/DESIGN-cfi.md.
+ */
+
+/* Why a CFI row has no sfbpf rule. Stable names: cfi_unsupported__name(). */
+enum cfi_unsupported {
+	CFI_UNSUP_NONE = 0,
+	CFI_UNSUP_CFA_EXPR, /* CFA computed by a DWARF expression of no known shape */
+	CFI_UNSUP_CFA_UNDEF, /* no CFA rule at all */
+	CFI_UNSUP_RA, /* RA in a register, same value, or an expression */
+	CFI_UNSUP_FP, /* FP undefined, in another register, or an expression */
+	CFI_UNSUP_SP, /* caller's SP is not the CFA */
+	CFI_UNSUP_RANGE, /* an offset beyond 32 bits */
+	CFI_UNSUP_OVERLAP, /* PC covered by two FDEs of the same section */
+	CFI_UNSUP_LIBDW, /* libdw could not evaluate the FDE here */
+	CFI_UNSUP_INSN, /* unknown CFA opcode or register, malformed program: not given to libdw */
+	CFI_UNSUP_BUDGET, /* the FDE's or object's evaluation budget ran out */
+	CFI_UNSUP__COUNT,
+};
+
+/* x86-64 DWARF register numbers. */
+#define CFI_REG_FP 6
+#define CFI_REG_SP 7
+#define CFI_REG_RA 16
+
+/*
+ * A PLT-shaped CFA: SP + base + (((pc & mask) >= threshold) << shift), which
+ * lazy-binding PLT entries describe with an expression. Expressed as two rules
+ * alternating every mask + 1 bytes.
+ */
+struct cfi_plt {
+	int32_t base;
+	uint32_t mask, threshold, shift;
+};
+
+struct cfi_row_rule {
+	struct sfbpf_rule rule; /* for PLT: the rule where (pc & mask) < threshold */
+	struct sfbpf_rule rule_hi; /* for PLT: where (pc & mask) >= threshold */
+	bool plt;
+	struct cfi_plt plt_cfa;
+	enum cfi_unsupported why; /* NONE: rule is valid */
+};
+
+/* The rule of frame (signal: CIE augmentation 'S'; ra_reg: the CIE's RA column). */
+void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg, struct cfi_row_rule *out);
+
+/* The rule every unsupported row carries. */
+void cfi_rule__unsupported(struct sfbpf_rule *r);
+
+const char *cfi_unsupported__name(enum cfi_unsupported why);
+
+#endif /* SFBPF_CFI_RULE_H */

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Table builder shared by flatten.c and cfi.c (see flatbuild.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tables/flatbuild.h"
+
+int flat_builder__init(struct flat_builder *b)
+{
+	struct sfbpf_rule gap = { .flags = SFBPF_RULE_GAP };
+
+	memset(b, 0, sizeof(*b));
+	b->t = calloc(1, sizeof(*b->t));
+	if (!b->t)
+		return -ENOMEM;
+	if (flat_builder__rule(b, &gap) != SFBPF_RULE_GAP_ID) {
+		flat_builder__abort(b);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int64_t flat_builder__rule(struct flat_builder *b, const struct sfbpf_rule *r)
+{
+	return ruleset__intern(&b->rules, r, UINT32_MAX);
+}
+
+int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule)
+{
+	struct flat_table *t = b->t;
+	struct sfbpf_row *n;
+	uint32_t ncap;
+
+	if (pc > UINT32_MAX)
+		return -E2BIG;
+	if (t->nr_rows) {
+		struct sfbpf_row *last = &t->rows[t->nr_rows - 1];
+
+		if (last->rule == rule)
+			return 0; /* same rule continues */
+		if (last->pc_off == pc) {
+			last->rule = rule; /* a zero-length range: the later row wins */
+			/* ... which may now continue the row before it. */
+			if (t->nr_rows > 1 && t->rows[t->nr_rows - 2].rule == rule)
+				t->nr_rows--;
+			return 0;
+		}
+	}
+	if (t->nr_rows >= FLAT_MAX_ROWS)
+		return -E2BIG;
+	if (t->nr_rows == b->cap_rows) {
+		ncap = b->cap_rows ? b->cap_rows * 2 : 64;
+		n = realloc(t->rows, (size_t)ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		b->cap_rows = ncap;
+	}
+	t->rows[t->nr_rows++] = (struct sfbpf_row){ .pc_off = (uint32_t)pc, .rule = rule };
+	return 0;
+}
+
+int64_t flat_builder__last_pc(const struct flat_builder *b)
+{
+	return b->t->nr_rows ? (int64_t)b->t->rows[b->t->nr_rows - 1].pc_off : -1;
+}
+
+static int build_pages(struct flat_table *t)
+{
+	uint32_t p, r = 0, span;
+
+	if (!t->nr_rows)
+		return 0;
+	t->pc_min = t->rows[0].pc_off & ~((1u << SFBPF_PAGE_SHIFT) - 1);
+	span = (t->rows[t->nr_rows - 1].pc_off - t->pc_min) >> SFBPF_PAGE_SHIFT;
+	t->nr_pages = span + 2; /* every page up to the last row's, plus the sentinel */
+	t->pages = calloc(t->nr_pages, sizeof(*t->pages));
+	if (!t->pages)
+		return -ENOMEM;
+	for (p = 0; p + 1 < t->nr_pages; p++) {
+		uint64_t page_start = t->pc_min + ((uint64_t)p << SFBPF_PAGE_SHIFT);
+
+		while (r < t->nr_rows && t->rows[r].pc_off < page_start)
+			r++;
+		t->pages[p] = r;
+	}
+	t->pages[t->nr_pages - 1] = t->nr_rows;
+	return 0;
+}
+
+int flat_builder__finish(struct flat_builder *b, struct flat_table **out)
+{
+	int err = build_pages(b->t);
+
+	*out = NULL;
+	if (err) {
+		flat_builder__abort(b);
+		return err;
+	}
+	/* The table takes the rule array over. */
+	b->t->rules = b->rules.rules;
+	b->t->nr_rules = b->rules.nr_rules;
+	free(b->rules.hash);
+	*out = b->t;
+	memset(b, 0, sizeof(*b));
+	return 0;
+}
+
+void flat_builder__abort(struct flat_builder *b)
+{
+	ruleset__clear(&b->rules);
+	flat_table__free(b->t);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Local id in b of rule id of table t, interned on first use (map[id] = local + 1). */
+static int64_t remap(struct flat_builder *b, const struct flat_table *t, uint32_t *map,
+		     uint32_t id)
+{
+	int64_t local;
+
+	if (id >= t->nr_rules)
+		return -EINVAL;
+	if (!map[id]) {
+		local = flat_builder__rule(b, &t->rules[id]);
+		if (local < 0)
+			return local;
+		map[id] = (uint32_t)local + 1;
+	}
+	return map[id] - 1;
+}
+
+int flat_table__merge(const struct flat_table *primary, const struct flat_table *fallback,
+		      struct flat_table **out)
+{
+	const struct flat_table *p = primary, *f = fallback;
+	uint32_t i = 0, j = 0, rp = SFBPF_RULE_GAP_ID, rf = SFBPF_RULE_GAP_ID;
+	uint32_t *map_p = calloc(p->nr_rules + 1, sizeof(*map_p));
+	uint32_t *map_f = calloc(f->nr_rules + 1, sizeof(*map_f));
+	struct flat_builder b;
+	uint64_t pc;
+	int64_t id;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!map_p || !map_f || (err = flat_builder__init(&b)))
+		goto cleanup;
+	/* Walk the union of both tables' row starts; each holds its rule until its next row. */
+	while (i < p->nr_rows || j < f->nr_rows) {
+		pc = i < p->nr_rows ? p->rows[i].pc_off : UINT64_MAX;
+		if (j < f->nr_rows && f->rows[j].pc_off < pc)
+			pc = f->rows[j].pc_off;
+		for (; i < p->nr_rows && p->rows[i].pc_off == pc; i++)
+			rp = p->rows[i].rule;
+		for (; j < f->nr_rows && f->rows[j].pc_off == pc; j++)
+			rf = f->rows[j].rule;
+		id = rp != SFBPF_RULE_GAP_ID ? remap(&b, p, map_p, rp) : remap(&b, f, map_f, rf);
+		err = id < 0 ? (int)id : flat_builder__row(&b, pc, (uint32_t)id);
+		if (err)
+			break;
+	}
+	if (err) {
+		flat_builder__abort(&b);
+		goto cleanup;
+	}
+	b.t->nr_fdes = p->nr_fdes;
+	b.t->nr_fres = p->nr_fres;
+	b.t->nr_skipped_fdes = p->nr_skipped_fdes;
+	err = flat_builder__finish(&b, out);
+cleanup:
+	free(map_p);
+	free(map_f);
+	return err;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Table builder shared by every source of unwind rows (SFrame in flatten.c,
+ * DWARF CFI in cfi.c): rows appended in PC order with their rules interned,
+ * then the page index. Rows get the same treatment whatever their source, so
+ * tables built from .sframe and from .eh_frame can be compared row for row.
+ *
+ * Lifecycle: flat_builder__init(), then rules and rows in increasing PC order,
+ * then flat_builder__finish() (hands the table over) or flat_builder__abort().
+ */
+#ifndef SFBPF_FLATBUILD_H
+#define SFBPF_FLATBUILD_H
+
+#include <stdint.h>
+
+#include "tables/flatten.h"
+#include "tables/ruleset.h"
+
+/* What one object may contribute: twice the BPF rows map's default capacity. */
+#define FLAT_MAX_ROWS (4u << 20)
+
+struct flat_builder {
+	struct flat_table *t;
+	uint32_t cap_rows;
+	struct ruleset rules;
+};
+
+/* Empty table whose rule 0 is the gap rule. 0 or -ENOMEM. */
+int flat_builder__init(struct flat_builder *b);
+/* Local index of rule r (added if new), or -ENOMEM. */
+int64_t flat_builder__rule(struct flat_builder *b, const struct sfbpf_rule *r);
+/*
+ * From pc on, rule applies. PCs must not decrease. A row with the previous
+ * row's rule is merged into it; a row at the previous row's PC replaces it
+ * (a zero-length range). 0, -E2BIG (PC above 32 bits, too many rows), -ENOMEM.
+ */
+int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule);
+/* Last row's PC, or -1 when there is none. */
+int64_t flat_builder__last_pc(const struct flat_builder *b);
+/* Build the page index and hand the table over. Frees the builder either way. */
+int flat_builder__finish(struct flat_builder *b, struct flat_table **out);
+void flat_builder__abort(struct flat_builder *b);
+
+/*
+ * One table from two descriptions of the same object: primary's rows, and
+ * fallback's where primary has a gap (rule 0) — e.g. SFrame rows, completed
+ * with CFI rows for the functions gas did not see (crt1.o's _start). Returns
+ * 0 or -ENOMEM / -E2BIG.
+ */
+int flat_table__merge(const struct flat_table *primary, const struct flat_table *fallback,
+		      struct flat_table **out);
+
+#endif /* SFBPF_FLATBUILD_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Flattener: turns one object's decoded SFrame section into the table the BPF
+ * unwinder searches — rows sorted by PC (one per FRE, PLT blocks expanded,
+ * explicit gap rows between functions), deduplicated rules, and a page index.
+ */
+#ifndef SFBPF_FLATTEN_H
+#define SFBPF_FLATTEN_H
+
+#include <stdint.h>
+
+#include "sframe/sframe.h"
+#include "bpf/abi.h"
+
+struct flat_table {
+	struct sfbpf_row *rows; /* rule = index into rules[] (0 = gap) */
+	uint32_t nr_rows;
+	struct sfbpf_rule *rules; /* rules[0] is the gap rule */
+	uint32_t nr_rules;
+	uint32_t *pages; /* see bpf/profile.h; nr_pages includes the sentinel */
+	uint32_t nr_pages;
+	uint32_t pc_min;
+	uint8_t page_shift; /* the pages' granularity (log2 bytes); 0: SFBPF_PAGE_SHIFT */
+	/* What was skipped, for diagnostics. */
+	uint32_t nr_fdes;
+	uint32_t nr_fres;
+	uint32_t nr_skipped_fdes; /* overlapping or out of 32-bit range */
+};
+
+/*
+ * Flatten d. Row PCs are d's function start addresses (ELF virtual addresses
+ * when sect_addr was the section's sh_addr). Returns 0 or a negative errno
+ * (-ENOMEM, -E2BIG when the table would not fit 32-bit PCs or row indexes).
+ */
+int flat_table__from_sframe(const struct sframe_decoder *d, struct flat_table **out);
+void flat_table__free(struct flat_table *t);
+
+/*
+ * Objects with few rows per page get coarser pages (a per-object granularity,
+ * in bits 8-11 of sfbpf_object.flags): a page entry costs as much map memory
+ * as a row, so the index is kept to at most 1/FLAT_ROWS_PER_PAGE of the rows.
+ * The flag bits are part of the ABI (SFBPF_OBJ_PAGE_SHIFT, bpf/profile.h).
+ */
+#define FLAT_ROWS_PER_PAGE 4
+
+/* The granularity of t's page index, in log2 bytes. */
+static inline unsigned flat_table__page_shift(const struct flat_table *t)
+{
+	return t->page_shift ? t->page_shift : SFBPF_PAGE_SHIFT;
+}
+
+/*
+ * Coarsens t's page index (built at SFBPF_PAGE_SHIFT) to the finest
+ * granularity with at most one page per FLAT_ROWS_PER_PAGE rows. In place.
+ */
+void flat_table__coarsen_pages(struct flat_table *t);
+
+/* Index of the row covering pc, or -1 (the same search the BPF side does). */
+int64_t flat_table__lookup(const struct flat_table *t, uint32_t pc);
+
+#endif /* SFBPF_FLATTEN_H */

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The table budget (see tables.h): map capacities from a number of bytes,
+ * admission of a built table (evicting colder ones when it does not fit),
+ * and hotness from the unwinder's per-slot hit counters, which brings back
+ * over-budget tables that turned hot.
+ *
+ * Eviction order: lingering tables (no process maps them), oldest first;
+ * then tables that have been loaded for at least min_residency_ns and are
+ * cold (no hits lately) or much colder than the table asking for room (less
+ * than half its heat), coldest first. Without hit counters only lingering
+ * tables are evicted: nothing tells a cold table from a hot one.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tables/tables_int.h"
+
+#define MIB (1ULL << 20)
+#define DEFAULT_MIN_RESIDENCY_NS (30 * 1000000000ULL)
+/*
+ * Freed slices are rewritten only this long after they were unpublished: a
+ * sample being unwound on another CPU may still read them (an unwind takes
+ * microseconds).
+ */
+#define QUARANTINE_NS 2000000ULL
+#define MAX_PROMOTIONS 4 /* candidates tried per rebalance (one reload started) */
+#define SLOT_BYTES (sizeof(struct sfbpf_object) + sizeof(uint64_t)) /* + its hit counter */
+/* Array map elements are 8-byte aligned. */
+#define ROW_BYTES sizeof(struct sfbpf_row)
+#define PAGE_BYTES sizeof(uint64_t)
+
+static uint64_t clamp64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+void tables__size_budget(uint64_t bytes, struct tables_sizes *out)
+{
+	uint64_t rest;
+
+	/* Slots cost little; a system maps a few thousand distinct files at most. */
+	out->objects = clamp64(bytes / 8192, 1024, 65536);
+	/* Rules are shared system-wide: a few thousand distinct ones in practice. */
+	out->rules = clamp64(bytes / 1536, 1024, 65536);
+	rest = (uint64_t)out->objects * (SLOT_BYTES + 2 * PAGE_BYTES) +
+	       (uint64_t)out->rules * sizeof(struct sfbpf_rule);
+	rest = bytes > rest ? bytes - rest : 0;
+	/*
+	 * Rows and pages: a table's page index has at most one page per
+	 * FLAT_ROWS_PER_PAGE rows (flat_table__coarsen_pages), plus its last
+	 * page and sentinel (counted above, per slot); a page entry is a u32 in
+	 * an 8-byte array element.
+	 */
+	out->rows =
+		clamp64(rest / (ROW_BYTES + PAGE_BYTES / FLAT_ROWS_PER_PAGE), 1024, UINT32_MAX / 2);
+	out->pages = clamp64(out->rows / FLAT_ROWS_PER_PAGE + 2 * (uint64_t)out->objects, 256,
+			     UINT32_MAX / 2);
+}
+
+uint64_t tables__map_bytes(const struct tables_sizes *s)
+{
+	return (uint64_t)s->rows * ROW_BYTES + (uint64_t)s->pages * PAGE_BYTES +
+	       (uint64_t)s->rules * sizeof(struct sfbpf_rule) + (uint64_t)s->objects * SLOT_BYTES;
+}
+
+uint64_t tables__default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+
+	return clamp64(ram / 512, 32 * MIB, 256 * MIB);
+}
+
+/* ---- admission and eviction ----------------------------------------------- */
+
+static uint64_t min_residency(const struct tables *t)
+{
+	return t->opts.min_residency_ns ? t->opts.min_residency_ns : DEFAULT_MIN_RESIDENCY_NS;
+}
+
+static bool evictable(const struct tables *t, const struct entry *v, const struct entry *e,
+		      uint64_t now)
+{
+	if (v == e || v->state != OBJ_LOADED)
+		return false;
+	if (!v->refs)
+		return true; /* lingering */
+	if (t->opts.obj_hits_fd <= 0 || now - v->loaded_ns < min_residency(t))
+		return false;
+	return !v->heat || v->heat * 2 < e->heat;
+}
+
+/*
+ * What evicting v costs: lingering tables next to nothing (the oldest least),
+ * referenced ones their heat, above any lingering one.
+ */
+static uint64_t victim_cost(const struct entry *v, uint64_t now)
+{
+	uint64_t age = now - v->used_ns;
+
+	if (!v->refs)
+		return 1 + (age < 1000000000000ULL ? (1000000000000ULL - age) >> 30 : 0);
+	return (1ULL << 20) + v->heat;
+}
+
+struct span {
+	uint32_t start, len;
+	struct entry *e;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The slices of one array (rows or pages) in use, sorted by start. */
+static uint32_t collect_spans(struct tables *t, bool rows, struct span *out)
+{
+	uint32_t i, n = 0;
+	struct entry *e;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (!e || !e->has_ranges)
+			continue;
+		out[n++] = rows ? (struct span){ e->row_start, e->nr_rows, e } :
+				  (struct span){ e->page_start, e->nr_pages, e };
+	}
+	qsort(out, n, sizeof(*out), span_cmp);
+	return n;
+}
+
+static void evict(struct tables *t, struct entry *v)
+{
+	t->stats.evictions++;
+	if (t->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: table evicted (%u rows, %s)\n", v->name, v->nr_rows,
+			v->refs ? "cold" : "unused");
+	if (!v->refs) {
+		tables_free_entry(t, v);
+		return;
+	}
+	/* Unpublished before its slices can be reused. */
+	tables_publish_flags(t, v->slot, SFBPF_OBJ_F_NO_BUDGET);
+	tables_drop_rows(t, v);
+	v->state = OBJ_NO_BUDGET;
+}
+
+/*
+ * The cheapest run of consecutive tables in [base, end) that, with the free
+ * space around them, makes need contiguous entries: an object needs one
+ * contiguous slice, and evicting the coldest tables wherever they are may
+ * free enough space in total but not in one piece. A run holding a table
+ * that may not be evicted does not count. Two pointers over the tables in
+ * address order: the run [i, j) frees [end of table i-1, start of table j).
+ * Returns its cost (UINT64_MAX: none) and the run in *bi, *bj.
+ */
+static uint64_t best_window(struct tables *t, const struct entry *e, const struct span *sp,
+			    uint32_t n, uint32_t base, uint32_t end, uint32_t need, uint64_t now,
+			    uint32_t *bi, uint32_t *bj)
+{
+	uint64_t cost = 0, best = UINT64_MAX, from, to = 0;
+	uint32_t i, j;
+
+	for (i = 0, j = 0; i <= n; i++) {
+		if (j < i) {
+			j = i;
+			cost = 0;
+		}
+		from = i ? (uint64_t)sp[i - 1].start + sp[i - 1].len : base;
+		for (;;) {
+			to = j < n ? sp[j].start : end;
+			to = to > from ? to : from; /* (slices never overlap) */
+			if (to - from >= need || j >= n || !evictable(t, sp[j].e, e, now))
+				break;
+			cost += victim_cost(sp[j].e, now);
+			j++;
+		}
+		if (to - from >= need) {
+			if (cost < best) {
+				best = cost;
+				*bi = i;
+				*bj = j;
+			}
+		} else if (j < n) {
+			/* Table j must stay: no run starting at or before it can cross it. */
+			i = j;
+			j++;
+			cost = 0;
+			continue;
+		} else {
+			break; /* runs starting further on are shorter */
+		}
+		if (j > i)
+			cost -= victim_cost(sp[i].e, now);
+	}
+	return best;
+}
+
+/* Evicts the cheapest run making need contiguous entries where e's slice may go. */
+static bool evict_window(struct tables *t, struct entry *e, bool rows, uint32_t need,
+			 uint64_t now)
+{
+	const struct slices *sl = rows ? &t->rows : &t->pages;
+	struct span *sp = calloc(t->opts.max_objects, sizeof(*sp));
+	struct slices_arena arenas[2];
+	uint32_t n, k, nr, a, lo, i, bi = 0, bj = 0;
+	uint64_t best = UINT64_MAX;
+
+	if (!sp)
+		return false;
+	n = collect_spans(t, rows, sp);
+	nr = slices__arenas(sl, need, arenas);
+	for (a = 0; a < nr && best == UINT64_MAX; a++) {
+		/* The spans inside this arena. */
+		for (lo = 0; lo < n && sp[lo].start < arenas[a].base; lo++)
+			;
+		for (k = lo; k < n && sp[k].start < arenas[a].end; k++)
+			;
+		best = best_window(t, e, sp + lo, k - lo, arenas[a].base, arenas[a].end, need, now,
+				   &bi, &bj);
+		bi += lo;
+		bj += lo;
+	}
+	for (i = bi; best != UINT64_MAX && i < bj; i++)
+		evict(t, sp[i].e);
+	free(sp);
+	return best != UINT64_MAX;
+}
+
+/* Could evicting every candidate make room for e? (Fragmentation aside.) */
+static bool room_possible(struct tables *t, const struct entry *e, uint64_t now)
+{
+	uint64_t rows = t->rows.cap - slices__used(&t->rows);
+	uint64_t pages = t->pages.cap - slices__used(&t->pages);
+	const struct entry *v;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects && (rows < e->nr_rows || pages < e->nr_pages); i++) {
+		v = t->slots[i];
+		if (v && evictable(t, v, e, now)) {
+			rows += v->nr_rows;
+			pages += v->nr_pages;
+		}
+	}
+	return rows >= e->nr_rows && pages >= e->nr_pages;
+}
+
+/* Slices for e's table, evicting until they fit. */
+static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps)
+{
+	uint64_t now = tables_now_ns();
+	int round;
+
+	if (e->nr_rows > t->rows.small_base || e->nr_pages > t->pages.small_base ||
+	    !room_possible(t, e, now))
+		return -ENOSPC;
+	for (round = 0;; round++) {
+		*rs = slices__alloc(&t->rows, e->nr_rows);
+		*ps = slices__alloc(&t->pages, e->nr_pages);
+		if (*rs >= 0 && *ps >= 0)
+			return 0;
+		if (*rs >= 0)
+			slices__release(&t->rows, *rs, e->nr_rows);
+		if (*ps >= 0)
+			slices__release(&t->pages, *ps, e->nr_pages);
+		if (*rs == -ENOMEM || *ps == -ENOMEM)
+			return -ENOMEM;
+		/* Rows first: evicting for them frees pages too. */
+		if (round == 2 || (*rs < 0 && !evict_window(t, e, true, e->nr_rows, now)) ||
+		    (*rs >= 0 && *ps < 0 && !evict_window(t, e, false, e->nr_pages, now)))
+			return -ENOSPC;
+	}
+}
+
+/* Global rule ids for a table's local rules, pushing new ones to the map. */
+static int intern_rules(struct tables *t, const struct flat_table *ft, uint32_t *ids)
+{
+	uint32_t i, before;
+	int64_t id;
+	int err;
+
+	for (i = 0; i < ft->nr_rules; i++) {
+		before = t->rules.nr_rules;
+		id = ruleset__intern(&t->rules, &ft->rules[i], t->opts.max_rules);
+		if (id < 0)
+			return (int)id;
+		ids[i] = (uint32_t)id;
+		if (t->rules.nr_rules == before)
+			continue;
+		err = bpf_map_update_elem(t->opts.rules_fd, &ids[i], &ft->rules[i], BPF_ANY);
+		if (err)
+			return -errno;
+	}
+	return 0;
+}
+
+int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft)
+{
+	uint32_t *ids = calloc(ft->nr_rules ? ft->nr_rules : 1, sizeof(*ids));
+	int64_t rs, ps;
+	uint32_t i;
+	int err = -ENOMEM;
+
+	/* Sparse tables get coarser pages: page entries cost as much as rows. */
+	flat_table__coarsen_pages(ft);
+	e->nr_rows = ft->nr_rows;
+	e->nr_pages = ft->nr_pages;
+	e->pc_min = ft->pc_min;
+	e->page_shift = flat_table__page_shift(ft);
+	if (!ids)
+		goto fail;
+	err = intern_rules(t, ft, ids);
+	if (err)
+		goto fail;
+	for (i = 0; i < ft->nr_rows; i++)
+		ft->rows[i].rule = ids[ft->rows[i].rule];
+	err = make_room(t, e, &rs, &ps);
+	if (err)
+		goto fail;
+	free(ids);
+	e->row_start = rs;
+	e->page_start = ps;
+	e->has_ranges = true;
+	e->pushed_rows = e->pushed_pages = 0;
+	e->push_after = t->recycled_ns ? t->recycled_ns + QUARANTINE_NS : 0;
+	e->ft = ft;
+	return 0;
+fail:
+	free(ids);
+	flat_table__free(ft);
+	return err;
+}
+
+/* ---- hotness -------------------------------------------------------------- */
+
+static void read_heat(struct tables *t)
+{
+	struct entry *e;
+	uint64_t hits, delta;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (!e)
+			continue;
+		e->want_promote = false; /* decided again below */
+		if (bpf_map_lookup_elem(t->opts.obj_hits_fd, &i, &hits))
+			continue;
+		delta = hits >= e->hits_seen ? hits - e->hits_seen : hits;
+		e->hits_seen = hits;
+		e->heat = e->heat / 2 + delta;
+	}
+}
+
+/* e's file through one mapping: the fd if it is still e's file. */
+static int reopen_at(const struct entry *e, const struct tables_src *src)
+{
+	struct elfobj_info info;
+	struct obj_key key;
+	struct stat st;
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, src->pid,
+		 src->start, src->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || elfobj__read(fd, &info)) {
+		close(fd);
+		return -EIO;
+	}
+	obj_key__from(&key, &info, &st);
+	if (key.len != e->key.len || memcmp(key.bytes, e->key.bytes, key.len)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* e's file again, through the places it was last seen mapped, newest first. */
+static int reopen(const struct entry *e)
+{
+	uint32_t i, k;
+	int fd = -ENOENT;
+
+	for (i = 1; i <= TABLES_SRCS && fd < 0; i++) {
+		k = (e->src_next + TABLES_SRCS - i) % TABLES_SRCS;
+		if (e->src[k].pid > 0)
+			fd = reopen_at(e, &e->src[k]);
+	}
+	return fd;
+}
+
+/* The hottest over-budget table that could get room, not yet being reloaded. */
+static struct entry *promotion_candidate(struct tables *t, uint64_t now)
+{
+	struct entry *best = NULL, *e;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (!e || e->state != OBJ_NO_BUDGET || !e->refs || e->in_job || e->want_promote ||
+		    !e->heat || (best && e->heat <= best->heat))
+			continue;
+		if (room_possible(t, e, now))
+			best = e;
+	}
+	return best;
+}
+
+/*
+ * One reload at a time, the hottest first: reloads admitted together would
+ * take each other's room (the smaller, built first, winning).
+ */
+void tables_rebalance(struct tables *t, uint64_t now)
+{
+	struct entry *e;
+	int i, fd;
+
+	read_heat(t);
+	for (i = 0; i < MAX_PROMOTIONS && !t->promoting; i++) {
+		e = promotion_candidate(t, now);
+		if (!e)
+			break;
+		fd = reopen(e);
+		if (t->opts.verbose)
+			fprintf(stderr, "sfbpf: %s: hot (%llu), reloading%s\n", e->name,
+				(unsigned long long)e->heat,
+				fd < 0 ? " with the next process that maps it" : "");
+		if (fd < 0) {
+			e->want_promote = true; /* with the next process that maps it */
+			continue;
+		}
+		if (!tables_start_job(t, e, fd)) {
+			e->promoting = true;
+			t->promoting++;
+			t->stats.promotions++;
+		} else {
+			e->want_promote = true;
+		}
+		close(fd);
+	}
+}

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Table builder and its loader thread (see tableload.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tables/cfi.h"
+#include "tables/flatbuild.h"
+#include "sframe/sframe_elf.h"
+#include "tables/tableload.h"
+
+/*
+ * Two workers: one builds anything, smallest first; the other only files up
+ * to EXPRESS_MAX_SIZE, so that libraries keep loading while a huge binary
+ * takes seconds.
+ */
+#define NR_WORKERS 2
+#define EXPRESS_MAX_SIZE (16ULL << 20)
+
+struct tableload;
+
+struct worker {
+	struct tableload *tl;
+	pthread_t thread;
+	uint64_t max_size;
+	bool started;
+};
+
+struct tableload {
+	struct tableload_opts opts;
+	struct worker workers[NR_WORKERS];
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	uint32_t running; /* workers not yet exited */
+	struct tableload_job *queue; /* sorted by size, smallest first */
+	struct tableload_job *done, **done_tail; /* in completion order */
+	uint32_t queued, in_flight;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Table from the object's .sframe: 0, -ENOENT (none), or why it is unusable. */
+static int sframe_table(struct tableload_job *job, struct flat_table **ft)
+{
+	struct sframe_elf_error eerr;
+	struct sframe_error serr;
+	struct sframe_decoder *d = NULL;
+	struct sframe_elf s = { 0 };
+	int err;
+
+	err = sframe_elf__load_fd(job->fd, &s, &eerr);
+	if (err == -EINVAL || err == -E2BIG || err == -EOVERFLOW) {
+		/* Headers that point past the file, and the like: said, and counted. */
+		job->rejected = true;
+		fprintf(stderr, "sfbpf: %s: rejected .sframe: %s\n", job->name, eerr.msg);
+	}
+	if (err)
+		goto cleanup;
+	err = sframe_decoder__new(s.data, s.size, s.addr, &d, &serr);
+	if (err) {
+		job->rejected = true;
+		fprintf(stderr, "sfbpf: %s: rejected .sframe: %s: %s (at byte 0x%llx)\n", job->name,
+			sframe_errcode__name(serr.code), serr.msg, (unsigned long long)serr.offset);
+		goto cleanup;
+	}
+	err = flat_table__from_sframe(d, ft);
+	job->sframe_bytes = s.size;
+cleanup:
+	sframe_decoder__free(d);
+	sframe_elf__release(&s);
+	return err;
+}
+
+/* Table synthesized from the object's DWARF CFI (see cfi.h). */
+static int cfi_table(const struct tableload *tl, struct tableload_job *job,
+		     struct flat_table **ft)
+{
+	struct cfi_stats st;
+	int err = cfi__flatten_fd(job->fd, ft, &st);
+
+	if (!err && tl->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: %u rows from %s (%u CFI rows, %u unsupported)\n",
+			job->name, st.rows,
+			st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ? ".debug_frame" :
+										    ".eh_frame",
+			st.cfi_rows, st.unsupported_rows);
+	else if (err && err != -ENOENT && tl->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: no table from DWARF CFI: %s\n", job->name,
+			strerror(-err));
+	return err;
+}
+
+/*
+ * .sframe rows completed with CFI rows where .sframe describes nothing (code
+ * assembled without --gsframe, such as crt1.o's _start: with it, stacks end at
+ * the outermost frame). The SFrame table stays as is if there is no CFI.
+ */
+static int complete_sframe(const struct tableload *tl, struct tableload_job *job,
+			   struct flat_table **ft)
+{
+	struct flat_table *cft = NULL, *merged = NULL;
+	int err;
+
+	if (cfi_table(tl, job, &cft))
+		return 0;
+	err = flat_table__merge(*ft, cft, &merged);
+	flat_table__free(cft);
+	if (err)
+		return err;
+	flat_table__free(*ft);
+	*ft = merged;
+	return 0;
+}
+
+/* Builds job's table: from .sframe (completed from CFI), else from CFI alone. */
+static void build(const struct tableload *tl, struct tableload_job *job)
+{
+	struct flat_table *ft = NULL;
+	uint64_t start = now_ns();
+	int err;
+
+	err = sframe_table(job, &ft);
+	if (!tl->opts.no_cfi) {
+		if (!err) {
+			err = complete_sframe(tl, job, &ft);
+		} else if (err != -ENOMEM && err != -E2BIG) {
+			job->from_cfi = true;
+			flat_table__free(ft);
+			ft = NULL;
+			err = cfi_table(tl, job, &ft);
+		}
+	}
+	if (err) {
+		flat_table__free(ft);
+		ft = NULL;
+	}
+	job->err = err;
+	job->ft = ft;
+	job->build_ns = now_ns() - start;
+	close(job->fd);
+	job->fd = -1;
+}
+
+static void finish_locked(struct tableload *tl, struct tableload_job *job)
+{
+	job->next = NULL;
+	*tl->done_tail = job;
+	tl->done_tail = &job->next;
+}
+
+static void free_list(struct tableload_job *job)
+{
+	struct tableload_job *next;
+
+	for (; job; job = next) {
+		next = job->next;
+		tableload_job__free(job);
+	}
+}
+
+static void destroy(struct tableload *tl)
+{
+	free_list(tl->queue);
+	free_list(tl->done);
+	pthread_cond_destroy(&tl->cond);
+	pthread_mutex_destroy(&tl->lock);
+	free(tl);
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct tableload *tl = w->tl;
+	struct tableload_job *job;
+	bool last;
+
+	pthread_mutex_lock(&tl->lock);
+	for (;;) {
+		/* The queue is sorted by size: the head is the only candidate. */
+		while (!tl->stop && (!tl->queue || tl->queue->size > w->max_size))
+			pthread_cond_wait(&tl->cond, &tl->lock);
+		if (tl->stop)
+			break;
+		job = tl->queue;
+		tl->queue = job->next;
+		tl->queued--;
+		pthread_mutex_unlock(&tl->lock);
+		build(tl, job);
+		pthread_mutex_lock(&tl->lock);
+		if (tl->stop) { /* nobody will take it */
+			tableload_job__free(job);
+			break;
+		}
+		finish_locked(tl, job);
+	}
+	/* The last worker out of an abandoned loader frees it. */
+	last = --tl->running == 0;
+	pthread_mutex_unlock(&tl->lock);
+	if (last)
+		destroy(tl);
+	return NULL;
+}
+
+struct tableload *tableload__new(const struct tableload_opts *opts)
+{
+	struct tableload *tl = calloc(1, sizeof(*tl));
+	int err, i;
+
+	if (!tl) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	tl->opts = *opts;
+	tl->done_tail = &tl->done;
+	pthread_mutex_init(&tl->lock, NULL);
+	pthread_cond_init(&tl->cond, NULL);
+	/* libelf's global version, once, before several threads use it. */
+	elf_version(EV_CURRENT);
+	for (i = 0; opts->threaded && i < NR_WORKERS; i++) {
+		struct worker *w = &tl->workers[i];
+
+		w->tl = tl;
+		w->max_size = i ? EXPRESS_MAX_SIZE : UINT64_MAX;
+		pthread_mutex_lock(&tl->lock);
+		err = pthread_create(&w->thread, NULL, work, w);
+		if (!err) {
+			tl->running++;
+			w->started = tl->started = true;
+		}
+		pthread_mutex_unlock(&tl->lock);
+		if (err) {
+			tableload__free(tl);
+			errno = err;
+			return NULL;
+		}
+	}
+	return tl;
+}
+
+/*
+ * Idle workers exit at once; one in the middle of a huge build would hold the
+ * caller for seconds (a build cannot be interrupted): it is left to finish
+ * on its own, drops its result, and the last worker out frees the loader.
+ */
+void tableload__free(struct tableload *tl)
+{
+	bool last;
+	int i;
+
+	if (!tl)
+		return;
+	if (!tl->started) {
+		destroy(tl);
+		return;
+	}
+	pthread_mutex_lock(&tl->lock);
+	tl->stop = true;
+	pthread_cond_broadcast(&tl->cond);
+	for (i = 0; i < NR_WORKERS; i++)
+		if (tl->workers[i].started)
+			pthread_detach(tl->workers[i].thread);
+	free_list(tl->queue);
+	tl->queue = NULL;
+	last = tl->running == 0;
+	pthread_mutex_unlock(&tl->lock);
+	if (last)
+		destroy(tl);
+}
+
+int tableload__submit(struct tableload *tl, struct tableload_job *job)
+{
+	struct tableload_job **pp;
+
+	if (!tl->started) {
+		build(tl, job);
+		finish_locked(tl, job);
+		tl->in_flight++;
+		return 0;
+	}
+	pthread_mutex_lock(&tl->lock);
+	if (tl->queued >= TABLELOAD_MAX_QUEUED) {
+		pthread_mutex_unlock(&tl->lock);
+		return -EBUSY;
+	}
+	for (pp = &tl->queue; *pp && (*pp)->size <= job->size; pp = &(*pp)->next)
+		;
+	job->next = *pp;
+	*pp = job;
+	tl->queued++;
+	tl->in_flight++;
+	pthread_cond_broadcast(&tl->cond);
+	pthread_mutex_unlock(&tl->lock);
+	return 0;
+}
+
+struct tableload_job *tableload__take(struct tableload *tl)
+{
+	struct tableload_job *job;
+
+	if (tl->started)
+		pthread_mutex_lock(&tl->lock);
+	job = tl->done;
+	if (job) {
+		tl->done = job->next;
+		if (!tl->done)
+			tl->done_tail = &tl->done;
+		job->next = NULL;
+		tl->in_flight--;
+	}
+	if (tl->started)
+		pthread_mutex_unlock(&tl->lock);
+	return job;
+}
+
+uint32_t tableload__in_flight(struct tableload *tl)
+{
+	/* Only the submitting thread changes it. */
+	return tl->in_flight;
+}
+
+struct tableload_job *tableload_job__new(int fd, const char *name, void *owner)
+{
+	struct tableload_job *job = calloc(1, sizeof(*job));
+	struct stat st;
+
+	if (!job)
+		return NULL;
+	job->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	job->name = strdup(name ? name : "?");
+	if (job->fd < 0 || !job->name) {
+		if (job->fd >= 0)
+			close(job->fd);
+		free(job->name);
+		free(job);
+		return NULL;
+	}
+	job->size = fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
+	job->owner = owner;
+	return job;
+}
+
+void tableload_job__free(struct tableload_job *job)
+{
+	if (!job)
+		return;
+	if (job->fd >= 0)
+		close(job->fd);
+	flat_table__free(job->ft);
+	free(job->name);
+	free(job);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Table builder: turns an object file into a flat table (its .sframe, completed
+ * from its DWARF CFI, else the CFI alone: see docs/DESIGN-cfi.md). Building is
+ * the expensive step of loading a table (libc ~60 ms, big binaries seconds),
+ * so it runs on a loader thread: the sampling thread submits jobs and picks up
+ * the finished ones between polls, and pushes them to the maps itself.
+ *
+ * Smallest file first, and a second thread for files up to 16 MiB only: one
+ * huge binary does not hold up the libraries of the processes starting
+ * meanwhile. A job owns its file descriptor, so a table still loads when the
+ * process that mapped the file has exited.
+ *
+ * Without a thread (threaded = false), tableload__submit() builds at once.
+ */
+#ifndef SFBPF_TABLELOAD_H
+#define SFBPF_TABLELOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tables/flatten.h"
+
+struct tableload_job {
+	/* Input. */
+	int fd; /* owned by the job: closed once built */
+	char *name; /* owned; for messages */
+	uint64_t size; /* file size: the queue's order */
+	void *owner; /* the submitter's handle */
+	/* Output. */
+	int err; /* 0, or why there is no table (-ENOENT: no .sframe nor CFI) */
+	struct flat_table *ft; /* owned by the job until taken */
+	bool from_cfi; /* synthesized from DWARF CFI alone */
+	bool rejected; /* the .sframe section was malformed */
+	uint64_t sframe_bytes;
+	uint64_t build_ns; /* time spent building */
+	struct tableload_job *next;
+};
+
+struct tableload_opts {
+	bool threaded;
+	bool no_cfi; /* SFrame only */
+	int verbose;
+};
+
+struct tableload;
+
+/* NULL + errno on failure. */
+struct tableload *tableload__new(const struct tableload_opts *opts);
+/* Stops the thread (after the job it is building) and frees every job. */
+void tableload__free(struct tableload *tl);
+
+/*
+ * Queues job (fd, name, size and owner set): takes ownership of it. Returns 0,
+ * or -EBUSY when TABLELOAD_MAX_QUEUED jobs wait (the job is not taken).
+ */
+#define TABLELOAD_MAX_QUEUED 256
+int tableload__submit(struct tableload *tl, struct tableload_job *job);
+/* A finished job, or NULL: the caller owns it (tableload_job__free). */
+struct tableload_job *tableload__take(struct tableload *tl);
+/* Jobs submitted and not yet taken. */
+uint32_t tableload__in_flight(struct tableload *tl);
+
+/* A job for fd (dup'ed: the caller keeps fd), or NULL. */
+struct tableload_job *tableload_job__new(int fd, const char *name, void *owner);
+void tableload_job__free(struct tableload_job *job);
+
+#endif /* SFBPF_TABLELOAD_H */

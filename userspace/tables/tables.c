@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Map loader (see tables.h). Rows and page indexes of all objects share two
+ * big BPF arrays; each object owns a contiguous slice handed out by a range
+ * allocator. An object becomes visible to the BPF side only when its entry in
+ * the objects map is written, after its rows, rules and pages are in place.
+ * The budget and the choice of what to evict are in tablebudget.c.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tables/tables_int.h"
+
+#define PUSH_CHUNK 8192
+/*
+ * Rows (or pages) written per step at most: 4 MiB by memcpy into the mapped
+ * arrays; through element updates (maps not mmap'able) far fewer, as each
+ * costs about a microsecond.
+ */
+#define PUSH_SLICE (512u << 10)
+#define PUSH_SLICE_SYSCALLS (16u << 10)
+#define AGE_EVERY_NS 1000000000ULL
+/* A table-less file is parsed again after this long unused. */
+#define NEGATIVE_TTL_NS (600 * 1000000000ULL)
+
+uint64_t tables_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
+{
+	uint8_t n;
+
+	memset(key, 0, sizeof(*key));
+	if (info && info->build_id_len) {
+		/* The same file in every container: same build-id, size and mtime. */
+		n = info->build_id_len;
+		key->bytes[0] = 'B';
+		memcpy(key->bytes + 1, info->build_id, n);
+		memcpy(key->bytes + 1 + n, &st->st_size, 8);
+		memcpy(key->bytes + 9 + n, &st->st_mtim.tv_sec, 8);
+		memcpy(key->bytes + 17 + n, &st->st_mtim.tv_nsec, 4);
+		key->len = 21 + n;
+		return;
+	}
+	key->bytes[0] = 'S';
+	memcpy(key->bytes + 1, &st->st_dev, 4);
+	memcpy(key->bytes + 5, &st->st_ino, 8);
+	memcpy(key->bytes + 13, &st->st_size, 8);
+	memcpy(key->bytes + 21, &st->st_mtim.tv_sec, 8);
+	key->len = 29;
+}
+
+static uint32_t key_hash(const struct obj_key *k)
+{
+	uint32_t h = 2166136261u, i;
+
+	for (i = 0; i < k->len; i++)
+		h = (h ^ k->bytes[i]) * 16777619u;
+	return h % TABLES_KEY_BUCKETS;
+}
+
+/*
+ * Maps an mmap'able array (rows, pages) for direct writes: NULL (writes go
+ * through syscalls) if the map is not mmap'able or not the expected shape.
+ */
+static void *map_array(int fd, uint32_t entries, uint32_t value_size, size_t *len)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t info_len = sizeof(info);
+	void *mem;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) || !(info.map_flags & BPF_F_MMAPABLE) ||
+	    info.max_entries < entries || info.value_size != value_size)
+		return NULL;
+	*len = (size_t)info.max_entries * ((value_size + 7) & ~7u);
+	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+struct tables *tables__new(const struct tables_opts *opts)
+{
+	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi,
+					.verbose = opts->verbose };
+	struct tables *t = calloc(1, sizeof(*t));
+	struct tables_sizes sz = { opts->max_rows, opts->max_pages, opts->max_rules,
+				   opts->max_objects };
+	bool ok;
+
+	if (!t)
+		return NULL;
+	t->opts = *opts;
+	ok = !slices__init(&t->rows, opts->max_rows) && !slices__init(&t->pages, opts->max_pages);
+	t->buckets = calloc(TABLES_KEY_BUCKETS, sizeof(*t->buckets));
+	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
+	t->loader = tableload__new(&lopts);
+	t->push_tail = &t->push_head;
+	t->rows_mem = map_array(opts->rows_fd, opts->max_rows, sizeof(struct sfbpf_row),
+				&t->rows_len);
+	t->pages_mem = map_array(opts->pages_fd, opts->max_pages, sizeof(uint32_t), &t->pages_len);
+	if (!ok || !t->buckets || !t->slots || !t->loader) {
+		tables__free(t);
+		return NULL;
+	}
+	t->stats.rows_capacity = opts->max_rows;
+	t->stats.pages_capacity = opts->max_pages;
+	t->stats.rules_capacity = opts->max_rules;
+	t->stats.budget_bytes = tables__map_bytes(&sz);
+	t->next_age_ns = tables_now_ns() + AGE_EVERY_NS;
+	t->next_rebalance_ns = tables_now_ns() + TABLES_REBALANCE_NS;
+	return t;
+}
+
+static void entry__free(struct entry *e)
+{
+	flat_table__free(e->ft);
+	free(e->name);
+	free(e);
+}
+
+void tables__free(struct tables *t)
+{
+	struct entry *e, *next;
+	uint32_t i;
+
+	if (!t)
+		return;
+	/* The loader first: its jobs point at entries. */
+	tableload__free(t->loader);
+	for (i = 0; t->buckets && i < TABLES_KEY_BUCKETS; i++)
+		for (e = t->buckets[i]; e; e = next) {
+			next = e->next;
+			entry__free(e);
+		}
+	free(t->buckets);
+	free(t->slots);
+	if (t->rows_mem)
+		munmap(t->rows_mem, t->rows_len);
+	if (t->pages_mem)
+		munmap(t->pages_mem, t->pages_len);
+	ruleset__clear(&t->rules);
+	slices__fini(&t->rows);
+	slices__fini(&t->pages);
+	free(t);
+}
+
+/* ---- the objects map ------------------------------------------------------ */
+
+/* A slot without rows: its frames use the frame-pointer chain (flags say why). */
+void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags)
+{
+	struct sfbpf_object obj = { .flags = flags };
+	uint32_t key = slot;
+
+	if (slot >= 0)
+		bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY);
+}
+
+static int publish_table(struct tables *t, const struct entry *e)
+{
+	struct sfbpf_object obj = { .row_start = e->row_start, .row_count = e->nr_rows,
+				    .page_start = e->page_start, .page_count = e->nr_pages,
+				    .pc_min = e->pc_min,
+				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(e->page_shift) };
+	uint32_t key = e->slot;
+
+	return bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY) ? -errno : 0;
+}
+
+/* A new owner starts with no hits. */
+static void reset_hits(struct tables *t, int32_t slot)
+{
+	uint32_t key = slot;
+	uint64_t zero = 0;
+
+	if (t->opts.obj_hits_fd > 0)
+		bpf_map_update_elem(t->opts.obj_hits_fd, &key, &zero, BPF_ANY);
+}
+
+/* Write n consecutive array elements starting at index start. */
+static int push_array(int fd, uint32_t start, const void *values, uint32_t n, size_t elem)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t keys[PUSH_CHUNK], done, cnt, i;
+	int err;
+
+	for (done = 0; done < n; done += cnt) {
+		cnt = n - done < PUSH_CHUNK ? n - done : PUSH_CHUNK;
+		for (i = 0; i < cnt; i++)
+			keys[i] = start + done + i;
+		err = bpf_map_update_batch(fd, keys, (const char *)values + done * elem, &cnt, &opts);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Rows [start, start + n) of the rows map, directly when it is mapped. */
+static int write_rows(struct tables *t, uint32_t start, const struct sfbpf_row *rows, uint32_t n)
+{
+	if (!t->rows_mem)
+		return push_array(t->opts.rows_fd, start, rows, n, sizeof(*rows));
+	memcpy(t->rows_mem + start, rows, (size_t)n * sizeof(*rows));
+	return 0;
+}
+
+static int write_pages(struct tables *t, uint32_t start, const uint32_t *pages, uint32_t n)
+{
+	uint32_t i;
+
+	if (!t->pages_mem)
+		return push_array(t->opts.pages_fd, start, pages, n, sizeof(*pages));
+	/* The value is the first 4 bytes of each 8-byte element. */
+	for (i = 0; i < n; i++)
+		memcpy(&t->pages_mem[start + i], &pages[i], sizeof(pages[i]));
+	return 0;
+}
+
+/* ---- entries -------------------------------------------------------------- */
+
+static struct entry *find_entry(struct tables *t, const struct obj_key *key)
+{
+	struct entry *e;
+
+	for (e = t->buckets[key_hash(key)]; e; e = e->next)
+		if (e->key.len == key->len && !memcmp(e->key.bytes, key->bytes, key->len))
+			return e;
+	return NULL;
+}
+
+/* Gives back e's slices of the rows and pages arrays (its slot stays). */
+void tables_drop_rows(struct tables *t, struct entry *e)
+{
+	if (e->nr_rows || e->nr_pages) {
+		slices__release(&t->rows, e->row_start, e->nr_rows);
+		slices__release(&t->pages, e->page_start, e->nr_pages);
+		/* Samples in flight may still read them: see push_after. */
+		t->recycled_ns = tables_now_ns();
+	}
+	e->row_start = e->page_start = 0;
+	e->has_ranges = false;
+}
+
+static void release_slot(struct tables *t, struct entry *e)
+{
+	if (e->slot < 0)
+		return;
+	tables_publish_flags(t, e->slot, 0);
+	t->slots[e->slot] = NULL;
+	e->slot = -1;
+}
+
+/* Forgets e entirely: unpublished, slices and slot freed. Not while a job builds it. */
+void tables_free_entry(struct tables *t, struct entry *e)
+{
+	struct entry **pp;
+
+	/* Unpublish first so no new sample walks into the freed slices. */
+	release_slot(t, e);
+	if (e->has_ranges)
+		tables_drop_rows(t, e);
+	for (pp = &t->buckets[key_hash(&e->key)]; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	entry__free(e);
+}
+
+/* A free slot, reclaiming the oldest lingering table if there is none. */
+static int64_t alloc_slot(struct tables *t)
+{
+	struct entry *oldest = NULL, *e;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (!e)
+			return i;
+		if (e->state == OBJ_LOADED && !e->refs && (!oldest || e->used_ns < oldest->used_ns))
+			oldest = e;
+	}
+	if (!oldest)
+		return -ENOSPC;
+	i = oldest->slot;
+	t->stats.evictions++;
+	tables_free_entry(t, oldest);
+	return i;
+}
+
+static struct entry *new_entry(struct tables *t, const struct obj_key *key, const char *name)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	uint32_t b = key_hash(key);
+
+	if (!e)
+		return NULL;
+	e->name = strdup(name ? name : "?");
+	if (!e->name) {
+		free(e);
+		return NULL;
+	}
+	e->key = *key;
+	e->slot = -1;
+	e->state = OBJ_PENDING;
+	e->next = t->buckets[b];
+	t->buckets[b] = e;
+	return e;
+}
+
+/* ---- building and pushing ------------------------------------------------- */
+
+/* Submits e's build from fd. -EAGAIN when the loader's queue is full. */
+int tables_start_job(struct tables *t, struct entry *e, int fd)
+{
+	struct tableload_job *job = tableload_job__new(fd, e->name, e);
+	int err;
+
+	if (!job)
+		return -ENOMEM;
+	e->in_job = true;
+	e->job_seq = ++t->job_seq;
+	err = tableload__submit(t->loader, job);
+	if (err) {
+		e->in_job = false;
+		tableload_job__free(job);
+		t->stats.load_busy++;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* No table for e: remembered (with its slot while referenced). */
+static void set_no_table(struct tables *t, struct entry *e, int err)
+{
+	if (e->has_ranges)
+		tables_drop_rows(t, e);
+	e->state = OBJ_NO_TABLE;
+	e->err = err;
+	if (e->refs)
+		tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_TABLE);
+	else
+		release_slot(t, e);
+	if (t->opts.verbose)
+		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", e->name,
+			err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
+}
+
+/* A finished build: into the push queue if it fits the budget. */
+static void job_done(struct tables *t, struct tableload_job *job)
+{
+	struct entry *e = job->owner;
+	int err;
+
+	e->in_job = false;
+	if (e->promoting) {
+		e->promoting = false;
+		t->promoting--;
+	}
+	t->stats.loads++;
+	t->stats.load_ns += job->build_ns;
+	if (job->build_ns > t->stats.max_load_ns)
+		t->stats.max_load_ns = job->build_ns;
+	if (job->rejected && !e->counted_rejected) {
+		t->stats.objects_rejected++;
+		e->counted_rejected = true;
+	}
+	if (job->err) {
+		set_no_table(t, e, job->err);
+		return;
+	}
+	e->from_cfi = job->from_cfi;
+	e->sframe_bytes = job->sframe_bytes;
+	err = tables_admit(t, e, job->ft);
+	job->ft = NULL; /* taken */
+	if (err == -ENOSPC) {
+		if (t->opts.verbose)
+			fprintf(stderr, "sfbpf: %s: %u rows over the table budget\n", e->name,
+				e->nr_rows);
+		e->state = OBJ_NO_BUDGET;
+		t->stats.objects_over_budget++;
+		if (e->refs)
+			tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_BUDGET);
+		else
+			tables_free_entry(t, e);
+		return;
+	}
+	if (err) {
+		set_no_table(t, e, err);
+		return;
+	}
+	e->state = OBJ_PUSHING;
+	e->push_next = NULL;
+	*t->push_tail = e;
+	t->push_tail = &e->push_next;
+	t->nr_pushing++;
+}
+
+static void collect_done(struct tables *t)
+{
+	struct tableload_job *job;
+
+	while ((job = tableload__take(t->loader))) {
+		job_done(t, job);
+		tableload_job__free(job);
+	}
+}
+
+/* Pushed completely: publish it, or let it go if nobody wants it any more. */
+static void push_finished(struct tables *t, struct entry *e)
+{
+	struct flat_table *ft = e->ft;
+	int err;
+
+	err = publish_table(t, e);
+	if (err) {
+		set_no_table(t, e, err);
+		return;
+	}
+	e->state = OBJ_LOADED;
+	e->loaded_ns = e->used_ns = tables_now_ns();
+	if (e->from_cfi) {
+		t->stats.objects_eh_frame++;
+		t->stats.rows_eh_frame += ft->nr_rows;
+	} else {
+		t->stats.objects_sframe++;
+		t->stats.rows_sframe += ft->nr_rows;
+		t->stats.sframe_bytes += e->sframe_bytes;
+	}
+	if (ft->nr_rows > t->stats.max_rows_object)
+		t->stats.max_rows_object = ft->nr_rows;
+	flat_table__free(ft);
+	e->ft = NULL;
+	if (!e->refs && !t->opts.linger_ns)
+		tables_free_entry(t, e);
+}
+
+/*
+ * Writes a slice of the rows and pages of the head of the push queue.
+ * Returns 1 when there is more to push, 0 when the queue is empty, -EAGAIN
+ * when the head must wait for freed slices to be quiet.
+ */
+static int push_slice(struct tables *t)
+{
+	struct entry *e = t->push_head;
+	struct flat_table *ft;
+	uint32_t n, slice;
+	int err;
+
+	if (!e)
+		return 0;
+	if (tables_now_ns() < e->push_after)
+		return -EAGAIN;
+	ft = e->ft;
+	slice = t->rows_mem && t->pages_mem ? PUSH_SLICE : PUSH_SLICE_SYSCALLS;
+	n = ft->nr_rows - e->pushed_rows;
+	n = n < slice ? n : slice;
+	err = write_rows(t, e->row_start + e->pushed_rows, ft->rows + e->pushed_rows, n);
+	e->pushed_rows += n;
+	if (!err && e->pushed_rows == ft->nr_rows) {
+		n = ft->nr_pages - e->pushed_pages;
+		n = n < slice ? n : slice;
+		err = write_pages(t, e->page_start + e->pushed_pages, ft->pages + e->pushed_pages, n);
+		e->pushed_pages += n;
+	}
+	if (!err && (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages))
+		return 1;
+	t->push_head = e->push_next;
+	if (!t->push_head)
+		t->push_tail = &t->push_head;
+	t->nr_pushing--;
+	if (err)
+		set_no_table(t, e, err);
+	else
+		push_finished(t, e);
+	return 1;
+}
+
+/* Pushes until the queue is empty or the deadline passes (0: no deadline). */
+static void push_until(struct tables *t, uint64_t deadline)
+{
+	uint64_t start = tables_now_ns();
+	struct timespec nap = { 0, 200000 };
+	int ret;
+
+	for (;;) {
+		ret = push_slice(t);
+		if (ret == -EAGAIN && !deadline) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (ret <= 0 || (deadline && tables_now_ns() >= deadline))
+			break;
+	}
+	t->stats.push_ns += tables_now_ns() - start;
+}
+
+/* Synchronous loader: what was just built goes to the maps at once. */
+static void settle(struct tables *t)
+{
+	if (t->opts.async)
+		return;
+	collect_done(t);
+	push_until(t, 0);
+}
+
+/* ---- acquire and release -------------------------------------------------- */
+
+/* A process mapping e: remembered (once per process) to reopen the file later. */
+void tables_note_src(struct entry *e, const struct tables_src *src)
+{
+	uint32_t i;
+
+	if (!src || src->pid <= 0)
+		return;
+	for (i = 0; i < TABLES_SRCS; i++)
+		if (e->src[i].pid == src->pid) {
+			e->src[i] = *src;
+			return;
+		}
+	e->src[e->src_next] = *src;
+	e->src_next = (e->src_next + 1) % TABLES_SRCS;
+}
+
+/* A known object: one more reference (and a reload, if it turned hot). */
+static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
+			     const struct tables_src *src)
+{
+	e->used_ns = tables_now_ns();
+	tables_note_src(e, src);
+	/* Only table-less files are remembered without a slot. */
+	if (e->slot < 0)
+		return -ENOENT;
+	e->refs++;
+	if (e->state == OBJ_NO_BUDGET && e->want_promote && !e->in_job && !t->promoting &&
+	    !tables_start_job(t, e, fd)) {
+		e->want_promote = false;
+		e->promoting = true;
+		t->promoting++;
+		t->stats.promotions++;
+		settle(t);
+	}
+	return e->slot;
+}
+
+int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
+			    const char *name, const struct tables_src *src)
+{
+	struct entry *e = find_entry(t, key);
+	int64_t slot;
+	int err;
+
+	if (e)
+		return acquire_known(t, e, fd, src);
+	slot = alloc_slot(t);
+	if (slot < 0) {
+		t->stats.objects_over_budget++;
+		return slot;
+	}
+	e = new_entry(t, key, name);
+	if (!e)
+		return -ENOMEM;
+	e->slot = slot;
+	e->used_ns = tables_now_ns();
+	tables_note_src(e, src);
+	t->slots[slot] = e;
+	reset_hits(t, slot);
+	tables_publish_flags(t, slot, SFBPF_OBJ_F_PENDING);
+	e->refs = 1; /* held across the synchronous build below */
+	err = tables_start_job(t, e, fd);
+	if (err) {
+		tables_free_entry(t, e);
+		return err;
+	}
+	if (!t->opts.async) {
+		/* Synchronous: built already; publish it before returning. */
+		settle(t);
+		if (e->state == OBJ_NO_TABLE) {
+			e->refs = 0;
+			release_slot(t, e);
+			return -ENOENT;
+		}
+	}
+	return e->slot;
+}
+
+int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name)
+{
+	return tables__acquire_src(t, fd, key, name, NULL);
+}
+
+void tables__release(struct tables *t, uint32_t obj)
+{
+	struct entry *e;
+
+	if (obj >= t->opts.max_objects || !(e = t->slots[obj]) || !e->refs)
+		return;
+	e->used_ns = tables_now_ns();
+	if (--e->refs)
+		return;
+	switch (e->state) {
+	case OBJ_LOADED:
+		if (!t->opts.linger_ns)
+			tables_free_entry(t, e);
+		break;
+	case OBJ_NO_BUDGET:
+		if (!e->in_job)
+			tables_free_entry(t, e); /* nothing in the maps; rebuilt if needed */
+		break;
+	case OBJ_NO_TABLE:
+		release_slot(t, e); /* remembered without a slot */
+		break;
+	default: /* loading: finished, then lingers (or goes) */
+		break;
+	}
+}
+
+/* ---- housekeeping --------------------------------------------------------- */
+
+/* Lingering tables past linger_ns, and table-less files long unused. */
+static void age(struct tables *t, uint64_t now)
+{
+	struct entry *e, *next;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (e && e->state == OBJ_LOADED && !e->refs &&
+		    now - e->used_ns >= t->opts.linger_ns) {
+			t->stats.aged_out++;
+			tables_free_entry(t, e);
+		}
+	}
+	for (i = 0; i < TABLES_KEY_BUCKETS; i++)
+		for (e = t->buckets[i]; e; e = next) {
+			next = e->next;
+			if (e->state == OBJ_NO_TABLE && e->slot < 0 &&
+			    now - e->used_ns >= NEGATIVE_TTL_NS)
+				tables_free_entry(t, e);
+		}
+}
+
+uint32_t tables__process(struct tables *t, uint64_t budget_ns)
+{
+	uint64_t now = tables_now_ns();
+
+	collect_done(t);
+	push_until(t, now + (budget_ns ? budget_ns : 1));
+	now = tables_now_ns();
+	if (t->opts.linger_ns && now >= t->next_age_ns) {
+		age(t, now);
+		t->next_age_ns = now + AGE_EVERY_NS;
+	}
+	if (t->opts.obj_hits_fd > 0 && now >= t->next_rebalance_ns) {
+		tables_rebalance(t, now);
+		t->next_rebalance_ns = now + TABLES_REBALANCE_NS;
+	}
+	return tables__pending(t);
+}
+
+uint32_t tables__pending(const struct tables *t)
+{
+	return tableload__in_flight(t->loader) + t->nr_pushing;
+}
+
+uint64_t tables__mark(const struct tables *t)
+{
+	return t->job_seq;
+}
+
+uint32_t tables__pending_at(const struct tables *t, uint64_t mark)
+{
+	const struct entry *e;
+	uint32_t i, n = 0;
+
+	/* Being built or pushed: an entry in either state holds its slot. */
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		n += e && e->job_seq && e->job_seq <= mark && (e->in_job || e->state == OBJ_PUSHING);
+	}
+	return n;
+}
+
+void tables__stats(const struct tables *t, struct tables_stats *out)
+{
+	const struct entry *e;
+	uint32_t i;
+
+	*out = t->stats;
+	out->rows_used = slices__used(&t->rows);
+	out->pages_used = slices__used(&t->pages);
+	out->rules_used = t->rules.nr_rules;
+	out->objects = out->objects_pending = out->objects_no_budget = 0;
+	out->objects_lingering = out->objects_without_table = 0;
+	for (i = 0; i < TABLES_KEY_BUCKETS; i++)
+		for (e = t->buckets[i]; e; e = e->next) {
+			switch (e->state) {
+			case OBJ_LOADED:
+				out->objects++;
+				out->objects_lingering += !e->refs;
+				break;
+			case OBJ_PENDING:
+			case OBJ_PUSHING:
+				out->objects_pending++;
+				break;
+			case OBJ_NO_BUDGET:
+				out->objects_no_budget++;
+				break;
+			default:
+				out->objects_without_table++;
+				break;
+			}
+		}
+}

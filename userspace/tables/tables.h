@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Map loader: owns the BPF table maps (rows, rules, objects, pages) and the
+ * objects loaded into them. An object (executable or shared library) is
+ * loaded once however many processes map it, keyed by its identity (build-id
+ * with size and mtime, else device+inode+size+mtime), and reference-counted by
+ * the processes that
+ * use it. Its table comes from its .sframe, else (none, or malformed) is
+ * synthesized from its DWARF CFI (tableload.h). Objects without a usable
+ * table are remembered too, so a file is parsed once. See docs/DESIGN.md,
+ * DESIGN-cfi.md, DESIGN-lifecycle.md.
+ *
+ * Lifecycle (docs/DESIGN-lifecycle.md): with async set, tables are built on a
+ * loader thread; an object gets its slot at once (flag PENDING: its frames
+ * use the frame-pointer chain) and its table is published when built.
+ * tables__process() moves finished tables into the maps in bounded slices.
+ * Unreferenced tables linger for linger_ns (an exec storm of one binary loads
+ * it once), then go. The row/page/rule capacities are a memory budget: when a
+ * table does not fit, lingering tables go first, then cold ones (per-slot hit
+ * counts from the unwinder); a table that still does not fit keeps its slot
+ * flagged NO_BUDGET (counted by the unwinder) until it is hot enough to
+ * replace a colder one.
+ */
+#ifndef SFBPF_TABLES_H
+#define SFBPF_TABLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "procs/elfobj.h"
+
+struct tables_opts {
+	int rows_fd, rules_fd, objects_fd, pages_fd;
+	uint32_t max_rows, max_rules, max_objects, max_pages;
+	bool no_cfi; /* SFrame only: no tables synthesized from .eh_frame/.debug_frame */
+	int verbose;
+	/* Lifecycle; zero values keep the simple synchronous loader. */
+	int obj_hits_fd; /* > 0: the unwinder's per-slot hit counts (eviction order) */
+	bool async; /* build tables on a loader thread (tables__process publishes) */
+	uint64_t linger_ns; /* keep unreferenced tables this long; 0: free at once */
+	uint64_t min_residency_ns; /* a loaded table is safe from hotter ones this long; 0: 30 s */
+};
+
+/*
+ * Identity of a file: its build-id confirmed by its size and mtime (a patched
+ * copy that kept the build-id must not share, or poison, the original's
+ * table), else device, inode, size and mtime.
+ */
+struct obj_key {
+	uint8_t len;
+	uint8_t bytes[48];
+};
+
+void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st);
+
+struct tables_stats {
+	uint32_t objects; /* with a table in the maps */
+	uint32_t objects_without_table; /* no .sframe nor CFI, malformed (remembered) */
+	uint32_t objects_rejected; /* malformed .sframe */
+	uint32_t objects_over_budget; /* times a table did not fit the budget */
+	uint64_t rows_used, rows_capacity;
+	uint64_t rules_used, rules_capacity;
+	uint64_t pages_used, pages_capacity;
+	uint64_t sframe_bytes; /* .sframe bytes the loaded tables came from */
+	/* Where loaded tables came from (.eh_frame synthesis: see docs/DESIGN-cfi.md). */
+	uint32_t objects_sframe, objects_eh_frame; /* eh_frame: synthesized from DWARF CFI */
+	uint64_t rows_sframe, rows_eh_frame;
+	uint64_t load_ns; /* time spent decoding and flattening (loader thread) */
+	uint64_t push_ns; /* time spent writing tables to the maps */
+	/* Lifecycle. */
+	uint32_t objects_pending; /* being built or pushed */
+	uint32_t objects_no_budget; /* referenced, but no room for their tables now */
+	uint32_t objects_lingering; /* loaded, unreferenced, kept for linger_ns */
+	uint64_t evictions; /* tables removed to make room */
+	uint64_t promotions; /* tables reloaded because they turned hot */
+	uint64_t aged_out; /* lingering tables freed */
+	uint64_t loads; /* tables built */
+	uint64_t load_busy; /* builds not queued: the loader's queue was full */
+	uint64_t max_load_ns; /* the longest build */
+	uint64_t max_rows_object; /* rows of the largest table loaded */
+	uint64_t budget_bytes; /* what the table maps take (see tables__map_bytes) */
+};
+
+/* Map capacities, in entries. */
+struct tables_sizes {
+	uint32_t rows, pages, rules, objects;
+};
+
+/*
+ * Capacities that fit a budget of bytes of BPF map memory (rows 8 bytes,
+ * pages 8, rules 24, object slots 32 with their hit counters).
+ */
+void tables__size_budget(uint64_t bytes, struct tables_sizes *out);
+/* Bytes of map memory those capacities take. */
+uint64_t tables__map_bytes(const struct tables_sizes *sizes);
+/* The default budget: 1/512 of the machine's memory, within [32, 256] MiB. */
+uint64_t tables__default_budget(void);
+
+struct tables;
+
+struct tables *tables__new(const struct tables_opts *opts);
+void tables__free(struct tables *t);
+
+/* Where an object is mapped: lets the loader reopen it later (promotion). */
+struct tables_src {
+	int pid;
+	uint64_t start, end; /* the mapping, as in /proc/PID/map_files */
+};
+
+/*
+ * Table of the object open at fd (whose identity is key; name is for messages;
+ * src may be NULL). Returns its object slot (>= 0) with a reference taken —
+ * its table may still be loading, or over budget — -ENOENT when it has no
+ * usable table (also cached), -EAGAIN when the loader is busy (try again
+ * later), or a negative errno.
+ */
+int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
+			    const char *name, const struct tables_src *src);
+int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name);
+void tables__release(struct tables *t, uint32_t obj);
+
+/*
+ * Publishes finished tables (writing at most a bounded slice of rows per
+ * call, within about budget_ns), ages lingering tables out, and rebalances
+ * the budget by hotness every few seconds. Call it between polls. Returns
+ * the objects still loading.
+ */
+uint32_t tables__process(struct tables *t, uint64_t budget_ns);
+/* Objects whose tables are still being built or pushed. */
+uint32_t tables__pending(const struct tables *t);
+/*
+ * The builds started so far, as a mark; tables__pending_at() counts those of
+ * them not yet published (built and pushed, or found to have no table). A
+ * start-up wait for the tables of the processes a scan found then ends when
+ * they are loaded, even on a machine that keeps starting new processes.
+ */
+uint64_t tables__mark(const struct tables *t);
+uint32_t tables__pending_at(const struct tables *t, uint64_t mark);
+void tables__stats(const struct tables *t, struct tables_stats *out);
+
+#endif /* SFBPF_TABLES_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals of the map loader shared by tables.c (registry, loading,
+ * publishing) and tablebudget.c (sizing, admission, eviction, hotness).
+ */
+#ifndef SFBPF_TABLES_INT_H
+#define SFBPF_TABLES_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tables/flatten.h"
+#include "tables/slices.h"
+#include "tables/ruleset.h"
+#include "tables/tableload.h"
+#include "tables/tables.h"
+
+#define TABLES_KEY_BUCKETS 4096
+#define TABLES_SRCS 4 /* places an object was seen mapped, remembered to reopen it */
+/* Hit counts are read and tables rebalanced this often. */
+#define TABLES_REBALANCE_NS (5 * 1000000000ULL)
+
+/*
+ * PENDING (being built) -> PUSHING (rows being written) -> LOADED, or
+ * NO_BUDGET (no room: the slot stays, flagged) or NO_TABLE (nothing usable).
+ * LOADED -> NO_BUDGET when evicted while referenced; NO_BUDGET -> PENDING
+ * when promoted.
+ */
+enum obj_state {
+	OBJ_PENDING,
+	OBJ_PUSHING,
+	OBJ_LOADED,
+	OBJ_NO_BUDGET,
+	OBJ_NO_TABLE,
+};
+
+struct entry {
+	struct obj_key key;
+	struct entry *next; /* hash chain */
+	struct entry *push_next; /* push queue */
+	char *name;
+	int32_t slot; /* index in the objects map, -1: none */
+	enum obj_state state;
+	int err; /* NO_TABLE: why */
+	bool in_job; /* the loader is building it: the entry must stay */
+	uint64_t job_seq; /* its last build, in the order builds were started */
+	bool has_ranges; /* owns [row_start, +nr_rows) and [page_start, +nr_pages) */
+	bool want_promote; /* hot enough to reload: at the next acquire if not reopened */
+	bool promoting; /* its reload is being built */
+	bool from_cfi;
+	bool counted_rejected;
+	uint32_t refs;
+	/* Its table's size (kept when evicted: what a reload needs). */
+	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;
+	uint8_t page_shift; /* of its page index (flatten.h) */
+	/* PUSHING: the table, how much is written, and not before when. */
+	struct flat_table *ft;
+	uint32_t pushed_rows, pushed_pages;
+	uint64_t push_after;
+	uint64_t sframe_bytes;
+	uint64_t used_ns; /* last acquired or released */
+	uint64_t loaded_ns; /* published */
+	uint64_t hits_seen; /* the slot's hit counter when last read */
+	uint64_t heat; /* decayed hits: halves every rebalance period */
+	/* Where it was last seen mapped (a ring, newest at src_next - 1): to reopen it. */
+	struct tables_src src[TABLES_SRCS];
+	uint8_t src_next;
+};
+
+struct tables {
+	struct tables_opts opts;
+	struct slices rows, pages; /* who owns which entries of the two arrays */
+	struct ruleset rules; /* mirrors the rules map: indexes are global rule ids */
+	struct entry **buckets;
+	struct entry **slots; /* object index -> entry */
+	struct tableload *loader;
+	/* The rows and pages arrays mapped (NULL: written by syscalls). */
+	struct sfbpf_row *rows_mem;
+	uint64_t *pages_mem; /* an array element is 8-byte aligned: one u32 in each */
+	size_t rows_len, pages_len;
+	struct entry *push_head, **push_tail;
+	uint32_t nr_pushing;
+	uint32_t promoting; /* reloads being built: one at a time, the hottest first */
+	uint64_t job_seq; /* builds started */
+	uint64_t recycled_ns; /* slices were last given back then */
+	uint64_t next_age_ns, next_rebalance_ns;
+	struct tables_stats stats;
+};
+
+uint64_t tables_now_ns(void);
+void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags);
+void tables_drop_rows(struct tables *t, struct entry *e);
+void tables_free_entry(struct tables *t, struct entry *e);
+int tables_start_job(struct tables *t, struct entry *e, int fd);
+void tables_note_src(struct entry *e, const struct tables_src *src);
+
+/*
+ * Makes room for ft (evicting colder tables if needed), interns its rules and
+ * takes its slices; ft is then e->ft (or freed). 0, -ENOSPC (no room), or an
+ * error.
+ */
+int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft);
+/* Reads the hit counters, decays heat, and reloads hot over-budget tables. */
+void tables_rebalance(struct tables *t, uint64_t now);
+
+#endif /* SFBPF_TABLES_INT_H */

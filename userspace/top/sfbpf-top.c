@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sfbpf-top: samples every CPU, unwinds user stacks in the kernel from SFrame
+ * tables, and shows what it saw. This file parses the options, checks that
+ * the system can run the profiler (one clear line per problem, with the fix),
+ * picks the output (live view, batch tables, or quiet until a folded file at
+ * exit) and drives the session.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "top/batch.h"
+#include "output/continuous.h"
+#include "output/continuous_cli.h"
+#include "top/preflight.h"
+#include "profile/offcpu.h"
+#include "output/outputs.h"
+#include "profile/session.h"
+#include "top/topview.h"
+#include "top/tui.h"
+
+#define MAX_TARGETS SESSION_MAX_PIDS
+
+enum out_mode { OUT_LIVE, OUT_BATCH, OUT_QUIET, OUT_CONTINUOUS };
+
+static struct env {
+	int pids[MAX_TARGETS];
+	int nr_pids;
+	unsigned long freq;
+	bool user_only, kernel_only;
+	const char *folded_path;
+	bool stats;
+	double duration;
+	unsigned max_frames;
+	int verbose;
+	double interval;
+	int rows;
+	bool batch;
+	int counts; /* -1: the mode's default */
+	enum topview_sort sort;
+	enum topview_group group;
+	const char *pprof_path, *svg_path;
+	bool sframe_only;
+	/* Off-CPU analysis. */
+	bool off_cpu, on_off;
+	unsigned long long min_us, max_us;
+	__u32 states;
+	const char *cgroup;
+	bool interval_set; /* -d given */
+	unsigned long long max_table_mem; /* 0: the session's default */
+} env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
+
+const char *argp_program_version = "sfbpf-top 0.1";
+static const char doc[] =
+	"Profile CPUs with stacks unwound in the kernel from SFrame tables: a live\n"
+	"table of the hottest functions, plain-text tables for logs, or folded\n"
+	"stacks for flame graphs.\n"
+	"\n"
+	"USAGE: sfbpf-top [-p PID[,PID...]] [-F HZ] [-d SECS] [-b [-n N]]\n"
+	"                 [--folded FILE] [DURATION]\n"
+	"\n"
+	"On a terminal: the live view (press h there for its keys). With --batch, or\n"
+	"when stdout is not a terminal and no --folded file is asked for: the top N\n"
+	"functions every interval, as text. With --folded: folded stacks at exit.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    sfbpf-top                          # live view of the whole system\n"
+	"    sfbpf-top -p 1234 -F 999           # one process at 999 Hz\n"
+	"    sfbpf-top -b -n 10 -d 5 60 > log   # top 10 every 5 s for a minute\n"
+	"    sfbpf-top --folded out.folded 30   # folded stacks for flamegraph.pl\n"
+	"    sfbpf-top -U --folded - 5          # user stacks only, to stdout\n"
+	"    sfbpf-top -p 1234 --pprof cpu.pb.gz 30   # then: go tool pprof -http=: cpu.pb.gz\n"
+	"    sfbpf-top --svg flame.svg 10       # interactive flame graph for a browser\n"
+	"    sfbpf-top --off-cpu -p 1234 10     # where its threads wait, in microseconds\n"
+	"    sfbpf-top --off-cpu -m 1000 --folded off.folded 30   # blocks of 1 ms or more\n"
+	"    sfbpf-top --on-off -p 1234 --svg wall.svg 10          # on- plus off-CPU time\n"
+	"    sfbpf-top --cgroup /sys/fs/cgroup/system.slice/nginx.service   # one service\n"
+	"    sfbpf-top -b -d 10 --stats --max-table-mem 16M > log 2>&1   # counters too\n"
+	"\n"
+	"Needs root (or CAP_BPF and CAP_PERFMON), kernel BTF and Linux 5.17 or later.\n"
+	"See sfbpf-top(8).";
+
+enum {
+	OPT_FOLDED = 256,
+	OPT_STATS,
+	OPT_COUNTS,
+	OPT_GROUP,
+	OPT_PPROF,
+	OPT_SVG,
+	OPT_SFRAME_ONLY,
+	OPT_OFFCPU,
+	OPT_ONOFF,
+	OPT_STATE,
+	OPT_CGROUP,
+	OPT_MAX_TABLE_MEM,
+};
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only", 0 },
+	{ "freq", 'F', "HZ", 0, "Sampling frequency per CPU (default 99)", 0 },
+	{ "user", 'U', NULL, 0, "User stacks only", 0 },
+	{ "kernel", 'K', NULL, 0, "Kernel stacks only", 0 },
+	{ "delay", 'd', "SECS", 0, "Refresh interval of the view and tables (default 1)", 0 },
+	{ "batch", 'b', NULL, 0, "Print tables as text every interval, not the live view", 0 },
+	{ "rows", 'n', "N", 0, "Rows per batch table (default 20, 0: all)", 0 },
+	{ "counts", OPT_COUNTS, "MODE", 0,
+	  "decay (live default: 7/8 per refresh), cumulative, or interval (batch default)", 0 },
+	{ "sort", 's', "KEY", 0, "Sort by self (default), total or samples", 0 },
+	{ "group", OPT_GROUP, "BY", 0, "Rows per pid (default), comm, or none (all together)", 0 },
+	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks at exit (- for stdout)", 0 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile at exit (- for stdout)",
+	  0 },
+	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph (SVG) at exit", 0 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "Print sampling, unwinding and table counters at exit (and every interval with -b or "
+	  "-d)",
+	  0 },
+	{ "cgroup", OPT_CGROUP, "DIR", 0, "Only tasks of this cgroup v2 directory (and below)", 0 },
+	{ "max-table-mem", OPT_MAX_TABLE_MEM, "SIZE", 0,
+	  "BPF memory for unwind tables, e.g. 64M (default: RAM/512 within 32M..256M)", 0 },
+	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
+	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
+	{ "max-frames", 'S', "N", 0, "User frames per stack (default 127)", 0 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics (twice: libbpf/verifier output)", 0 },
+	{ NULL, 0, NULL, 0, "Off-CPU analysis:", 1 },
+	{ "off-cpu", OPT_OFFCPU, NULL, 0, "Off-CPU time: where threads wait, in microseconds", 1 },
+	{ "on-off", OPT_ONOFF, NULL, 0,
+	  "On- plus off-CPU time (wall clock); CPU samples weigh one period", 1 },
+	{ "min-block", 'm', "MIN_US", 0, "Drop off-CPU periods shorter than MIN_US", 1 },
+	{ "max-block", 'M', "MAX_US", 0, "Drop off-CPU periods longer than MAX_US", 1 },
+	{ "state", OPT_STATE, "STATE[,...]", 0,
+	  "running|sleeping|disk|other|all (default: all but running; --on-off: all)", 1 },
+	{},
+};
+
+static int parse_pids(const char *arg, struct argp_state *state)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, *end;
+	long pid;
+
+	if (!copy)
+		return ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		pid = strtol(tok, &end, 10);
+		if (errno || *end || pid <= 0 || pid > INT32_MAX || env.nr_pids == MAX_TARGETS) {
+			free(copy);
+			argp_error(state, "invalid PID list: %s", arg);
+		}
+		env.pids[env.nr_pids++] = (int)pid;
+	}
+	free(copy);
+	return 0;
+}
+
+static void parse_view_arg(int key, const char *arg, struct argp_state *state)
+{
+	int v;
+
+	switch (key) {
+	case OPT_COUNTS:
+		v = topview_counts_parse(arg);
+		if (v < 0)
+			argp_error(state, "invalid --counts: %s (decay, cumulative, interval)",
+				   arg);
+		env.counts = v;
+		break;
+	case 's':
+		v = topview_sort_parse(arg);
+		if (v < 0)
+			argp_error(state, "invalid --sort: %s (self, total, samples)", arg);
+		env.sort = v;
+		break;
+	case OPT_GROUP:
+		v = topview_group_parse(arg);
+		if (v < 0)
+			argp_error(state, "invalid --group: %s (pid, comm, none)", arg);
+		env.group = v;
+		break;
+	}
+}
+
+static void parse_offcpu_arg(int key, const char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case OPT_ONOFF:
+		env.on_off = true;
+		/* fallthrough */
+	case OPT_OFFCPU:
+		env.off_cpu = true;
+		break;
+	case 'm':
+	case 'M':
+		errno = 0;
+		*(key == 'm' ? &env.min_us : &env.max_us) = strtoull(arg, &end, 10);
+		if (errno || *end || !*arg)
+			argp_error(state, "invalid block time: %s (microseconds)", arg);
+		break;
+	case OPT_STATE:
+		if (offcpu__parse_states(arg, &env.states))
+			argp_error(state, "invalid state list: %s", arg);
+		break;
+	}
+}
+
+/* "64M", "1G", "500000": bytes, with an optional K/M/G (powers of 1024). */
+static unsigned long long parse_size(const char *arg, struct argp_state *state)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end == 'i' && shift) /* "64MiB" */
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (errno || *end || !*arg || *arg == '-' || v > (1ULL << 40) >> shift)
+		argp_error(state, "invalid size: %s (bytes, or with K, M, G)", arg);
+	return v << shift;
+}
+
+static void check_args(struct argp_state *state)
+{
+	if (env.user_only && env.kernel_only)
+		argp_error(state, "-U and -K exclude each other");
+	if (env.batch && ((env.folded_path && !strcmp(env.folded_path, "-")) ||
+			  (env.pprof_path && !strcmp(env.pprof_path, "-")) ||
+			  (env.svg_path && !strcmp(env.svg_path, "-"))))
+		argp_error(state, "--batch and an output to - would both write to stdout");
+	if (!env.off_cpu && (env.min_us || env.max_us || env.states))
+		argp_error(state, "-m, -M and --state go with --off-cpu or --on-off");
+	/* Below this, the fixed part (object slots, rules) leaves no room for rows. */
+	if (env.max_table_mem && env.max_table_mem < 128 * 1024)
+		argp_error(state, "--max-table-mem below 128K leaves no room for tables");
+	if (env.max_us && env.max_us < env.min_us)
+		argp_error(state, "-M is below -m");
+	if (continuous_cli.enabled &&
+	    (env.batch || env.folded_path || env.pprof_path || env.svg_path))
+		argp_error(state, "--continuous writes its own profiles: not with --batch or "
+				  "an output file");
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'p':
+		return parse_pids(arg, state);
+	case 'F':
+		env.freq = strtoul(arg, &end, 10);
+		if (*end || env.freq == 0 || env.freq > 1000000)
+			argp_error(state, "invalid frequency: %s", arg);
+		break;
+	case 'U':
+		env.user_only = true;
+		break;
+	case 'K':
+		env.kernel_only = true;
+		break;
+	case 'd':
+		env.interval = strtod(arg, &end);
+		if (*end || !(env.interval >= 0.1 && env.interval <= 3600))
+			argp_error(state, "invalid interval: %s (0.1 to 3600 seconds)", arg);
+		env.interval_set = true;
+		break;
+	case 'b':
+		env.batch = true;
+		break;
+	case 'n':
+		env.rows = (int)strtol(arg, &end, 10);
+		if (*end || env.rows < 0)
+			argp_error(state, "invalid row count: %s", arg);
+		break;
+	case OPT_COUNTS:
+	case 's':
+	case OPT_GROUP:
+		parse_view_arg(key, arg, state);
+		break;
+	case OPT_FOLDED:
+		env.folded_path = arg;
+		break;
+	case OPT_STATS:
+		env.stats = true;
+		break;
+	case OPT_PPROF:
+		env.pprof_path = arg;
+		break;
+	case OPT_SVG:
+		env.svg_path = arg;
+		break;
+	case OPT_SFRAME_ONLY:
+		env.sframe_only = true;
+		break;
+	case OPT_OFFCPU:
+	case OPT_ONOFF:
+	case 'm':
+	case 'M':
+	case OPT_STATE:
+		parse_offcpu_arg(key, arg, state);
+		break;
+	case OPT_CGROUP:
+		env.cgroup = arg;
+		break;
+	case OPT_MAX_TABLE_MEM:
+		env.max_table_mem = parse_size(arg, state);
+		break;
+	case 'S':
+		env.max_frames = strtoul(arg, &end, 10);
+		if (*end || env.max_frames == 0 || env.max_frames > SFBPF_MAX_FRAMES)
+			argp_error(state, "invalid frame limit: %s (1..%d)", arg, SFBPF_MAX_FRAMES);
+		break;
+	case 'v':
+		env.verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num > 0)
+			argp_usage(state);
+		env.duration = strtod(arg, &end);
+		if (*end || env.duration <= 0)
+			argp_error(state, "invalid duration: %s", arg);
+		break;
+	case ARGP_KEY_END:
+		check_args(state);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static bool is_dev_null(int fd)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && S_ISCHR(a.st_mode) && !stat("/dev/null", &b) &&
+	       a.st_rdev == b.st_rdev;
+}
+
+/*
+ * The live view needs a terminal on both ends. Batch tables go where they are
+ * asked for, or to a stdout that is not a terminal when nothing else is
+ * written: a --folded file means a scripted run that wants only that file,
+ * and /dev/null (benchmarks, --stats only) wants nothing: the tables would
+ * cost symbolizing every stack for nobody.
+ */
+static enum out_mode pick_output(void)
+{
+	bool to_stdout = (env.folded_path && !strcmp(env.folded_path, "-")) ||
+			 (env.pprof_path && !strcmp(env.pprof_path, "-")) ||
+			 (env.svg_path && !strcmp(env.svg_path, "-"));
+	bool files = env.folded_path || env.pprof_path || env.svg_path;
+
+	if (continuous_cli.enabled)
+		return OUT_CONTINUOUS;
+	if (env.batch)
+		return OUT_BATCH;
+	if (to_stdout)
+		return OUT_QUIET;
+	if (isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
+		return OUT_LIVE;
+	return files || is_dev_null(STDOUT_FILENO) ? OUT_QUIET : OUT_BATCH;
+}
+
+/* ---- running ---- */
+
+static volatile sig_atomic_t exiting, reopen;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reopen = 1; /* continuous mode: reopen the outputs */
+	else
+		exiting = 1;
+}
+
+static void setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* No SA_RESTART: a signal ends the current wait at once. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (continuous_cli.enabled)
+		sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe is EPIPE on write */
+}
+
+static int run_quiet(struct session *s)
+{
+	double now = session_now(), end = env.duration > 0 ? now + env.duration : 0;
+	double next_stats = now + env.interval;
+	int err;
+
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "sfbpf-top: sampling at %lu Hz%s... Ctrl-C to end\n", env.freq,
+			env.nr_pids ? "" : " system-wide");
+	for (; !exiting && (!end || now < end); now = session_now()) {
+		if (env.stats && env.interval_set && now >= next_stats) {
+			session__print_stats(s, stderr);
+			next_stats += env.interval;
+		}
+		err = session__poll(s, 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "sfbpf-top: reading samples: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int run_batch(struct session *s)
+{
+	struct batch_opts o = {
+		.interval = env.interval,
+		.duration = env.duration,
+		.rows = env.rows,
+		.counts = env.counts >= 0 ? env.counts : TOPVIEW_INTERVAL,
+		.sort = env.sort,
+		.group = env.group,
+		.freq = env.freq,
+		.stats = env.stats,
+		/* Nothing wants the whole run: each table's stacks can go. */
+		.forget = !env.folded_path && !env.pprof_path && !env.svg_path,
+		.stop = &exiting,
+	};
+	int err = batch__run(s, &o, stdout);
+
+	if (err == -EPIPE)
+		return 0; /* the reader has seen enough (| head) */
+	if (err)
+		fprintf(stderr, "sfbpf-top: batch output: %s\n", strerror(-err));
+	return err;
+}
+
+static int run_live(struct session *s)
+{
+	struct tui_opts o = {
+		.interval = env.interval,
+		.duration = env.duration,
+		.counts = env.counts >= 0 ? env.counts : TOPVIEW_DECAY,
+		.sort = env.sort,
+		.group = env.group,
+		.freq = env.freq,
+		.system_wide = !env.nr_pids,
+		.stop = &exiting,
+	};
+	int err = tui__run(s, &o);
+
+	if (err == -ENOTTY)
+		fprintf(stderr,
+			"sfbpf-top: cannot drive this terminal (TERM=%s): set TERM, or use "
+			"--batch\n",
+			getenv("TERM") ? getenv("TERM") : "");
+	else if (err)
+		fprintf(stderr, "sfbpf-top: live view: %s\n", strerror(-err));
+	return err;
+}
+
+static int run_continuous(struct session *s)
+{
+	struct continuous_opts o = continuous_cli.opts;
+	int err;
+
+	o.duration = env.duration;
+	o.verbose = env.verbose;
+	o.stats = env.stats;
+	o.exiting = &exiting;
+	o.reopen = &reopen;
+	err = continuous__run(s, &o);
+	if (err)
+		fprintf(stderr, "sfbpf-top: continuous mode: %s\n", strerror(-err));
+	return err;
+}
+
+static void fill_session_opts(struct session_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	memcpy(o->pids, env.pids, sizeof(env.pids[0]) * env.nr_pids);
+	o->nr_pids = env.nr_pids;
+	o->freq = env.freq;
+	o->user_stacks = !env.kernel_only;
+	o->kernel_stacks = !env.user_only;
+	o->max_frames = env.max_frames;
+	o->verbose = env.verbose;
+	o->sframe_only = env.sframe_only;
+	o->off_cpu = env.off_cpu;
+	o->on_off = env.on_off;
+	o->min_block_us = env.min_us;
+	o->max_block_us = env.max_us;
+	o->states = env.states;
+	o->cgroup = env.cgroup;
+	o->max_table_mem = env.max_table_mem;
+	o->progress = isatty(STDERR_FILENO);
+	o->stop = &exiting;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp_child children[] = {
+		{ &continuous_argp, 0,
+		  "Continuous mode (a profiling service, see docs/continuous.md):", 0 },
+		{},
+	};
+	static const struct argp argp = { options,  parse_arg, "[DURATION]", doc,
+					  children, NULL,      NULL };
+	static struct session sess;
+	struct outputs_opts outs = { 0 };
+	struct session_opts sopts;
+	enum out_mode mode;
+	int err, ferr;
+
+	argp_err_exit_status = 2; /* usage errors: 2, like the return below */
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+	mode = pick_output();
+	if (preflight__run(env.pids, env.nr_pids, env.freq))
+		return 1;
+	setup_signals();
+	fill_session_opts(&sopts);
+	outs = (struct outputs_opts){ .folded_path = env.folded_path,
+				      .pprof_path = env.pprof_path,
+				      .svg_path = env.svg_path,
+				      .start_ns = outputs_wall_ns() };
+	/* A path that cannot be written fails now, not after the whole run. */
+	if (outputs__check(&outs))
+		return 1;
+	err = session__open(&sess, &sopts);
+	if (err)
+		goto cleanup;
+	if (mode == OUT_LIVE)
+		err = run_live(&sess);
+	else if (mode == OUT_BATCH)
+		err = run_batch(&sess);
+	else if (mode == OUT_CONTINUOUS)
+		err = run_continuous(&sess);
+	else
+		err = run_quiet(&sess);
+	session__stop(&sess);
+	if (env.stats)
+		session__print_stats(&sess, stderr);
+	if (env.off_cpu)
+		session__print_offcpu_summary(&sess, stderr);
+	outs.duration_s = session_now() - sess.attach_time;
+	ferr = outputs__write(&sess, &outs);
+	err = err ? err : ferr;
+cleanup:
+	session__close(&sess);
+	return err ? 1 : 0;
+}

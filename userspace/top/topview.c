@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sfbpf-top's model (see topview.h).
+ *
+ * Everything lives in tables of ids: interned strings, functions ("syms"),
+ * rows (group + function), and one entry per aggregator stack holding its
+ * frames as sym ids and its distinct rows. Entities are allocated from arenas
+ * so that pointers to them stay valid while the id tables grow; lookups go
+ * through one open-addressing map type whose keys live in the entities.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/aggregate.h"
+#include "top/idmap.h"
+#include "symbols/ksyms.h"
+#include "profile/session.h"
+#include "symbols/symbolize.h"
+#include "top/topview.h"
+
+#define TREE_MAX_DEPTH 64
+#define DECAY_MIN_TOTAL 0.5 /* rows decayed below this are dropped from the table */
+
+/* ---- the model ---- */
+
+struct addr_entry {
+	uint64_t space; /* pid, or KERNEL_SPACE */
+	uint64_t addr;
+	uint32_t sym;
+};
+
+#define KERNEL_SPACE (1ULL << 32)
+
+struct tv_stack {
+	const struct aggr_stack *st; /* the aggregator's, to notice a reset */
+	uint64_t seen; /* st->count when last folded in */
+	uint64_t seen_weight; /* st->weight then */
+	uint64_t samples; /* since the last zeroing */
+	double weight; /* in the counting mode */
+	uint32_t *syms; /* frames, leaf (kernel leaf if any) first */
+	uint32_t *rows; /* distinct rows of the frames; rows[0]: the leaf's */
+	const char *comm; /* interned */
+	uint32_t pid;
+	uint16_t nr, nr_rows;
+	bool truncated;
+};
+
+struct topview {
+	struct topview_opts opts;
+	struct symbolizer *sym;
+	const struct ksyms *ks;
+
+	struct arena strings_arena, syms_arena, rows_arena, stacks_arena;
+	char **strings;
+	size_t nr_strings, strings_cap;
+	struct idmap strings_map;
+
+	struct topview_sym **syms;
+	size_t nr_syms, syms_cap;
+	struct idmap syms_map;
+	uint32_t *marks; /* per sym: stamp of the last stack that listed it */
+	size_t marks_cap;
+	uint32_t stamp;
+	uint32_t truncated_sym;
+
+	struct addr_entry *addrs;
+	size_t nr_addrs, addrs_cap;
+	struct idmap addrs_map;
+
+	struct topview_row **rows;
+	size_t nr_rows, rows_cap;
+	struct idmap rows_map;
+
+	struct tv_stack *stacks;
+	size_t nr_stacks, stacks_cap;
+	uint64_t agg_samples; /* aggregator's total when last updated */
+
+	double total_weight;
+	uint64_t total_samples;
+
+	const struct topview_row **sel; /* topview__select's result */
+	size_t sel_cap;
+	struct topview_node *nodes; /* topview__tree's result */
+	size_t nodes_cap;
+};
+
+/* -- strings -- */
+
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct topview *tv = ctx;
+
+	return !strcmp(tv->strings[id], key);
+}
+
+static bool has_controls(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* The interned copy of s, control characters replaced (safe on a terminal). */
+static const char *intern(struct topview *tv, const char *s)
+{
+	char *clean = NULL, *copy = NULL, *p;
+	uint32_t h;
+	int64_t id;
+	size_t n;
+
+	if (has_controls(s)) {
+		clean = strdup(s);
+		if (!clean)
+			return NULL;
+		for (p = clean; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '_';
+		s = clean;
+	}
+	h = (uint32_t)idmap_hash_str(s);
+	id = idmap__find(&tv->strings_map, h, str_eq, tv, s);
+	if (id >= 0) {
+		copy = tv->strings[id];
+		goto out;
+	}
+	n = strlen(s) + 1;
+	copy = arena__alloc(&tv->strings_arena, n);
+	if (!copy ||
+	    vec__reserve((void **)&tv->strings, &tv->strings_cap, tv->nr_strings + 1,
+			 sizeof(*tv->strings)) ||
+	    idmap__add(&tv->strings_map, h, tv->nr_strings)) {
+		copy = NULL;
+		goto out;
+	}
+	memcpy(copy, s, n);
+	tv->strings[tv->nr_strings++] = copy;
+out:
+	free(clean);
+	return copy;
+}
+
+/* -- functions -- */
+
+static uint32_t sym_hash(const struct topview_sym *k)
+{
+	return (uint32_t)idmap_mix64((uintptr_t)k->name * 31 + (uintptr_t)k->module * 7 +
+				     k->kernel);
+}
+
+static bool sym_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct topview_sym *a = ((const struct topview *)ctx)->syms[id], *b = key;
+
+	return a->name == b->name && a->module == b->module && a->kernel == b->kernel;
+}
+
+/* Sym id of (name, module, kernel), created if new; -ENOMEM. */
+static int64_t sym_get(struct topview *tv, const char *name, const char *module, bool kernel)
+{
+	struct topview_sym key = { intern(tv, name), intern(tv, module), kernel }, *s;
+	uint32_t h;
+	int64_t id;
+
+	if (!key.name || !key.module)
+		return -ENOMEM;
+	h = sym_hash(&key);
+	id = idmap__find(&tv->syms_map, h, sym_eq, tv, &key);
+	if (id >= 0)
+		return id;
+	s = arena__alloc(&tv->syms_arena, sizeof(*s));
+	if (!s ||
+	    vec__reserve((void **)&tv->syms, &tv->syms_cap, tv->nr_syms + 1, sizeof(*tv->syms)) ||
+	    vec__reserve((void **)&tv->marks, &tv->marks_cap, tv->nr_syms + 1,
+			 sizeof(*tv->marks)) ||
+	    idmap__add(&tv->syms_map, h, tv->nr_syms))
+		return -ENOMEM;
+	*s = key;
+	tv->marks[tv->nr_syms] = 0;
+	tv->syms[tv->nr_syms] = s;
+	return tv->nr_syms++;
+}
+
+/*
+ * A user frame, named as stackwalk.h names frames for every other output.
+ * (stackwalk walks whole aggregators; here only new stacks are symbolized.)
+ */
+static int64_t sym_user(struct topview *tv, uint32_t pid, uint64_t addr)
+{
+	struct sym_info si = {};
+	char buf[256];
+
+	if (tv->sym)
+		symbolizer__user(tv->sym, pid, addr, &si);
+	if (si.name && si.name[0])
+		return sym_get(tv, si.name, si.module && si.module[0] ? si.module : "[unknown]",
+			       false);
+	if (!si.mapped || !si.module || !si.module[0])
+		return sym_get(tv, "[unknown]", "[unknown]", false);
+	if (si.module[0] == '[')
+		return sym_get(tv, si.module, si.module, false);
+	snprintf(buf, sizeof(buf), "[%s]", si.module);
+	return sym_get(tv, buf, si.module, false);
+}
+
+static int64_t sym_kernel(struct topview *tv, uint64_t addr)
+{
+	const struct ksym *k = tv->ks ? ksyms__find(tv->ks, addr) : NULL;
+	char module[128];
+
+	if (!k || !k->name[0])
+		return sym_get(tv, "[unknown]", "[unknown]", true);
+	if (!k->module)
+		return sym_get(tv, k->name, "[kernel.kallsyms]", true);
+	snprintf(module, sizeof(module), "[%s]", k->module);
+	return sym_get(tv, k->name, module, true);
+}
+
+static bool addr_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct addr_entry *a = &((const struct topview *)ctx)->addrs[id], *b = key;
+
+	return a->addr == b->addr && a->space == b->space;
+}
+
+/* Frames repeat across stacks: symbolize each (process, address) once. */
+static int64_t sym_frame(struct topview *tv, uint32_t pid, bool kernel, uint64_t addr)
+{
+	struct addr_entry key = { kernel ? KERNEL_SPACE : pid, addr, 0 };
+	uint32_t h = (uint32_t)idmap_mix64(key.space * 0x9E3779B97F4A7C15ULL ^ addr);
+	int64_t id = idmap__find(&tv->addrs_map, h, addr_eq, tv, &key), sym;
+
+	if (id >= 0)
+		return tv->addrs[id].sym;
+	sym = kernel ? sym_kernel(tv, addr) : sym_user(tv, pid, addr);
+	if (sym < 0 ||
+	    vec__reserve((void **)&tv->addrs, &tv->addrs_cap, tv->nr_addrs + 1,
+			 sizeof(*tv->addrs)) ||
+	    idmap__add(&tv->addrs_map, h, tv->nr_addrs))
+		return -ENOMEM;
+	key.sym = sym;
+	tv->addrs[tv->nr_addrs++] = key;
+	return sym;
+}
+
+/* -- rows -- */
+
+static bool row_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct topview_row *a = ((const struct topview *)ctx)->rows[id], *b = key;
+
+	return a->sym == b->sym && a->pid == b->pid && a->comm == b->comm;
+}
+
+/* Row of sym in s's group under the current grouping. */
+static int64_t row_get(struct topview *tv, const struct tv_stack *s, uint32_t sym)
+{
+	struct topview_row key = { .sym = tv->syms[sym] }, *r;
+	int64_t id;
+	uint32_t h;
+
+	switch (tv->opts.group) {
+	case TOPVIEW_GROUP_PID:
+		key.pid = s->pid;
+		key.comm = s->comm;
+		break;
+	case TOPVIEW_GROUP_COMM:
+		key.comm = s->comm;
+		break;
+	default:
+		key.comm = intern(tv, "-");
+		if (!key.comm)
+			return -ENOMEM;
+	}
+	h = (uint32_t)idmap_mix64((uintptr_t)key.sym * 31 + (uintptr_t)key.comm * 7 + key.pid);
+	id = idmap__find(&tv->rows_map, h, row_eq, tv, &key);
+	if (id >= 0)
+		return id;
+	r = arena__alloc(&tv->rows_arena, sizeof(*r));
+	if (!r ||
+	    vec__reserve((void **)&tv->rows, &tv->rows_cap, tv->nr_rows + 1, sizeof(*tv->rows)) ||
+	    idmap__add(&tv->rows_map, h, tv->nr_rows))
+		return -ENOMEM;
+	*r = key;
+	r->id = tv->nr_rows;
+	tv->rows[tv->nr_rows] = r;
+	return tv->nr_rows++;
+}
+
+/* Fills s->rows: one per distinct frame function, the leaf's first. */
+static int stack_rows(struct topview *tv, struct tv_stack *s)
+{
+	int64_t row;
+	unsigned i;
+
+	if (++tv->stamp == 0) { /* wrapped: forget old stamps */
+		memset(tv->marks, 0, tv->nr_syms * sizeof(*tv->marks));
+		tv->stamp = 1;
+	}
+	s->nr_rows = 0;
+	for (i = 0; i < s->nr; i++) {
+		if (tv->marks[s->syms[i]] == tv->stamp)
+			continue;
+		tv->marks[s->syms[i]] = tv->stamp;
+		row = row_get(tv, s, s->syms[i]);
+		if (row < 0)
+			return (int)row;
+		s->rows[s->nr_rows++] = row;
+	}
+	return 0;
+}
+
+/* -- stacks -- */
+
+static int stack_add(struct topview *tv, const struct aggr_stack *st)
+{
+	unsigned nr = st->nr_user + st->nr_kernel, i, k = 0;
+	const uint64_t *kips = st->ips + st->nr_user;
+	struct tv_stack *s;
+	int64_t sym;
+
+	if (vec__reserve((void **)&tv->stacks, &tv->stacks_cap, tv->nr_stacks + 1,
+			 sizeof(*tv->stacks)))
+		return -ENOMEM;
+	s = &tv->stacks[tv->nr_stacks];
+	memset(s, 0, sizeof(*s));
+	s->st = st;
+	s->pid = st->pid;
+	s->truncated = st->truncated;
+	s->comm = intern(tv, st->pid == 0 ? "swapper" : st->comm[0] ? st->comm : "[unknown]");
+	s->syms = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->syms));
+	s->rows = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->rows));
+	if (!s->comm || !s->syms || !s->rows)
+		return -ENOMEM;
+	/* Leaf first: the kernel part, then the user part. Return addresses at addr - 1. */
+	for (i = 0; i < st->nr_kernel; i++, k++) {
+		sym = sym_frame(tv, st->pid, true, kips[i] - (i > 0));
+		if (sym < 0)
+			return (int)sym;
+		s->syms[k] = sym;
+	}
+	for (i = 0; i < st->nr_user; i++, k++) {
+		sym = sym_frame(tv, st->pid, false, st->ips[i] - (i > 0));
+		if (sym < 0)
+			return (int)sym;
+		s->syms[k] = sym;
+	}
+	s->nr = nr;
+	tv->nr_stacks++;
+	return stack_rows(tv, s);
+}
+
+static void stack_count(struct topview *tv, struct tv_stack *s, double w, uint64_t n)
+{
+	struct topview_row *leaf;
+	unsigned i;
+
+	s->weight += w;
+	s->samples += n;
+	tv->total_weight += w;
+	tv->total_samples += n;
+	if (!s->nr_rows)
+		return;
+	leaf = tv->rows[s->rows[0]];
+	leaf->self += w;
+	leaf->samples += n;
+	for (i = 0; i < s->nr_rows; i++)
+		tv->rows[s->rows[i]]->total += w;
+}
+
+struct update_ctx {
+	struct topview *tv;
+	size_t i;
+};
+
+static int update_one(const struct aggr_stack *st, void *arg)
+{
+	struct update_ctx *c = arg;
+	struct topview *tv = c->tv;
+	struct tv_stack *s;
+	uint64_t d;
+	double w;
+	int err;
+
+	if (c->i < tv->nr_stacks) {
+		s = &tv->stacks[c->i];
+		if (s->st != st)
+			return -ESTALE;
+	} else {
+		err = stack_add(tv, st);
+		if (err)
+			return err;
+		s = &tv->stacks[c->i];
+	}
+	c->i++;
+	d = st->count - s->seen;
+	if (d) {
+		w = tv->opts.weight ? (double)(st->weight - s->seen_weight) : (double)d;
+		s->seen = st->count;
+		s->seen_weight = st->weight;
+		stack_count(tv, s, w, d);
+	}
+	return 0;
+}
+
+static void scale(struct topview *tv, double f)
+{
+	size_t i;
+
+	for (i = 0; i < tv->nr_stacks; i++)
+		tv->stacks[i].weight *= f;
+	for (i = 0; i < tv->nr_rows; i++) {
+		tv->rows[i]->self *= f;
+		tv->rows[i]->total *= f;
+	}
+	tv->total_weight *= f;
+}
+
+void topview__zero(struct topview *tv)
+{
+	size_t i;
+
+	scale(tv, 0);
+	for (i = 0; i < tv->nr_stacks; i++)
+		tv->stacks[i].samples = 0;
+	for (i = 0; i < tv->nr_rows; i++)
+		tv->rows[i]->samples = 0;
+	tv->total_samples = 0;
+}
+
+/* The aggregator was reset: its stacks are new ones. */
+static void forget_stacks(struct topview *tv)
+{
+	topview__zero(tv);
+	tv->nr_stacks = 0;
+	arena__free(&tv->stacks_arena);
+}
+
+int topview__update(struct topview *tv, const struct aggregator *a)
+{
+	struct update_ctx c = { tv, 0 };
+	struct aggr_totals t;
+	int err;
+
+	aggregator__totals(a, &t);
+	if (t.samples < tv->agg_samples)
+		forget_stacks(tv);
+	if (tv->opts.counts == TOPVIEW_INTERVAL)
+		topview__zero(tv);
+	else if (tv->opts.counts == TOPVIEW_DECAY)
+		scale(tv, tv->opts.decay);
+	err = aggregator__for_each(a, update_one, &c);
+	if (err == -ESTALE) {
+		forget_stacks(tv);
+		c.i = 0;
+		err = aggregator__for_each(a, update_one, &c);
+	}
+	tv->agg_samples = t.samples;
+	return err;
+}
+
+void topview__set_counts(struct topview *tv, enum topview_counts counts)
+{
+	tv->opts.counts = counts;
+}
+
+enum topview_group topview__group(const struct topview *tv)
+{
+	return tv->opts.group;
+}
+
+int topview__set_group(struct topview *tv, enum topview_group group)
+{
+	struct tv_stack *s;
+	size_t i;
+	int err;
+
+	tv->opts.group = group;
+	idmap__clear(&tv->rows_map);
+	arena__free(&tv->rows_arena);
+	tv->nr_rows = 0;
+	for (i = 0; i < tv->nr_stacks; i++) {
+		s = &tv->stacks[i];
+		err = stack_rows(tv, s);
+		if (err)
+			return err;
+	}
+	tv->total_weight = 0;
+	tv->total_samples = 0;
+	for (i = 0; i < tv->nr_stacks; i++) {
+		s = &tv->stacks[i];
+		double w = s->weight;
+		uint64_t n = s->samples;
+
+		s->weight = 0;
+		s->samples = 0;
+		stack_count(tv, s, w, n);
+	}
+	return 0;
+}
+
+void topview__totals(const struct topview *tv, struct topview_totals *out)
+{
+	out->weight = tv->total_weight;
+	out->samples = tv->total_samples;
+	out->stacks = tv->nr_stacks;
+	out->rows = tv->nr_rows;
+	out->syms = tv->nr_syms;
+}
+
+struct topview *topview__new(const struct topview_opts *opts, struct symbolizer *sym,
+			     const struct ksyms *ks)
+{
+	struct topview *tv = calloc(1, sizeof(*tv));
+	int64_t t;
+
+	if (!tv)
+		goto nomem;
+	if (opts)
+		tv->opts = *opts;
+	if (!(tv->opts.decay > 0 && tv->opts.decay < 1))
+		tv->opts.decay = TOPVIEW_DEFAULT_DECAY;
+	tv->sym = sym;
+	tv->ks = ks;
+	t = sym_get(tv, "[truncated]", "", false);
+	if (t < 0)
+		goto nomem;
+	tv->truncated_sym = t;
+	return tv;
+nomem:
+	topview__free(tv);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void topview__free(struct topview *tv)
+{
+	if (!tv)
+		return;
+	arena__free(&tv->strings_arena);
+	arena__free(&tv->syms_arena);
+	arena__free(&tv->rows_arena);
+	arena__free(&tv->stacks_arena);
+	idmap__free(&tv->strings_map);
+	idmap__free(&tv->syms_map);
+	idmap__free(&tv->addrs_map);
+	idmap__free(&tv->rows_map);
+	free(tv->strings);
+	free(tv->syms);
+	free(tv->marks);
+	free(tv->addrs);
+	free(tv->rows);
+	free(tv->stacks);
+	free(tv->sel);
+	free(tv->nodes);
+	free(tv);
+}
+
+/* ---- selection ---- */
+
+static bool row_visible(const struct topview *tv, const struct topview_row *r,
+			const struct topview_filter *f)
+{
+	int i;
+
+	if (tv->opts.counts == TOPVIEW_DECAY ? r->total < DECAY_MIN_TOTAL :
+					       r->total <= 0 && !r->samples)
+		return false;
+	if (!f)
+		return true;
+	if ((f->hide_kernel && r->sym->kernel) || (f->hide_user && !r->sym->kernel))
+		return false;
+	if (f->search && *f->search && !strcasestr(r->sym->name, f->search))
+		return false;
+	if (f->nr_pids) {
+		for (i = 0; i < f->nr_pids; i++)
+			if ((uint32_t)f->pids[i] == r->pid)
+				break;
+		if (i == f->nr_pids)
+			return false;
+	}
+	return true;
+}
+
+static int cmp_num(double a, double b)
+{
+	return a > b ? -1 : a < b ? 1 : 0;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct topview_row *a = *(const struct topview_row *const *)pa;
+	const struct topview_row *b = *(const struct topview_row *const *)pb;
+	enum topview_sort key = *(const enum topview_sort *)arg;
+	int c = 0;
+
+	if (key == TOPVIEW_SORT_TOTAL)
+		c = cmp_num(a->total, b->total);
+	else if (key == TOPVIEW_SORT_SAMPLES)
+		c = cmp_num((double)a->samples, (double)b->samples);
+	if (!c)
+		c = cmp_num(a->self, b->self);
+	if (!c)
+		c = cmp_num(a->total, b->total);
+	if (!c)
+		c = strcmp(a->sym->name, b->sym->name);
+	if (!c)
+		c = strcmp(a->comm, b->comm);
+	if (!c)
+		c = a->pid < b->pid ? -1 : a->pid > b->pid;
+	return c;
+}
+
+int topview__select(struct topview *tv, enum topview_sort key, const struct topview_filter *f,
+		    const struct topview_row *const **rows)
+{
+	size_t i, n = 0;
+
+	if (vec__reserve((void **)&tv->sel, &tv->sel_cap, tv->nr_rows ? tv->nr_rows : 1,
+			 sizeof(*tv->sel)))
+		return -ENOMEM;
+	for (i = 0; i < tv->nr_rows; i++)
+		if (row_visible(tv, tv->rows[i], f))
+			tv->sel[n++] = tv->rows[i];
+	qsort_r(tv->sel, n, sizeof(*tv->sel), cmp_rows, &key);
+	*rows = tv->sel;
+	return (int)n;
+}
+
+const struct topview_row *topview__row(const struct topview *tv, uint32_t id)
+{
+	return id < tv->nr_rows ? tv->rows[id] : NULL;
+}
+
+/* ---- caller/callee trees ---- */
+
+struct tnode {
+	uint32_t sym;
+	uint32_t child, sibling; /* 0: none (node 0 is the root, nobody's child) */
+	double weight;
+};
+
+struct tree {
+	struct topview *tv;
+	struct tnode *n;
+	size_t nr, cap;
+	uint32_t *scratch; /* children being sorted, one segment per open level */
+	size_t nr_scratch, scratch_cap;
+	double min_weight;
+	size_t max_nodes, nr_out;
+	int err;
+};
+
+static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t sym)
+{
+	uint32_t c;
+
+	for (c = t->n[parent].child; c; c = t->n[c].sibling)
+		if (t->n[c].sym == sym)
+			return c;
+	if (vec__reserve((void **)&t->n, &t->cap, t->nr + 1, sizeof(*t->n)))
+		return -ENOMEM;
+	t->n[t->nr] = (struct tnode){ sym, 0, t->n[parent].child, 0 };
+	t->n[parent].child = t->nr;
+	return t->nr++;
+}
+
+static bool sym_hidden(const struct topview_sym *s, const struct topview_filter *f)
+{
+	return f && ((f->hide_kernel && s->kernel) || (f->hide_user && !s->kernel));
+}
+
+/* Adds s's frames from index j (exclusive) outwards (step 1) or inwards (step -1). */
+static int tree_path(struct tree *t, const struct tv_stack *s, int j, int step,
+		     const struct topview_filter *f)
+{
+	struct topview *tv = t->tv;
+	int64_t node = 0;
+	int k, depth = 0;
+
+	for (k = j + step; k >= 0 && k < s->nr && depth < TREE_MAX_DEPTH; k += step) {
+		if (sym_hidden(tv->syms[s->syms[k]], f))
+			continue;
+		node = tree_child(t, node, s->syms[k]);
+		if (node < 0)
+			return (int)node;
+		t->n[node].weight += s->weight;
+		depth++;
+	}
+	if (step > 0 && s->truncated && depth < TREE_MAX_DEPTH && !(f && f->hide_user)) {
+		node = tree_child(t, node, tv->truncated_sym);
+		if (node < 0)
+			return (int)node;
+		t->n[node].weight += s->weight;
+	}
+	return 0;
+}
+
+static int cmp_tnodes(const void *pa, const void *pb, void *arg)
+{
+	const struct tree *t = arg;
+	const struct tnode *a = &t->n[*(const uint32_t *)pa], *b = &t->n[*(const uint32_t *)pb];
+	int c = cmp_num(a->weight, b->weight);
+
+	return c ? c : strcmp(t->tv->syms[a->sym]->name, t->tv->syms[b->sym]->name);
+}
+
+/* Depth-first, heaviest children first, into tv->nodes. */
+static void tree_emit(struct tree *t, uint32_t node, int depth)
+{
+	struct topview *tv = t->tv;
+	size_t base = t->nr_scratch, i;
+	uint32_t c;
+
+	for (c = t->n[node].child; c; c = t->n[c].sibling) {
+		if (vec__reserve((void **)&t->scratch, &t->scratch_cap, t->nr_scratch + 1,
+				 sizeof(*t->scratch))) {
+			t->err = -ENOMEM;
+			return;
+		}
+		t->scratch[t->nr_scratch++] = c;
+	}
+	if (t->nr_scratch == base)
+		return;
+	qsort_r(t->scratch + base, t->nr_scratch - base, sizeof(*t->scratch), cmp_tnodes, t);
+	for (i = base; i < t->nr_scratch && !t->err; i++) {
+		c = t->scratch[i];
+		if (t->n[c].weight < t->min_weight || (t->max_nodes && t->nr_out >= t->max_nodes))
+			break;
+		if (vec__reserve((void **)&tv->nodes, &tv->nodes_cap, t->nr_out + 1,
+				 sizeof(*tv->nodes))) {
+			t->err = -ENOMEM;
+			return;
+		}
+		tv->nodes[t->nr_out++] =
+			(struct topview_node){ tv->syms[t->n[c].sym], t->n[c].weight, depth };
+		tree_emit(t, c, depth + 1);
+	}
+	t->nr_scratch = base;
+}
+
+/* Index of sym in s's frames: the outermost occurrence, or the innermost. */
+static int find_frame(const struct tv_stack *s, uint32_t sym, bool outermost)
+{
+	int k;
+
+	if (outermost) {
+		for (k = s->nr - 1; k >= 0; k--)
+			if (s->syms[k] == sym)
+				return k;
+	} else {
+		for (k = 0; k < s->nr; k++)
+			if (s->syms[k] == sym)
+				return k;
+	}
+	return -1;
+}
+
+static bool stack_has_row(const struct tv_stack *s, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nr_rows; i++)
+		if (s->rows[i] == id)
+			return true;
+	return false;
+}
+
+int topview__tree(struct topview *tv, uint32_t id, enum topview_dir dir,
+		  const struct topview_filter *f, double min_share, size_t max_nodes,
+		  const struct topview_node **nodes)
+{
+	const struct topview_row *r = topview__row(tv, id);
+	struct tree t = { .tv = tv, .max_nodes = max_nodes };
+	const struct tv_stack *s;
+	int64_t sym;
+	size_t i;
+	int j;
+
+	*nodes = tv->nodes;
+	if (!r)
+		return -ENOENT;
+	sym = idmap__find(&tv->syms_map, sym_hash(r->sym), sym_eq, tv, r->sym);
+	if (sym < 0)
+		return -ENOENT;
+	if (vec__reserve((void **)&t.n, &t.cap, 1, sizeof(*t.n)))
+		return -ENOMEM;
+	t.n[t.nr++] = (struct tnode){ (uint32_t)sym, 0, 0, r->total };
+	for (i = 0; i < tv->nr_stacks && !t.err; i++) {
+		s = &tv->stacks[i];
+		if (s->weight <= 0 || !stack_has_row(s, id))
+			continue;
+		j = find_frame(s, (uint32_t)sym, dir == TOPVIEW_CALLEES);
+		if (j >= 0)
+			t.err = tree_path(&t, s, j, dir == TOPVIEW_CALLERS ? 1 : -1, f);
+	}
+	t.min_weight = r->total * min_share;
+	if (t.min_weight <= 0)
+		t.min_weight = 1e-9;
+	if (!t.err)
+		tree_emit(&t, 0, 1);
+	free(t.n);
+	free(t.scratch);
+	*nodes = tv->nodes;
+	return t.err ? t.err : (int)t.nr_out;
+}

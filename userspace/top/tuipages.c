@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The live view's full-screen pages and its clipped printw (see tuipages.h). */
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/session.h"
+#include "top/tuipages.h"
+
+#define COUNTER_WIDTH 38 /* "lifecycle.no_mapping 123456789012" fits */
+
+void tui_put(const char *fmt, ...)
+{
+	char buf[1024];
+	int y, x;
+	va_list ap;
+
+	getyx(stdscr, y, x);
+	(void)y;
+	if (x >= COLS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	addnstr(buf, COLS - x);
+}
+
+static const char *const help_text[] = {
+	"sfbpf-top keys",
+	"",
+	"  q             quit (Ctrl-C too)",
+	"  h ?           this help; any key closes it",
+	"  i             the counters (as --stats prints them); any key closes them",
+	"  Up Down       move the selection; PgUp PgDn: a page; Home End: first, last",
+	"  Enter         expand or collapse the selected function's callers and callees",
+	"  Esc           collapse the expanded function",
+	"  s             sort by the next column: Self% -> Total% -> Samples -> Self%",
+	"  < >           sort by the column left / right of the sorted one (wraps around)",
+	"  p             show only these PIDs (comma-separated, empty: all; groups by PID)",
+	"  /             show only symbols containing a text, ignoring case (empty: all)",
+	"  K             hide / show kernel functions [k]",
+	"  U             hide / show user functions [.]",
+	"  g             group rows by PID, by command, or all processes together",
+	"  c             counts: decaying (x 7/8 per refresh), cumulative, per interval",
+	"  z             zero the counts",
+	"  P             pause / resume the display (sampling goes on)",
+	"  Ctrl-L        redraw the screen",
+	"",
+	"Self%    samples in the function itself, of all samples",
+	"Total%   samples with the function anywhere on the stack (its children too)",
+	"Samples  samples in the function itself since start or z (never decayed)",
+	"[k] kernel function, [.] user function; [MODULE]: no symbol in that object",
+	"Header: unwound = user stacks unwound to their outermost frame [main other",
+	"        stop reason]; drops = samples lost in a full ring buffer",
+	NULL,
+};
+
+void tuipages__help(void)
+{
+	int i;
+
+	erase();
+	for (i = 0; help_text[i] && i < LINES; i++) {
+		if (i == 0)
+			attron(A_BOLD);
+		tui_mvput(i, 0, "%s", help_text[i]);
+		attroff(A_BOLD);
+	}
+	refresh();
+}
+
+/*
+ * The --stats lines, laid out column by column: the same names scripts
+ * parse, so what the screen shows can be looked up in DESIGN-lifecycle.md.
+ */
+void tuipages__counters(struct session *s)
+{
+	char *text = NULL, *line, *save = NULL, name[64];
+	unsigned long long v;
+	size_t size = 0;
+	int rows = LINES - 2 > 1 ? LINES - 2 : 1, cols = COLS / COUNTER_WIDTH, n = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	erase();
+	attron(A_BOLD);
+	tui_mvput(0, 0, "sfbpf-top counters since start (--stats); any key closes");
+	attroff(A_BOLD);
+	if (!f) {
+		tui_mvput(2, 0, "(out of memory)");
+		refresh();
+		return;
+	}
+	session__print_stats(s, f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "sfbpf: stat %63s %llu", name, &v) != 2)
+			continue;
+		if (n / rows >= (cols > 0 ? cols : 1))
+			break; /* the screen is full */
+		tui_mvput(2 + n % rows, (n / rows) * COUNTER_WIDTH, "%-24s %12llu", name, v);
+		n++;
+	}
+	free(text);
+	refresh();
+}
