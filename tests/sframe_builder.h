@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sframe.h"
+#include "sframe/sframe.h"
 
 #define SFB_MAX_FUNCS 8
 #define SFB_MAX_FRES 8
