@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "profile/profile.h"
+#include "util/log.h"
 
 #define MAX_ROWS 65536
 #define MAX_RULES 256
@@ -277,7 +278,7 @@ int main(int argc, char **argv)
 		case 't': table = optarg; break;
 		case 'U': opts.user_stacks = false; break;
 		case 'K': opts.kernel_stacks = false; break;
-		case 'v': opts.verbose++; break;
+		case 'v': log__init(2); break;
 		default: return usage();
 		}
 	}

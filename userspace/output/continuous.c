@@ -17,10 +17,12 @@
 #include "profile/aggregate.h"
 #include "output/atomicfile.h"
 #include "output/continuous.h"
+#include "output/outputs.h"
 #include "output/pprof.h"
 #include "output/push.h"
 #include "profile/session.h"
 #include "output/spool.h"
+#include "util/log.h"
 
 #define POLL_MS 100 /* longest wait in the ring buffer: bounds a profile's lateness */
 #define NSEC 1000000000LL
@@ -138,7 +140,7 @@ static size_t build_labels(struct cont *c)
 /* The session's mode decides the profile's type (see pprof.h, session.h). */
 static void pprof_setup(struct cont *c)
 {
-	session__pprof_opts(c->s, &c->po);
+	outputs__pprof_opts(c->s, &c->po);
 	c->po.labels = c->labels;
 	c->po.nr_labels = build_labels(c);
 }
@@ -307,8 +309,7 @@ static int open_outputs(struct cont *c)
 
 	fd = atomicfile_dir_open(c->o->out_dir, false);
 	if (fd < 0) {
-		fprintf(stderr, "sfbpf: cannot open the out-dir %s: %s\n", c->o->out_dir,
-			strerror(-fd));
+		pr_warn("cannot open the out-dir %s: %s", c->o->out_dir, strerror(-fd));
 		return fd;
 	}
 	if (c->outfd >= 0)
@@ -317,8 +318,8 @@ static int open_outputs(struct cont *c)
 	if (c->sp) {
 		err = spool__reopen(c->sp);
 		if (err)
-			fprintf(stderr, "sfbpf: cannot reopen the spool %s: %s\n",
-				spool__path(c->sp), strerror(-err));
+			pr_warn("cannot reopen the spool %s: %s", spool__path(c->sp),
+				strerror(-err));
 	}
 	return 0;
 }
@@ -336,21 +337,19 @@ static int read_auth(struct cont *c)
 	fd = open(c->o->auth_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
-		fprintf(stderr, "sfbpf: cannot read %s: %s\n", c->o->auth_file, strerror(-err));
+		pr_warn("cannot read %s: %s", c->o->auth_file, strerror(-err));
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
 	if (st.st_mode & 077)
-		fprintf(stderr, "sfbpf: warning: %s is readable by others (chmod 600)\n",
-			c->o->auth_file);
+		pr_warn("warning: %s is readable by others (chmod 600)", c->o->auth_file);
 	n = read(fd, c->userpwd, sizeof(c->userpwd) - 1);
 	close(fd);
 	c->userpwd[n > 0 ? n : 0] = '\0';
 	c->userpwd[strcspn(c->userpwd, "\r\n")] = '\0';
 	if (!strchr(c->userpwd, ':')) {
-		fprintf(stderr, "sfbpf: %s: expected user:password on the first line\n",
-			c->o->auth_file);
+		pr_warn("%s: expected user:password on the first line", c->o->auth_file);
 		return -EINVAL;
 	}
 	return 0;
@@ -362,11 +361,16 @@ static int start_push(struct cont *c)
 	const struct continuous_opts *o = c->o;
 	struct spool_limits lim = { .max_files = o->spool_files, .max_bytes = o->spool_bytes };
 	struct push_opts po = {
-		.url = o->push_url, .app_name = o->app_name, .tags = c->labels,
-		.nr_tags = c->po.nr_labels, .tenant = o->tenant,
+		.url = o->push_url,
+		.app_name = o->app_name,
+		.tags = c->labels,
+		.nr_tags = c->po.nr_labels,
+		.tenant = o->tenant,
 		.userpwd = o->auth_file ? c->userpwd : NULL,
 		.sample_rate = c->s->opts.freq ? c->s->opts.freq : 100,
-		.timeout = o->push_timeout, .backoff_max = o->backoff_max, .verbose = o->verbose,
+		.timeout = o->push_timeout,
+		.backoff_max = o->backoff_max,
+		.verbose = o->verbose,
 	};
 
 	if (o->auth_file && read_auth(c))
@@ -380,14 +384,12 @@ static int start_push(struct cont *c)
 	/* Our own subdirectory is never a symlink; a directory the user named may be. */
 	c->sp = spool__open(c->spool_path, !o->spool_dir, &lim);
 	if (!c->sp) {
-		fprintf(stderr, "sfbpf: cannot open the spool %s: %s\n", c->spool_path,
-			strerror(errno));
+		pr_warn("cannot open the spool %s: %s", c->spool_path, strerror(errno));
 		return -errno;
 	}
 	c->push = pusher__start(c->sp, &po);
 	if (!c->push) {
-		fprintf(stderr, "sfbpf: cannot start pushing to %s: %s\n", o->push_url,
-			strerror(errno));
+		pr_warn("cannot start pushing to %s: %s", o->push_url, strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -414,23 +416,22 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 	aggregator__reset(c->s->agg);
 	if (err) {
 		c->write_errors++;
-		fprintf(stderr, "sfbpf: cannot write the profile of %" PRId64 "..%" PRId64
-				" into %s: %s; lost it\n",
+		pr_warn("cannot write the profile of %" PRId64 "..%" PRId64 " into %s: %s; lost it",
 			from, until, c->o->out_dir, strerror(-err));
 		return;
 	}
 	c->written++;
 	c->empty += !t.samples;
 	if (c->o->verbose)
-		fprintf(stderr, "sfbpf: continuous: wrote %s from=%" PRId64 " until=%" PRId64
-				" duration_ms=%" PRId64 " samples=%" PRIu64 "\n",
+		pr_warn("continuous: wrote %s from=%" PRId64 " until=%" PRId64
+			" duration_ms=%" PRId64 " samples=%" PRIu64,
 			name, from, until, c->po.duration_nanos / 1000000, t.samples);
 	if (c->push && t.samples) {
 		err = spool__add(c->sp, c->outfd, name, from, until);
 		if (err) {
 			c->spool_errors++;
-			fprintf(stderr, "sfbpf: cannot spool %s into %s: %s; not pushed\n", name,
-				spool__path(c->sp), strerror(-err));
+			pr_warn("cannot spool %s into %s: %s; not pushed", name, spool__path(c->sp),
+				strerror(-err));
 		} else {
 			pusher__kick(c->push);
 		}
@@ -459,7 +460,7 @@ static int loop(struct cont *c)
 		if (o->reopen && *o->reopen) {
 			*o->reopen = 0;
 			if (o->verbose)
-				fprintf(stderr, "sfbpf: continuous: reopening outputs\n");
+				pr_warn("continuous: reopening outputs");
 			open_outputs(c);
 		}
 		now = realtime_ns();
@@ -480,7 +481,7 @@ static int loop(struct cont *c)
 		if (err == -EINTR || err > 0)
 			err = 0;
 		if (err)
-			fprintf(stderr, "sfbpf: cannot read samples: %s\n", strerror(-err));
+			pr_warn("cannot read samples: %s", strerror(-err));
 	}
 	/* The interval in progress: what arrived until now, the ring buffer drained. */
 	session__stop(c->s);
@@ -496,21 +497,21 @@ static void print_stats(struct cont *c)
 	struct spool_stats ss;
 	struct push_stats ps;
 
-	fprintf(stderr, "sfbpf: stat continuous_profiles %" PRIu64 "\n", c->written);
-	fprintf(stderr, "sfbpf: stat continuous_empty %" PRIu64 "\n", c->empty);
-	fprintf(stderr, "sfbpf: stat continuous_write_errors %" PRIu64 "\n", c->write_errors);
-	fprintf(stderr, "sfbpf: stat continuous_rotated %" PRIu64 "\n", c->rotated);
+	pr_warn("stat continuous_profiles %" PRIu64, c->written);
+	pr_warn("stat continuous_empty %" PRIu64, c->empty);
+	pr_warn("stat continuous_write_errors %" PRIu64, c->write_errors);
+	pr_warn("stat continuous_rotated %" PRIu64, c->rotated);
 	if (!c->push)
 		return;
 	pusher__stats(c->push, &ps);
 	spool__stats(c->sp, &ss);
-	fprintf(stderr, "sfbpf: stat push_delivered %" PRIu64 "\n", ps.delivered);
-	fprintf(stderr, "sfbpf: stat push_attempts %" PRIu64 "\n", ps.attempts);
-	fprintf(stderr, "sfbpf: stat push_failures %" PRIu64 "\n", ps.failures);
-	fprintf(stderr, "sfbpf: stat push_refused %" PRIu64 "\n", ps.refused);
-	fprintf(stderr, "sfbpf: stat spool_errors %" PRIu64 "\n", c->spool_errors);
-	fprintf(stderr, "sfbpf: stat spool_dropped %" PRIu64 "\n", ss.dropped);
-	fprintf(stderr, "sfbpf: stat spool_left %u\n", ss.files);
+	pr_warn("stat push_delivered %" PRIu64, ps.delivered);
+	pr_warn("stat push_attempts %" PRIu64, ps.attempts);
+	pr_warn("stat push_failures %" PRIu64, ps.failures);
+	pr_warn("stat push_refused %" PRIu64, ps.refused);
+	pr_warn("stat spool_errors %" PRIu64, c->spool_errors);
+	pr_warn("stat spool_dropped %" PRIu64, ss.dropped);
+	pr_warn("stat spool_left %u", ss.files);
 }
 
 int continuous__run(struct session *s, const struct continuous_opts *o)
@@ -524,7 +525,7 @@ int continuous__run(struct session *s, const struct continuous_opts *o)
 	    !o->exiting)
 		return -EINVAL;
 	if (!o->keep_files && !o->push_url) {
-		fprintf(stderr, "sfbpf: keeping no profiles and pushing none would keep nothing\n");
+		pr_warn("keeping no profiles and pushing none would keep nothing");
 		return -EINVAL;
 	}
 	pprof_setup(&c);
@@ -536,9 +537,8 @@ int continuous__run(struct session *s, const struct continuous_opts *o)
 		if (c.push) {
 			left = pusher__stop(c.push, o->flush_timeout);
 			if (left)
-				fprintf(stderr,
-					"sfbpf: push: %u profiles left in %s for the next run\n",
-					left, spool__path(c.sp));
+				pr_warn("push: %u profiles left in %s for the next run", left,
+					spool__path(c.sp));
 		}
 		if (o->stats)
 			print_stats(&c);

@@ -11,6 +11,23 @@
 #include "output/outputs.h"
 #include "output/pprof.h"
 
+static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
+{
+	return session__cgroup_path(ctx, cgroup_id);
+}
+
+void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
+{
+	po->freq = s->opts.freq;
+	if (s->opts.off_cpu) {
+		po->type = s->opts.on_off ? "wall" : "off_cpu";
+		po->value_from_weight = true;
+		po->weight_scale = 1000; /* weights are µs, values ns */
+	}
+	po->cgroup_path = s->cgroups ? cgroup_path_cb : NULL;
+	po->cgroup_ctx = s;
+}
+
 int64_t outputs_wall_ns(void)
 {
 	struct timespec ts;
@@ -33,7 +50,7 @@ static int write_pprof(struct session *s, const struct outputs_opts *o)
 	};
 
 	/* Sample type and weights from the mode; a cgroup label on every sample. */
-	session__pprof_opts(s, &po);
+	outputs__pprof_opts(s, &po);
 	if (weighted(s))
 		po.freq = 0; /* values are measured times, not periods */
 	return pprof__write(s->agg, s->sym, s->ksyms, &po, o->pprof_path);

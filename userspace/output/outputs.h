@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "output/pprof.h"
 #include "profile/session.h"
 
 struct outputs_opts {
@@ -31,5 +32,11 @@ int outputs__check(const struct outputs_opts *o);
 int outputs__write(struct session *s, const struct outputs_opts *o);
 /* CLOCK_REALTIME now, in ns: the start time profiles carry. */
 int64_t outputs_wall_ns(void);
+
+/*
+ * The pprof options that follow from the session's mode (sample type, weights,
+ * period) and its cgroup labels; the caller adds times, labels, comment.
+ */
+void outputs__pprof_opts(struct session *s, struct pprof_opts *po);
 
 #endif /* SFBPF_OUTPUTS_H */

@@ -21,6 +21,7 @@
 
 #include "output/push.h"
 #include "output/spool.h"
+#include "util/log.h"
 
 #define DEFAULT_TIMEOUT 10.0
 #define DEFAULT_BACKOFF_MIN 1.0
@@ -166,8 +167,7 @@ static int app_name(const struct push_opts *o, char *buf, size_t size)
 	return n < size ? (int)n : -ENAMETOOLONG;
 }
 
-int push_ingest_url(const struct push_opts *o, int64_t from, int64_t until, char *buf,
-		    size_t size)
+int push_ingest_url(const struct push_opts *o, int64_t from, int64_t until, char *buf, size_t size)
 {
 	char name[4096], enc[3 * sizeof(name)];
 	size_t base = strlen(o->url), n;
@@ -266,8 +266,8 @@ static int setup_curl(struct pusher *p)
  */
 static bool retryable(long status)
 {
-	return status < 400 || status >= 500 || status == 408 || status == 429 ||
-	       status == 401 || status == 403 || status == 404;
+	return status < 400 || status >= 500 || status == 408 || status == 429 || status == 401 ||
+	       status == 403 || status == 404;
 }
 
 static void printable(char *s)
@@ -302,7 +302,8 @@ static enum outcome post(struct pusher *p, const char *url, const void *data, si
 	curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
 	curl_mime_free(mime);
 	if (res == CURLE_ABORTED_BY_CALLBACK) {
-		snprintf(p->last_error, sizeof(p->last_error), "no answer in the time left at exit");
+		snprintf(p->last_error, sizeof(p->last_error),
+			 "no answer in the time left at exit");
 		return RETRY;
 	}
 	if (res != CURLE_OK) {
@@ -365,24 +366,22 @@ static void account(struct pusher *p, const struct spool_entry *e, enum outcome 
 	if (r == SENT) {
 		p->st.delivered++;
 		if (p->failing)
-			fprintf(stderr, "sfbpf: push: %s answers again, after %u failed attempts\n",
-				p->url_redacted, p->failing);
+			pr_warn("push: %s answers again, after %u failed attempts", p->url_redacted,
+				p->failing);
 		else if (p->opts.verbose)
-			fprintf(stderr, "sfbpf: push: delivered %" PRId64 "..%" PRId64 "\n",
-				e->from, e->until);
+			pr_warn("push: delivered %" PRId64 "..%" PRId64, e->from, e->until);
 		p->failing = 0;
 		p->backoff = p->opts.backoff_min;
 		return;
 	}
 	if (r == UNREADABLE) {
-		fprintf(stderr, "sfbpf: push: cannot read %s/%s: %s; skipped it\n",
-			spool__path(p->sp), e->name, p->last_error);
+		pr_warn("push: cannot read %s/%s: %s; skipped it", spool__path(p->sp), e->name,
+			p->last_error);
 		return;
 	}
 	if (r == REFUSED) {
 		p->st.refused++;
-		fprintf(stderr, "sfbpf: push: %s refused profile %" PRId64 "..%" PRId64
-				": %s; dropped it\n",
+		pr_warn("push: %s refused profile %" PRId64 "..%" PRId64 ": %s; dropped it",
 			p->url_redacted, e->from, e->until, p->last_error);
 		return;
 	}
@@ -391,9 +390,8 @@ static void account(struct pusher *p, const struct spool_entry *e, enum outcome 
 	/* Once per outage, again when the reason changes, and now and then. */
 	if (!p->failing++ || p->opts.verbose || strcmp(p->last_error, p->warned_error) ||
 	    now_mono() - p->warned_at >= REMIND_SECS) {
-		fprintf(stderr,
-			"sfbpf: push: cannot deliver to %s: %s; profiles stay in %s, retrying "
-			"with backoff (up to %gs)\n",
+		pr_warn("push: cannot deliver to %s: %s; profiles stay in %s, retrying "
+			"with backoff (up to %gs)",
 			p->url_redacted, p->last_error, spool__path(p->sp), p->opts.backoff_max);
 		p->warned_at = now_mono();
 		snprintf(p->warned_error, sizeof(p->warned_error), "%s", p->last_error);
@@ -469,22 +467,22 @@ static int check_opts(struct pusher *p)
 	size_t i;
 
 	if (why) {
-		fprintf(stderr, "sfbpf: push: bad URL: %s\n", why);
+		pr_warn("push: bad URL: %s", why);
 		return -EINVAL;
 	}
 	if (o->app_name && !push_valid_app_name(o->app_name)) {
-		fprintf(stderr, "sfbpf: push: bad application name: %s\n", o->app_name);
+		pr_warn("push: bad application name: %s", o->app_name);
 		return -EINVAL;
 	}
 	for (i = 0; i < o->nr_tags; i++) {
 		if (push_valid_tag_key(o->tags[i].key) && push_valid_tag_value(o->tags[i].value))
 			continue;
-		fprintf(stderr, "sfbpf: push: bad label %s=%s\n", o->tags[i].key, o->tags[i].value);
+		pr_warn("push: bad label %s=%s", o->tags[i].key, o->tags[i].value);
 		return -EINVAL;
 	}
 	/* It becomes a header line: no spaces or control characters. */
 	if (o->tenant && (!push_valid_tag_value(o->tenant) || strlen(o->tenant) > 200)) {
-		fprintf(stderr, "sfbpf: push: bad tenant ID: %s\n", o->tenant);
+		pr_warn("push: bad tenant ID: %s", o->tenant);
 		return -EINVAL;
 	}
 	if (o->timeout <= 0)

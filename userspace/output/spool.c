@@ -17,6 +17,7 @@
 
 #include "output/atomicfile.h"
 #include "output/spool.h"
+#include "util/log.h"
 
 #define SUFFIX ".pb.gz"
 #define MAX_SEQ 1000
@@ -158,10 +159,9 @@ static void enforce_limits(struct spool *sp, const char *keep)
 		unlinkat(sp->dirfd, e->name, 0);
 		sp->st.dropped++;
 		sp->st.dropped_bytes += e->size;
-		fprintf(stderr,
-			"sfbpf: spool %s is full (%u profiles, %" PRIu64 " bytes; limits %u, "
+		pr_warn("spool %s is full (%u profiles, %" PRIu64 " bytes; limits %u, "
 			"%" PRIu64 "): dropped its oldest profile, %" PRId64 "..%" PRId64
-			" (%" PRIu64 " dropped so far)\n",
+			" (%" PRIu64 " dropped so far)",
 			sp->path, sp->st.files, sp->st.bytes, sp->lim.max_files, sp->lim.max_bytes,
 			e->from, e->until, sp->st.dropped);
 		remove_at(sp, i);
@@ -258,8 +258,7 @@ static int link_in(struct spool *sp, int srcdirfd, const char *srcname, struct s
 	for (seq = 0; seq < MAX_SEQ && err == -EEXIST; seq++) {
 		if (seq)
 			snprintf(e->name, sizeof(e->name),
-				 "%012" PRId64 "-%012" PRId64 ".%d" SUFFIX, e->from, e->until,
-				 seq);
+				 "%012" PRId64 "-%012" PRId64 ".%d" SUFFIX, e->from, e->until, seq);
 		else
 			snprintf(e->name, sizeof(e->name), "%012" PRId64 "-%012" PRId64 SUFFIX,
 				 e->from, e->until);
@@ -270,8 +269,7 @@ static int link_in(struct spool *sp, int srcdirfd, const char *srcname, struct s
 	return err;
 }
 
-int spool__add(struct spool *sp, int srcdirfd, const char *srcname, int64_t from,
-	       int64_t until)
+int spool__add(struct spool *sp, int srcdirfd, const char *srcname, int64_t from, int64_t until)
 {
 	struct spool_entry e = { .from = from, .until = until };
 	struct stat st;

@@ -13,12 +13,15 @@
 #include <bpf/libbpf.h>
 
 #include "procs/cgroups.h"
+#include "profile/bpfprog.h"
 #include "profile/offcpu.h"
 #include "offcpu.skel.h"
 #include "profile/profile.h"
+#include "util/log.h"
 
-#define VERIFIER_LOG_SIZE (64u << 10)
 #define POLL_DEFAULT_MS 1000
+/* Records wake the reader at 1/16 of the ring (set_rodata); below, polls find them. */
+#define POLL_LATENCY_MS 50
 
 struct offcpu {
 	struct offcpu_bpf *skel;
@@ -27,7 +30,6 @@ struct offcpu {
 	__u64 min_ns, max_ns;
 	offcpu_sample_fn on_sample;
 	void *ctx;
-	char *log;
 };
 
 static const char *const state_names[SFBPF_STATE__COUNT] = {
@@ -38,12 +40,9 @@ static const char *const state_names[SFBPF_STATE__COUNT] = {
 };
 
 static const char *const stat_names[SFBPF_OFFCPU_STAT__COUNT] = {
-	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches",
-	[SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
-	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full",
-	[SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
-	[SFBPF_OFFCPU_STAT_SHORT] = "short",
-	[SFBPF_OFFCPU_STAT_LONG] = "long",
+	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches", [SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
+	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full", [SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
+	[SFBPF_OFFCPU_STAT_SHORT] = "short",	   [SFBPF_OFFCPU_STAT_LONG] = "long",
 	[SFBPF_OFFCPU_STAT_EXITS] = "exits",
 };
 
@@ -71,7 +70,8 @@ int offcpu__parse_states(const char *list, __u32 *mask)
 			*mask |= SFBPF_STATES_ALL;
 		} else {
 			for (i = 0; i < SFBPF_STATE__COUNT; i++)
-				if (strlen(state_names[i]) == len && !strncmp(p, state_names[i], len))
+				if (strlen(state_names[i]) == len &&
+				    !strncmp(p, state_names[i], len))
 					break;
 			if (i == SFBPF_STATE__COUNT)
 				return -EINVAL;
@@ -94,33 +94,26 @@ __u64 offcpu__now_ns(void)
 
 static int check_opts(const struct offcpu_opts *o)
 {
+	int err;
+
 	if (o->max_frames > SFBPF_MAX_FRAMES) {
-		fprintf(stderr, "sfbpf: at most %d user frames per stack\n", SFBPF_MAX_FRAMES);
+		pr_warn("at most %d user frames per stack", SFBPF_MAX_FRAMES);
 		return -EINVAL;
 	}
 	if (!o->user_stacks && !o->kernel_stacks) {
-		fprintf(stderr, "sfbpf: neither user nor kernel stacks requested\n");
+		pr_warn("neither user nor kernel stacks requested");
 		return -EINVAL;
 	}
 	if (o->max_ns && o->max_ns < o->min_ns) {
-		fprintf(stderr, "sfbpf: the maximum off-CPU time is below the minimum\n");
+		pr_warn("the maximum off-CPU time is below the minimum");
 		return -EINVAL;
 	}
 	if (o->states & ~SFBPF_STATES_ALL) {
-		fprintf(stderr, "sfbpf: unknown thread states in the filter\n");
+		pr_warn("unknown thread states in the filter");
 		return -EINVAL;
 	}
-	if (o->ringbuf_bytes &&
-	    (o->ringbuf_bytes < 4096 || (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))) {
-		fprintf(stderr, "sfbpf: ring buffer size must be a power of two >= 4096\n");
-		return -EINVAL;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "sfbpf: the kernel has no BTF (/sys/kernel/btf/vmlinux); "
-				"it needs CONFIG_DEBUG_INFO_BTF=y\n");
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	err = bpfprog__check_ring_bytes(o->ringbuf_bytes);
+	return err ? err : bpfprog__check_kernel();
 }
 
 static __u32 or_default(__u32 v, __u32 def)
@@ -157,12 +150,9 @@ static bool tracepoint_has_prev_state(void)
 static int set_maps(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 {
 	const struct offcpu_shared_maps *sh = o->shared;
-	struct {
-		struct bpf_map *map;
-		__u32 n;
-		int shared_fd;
-	} maps[] = {
-		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS), sh ? sh->rows : -1 },
+	const struct bpfprog_map maps[] = {
+		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS),
+		  sh ? sh->rows : -1 },
 		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES),
 		  sh ? sh->rules : -1 },
 		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS),
@@ -176,23 +166,8 @@ static int set_maps(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 		{ skel->maps.blocked, or_default(o->max_threads, OFFCPU_DEFAULT_THREADS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, OFFCPU_DEFAULT_RINGBUF), -1 },
 	};
-	size_t i;
-	int err;
 
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		/* A reused map takes its definition from the fd. */
-		if (maps[i].shared_fd >= 0)
-			err = bpf_map__reuse_fd(maps[i].map, maps[i].shared_fd);
-		else
-			err = bpf_map__set_max_entries(maps[i].map, maps[i].n);
-		if (err) {
-			fprintf(stderr, "sfbpf: %s map %s: %s\n",
-				maps[i].shared_fd >= 0 ? "sharing" : "sizing",
-				bpf_map__name(maps[i].map), strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+	return bpfprog__set_maps(maps, sizeof(maps) / sizeof(maps[0]));
 }
 
 static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
@@ -218,19 +193,6 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	ro->stamp_at_entry = o->with_cpu_samples;
 	ro->sched_lo = o->sched_start;
 	ro->sched_hi = o->sched_end;
-}
-
-static void print_verifier_stats(const char *log)
-{
-	const char *line = log, *end;
-
-	while (line && *line) {
-		end = strchr(line, '\n');
-		if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
-			fprintf(stderr, "sfbpf: verifier (off-CPU): %.*s\n",
-				end ? (int)(end - line) : (int)strlen(line), line);
-		line = end ? end + 1 : NULL;
-	}
 }
 
 static bool record_fits(const struct sfbpf_offcpu_sample *r, size_t size)
@@ -270,53 +232,33 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	o->ctx = opts->ctx;
 	o->min_ns = opts->min_ns;
 	o->max_ns = opts->max_ns ? opts->max_ns : ~0ULL;
-	o->nr_cpus = libbpf_num_possible_cpus();
+	o->nr_cpus = bpfprog__nr_cpus();
 	if (o->nr_cpus <= 0) {
-		err = o->nr_cpus ? o->nr_cpus : -EINVAL;
-		fprintf(stderr, "sfbpf: cannot count CPUs: %s\n", strerror(-err));
+		err = o->nr_cpus;
 		goto cleanup;
 	}
 
 	o->skel = offcpu_bpf__open();
 	if (!o->skel) {
 		err = -errno;
-		fprintf(stderr, "sfbpf: opening the off-CPU BPF object: %s\n", strerror(-err));
+		pr_warn("opening the off-CPU BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
 	set_rodata(o->skel, opts);
 	err = set_maps(o->skel, opts);
 	if (err)
 		goto cleanup;
-	if (opts->verbose >= 2) {
-		o->log = calloc(1, VERIFIER_LOG_SIZE);
-		if (!o->log) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		bpf_program__set_log_buf(o->skel->progs.sfbpf_offcpu, o->log, VERIFIER_LOG_SIZE);
-		bpf_program__set_log_level(o->skel->progs.sfbpf_offcpu, 4 /* BPF_LOG_STATS */);
-	}
-	err = offcpu_bpf__load(o->skel);
-	if (err) {
-		if (err == -EPERM || err == -EACCES)
-			fprintf(stderr, "sfbpf: loading the off-CPU BPF program: %s; run as root "
-					"(or with CAP_BPF and CAP_PERFMON)\n", strerror(-err));
-		else
-			fprintf(stderr, "sfbpf: loading the off-CPU BPF program: %s\n",
-				strerror(-err));
+	err = bpfprog__load(o->skel->skeleton, o->skel->progs.sfbpf_offcpu, "off-CPU");
+	if (err)
 		goto cleanup;
-	}
-	if (o->log)
-		print_verifier_stats(o->log);
 	if (opts->cgroup) {
 		err = cgroups__set_target(bpf_map__fd(o->skel->maps.target_cgroup), opts->cgroup);
 		if (err)
 			goto cleanup;
 	}
-	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
+	o->rb = bpfprog__ring_new(bpf_map__fd(o->skel->maps.events), on_event, o, "off-CPU");
 	if (!o->rb) {
 		err = -errno;
-		fprintf(stderr, "sfbpf: creating the off-CPU ring buffer: %s\n", strerror(-err));
 		goto cleanup;
 	}
 	return o;
@@ -332,23 +274,15 @@ int offcpu__attach(struct offcpu *o)
 	int err;
 
 	/* Exits first: no entry may outlive its thread once switches are traced. */
-	o->skel->links.sfbpf_offcpu_exit =
-		bpf_program__attach_raw_tracepoint(o->skel->progs.sfbpf_offcpu_exit,
-						   "sched_process_exit");
-	if (!o->skel->links.sfbpf_offcpu_exit) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: attaching to sched_process_exit: %s\n", strerror(-err));
+	err = bpfprog__attach_raw_tp(o->skel->progs.sfbpf_offcpu_exit, "sched_process_exit",
+				     &o->skel->links.sfbpf_offcpu_exit);
+	if (err)
 		return err;
-	}
-	o->skel->links.sfbpf_offcpu =
-		bpf_program__attach_raw_tracepoint(o->skel->progs.sfbpf_offcpu, "sched_switch");
-	if (!o->skel->links.sfbpf_offcpu) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: attaching to sched_switch: %s\n", strerror(-err));
+	err = bpfprog__attach_raw_tp(o->skel->progs.sfbpf_offcpu, "sched_switch",
+				     &o->skel->links.sfbpf_offcpu);
+	if (err)
 		offcpu__detach(o);
-		return err;
-	}
-	return 0;
+	return err;
 }
 
 void offcpu__detach(struct offcpu *o)
@@ -361,16 +295,7 @@ void offcpu__detach(struct offcpu *o)
 
 int offcpu__poll(struct offcpu *o, int timeout_ms)
 {
-	int n, m;
-
-	n = ring_buffer__poll(o->rb, timeout_ms < 0 ? POLL_DEFAULT_MS : timeout_ms);
-	if (n < 0)
-		return n;
-	/* Records below the wake-up threshold raised no event: read them too. */
-	m = ring_buffer__consume(o->rb);
-	if (m < 0)
-		return m;
-	return n + m;
+	return bpfprog__poll(o->rb, timeout_ms < 0 ? POLL_DEFAULT_MS : timeout_ms, POLL_LATENCY_MS);
 }
 
 int offcpu__for_each_blocked(struct offcpu *o, __u64 end_ns, offcpu_sample_fn fn, void *ctx)
@@ -412,29 +337,12 @@ int offcpu__for_each_blocked(struct offcpu *o, __u64 end_ns, offcpu_sample_fn fn
 
 int offcpu__stats(struct offcpu *o, struct sfbpf_offcpu_stats *out)
 {
-	struct sfbpf_offcpu_stats *percpu;
-	__u32 zero = 0;
-	int cpu, i, err;
-
-	memset(out, 0, sizeof(*out));
-	percpu = calloc(o->nr_cpus, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	err = bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.stats), &zero, percpu);
-	if (err) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: reading off-CPU counters: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	for (cpu = 0; cpu < o->nr_cpus; cpu++) {
-		for (i = 0; i < SFBPF_STAT__COUNT; i++)
-			out->unwind.v[i] += percpu[cpu].unwind.v[i];
-		for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)
-			out->v[i] += percpu[cpu].v[i];
-	}
-cleanup:
-	free(percpu);
-	return err;
+	/* The unwinder's counters, then the off-CPU ones: all __u64. */
+	_Static_assert(sizeof(*out) ==
+			       sizeof(__u64) * (SFBPF_STAT__COUNT + SFBPF_OFFCPU_STAT__COUNT),
+		       "struct sfbpf_offcpu_stats is a plain array of counters");
+	return bpfprog__sum_percpu(bpf_map__fd(o->skel->maps.stats), o->nr_cpus, (__u64 *)out,
+				   sizeof(*out) / sizeof(__u64), "off-CPU");
 }
 
 int offcpu__rows_fd(const struct offcpu *o)
@@ -480,6 +388,5 @@ void offcpu__free(struct offcpu *o)
 		offcpu__detach(o);
 	ring_buffer__free(o->rb);
 	offcpu_bpf__destroy(o->skel);
-	free(o->log);
 	free(o);
 }

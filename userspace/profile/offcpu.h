@@ -4,7 +4,7 @@
  * the settings below (sharing the profile program's table maps, or owning
  * them), attach to sched_switch, poll the off-CPU periods, detach, collect the
  * threads still off-CPU at the end, read the counters, tear down. Functions
- * return 0 (or a count) or a negative errno, and say what went wrong on stderr.
+ * return 0 (or a count) or a negative errno, and say what went wrong through the log.
  */
 #ifndef SFBPF_USERSPACE_OFFCPU_H
 #define SFBPF_USERSPACE_OFFCPU_H
@@ -50,7 +50,6 @@ struct offcpu_opts {
 	__u32 max_rows, max_rules, max_objects, max_pages, max_procs, max_pids;
 	__u32 max_threads; /* threads tracked at once (the blocked map) */
 	__u32 ringbuf_bytes; /* a power of two, at least one page */
-	int verbose; /* >= 2: print the verifier's statistics after loading */
 	offcpu_sample_fn on_sample;
 	void *ctx;
 };

@@ -14,10 +14,10 @@
 #include <bpf/libbpf.h>
 
 #include "procs/cgroups.h"
+#include "profile/bpfprog.h"
 #include "profile/profile.h"
 #include "profile.skel.h"
-
-#define VERIFIER_LOG_SIZE (64u << 10)
+#include "util/log.h"
 
 #define DEFAULT_EVENT_RINGBUF (256u << 10)
 /*
@@ -38,7 +38,6 @@ struct profile {
 	profile_sample_fn on_sample;
 	profile_event_fn on_event;
 	void *ctx;
-	char *log; /* verifier log (statistics only) when verbose >= 2 */
 };
 
 static const char *const stop_names[SFBPF_STOP__COUNT] = {
@@ -56,20 +55,13 @@ static const char *const stop_names[SFBPF_STOP__COUNT] = {
 };
 
 static const char *const stat_names[SFBPF_STAT__COUNT] = {
-	[SFBPF_STAT_SAMPLES] = "samples",
-	[SFBPF_STAT_EMITTED] = "emitted",
-	[SFBPF_STAT_RB_DROPS] = "ringbuf-drops",
-	[SFBPF_STAT_FRAMES] = "frames",
-	[SFBPF_STAT_FP_FRAMES] = "fp-frames",
-	[SFBPF_STAT_STALE_PROC] = "stale-proc",
-	[SFBPF_STAT_PENDING] = "table-pending",
-	[SFBPF_STAT_NO_BUDGET] = "no-table-budget",
-	[SFBPF_STAT_NOTIFY_SENT] = "notify-sent",
-	[SFBPF_STAT_NOTIFY_LIMITED] = "notify-limited",
-	[SFBPF_STAT_NOTIFY_DROPS] = "notify-drops",
-	[SFBPF_STAT_EXECS] = "exec-events",
-	[SFBPF_STAT_EXITS] = "exit-events",
-	[SFBPF_STAT_EVENT_DROPS] = "event-drops",
+	[SFBPF_STAT_SAMPLES] = "samples",	    [SFBPF_STAT_EMITTED] = "emitted",
+	[SFBPF_STAT_RB_DROPS] = "ringbuf-drops",    [SFBPF_STAT_FRAMES] = "frames",
+	[SFBPF_STAT_FP_FRAMES] = "fp-frames",	    [SFBPF_STAT_STALE_PROC] = "stale-proc",
+	[SFBPF_STAT_PENDING] = "table-pending",	    [SFBPF_STAT_NO_BUDGET] = "no-table-budget",
+	[SFBPF_STAT_NOTIFY_SENT] = "notify-sent",   [SFBPF_STAT_NOTIFY_LIMITED] = "notify-limited",
+	[SFBPF_STAT_NOTIFY_DROPS] = "notify-drops", [SFBPF_STAT_EXECS] = "exec-events",
+	[SFBPF_STAT_EXITS] = "exit-events",	    [SFBPF_STAT_EVENT_DROPS] = "event-drops",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -94,27 +86,20 @@ const char *profile__stat_name(enum sfbpf_stat stat)
 
 static int check_opts(const struct profile_opts *o)
 {
+	int err;
+
 	if (o->max_frames > SFBPF_MAX_FRAMES) {
-		fprintf(stderr, "sfbpf: at most %d user frames per stack\n", SFBPF_MAX_FRAMES);
+		pr_warn("at most %d user frames per stack", SFBPF_MAX_FRAMES);
 		return -EINVAL;
 	}
 	if (!o->user_stacks && !o->kernel_stacks) {
-		fprintf(stderr, "sfbpf: neither user nor kernel stacks requested\n");
+		pr_warn("neither user nor kernel stacks requested");
 		return -EINVAL;
 	}
-	if ((o->ringbuf_bytes &&
-	     (o->ringbuf_bytes < 4096 || (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))) ||
-	    (o->event_ringbuf_bytes && (o->event_ringbuf_bytes < 4096 ||
-					(o->event_ringbuf_bytes & (o->event_ringbuf_bytes - 1))))) {
-		fprintf(stderr, "sfbpf: ring buffer size must be a power of two >= 4096\n");
-		return -EINVAL;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "sfbpf: the kernel has no BTF (/sys/kernel/btf/vmlinux); "
-				"it needs CONFIG_DEBUG_INFO_BTF=y\n");
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	err = bpfprog__check_ring_bytes(o->ringbuf_bytes);
+	if (!err)
+		err = bpfprog__check_ring_bytes(o->event_ringbuf_bytes);
+	return err ? err : bpfprog__check_kernel();
 }
 
 static __u32 or_default(__u32 v, __u32 def)
@@ -124,57 +109,22 @@ static __u32 or_default(__u32 v, __u32 def)
 
 static int set_sizes(struct profile_bpf *skel, const struct profile_opts *o)
 {
-	struct {
-		struct bpf_map *map;
-		__u32 n;
-	} sizes[] = {
-		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS) },
-		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES) },
-		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS) },
-		{ skel->maps.pages, or_default(o->max_pages, PROFILE_DEFAULT_PAGES) },
-		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS) },
-		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS) },
-		{ skel->maps.events, or_default(o->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF) },
-		{ skel->maps.obj_hits, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS) },
-		{ skel->maps.lifecycle, or_default(o->event_ringbuf_bytes, DEFAULT_EVENT_RINGBUF) },
+	const struct bpfprog_map maps[] = {
+		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS), -1 },
+		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES), -1 },
+		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS), -1 },
+		{ skel->maps.pages, or_default(o->max_pages, PROFILE_DEFAULT_PAGES), -1 },
+		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS), -1 },
+		{ skel->maps.events, or_default(o->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF), -1 },
+		{ skel->maps.obj_hits, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS), -1 },
+		{ skel->maps.lifecycle, or_default(o->event_ringbuf_bytes, DEFAULT_EVENT_RINGBUF),
+		  -1 },
 		/* One rate-limit entry per process that may report at once. */
-		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS) },
+		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 	};
-	size_t i;
-	int err;
 
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		err = bpf_map__set_max_entries(sizes[i].map, sizes[i].n);
-		if (err) {
-			fprintf(stderr, "sfbpf: sizing map %s: %s\n", bpf_map__name(sizes[i].map),
-				strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-static void explain_load_error(int err)
-{
-	if (err == -EPERM || err == -EACCES)
-		fprintf(stderr, "sfbpf: loading the BPF program: %s; run as root "
-				"(or with CAP_BPF and CAP_PERFMON)\n", strerror(-err));
-	else
-		fprintf(stderr, "sfbpf: loading the BPF program: %s\n", strerror(-err));
-}
-
-/* Prints the verifier's statistics lines ("processed N insns ..."). */
-static void print_verifier_stats(const char *log)
-{
-	const char *line = log, *end;
-
-	while (line && *line) {
-		end = strchr(line, '\n');
-		if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
-			fprintf(stderr, "sfbpf: verifier: %.*s\n",
-				end ? (int)(end - line) : (int)strlen(line), line);
-		line = end ? end + 1 : NULL;
-	}
+	return bpfprog__set_maps(maps, sizeof(maps) / sizeof(maps[0]));
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -222,17 +172,14 @@ static int open_rings(struct profile *p)
 {
 	int err;
 
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
-	if (!p->rb) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: creating the ring buffer: %s\n", strerror(-err));
-		return err;
-	}
+	p->rb = bpfprog__ring_new(bpf_map__fd(p->skel->maps.events), on_event, p, "sample");
+	if (!p->rb)
+		return -errno;
 	if (!p->on_event)
 		return 0;
 	err = ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.lifecycle), on_lifecycle, p);
 	if (err)
-		fprintf(stderr, "sfbpf: creating the event ring buffer: %s\n", strerror(-err));
+		pr_warn("creating the event ring buffer: %s", strerror(-err));
 	return err;
 }
 
@@ -254,40 +201,25 @@ struct profile *profile__new(const struct profile_opts *opts)
 	p->on_sample = opts->on_sample;
 	p->on_event = opts->on_event;
 	p->ctx = opts->ctx;
-	p->nr_cpus = libbpf_num_possible_cpus();
+	p->nr_cpus = bpfprog__nr_cpus();
 	if (p->nr_cpus <= 0) {
-		err = p->nr_cpus ? p->nr_cpus : -EINVAL;
-		fprintf(stderr, "sfbpf: cannot count CPUs: %s\n", strerror(-err));
+		err = p->nr_cpus;
 		goto cleanup;
 	}
 
 	p->skel = profile_bpf__open();
 	if (!p->skel) {
 		err = -errno;
-		fprintf(stderr, "sfbpf: opening the BPF object: %s\n", strerror(-err));
+		pr_warn("opening the BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
 	set_rodata(p->skel, opts);
 	err = set_sizes(p->skel, opts);
 	if (err)
 		goto cleanup;
-	if (opts->verbose >= 2) {
-		p->log = calloc(1, VERIFIER_LOG_SIZE);
-		if (!p->log) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		bpf_program__set_log_buf(p->skel->progs.sfbpf_profile, p->log, VERIFIER_LOG_SIZE);
-		bpf_program__set_log_level(p->skel->progs.sfbpf_profile, 4 /* BPF_LOG_STATS */);
-	}
-
-	err = profile_bpf__load(p->skel);
-	if (err) {
-		explain_load_error(err);
+	err = bpfprog__load(p->skel->skeleton, p->skel->progs.sfbpf_profile, "profiling");
+	if (err)
 		goto cleanup;
-	}
-	if (p->log)
-		print_verifier_stats(p->log);
 	if (opts->cgroup) {
 		err = cgroups__set_target(bpf_map__fd(p->skel->maps.target_cgroup), opts->cgroup);
 		if (err)
@@ -360,11 +292,11 @@ int profile__attach(struct profile *p, __u64 freq_hz)
 	int cpu, fd, err = 0;
 
 	if (!freq_hz) {
-		fprintf(stderr, "sfbpf: sampling frequency must be > 0\n");
+		pr_warn("sampling frequency must be > 0");
 		return -EINVAL;
 	}
 	if (p->nr_links) {
-		fprintf(stderr, "sfbpf: already attached\n");
+		pr_warn("already attached");
 		return -EBUSY;
 	}
 	online = calloc(p->nr_cpus, sizeof(*online));
@@ -381,29 +313,29 @@ int profile__attach(struct profile *p, __u64 freq_hz)
 		if (fd < 0) {
 			err = fd;
 			if (err == -EACCES || err == -EPERM)
-				fprintf(stderr, "sfbpf: perf_event_open: %s; run as root (or with "
-						"CAP_PERFMON)\n", strerror(-err));
+				pr_warn("perf_event_open: %s; run as root (or with "
+					"CAP_PERFMON)",
+					strerror(-err));
 			else if (err == -EINVAL)
-				fprintf(stderr, "sfbpf: perf_event_open (cpu %d, %llu Hz): %s; is the "
-						"frequency above kernel.perf_event_max_sample_rate?\n",
+				pr_warn("perf_event_open (cpu %d, %llu Hz): %s; is the "
+					"frequency above kernel.perf_event_max_sample_rate?",
 					cpu, (unsigned long long)freq_hz, strerror(-err));
 			else
-				fprintf(stderr, "sfbpf: perf_event_open (cpu %d): %s\n", cpu,
-					strerror(-err));
+				pr_warn("perf_event_open (cpu %d): %s", cpu, strerror(-err));
 			goto cleanup;
 		}
-		p->links[p->nr_links] = bpf_program__attach_perf_event(p->skel->progs.sfbpf_profile,
-								      fd);
+		p->links[p->nr_links] =
+			bpf_program__attach_perf_event(p->skel->progs.sfbpf_profile, fd);
 		if (!p->links[p->nr_links]) {
 			err = -errno;
 			close(fd);
-			fprintf(stderr, "sfbpf: attaching to cpu %d: %s\n", cpu, strerror(-err));
+			pr_warn("attaching to cpu %d: %s", cpu, strerror(-err));
 			goto cleanup;
 		}
 		p->nr_links++;
 	}
 	if (!p->nr_links) {
-		fprintf(stderr, "sfbpf: no online CPU to attach to\n");
+		pr_warn("no online CPU to attach to");
 		err = -ENODEV;
 	}
 cleanup:
@@ -423,63 +355,22 @@ int profile__attach_lifecycle(struct profile *p)
 	if (skel->links.sfbpf_exit)
 		return -EBUSY;
 	/* Exits first: an entry must never outlive its process once execs are seen. */
-	skel->links.sfbpf_exit = bpf_program__attach_raw_tracepoint(skel->progs.sfbpf_exit,
-								   "sched_process_exit");
-	if (!skel->links.sfbpf_exit) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: attaching to sched_process_exit: %s\n", strerror(-err));
+	err = bpfprog__attach_raw_tp(skel->progs.sfbpf_exit, "sched_process_exit",
+				     &skel->links.sfbpf_exit);
+	if (err)
 		return err;
-	}
-	skel->links.sfbpf_exec = bpf_program__attach_raw_tracepoint(skel->progs.sfbpf_exec,
-								   "sched_process_exec");
-	if (!skel->links.sfbpf_exec) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: attaching to sched_process_exec: %s\n", strerror(-err));
+	err = bpfprog__attach_raw_tp(skel->progs.sfbpf_exec, "sched_process_exec",
+				     &skel->links.sfbpf_exec);
+	if (err) {
 		bpf_link__destroy(skel->links.sfbpf_exit);
 		skel->links.sfbpf_exit = NULL;
-		return err;
 	}
-	return 0;
+	return err;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/*
- * Samples below the wake-up mark raise no event: wait at most POLL_LATENCY_MS
- * at a time, then read whatever is there, until something was read or the
- * caller's timeout is over.
- */
 int profile__poll(struct profile *p, int timeout_ms)
 {
-	long long end = timeout_ms > 0 ? mono_ms() + timeout_ms : 0, left;
-	int n, m, wait = timeout_ms;
-
-	for (;;) {
-		if (wait < 0 || wait > POLL_LATENCY_MS)
-			wait = POLL_LATENCY_MS;
-		n = ring_buffer__poll(p->rb, wait);
-		if (n < 0)
-			return n;
-		m = ring_buffer__consume(p->rb);
-		if (m < 0)
-			return m;
-		if (n + m || !timeout_ms)
-			return n + m;
-		if (timeout_ms > 0) {
-			left = end - mono_ms();
-			if (left <= 0)
-				return 0;
-			wait = (int)left;
-		} else {
-			wait = -1;
-		}
-	}
+	return bpfprog__poll(p->rb, timeout_ms, POLL_LATENCY_MS);
 }
 
 int profile__consume(struct profile *p)
@@ -489,26 +380,8 @@ int profile__consume(struct profile *p)
 
 int profile__stats(struct profile *p, __u64 out[SFBPF_STAT__COUNT])
 {
-	struct sfbpf_stats *percpu;
-	__u32 zero = 0;
-	int cpu, i, err;
-
-	memset(out, 0, sizeof(__u64) * SFBPF_STAT__COUNT);
-	percpu = calloc(p->nr_cpus, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	err = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stats), &zero, percpu);
-	if (err) {
-		err = -errno;
-		fprintf(stderr, "sfbpf: reading counters: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	for (cpu = 0; cpu < p->nr_cpus; cpu++)
-		for (i = 0; i < SFBPF_STAT__COUNT; i++)
-			out[i] += percpu[cpu].v[i];
-cleanup:
-	free(percpu);
-	return err;
+	return bpfprog__sum_percpu(bpf_map__fd(p->skel->maps.stats), p->nr_cpus, out,
+				   SFBPF_STAT__COUNT, "unwinder");
 }
 
 int profile__rows_fd(const struct profile *p)
@@ -570,6 +443,5 @@ void profile__free(struct profile *p)
 	free(p->links);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel); /* detaches the lifecycle programs */
-	free(p->log);
 	free(p);
 }

@@ -4,7 +4,8 @@
  * with the settings below, attach to a cpu-clock event on every online CPU,
  * poll the samples, read the counters, tear down. The table loader fills the
  * maps through the fd accessors. Functions return 0 (or a count) or a negative
- * errno, and say what went wrong on stderr.
+ * errno, and say what went wrong through the log (util/log.h). The steps every
+ * program shares are in bpfprog.h.
  */
 #ifndef SFBPF_USERSPACE_PROFILE_H
 #define SFBPF_USERSPACE_PROFILE_H
@@ -43,7 +44,6 @@ struct profile_opts {
 	__u32 max_pids;
 	__u32 ringbuf_bytes; /* a power of two, at least one page */
 	__u32 event_ringbuf_bytes; /* lifecycle events; same rule; 0: 256 KiB */
-	int verbose; /* >= 2: print the verifier's statistics after loading */
 	profile_sample_fn on_sample;
 	profile_event_fn on_event; /* NULL: lifecycle events are not read */
 	void *ctx;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "profile/session.h"
+#include "util/log.h"
 
 #define PID_BITMAP_BITS (1u << 22) /* pid_max upper bound */
 #define NSEC_PER_SEC 1000000000ULL
@@ -76,8 +77,7 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
  * over from sample to sample, so the weights add up to the total time
  * (rounded down) however short the periods: no per-sample truncation bias.
  */
-static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_t size,
-			uint64_t ns)
+static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_t size, uint64_t ns)
 {
 	uint64_t us;
 	uint32_t part;
@@ -201,23 +201,6 @@ const char *session__cgroup_path(struct session *s, uint64_t cgroup_id)
 	return s->cgroups ? cgroups__path(s->cgroups, cgroup_id) : NULL;
 }
 
-static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
-{
-	return session__cgroup_path(ctx, cgroup_id);
-}
-
-void session__pprof_opts(struct session *s, struct pprof_opts *po)
-{
-	po->freq = s->opts.freq;
-	if (s->opts.off_cpu) {
-		po->type = s->opts.on_off ? "wall" : "off_cpu";
-		po->value_from_weight = true;
-		po->weight_scale = 1000; /* weights are µs, values ns */
-	}
-	po->cgroup_path = s->cgroups ? cgroup_path_cb : NULL;
-	po->cgroup_ctx = s;
-}
-
 /*
  * The profile program owns the table maps and follows processes, in every
  * mode; it samples the CPUs only in the CPU modes (attach()).
@@ -235,7 +218,6 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 		.max_rules = sz->rules,
 		.max_objects = sz->objects,
 		.max_pages = sz->pages,
-		.verbose = s->opts.verbose > 1 ? s->opts.verbose - 1 : 0,
 		.on_sample = on_sample,
 		.on_event = on_event,
 		.ctx = s,
@@ -243,7 +225,7 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 
 	s->prof = profile__new(&opts);
 	if (!s->prof) {
-		fprintf(stderr, "sfbpf: cannot load the BPF program: %s\n", strerror(errno));
+		pr_warn("cannot load the BPF program: %s", strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -260,12 +242,12 @@ static int open_offcpu(struct session *s)
 		.filter_pids = s->opts.nr_pids > 0,
 		.cgroup = s->opts.cgroup,
 		.states = s->opts.states ? s->opts.states :
-			  s->opts.on_off ? SFBPF_STATES_ALL : SFBPF_STATES_BLOCKED,
+			  s->opts.on_off ? SFBPF_STATES_ALL :
+					   SFBPF_STATES_BLOCKED,
 		.min_ns = s->opts.min_block_us * 1000,
 		.max_ns = s->opts.max_block_us * 1000,
 		/* on+off: a CPU sample due while the program runs is next's */
 		.with_cpu_samples = s->opts.on_off,
-		.verbose = s->opts.verbose > 1 ? s->opts.verbose - 1 : 0,
 		.on_sample = on_offcpu_sample,
 		.ctx = s,
 	};
@@ -288,7 +270,7 @@ static int open_offcpu(struct session *s)
 	}
 	s->off = offcpu__new(&opts);
 	if (!s->off) {
-		fprintf(stderr, "sfbpf: cannot load the off-CPU BPF program: %s\n", strerror(errno));
+		pr_warn("cannot load the off-CPU BPF program: %s", strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -324,8 +306,8 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.verbose = s->opts.verbose,
 		.obj_hits_fd = profile__obj_hits_fd(s->prof),
 		.async = true,
-		.linger_ns = (s->opts.linger_ms ? s->opts.linger_ms : DEFAULT_LINGER_MS) *
-			     NSEC_PER_MSEC,
+		.linger_ns =
+			(s->opts.linger_ms ? s->opts.linger_ms : DEFAULT_LINGER_MS) * NSEC_PER_MSEC,
 		.min_residency_ns = s->opts.min_residency_ms * NSEC_PER_MSEC,
 	};
 	struct lifecycle_opts lopts = {
@@ -436,7 +418,7 @@ static int load_targets(struct session *s)
 
 		err = bpf_map_update_elem(fd, &pid, &one, BPF_ANY);
 		if (err) {
-			fprintf(stderr, "sfbpf: cannot filter PID %u: %s\n", pid, strerror(-err));
+			pr_warn("cannot filter PID %u: %s", pid, strerror(-err));
 			return err;
 		}
 	}
@@ -448,19 +430,17 @@ static int load_targets(struct session *s)
 		return err;
 	if (!s->opts.nr_pids) {
 		err = proctrack__scan_filtered(s->procs, scan_wanted, s);
-		if (s->opts.verbose)
-			fprintf(stderr, "sfbpf: found %d processes\n", err);
+		pr_info("found %d processes", err);
 	}
 	for (i = 0; i < s->opts.nr_pids; i++) {
 		err = proctrack__refresh(s->procs, s->opts.pids[i]);
 		if (err == -ESRCH || err == -ENOENT) {
-			fprintf(stderr, "sfbpf: no process with PID %d\n", s->opts.pids[i]);
+			pr_warn("no process with PID %d", s->opts.pids[i]);
 			return -ESRCH;
 		}
 	}
 	wait_tables(s, tables__mark(s->tables));
-	if (s->opts.verbose)
-		fprintf(stderr, "sfbpf: tables loaded in %.2f s\n", session_now() - start);
+	pr_info("tables loaded in %.2f s", session_now() - start);
 	return 0;
 }
 
@@ -469,13 +449,13 @@ static int attach(struct session *s)
 	int err;
 
 	if (s->opts.off_cpu && s->opts.on_off && !s->opts.freq) {
-		fprintf(stderr, "sfbpf: on+off needs a sampling frequency\n");
+		pr_warn("on+off needs a sampling frequency");
 		return -EINVAL;
 	}
 	if (s->cpu) {
 		err = profile__attach(s->prof, s->opts.freq);
 		if (err) {
-			fprintf(stderr, "sfbpf: cannot attach to the CPUs: %s\n", strerror(-err));
+			pr_warn("cannot attach to the CPUs: %s", strerror(-err));
 			return err;
 		}
 	}
@@ -484,7 +464,7 @@ static int attach(struct session *s)
 		s->attach_ns = offcpu__now_ns();
 		err = offcpu__attach(s->off);
 		if (err) {
-			fprintf(stderr, "sfbpf: cannot trace context switches: %s\n", strerror(-err));
+			pr_warn("cannot trace context switches: %s", strerror(-err));
 			return err;
 		}
 	}
@@ -507,7 +487,7 @@ int session__open(struct session *s, const struct session_opts *opts)
 	s->sampled = calloc(PID_BITMAP_BITS / 8, 1);
 	s->exited = calloc(SESSION_MAX_EXITED, sizeof(*s->exited));
 	if (!s->agg || !s->sym || !s->sampled || !s->exited) {
-		fprintf(stderr, "sfbpf: out of memory\n");
+		pr_warn("out of memory");
 		return -ENOMEM;
 	}
 	if (opts->cgroup) {
@@ -534,7 +514,8 @@ static int poll_samples(struct session *s, int timeout_ms)
 
 	if (!s->off)
 		return profile__poll(s->prof, timeout_ms);
-	/* The off-CPU stream is the busy one: wait on it, then read the CPU samples (and events). */
+	/* The off-CPU stream is the busy one: wait on it, then read the CPU samples (and events).
+	 */
 	n = offcpu__poll(s->off, timeout_ms);
 	if (n < 0)
 		return n;
@@ -584,4 +565,3 @@ void session__close(struct session *s)
 	free(s->weighted);
 	memset(s, 0, sizeof(*s));
 }
-

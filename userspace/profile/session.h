@@ -25,7 +25,6 @@
 #include "symbols/ksyms.h"
 #include "procs/lifecycle.h"
 #include "profile/offcpu.h"
-#include "output/pprof.h"
 #include "profile/profile.h"
 #include "procs/proctrack.h"
 #include "symbols/symbolize.h"
@@ -125,11 +124,6 @@ void session__close(struct session *s);
 void session__forget_exited(struct session *s);
 /* The cgroup v2 path of a sample's cgroup_id ("/system.slice/x.service"), or NULL. */
 const char *session__cgroup_path(struct session *s, uint64_t cgroup_id);
-/*
- * The pprof options that follow from the session's mode (sample type, weights,
- * period) and its cgroup labels; the caller adds times, labels, comment.
- */
-void session__pprof_opts(struct session *s, struct pprof_opts *po);
 
 struct session_stats {
 	__u64 bpf[SFBPF_STAT__COUNT]; /* both programs' unwinding counters, summed */

@@ -24,6 +24,7 @@
 #include "profile/session.h"
 #include "top/topview.h"
 #include "top/tui.h"
+#include "util/log.h"
 
 #define MAX_TARGETS SESSION_MAX_PIDS
 
@@ -533,6 +534,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
+	log__init(env.verbose);
 	mode = pick_output();
 	if (preflight__run(env.pids, env.nr_pids, env.freq))
 		return 1;

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The shared BPF program lifecycle: see bpfprog.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "profile/bpfprog.h"
+#include "util/log.h"
+
+#define VERIFIER_LOG_SIZE (64u << 10)
+
+int bpfprog__check_kernel(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_warn("the kernel has no BTF (/sys/kernel/btf/vmlinux); "
+			"it needs CONFIG_DEBUG_INFO_BTF=y");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int bpfprog__check_ring_bytes(__u32 bytes)
+{
+	if (bytes && (bytes < 4096 || (bytes & (bytes - 1)))) {
+		pr_warn("ring buffer size must be a power of two >= 4096");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int bpfprog__nr_cpus(void)
+{
+	int n = libbpf_num_possible_cpus();
+
+	if (n <= 0) {
+		n = n ? n : -EINVAL;
+		pr_warn("cannot count CPUs: %s", strerror(-n));
+	}
+	return n;
+}
+
+int bpfprog__set_maps(const struct bpfprog_map *maps, size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		/* A reused map takes its definition from the fd. */
+		if (maps[i].reuse_fd >= 0)
+			err = bpf_map__reuse_fd(maps[i].map, maps[i].reuse_fd);
+		else
+			err = bpf_map__set_max_entries(maps[i].map, maps[i].entries);
+		if (err) {
+			pr_warn("%s map %s: %s", maps[i].reuse_fd >= 0 ? "sharing" : "sizing",
+				bpf_map__name(maps[i].map), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Prints the verifier's statistics lines ("processed N insns ..."). */
+static void print_verifier_stats(const char *log, const char *what)
+{
+	const char *line = log, *end;
+
+	while (line && *line) {
+		end = strchr(line, '\n');
+		if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
+			pr_debug("verifier (%s): %.*s", what,
+				 end ? (int)(end - line) : (int)strlen(line), line);
+		line = end ? end + 1 : NULL;
+	}
+}
+
+int bpfprog__load(struct bpf_object_skeleton *skel, struct bpf_program *prog, const char *what)
+{
+	char *log = NULL;
+	int err;
+
+	if (log__level() >= LOG_DEBUG) {
+		log = calloc(1, VERIFIER_LOG_SIZE);
+		if (!log)
+			return -ENOMEM;
+		bpf_program__set_log_buf(prog, log, VERIFIER_LOG_SIZE);
+		bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
+	}
+	err = bpf_object__load_skeleton(skel);
+	if (err == -EPERM || err == -EACCES)
+		pr_warn("loading the %s BPF program: %s; run as root "
+			"(or with CAP_BPF and CAP_PERFMON)",
+			what, strerror(-err));
+	else if (err)
+		pr_warn("loading the %s BPF program: %s", what, strerror(-err));
+	else if (log)
+		print_verifier_stats(log, what);
+	/* The kernel copied what it wrote; the program must not keep the buffer. */
+	if (log)
+		bpf_program__set_log_buf(prog, NULL, 0);
+	free(log);
+	return err;
+}
+
+int bpfprog__attach_raw_tp(struct bpf_program *prog, const char *tp, struct bpf_link **link)
+{
+	int err;
+
+	*link = bpf_program__attach_raw_tracepoint(prog, tp);
+	if (!*link) {
+		err = -errno;
+		pr_warn("attaching to %s: %s", tp, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+struct ring_buffer *bpfprog__ring_new(int map_fd, ring_buffer_sample_fn fn, void *ctx,
+				      const char *what)
+{
+	struct ring_buffer *rb = ring_buffer__new(map_fd, fn, ctx, NULL);
+
+	if (!rb)
+		pr_warn("creating the %s ring buffer: %s", what, strerror(errno));
+	return rb;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
+{
+	long long end = timeout_ms > 0 ? mono_ms() + timeout_ms : 0, left;
+	int n, m, wait = timeout_ms;
+
+	for (;;) {
+		if (wait < 0 || wait > latency_ms)
+			wait = latency_ms;
+		n = ring_buffer__poll(rb, wait);
+		if (n < 0)
+			return n;
+		m = ring_buffer__consume(rb);
+		if (m < 0)
+			return m;
+		if (n + m || !timeout_ms)
+			return n + m;
+		if (timeout_ms > 0) {
+			left = end - mono_ms();
+			if (left <= 0)
+				return 0;
+			wait = (int)left;
+		} else {
+			wait = -1;
+		}
+	}
+}
+
+int bpfprog__sum_percpu(int map_fd, int nr_cpus, __u64 *out, size_t n, const char *what)
+{
+	__u64 *percpu;
+	__u32 zero = 0;
+	size_t i;
+	int cpu, err;
+
+	memset(out, 0, n * sizeof(*out));
+	/* Per-CPU values are laid out 8-byte aligned, n counters each. */
+	percpu = calloc((size_t)nr_cpus * n, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(map_fd, &zero, percpu);
+	if (err) {
+		err = -errno;
+		pr_warn("reading %s counters: %s", what, strerror(-err));
+	} else {
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			for (i = 0; i < n; i++)
+				out[i] += percpu[(size_t)cpu * n + i];
+	}
+	free(percpu);
+	return err;
+}
