@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The whole ABI between the BPF unwinder (profile.bpf.c) and userspace.
+ * The whole ABI between the BPF unwinder (profile.bpf.c, ustack.h) and userspace.
  * Included by BPF code (after vmlinux.h) and by userspace (after <stdint.h>).
  *
  * Tables: a userspace loader flattens each object's SFrame section into rows,
@@ -141,15 +141,15 @@ struct sfbpf_proc {
 
 /* Why a user stack ended. */
 enum sfbpf_stop {
-	SFBPF_STOP_OUTERMOST = 0, /* reached the outermost frame: complete */
+	SFBPF_STOP_OUTERMOST = 0, /* outermost frame (RA undefined or 0, FP 0): complete */
 	SFBPF_STOP_NO_PROC, /* process has no mapping table */
 	SFBPF_STOP_NO_MAPPING, /* PC in no executable mapping */
-	SFBPF_STOP_NO_ROW, /* PC in a gap between functions (no FDE) */
+	SFBPF_STOP_NO_ROW, /* no row for the PC in its table, and the frame-pointer step failed */
 	SFBPF_STOP_READ, /* bpf_probe_read_user failed */
 	SFBPF_STOP_CFA_ORDER, /* CFA not increasing: would loop */
 	SFBPF_STOP_DEPTH, /* hit the frame limit */
 	SFBPF_STOP_BAD_RULE, /* rule needs a register not available here */
-	SFBPF_STOP_FP_CHAIN, /* frame-pointer fallback ended (FP 0 or bad) */
+	SFBPF_STOP_FP_CHAIN, /* frame-pointer step failed in an object without a table */
 	SFBPF_STOP_KERNEL_ONLY, /* user stack not requested (-K), or a kernel thread */
 	SFBPF_STOP_UNSUPPORTED, /* the PC's CFI cannot be expressed as an SFrame rule */
 	SFBPF_STOP__COUNT,
@@ -164,7 +164,7 @@ enum sfbpf_stat {
 	SFBPF_STAT_EMITTED, /* samples written to the ring buffer */
 	SFBPF_STAT_RB_DROPS, /* ring buffer full */
 	SFBPF_STAT_FRAMES, /* user frames unwound */
-	SFBPF_STAT_FP_FRAMES, /* of those, through the frame-pointer fallback */
+	SFBPF_STAT_FP_FRAMES, /* of those, through frame-pointer steps (no rule for the PC) */
 	SFBPF_STAT_STOP_BASE, /* + enum sfbpf_stop: stacks ended per reason */
 	/* After the stop reasons (which stay contiguous). */
 	SFBPF_STAT_STALE_PROC = SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT, /* entry of an earlier
@@ -177,6 +177,8 @@ enum sfbpf_stat {
 	SFBPF_STAT_EXECS, /* exec events sent */
 	SFBPF_STAT_EXITS, /* exit events sent (last thread of a process) */
 	SFBPF_STAT_EVENT_DROPS, /* exec/exit events lost: the event ring was full */
+	SFBPF_STAT_GAP_FP_FRAMES, /* of fp-frames, PCs without a row in an object with a table */
+	SFBPF_STAT_FP_SWITCHES, /* frame-pointer steps onto another stack (Go's system stack) */
 	SFBPF_STAT__COUNT,
 };
 

@@ -62,6 +62,7 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_NOTIFY_SENT] = "notify-sent",   [SFBPF_STAT_NOTIFY_LIMITED] = "notify-limited",
 	[SFBPF_STAT_NOTIFY_DROPS] = "notify-drops", [SFBPF_STAT_EXECS] = "exec-events",
 	[SFBPF_STAT_EXITS] = "exit-events",	    [SFBPF_STAT_EVENT_DROPS] = "event-drops",
+	[SFBPF_STAT_GAP_FP_FRAMES] = "gap-fp-frames", [SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
