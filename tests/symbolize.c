@@ -3,19 +3,24 @@
  * Symbolizer, kallsyms and /proc/PID/maps tests, driven by tests/symbolize.test.
  *
  *   symbolize user --tag T --bin HELPER [--nm NMFILE] --libc-names a,b --libc-vaddr HEX
- *                  [--libc-funcs FILE] [--deleted] [--bad FILE]...
+ *                  [--libc-funcs FILE] [--libc-best FILE] [--deleted] [--bad FILE]...
  *     Runs HELPER (it prints the runtime addresses of its functions, of libc's
  *     getpid, of a vdso function, of JIT code it registered in
  *     /tmp/perf-PID.map and of a heap block), then checks the symbolizer
  *     against them, before and after the process exits. NMFILE (nm output)
  *     gives the ELF addresses; --deleted unlinks HELPER before noting it.
  *     FILE lists every libc function ("VADDR NAME", sorted): all must resolve.
+ *     --libc-best: an expectation file (check_expect_file) of the one name
+ *     each libc address with aliases must get.
  *     --bad FILE: the helper maps FILE executable (corrupt ELF, garbage).
  *   symbolize ksym NAME HEXADDR [MODULE]
  *     ksyms__find(addr) and (addr + 1) must give NAME (and MODULE).
  *   symbolize ksym-none HEXADDR       no kernel symbol covers addr
  *   symbolize ksym-hidden FILE        all-zero kallsyms: EPERM
- *   symbolize perf-compare PID FILE   same names as perf script for PID's samples
+ *   symbolize perf-compare PID FILE [ALIASES]
+ *     Same names as perf script for PID's samples. ALIASES: "VADDR NAME
+ *     COMPAT" lines of libc's functions; where perf shows a compat version
+ *     (COMPAT 1), another name of that address (COMPAT 0) is right.
  *   symbolize procmaps                parser on synthetic and live input
  *   symbolize expect [--tag T] [--debug-dirs DIRS] --bin HELPER [--arg A]...
  *                    (--base PROBE=HEXVADDR --expect FILE)...
@@ -189,7 +194,7 @@ static bool in_list(const char *list, const char *name)
 }
 
 struct user_args {
-	const char *bin, *nm, *libc_names, *libc_funcs;
+	const char *bin, *nm, *libc_names, *libc_funcs, *libc_best;
 	char *argv[8]; /* helper command: bin, then files it maps executable */
 	int argc;
 	uint64_t libc_vaddr;
@@ -349,6 +354,9 @@ static void check_libc_all(struct symbolizer *s, const struct helper *h,
 	       checked);
 }
 
+static void check_expect_file(struct symbolizer *s, int pid, uint64_t bias, const char *file,
+			      const char *when);
+
 static int run_user(const struct user_args *a)
 {
 	struct symbolizer *s = symbolizer__new();
@@ -367,6 +375,9 @@ static int run_user(const struct user_args *a)
 	report(symbolizer__note_pid(s, h.pid) == 0, "note-pid", "");
 	check_all(s, &h, a, "live");
 	check_libc_all(s, &h, a);
+	if (a->libc_best && probe(&h, "libc", "getpid"))
+		check_expect_file(s, h.pid, probe(&h, "libc", "getpid")->addr - a->libc_vaddr,
+				  a->libc_best, "live");
 
 	helper__stop(&h);
 	snprintf(path, sizeof(path), "/proc/%d", h.pid);
@@ -724,25 +735,46 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* Does ALIASES (see run_perf_compare) list name at vaddr, as a compat version if compat? */
+static bool alias_is(const char *aliases, uint64_t vaddr, const char *name, int compat)
+{
+	char line[512], n[256];
+	bool found = false;
+	uint64_t a;
+	int c;
+	FILE *f;
+
+	if (!aliases || !(f = fopen(aliases, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		found = sscanf(line, "%" SCNx64 " %255s %d", &a, n, &c) == 3 && a == vaddr &&
+			c == compat && !strcmp(n, name);
+	}
+	fclose(f);
+	return found;
+}
+
 /*
  * FILE is `perf script -G -F ip,sym,dso` of a live PID. Each IP must
  * symbolize to perf's name, exactly (perf and we read the same debug files).
  * Exception: perf before 6.2 names PLT entries by .rela.plt order, which is not
  * PLT order (libc: "@plt"), or not at all ("_init"): where we say "x@plt",
  * any "@plt" name or "_init" from perf is counted apart, not as wrong.
+ * And where perf shows a compat symbol version of libc (ALIASES), we show
+ * another name of the same address on purpose (symtab.h).
  */
-static int run_perf_compare(int pid, const char *file)
+static int run_perf_compare(int pid, const char *file, const char *aliases)
 {
 	struct symbolizer *s = symbolizer__new();
 	struct ksyms *ks = ksyms__new();
-	size_t total = 0, same = 0, less = 0, wrong = 0, plt = 0;
+	size_t total = 0, same = 0, less = 0, wrong = 0, plt = 0, compat = 0;
 	FILE *f = fopen(file, "r");
 	char line[1024], *want;
 	uint64_t ip;
 
 	while (f && s && fgets(line, sizeof(line), f)) {
 		const char *got = NULL;
-		struct sym_info si;
+		struct sym_info si = {};
 
 		line[strcspn(line, "\n")] = '\0';
 		if (!parse_perf_line(line, &ip, &want))
@@ -760,6 +792,12 @@ static int run_perf_compare(int pid, const char *file)
 		} else if (got && ends_with(got, "@plt") &&
 			   (ends_with(want, "@plt") || !strcmp(want, "_init"))) {
 			plt++;
+		} else if (got && si.module && !strcmp(si.module, "libc.so.6") &&
+			   alias_is(aliases, si.elf_addr - si.offset, want, 1) &&
+			   alias_is(aliases, si.elf_addr - si.offset, got, 0)) {
+			if (compat++ < 3)
+				printf("# %#" PRIx64 ": perf %s, we %s (not a compat version)\n", ip,
+				       want, got);
 		} else if (!got) {
 			less++;
 			if (less <= 5)
@@ -770,9 +808,9 @@ static int run_perf_compare(int pid, const char *file)
 	}
 	if (f)
 		fclose(f);
-	printf("# %zu samples: %zu same as perf, %zu PLT named by an older perf, %zu unnamed, "
-	       "%zu wrong\n",
-	       total, same, plt, less, wrong);
+	printf("# %zu samples: %zu same as perf, %zu PLT named by an older perf, %zu named "
+	       "for perf's compat version, %zu unnamed, %zu wrong\n",
+	       total, same, plt, compat, less, wrong);
 	report(total > 50 && !wrong && !less, "agrees-with-perf", "%zu of %zu names differ",
 	       wrong + less, total);
 	report(total > 50 && same * 2 > total, "mostly-named", "only %zu of %zu", same, total);
@@ -908,6 +946,8 @@ int main(int argc, char **argv)
 				a.libc_names = v, i++;
 			else if (!strcmp(argv[i], "--libc-funcs"))
 				a.libc_funcs = v, i++;
+			else if (!strcmp(argv[i], "--libc-best"))
+				a.libc_best = v, i++;
 			else if (!strcmp(argv[i], "--libc-vaddr"))
 				a.libc_vaddr = strtoull(v, NULL, 16), i++;
 			else
@@ -932,8 +972,8 @@ int main(int argc, char **argv)
 		return run_ksym_none(strtoull(argv[2], NULL, 16));
 	if (argc == 3 && !strcmp(argv[1], "ksym-hidden"))
 		return run_ksym_hidden(argv[2]);
-	if (argc == 4 && !strcmp(argv[1], "perf-compare"))
-		return run_perf_compare(atoi(argv[2]), argv[3]);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "perf-compare"))
+		return run_perf_compare(atoi(argv[2]), argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "procmaps"))
 		return run_procmaps();
 	fprintf(stderr, "usage: see the comment at the top of tests/symbolize.c\n");

@@ -15,6 +15,7 @@
 #include "symbols/symtab.h"
 
 #define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
+#define VERSYM_HIDDEN 0x8000 /* .gnu.version: not the default version (binutils elf/common.h) */
 
 struct sym {
 	uint64_t addr;
@@ -23,6 +24,7 @@ struct sym {
 	uint32_t seq; /* insertion order, the last tie-break */
 	uint8_t rank; /* binding as perf prefers it: 2 global, 1 local, 0 weak */
 	bool mangled; /* demangled on first lookup */
+	bool compat; /* a non-default symbol version: "cfree@GLIBC_2.2.5" */
 };
 
 struct symtab {
@@ -58,7 +60,7 @@ void symtab__free(struct symtab *t)
 }
 
 static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
-		   enum symtab_bind bind, bool mangled)
+		   enum symtab_bind bind, bool mangled, bool compat)
 {
 	size_t len = strlen(name);
 	struct sym *sym;
@@ -94,6 +96,7 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 	sym->seq = t->count;
 	sym->rank = bind;
 	sym->mangled = mangled;
+	sym->compat = compat;
 	t->strs_len += len + 1;
 	t->count++;
 	return 0;
@@ -102,7 +105,7 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 		enum symtab_bind bind)
 {
-	return add_sym(t, addr, size, name, bind, false);
+	return add_sym(t, addr, size, name, bind, false, false);
 }
 
 struct sym_order {
@@ -119,7 +122,12 @@ static size_t underscores(const char *s)
 	return n;
 }
 
-/* By address; at one address, perf's choose_best_symbol() order first. */
+/*
+ * By address; at one address the best name first: never a compat symbol
+ * version while another name is there (a non-default "name@VER" only serves
+ * binaries linked against an old glibc: "cfree@GLIBC_2.2.5" is free()), then
+ * perf's choose_best_symbol() order.
+ */
 static int cmp_sym(const void *a, const void *b, void *ctx)
 {
 	const struct sym *x = a, *y = b;
@@ -132,6 +140,8 @@ static int cmp_sym(const void *a, const void *b, void *ctx)
 		return x->addr < y->addr ? -1 : 1;
 	if (o->latest_wins && x->seq != y->seq) /* a JIT re-emitted code here */
 		return x->seq > y->seq ? -1 : 1;
+	if (x->compat != y->compat)
+		return x->compat ? 1 : -1;
 	if (xs != ys)
 		return xs ? -1 : 1;
 	if (x->rank != y->rank)
@@ -247,13 +257,45 @@ static enum symtab_bind bind_rank(unsigned bind)
 }
 
 /*
+ * The .gnu.version entries of a .dynsym (NULL if none): they mark the
+ * non-default versions, which .dynsym names do not carry.
+ */
+static Elf_Data *dynsym_versions(Elf *elf, Elf_Scn *dynsym)
+{
+	size_t idx = elf_ndxscn(dynsym);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym && sh.sh_link == idx)
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * Is symbol i a non-default version? In .symtab the version is part of the
+ * name ("cfree@GLIBC_2.2.5"; the default has "@@"); in .dynsym it is the
+ * hidden bit of its .gnu.version entry.
+ */
+static bool sym_is_compat(const char *name, Elf_Data *versions, size_t i)
+{
+	const char *at = strchr(name, '@');
+	GElf_Versym v;
+
+	if (at)
+		return at[1] != '@';
+	return versions && gelf_getversym(versions, (int)i, &v) && (v & VERSYM_HIDDEN);
+}
+
+/*
  * Add the function symbols of one SHT_SYMTAB/SHT_DYNSYM section. In a debug
  * file .text is SHT_NOBITS but keeps its flags and address, so the text test
  * holds there too.
  */
 static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct symtab *t)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data = elf_getdata(scn, NULL), *versions = NULL;
 	size_t shnum, i, nsyms;
 	int8_t *text;
 	int err = 0;
@@ -264,6 +306,8 @@ static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 	if (!text)
 		return -ENOMEM;
 	memset(text, -1, shnum);
+	if (sh->sh_type == SHT_DYNSYM)
+		versions = dynsym_versions(elf, scn);
 	nsyms = data->d_size / sh->sh_entsize;
 	for (i = 1; i < nsyms && !err; i++) {
 		unsigned type;
@@ -280,7 +324,8 @@ static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 		if (!name || !*name)
 			continue;
 		err = add_sym(t, sym.st_value, sym.st_size, name,
-			      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name));
+			      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name),
+			      sym_is_compat(name, versions, i));
 	}
 	free(text);
 	return err;
@@ -419,7 +464,7 @@ static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot
 
 	if (!slot->sym) {
 		snprintf(buf, sizeof(buf), "*ABS*+%#" PRIx64 "@plt", (uint64_t)slot->addend);
-		return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false);
+		return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false, false);
 	}
 	if (!symscn || !gelf_getshdr(symscn, &ssh) || !(data = elf_getdata(symscn, NULL)) ||
 	    !gelf_getsym(data, slot->sym, &sym))
@@ -430,7 +475,7 @@ static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot
 	d = demangle(name);
 	snprintf(buf, sizeof(buf), "%s@plt", d ? d : name);
 	free(d);
-	return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false);
+	return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false, false);
 }
 
 static int add_plt_section(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,

@@ -5,9 +5,12 @@
  * debug files, synthesized PLT entries) and JIT maps.
  *
  * Build with symtab__add(), then symtab__finish() once: it sorts, keeps one
- * symbol per address (perf's choose_best_symbol: sized over size 0, non-weak
- * over weak, global over local, fewer leading underscores, longer name), and
- * extends size-0 symbols to the next symbol. An address resolves to the nearest
+ * symbol per address, and extends size-0 symbols to the next symbol. The one
+ * kept is never an ELF symbol's non-default version ("cfree@GLIBC_2.2.5", or
+ * hidden in .gnu.version) while another name is there, where perf shows
+ * them; then perf's choose_best_symbol: sized over size 0, non-weak over
+ * weak, global over local, fewer leading underscores, longer name, first
+ * added. Default versions keep their "@@VER" in .symtab names, as perf shows. An address resolves to the nearest
  * preceding symbol that covers it.
  *
  * ELF symbol names are demangled (demangle.h) when first looked up; the
