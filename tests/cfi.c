@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "tables/cfi.h"
+#include "tables/complete.h"
 #include "tables/flatbuild.h"
 #include "tables/flatten.h"
 #include "sframe/sframe_elf.h"
@@ -362,18 +363,51 @@ static int compare_pcs(const struct elfinfo *ei, const struct flat_table *s,
 	return 0;
 }
 
+/* The rule the loader must pick at pc (tables/complete.h), from the two tables alone. */
+static const struct sfbpf_rule *loader_choice(const struct elfinfo *ei, const struct flat_table *s,
+					      const struct flat_table *c, uint64_t pc)
+{
+	static const struct sfbpf_rule jump_stub = {
+		.cfa_reg = SFBPF_REG_SP, .cfa_off = 8, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8,
+		.fp_loc = SFBPF_LOC_SAME, .flags = SFBPF_RULE_RA_DEREF,
+	};
+	const struct sfbpf_rule *rs = rule_at(s, pc), *rc = rule_at(c, pc);
+	const char *sect = sect_of(ei, pc);
+	int64_t row = flat_table__lookup(s, (uint32_t)pc);
+
+	if (!strncmp(sect, ".plt", 4) && (!strcmp(sect + 4, "") || !strcmp(sect + 4, ".sec") ||
+					  !strcmp(sect + 4, ".got"))) {
+		if (!is_gap(rc))
+			return rc;
+		if (!strcmp(sect, ".plt.got"))
+			return &jump_stub;
+	}
+	if (!is_gap(rs))
+		return rs;
+	if (!is_gap(rc))
+		return rc;
+	return row >= 0 && s->rows[row].rule != SFBPF_RULE_GAP_ID ? rs : rc;
+}
+
 /*
  * The loader's table for an object with .sframe: SFrame rows, CFI rows where
- * SFrame has none. Checked at every PC of both tables' span.
+ * SFrame has none and in PLT sections. Checked at every PC of both tables' span.
  */
-static int check_merge(const struct flat_table *s, const struct flat_table *c, const char *path)
+static int check_merge(const struct elfinfo *ei, const struct flat_table *s,
+		       const struct flat_table *c, const char *path)
 {
-	const struct sfbpf_rule *rs, *rc, *rm, *want;
+	const struct sfbpf_rule *rm, *want;
+	struct complete_info ci;
 	struct flat_table *m = NULL;
 	uint64_t pc, lo, hi;
 	char b1[128], b2[128];
-	int err = flat_table__merge(s, c, &m), ret = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err, ret = 0;
 
+	err = fd < 0 ? -errno : complete__read_fd(fd, &ci);
+	if (fd >= 0)
+		close(fd);
+	if (!err)
+		err = complete__merge(s, c, &ci, &m);
 	if (err) {
 		printf("FAIL: cfi compare %s: merge: %s\n", path, strerror(-err));
 		return -1;
@@ -385,11 +419,8 @@ static int check_merge(const struct flat_table *s, const struct flat_table *c, c
 	if (c->nr_rows && c->rows[c->nr_rows - 1].pc_off > hi)
 		hi = c->rows[c->nr_rows - 1].pc_off;
 	for (pc = lo; pc <= hi + 1 && !ret; pc++) {
-		rs = rule_at(s, pc);
-		rc = rule_at(c, pc);
 		rm = rule_at(m, pc);
-		want = (flat_table__lookup(s, (uint32_t)pc) >= 0 &&
-			s->rows[flat_table__lookup(s, (uint32_t)pc)].rule != SFBPF_RULE_GAP_ID) ? rs : rc;
+		want = loader_choice(ei, s, c, pc);
 		if (memcmp(rm, want, sizeof(*rm))) {
 			printf("FAIL: cfi compare %s: merged table at 0x%llx: %s, want %s\n", path,
 			       (unsigned long long)pc, fmt_rule(rm, b1, sizeof(b1)),
@@ -455,7 +486,7 @@ static int compare_file(const char *path)
 		printf("FAIL: cfi compare %s: no FDE read from .debug_frame\n", path);
 		goto cleanup;
 	}
-	if (compare_pcs(&ei, s, c, version, &k, path) || check_merge(s, c, path))
+	if (compare_pcs(&ei, s, c, version, &k, path) || check_merge(&ei, s, c, path))
 		goto cleanup;
 	if (k.pcs == 0 || k.equal * 10 < k.pcs * 9) {
 		printf("FAIL: cfi compare %s: only %lu of %lu PCs compared equal\n", path, k.equal,

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tables/cfi.h"
-#include "tables/flatbuild.h"
+#include "tables/complete.h"
 #include "sframe/sframe_elf.h"
 #include "tables/tableload.h"
 
@@ -106,45 +106,34 @@ static int cfi_table(const struct tableload *tl, struct tableload_job *job,
 }
 
 /*
- * .sframe rows completed with CFI rows where .sframe describes nothing (code
- * assembled without --gsframe, such as crt1.o's _start: with it, stacks end at
- * the outermost frame). The SFrame table stays as is if there is no CFI.
+ * Builds job's table from every source (complete.h): .sframe rows, CFI rows
+ * in PLT sections and wherever .sframe has a gap (code assembled without
+ * --gsframe, such as crt1.o's _start: with it, stacks end at the outermost
+ * frame; FDEs without FREs), and outermost rows for known runtimes' entry
+ * functions. A malformed .sframe falls back to the rest entirely.
  */
-static int complete_sframe(const struct tableload *tl, struct tableload_job *job,
-			   struct flat_table **ft)
-{
-	struct flat_table *cft = NULL, *merged = NULL;
-	int err;
-
-	if (cfi_table(tl, job, &cft))
-		return 0;
-	err = flat_table__merge(*ft, cft, &merged);
-	flat_table__free(cft);
-	if (err)
-		return err;
-	flat_table__free(*ft);
-	*ft = merged;
-	return 0;
-}
-
-/* Builds job's table: from .sframe (completed from CFI), else from CFI alone. */
 static void build(const struct tableload *tl, struct tableload_job *job)
 {
-	struct flat_table *ft = NULL;
+	struct flat_table *ft = NULL, *sft = NULL, *cft = NULL;
+	struct complete_info ci;
 	uint64_t start = now_ns();
-	int err;
+	int err, cerr;
 
-	err = sframe_table(job, &ft);
-	if (!tl->opts.no_cfi) {
-		if (!err) {
-			err = complete_sframe(tl, job, &ft);
-		} else if (err != -ENOMEM && err != -E2BIG) {
-			job->from_cfi = true;
-			flat_table__free(ft);
-			ft = NULL;
-			err = cfi_table(tl, job, &ft);
-		}
+	err = sframe_table(job, &sft);
+	if (!tl->opts.no_cfi && err != -ENOMEM && err != -E2BIG) {
+		cerr = cfi_table(tl, job, &cft);
+		if (complete__read_fd(job->fd, &ci))
+			memset(&ci, 0, sizeof(ci));
+		job->from_cfi = !sft;
+		err = complete__merge(sft, cft, &ci, &ft);
+		if (err == -ENOENT && cerr)
+			err = cerr;
+	} else if (!err) {
+		ft = sft;
+		sft = NULL;
 	}
+	flat_table__free(sft);
+	flat_table__free(cft);
 	if (err) {
 		flat_table__free(ft);
 		ft = NULL;

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Completing an object's table from all its sources (see complete.h). */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tables/complete.h"
+#include "tables/flatbuild.h"
+
+/*
+ * Functions no unwinder may step out of, by symbol name. Go marks them
+ * TOPFRAME (runtime/asm_amd64.s) and its own traceback stops there:
+ *
+ * - runtime.goexit: every goroutine's entry function "returns" to goexit+1,
+ *   planted by the runtime (gostartcallfn); above it is nothing. Go's
+ *   .debug_frame describes it as an ordinary frame, so without this the walk
+ *   goes on into whatever the stack holds.
+ * - runtime.rt0_go: jumped to from the ELF entry point, with argc where a
+ *   return address would be; runtime.mstart: the first function of a thread
+ *   the runtime created with its own clone(). Both only when the Go runtime
+ *   started the process and its threads itself: in a binary linked with libc
+ *   (cgo: x_cgo_init present, or an interpreter) rt0_go is called by libc's
+ *   main and mstart by pthread's thread start, whose frames are real.
+ *
+ * Go 1.17+ names assembly functions with an ".abi0" suffix.
+ */
+static const struct {
+	const char *name;
+	bool runtime_started; /* only when the runtime started the process itself */
+} outermost_fns[] = {
+	{ "runtime.goexit", false }, { "runtime.goexit.abi0", false },
+	{ "runtime.rt0_go", true },  { "runtime.rt0_go.abi0", true },
+	{ "runtime.mstart", true },  { "runtime.mstart.abi0", true },
+};
+
+#define NR_OUTERMOST_FNS (sizeof(outermost_fns) / sizeof(outermost_fns[0]))
+
+static const char *const plt_sections[] = { ".plt", ".plt.sec", ".plt.got" };
+
+static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, Elf_Scn **dynsym)
+{
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstrndx, i;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && sh.sh_size)
+			*symtab = scn;
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_size)
+			*dynsym = scn;
+		if (!(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
+		    sh.sh_addr + sh.sh_size < sh.sh_addr)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (i = 0; name && i < sizeof(plt_sections) / sizeof(plt_sections[0]); i++) {
+			if (strcmp(name, plt_sections[i]) || ci->nr_plt == COMPLETE_MAX_PLT)
+				continue;
+			ci->plt[ci->nr_plt++] =
+				(struct complete_range){ sh.sh_addr, sh.sh_addr + sh.sh_size };
+			if (!strcmp(name, ".plt.got"))
+				ci->plt_got = ci->plt[ci->nr_plt - 1];
+		}
+	}
+}
+
+/* Whether a program header names an interpreter: libc started the process. */
+static bool has_interp(Elf *elf)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	return false;
+}
+
+static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool runtime_started)
+{
+	struct complete_range found[COMPLETE_MAX_OUTERMOST];
+	uint8_t started[COMPLETE_MAX_OUTERMOST];
+	Elf_Data *data = elf_getdata(scn, NULL);
+	bool cgo = false;
+	uint32_t nr = 0, k;
+	const char *name;
+	size_t i, j, n;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	if (!data || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, "x_cgo_init"))
+			cgo = true;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_size || sym.st_value + sym.st_size < sym.st_value ||
+		    strncmp(name, "runtime.", 8))
+			continue;
+		for (j = 0; j < NR_OUTERMOST_FNS && nr < COMPLETE_MAX_OUTERMOST; j++)
+			if (!strcmp(name, outermost_fns[j].name)) {
+				found[nr] = (struct complete_range){ sym.st_value,
+								     sym.st_value + sym.st_size };
+				started[nr++] = outermost_fns[j].runtime_started;
+			}
+	}
+	for (k = 0; k < nr; k++)
+		if (!started[k] || (runtime_started && !cgo))
+			ci->outermost[ci->nr_outermost++] = found[k];
+}
+
+int complete__read_fd(int fd, struct complete_info *ci)
+{
+	Elf_Scn *symtab = NULL, *dynsym = NULL;
+	Elf *elf;
+
+	memset(ci, 0, sizeof(*ci));
+	elf_version(EV_CURRENT);
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -EINVAL;
+	}
+	read_sections(elf, ci, &symtab, &dynsym);
+	if (symtab || dynsym)
+		read_symbols(elf, symtab ? symtab : dynsym, ci, !has_interp(elf));
+	elf_end(elf);
+	return 0;
+}
+
+/* One source table, walked in PC order: the rule in force at the last boundary. */
+struct cursor {
+	const struct flat_table *t;
+	uint32_t i, rule;
+	int64_t *ids; /* the source's rule ids in the new table, + 1 (0: not yet) */
+};
+
+static uint64_t cursor_next(const struct cursor *c)
+{
+	return c->t && c->i < c->t->nr_rows ? c->t->rows[c->i].pc_off : UINT64_MAX;
+}
+
+static void cursor_advance(struct cursor *c, uint64_t pc)
+{
+	while (c->t && c->i < c->t->nr_rows && c->t->rows[c->i].pc_off <= pc)
+		c->rule = c->t->rows[c->i++].rule;
+}
+
+/* The new table's id for the cursor's current rule. */
+static int64_t cursor_id(struct flat_builder *b, struct cursor *c)
+{
+	int64_t id;
+
+	if (!c->t || c->rule == SFBPF_RULE_GAP_ID || c->rule >= c->t->nr_rules)
+		return SFBPF_RULE_GAP_ID;
+	if (c->ids[c->rule])
+		return c->ids[c->rule] - 1;
+	id = flat_builder__rule(b, &c->t->rules[c->rule]);
+	if (id >= 0)
+		c->ids[c->rule] = id + 1;
+	return id;
+}
+
+static bool in_range(const struct complete_range *r, uint32_t n, uint64_t pc)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (pc >= r[i].start && pc < r[i].end)
+			return true;
+	return false;
+}
+
+/* The boundaries of ci's ranges, sorted: where the choice of source may change. */
+static uint32_t range_points(const struct complete_info *ci, uint64_t *pts)
+{
+	uint32_t n = 0, i, j;
+	uint64_t v;
+
+	for (i = 0; ci && i < ci->nr_plt; i++) {
+		pts[n++] = ci->plt[i].start;
+		pts[n++] = ci->plt[i].end;
+	}
+	for (i = 0; ci && i < ci->nr_outermost; i++) {
+		pts[n++] = ci->outermost[i].start;
+		pts[n++] = ci->outermost[i].end;
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && pts[j - 1] > pts[j]; j--)
+			v = pts[j], pts[j] = pts[j - 1], pts[j - 1] = v;
+	return n;
+}
+
+struct merge {
+	const struct complete_info *ci;
+	struct cursor s, c;
+	int64_t outermost_id, plt_got_id; /* -1 until a row needs them */
+};
+
+/* Whether rule id of t describes something (not even an unsupported row). */
+static bool usable(const struct flat_table *t, uint32_t id)
+{
+	return id != SFBPF_RULE_GAP_ID && id < t->nr_rules &&
+	       !(t->rules[id].flags & SFBPF_RULE_GAP);
+}
+
+/* The outermost rule as the CFI translation writes it (cfi_rule.c). */
+static const struct sfbpf_rule outermost_rule = { .ra_loc = SFBPF_LOC_UNDEFINED };
+/* A jump reached by a call: the return address is on top of the stack. */
+static const struct sfbpf_rule jump_stub_rule = {
+	.cfa_reg = SFBPF_REG_SP, .cfa_off = 8, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8,
+	.fp_loc = SFBPF_LOC_SAME, .flags = SFBPF_RULE_RA_DEREF,
+};
+
+static int64_t own_rule(struct flat_builder *b, int64_t *id, const struct sfbpf_rule *r)
+{
+	if (*id < 0)
+		*id = flat_builder__rule(b, r);
+	return *id;
+}
+
+/* The rule at pc, by the order complete.h gives. */
+static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
+{
+	const struct complete_info *ci = m->ci;
+	bool plt = ci && in_range(ci->plt, ci->nr_plt, pc);
+
+	if (ci && in_range(ci->outermost, ci->nr_outermost, pc))
+		return own_rule(b, &m->outermost_id, &outermost_rule);
+	if (plt && m->c.t && usable(m->c.t, m->c.rule))
+		return cursor_id(b, &m->c);
+	if (plt && in_range(&ci->plt_got, 1, pc))
+		return own_rule(b, &m->plt_got_id, &jump_stub_rule);
+	if (m->s.t && usable(m->s.t, m->s.rule))
+		return cursor_id(b, &m->s);
+	if (m->c.t && usable(m->c.t, m->c.rule))
+		return cursor_id(b, &m->c);
+	/* Neither has a rule: an unsupported row (the walk says why it stopped) over a gap. */
+	if (m->s.t && m->s.rule != SFBPF_RULE_GAP_ID)
+		return cursor_id(b, &m->s);
+	return cursor_id(b, &m->c);
+}
+
+static int64_t *new_ids(const struct flat_table *t)
+{
+	return calloc(t ? t->nr_rules + 1 : 1, sizeof(int64_t));
+}
+
+int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
+		    const struct complete_info *ci, struct flat_table **out)
+{
+	uint64_t pts[2 * (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST)], pc, next;
+	struct merge m = { .ci = ci, .s = { .t = sframe }, .c = { .t = cfi },
+			   .outermost_id = -1, .plt_got_id = -1 };
+	uint32_t nr_pts, p = 0;
+	struct flat_builder b;
+	const struct flat_table *meta = sframe ? sframe : cfi;
+	int64_t id;
+	int err;
+
+	*out = NULL;
+	if (!sframe && !cfi && (!ci || !ci->nr_outermost))
+		return -ENOENT;
+	nr_pts = range_points(ci, pts);
+	m.s.ids = new_ids(sframe);
+	m.c.ids = new_ids(cfi);
+	err = -ENOMEM;
+	if (!m.s.ids || !m.c.ids || (err = flat_builder__init(&b)))
+		goto cleanup;
+	/* Every boundary of every source, in order; each holds its rule until its next one. */
+	for (pc = 0; !err;) {
+		next = cursor_next(&m.s);
+		if (cursor_next(&m.c) < next)
+			next = cursor_next(&m.c);
+		if (p < nr_pts && pts[p] < next)
+			next = pts[p];
+		if (next == UINT64_MAX)
+			break;
+		pc = next;
+		cursor_advance(&m.s, pc);
+		cursor_advance(&m.c, pc);
+		while (p < nr_pts && pts[p] <= pc)
+			p++;
+		id = choose(&b, &m, pc);
+		err = id < 0 ? (int)id : flat_builder__row(&b, pc, (uint32_t)id);
+	}
+	if (err) {
+		flat_builder__abort(&b);
+		goto cleanup;
+	}
+	if (meta) {
+		b.t->nr_fdes = meta->nr_fdes;
+		b.t->nr_fres = meta->nr_fres;
+		b.t->nr_skipped_fdes = meta->nr_skipped_fdes;
+	}
+	err = flat_builder__finish(&b, out);
+cleanup:
+	free(m.s.ids);
+	free(m.c.ids);
+	return err;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Completing an object's table: one table from its .sframe rows, its DWARF
+ * CFI rows and what its ELF headers and symbols say, each source winning
+ * where it is known to be right (docs/DESIGN-cfi.md, "Choosing between
+ * sources"):
+ *
+ *   1. the functions of a known runtime that have no caller (Go's
+ *      runtime.goexit: the "return address" above it is not one) get the
+ *      outermost rule, whatever the unwind sections say about them;
+ *   2. in PLT sections (.plt, .plt.sec, .plt.got), which ld describes
+ *      itself, CFI rows win over SFrame rows: ld 2.44-2.47 write a wrong
+ *      SFrame FDE for .plt.got (CFA = SP + 16; its entries are jumps reached
+ *      by a call, CFA = SP + 8). Where no CFI covers .plt.got, its entries
+ *      get that CFA = SP + 8 rule;
+ *   3. elsewhere SFrame rows win; its gaps (between functions, or an FDE
+ *      without FREs) and rows it cannot express are filled from CFI. An
+ *      unsupported row (see cfi_rule.h) stands only where neither source
+ *      has a rule.
+ *
+ * Lifecycle: complete__read_fd() fills a struct complete_info (no
+ * allocation); complete__merge() returns a new table the caller frees with
+ * flat_table__free(). Errors are negative errnos; nothing is printed.
+ */
+#ifndef SFBPF_TABLES_COMPLETE_H
+#define SFBPF_TABLES_COMPLETE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tables/flatten.h"
+
+#define COMPLETE_MAX_PLT 4
+#define COMPLETE_MAX_OUTERMOST 8
+
+struct complete_range {
+	uint64_t start, end; /* ELF virtual addresses, [start, end) */
+};
+
+struct complete_info {
+	struct complete_range plt[COMPLETE_MAX_PLT]; /* PLT sections */
+	uint32_t nr_plt;
+	struct complete_range plt_got; /* .plt.got; empty when absent */
+	struct complete_range outermost[COMPLETE_MAX_OUTERMOST]; /* functions with no caller */
+	uint32_t nr_outermost;
+};
+
+/*
+ * Reads the PLT sections and the outermost functions (from .symtab, else
+ * .dynsym) of the ELF file open at fd. 0 (an object without section headers
+ * or symbols just gets an empty info), or -EINVAL when it is not ELF.
+ */
+int complete__read_fd(int fd, struct complete_info *ci);
+
+/*
+ * The merged table. sframe and cfi may each be NULL (no such source); ci
+ * may be NULL (no PLT preference, no outermost functions). 0, -ENOENT (no
+ * source has a row), -ENOMEM or -E2BIG.
+ */
+int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
+		    const struct complete_info *ci, struct flat_table **out);
+
+#endif /* SFBPF_TABLES_COMPLETE_H */
