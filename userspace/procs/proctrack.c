@@ -14,6 +14,7 @@
 #include "procs/elfobj.h"
 #include "procs/procmaps.h"
 #include "procs/proctrack.h"
+#include "procs/vdso.h"
 
 #define PID_BUCKETS 1024
 
@@ -33,6 +34,8 @@ struct proctrack {
 	struct proc_entry *buckets[PID_BUCKETS];
 	uint32_t sweep_bucket; /* where the next sweep starts */
 	bool deferred; /* the build in progress left mappings for later */
+	struct vdso_image vdso; /* read at the first [vdso] mapping met */
+	int vdso_err; /* 1: not read yet; else why there is no image (0: there is) */
 	struct proctrack_stats stats;
 	struct sfbpf_proc scratch; /* the map value being built (8 KiB+) */
 };
@@ -45,6 +48,8 @@ struct proctrack *proctrack__new(struct tables *tables, int procs_fd)
 		return NULL;
 	pt->tables = tables;
 	pt->procs_fd = procs_fd;
+	pt->vdso.fd = -1;
+	pt->vdso_err = 1;
 	return pt;
 }
 
@@ -119,6 +124,7 @@ void proctrack__free(struct proctrack *pt)
 			release_objs(pt, e);
 			free(e);
 		}
+	vdso__close(&pt->vdso);
 	free(pt);
 }
 
@@ -150,6 +156,21 @@ int proctrack_start_ticks(int pid, uint64_t *ticks)
 	return 0;
 }
 
+/* Takes the object reference a mapping's table needs. */
+static void use_obj(struct proctrack *pt, int64_t obj, struct sfbpf_mapping *out,
+		    struct proc_entry *e)
+{
+	if (obj == -EAGAIN) {
+		pt->deferred = true;
+		pt->stats.deferred++;
+	}
+	if (obj < 0)
+		return;
+	out->obj = (uint32_t)obj;
+	e->objs[e->nr_objs++] = (uint32_t)obj;
+	e->nr_with_table++;
+}
+
 /* Object table and load bias of one file-backed executable mapping. */
 static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap *m,
 			    struct sfbpf_mapping *out, struct proc_entry *e)
@@ -171,17 +192,26 @@ static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap 
 	out->bias = m->start - vaddr;
 	obj_key__from(&key, &info, &st);
 	obj = tables__acquire_src(pt->tables, fd, &key, m->path, &src);
-	if (obj == -EAGAIN) {
-		pt->deferred = true;
-		pt->stats.deferred++;
-	}
-	if (obj < 0)
-		goto cleanup;
-	out->obj = (uint32_t)obj;
-	e->objs[e->nr_objs++] = (uint32_t)obj;
-	e->nr_with_table++;
+	use_obj(pt, obj, out, e);
 cleanup:
 	close(fd);
+}
+
+/*
+ * The vDSO: one image per boot (per ABI), read once from this process and
+ * shared by every process whose [vdso] holds the same bytes (vdso.h).
+ */
+static void resolve_vdso(struct proctrack *pt, int pid, const struct procmap *m,
+			 struct sfbpf_mapping *out, struct proc_entry *e)
+{
+	if (pt->vdso_err == 1)
+		pt->vdso_err = vdso__open_self(&pt->vdso);
+	if (pt->vdso_err || vdso__same(&pt->vdso, pid, m->start, m->end))
+		return;
+	out->bias = m->start - pt->vdso.vaddr;
+	/* Not reopened through the process: the memfd is passed at every acquire. */
+	use_obj(pt, tables__acquire_src(pt->tables, pt->vdso.fd, &pt->vdso.key, "[vdso]", NULL),
+		out, e);
 }
 
 static bool wanted(const struct procmap *m)
@@ -237,8 +267,10 @@ static void build(struct proctrack *pt, int pid, const struct procmaps *pm, stru
 		out = &p->maps[p->count++];
 		*out = (struct sfbpf_mapping){ .start = m->start, .end = m->end,
 					       .obj = SFBPF_OBJ_NONE };
-		/* Anonymous code (JIT) and the vDSO: frame-pointer fallback. */
-		if (!(m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO | PROCMAP_F_VDSO)))
+		/* Anonymous code (JIT): frame-pointer fallback. */
+		if (m->flags & PROCMAP_F_VDSO)
+			resolve_vdso(pt, pid, m, out, e);
+		else if (!(m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)))
 			resolve_mapping(pt, pid, m, out, e);
 	}
 	e->nr_maps = p->count;
