@@ -312,15 +312,50 @@ const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr)
 	return &pm->maps[lo - 1];
 }
 
-int procmap__open(int pid, const struct procmap *m)
+int procmap__open_in_root(int pid, const char *path, struct stat *st)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd, root, flags, ret;
+	char rootpath[32];
+
+	if (path[0] != '/')
+		return -ENOENT;
+	snprintf(rootpath, sizeof(rootpath), "/proc/%d/root", pid);
+	root = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	/*
+	 * The path is the process's to choose: resolve it inside its root (an
+	 * absolute symlink or ".." must not reach our files), do not follow a
+	 * final symlink, and never block opening a FIFO.
+	 */
+	fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
+	ret = -errno;
+	close(root);
+	if (fd < 0)
+		return ret;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	/* O_NONBLOCK only guarded the open; readers expect blocking semantics. */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int procmap__open(int pid, const struct procmap *m)
+{
 	char path[96];
 	struct stat st;
+	int fd;
 
 	if ((m->flags & PROCMAP_F_ANON) || !m->path[0])
 		return -ENOENT;
@@ -332,35 +367,15 @@ int procmap__open(int pid, const struct procmap *m)
 	/* map_files needs CAP_SYS_ADMIN; the root path works for files still linked. */
 	if (m->flags & PROCMAP_F_DELETED)
 		return -ENOENT;
-	if (m->path[0] != '/')
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/proc/%d/root", pid);
-	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -errno;
-	/*
-	 * The path is the process's to choose: resolve it inside its root (an
-	 * absolute symlink or ".." must not reach our files), do not follow a
-	 * final symlink, and never block opening a FIFO.
-	 */
-	fd = (int)syscall(SYS_openat2, root, m->path + 1, &how, sizeof(how));
-	ret = -errno;
-	close(root);
+	fd = procmap__open_in_root(pid, m->path, &st);
 	if (fd < 0)
-		return ret;
+		return fd == -EINVAL ? -ESTALE : fd;
 	/* A file replaced since it was mapped is not the mapped object. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != m->inode ||
+	if (st.st_ino != m->inode ||
 	    ((m->dev_major || m->dev_minor) &&
 	     (major(st.st_dev) != m->dev_major || minor(st.st_dev) != m->dev_minor))) {
 		close(fd);
 		return -ESTALE;
-	}
-	/* O_NONBLOCK only guarded the open; readers expect blocking semantics. */
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) {
-		ret = -errno;
-		close(fd);
-		return ret;
 	}
 	return fd;
 }
