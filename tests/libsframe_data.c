@@ -143,11 +143,11 @@ static bool row_matches(const struct sframe_fre *fre, const struct flex_row *row
 		return false;
 	if (row->ra_reg == NONE ? ra->kind != SFRAME_RULE_SAME :
 				  ra->kind != SFRAME_RULE_OFFSET || ra->base != SFRAME_BASE_REG ||
-					  ra->regnum != row->ra_reg || ra->deref || ra->offset)
+					  (int64_t)ra->regnum != row->ra_reg || ra->deref || ra->offset)
 		return false;
 	return row->fp_reg == NONE ? fp->kind == SFRAME_RULE_SAME :
 				     fp->kind == SFRAME_RULE_OFFSET && fp->base == SFRAME_BASE_REG &&
-					     fp->regnum == row->fp_reg && !fp->deref && !fp->offset;
+					     (int64_t)fp->regnum == row->fp_reg && !fp->deref && !fp->offset;
 }
 
 static void check_rows(const struct sframe_decoder *d, const struct expect *e)

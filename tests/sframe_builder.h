@@ -395,17 +395,24 @@ static inline const char *sfb_check_fres(const struct sframe_decoder *d,
 {
 	struct sframe_fre_iter it;
 	struct sframe_fre fre;
-	uint32_t n = 0;
-	int64_t prev = -1;
+	uint32_t n = 0, prev = 0;
 
 	sframe_fre_iter__init(&it, d, fde);
+	if (fde->reserved) {
+		/* Skipped: no FREs, but they count towards sfh_num_fres. */
+		*total += fde->num_fres;
+		return sframe_fre_iter__next(&it, &fre) ? "a reserved-type FDE yields FREs" : NULL;
+	}
 	while (sframe_fre_iter__next(&it, &fre)) {
 		if (n++ >= fde->num_fres)
 			return "iterator yields more FREs than num_fres";
-		if ((int64_t)fre.start_off <= prev)
-			return "FRE starts not increasing";
-		if (fre.start_off >= fde->func_size && fre.start_off > 0)
+		/* Equal starts (the later applies) and a start at the end are allowed. */
+		if (fre.start_off < prev)
+			return "FRE starts decreasing";
+		if (fre.start_off > fde->func_size)
 			return "FRE start past the function size";
+		if (fre.end_off < fre.start_off)
+			return "FRE ends before it starts";
 		if (fre.dataword_size != 1 && fre.dataword_size != 2 && fre.dataword_size != 4)
 			return "bad data-word size";
 		if (fre.dataword_count > SFRAME_FRE_MAX_DATAWORDS)
@@ -436,11 +443,13 @@ static inline const char *sfb_check_invariants(const struct sframe_decoder *d)
 	for (uint32_t i = 0; i < n && !why; i++) {
 		if (sframe_decoder__fde(d, i, &fde))
 			why = "fde(i) failed";
-		else if (fde.fre_type > SFRAME_FRE_TYPE_ADDR4)
-			why = "bad FRE type accepted";
-		else if (fde.fde_type > SFRAME_FDE_TYPE_FLEX)
-			why = "unknown FDE type accepted";
-		else if (fde.pctype == SFRAME_FDE_PCTYPE_MASK && h->version > 1 && !fde.rep_size)
+		else if ((fde.fre_type > SFRAME_FRE_TYPE_ADDR4) !=
+			 (fde.reserved == SFRAME_FDE_RESERVED_FRE_TYPE))
+			why = "reserved FRE type not marked reserved";
+		else if (fde.fde_type > SFRAME_FDE_TYPE_FLEX && !fde.reserved)
+			why = "unknown FDE type not marked reserved";
+		else if (!fde.reserved && fde.pctype == SFRAME_FDE_PCTYPE_MASK && h->version > 1 &&
+			 !fde.rep_size)
 			why = "PCMASK with rep_size 0 accepted";
 		else if (i && (h->flags & SFRAME_F_FDE_SORTED) &&
 			 fde.func_start < spans[i - 1].start)
@@ -536,6 +545,16 @@ static inline bool sfb_expect_fre(const struct sfb_sect *s, const struct sfb_fun
 	return true;
 }
 
+/* What struct sframe_fde.reserved must say for fn. */
+static inline uint8_t sfb_reserved(const struct sfb_sect *s, const struct sfb_func *fn)
+{
+	if (fn->fre_type > SFRAME_FRE_TYPE_ADDR4)
+		return SFRAME_FDE_RESERVED_FRE_TYPE;
+	if (s->version == 3 && (fn->info2 & 0x1f) > SFRAME_FDE_TYPE_FLEX)
+		return SFRAME_FDE_RESERVED_FDE_TYPE;
+	return SFRAME_FDE_OK;
+}
+
 static inline bool sfb_expect_fde(const struct sfb_sect *s, const struct sfb_out *o,
 				  uint64_t addr, uint32_t i, const struct sframe_fde *got,
 				  char *why, size_t len)
@@ -552,7 +571,8 @@ static inline bool sfb_expect_fde(const struct sfb_sect *s, const struct sfb_out
 	    got->info != sfb_func_info(s, fn) || got->info2 != (v3 ? fn->info2 : 0) ||
 	    got->fre_type != fn->fre_type || got->pctype != fn->pctype ||
 	    got->fde_type != (fn->info2 & 0x1f) || got->rep_size != fn->rep_size ||
-	    got->pauth_key != fn->pauth_key || got->signal != (v3 && fn->signal))
+	    got->pauth_key != fn->pauth_key || got->signal != (v3 && fn->signal) ||
+	    got->reserved != sfb_reserved(s, fn))
 		return sfb_why(why, len,
 			       "FDE %u: start %#" PRIx64 " field %" PRId64 " size %#x fre_off %u "
 			       "num_fres %u info %#x info2 %#x rep %u",
@@ -591,6 +611,12 @@ static inline bool sfb_expect_fres(const struct sframe_decoder *d, const struct 
 	uint32_t j = 0;
 
 	sframe_fre_iter__init(&it, d, fde);
+	if (sfb_reserved(s, fn)) {
+		if (sframe_fre_iter__next(&it, &fre) ||
+		    !sframe_decoder__find_fre(d, fde, fde->func_start, &fre))
+			return sfb_why(why, len, "FDE %u: reserved type, yet FREs", i);
+		return true;
+	}
 	for (; sframe_fre_iter__next(&it, &fre); j++) {
 		if (j >= fn->nfres)
 			return sfb_why(why, len, "FDE %u: more than %u FREs", i, fn->nfres);
@@ -599,7 +625,8 @@ static inline bool sfb_expect_fres(const struct sframe_decoder *d, const struct 
 	}
 	if (j != fn->nfres)
 		return sfb_why(why, len, "FDE %u: %u FREs, want %u", i, j, fn->nfres);
-	if (fn->nfres && fn->pctype == SFRAME_FDE_PCTYPE_INC &&
+	/* Of FREs at one start the last applies; one at the function's end covers nothing. */
+	if (fn->nfres && fn->pctype == SFRAME_FDE_PCTYPE_INC && fn->fres[j - 1].start < fn->size &&
 	    (sframe_decoder__find_fre(d, fde, fde->func_start + fn->fres[j - 1].start, &fre) ||
 	     fre.index != j - 1))
 		return sfb_why(why, len, "FDE %u: find_fre misses its last FRE", i);

@@ -34,10 +34,16 @@ static void check_rule(const struct sframe_decoder *d, const struct flat_table *
 		return;
 	FUZZ_CHECK(r >= 0, "pc %#llx in FDE %u has no row", (unsigned long long)pc, f.index);
 	rule = &t->rules[t->rows[r].rule];
-	if (f.num_fres == 0) {
-		/* V3: default FDE without FREs = outermost; flexible: nothing. */
-		FUZZ_CHECK(f.fde_type == SFRAME_FDE_TYPE_DEFAULT ? rule->ra_loc == SFBPF_LOC_UNDEFINED :
-								   t->rows[r].rule == SFBPF_RULE_GAP_ID,
+	if (f.num_fres == 0 || f.reserved) {
+		/*
+		 * V3: a default FDE without FREs = outermost. V1/V2 ones, flexible
+		 * ones and reserved-type FDEs describe nothing: a gap CFI may fill.
+		 */
+		bool outermost = sframe_decoder__header(d)->version >= SFRAME_VERSION_3 &&
+				 !f.reserved && f.fde_type == SFRAME_FDE_TYPE_DEFAULT;
+
+		FUZZ_CHECK(outermost ? rule->ra_loc == SFBPF_LOC_UNDEFINED :
+				       t->rows[r].rule == SFBPF_RULE_GAP_ID,
 			   "pc %#llx: FDE %u without FREs", (unsigned long long)pc, f.index);
 		return;
 	}
@@ -50,6 +56,12 @@ static void check_rule(const struct sframe_decoder *d, const struct flat_table *
 	if (fre.ra.kind == SFRAME_RULE_UNDEFINED) {
 		FUZZ_CHECK(rule->ra_loc == SFBPF_LOC_UNDEFINED, "pc %#llx: not outermost",
 			   (unsigned long long)pc);
+		return;
+	}
+	/* A CFA register whose number does not fit the rule's 8 bits: unsupported. */
+	if (fre.cfa.base == SFRAME_BASE_REG && fre.cfa.regnum > UINT8_MAX) {
+		FUZZ_CHECK(rule->flags & SFBPF_RULE_UNSUPPORTED, "pc %#llx: CFA r%u not unsupported",
+			   (unsigned long long)pc, fre.cfa.regnum);
 		return;
 	}
 	FUZZ_CHECK(!(rule->flags & SFBPF_RULE_GAP), "pc %#llx: gap inside FDE %u FRE %u",

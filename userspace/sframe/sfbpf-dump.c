@@ -135,6 +135,9 @@ static int dump_file(const struct opts *o, const char *file)
 		report_decode_error(o, &meta, err, &serr);
 		goto cleanup;
 	}
+	if (sframe_decoder__num_reserved_fdes(d))
+		fprintf(stderr, "%s: %s: warning: %u FDE(s) of a reserved type skipped\n", PROG,
+			file, sframe_decoder__num_reserved_fdes(d));
 	err = o->json ? sframe_dump__json(stdout, d, &meta) : sframe_dump__text(stdout, d, s.name);
 	if (err)
 		fprintf(stderr, "%s: %s: write error: %s\n", PROG, file, strerror(-err));

@@ -38,6 +38,7 @@ struct sframe_decoder {
 	size_t fre_base; /* section offset of the FRE sub-section */
 	size_t fde_size; /* 17, 20 or 16 bytes per FDE (index entry in V3) */
 	uint32_t *by_start; /* FDE indexes sorted by function start */
+	uint32_t num_reserved; /* FDEs skipped for a reserved type */
 };
 
 static const char *const errcode_names[SFRAME_ERR__COUNT] = {
@@ -300,7 +301,17 @@ static void read_fde(const struct sframe_decoder *d, uint32_t i, struct sframe_f
 	f->func_start = base + (uint64_t)f->func_start_field;
 }
 
-/* Fill the fields derived from the info bytes. */
+/*
+ * Fill the fields derived from the info bytes. Reserved values are decided
+ * per field. The FRE type (4 bits, 3 defined) sets the size of each FRE's
+ * start address, so such an FDE's FREs cannot be read; the V3 FDE type (5
+ * bits of info2, 2 defined) says how data words are read, so its FREs have no
+ * known meaning. Either way only that FDE is lost: every FDE's FREs are found
+ * through its own start_fre_off and (V3) its fixed-size attribute, never by
+ * walking the FREs before them. The PC type (1 bit) has both values defined,
+ * and V1/V2 have no other type field; unused bits are ignored, as the spec
+ * asks of readers.
+ */
 static void split_info(const struct sframe_decoder *d, struct sframe_fde *f)
 {
 	f->fre_type = f->info & 0xf;
@@ -310,6 +321,10 @@ static void split_info(const struct sframe_decoder *d, struct sframe_fde *f)
 		f->signal = (f->info >> 7) & 0x1;
 		f->fde_type = f->info2 & 0x1f;
 	}
+	if (f->fre_type > SFRAME_FRE_TYPE_ADDR4)
+		f->reserved = SFRAME_FDE_RESERVED_FRE_TYPE;
+	else if (f->fde_type > SFRAME_FDE_TYPE_FLEX)
+		f->reserved = SFRAME_FDE_RESERVED_FDE_TYPE;
 }
 
 /* Offset of the first FRE of f; for V3 past the FDE attribute. */
@@ -354,15 +369,9 @@ static int load_fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fd
 	split_info(d, f);
 	info_off = d->hdr.version == SFRAME_VERSION_3 ? d->fre_base + f->start_fre_off + 2 :
 							fde_offset(d, i) + 16;
-	if (f->fre_type > SFRAME_FRE_TYPE_ADDR4)
-		return set_err(err, SFRAME_ERR_FRE_TYPE, info_off, "FDE %u: FRE type %u invalid",
-			       i, f->fre_type);
-	if (f->fde_type > SFRAME_FDE_TYPE_FLEX)
-		return set_err(err, SFRAME_ERR_FDE_TYPE, info_off + 1,
-			       "FDE %u: FDE type %u unknown", i, f->fde_type);
 	/* V1 has no rep_size field; its PCMASK FDEs imply a 16-byte block. */
-	if (f->pctype == SFRAME_FDE_PCTYPE_MASK && d->hdr.version > SFRAME_VERSION_1 &&
-	    f->rep_size == 0)
+	if (!f->reserved && f->pctype == SFRAME_FDE_PCTYPE_MASK &&
+	    d->hdr.version > SFRAME_VERSION_1 && f->rep_size == 0)
 		return set_err(err, SFRAME_ERR_REP_SIZE,
 			       info_off + (d->hdr.version == SFRAME_VERSION_3 ? 2 : 1),
 			       "FDE %u: PCMASK FDE with repetition size 0", i);
@@ -596,23 +605,31 @@ static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f
 	struct sframe_fre fre;
 	size_t off = first_fre_offset(d, f);
 	uint32_t j;
-	int64_t prev = -1;
+	uint32_t prev = 0;
 	int len, ret;
 
+	*total += f->num_fres;
+	if (f->reserved)
+		return 0; /* FREs of unknown size or meaning: the FDE is skipped */
 	for (j = 0; j < f->num_fres; j++) {
 		len = read_fre_raw(d, f, off, &fre, err);
 		if (len < 0)
 			return len;
-		if ((int64_t)fre.start_off <= prev)
+		/*
+		 * Equal starts are allowed (the later FRE applies), and so is a start
+		 * at the function's or block's end (it covers nothing): gas emits
+		 * both, see struct sframe_fre.
+		 */
+		if (fre.start_off < prev)
 			return set_err(err, SFRAME_ERR_FRE_START_ORDER, off,
-				       "FDE %u: FRE %u starts at 0x%x, not after 0x%llx", f->index,
-				       j, fre.start_off, (unsigned long long)prev);
-		if (fre.start_off >= f->func_size && fre.start_off > 0)
+				       "FDE %u: FRE %u starts at 0x%x, before 0x%x", f->index, j,
+				       fre.start_off, prev);
+		if (fre.start_off > f->func_size)
 			return set_err(err, SFRAME_ERR_FRE_START_RANGE, off,
 				       "FDE %u: FRE %u starts at 0x%x, past the function size 0x%x",
 				       f->index, j, fre.start_off, f->func_size);
 		/* PCMASK: starts are offsets into the repeated block. */
-		if (f->pctype == SFRAME_FDE_PCTYPE_MASK && fre.start_off >= fre_range(d, f))
+		if (f->pctype == SFRAME_FDE_PCTYPE_MASK && fre.start_off > fre_range(d, f))
 			return set_err(err, SFRAME_ERR_FRE_START_RANGE, off,
 				       "FDE %u: FRE %u starts at 0x%x, past the 0x%x-byte block",
 				       f->index, j, fre.start_off, fre_range(d, f));
@@ -622,7 +639,6 @@ static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f
 		prev = fre.start_off;
 		off += len;
 	}
-	*total += f->num_fres;
 	return 0;
 }
 
@@ -687,6 +703,7 @@ static int validate(struct sframe_decoder *d, struct sframe_error *err)
 		ret = load_fde(d, i, &f, err);
 		if (ret)
 			return ret;
+		d->num_reserved += f.reserved != SFRAME_FDE_OK;
 		ret = check_fres(d, &f, &total, err);
 		if (ret)
 			return ret;
@@ -743,6 +760,24 @@ const struct sframe_header *sframe_decoder__header(const struct sframe_decoder *
 uint32_t sframe_decoder__num_fdes(const struct sframe_decoder *d)
 {
 	return d->hdr.num_fdes;
+}
+
+uint32_t sframe_decoder__num_reserved_fdes(const struct sframe_decoder *d)
+{
+	return d->num_reserved;
+}
+
+const char *sframe_fde_reserved__name(uint8_t reserved)
+{
+	switch (reserved) {
+	case SFRAME_FDE_OK:
+		return "ok";
+	case SFRAME_FDE_RESERVED_FRE_TYPE:
+		return "fre-type";
+	case SFRAME_FDE_RESERVED_FDE_TYPE:
+		return "fde-type";
+	}
+	return "unknown";
 }
 
 int sframe_decoder__fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fde *fde)
@@ -804,7 +839,7 @@ void sframe_fre_iter__init(struct sframe_fre_iter *it, const struct sframe_decod
 	it->d = d;
 	it->fde = *fde;
 	it->pos = first_fre_offset(d, fde);
-	it->next = 0;
+	it->next = fde->reserved ? fde->num_fres : 0; /* nothing to read */
 }
 
 bool sframe_fre_iter__next(struct sframe_fre_iter *it, struct sframe_fre *fre)

@@ -74,8 +74,8 @@ enum sframe_errcode {
 			     * (fewer than 8 bytes of alignment padding are allowed) */
 	SFRAME_ERR_FDE_FRE_OFF, /* an FDE's FREs start outside the FRE sub-section */
 	SFRAME_ERR_FRE_TRUNCATED, /* an FRE or its data words run past the end */
-	SFRAME_ERR_FRE_TYPE, /* FRE type 3..15 */
-	SFRAME_ERR_FDE_TYPE, /* unknown FDE type (V3 info2) */
+	SFRAME_ERR_FRE_TYPE, /* unused: FRE types 3..15 now skip their FDE */
+	SFRAME_ERR_FDE_TYPE, /* unused: unknown V3 FDE types now skip their FDE */
 	SFRAME_ERR_DATAWORD_SIZE, /* data-word size 3 */
 	SFRAME_ERR_DATAWORD_COUNT, /* more data words than the ABI/FDE type allows */
 	SFRAME_ERR_REP_SIZE, /* PCMASK FDE with rep_size 0 */
@@ -83,8 +83,8 @@ enum sframe_errcode {
 	SFRAME_ERR_FDE_OVERLAP, /* two functions' ranges overlap (sorted sections only:
 				  * relocatable objects are unsorted and every text
 				  * section of theirs starts at 0) */
-	SFRAME_ERR_FRE_START_ORDER, /* FRE starts not strictly increasing */
-	SFRAME_ERR_FRE_START_RANGE, /* FRE start at or past the function size */
+	SFRAME_ERR_FRE_START_ORDER, /* an FRE starts before the previous one */
+	SFRAME_ERR_FRE_START_RANGE, /* FRE start past the function size (or block) */
 	SFRAME_ERR_NUM_FRES, /* total FRE count != sfh_num_fres */
 	SFRAME_ERR_FLEX_RULE, /* a flexible FDE rule that cannot be decoded */
 	SFRAME_ERR_ADDR_OVERFLOW, /* sorted section: a function wraps past 2^64
@@ -118,6 +118,18 @@ struct sframe_header {
 	bool foreign_endian; /* section was byte-swapped relative to the host */
 };
 
+/*
+ * Why an FDE carries no usable FREs although the section is valid: its info
+ * bytes hold a value the spec reserves for future use. Each FDE locates its
+ * own FREs (sfde_func_start_fre_off), so one such FDE does not stop the others
+ * from being read; its PC range is known and simply has no SFrame rules.
+ */
+enum sframe_fde_reserved {
+	SFRAME_FDE_OK = 0,
+	SFRAME_FDE_RESERVED_FRE_TYPE, /* FRE type 3..15: FRE size unknown */
+	SFRAME_FDE_RESERVED_FDE_TYPE, /* V3 info2 FDE type 2..31: data words' meaning unknown */
+};
+
 /* One function descriptor, with V1/V2/V3 differences folded away. */
 struct sframe_fde {
 	uint32_t index;
@@ -134,6 +146,7 @@ struct sframe_fde {
 	uint8_t rep_size; /* PCMASK repeat block size (V2+), 0 otherwise */
 	uint8_t pauth_key; /* AArch64: 0 = key A, 1 = key B */
 	bool signal; /* V3 signal frame bit */
+	uint8_t reserved; /* enum sframe_fde_reserved; nonzero: iterating yields no FREs */
 };
 
 /* Where a recovered value comes from. */
@@ -154,11 +167,19 @@ struct sframe_rule {
 	uint8_t kind; /* enum sframe_rule_kind */
 	uint8_t base; /* enum sframe_rule_base */
 	bool deref;
-	uint16_t regnum; /* DWARF number of the base register (also set for SP/FP) */
+	uint32_t regnum; /* DWARF number of the base register (also set for SP/FP);
+			  * a V3 control word holds up to 29 bits of it */
 	int64_t offset;
 };
 
-/* One frame row entry, decoded into recovery rules. */
+/*
+ * One frame row entry, decoded into recovery rules. FRE starts never decrease
+ * within a function but may repeat (gas emits two FREs at one address when
+ * a zero-byte alignment separates two CFI directives): the later one applies
+ * and the earlier covers nothing (end_off == start_off). An FRE may also start
+ * at the function's end (a CFI directive after the last instruction) and then
+ * covers nothing either.
+ */
 struct sframe_fre {
 	uint32_t index; /* within the function */
 	uint32_t start_off; /* PC offset from the function start (or within the rep block) */
@@ -187,6 +208,10 @@ void sframe_decoder__free(struct sframe_decoder *d);
 
 const struct sframe_header *sframe_decoder__header(const struct sframe_decoder *d);
 uint32_t sframe_decoder__num_fdes(const struct sframe_decoder *d);
+/* How many FDEs have a reserved type (struct sframe_fde.reserved) and no usable FREs. */
+uint32_t sframe_decoder__num_reserved_fdes(const struct sframe_decoder *d);
+/* Short name of an enum sframe_fde_reserved value ("fre-type", "fde-type", "ok"). */
+const char *sframe_fde_reserved__name(uint8_t reserved);
 /* FDE i in section order (0 <= i < num_fdes). Returns 0 or -ERANGE. */
 int sframe_decoder__fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fde *fde);
 /* The FDE covering pc (absolute): 0 and *fde filled, or -ENOENT. Binary search. */

@@ -304,6 +304,11 @@ static void print_fde(FILE *out, const struct sframe_decoder *d, const struct sf
 	struct sframe_fre fre;
 
 	print_fde_heading(out, h, fde);
+	/* readelf has no notation for these (binutils never writes them). */
+	if (fde->reserved == SFRAME_FDE_RESERVED_FRE_TYPE)
+		fprintf(out, "\n    skipped: FRE type %u is reserved", fde->fre_type);
+	else if (fde->reserved == SFRAME_FDE_RESERVED_FDE_TYPE)
+		fprintf(out, "\n    skipped: FDE type %u is reserved", fde->fde_type);
 	sframe_fre_iter__init(&it, d, fde);
 	while (sframe_fre_iter__next(&it, &fre)) {
 		print_row_start(out, fde, &fre);
@@ -459,7 +464,7 @@ static const char *fre_type_name(uint8_t fre_type)
 	case SFRAME_FRE_TYPE_ADDR4:
 		return "addr4";
 	}
-	return "invalid";
+	return "reserved";
 }
 
 static void json_fde(FILE *out, const struct sframe_decoder *d, const struct sframe_header *h,
@@ -475,8 +480,12 @@ static void json_fde(FILE *out, const struct sframe_decoder *d, const struct sfr
 		",\"fre_type\":\"%s\",\"rep_size\":%u,\"signal\":%s",
 		fde->index, fde->func_start, fde->func_size, fde->func_start_field,
 		fde->pctype == SFRAME_FDE_PCTYPE_MASK ? "mask" : "inc",
-		fde->fde_type == SFRAME_FDE_TYPE_FLEX ? "flex" : "default",
+		fde->fde_type == SFRAME_FDE_TYPE_FLEX	 ? "flex" :
+		fde->fde_type == SFRAME_FDE_TYPE_DEFAULT ? "default" :
+							   "reserved",
 		fre_type_name(fde->fre_type), fde->rep_size, fde->signal ? "true" : "false");
+	if (fde->reserved)
+		fprintf(out, ",\"skipped\":\"reserved-%s\"", sframe_fde_reserved__name(fde->reserved));
 	if (abi_is_aarch64(h->abi_arch))
 		fprintf(out, ",\"pauth_key\":\"%s\"", fde->pauth_key ? "B" : "A");
 	fprintf(out, ",\"num_fres\":%" PRIu32 ",\"rows\":[", fde->num_fres);

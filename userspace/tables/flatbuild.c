@@ -167,6 +167,8 @@ int flat_table__merge(const struct flat_table *primary, const struct flat_table 
 	b.t->nr_fdes = p->nr_fdes;
 	b.t->nr_fres = p->nr_fres;
 	b.t->nr_skipped_fdes = p->nr_skipped_fdes;
+	b.t->nr_reserved_fdes = p->nr_reserved_fdes;
+	b.t->nr_unsupported_fres = p->nr_unsupported_fres;
 	err = flat_builder__finish(&b, out);
 cleanup:
 	free(map_p);

@@ -23,6 +23,7 @@ struct fde_ref {
 struct builder {
 	const struct sframe_decoder *d;
 	uint8_t abi;
+	uint8_t version; /* SFrame version: what an FDE without FREs means */
 	struct flat_builder fb; /* rows, rules and page index (flatbuild.h) */
 	struct flat_table *t; /* fb.t */
 	struct sframe_fre *fres; /* scratch: one FDE's FREs */
@@ -98,7 +99,12 @@ static void map_loc(uint8_t abi, const struct sframe_rule *r, uint8_t *loc, uint
 		out->flags |= SFBPF_RULE_TOPMOST_ONLY;
 }
 
-static void make_rule(uint8_t abi, const struct sframe_fde *f, const struct sframe_fre *fre,
+/*
+ * The rule for fre; false when struct sfbpf_rule cannot express it (a CFA
+ * based on a DWARF register above 255: its number does not fit cfa_regnum,
+ * and truncating it would name a different register).
+ */
+static bool make_rule(uint8_t abi, const struct sframe_fde *f, const struct sframe_fre *fre,
 		      struct sfbpf_rule *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -108,11 +114,13 @@ static void make_rule(uint8_t abi, const struct sframe_fde *f, const struct sfra
 		out->flags |= SFBPF_RULE_MANGLED_RA;
 	if (fre->ra.kind == SFRAME_RULE_UNDEFINED) {
 		out->ra_loc = SFBPF_LOC_UNDEFINED;
-		return;
+		return true;
 	}
 	out->cfa_off = (int32_t)fre->cfa.offset;
 	out->cfa_reg = map_reg(abi, &fre->cfa);
 	if (out->cfa_reg != SFBPF_REG_SP && out->cfa_reg != SFBPF_REG_FP) {
+		if (fre->cfa.regnum > UINT8_MAX)
+			return false;
 		out->cfa_reg = SFBPF_REG_OTHER;
 		out->cfa_regnum = (uint8_t)fre->cfa.regnum;
 		out->flags |= SFBPF_RULE_TOPMOST_ONLY;
@@ -121,6 +129,7 @@ static void make_rule(uint8_t abi, const struct sframe_fde *f, const struct sfra
 		out->flags |= SFBPF_RULE_CFA_DEREF;
 	map_loc(abi, &fre->ra, &out->ra_loc, &out->ra_reg, &out->ra_off, SFBPF_RULE_RA_DEREF, out);
 	map_loc(abi, &fre->fp, &out->fp_loc, &out->fp_reg, &out->fp_off, SFBPF_RULE_FP_DEREF, out);
+	return true;
 }
 
 static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
@@ -138,7 +147,12 @@ static int collect_fres(struct builder *b, const struct sframe_fde *f, uint32_t 
 
 	sframe_fre_iter__init(&it, b->d, f);
 	while (n < f->num_fres && sframe_fre_iter__next(&it, &b->fres[n])) {
-		make_rule(b->abi, f, &b->fres[n], &r);
+		if (!make_rule(b->abi, f, &b->fres[n], &r)) {
+			/* The walk stops there and says why, as for CFI it cannot express. */
+			memset(&r, 0, sizeof(r));
+			r.flags = SFBPF_RULE_GAP | SFBPF_RULE_UNSUPPORTED;
+			b->t->nr_unsupported_fres++;
+		}
 		id = intern_rule(b, &r);
 		if (id < 0)
 			return (int)id;
@@ -164,9 +178,15 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 	ret = 0;
 	b->t->nr_fres += n;
 	if (n == 0) {
-		/* V3: a default FDE without FREs marks an outermost frame. */
+		/*
+		 * V3 defines a default FDE without FREs as an outermost frame. In
+		 * V1/V2 (and for flexible or reserved-type FDEs) it describes
+		 * nothing: a gap, which CFI may fill.
+		 */
 		struct sfbpf_rule outer = { .ra_loc = SFBPF_LOC_UNDEFINED };
-		int64_t id = f->fde_type == SFRAME_FDE_TYPE_DEFAULT ? intern_rule(b, &outer) : 0;
+		bool outermost = b->version >= SFRAME_VERSION_3 && !f->reserved &&
+				 f->fde_type == SFRAME_FDE_TYPE_DEFAULT;
+		int64_t id = outermost ? intern_rule(b, &outer) : SFBPF_RULE_GAP_ID;
 
 		ret = id < 0 ? (int)id : add_row(b, f->func_start, (uint32_t)id);
 		goto out;
@@ -174,9 +194,15 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 	/* PCs before the first FRE are covered by nothing. */
 	if (b->fres[0].start_off > 0)
 		ret = add_row(b, f->func_start, SFBPF_RULE_GAP_ID);
+	/*
+	 * FREs at one start follow each other in the builder, which lets the later
+	 * one replace the earlier; an FRE at the function's (block's) end covers
+	 * nothing and is left out so no row leaks past the function.
+	 */
 	if (f->pctype != SFRAME_FDE_PCTYPE_MASK) {
 		for (j = 0; j < n && !ret; j++)
-			ret = add_row(b, f->func_start + b->fres[j].start_off, ids[j]);
+			if (b->fres[j].start_off < f->func_size)
+				ret = add_row(b, f->func_start + b->fres[j].start_off, ids[j]);
 		goto out;
 	}
 	rep = b->fres[n - 1].end_off; /* the repetition block size */
@@ -198,7 +224,7 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 		for (j = 0; j < n && !ret; j++) {
 			uint64_t off = (uint64_t)block * rep + b->fres[j].start_off;
 
-			if (off < f->func_size)
+			if (b->fres[j].start_off < rep && off < f->func_size)
 				ret = add_row(b, f->func_start + off, ids[j]);
 		}
 	}
@@ -252,7 +278,9 @@ static int emit_all(struct builder *b)
 
 int flat_table__from_sframe(const struct sframe_decoder *d, struct flat_table **out)
 {
-	struct builder b = { .d = d, .abi = sframe_decoder__header(d)->abi_arch };
+	struct builder b = { .d = d,
+			     .abi = sframe_decoder__header(d)->abi_arch,
+			     .version = sframe_decoder__header(d)->version };
 	int ret;
 
 	*out = NULL;
@@ -260,6 +288,7 @@ int flat_table__from_sframe(const struct sframe_decoder *d, struct flat_table **
 	if (ret)
 		return ret;
 	b.t = b.fb.t;
+	b.t->nr_reserved_fdes = sframe_decoder__num_reserved_fdes(d);
 	ret = emit_all(&b);
 	free(b.fres);
 	if (ret) {

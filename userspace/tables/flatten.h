@@ -25,10 +25,16 @@ struct flat_table {
 	uint32_t nr_fdes;
 	uint32_t nr_fres;
 	uint32_t nr_skipped_fdes; /* overlapping or out of 32-bit range */
+	uint32_t nr_reserved_fdes; /* of a reserved FRE/FDE type: a gap (sframe_fde.reserved) */
+	uint32_t nr_unsupported_fres; /* rules struct sfbpf_rule cannot hold (CFA reg > 255) */
 };
 
 /*
- * Flatten d. Row PCs are d's function start addresses (ELF virtual addresses
+ * Flatten d. Each FRE's rule applies from its start to the next FRE's (the
+ * later of two FREs at one start wins; FREs at the function's end are left
+ * out); FDEs without usable FREs are gaps, except V3's outermost frames.
+ * Rules that do not fit struct sfbpf_rule become SFBPF_RULE_UNSUPPORTED rows,
+ * where the walk stops. Row PCs are d's function start addresses (ELF virtual addresses
  * when sect_addr was the section's sh_addr). Returns 0 or a negative errno
  * (-ENOMEM, -E2BIG when the table would not fit 32-bit PCs or row indexes).
  */
