@@ -893,9 +893,9 @@ bench_throughput() {
 bench_offcpu() {
 	local raw=$TMP/offcpu.txt
 	: >"$raw"
-	# The off-CPU program and its loader (userspace/offcpu.h) are optional
+	# The off-CPU program and its loader (userspace/profile/offcpu.h) are optional
 	# parts of the tree: measure them when the build has them.
-	if ! [ -f "$ROOT/userspace/offcpu.h" ] || ! [ -f "$BUILD/offcpu.skel.h" ] ||
+	if ! [ -f "$ROOT/userspace/profile/offcpu.h" ] || ! [ -f "$BUILD/offcpu.skel.h" ] ||
 		! ar t "$BUILD/libsfbpf.a" | grep -cx offcpu.o >/dev/null; then
 		printf '| off-CPU program |\n|---|\n| **not yet measured**: this build has no bpf/offcpu.bpf.c |\n' >"$MD/offcpu.table"
 		echo "bench: offcpu: not yet measured (the build has no off-CPU program)"
@@ -1011,7 +1011,7 @@ EOF
 BPF run time per sample (\`run_time_ns / run_cnt\` with kernel BPF statistics
 enabled) of the SFrame unwinder (\`bpf/profile.bpf.c\`) on a process recursing
 to a fixed depth built with \`-O2 -fomit-frame-pointer -Wa,--gsframe\`, against
-the frame-pointer reference (\`bpf/fpwalk.bpf.c\`: the same program with the
+the frame-pointer reference (\`tests/bench/fpwalk.bpf.c\`: the same program with the
 user stack from \`bpf_get_stack(BPF_F_USER_STACK)\`) on the same recursion
 built with \`-fno-omit-frame-pointer\`. Both processes run at the same time on
 the same CPU, each with its own per-task cpu-clock event at $KC_HZ Hz, for
@@ -1099,7 +1099,7 @@ EOF
 			cat <<EOF
 ## 3. Loader
 
-Per object (\`tests/bench/ldcost.c\`: the table loader of \`userspace/tables.c\`
+Per object (\`tests/bench/ldcost.c\`: the table loader of \`userspace/tables/tables.c\`
 into the maps of a loaded, unattached unwinder, a fresh loader per object,
 $LD_REPS repetitions, medians): rows, deduplicated rules and page index
 entries pushed, their bytes in the maps (each entry in its 8-byte array

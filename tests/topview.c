@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * sfbpf-top's model (userspace/topview.c) against hand-counted input.
+ * sfbpf-top's model (userspace/top/topview.c) against hand-counted input.
  *
  * synthetic: samples carrying real addresses of this process's functions
  *   (main, tv_a, tv_b, tv_c, tv_hot) and of a made-up kallsyms file go

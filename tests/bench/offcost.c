@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Cost per context switch of the off-CPU program (bpf/offcpu.bpf.c, through
- * userspace/offcpu.h), two ways at once:
+ * userspace/profile/offcpu.h), two ways at once:
  *   - the program's own run time per run (BPF_ENABLE_STATS: run_time_ns /
  *     run_cnt of the sched_switch program, which runs at every switch of the
  *     machine whether or not it records one);
