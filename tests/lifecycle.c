@@ -31,6 +31,7 @@
 
 #include "output/folded.h"
 #include "profile/session.h"
+#include "util/clock.h"
 
 #define MAX_COMMS 8
 #define MAX_TRACED 200000
@@ -226,16 +227,16 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 
 static int run(struct session *s, const struct args *a)
 {
-	double end = a->secs > 0 ? session_now() + a->secs : 0, next_stats = 0, now;
+	double end = a->secs > 0 ? clock__mono_s() + a->secs : 0, next_stats = 0, now;
 	int err;
 
-	while (!exiting && (!end || (now = session_now()) < end)) {
+	while (!exiting && (!end || (now = clock__mono_s()) < end)) {
 		err = session__poll(s, 50);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "lifecycle: poll: %s\n", strerror(-err));
 			return err;
 		}
-		now = session_now();
+		now = clock__mono_s();
 		if (a->stats_every > 0 && now >= next_stats) {
 			if (next_stats)
 				session__print_stats(s, stderr);

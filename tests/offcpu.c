@@ -30,6 +30,7 @@
 
 #include "output/folded.h"
 #include "profile/session.h"
+#include "util/clock.h"
 
 static int usage(void)
 {
@@ -154,8 +155,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "offcpu: kill %d: %s\n", pid, strerror(errno));
 		goto cleanup;
 	}
-	end = secs > 0 ? session_now() + secs : 0;
-	while (!exiting && !exited(pidfd) && (!end || session_now() < end)) {
+	end = secs > 0 ? clock__mono_s() + secs : 0;
+	while (!exiting && !exited(pidfd) && (!end || clock__mono_s() < end)) {
 		err = session__poll(&sess, 50);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "offcpu: reading samples: %s\n", strerror(-err));

@@ -39,6 +39,7 @@
 
 #define TEST_PREFIX "outputs-"
 #include "testlib.h"
+#include "util/clock.h"
 
 static int64_t realtime_ns(void)
 {
@@ -121,10 +122,10 @@ static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
 		session__close(&s);
 		return 1;
 	}
-	for (end = session_now() + secs; session_now() < end;)
+	for (end = clock__mono_s() + secs; clock__mono_s() < end;)
 		session__poll(&s, 100);
 	session__stop(&s);
-	po.duration_nanos = (int64_t)((session_now() - s.attach_time) * 1e9);
+	po.duration_nanos = (int64_t)((clock__mono_s() - s.attach_time) * 1e9);
 	po.labels = labels;
 	po.nr_labels = 1;
 	aggregator__totals(s.agg, &t);

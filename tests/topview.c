@@ -37,6 +37,7 @@
 
 #define TEST_PREFIX "topview "
 #include "testlib.h"
+#include "util/clock.h"
 
 __attribute__((noipa)) int tv_hot(int x)
 {
@@ -664,7 +665,7 @@ static void run_fixture(const char *path)
 		report(false, "fixture session", "cannot profile %s", path);
 		goto out;
 	}
-	for (end = session_now() + 1.5; session_now() < end;)
+	for (end = clock__mono_s() + 1.5; clock__mono_s() < end;)
 		session__poll(&s, 100);
 	session__stop(&s);
 	test_real_stack(&s);

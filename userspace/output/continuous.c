@@ -23,6 +23,7 @@
 #include "profile/session.h"
 #include "output/spool.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 #define POLL_MS 100 /* longest wait in the ring buffer: bounds a profile's lateness */
 #define NSEC 1000000000LL
@@ -450,13 +451,13 @@ static int64_t next_boundary(const struct cont *c, int64_t now_ns)
 static int loop(struct cont *c)
 {
 	const struct continuous_opts *o = c->o;
-	double end = o->duration > 0 ? session_now() + o->duration : 0;
+	double end = o->duration > 0 ? clock__mono_s() + o->duration : 0;
 	int64_t start = realtime_ns(), next = next_boundary(c, start), now, len;
 	struct aggr_totals t;
 	int wait_ms, err = 0;
 
 	len = (int64_t)o->interval * NSEC;
-	while (!err && !*o->exiting && !(end && session_now() >= end)) {
+	while (!err && !*o->exiting && !(end && clock__mono_s() >= end)) {
 		if (o->reopen && *o->reopen) {
 			*o->reopen = 0;
 			if (o->verbose)
@@ -475,8 +476,8 @@ static int loop(struct cont *c)
 			continue;
 		}
 		wait_ms = (next - now) / 1000000 + 1;
-		if (end && (end - session_now()) * 1000 < wait_ms)
-			wait_ms = (int)((end - session_now()) * 1000) + 1;
+		if (end && (end - clock__mono_s()) * 1000 < wait_ms)
+			wait_ms = (int)((end - clock__mono_s()) * 1000) + 1;
 		err = session__poll(c->s, wait_ms < POLL_MS ? wait_ms : POLL_MS);
 		if (err == -EINTR || err > 0)
 			err = 0;

@@ -20,6 +20,8 @@
 #include "output/flamegraph_js.h"
 #include "output/outfile.h"
 #include "profile/stackwalk.h"
+#include "util/vec.h"
+#include "util/utf8.h"
 
 #define FONT_SIZE 12
 #define FRAME_H 16 /* frame height, gap included */
@@ -65,49 +67,6 @@ struct writer {
 };
 
 /* ---- collecting lines ------------------------------------------------------------ */
-
-static int reserve(struct writer *w, size_t more)
-{
-	size_t cap;
-	char *p;
-
-	if (w->len + more <= w->cap)
-		return 0;
-	cap = w->cap ? w->cap * 2 : 1 << 16;
-	while (cap < w->len + more)
-		cap *= 2;
-	p = realloc(w->pool, cap);
-	if (!p)
-		return -ENOMEM;
-	w->pool = p;
-	w->cap = cap;
-	return 0;
-}
-
-/* Length of the valid UTF-8 sequence at s (XML rejects anything else), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 /*
  * Tag and name, sanitized as folded.c does (';' -> ':', control -> '_', so no
  * SEP inside), then suffix.
@@ -117,14 +76,14 @@ static int put_frame(struct writer *w, char tag, const char *name, const char *s
 	size_t n = strlen(name), ns = strlen(suffix), i, k;
 	char *d;
 
-	if (reserve(w, n + ns + 2))
+	if (VEC_RESERVE(w->pool, w->cap, w->len + (n + ns + 2), 1 << 16))
 		return -ENOMEM;
 	d = w->pool + w->len;
 	*d++ = tag;
 	for (i = 0; i < n; i += k) {
 		unsigned char c = name[i];
 
-		k = utf8_len((const unsigned char *)name + i);
+		k = utf8__seq_len((const unsigned char *)name + i);
 		if (k > 1) {
 			memcpy(d, name + i, k);
 			d += k;
@@ -170,15 +129,8 @@ static int add_stack(const struct sw_stack *st, void *ctx)
 	if (err)
 		return err;
 	w->pool[w->len - 1] = '\0'; /* the last SEP ends the line */
-	if (w->nlines == w->lines_cap) {
-		size_t cap = w->lines_cap ? w->lines_cap * 2 : 4096;
-		struct line *l = realloc(w->lines, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		w->lines = l;
-		w->lines_cap = cap;
-	}
+	if (VEC_RESERVE(w->lines, w->lines_cap, w->nlines + 1, 4096))
+		return -ENOMEM;
 	w->lines[w->nlines++] = (struct line){ start, value };
 	w->total += value;
 	if (st->nr_frames > w->max_depth)
@@ -308,8 +260,8 @@ static double frame_y(const struct writer *w, unsigned depth)
 }
 
 /* One frame: tooltip, box, label. tagged = tag then name, n bytes. */
-static void put_box(struct writer *w, const char *tagged, size_t n, unsigned depth,
-		    uint64_t start, uint64_t end)
+static void put_box(struct writer *w, const char *tagged, size_t n, unsigned depth, uint64_t start,
+		    uint64_t end)
 {
 	double x = PAD + start * w->scale, width = (end - start) * w->scale;
 	double y = frame_y(w, depth);
@@ -326,8 +278,9 @@ static void put_box(struct writer *w, const char *tagged, size_t n, unsigned dep
 	put_count(w->f, end - start);
 	fputc(' ', w->f);
 	put_xml(w->f, w->opts.unit, strlen(w->opts.unit));
-	fprintf(w->f, ", %.2f%%)</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
-		      "height=\"%d\" fill=\"",
+	fprintf(w->f,
+		", %.2f%%)</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
+		"height=\"%d\" fill=\"",
 		100.0 * (end - start) / w->total, x, y, width, FRAME_H - 1);
 	put_fill(w->f, tagged[0], name, n);
 	fprintf(w->f, "\" rx=\"2\" ry=\"2\"/><text x=\"%.3f\" y=\"%.1f\">", x + 3, y + 11.5);
@@ -415,11 +368,12 @@ static void put_header(struct writer *w, unsigned width, unsigned height)
 	fprintf(w->f, "</text>\n<text id=\"subtitle\" x=\"%.1f\" y=\"43\">", mid);
 	if (w->opts.subtitle)
 		put_xml(w->f, w->opts.subtitle, strlen(w->opts.subtitle));
-	fprintf(w->f, "</text>\n"
-		      "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"66\">Reset Zoom</text>\n"
-		      "<text id=\"search\" class=\"button\" x=\"%d\" y=\"66\">Search</text>\n"
-		      "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
-		      "<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n",
+	fprintf(w->f,
+		"</text>\n"
+		"<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"66\">Reset Zoom</text>\n"
+		"<text id=\"search\" class=\"button\" x=\"%d\" y=\"66\">Search</text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n",
 		PAD, width - PAD, PAD, height - 10, width - PAD, height - 10);
 	put_legend(w, mid - 170, "uuser", "user");
 	put_legend(w, mid - 100, "kkernel", "kernel");

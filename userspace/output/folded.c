@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "output/outfile.h"
 #include "profile/stackwalk.h"
+#include "util/vec.h"
 
 struct line {
 	size_t off; /* in pool */
@@ -30,27 +31,9 @@ struct writer {
 	size_t line_start;
 };
 
-static int reserve(struct writer *w, size_t more)
-{
-	size_t cap;
-	char *p;
-
-	if (w->len + more <= w->cap)
-		return 0;
-	cap = w->cap ? w->cap * 2 : 1 << 16;
-	while (cap < w->len + more)
-		cap *= 2;
-	p = realloc(w->pool, cap);
-	if (!p)
-		return -ENOMEM;
-	w->pool = p;
-	w->cap = cap;
-	return 0;
-}
-
 static int put(struct writer *w, const char *s, size_t n)
 {
-	if (reserve(w, n))
+	if (VEC_RESERVE(w->pool, w->cap, w->len + n, 1 << 16))
 		return -ENOMEM;
 	memcpy(w->pool + w->len, s, n);
 	w->len += n;
@@ -70,7 +53,7 @@ static int put_name(struct writer *w, const char *s)
 
 	if (!n)
 		return put_str(w, "[unknown]");
-	if (reserve(w, n))
+	if (VEC_RESERVE(w->pool, w->cap, w->len + n, 1 << 16))
 		return -ENOMEM;
 	d = w->pool + w->len;
 	for (i = 0; i < n; i++) {
@@ -84,15 +67,8 @@ static int put_name(struct writer *w, const char *s)
 
 static int add_line(struct writer *w, uint64_t count)
 {
-	if (w->nlines == w->lines_cap) {
-		size_t cap = w->lines_cap ? w->lines_cap * 2 : 4096;
-		struct line *l = realloc(w->lines, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		w->lines = l;
-		w->lines_cap = cap;
-	}
+	if (VEC_RESERVE(w->lines, w->lines_cap, w->nlines + 1, 4096))
+		return -ENOMEM;
 	w->lines[w->nlines++] = (struct line){ w->line_start, count };
 	return put(w, "", 1);
 }
@@ -150,8 +126,8 @@ static int emit(struct writer *w, FILE *f)
 	return 0;
 }
 
-int folded__write_file(const struct aggregator *a, struct symbolizer *sym,
-		       const struct ksyms *ks, const struct folded_opts *opts, FILE *f)
+int folded__write_file(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+		       const struct folded_opts *opts, FILE *f)
 {
 	struct writer w = {};
 	int err;

@@ -17,6 +17,8 @@
 #include "output/pprof.h"
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
+#include "util/utf8.h"
+#include "util/vec.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
 typedef Perftools__Profiles__ValueType PbValueType;
@@ -142,20 +144,14 @@ struct builder {
 	char kernel_build_id[MAPINFO_BUILD_ID_HEX];
 };
 
-/* Grow *arr (elements of size sz) to hold one more than *n. */
+/* Grow *arr (elements of size sz) to hold one more than *n; new slots zeroed. */
 static int grow(void *arr, size_t *cap, size_t n, size_t sz)
 {
-	size_t c = *cap ? *cap * 2 : 256;
-	void *p;
+	size_t old = *cap;
 
-	if (n < *cap)
-		return 0;
-	p = realloc(*(void **)arr, c * sz);
-	if (!p)
+	if (vec__reserve(arr, cap, n + 1, sz, 256))
 		return -ENOMEM;
-	memset((char *)p + *cap * sz, 0, (c - *cap) * sz);
-	*(void **)arr = p;
-	*cap = c;
+	memset(*(char **)arr + old * sz, 0, (*cap - old) * sz);
 	return 0;
 }
 
@@ -174,32 +170,6 @@ static bool str_eq(const struct builder *b, uint32_t idx, const void *key)
 {
 	return strcmp(b->strs[idx], key) == 0;
 }
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* No overlong forms, surrogates or code points past U+10FFFF. */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 /*
  * Protobuf strings must be UTF-8: a copy of s with invalid bytes as '?', and
  * control characters as '_' as in the folded output (pprof prints names in
@@ -211,7 +181,7 @@ static char *utf8_dup(const char *s)
 	size_t i, n;
 
 	for (i = 0; d && d[i]; i += n) {
-		n = utf8_len((unsigned char *)d + i);
+		n = utf8__seq_len((unsigned char *)d + i);
 		if (!n)
 			d[i] = '?';
 		else if (n == 1 && ((unsigned char)d[i] < 0x20 || d[i] == 0x7f))
@@ -252,8 +222,7 @@ static bool func_eq(const struct builder *b, uint32_t idx, const void *key)
 {
 	const PbFunction *f = &b->funcs[idx], *k = key;
 
-	return f->name == k->name && f->system_name == k->system_name &&
-	       f->filename == k->filename;
+	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
 }
 
 /* Function id (1-based) for a name in a file; negative errno. */
@@ -289,10 +258,10 @@ static bool map_eq(const struct builder *b, uint32_t idx, const void *key)
 
 	if (m->synthetic != k->synthetic || m->pb.filename != k->pb.filename)
 		return false;
-	return m->synthetic || (m->pb.memory_start == k->pb.memory_start &&
-				m->pb.memory_limit == k->pb.memory_limit &&
-				m->pb.file_offset == k->pb.file_offset &&
-				m->pb.build_id == k->pb.build_id);
+	return m->synthetic ||
+	       (m->pb.memory_start == k->pb.memory_start &&
+		m->pb.memory_limit == k->pb.memory_limit &&
+		m->pb.file_offset == k->pb.file_offset && m->pb.build_id == k->pb.build_id);
 }
 
 /* Mapping id (1-based) for key (filled but for id); negative errno. */
@@ -444,7 +413,8 @@ static bool frame_eq(const struct builder *b, uint32_t idx, const void *key)
  */
 static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame *f)
 {
-	struct frame_key key = { .addr = f->addr, .pid = f->kind == SW_KERNEL ? 0 : pid,
+	struct frame_key key = { .addr = f->addr,
+				 .pid = f->kind == SW_KERNEL ? 0 : pid,
 				 .kind = f->kind };
 	uint64_t h = mix(mix(mix(4, key.addr), key.pid), key.kind);
 	struct slot *sl = index_find(&b->frame_ix, h, frame_eq, b, &key);
@@ -607,8 +577,7 @@ static int write_gzip(const PbProfile *p, FILE *f)
 	 * windowBits 15 + 16: a gzip header and trailer instead of zlib's. Fastest
 	 * level, as Go's profiles: location ids compress little at any level.
 	 */
-	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(g);
 		return -ENOMEM;
 	}
@@ -752,8 +721,8 @@ static void builder__free(struct builder *b)
 	mapinfo__free(b->mi);
 }
 
-int pprof__write_file(const struct aggregator *a, struct symbolizer *sym,
-		      const struct ksyms *ks, const struct pprof_opts *opts, FILE *f)
+int pprof__write_file(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+		      const struct pprof_opts *opts, FILE *f)
 {
 	struct builder b = {};
 	int err;

@@ -22,6 +22,7 @@
 #include "output/push.h"
 #include "output/spool.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 #define DEFAULT_TIMEOUT 10.0
 #define DEFAULT_BACKOFF_MIN 1.0
@@ -57,14 +58,6 @@ struct pusher {
 	struct push_stats st;
 	atomic_llong abort_at_ms; /* the request in flight gives up then; 0: never */
 };
-
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---- Pyroscope's syntax ---------------------------------------------------------- */
 
@@ -218,7 +211,7 @@ static int check_abort(void *ctx, curl_off_t dlt, curl_off_t dln, curl_off_t ult
 	long long at = atomic_load(&p->abort_at_ms);
 
 	(void)dlt, (void)dln, (void)ult, (void)uln;
-	return at && now_mono() * 1000 >= at;
+	return at && clock__mono_s() * 1000 >= at;
 }
 
 static int setup_curl(struct pusher *p)
@@ -389,14 +382,14 @@ static void account(struct pusher *p, const struct spool_entry *e, enum outcome 
 	delay = jitter(p, p->backoff);
 	/* Once per outage, again when the reason changes, and now and then. */
 	if (!p->failing++ || p->opts.verbose || strcmp(p->last_error, p->warned_error) ||
-	    now_mono() - p->warned_at >= REMIND_SECS) {
+	    clock__mono_s() - p->warned_at >= REMIND_SECS) {
 		pr_warn("push: cannot deliver to %s: %s; profiles stay in %s, retrying "
 			"with backoff (up to %gs)",
 			p->url_redacted, p->last_error, spool__path(p->sp), p->opts.backoff_max);
-		p->warned_at = now_mono();
+		p->warned_at = clock__mono_s();
 		snprintf(p->warned_error, sizeof(p->warned_error), "%s", p->last_error);
 	}
-	p->retry_at = now_mono() + delay;
+	p->retry_at = clock__mono_s() + delay;
 	p->backoff = p->backoff * 2 < p->opts.backoff_max ? p->backoff * 2 : p->opts.backoff_max;
 }
 
@@ -416,7 +409,7 @@ static void wait_until(struct pusher *p, double when)
 /* With the lock held: false once the sender should stop; else whether to send now. */
 static bool next_step(struct pusher *p, bool *send)
 {
-	double now = now_mono();
+	double now = clock__mono_s();
 
 	*send = false;
 	if (p->stopping && now >= p->deadline)
@@ -535,7 +528,7 @@ struct pusher *pusher__start(struct spool *sp, const struct push_opts *opts)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* backoff ignores clock steps */
 	pthread_cond_init(&p->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	p->rng = (uint64_t)now_mono() * 1000003 ^ (uint64_t)getpid() << 20 ^ 0x9e3779b97f4a7c15ULL;
+	p->rng = (uint64_t)clock__mono_s() * 1000003 ^ (uint64_t)getpid() << 20 ^ 0x9e3779b97f4a7c15ULL;
 	err = check_opts(p);
 	p->backoff = p->opts.backoff_min;
 	if (!err)
@@ -562,7 +555,7 @@ unsigned pusher__stop(struct pusher *p, double timeout)
 	if (p->started && !p->stopped) {
 		pthread_mutex_lock(&p->lock);
 		p->stopping = true;
-		p->deadline = now_mono() + timeout;
+		p->deadline = clock__mono_s() + timeout;
 		/* One more try at once: the last interval deserves a chance. */
 		p->retry_at = 0;
 		atomic_store(&p->abort_at_ms, (long long)(p->deadline * 1000) + 1);

@@ -18,6 +18,7 @@
 #include "output/atomicfile.h"
 #include "output/spool.h"
 #include "util/log.h"
+#include "util/vec.h"
 
 #define SUFFIX ".pb.gz"
 #define MAX_SEQ 1000
@@ -84,17 +85,8 @@ static int entry_cmp(const void *a, const void *b)
 
 static int push_entry(struct spool *sp, const struct spool_entry *e)
 {
-	struct spool_entry *p;
-	size_t cap;
-
-	if (sp->n == sp->cap) {
-		cap = sp->cap ? sp->cap * 2 : 64;
-		p = realloc(sp->ents, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		sp->ents = p;
-		sp->cap = cap;
-	}
+	if (VEC_RESERVE(sp->ents, sp->cap, sp->n + 1, 64))
+		return -ENOMEM;
 	sp->ents[sp->n++] = *e;
 	sp->st.files++;
 	sp->st.bytes += e->size;

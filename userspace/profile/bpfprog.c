@@ -10,6 +10,7 @@
 
 #include "profile/bpfprog.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 #define VERIFIER_LOG_SIZE (64u << 10)
 
@@ -128,17 +129,9 @@ struct ring_buffer *bpfprog__ring_new(int map_fd, ring_buffer_sample_fn fn, void
 	return rb;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
 {
-	long long end = timeout_ms > 0 ? mono_ms() + timeout_ms : 0, left;
+	long long end = timeout_ms > 0 ? clock__mono_ms() + timeout_ms : 0, left;
 	int n, m, wait = timeout_ms;
 
 	for (;;) {
@@ -153,7 +146,7 @@ int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
 		if (n + m || !timeout_ms)
 			return n + m;
 		if (timeout_ms > 0) {
-			left = end - mono_ms();
+			left = end - clock__mono_ms();
 			if (left <= 0)
 				return 0;
 			wait = (int)left;

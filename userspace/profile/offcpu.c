@@ -84,14 +84,6 @@ int offcpu__parse_states(const char *list, __u32 *mask)
 	return *mask ? 0 : -EINVAL;
 }
 
-__u64 offcpu__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static int check_opts(const struct offcpu_opts *o)
 {
 	int err;

@@ -94,9 +94,6 @@ int offcpu__prog_fd(const struct offcpu *o); /* the sched_switch program */
 /* Detaches and frees everything; NULL is fine. */
 void offcpu__free(struct offcpu *o);
 
-/* CLOCK_MONOTONIC in ns: bpf_ktime_get_ns()'s clock. */
-__u64 offcpu__now_ns(void);
-
 /* "running", "sleeping", "disk", "other". */
 const char *offcpu__state_name(enum sfbpf_offcpu_state state);
 /* "switches", "blocks", "map-full", ... */

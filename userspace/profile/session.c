@@ -13,6 +13,7 @@
 
 #include "profile/session.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 #define PID_BITMAP_BITS (1u << 22) /* pid_max upper bound */
 #define NSEC_PER_SEC 1000000000ULL
@@ -24,14 +25,6 @@
 /* Poll timeout cap while work is queued, so that it is done promptly. */
 #define BUSY_POLL_MS 10
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
-
-double session_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static bool bit_test(const uint8_t *bitmap, uint32_t pid)
 {
@@ -48,14 +41,6 @@ static void bit_set(uint8_t *bitmap, uint32_t pid, bool on)
 		bitmap[i / 8] |= 1u << (i % 8);
 	else
 		bitmap[i / 8] &= ~(1u << (i % 8));
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 /* Bookkeeping every sample needs before it is aggregated. */
@@ -373,17 +358,17 @@ static void wait_tables(struct session *s, uint64_t mark)
 	int wait_ms = s->opts.table_wait_ms ? s->opts.table_wait_ms : DEFAULT_TABLE_WAIT_MS;
 
 	if (wait_ms > 0 && !s->opts.nr_pids)
-		end = mono_ns() + wait_ms * NSEC_PER_MSEC;
+		end = clock__mono_ns() + wait_ms * NSEC_PER_MSEC;
 	s->opts.progress = s->opts.progress && isatty(STDERR_FILENO);
 	/*
 	 * Only the builds the scan started: on a machine that keeps starting
 	 * processes, the exec refreshes would otherwise keep us here until the cap.
 	 */
-	while (tables__pending_at(s->tables, mark) && (!end || mono_ns() < end) &&
+	while (tables__pending_at(s->tables, mark) && (!end || clock__mono_ns() < end) &&
 	       !(s->opts.stop && *s->opts.stop)) {
 		profile__poll(s->prof, BUSY_POLL_MS);
 		housekeeping(s);
-		now = mono_ns();
+		now = clock__mono_ns();
 		if (now >= next) {
 			progress(s, false);
 			next = now + PROGRESS_EVERY_NS;
@@ -409,7 +394,7 @@ static bool scan_wanted(void *ctx, int pid)
 static int load_targets(struct session *s)
 {
 	int i, err, fd = profile__target_pids_fd(s->prof);
-	double start = session_now();
+	double start = clock__mono_s();
 	__u8 one = 1;
 
 	/* The filter first: the lifecycle programs only report the targets. */
@@ -440,7 +425,7 @@ static int load_targets(struct session *s)
 		}
 	}
 	wait_tables(s, tables__mark(s->tables));
-	pr_info("tables loaded in %.2f s", session_now() - start);
+	pr_info("tables loaded in %.2f s", clock__mono_s() - start);
 	return 0;
 }
 
@@ -461,7 +446,7 @@ static int attach(struct session *s)
 	}
 	if (s->off) {
 		/* Before attaching: every period recorded starts inside the window. */
-		s->attach_ns = offcpu__now_ns();
+		s->attach_ns = clock__mono_ns();
 		err = offcpu__attach(s->off);
 		if (err) {
 			pr_warn("cannot trace context switches: %s", strerror(-err));
@@ -479,7 +464,7 @@ int session__open(struct session *s, const struct session_opts *opts)
 	memset(s, 0, sizeof(*s));
 	s->opts = *opts;
 	s->cpu = !opts->off_cpu || opts->on_off;
-	s->start_time = session_now();
+	s->start_time = clock__mono_s();
 	s->agg = aggregator__new();
 	s->sym = symbolizer__new();
 	s->ksyms = ksyms__new(); /* NULL is fine: kernel frames stay addresses */
@@ -504,7 +489,7 @@ int session__open(struct session *s, const struct session_opts *opts)
 		err = load_targets(s);
 	if (!err)
 		err = attach(s);
-	s->attach_time = session_now();
+	s->attach_time = clock__mono_s();
 	return err;
 }
 
@@ -540,7 +525,7 @@ void session__stop(struct session *s)
 	if (s->off && !s->stopped) {
 		/* Detached first: whatever is left in the map was off-CPU at the end. */
 		offcpu__detach(s->off);
-		s->end_ns = offcpu__now_ns();
+		s->end_ns = clock__mono_ns();
 		offcpu__poll(s->off, 0);
 		offcpu__for_each_blocked(s->off, s->end_ns, on_blocked_at_end, s);
 	}

@@ -146,7 +146,4 @@ void session__print_stats(struct session *s, FILE *f);
 /* Off-CPU modes: time per thread state (and on-CPU), for people. */
 void session__print_offcpu_summary(struct session *s, FILE *f);
 
-/* Seconds since CLOCK_MONOTONIC's origin. */
-double session_now(void);
-
 #endif /* SFBPF_SESSION_H */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "profile/session.h"
+#include "util/clock.h"
 
 /* Resident memory of this process (second field of /proc/self/statm, in pages). */
 static uint64_t rss_bytes(void)
@@ -43,7 +44,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->oncpu_ns = s->oncpu_ns;
 	out->at_end = s->at_end;
 	if (s->attach_ns)
-		out->window_ns = (s->end_ns ? s->end_ns : offcpu__now_ns()) - s->attach_ns;
+		out->window_ns = (s->end_ns ? s->end_ns : clock__mono_ns()) - s->attach_ns;
 	out->received = s->received;
 	if (s->tables)
 		tables__stats(s->tables, &out->tables);

@@ -10,6 +10,7 @@
 #include "top/batch.h"
 #include "profile/session.h"
 #include "top/topview.h"
+#include "util/clock.h"
 
 #define POLL_MS 100 /* longest wait in the ring buffer: bounds the lateness of a table */
 
@@ -102,7 +103,7 @@ int batch__run(struct session *s, const struct batch_opts *o, FILE *out)
 				      /* off-CPU: rows are µs of blocked time */
 				      .weight = s->opts.off_cpu || s->opts.on_off };
 	struct topview *tv = topview__new(&topts, s->sym, s->ksyms);
-	double start = session_now(), next = start + o->interval, now, wait;
+	double start = clock__mono_s(), next = start + o->interval, now, wait;
 	double end = o->duration > 0 ? start + o->duration : 0;
 	struct topview_status prev, last;
 	int err = 0;
@@ -111,7 +112,7 @@ int batch__run(struct session *s, const struct batch_opts *o, FILE *out)
 		return -errno;
 	topview_status__read(s, &prev);
 	while (!*o->stop && !err) {
-		now = session_now();
+		now = clock__mono_s();
 		if (end && now >= end)
 			break;
 		if (now >= next) {

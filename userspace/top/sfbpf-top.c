@@ -25,6 +25,7 @@
 #include "top/topview.h"
 #include "top/tui.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 #define MAX_TARGETS SESSION_MAX_PIDS
 
@@ -408,14 +409,14 @@ static void setup_signals(void)
 
 static int run_quiet(struct session *s)
 {
-	double now = session_now(), end = env.duration > 0 ? now + env.duration : 0;
+	double now = clock__mono_s(), end = env.duration > 0 ? now + env.duration : 0;
 	double next_stats = now + env.interval;
 	int err;
 
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "sfbpf-top: sampling at %lu Hz%s... Ctrl-C to end\n", env.freq,
 			env.nr_pids ? "" : " system-wide");
-	for (; !exiting && (!end || now < end); now = session_now()) {
+	for (; !exiting && (!end || now < end); now = clock__mono_s()) {
 		if (env.stats && env.interval_set && now >= next_stats) {
 			session__print_stats(s, stderr);
 			next_stats += env.interval;
@@ -563,7 +564,7 @@ int main(int argc, char **argv)
 		session__print_stats(&sess, stderr);
 	if (env.off_cpu)
 		session__print_offcpu_summary(&sess, stderr);
-	outs.duration_s = session_now() - sess.attach_time;
+	outs.duration_s = clock__mono_s() - sess.attach_time;
 	ferr = outputs__write(&sess, &outs);
 	err = err ? err : ferr;
 cleanup:

@@ -160,7 +160,7 @@ int topview__tree(struct topview *tv, uint32_t id, enum topview_dir dir,
 
 /* The header's figures, from a session's counters. */
 struct topview_status {
-	double time; /* session_now() when read */
+	double time; /* clock__mono_s() when read */
 	uint64_t received, emitted, drops, invalid;
 	uint64_t user_stacks; /* emitted stacks that had a user part to unwind */
 	uint64_t outermost; /* of those, unwound to their outermost frame */

@@ -8,6 +8,7 @@
 #include "profile/aggregate.h"
 #include "profile/session.h"
 #include "top/topview.h"
+#include "util/clock.h"
 
 /* ---- header figures ---- */
 
@@ -23,7 +24,7 @@ void topview_status__read(struct session *s, struct topview_status *o)
 	memset(o, 0, sizeof(*o));
 	session__stats(s, &st);
 	stop = st.bpf + SFBPF_STAT_STOP_BASE;
-	o->time = session_now();
+	o->time = clock__mono_s();
 	o->received = st.received;
 	o->emitted = st.bpf[SFBPF_STAT_EMITTED];
 	o->drops = st.bpf[SFBPF_STAT_RB_DROPS];

@@ -21,6 +21,7 @@
 #include "top/topview.h"
 #include "top/tui.h"
 #include "top/tuipages.h"
+#include "util/clock.h"
 
 #define POLL_MS 50 /* longest wait for samples: bounds the key latency */
 #define MAX_PIDS 32
@@ -93,7 +94,7 @@ static void message(struct tui *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->message, sizeof(t->message), fmt, ap);
 	va_end(ap);
-	t->message_until = session_now() + MESSAGE_SECS;
+	t->message_until = clock__mono_s() + MESSAGE_SECS;
 }
 
 /* ---- stderr: kept off the screen, shown on the status line, replayed at exit ---- */
@@ -447,7 +448,7 @@ static void draw_status(struct tui *t)
 		return;
 	}
 	curs_set(0);
-	if (t->message[0] && session_now() < t->message_until) {
+	if (t->message[0] && clock__mono_s() < t->message_until) {
 		attron(A_BOLD);
 		put("%s", t->message);
 		attroff(A_BOLD);
@@ -722,13 +723,13 @@ static int start_screen(SCREEN **screen)
 
 static int loop(struct tui *t)
 {
-	double end = t->o->duration > 0 ? session_now() + t->o->duration : 0, now, wait;
+	double end = t->o->duration > 0 ? clock__mono_s() + t->o->duration : 0, now, wait;
 	bool dirty = true;
 	int ch, err;
 
-	t->next_refresh = session_now() + t->o->interval;
+	t->next_refresh = clock__mono_s() + t->o->interval;
 	while (!t->quit && !*t->o->stop) {
-		now = session_now();
+		now = clock__mono_s();
 		if (end && now >= end)
 			break;
 		if (now >= t->next_refresh) {

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The monotonic clock, in the units callers want. Intervals, timeouts and
+ * ages are measured on it: wall-clock steps (NTP, an operator) must not
+ * stretch or shrink them.
+ */
+#ifndef SFBPF_UTIL_CLOCK_H
+#define SFBPF_UTIL_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t clock__mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline int64_t clock__mono_ms(void)
+{
+	return (int64_t)(clock__mono_ns() / 1000000);
+}
+
+static inline double clock__mono_s(void)
+{
+	return (double)clock__mono_ns() / 1e9;
+}
+
+#endif /* SFBPF_UTIL_CLOCK_H */
