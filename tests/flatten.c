@@ -4,7 +4,13 @@
  * row the flattened table finds (with the same page-index + binary search the
  * BPF unwinder does) must carry the rule of the FRE the decoder finds; PCs
  * covered by no FDE must land on a gap row or on nothing.
- * Usage: flatten ELF...   Prints PASS/FAIL lines.
+ *
+ * --built checks exact rows of built sections with what gas emits and the
+ * decoder alone cannot show right: FREs sharing a start (the later wins), an
+ * FRE at the function's end (no row past the function), V1/V2 FDEs without
+ * FREs (gaps, not outermost frames) and reserved-type FDEs (gaps).
+ * --rows ELF prints one line per row, "pc rule", for scripts.
+ * Usage: flatten [--built] [--rows ELF] ELF...   Prints PASS/FAIL lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +18,7 @@
 
 #include "tables/flatten.h"
 #include "sframe/sframe_elf.h"
+#include "sframe_builder.h"
 
 static int expect_reg(const struct sframe_rule *r)
 {
@@ -132,11 +139,232 @@ cleanup:
 	return ret;
 }
 
+/* A row's rule as text: "gap", "outermost", "unsupported" or "sp+16 fp=c-16". */
+static void rule_str(const struct sfbpf_rule *r, char *buf, size_t len)
+{
+	static const char *const regs[] = { "sp", "fp", "ra", "reg" };
+	int n;
+
+	if (r->flags & SFBPF_RULE_UNSUPPORTED) {
+		snprintf(buf, len, "unsupported");
+		return;
+	}
+	if (r->flags & SFBPF_RULE_GAP) {
+		snprintf(buf, len, "gap");
+		return;
+	}
+	if (r->ra_loc == SFBPF_LOC_UNDEFINED) {
+		snprintf(buf, len, "outermost");
+		return;
+	}
+	n = snprintf(buf, len, "%s%+d", regs[r->cfa_reg & 3], r->cfa_off);
+	if (r->fp_loc == SFBPF_LOC_CFA && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " fp=c%+d", r->fp_off);
+}
+
+/* The table's rows as "pc:rule;" text. */
+static void rows_str(const struct flat_table *t, char *buf, size_t len)
+{
+	size_t n = 0;
+	char rule[64];
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < t->nr_rows && n < len; i++) {
+		rule_str(&t->rules[t->rows[i].rule], rule, sizeof(rule));
+		n += snprintf(buf + n, len - n, "%#x:%s;", t->rows[i].pc_off, rule);
+	}
+}
+
+#define BUILT_ADDR 0x10000
+
+struct built_case {
+	const char *name;
+	uint8_t version;
+	void (*build)(struct sfb_sect *s);
+	const char *want; /* rows_str() of the flattened table */
+};
+
+/*
+ * AMD64 (RA at CFA-8): f at 0xf000, 0x20 bytes: sp+8; at 1 sp+16, then at 1
+ * again sp+16 with FP saved (a zero-byte .p2align between two CFI
+ * directives); fp+16 at 4; sp+8 at 0x20, the end (CFI after the last
+ * instruction). g right behind at 0xf020 says nothing before 2, so the end
+ * FRE must not leak into it; h at 0xf040 starts with a duplicate pair.
+ */
+static void build_gas_orders(struct sfb_sect *s)
+{
+	struct sfb_func *fn = sfb_add_func(s, -0x1000, 0x20, SFRAME_FRE_TYPE_ADDR1);
+
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	sfb_add_fre(fn, 1, SFB_SP, SFB_W1, 1, (int32_t[]){ 16 });
+	sfb_add_fre(fn, 1, SFB_SP, SFB_W1, 2, (int32_t[]){ 16, -16 });
+	sfb_add_fre(fn, 4, SFB_FP, SFB_W1, 2, (int32_t[]){ 16, -16 });
+	sfb_add_fre(fn, 0x20, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	fn = sfb_add_func(s, -0xfe0, 0x10, SFRAME_FRE_TYPE_ADDR1);
+	sfb_add_fre(fn, 2, SFB_SP, SFB_W1, 1, (int32_t[]){ 24 });
+	sfb_add_fre(fn, 0x10, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	fn = sfb_add_func(s, -0xfc0, 0x10, SFRAME_FRE_TYPE_ADDR1);
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 32 });
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	sfb_add_fre(fn, 8, SFB_SP, SFB_W1, 1, (int32_t[]){ 16 });
+	sfb_add_fre(fn, 8, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+}
+
+#define GAS_ORDERS_ROWS                                                                   \
+	"0xf000:sp+8;0xf001:sp+16 fp=c-16;0xf004:fp+16 fp=c-16;0xf020:gap;0xf022:sp+24;" \
+	"0xf030:gap;0xf040:sp+8;0xf050:gap;"
+
+/* Functions without FREs between two with: V1/V2 gaps, V3 outermost. */
+static void build_no_fres(struct sfb_sect *s)
+{
+	struct sfb_func *fn = sfb_add_func(s, -0x1000, 0x10, SFRAME_FRE_TYPE_ADDR1);
+
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	sfb_add_func(s, -0xff0, 0x10, SFRAME_FRE_TYPE_ADDR1);
+	fn = sfb_add_func(s, -0xfe0, 0x10, SFRAME_FRE_TYPE_ADDR1);
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 16 });
+}
+
+/* The middle function has a reserved FRE type (V1-V3) or FDE type (V3): a gap. */
+static void build_reserved_fre_type(struct sfb_sect *s)
+{
+	struct sfb_func *fn;
+
+	build_no_fres(s);
+	fn = &s->funcs[1];
+	fn->fre_type = 7;
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 32 });
+}
+
+static void build_reserved_fde_type(struct sfb_sect *s)
+{
+	build_reserved_fre_type(s);
+	s->funcs[1].fre_type = SFRAME_FRE_TYPE_ADDR1;
+	s->funcs[1].info2 = 9;
+}
+
+/* A PLT-like PCMASK FDE whose last FRE starts at the block's end: it covers nothing. */
+static void build_mask_end(struct sfb_sect *s)
+{
+	struct sfb_func *fn = sfb_add_func(s, -0x1000, 0x20, SFRAME_FRE_TYPE_ADDR1);
+
+	fn->pctype = SFRAME_FDE_PCTYPE_MASK;
+	fn->rep_size = 16;
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	sfb_add_fre(fn, 6, SFB_SP, SFB_W1, 1, (int32_t[]){ 16 });
+	sfb_add_fre(fn, 16, SFB_SP, SFB_W1, 1, (int32_t[]){ 24 });
+}
+
+#define NO_FRES_GAP "0xf000:sp+8;0xf010:gap;0xf020:sp+16;0xf030:gap;"
+
+static const struct built_case built_cases[] = {
+	{ "v1 gas orders", 1, build_gas_orders, GAS_ORDERS_ROWS },
+	{ "v2 gas orders", 2, build_gas_orders, GAS_ORDERS_ROWS },
+	{ "v3 gas orders", 3, build_gas_orders, GAS_ORDERS_ROWS },
+	{ "v1 FDE without FREs", 1, build_no_fres, NO_FRES_GAP },
+	{ "v2 FDE without FREs", 2, build_no_fres, NO_FRES_GAP },
+	{ "v3 FDE without FREs", 3, build_no_fres,
+	  "0xf000:sp+8;0xf010:outermost;0xf020:sp+16;0xf030:gap;" },
+	{ "v1 reserved FRE type", 1, build_reserved_fre_type, NO_FRES_GAP },
+	{ "v2 reserved FRE type", 2, build_reserved_fre_type, NO_FRES_GAP },
+	{ "v3 reserved FRE type", 3, build_reserved_fre_type, NO_FRES_GAP },
+	{ "v3 reserved FDE type", 3, build_reserved_fde_type, NO_FRES_GAP },
+	{ "v2 PCMASK FRE at the block end", 2, build_mask_end,
+	  "0xf000:sp+8;0xf006:sp+16;0xf010:sp+8;0xf016:sp+16;0xf020:gap;" },
+	{ "v3 PCMASK FRE at the block end", 3, build_mask_end,
+	  "0xf000:sp+8;0xf006:sp+16;0xf010:sp+8;0xf016:sp+16;0xf020:gap;" },
+};
+
+static int check_built(const struct built_case *c)
+{
+	static struct sfb_sect s;
+	static struct sfb_out o;
+	struct sframe_decoder *d = NULL;
+	struct flat_table *t = NULL;
+	struct sframe_error err;
+	uint32_t reserved = 0;
+	char got[1024];
+	int ret = -1;
+
+	s = (struct sfb_sect){ .version = c->version,
+			       .flags = SFRAME_F_FDE_SORTED |
+					(c->version == 3 ? SFRAME_F_FDE_FUNC_START_PCREL : 0),
+			       .abi = SFRAME_ABI_AMD64_ENDIAN_LITTLE,
+			       .fixed_ra = -8 };
+	c->build(&s);
+	for (uint32_t i = 0; i < s.nfuncs; i++)
+		reserved += sfb_reserved(&s, &s.funcs[i]) != SFRAME_FDE_OK;
+	if (sfb_build(&s, &o)) {
+		printf("FAIL: flatten built %s: builder overflow\n", c->name);
+		return -1;
+	}
+	if (sframe_decoder__new(o.buf, o.size, BUILT_ADDR, &d, &err)) {
+		printf("FAIL: flatten built %s: decoder rejects it: %s: %s\n", c->name,
+		       sframe_errcode__name(err.code), err.msg);
+		return -1;
+	}
+	if (flat_table__from_sframe(d, &t)) {
+		printf("FAIL: flatten built %s: flatten failed\n", c->name);
+		goto out;
+	}
+	rows_str(t, got, sizeof(got));
+	if (strcmp(got, c->want))
+		printf("FAIL: flatten built %s: rows %s, want %s\n", c->name, got, c->want);
+	else if (t->nr_reserved_fdes != reserved)
+		printf("FAIL: flatten built %s: %u reserved FDEs counted, want %u\n", c->name,
+		       t->nr_reserved_fdes, reserved);
+	else
+		ret = printf("PASS: flatten built %s: %s\n", c->name, got) < 0;
+out:
+	flat_table__free(t);
+	sframe_decoder__free(d);
+	return ret;
+}
+
+/* One line per row: "0xPC rule". */
+static int print_rows(const char *path)
+{
+	struct sframe_elf_error eerr;
+	struct sframe_error serr;
+	struct sframe_decoder *d = NULL;
+	struct flat_table *t = NULL;
+	struct sframe_elf s = { 0 };
+	char rule[64];
+	int ret = -1;
+
+	if (sframe_elf__load(path, &s, &eerr)) {
+		fprintf(stderr, "%s: %s\n", path, eerr.msg);
+		return -1;
+	}
+	if (sframe_decoder__new(s.data, s.size, s.addr, &d, &serr))
+		fprintf(stderr, "%s: %s\n", path, serr.msg);
+	else if (flat_table__from_sframe(d, &t))
+		fprintf(stderr, "%s: flatten failed\n", path);
+	else
+		ret = 0;
+	for (uint32_t i = 0; !ret && i < t->nr_rows; i++) {
+		rule_str(&t->rules[t->rows[i].rule], rule, sizeof(rule));
+		printf("%#x %s\n", t->rows[i].pc_off, rule);
+	}
+	flat_table__free(t);
+	sframe_decoder__free(d);
+	sframe_elf__release(&s);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	int i, failed = 0;
 
-	for (i = 1; i < argc; i++)
-		failed |= check_file(argv[i]) != 0;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--built")) {
+			for (size_t k = 0; k < sizeof(built_cases) / sizeof(built_cases[0]); k++)
+				failed |= check_built(&built_cases[k]) != 0;
+		} else if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
+			failed |= print_rows(argv[++i]) != 0;
+		} else {
+			failed |= check_file(argv[i]) != 0;
+		}
+	}
 	return failed;
 }
