@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "procs/procmaps.h"
 #include "symbols/debuginfo.h"
 #include "symbols/symtab.h"
 
@@ -33,7 +34,7 @@ struct search {
 	size_t id_len;
 	char link[DEBUGLINK_MAX]; /* "" if no .gnu_debuglink */
 	uint32_t crc;
-	const char *root;
+	int root_pid; /* its paths resolve under /proc/PID/root; 0: under ours */
 	char *found;
 	size_t found_len;
 };
@@ -148,8 +149,11 @@ static bool same_kind(Elf *elf, const struct search *s)
 	       eh.e_machine == s->machine;
 }
 
-/* Does the file at p match the object? Then its fd, else -ENOENT. */
-static int try_file(const struct search *s, const char *p, bool via_link)
+/*
+ * Does the file at p (inside the process's root if in_root) match the
+ * object? Then its fd, else -ENOENT.
+ */
+static int try_file(const struct search *s, const char *p, bool via_link, bool in_root)
 {
 	uint8_t id[BUILD_ID_MAX];
 	bool ok = false;
@@ -159,13 +163,19 @@ static int try_file(const struct search *s, const char *p, bool via_link)
 	Elf *elf;
 	int fd;
 
-	/* O_NONBLOCK: a FIFO planted on the search path must not hang us. */
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENOENT;
+	if (in_root) { /* its symlinks must not lead out of its root */
+		fd = procmap__open_in_root(s->root_pid, p, &st);
+		if (fd < 0)
+			return -ENOENT;
+	} else {
+		/* O_NONBLOCK: a FIFO planted on the search path must not hang us. */
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			return -ENOENT;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return -ENOENT;
+		}
 	}
 	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -187,22 +197,25 @@ static int try_file(const struct search *s, const char *p, bool via_link)
 	return fd;
 }
 
-/* Try the path made from fmt under root, then (if root is set) in our namespace. */
+/*
+ * Try the path made from fmt inside the process's root, then (host_too, or
+ * when it shares ours) in our namespace.
+ */
 static int try_both(const struct search *s, bool via_link, bool host_too, const char *fmt, ...)
 {
-	char rel[PATH_MAX], p[PATH_MAX];
+	char p[PATH_MAX];
 	va_list ap;
-	int n, fd;
+	int n, fd = -ENOENT;
 
 	va_start(ap, fmt);
-	n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	n = vsnprintf(p, sizeof(p), fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
+	if (n < 0 || (size_t)n >= sizeof(p))
 		return -ENOENT;
-	n = snprintf(p, sizeof(p), "%s%s", s->root, rel);
-	fd = n > 0 && (size_t)n < sizeof(p) ? try_file(s, p, via_link) : -ENOENT;
-	if (fd < 0 && host_too && *s->root)
-		fd = try_file(s, rel, via_link);
+	if (s->root_pid)
+		fd = try_file(s, p, via_link, true);
+	if (fd < 0 && (host_too || !s->root_pid))
+		fd = try_file(s, p, via_link, false);
 	return fd;
 }
 
@@ -261,10 +274,10 @@ static int search_debuglink(const struct search *s, const char *path, const char
 	return fd;
 }
 
-int debuginfo__open(Elf *elf, const char *path, const char *root, const char *dirs,
-		    char *found, size_t found_len)
+int debuginfo__open(Elf *elf, const char *path, int root_pid, const char *dirs, char *found,
+		    size_t found_len)
 {
-	struct search s = { .root = root ? root : "", .found = found, .found_len = found_len };
+	struct search s = { .root_pid = root_pid, .found = found, .found_len = found_len };
 	const char *list;
 	char dir[PATH_MAX];
 	GElf_Ehdr eh;

@@ -9,10 +9,12 @@
  * one the debuglink records. It must also be an ELF file of the object's
  * class and machine with a .symtab, or the search goes on.
  *
- * Mount namespaces: paths are looked up under a root, "" for our own
- * namespace or "/proc/PID/root" for a process in another one (a container).
- * Debug directories are searched under that root first, then in our own
- * namespace: a host's debug file matching by build-id is as good.
+ * Mount namespaces: paths are looked up inside the root of the process that
+ * maps the object, /proc/PID/root, when it has another mount namespace or
+ * root (a container, a chroot), through procmap__open_in_root(): its
+ * symlinks cannot lead out of its root. Debug directories are searched there
+ * first, then in our own namespace: a host's debug file matching by build-id
+ * (or by debuglink, in DIR/<object's directory>/) is as good.
  *
  * Error convention: negative errno.
  */
@@ -31,12 +33,13 @@ struct Elf;
 const char *debuginfo__default_dirs(void);
 
 /*
- * Open the debug file of elf, an object the process maps from path, seen
- * under root ("" or "/proc/PID/root"). dirs: ':'-separated debug
- * directories (NULL: the default). Returns a read-only fd, or -ENOENT when no
- * matching debug file exists. found (may be NULL) receives the path opened.
+ * Open the debug file of elf, an object a process maps from path. root_pid:
+ * that process, if its paths resolve under /proc/PID/root; 0 if they are
+ * ours. dirs: ':'-separated debug directories (NULL: the default). Returns a
+ * read-only fd, or -ENOENT when no matching debug file exists. found (may be
+ * NULL) receives the path opened (as the process sees it, if in its root).
  */
-int debuginfo__open(struct Elf *elf, const char *path, const char *root, const char *dirs,
+int debuginfo__open(struct Elf *elf, const char *path, int root_pid, const char *dirs,
 		    char *found, size_t found_len);
 
 /* GNU build-id of elf, from its note sections or segments: its length, 0 if none. */

@@ -1,239 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * User-space symbolizer (see symbolize.h).
+ * User-space symbolizer (see symbolize.h): processes and their mapping
+ * snapshots, generations in time, and the public API.
  *
  * Layers, bottom up: symtab.c (sorted function symbols, shared by ELF objects
  * and JIT maps; demangling and PLT entries), debuginfo.c (separate debug
- * files), object (one ELF file or vdso image: PT_LOAD segments and a symtab),
- * proc (one process's mapping snapshots, generations in time, pointing at
- * objects).
+ * files), symcache.c (one object per ELF file or vdso image: PT_LOAD segments
+ * and a symtab), perfmap.c (a process's JIT map), htab.c (the hash table of
+ * processes, objects and strings), and here a process's mapping snapshots,
+ * pointing at objects.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
-#include "symbols/debuginfo.h"
 #include "procs/procmaps.h"
+#include "symbols/clock.h"
+#include "symbols/htab.h"
+#include "symbols/perfmap.h"
 #include "symbols/symbolize.h"
-#include "symbols/symtab.h"
+#include "symbols/symcache.h"
 
-#define REFRESH_NS 1000000000ULL /* re-read maps / JIT map at most once a second */
+#define REFRESH_NS 1000000000ULL /* re-read maps at most once a second */
 #define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
-#define MAX_VDSO_SIZE (1 << 20)
 #define MAX_GENS 8 /* snapshots kept per process (exec chains) */
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-
-/* ---- chained hash table of intrusive nodes --------------------------------- */
-
-struct hnode {
-	struct hnode *next;
-	uint64_t key;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t nb, n; /* nb: power of two */
-};
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
-static struct hnode *htab__first(const struct htab *h, uint64_t key)
-{
-	struct hnode *n = h->nb ? h->b[hash64(key) & (h->nb - 1)] : NULL;
-
-	while (n && n->key != key)
-		n = n->next;
-	return n;
-}
-
-static struct hnode *htab__next(struct hnode *n)
-{
-	uint64_t key = n->key;
-
-	for (n = n->next; n && n->key != key; n = n->next)
-		;
-	return n;
-}
-
-static int htab__add(struct htab *h, struct hnode *node)
-{
-	size_t i;
-
-	if (h->n >= h->nb) {
-		size_t nb = h->nb ? h->nb * 2 : 64;
-		struct hnode **b = calloc(nb, sizeof(*b)), *n, *next;
-
-		if (!b)
-			return -ENOMEM;
-		for (i = 0; i < h->nb; i++) {
-			for (n = h->b[i]; n; n = next) {
-				next = n->next;
-				n->next = b[hash64(n->key) & (nb - 1)];
-				b[hash64(n->key) & (nb - 1)] = n;
-			}
-		}
-		free(h->b);
-		h->b = b;
-		h->nb = nb;
-	}
-	i = hash64(node->key) & (h->nb - 1);
-	node->next = h->b[i];
-	h->b[i] = node;
-	h->n++;
-	return 0;
-}
-
-static void htab__del(struct htab *h, struct hnode *node)
-{
-	struct hnode **pp = &h->b[hash64(node->key) & (h->nb - 1)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == node) {
-			*pp = node->next;
-			h->n--;
-			return;
-		}
-	}
-}
-
-/* ---- objects: ELF files and vdso images ------------------------------------- */
-
-struct segment {
-	uint64_t offset, vaddr, filesz;
-};
-
-struct object {
-	struct hnode node; /* key: hash of (dev, ino); unused for vdso images */
-	struct object *next; /* vdso images; objects replaced in the cache */
-	uint64_t dev, ino;
-	off_t size; /* size and mtime: a different file reusing the inode */
-	struct timespec mtime;
-	bool elf; /* parsed: addresses convert through segs */
-	struct segment *segs;
-	size_t nsegs;
-	struct symtab *tab; /* NULL: no symbols */
-	void *image; /* vdso bytes, to share the object by content */
-	size_t image_len;
-};
-
-static int object__load_segments(struct object *obj, Elf *elf)
-{
-	size_t i, n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	obj->segs = calloc(n ? n : 1, sizeof(*obj->segs));
-	if (!obj->segs)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		obj->segs[obj->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	}
-	return 0;
-}
-
-/*
- * Symbols from debug (the separate debug file, may be NULL) or elf. On failure
- * the object stays, without symbols: not retried for every process.
- */
-static int object__load_elf(struct object *obj, Elf *elf, Elf *debug)
-{
-	int err;
-
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		return -EINVAL;
-	err = object__load_segments(obj, elf);
-	if (err)
-		return err;
-	obj->elf = true;
-	obj->tab = symtab__new();
-	if (!obj->tab)
-		return -ENOMEM;
-	err = symtab__add_elf(obj->tab, elf, debug);
-	if (err) {
-		symtab__free(obj->tab);
-		obj->tab = NULL;
-		return err;
-	}
-	symtab__finish(obj->tab, false);
-	return 0;
-}
-
-/* A file without .symtab gets its debug file's, looked up under root (debuginfo.h). */
-static int object__load_fd(struct object *obj, int fd, const char *path, const char *root,
-			   const char *debug_dirs)
-{
-	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL), *debug = NULL;
-	int err, dfd = -1;
-
-	if (elf && elf_kind(elf) == ELF_K_ELF && !symtab__elf_has_symtab(elf)) {
-		dfd = debuginfo__open(elf, path, root, debug_dirs, NULL, 0);
-		debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
-	}
-	err = object__load_elf(obj, elf, debug);
-	elf_end(debug);
-	if (dfd >= 0)
-		close(dfd);
-	elf_end(elf);
-	return err;
-}
-
-static void object__free(struct object *obj)
-{
-	if (!obj)
-		return;
-	symtab__free(obj->tab);
-	free(obj->segs);
-	free(obj->image);
-	free(obj);
-}
-
-/* File offset -> ELF virtual address through the PT_LOAD covering it. */
-static uint64_t object__vaddr(const struct object *obj, uint64_t off)
-{
-	const struct segment *best = NULL;
-	size_t i;
-
-	for (i = 0; i < obj->nsegs; i++) {
-		const struct segment *sg = &obj->segs[i];
-
-		if (off >= sg->offset && off - sg->offset < sg->filesz)
-			return off - sg->offset + sg->vaddr;
-		if (off >= sg->offset && (!best || sg->offset > best->offset))
-			best = sg;
-	}
-	return best ? off - best->offset + best->vaddr : off;
-}
 
 /* ---- per-process state ------------------------------------------------------ */
 
 struct pmap {
 	uint64_t start, end, offset;
 	uint64_t dev, ino;
-	struct object *obj; /* NULL: anonymous, or no readable ELF behind it */
+	struct symobj *obj; /* NULL: anonymous, or no readable ELF behind it */
 	const char *path; /* interned; NULL if anonymous */
 	const char *module; /* interned */
 	uint32_t perms, flags;
@@ -246,27 +48,18 @@ struct gen {
 	size_t count;
 };
 
-struct jitmap {
-	struct symtab *tab; /* runtime addresses */
-	bool loaded;
-	off_t size;
-	struct timespec mtime;
-	uint64_t checked_ns;
-};
-
 struct proc {
 	struct hnode node; /* key: pid */
-	int pid, nspid;
-	uid_t uid;
+	int pid;
 	bool gone; /* /proc/PID vanished */
-	bool need_ns; /* has executable memory without ELF: nspid/uid wanted */
+	bool need_ns; /* has executable memory without ELF: its JIT map's owner wanted */
 	bool root_read;
-	char root[32]; /* "" or "/proc/PID/root": where its paths are (debuginfo.h) */
+	int root_pid; /* pid: its paths resolve under /proc/PID/root; 0: under ours */
 	struct gen gens[MAX_GENS]; /* oldest first */
 	unsigned ngens;
 	uint64_t refreshed_ns;
 	uint64_t leaf_miss_ns; /* earliest sample whose leaf missed, since the last read */
-	struct jitmap jit;
+	struct perfmap jit;
 };
 
 struct istr {
@@ -276,35 +69,15 @@ struct istr {
 
 struct symbolizer {
 	struct htab procs;
-	struct htab objs;
 	struct htab strs;
-	struct object *vdsos;
-	struct object *retired; /* replaced in objs; old generations may still use them */
-	char *debug_dirs;
+	struct symcache *cache;
 	struct proc *last; /* the last process looked up: samples come in runs of one */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
 
 /* Interned strings live until symbolizer__free. */
 static const char *intern(struct symbolizer *s, const char *str)
 {
-	uint64_t key = str_hash(str);
+	uint64_t key = hash_str(str);
 	struct hnode *n;
 	struct istr *is;
 
@@ -325,27 +98,6 @@ static const char *intern(struct symbolizer *s, const char *str)
 	return is->s;
 }
 
-/* The file behind a mapping, without opening it; -errno if unreachable. */
-static int map_stat(int pid, const struct procmap *m, struct stat *st)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
-	if (stat(path, st) == 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
-	if (stat(path, st) == 0 && st->st_ino == m->inode)
-		return 0;
-	return -ENOENT;
-}
-
-static bool object__same_file(const struct object *obj, const struct stat *st)
-{
-	return obj->size == st->st_size && obj->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec;
-}
-
 static bool same_inode(const char *a, const char *b)
 {
 	struct stat x, y;
@@ -359,116 +111,19 @@ static bool same_inode(const char *a, const char *b)
  * mount namespace (a container: its own files at the same paths) or another
  * root (chroot); our own paths otherwise.
  */
-static const char *proc__root(struct proc *p)
+static int proc__root_pid(struct proc *p)
 {
 	char root[32], ns[32];
 
 	if (p->root_read)
-		return p->root;
+		return p->root_pid;
 	p->root_read = true;
 	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", p->pid);
 	if (access(root, F_OK) == 0 &&
 	    (!same_inode(ns, "/proc/self/ns/mnt") || !same_inode(root, "/")))
-		snprintf(p->root, sizeof(p->root), "%s", root);
-	return p->root;
-}
-
-/*
- * Objects are shared by every process mapping the file, keyed by device and
- * inode; size and mtime catch an inode reused by another file (a rebuilt
- * binary). The replaced object stays alive for snapshots that point at it.
- */
-static struct object *object__get_file(struct symbolizer *s, struct proc *p,
-				       const struct procmap *m)
-{
-	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	uint64_t key = hash64(dev) ^ m->inode;
-	struct object *obj;
-	struct stat st;
-	struct hnode *n;
-	bool known;
-	int fd;
-
-	known = map_stat(p->pid, m, &st) == 0;
-	for (n = htab__first(&s->objs, key); n; n = htab__next(n)) {
-		obj = container_of(n, struct object, node);
-		if (obj->dev != dev || obj->ino != m->inode)
-			continue;
-		if (!known || object__same_file(obj, &st))
-			return obj;
-		htab__del(&s->objs, &obj->node);
-		obj->next = s->retired;
-		s->retired = obj;
-		break;
-	}
-	/* Not cached when unreachable: another process may still reach it. */
-	fd = procmap__open(p->pid, m);
-	if (fd < 0)
-		return NULL;
-	obj = calloc(1, sizeof(*obj));
-	if (!obj || fstat(fd, &st)) {
-		free(obj);
-		close(fd);
-		return NULL;
-	}
-	obj->dev = dev;
-	obj->ino = m->inode;
-	obj->size = st.st_size;
-	obj->mtime = st.st_mtim;
-	obj->node.key = key;
-	object__load_fd(obj, fd, m->path, proc__root(p), s->debug_dirs);
-	close(fd);
-	if (htab__add(&s->objs, &obj->node)) {
-		object__free(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-/* The vdso image is read from the process; identical images share an object. */
-static struct object *object__get_vdso(struct symbolizer *s, int pid, const struct procmap *m)
-{
-	size_t len = m->end - m->start;
-	struct object *obj;
-	char path[64];
-	Elf *elf;
-	void *img;
-	ssize_t r;
-	int fd;
-
-	if (len > MAX_VDSO_SIZE)
-		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	img = malloc(len);
-	r = img ? pread(fd, img, len, m->start) : -1;
-	close(fd);
-	if (r != (ssize_t)len) {
-		free(img);
-		return NULL;
-	}
-	for (obj = s->vdsos; obj; obj = obj->next) {
-		if (obj->image_len == len && memcmp(obj->image, img, len) == 0) {
-			free(img);
-			return obj;
-		}
-	}
-	obj = calloc(1, sizeof(*obj));
-	if (!obj) {
-		free(img);
-		return NULL;
-	}
-	obj->image = img;
-	obj->image_len = len;
-	elf = elf_memory(img, len);
-	object__load_elf(obj, elf, NULL);
-	elf_end(elf);
-	obj->next = s->vdsos;
-	s->vdsos = obj;
-	return obj;
+		p->root_pid = p->pid;
+	return p->root_pid;
 }
 
 static const char *module_name(struct symbolizer *s, const struct procmap *m, const char **path)
@@ -482,7 +137,7 @@ static const char *module_name(struct symbolizer *s, const struct procmap *m, co
 /* Executable memory without an ELF object: JIT code, named by a perf map. */
 static bool pmap__maybe_jit(const struct pmap *m)
 {
-	if (!(m->perms & PROCMAP_EXEC) || (m->obj && m->obj->elf))
+	if (!(m->perms & PROCMAP_EXEC) || symobj__is_elf(m->obj))
 		return false;
 	if (m->flags & PROCMAP_F_PSEUDO) /* [vdso], [vsyscall]; [anon:name] is JIT-able */
 		return strncmp(m->path, "[anon:", 6) == 0;
@@ -504,35 +159,9 @@ static void pmap__init(struct symbolizer *s, struct proc *p, struct pmap *pm,
 	if (!(m->perms & PROCMAP_EXEC))
 		return;
 	if (m->flags & PROCMAP_F_VDSO)
-		pm->obj = object__get_vdso(s, p->pid, m);
+		pm->obj = symcache__vdso(s->cache, p->pid, m);
 	else if (!(m->flags & PROCMAP_F_ANON))
-		pm->obj = object__get_file(s, p, m);
-}
-
-static void proc__read_ns(struct proc *p)
-{
-	char path[64], line[256];
-	struct stat st;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d", p->pid);
-	if (stat(path, &st) == 0)
-		p->uid = st.st_uid;
-	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *last;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		last = strrchr(line, '\t');
-		p->nspid = atoi(last ? last + 1 : line + 6);
-		break;
-	}
-	fclose(f);
+		pm->obj = symcache__file(s->cache, p->pid, proc__root_pid(p), m);
 }
 
 static int cmp_pmap(const void *a, const void *b)
@@ -542,7 +171,8 @@ static int cmp_pmap(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static const struct pmap *find_pmap(const struct pmap *maps, size_t count, uint64_t addr)
+/* How many of maps (sorted by start) start at or below addr. */
+static size_t maps_upto(const struct pmap *maps, size_t count, uint64_t addr)
 {
 	size_t lo = 0, hi = count;
 
@@ -554,25 +184,22 @@ static const struct pmap *find_pmap(const struct pmap *maps, size_t count, uint6
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= maps[lo - 1].end)
-		return NULL;
-	return &maps[lo - 1];
+	return lo;
+}
+
+static const struct pmap *find_pmap(const struct pmap *maps, size_t count, uint64_t addr)
+{
+	size_t n = maps_upto(maps, count, addr);
+
+	return n && addr < maps[n - 1].end ? &maps[n - 1] : NULL;
 }
 
 static bool overlaps_any(const struct pmap *maps, size_t count, const struct pmap *o)
 {
-	size_t lo = 0, hi = count;
+	/* Mappings do not overlap: the last one starting before o ends ends last. */
+	size_t n = o->end > o->start ? maps_upto(maps, count, o->end - 1) : 0;
 
-	/* The last map starting before o ends has the greatest end of those. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps[mid].start < o->end)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && maps[lo - 1].end > o->start;
+	return n && maps[n - 1].end > o->start;
 }
 
 /*
@@ -649,7 +276,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 	size_t i, n;
 	int err;
 
-	p->refreshed_ns = now_ns();
+	p->refreshed_ns = symbols__now_ns();
 	p->leaf_miss_ns = 0;
 	err = procmaps__read(p->pid, &pm);
 	if (err) {
@@ -672,8 +299,8 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 		proc__push_gen(p, since_ns, maps, n);
 	else if ((err = gen__merge(cur, maps, n)))
 		return err;
-	if (p->need_ns && !p->nspid)
-		proc__read_ns(p);
+	if (p->need_ns && !p->jit.nspid)
+		perfmap__identify(&p->jit);
 	return 0;
 }
 
@@ -705,129 +332,26 @@ static void proc__free(struct proc *p)
 
 	for (i = 0; i < p->ngens; i++)
 		free(p->gens[i].maps);
-	symtab__free(p->jit.tab);
+	perfmap__release(&p->jit);
 	free(p);
-}
-
-/* ---- JIT maps: /tmp/perf-PID.map, "START SIZE name" in hex ------------------ */
-
-/*
- * Open path under dirfd without following a symlink in its last component,
- * resolving ".." and absolute symlinks as if dirfd were "/" (a process's
- * /proc/PID/root), and never blocking on a FIFO. Regular files only.
- */
-static int jit__openat(int dirfd, const char *path, unsigned long long resolve,
-		       struct stat *st)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = resolve,
-	};
-	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
-static FILE *jit__open(const struct proc *p, struct stat *st)
-{
-	char path[64];
-	int fd = -1, root;
-	FILE *f;
-
-	if (!p->gone && p->nspid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root", p->pid);
-		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (root >= 0) {
-			snprintf(path, sizeof(path), "tmp/perf-%d.map", p->nspid);
-			fd = jit__openat(root, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, st);
-			close(root);
-		}
-	}
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->pid);
-		fd = jit__openat(AT_FDCWD, path, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, st);
-	}
-	if (fd < 0)
-		return NULL;
-	/* Trust only the process's own user or root to name its code. */
-	if (st->st_uid != 0 && st->st_uid != p->uid) {
-		close(fd);
-		return NULL;
-	}
-	f = fdopen(fd, "r");
-	if (!f)
-		close(fd);
-	return f;
-}
-
-static int jit__load(struct proc *p)
-{
-	struct jitmap *j = &p->jit;
-	struct stat st;
-	FILE *f;
-	int err;
-
-	j->checked_ns = now_ns();
-	f = jit__open(p, &st);
-	if (!f)
-		return -ENOENT;
-	if (j->loaded && st.st_size == j->size && st.st_mtim.tv_sec == j->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == j->mtime.tv_nsec) {
-		fclose(f);
-		return 0;
-	}
-	symtab__free(j->tab);
-	j->tab = symtab__new();
-	if (!j->tab) {
-		fclose(f);
-		j->loaded = false;
-		return -ENOMEM;
-	}
-	err = symtab__add_perf_map(j->tab, f);
-	fclose(f);
-	symtab__finish(j->tab, true);
-	j->loaded = true;
-	j->size = st.st_size;
-	j->mtime = st.st_mtim;
-	return err;
-}
-
-static const char *jit__find(struct proc *p, uint64_t addr, uint64_t *offset)
-{
-	const char *name = p->jit.loaded ? symtab__find(p->jit.tab, addr, offset) : NULL;
-
-	if (name)
-		return name;
-	/* A miss may be code emitted since the last read: re-read, rate limited. */
-	if (p->jit.checked_ns && now_ns() - p->jit.checked_ns < REFRESH_NS)
-		return NULL;
-	if (jit__load(p))
-		return NULL;
-	return symtab__find(p->jit.tab, addr, offset);
 }
 
 /* ---- public API -------------------------------------------------------------- */
 
 struct symbolizer *symbolizer__new(void)
 {
-	struct symbolizer *s;
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = EINVAL;
+	if (!s) {
+		errno = ENOMEM;
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (s)
-		s->debug_dirs = strdup(debuginfo__default_dirs());
-	if (!s || !s->debug_dirs) {
+	s->cache = symcache__new();
+	if (!s->cache) {
+		err = errno;
 		free(s);
-		errno = ENOMEM;
+		errno = err;
 		return NULL;
 	}
 	return s;
@@ -835,27 +359,7 @@ struct symbolizer *symbolizer__new(void)
 
 int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs)
 {
-	char *d = strdup(dirs ? dirs : debuginfo__default_dirs());
-
-	if (!d)
-		return -ENOMEM;
-	free(s->debug_dirs);
-	s->debug_dirs = d;
-	return 0;
-}
-
-static void htab__free_all(struct htab *h, size_t node_off, void (*fn)(void *))
-{
-	struct hnode *n, *next;
-	size_t i;
-
-	for (i = 0; i < h->nb; i++) {
-		for (n = h->b[i]; n; n = next) {
-			next = n->next;
-			fn((char *)n - node_off);
-		}
-	}
-	free(h->b);
+	return symcache__set_debug_dirs(s->cache, dirs);
 }
 
 static void free_proc(void *p)
@@ -863,31 +367,13 @@ static void free_proc(void *p)
 	proc__free(p);
 }
 
-static void free_object(void *o)
-{
-	object__free(o);
-}
-
-static void free_object_list(struct object *obj)
-{
-	struct object *next;
-
-	for (; obj; obj = next) {
-		next = obj->next;
-		object__free(obj);
-	}
-}
-
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	htab__free_all(&s->procs, offsetof(struct proc, node), free_proc);
-	htab__free_all(&s->objs, offsetof(struct object, node), free_object);
 	htab__free_all(&s->strs, offsetof(struct istr, node), free);
-	free_object_list(s->vdsos);
-	free_object_list(s->retired);
-	free(s->debug_dirs);
+	symcache__free(s->cache);
 	free(s);
 }
 
@@ -902,7 +388,7 @@ static int note(struct symbolizer *s, int pid, struct proc **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	p->uid = (uid_t)-1;
+	perfmap__init(&p->jit, pid);
 	p->node.key = (uint32_t)pid;
 	if (htab__add(&s->procs, &p->node)) {
 		free(p);
@@ -956,7 +442,7 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
 		return 0;
 	if (leaf_miss && (!p->leaf_miss_ns || time_ns < p->leaf_miss_ns))
 		p->leaf_miss_ns = time_ns;
-	if (now_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
+	if (symbols__now_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
 		return 0;
 	/* Samples since the first leaf miss were the new code's. */
 	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false);
@@ -977,7 +463,7 @@ int symbolizer__refresh_pid(struct symbolizer *s, int pid)
 
 	if (!p)
 		return note(s, pid, &p);
-	return proc__snapshot(s, p, now_ns(), false);
+	return proc__snapshot(s, p, symbols__now_ns(), false);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, int pid)
@@ -994,13 +480,11 @@ void symbolizer__forget_pid(struct symbolizer *s, int pid)
 
 static void resolve(struct proc *p, const struct pmap *m, uint64_t addr, struct sym_info *out)
 {
-	if (m->obj && m->obj->elf) {
-		out->elf_addr = object__vaddr(m->obj, addr - m->start + m->offset);
-		if (m->obj->tab)
-			out->name = symtab__find(m->obj->tab, out->elf_addr, &out->offset);
-	} else if (pmap__maybe_jit(m)) {
-		out->name = jit__find(p, addr, &out->offset);
-	}
+	if (symobj__is_elf(m->obj))
+		out->name = symobj__find(m->obj, addr - m->start + m->offset, &out->elf_addr,
+					 &out->offset);
+	else if (pmap__maybe_jit(m))
+		out->name = perfmap__find(&p->jit, !p->gone, addr, &out->offset);
 }
 
 /* addr's mapping in the generation serving time_ns, else in the others, newest first. */
@@ -1030,8 +514,8 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	if (!p)
 		return err;
 	m = proc__find_map(p, time_ns, addr);
-	if (!m && !p->gone && now_ns() - p->refreshed_ns >= REFRESH_NS) {
-		proc__snapshot(s, p, now_ns(), false);
+	if (!m && !p->gone && symbols__now_ns() - p->refreshed_ns >= REFRESH_NS) {
+		proc__snapshot(s, p, symbols__now_ns(), false);
 		m = proc__find_map(p, time_ns, addr);
 	}
 	if (!m)

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * JIT code names from the perf map convention: a process writes
+ * /tmp/perf-PID.map ("START SIZE name" lines, hex; symtab.h parses them).
+ *
+ * Containers: a process in its own PID namespace writes the map under the
+ * PID it sees (NSPID, the last field of "NSpid:" in /proc/PID/status), at
+ * /tmp inside its own root. The map is looked for as /tmp/perf-NSPID.map
+ * inside /proc/PID/root (procmap__open_in_root: the process's symlinks
+ * cannot lead out of its root), then as /tmp/perf-PID.map in our namespace
+ * (no symlinks at all). Either must be a regular file owned by root or by the
+ * process's own user: nobody else may name its code.
+ *
+ * The map is read when a lookup first needs it and re-read, at most once a
+ * second, when a lookup misses (code emitted since) and the file changed.
+ *
+ * Lifecycle: perfmap__init() with the host PID; perfmap__identify() while
+ * the process lives (reads NSPID and owner); perfmap__find() at any time,
+ * also after the process exited (the file may remain); perfmap__release().
+ */
+#ifndef SFBPF_PERFMAP_H
+#define SFBPF_PERFMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct symtab;
+
+struct perfmap {
+	int pid; /* in our PID namespace */
+	int nspid; /* in its own; 0: unknown */
+	uid_t uid; /* owner of /proc/PID; (uid_t)-1: unknown */
+	struct symtab *tab; /* runtime addresses */
+	bool loaded;
+	off_t size; /* of the file last read: a changed file is read again */
+	struct timespec mtime;
+	uint64_t checked_ns; /* CLOCK_MONOTONIC of the last attempt */
+};
+
+void perfmap__init(struct perfmap *m, int pid);
+/* Read the process's NSPID and owner, once they are wanted (it has JIT-able memory). */
+void perfmap__identify(struct perfmap *m);
+/*
+ * The JIT symbol covering addr (NULL if none), and addr's offset in it.
+ * alive: the process still exists (its root can be reached). The name lives
+ * until the map is re-read: copy it before the next lookup.
+ */
+const char *perfmap__find(struct perfmap *m, bool alive, uint64_t addr, uint64_t *offset);
+void perfmap__release(struct perfmap *m);
+
+#endif /* SFBPF_PERFMAP_H */

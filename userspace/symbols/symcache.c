@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The symbolizer's object cache (see symcache.h): ELF files by device and
+ * inode, vdso images by content, each parsed once into segments and a symtab.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procs/procmaps.h"
+#include "symbols/debuginfo.h"
+#include "symbols/htab.h"
+#include "symbols/symcache.h"
+#include "symbols/symtab.h"
+
+#define MAX_VDSO_SIZE (1 << 20)
+
+struct segment {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct symobj {
+	struct hnode node; /* key: hash of (dev, ino); unused for vdso images */
+	struct symobj *next; /* vdso images; objects replaced in the cache */
+	uint64_t dev, ino;
+	off_t size; /* size and mtime: a different file reusing the inode */
+	struct timespec mtime;
+	bool elf; /* parsed: addresses convert through segs */
+	struct segment *segs;
+	size_t nsegs;
+	struct symtab *tab; /* NULL: no symbols */
+	void *image; /* vdso bytes, to share the object by content */
+	size_t image_len;
+};
+
+struct symcache {
+	struct htab objs;
+	struct symobj *vdsos;
+	struct symobj *retired; /* replaced in objs; old generations may still use them */
+	char *debug_dirs;
+};
+
+static int symobj__load_segments(struct symobj *obj, Elf *elf)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	obj->segs = calloc(n ? n : 1, sizeof(*obj->segs));
+	if (!obj->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		obj->segs[obj->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	return 0;
+}
+
+/*
+ * Symbols from debug (the separate debug file, may be NULL) or elf. On failure
+ * the object stays, without symbols: not retried for every process.
+ */
+static int symobj__load_elf(struct symobj *obj, Elf *elf, Elf *debug)
+{
+	int err;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		return -EINVAL;
+	err = symobj__load_segments(obj, elf);
+	if (err)
+		return err;
+	obj->elf = true;
+	obj->tab = symtab__new();
+	if (!obj->tab)
+		return -ENOMEM;
+	err = symtab__add_elf(obj->tab, elf, debug);
+	if (err) {
+		symtab__free(obj->tab);
+		obj->tab = NULL;
+		return err;
+	}
+	symtab__finish(obj->tab, false);
+	return 0;
+}
+
+/* A file without .symtab gets its debug file's, looked up under root_pid's root. */
+static int symobj__load_fd(struct symobj *obj, int fd, const char *path, int root_pid,
+			   const char *debug_dirs)
+{
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL), *debug = NULL;
+	int err, dfd = -1;
+
+	if (elf && elf_kind(elf) == ELF_K_ELF && !symtab__elf_has_symtab(elf)) {
+		dfd = debuginfo__open(elf, path, root_pid, debug_dirs, NULL, 0);
+		debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
+	}
+	err = symobj__load_elf(obj, elf, debug);
+	elf_end(debug);
+	if (dfd >= 0)
+		close(dfd);
+	elf_end(elf);
+	return err;
+}
+
+static void symobj__free(struct symobj *obj)
+{
+	if (!obj)
+		return;
+	symtab__free(obj->tab);
+	free(obj->segs);
+	free(obj->image);
+	free(obj);
+}
+
+static void symobj__free_list(struct symobj *obj)
+{
+	struct symobj *next;
+
+	for (; obj; obj = next) {
+		next = obj->next;
+		symobj__free(obj);
+	}
+}
+
+/* File offset -> ELF virtual address through the PT_LOAD covering it. */
+static uint64_t symobj__vaddr(const struct symobj *obj, uint64_t off)
+{
+	const struct segment *best = NULL;
+	size_t i;
+
+	for (i = 0; i < obj->nsegs; i++) {
+		const struct segment *sg = &obj->segs[i];
+
+		if (off >= sg->offset && off - sg->offset < sg->filesz)
+			return off - sg->offset + sg->vaddr;
+		if (off >= sg->offset && (!best || sg->offset > best->offset))
+			best = sg;
+	}
+	return best ? off - best->offset + best->vaddr : off;
+}
+
+bool symobj__is_elf(const struct symobj *o)
+{
+	return o && o->elf;
+}
+
+const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uint64_t *offset)
+{
+	*elf_addr = symobj__vaddr(o, off);
+	return o->tab ? symtab__find(o->tab, *elf_addr, offset) : NULL;
+}
+
+/*
+ * The file behind a mapping, without reading it: its map_files link, else
+ * its path inside the process's root (safely, as it will be opened).
+ */
+static int map_stat(int pid, const struct procmap *m, struct stat *st)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	if (stat(path, st) == 0)
+		return 0;
+	fd = procmap__open_in_root(pid, m->path, st);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return st->st_ino == m->inode ? 0 : -ENOENT;
+}
+
+static bool symobj__same_file(const struct symobj *obj, const struct stat *st)
+{
+	return obj->size == st->st_size && obj->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m)
+{
+	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
+	uint64_t key = hash64(dev) ^ m->inode;
+	struct symobj *obj;
+	struct stat st;
+	struct hnode *n;
+	bool known;
+	int fd;
+
+	known = map_stat(pid, m, &st) == 0;
+	for (n = htab__first(&c->objs, key); n; n = htab__next(n)) {
+		obj = container_of(n, struct symobj, node);
+		if (obj->dev != dev || obj->ino != m->inode)
+			continue;
+		if (!known || symobj__same_file(obj, &st))
+			return obj;
+		htab__del(&c->objs, &obj->node);
+		obj->next = c->retired;
+		c->retired = obj;
+		break;
+	}
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return NULL;
+	obj = calloc(1, sizeof(*obj));
+	if (!obj || fstat(fd, &st)) {
+		free(obj);
+		close(fd);
+		return NULL;
+	}
+	obj->dev = dev;
+	obj->ino = m->inode;
+	obj->size = st.st_size;
+	obj->mtime = st.st_mtim;
+	obj->node.key = key;
+	symobj__load_fd(obj, fd, m->path, root_pid, c->debug_dirs);
+	close(fd);
+	if (htab__add(&c->objs, &obj->node)) {
+		symobj__free(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m)
+{
+	size_t len = m->end - m->start;
+	struct symobj *obj;
+	char path[64];
+	Elf *elf;
+	void *img;
+	ssize_t r;
+	int fd;
+
+	if (len > MAX_VDSO_SIZE)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	img = malloc(len);
+	r = img ? pread(fd, img, len, m->start) : -1;
+	close(fd);
+	if (r != (ssize_t)len) {
+		free(img);
+		return NULL;
+	}
+	for (obj = c->vdsos; obj; obj = obj->next) {
+		if (obj->image_len == len && memcmp(obj->image, img, len) == 0) {
+			free(img);
+			return obj;
+		}
+	}
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		free(img);
+		return NULL;
+	}
+	obj->image = img;
+	obj->image_len = len;
+	elf = elf_memory(img, len);
+	symobj__load_elf(obj, elf, NULL);
+	elf_end(elf);
+	obj->next = c->vdsos;
+	c->vdsos = obj;
+	return obj;
+}
+
+struct symcache *symcache__new(void)
+{
+	struct symcache *c;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->debug_dirs = strdup(debuginfo__default_dirs());
+	if (!c || !c->debug_dirs) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+int symcache__set_debug_dirs(struct symcache *c, const char *dirs)
+{
+	char *d = strdup(dirs ? dirs : debuginfo__default_dirs());
+
+	if (!d)
+		return -ENOMEM;
+	free(c->debug_dirs);
+	c->debug_dirs = d;
+	return 0;
+}
+
+static void free_symobj(void *o)
+{
+	symobj__free(o);
+}
+
+void symcache__free(struct symcache *c)
+{
+	if (!c)
+		return;
+	htab__free_all(&c->objs, offsetof(struct symobj, node), free_symobj);
+	symobj__free_list(c->vdsos);
+	symobj__free_list(c->retired);
+	free(c->debug_dirs);
+	free(c);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The symbolizer's object cache: one symobj per ELF file or vdso image, with
+ * its PT_LOAD segments and function symbols (symtab.h; a separate debug file's
+ * when the file has no .symtab, debuginfo.h), shared by every process that
+ * maps it.
+ *
+ * Files are keyed by device and inode, checked against size and mtime (a
+ * rebuilt binary reusing the inode replaces the cached object, which stays
+ * alive for the snapshots still pointing at it). A vdso image is read from
+ * the process's memory and shared by content. Files are opened through
+ * procmap__open() (/proc/PID/map_files, else the path inside /proc/PID/root).
+ *
+ * Lifecycle: symcache__new(), symcache__file()/symcache__vdso() while the
+ * processes live (objects must be loaded while their files are reachable),
+ * lookups at any time after, symcache__free() frees every object.
+ * Errors: symcache__new() returns NULL + errno; the getters return NULL
+ * when there is no readable object (not cached: another process may reach it).
+ */
+#ifndef SFBPF_SYMCACHE_H
+#define SFBPF_SYMCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct procmap;
+struct symcache;
+struct symobj;
+
+struct symcache *symcache__new(void);
+void symcache__free(struct symcache *c);
+/* ':'-separated debug directories (NULL: debuginfo__default_dirs()), for objects loaded later. */
+int symcache__set_debug_dirs(struct symcache *c, const char *dirs);
+
+/*
+ * The object behind file mapping m of pid. root_pid: the process whose root
+ * its paths resolve under (debug files by path, debuginfo.h), 0 for ours.
+ */
+struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m);
+/* The [vdso] mapping m of pid. */
+struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
+
+/* Was the object parsed as ELF (file offsets convert to ELF addresses)? false for NULL. */
+bool symobj__is_elf(const struct symobj *o);
+/*
+ * The function at file offset off of an ELF object: *elf_addr receives off's
+ * ELF virtual address, the return value the symbol's name (NULL if none;
+ * valid while the cache lives), *offset the distance into it.
+ */
+const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uint64_t *offset);
+
+#endif /* SFBPF_SYMCACHE_H */
