@@ -20,6 +20,7 @@
 #include "output/flamegraph_js.h"
 #include "output/outfile.h"
 #include "profile/stackwalk.h"
+#include "util/hash.h"
 #include "util/vec.h"
 #include "util/utf8.h"
 
@@ -201,20 +202,10 @@ static size_t fit(const char *name, size_t n, double w, bool *dots)
 	return i;
 }
 
-static uint32_t name_hash(const char *s, size_t n)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
 /* Colour by kind; the name's hash varies it, so one function keeps one colour. */
 static void put_fill(FILE *f, char tag, const char *name, size_t n)
 {
-	uint32_t h = name_hash(name, n);
+	uint32_t h = (uint32_t)hash__bytes(name, n);
 	double v1 = (h & 0xff) / 255.0, v2 = (h >> 8 & 0xff) / 255.0, v3 = (h >> 16 & 0xff) / 255.0;
 
 	switch (tag) {

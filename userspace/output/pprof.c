@@ -17,6 +17,8 @@
 #include "output/pprof.h"
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 #include "util/utf8.h"
 #include "util/vec.h"
 
@@ -31,20 +33,7 @@ typedef Perftools__Profiles__Function PbFunction;
 
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 
-/* ---- hash index: slot -> element index + 1 of the owner's array -------------- */
-
-struct slot {
-	uint64_t hash;
-	uint32_t idx; /* 0: empty */
-};
-
-struct index {
-	struct slot *slots;
-	size_t cap, n; /* cap: power of two */
-};
-
-struct builder;
-typedef bool (*index_eq)(const struct builder *b, uint32_t idx, const void *key);
+/* ---- hash keys: (util/hashmap.h indexes the builder's arrays) ------------------ */
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -52,48 +41,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	return h ^ (h >> 29);
-}
-
-static int index_grow(struct index *ix)
-{
-	size_t cap = ix->cap ? ix->cap * 2 : 1024, i, j;
-	struct slot *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < ix->cap; i++) {
-		if (!ix->slots[i].idx)
-			continue;
-		for (j = ix->slots[i].hash & (cap - 1); s[j].idx; j = (j + 1) & (cap - 1))
-			;
-		s[j] = ix->slots[i];
-	}
-	free(ix->slots);
-	ix->slots = s;
-	ix->cap = cap;
-	return 0;
-}
-
-/* The slot holding key, or the empty slot where it goes; NULL without memory. */
-static struct slot *index_find(struct index *ix, uint64_t hash, index_eq eq,
-			       const struct builder *b, const void *key)
-{
-	size_t i;
-
-	if ((ix->n + 1) * 2 > ix->cap && index_grow(ix))
-		return NULL;
-	for (i = hash & (ix->cap - 1); ix->slots[i].idx; i = (i + 1) & (ix->cap - 1)) {
-		if (ix->slots[i].hash == hash && eq(b, ix->slots[i].idx - 1, key))
-			return &ix->slots[i];
-	}
-	return &ix->slots[i];
-}
-
-static void index_set(struct index *ix, struct slot *s, uint64_t hash, size_t idx)
-{
-	s->hash = hash;
-	s->idx = idx + 1;
-	ix->n++;
 }
 
 /* ---- builder ------------------------------------------------------------------ */
@@ -123,19 +70,19 @@ struct builder {
 	struct mapinfo *mi;
 	char **strs;
 	size_t nstrs, strs_cap;
-	struct index str_ix;
+	struct hashmap str_ix;
 	PbFunction *funcs;
 	size_t nfuncs, funcs_cap;
-	struct index func_ix;
+	struct hashmap func_ix;
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
-	struct index map_ix;
+	struct hashmap map_ix;
 	struct location *locs;
 	size_t nlocs, locs_cap;
-	struct index loc_ix;
+	struct hashmap loc_ix;
 	struct frame_key *frames;
 	size_t nframes, frames_cap;
-	struct index frame_ix;
+	struct hashmap frame_ix;
 	PbSample *samples;
 	size_t nsamples, samples_cap;
 	PbLabel *extra_labels; /* shared by every sample */
@@ -157,17 +104,9 @@ static int grow(void *arr, size_t *cap, size_t n, size_t sz)
 
 /* ---- strings -------------------------------------------------------------------- */
 
-static uint64_t str_hash(const char *s)
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
-static bool str_eq(const struct builder *b, uint32_t idx, const void *key)
-{
+	const struct builder *b = ctx;
 	return strcmp(b->strs[idx], key) == 0;
 }
 /*
@@ -194,32 +133,31 @@ static char *utf8_dup(const char *s)
 /* Index of s in the string table; -ENOMEM on failure. */
 static int64_t str_id(struct builder *b, const char *s)
 {
-	uint64_t h;
-	struct slot *sl;
+	uint32_t h;
+	int64_t id;
 	char *copy;
 
 	if (!s || !*s)
 		return 0;
-	h = str_hash(s);
-	sl = index_find(&b->str_ix, h, str_eq, b, s);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->idx)
-		return sl->idx - 1;
+	h = (uint32_t)hash__str(s);
+	id = hashmap__find(&b->str_ix, h, str_eq, b, s);
+	if (id >= 0)
+		return id;
 	copy = utf8_dup(s);
-	if (!copy || grow(&b->strs, &b->strs_cap, b->nstrs, sizeof(*b->strs))) {
+	if (!copy || grow(&b->strs, &b->strs_cap, b->nstrs, sizeof(*b->strs)) ||
+	    hashmap__add(&b->str_ix, h, b->nstrs)) {
 		free(copy);
 		return -ENOMEM;
 	}
 	b->strs[b->nstrs] = copy;
-	index_set(&b->str_ix, sl, h, b->nstrs);
 	return b->nstrs++;
 }
 
 /* ---- functions ------------------------------------------------------------------ */
 
-static bool func_eq(const struct builder *b, uint32_t idx, const void *key)
+static bool func_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct builder *b = ctx;
 	const PbFunction *f = &b->funcs[idx], *k = key;
 
 	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
@@ -229,31 +167,31 @@ static bool func_eq(const struct builder *b, uint32_t idx, const void *key)
 static int64_t func_id(struct builder *b, const char *name, const char *file)
 {
 	PbFunction key = PERFTOOLS__PROFILES__FUNCTION__INIT;
-	struct slot *sl;
 	uint64_t h;
+	int64_t id;
 
 	key.name = key.system_name = str_id(b, name);
 	key.filename = str_id(b, file);
 	if (key.name < 0 || key.filename < 0)
 		return -ENOMEM;
 	h = mix(mix(1, key.name), key.filename);
-	sl = index_find(&b->func_ix, h, func_eq, b, &key);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->idx)
-		return sl->idx;
+	id = hashmap__find(&b->func_ix, (uint32_t)h, func_eq, b, &key);
+	if (id >= 0)
+		return id + 1;
 	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs, sizeof(*b->funcs)))
 		return -ENOMEM;
 	key.id = b->nfuncs + 1;
 	b->funcs[b->nfuncs] = key;
-	index_set(&b->func_ix, sl, h, b->nfuncs);
+	if (hashmap__add(&b->func_ix, (uint32_t)h, b->nfuncs))
+		return -ENOMEM;
 	return ++b->nfuncs;
 }
 
 /* ---- mappings ------------------------------------------------------------------- */
 
-static bool map_eq(const struct builder *b, uint32_t idx, const void *key)
+static bool map_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct builder *b = ctx;
 	const struct mapping *m = &b->maps[idx], *k = key;
 
 	if (m->synthetic != k->synthetic || m->pb.filename != k->pb.filename)
@@ -267,21 +205,20 @@ static bool map_eq(const struct builder *b, uint32_t idx, const void *key)
 /* Mapping id (1-based) for key (filled but for id); negative errno. */
 static int64_t map_id(struct builder *b, const struct mapping *key)
 {
-	struct slot *sl;
 	uint64_t h = mix(mix(2, key->pb.filename), key->synthetic);
+	int64_t id;
 
 	if (!key->synthetic)
 		h = mix(mix(mix(h, key->pb.memory_start), key->pb.file_offset), key->pb.build_id);
-	sl = index_find(&b->map_ix, h, map_eq, b, key);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->idx)
-		return sl->idx;
+	id = hashmap__find(&b->map_ix, (uint32_t)h, map_eq, b, key);
+	if (id >= 0)
+		return id + 1;
 	if (grow(&b->maps, &b->maps_cap, b->nmaps, sizeof(*b->maps)))
 		return -ENOMEM;
 	b->maps[b->nmaps] = *key;
 	b->maps[b->nmaps].pb.id = b->nmaps + 1;
-	index_set(&b->map_ix, sl, h, b->nmaps);
+	if (hashmap__add(&b->map_ix, (uint32_t)h, b->nmaps))
+		return -ENOMEM;
 	return ++b->nmaps;
 }
 
@@ -342,8 +279,9 @@ static int64_t user_map_id(struct builder *b, uint32_t pid, const struct sw_fram
 
 /* ---- locations ------------------------------------------------------------------ */
 
-static bool loc_eq(const struct builder *b, uint32_t idx, const void *key)
+static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct builder *b = ctx;
 	const struct location *l = &b->locs[idx], *k = key;
 
 	return l->pb.mapping_id == k->pb.mapping_id && l->pb.address == k->pb.address &&
@@ -354,8 +292,8 @@ static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, int64_t fun
 {
 	struct location key = { .pb = PERFTOOLS__PROFILES__LOCATION__INIT,
 				.line = PERFTOOLS__PROFILES__LINE__INIT };
-	struct slot *sl;
 	uint64_t h;
+	int64_t id;
 
 	if (map < 0 || func < 0)
 		return map < 0 ? map : func;
@@ -363,16 +301,15 @@ static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, int64_t fun
 	key.pb.address = addr;
 	key.line.function_id = func;
 	h = mix(mix(mix(3, map), addr), func);
-	sl = index_find(&b->loc_ix, h, loc_eq, b, &key);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->idx)
-		return sl->idx;
+	id = hashmap__find(&b->loc_ix, (uint32_t)h, loc_eq, b, &key);
+	if (id >= 0)
+		return id + 1;
 	if (grow(&b->locs, &b->locs_cap, b->nlocs, sizeof(*b->locs)))
 		return -ENOMEM;
 	key.pb.id = b->nlocs + 1;
 	b->locs[b->nlocs] = key;
-	index_set(&b->loc_ix, sl, h, b->nlocs);
+	if (hashmap__add(&b->loc_ix, (uint32_t)h, b->nlocs))
+		return -ENOMEM;
 	if (map)
 		map_cover(b, map, addr);
 	return ++b->nlocs;
@@ -399,8 +336,9 @@ static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_fram
 	}
 }
 
-static bool frame_eq(const struct builder *b, uint32_t idx, const void *key)
+static bool frame_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct builder *b = ctx;
 	const struct frame_key *f = &b->frames[idx], *k = key;
 
 	return f->addr == k->addr && f->pid == k->pid && f->kind == k->kind;
@@ -416,18 +354,18 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 	struct frame_key key = { .addr = f->addr,
 				 .pid = f->kind == SW_KERNEL ? 0 : pid,
 				 .kind = f->kind };
-	uint64_t h = mix(mix(mix(4, key.addr), key.pid), key.kind);
-	struct slot *sl = index_find(&b->frame_ix, h, frame_eq, b, &key);
+	uint32_t h = (uint32_t)mix(mix(mix(4, key.addr), key.pid), key.kind);
+	int64_t id = hashmap__find(&b->frame_ix, h, frame_eq, b, &key);
 
-	if (!sl)
-		return -ENOMEM;
-	if (sl->idx)
-		return b->frames[sl->idx - 1].loc;
+	if (id >= 0)
+		return b->frames[id].loc;
 	key.loc = place_frame(b, pid, f);
-	if (key.loc < 0 || grow(&b->frames, &b->frames_cap, b->nframes, sizeof(*b->frames)))
-		return key.loc < 0 ? key.loc : -ENOMEM;
-	b->frames[b->nframes] = key;
-	index_set(&b->frame_ix, sl, h, b->nframes++);
+	if (key.loc < 0)
+		return key.loc;
+	if (grow(&b->frames, &b->frames_cap, b->nframes, sizeof(*b->frames)) ||
+	    hashmap__add(&b->frame_ix, h, b->nframes))
+		return -ENOMEM;
+	b->frames[b->nframes++] = key;
 	return key.loc;
 }
 
@@ -711,12 +649,12 @@ static void builder__free(struct builder *b)
 	free(b->funcs);
 	free(b->maps);
 	free(b->locs);
-	free(b->str_ix.slots);
-	free(b->func_ix.slots);
-	free(b->map_ix.slots);
-	free(b->loc_ix.slots);
+	hashmap__free(&b->str_ix);
+	hashmap__free(&b->func_ix);
+	hashmap__free(&b->map_ix);
+	hashmap__free(&b->loc_ix);
 	free(b->frames);
-	free(b->frame_ix.slots);
+	hashmap__free(&b->frame_ix);
 	free(b->extra_labels);
 	mapinfo__free(b->mi);
 }

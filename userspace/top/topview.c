@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "profile/aggregate.h"
-#include "top/idmap.h"
+#include "util/arena.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
 #include "symbols/ksyms.h"
 #include "profile/session.h"
 #include "symbols/symbolize.h"
@@ -56,11 +59,11 @@ struct topview {
 	struct arena strings_arena, syms_arena, rows_arena, stacks_arena;
 	char **strings;
 	size_t nr_strings, strings_cap;
-	struct idmap strings_map;
+	struct hashmap strings_map;
 
 	struct topview_sym **syms;
 	size_t nr_syms, syms_cap;
-	struct idmap syms_map;
+	struct hashmap syms_map;
 	uint32_t *marks; /* per sym: stamp of the last stack that listed it */
 	size_t marks_cap;
 	uint32_t stamp;
@@ -68,11 +71,11 @@ struct topview {
 
 	struct addr_entry *addrs;
 	size_t nr_addrs, addrs_cap;
-	struct idmap addrs_map;
+	struct hashmap addrs_map;
 
 	struct topview_row **rows;
 	size_t nr_rows, rows_cap;
-	struct idmap rows_map;
+	struct hashmap rows_map;
 
 	struct tv_stack *stacks;
 	size_t nr_stacks, stacks_cap;
@@ -121,18 +124,16 @@ static const char *intern(struct topview *tv, const char *s)
 				*p = '_';
 		s = clean;
 	}
-	h = (uint32_t)idmap_hash_str(s);
-	id = idmap__find(&tv->strings_map, h, str_eq, tv, s);
+	h = (uint32_t)hash__str(s);
+	id = hashmap__find(&tv->strings_map, h, str_eq, tv, s);
 	if (id >= 0) {
 		copy = tv->strings[id];
 		goto out;
 	}
 	n = strlen(s) + 1;
 	copy = arena__alloc(&tv->strings_arena, n);
-	if (!copy ||
-	    vec__reserve((void **)&tv->strings, &tv->strings_cap, tv->nr_strings + 1,
-			 sizeof(*tv->strings)) ||
-	    idmap__add(&tv->strings_map, h, tv->nr_strings)) {
+	if (!copy || VEC_RESERVE(tv->strings, tv->strings_cap, tv->nr_strings + 1, 64) ||
+	    hashmap__add(&tv->strings_map, h, tv->nr_strings)) {
 		copy = NULL;
 		goto out;
 	}
@@ -147,7 +148,7 @@ out:
 
 static uint32_t sym_hash(const struct topview_sym *k)
 {
-	return (uint32_t)idmap_mix64((uintptr_t)k->name * 31 + (uintptr_t)k->module * 7 +
+	return (uint32_t)hash__mix64((uintptr_t)k->name * 31 + (uintptr_t)k->module * 7 +
 				     k->kernel);
 }
 
@@ -168,15 +169,13 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 	if (!key.name || !key.module)
 		return -ENOMEM;
 	h = sym_hash(&key);
-	id = idmap__find(&tv->syms_map, h, sym_eq, tv, &key);
+	id = hashmap__find(&tv->syms_map, h, sym_eq, tv, &key);
 	if (id >= 0)
 		return id;
 	s = arena__alloc(&tv->syms_arena, sizeof(*s));
-	if (!s ||
-	    vec__reserve((void **)&tv->syms, &tv->syms_cap, tv->nr_syms + 1, sizeof(*tv->syms)) ||
-	    vec__reserve((void **)&tv->marks, &tv->marks_cap, tv->nr_syms + 1,
-			 sizeof(*tv->marks)) ||
-	    idmap__add(&tv->syms_map, h, tv->nr_syms))
+	if (!s || VEC_RESERVE(tv->syms, tv->syms_cap, tv->nr_syms + 1, 64) ||
+	    VEC_RESERVE(tv->marks, tv->marks_cap, tv->nr_syms + 1, 64) ||
+	    hashmap__add(&tv->syms_map, h, tv->nr_syms))
 		return -ENOMEM;
 	*s = key;
 	tv->marks[tv->nr_syms] = 0;
@@ -230,16 +229,14 @@ static bool addr_eq(const void *ctx, uint32_t id, const void *key)
 static int64_t sym_frame(struct topview *tv, uint32_t pid, bool kernel, uint64_t addr)
 {
 	struct addr_entry key = { kernel ? KERNEL_SPACE : pid, addr, 0 };
-	uint32_t h = (uint32_t)idmap_mix64(key.space * 0x9E3779B97F4A7C15ULL ^ addr);
-	int64_t id = idmap__find(&tv->addrs_map, h, addr_eq, tv, &key), sym;
+	uint32_t h = (uint32_t)hash__mix64(key.space * 0x9E3779B97F4A7C15ULL ^ addr);
+	int64_t id = hashmap__find(&tv->addrs_map, h, addr_eq, tv, &key), sym;
 
 	if (id >= 0)
 		return tv->addrs[id].sym;
 	sym = kernel ? sym_kernel(tv, addr) : sym_user(tv, pid, addr);
-	if (sym < 0 ||
-	    vec__reserve((void **)&tv->addrs, &tv->addrs_cap, tv->nr_addrs + 1,
-			 sizeof(*tv->addrs)) ||
-	    idmap__add(&tv->addrs_map, h, tv->nr_addrs))
+	if (sym < 0 || VEC_RESERVE(tv->addrs, tv->addrs_cap, tv->nr_addrs + 1, 64) ||
+	    hashmap__add(&tv->addrs_map, h, tv->nr_addrs))
 		return -ENOMEM;
 	key.sym = sym;
 	tv->addrs[tv->nr_addrs++] = key;
@@ -275,14 +272,13 @@ static int64_t row_get(struct topview *tv, const struct tv_stack *s, uint32_t sy
 		if (!key.comm)
 			return -ENOMEM;
 	}
-	h = (uint32_t)idmap_mix64((uintptr_t)key.sym * 31 + (uintptr_t)key.comm * 7 + key.pid);
-	id = idmap__find(&tv->rows_map, h, row_eq, tv, &key);
+	h = (uint32_t)hash__mix64((uintptr_t)key.sym * 31 + (uintptr_t)key.comm * 7 + key.pid);
+	id = hashmap__find(&tv->rows_map, h, row_eq, tv, &key);
 	if (id >= 0)
 		return id;
 	r = arena__alloc(&tv->rows_arena, sizeof(*r));
-	if (!r ||
-	    vec__reserve((void **)&tv->rows, &tv->rows_cap, tv->nr_rows + 1, sizeof(*tv->rows)) ||
-	    idmap__add(&tv->rows_map, h, tv->nr_rows))
+	if (!r || VEC_RESERVE(tv->rows, tv->rows_cap, tv->nr_rows + 1, 64) ||
+	    hashmap__add(&tv->rows_map, h, tv->nr_rows))
 		return -ENOMEM;
 	*r = key;
 	r->id = tv->nr_rows;
@@ -322,8 +318,7 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 	struct tv_stack *s;
 	int64_t sym;
 
-	if (vec__reserve((void **)&tv->stacks, &tv->stacks_cap, tv->nr_stacks + 1,
-			 sizeof(*tv->stacks)))
+	if (VEC_RESERVE(tv->stacks, tv->stacks_cap, tv->nr_stacks + 1, 64))
 		return -ENOMEM;
 	s = &tv->stacks[tv->nr_stacks];
 	memset(s, 0, sizeof(*s));
@@ -479,7 +474,7 @@ int topview__set_group(struct topview *tv, enum topview_group group)
 	int err;
 
 	tv->opts.group = group;
-	idmap__clear(&tv->rows_map);
+	hashmap__clear(&tv->rows_map);
 	arena__free(&tv->rows_arena);
 	tv->nr_rows = 0;
 	for (i = 0; i < tv->nr_stacks; i++) {
@@ -544,10 +539,10 @@ void topview__free(struct topview *tv)
 	arena__free(&tv->syms_arena);
 	arena__free(&tv->rows_arena);
 	arena__free(&tv->stacks_arena);
-	idmap__free(&tv->strings_map);
-	idmap__free(&tv->syms_map);
-	idmap__free(&tv->addrs_map);
-	idmap__free(&tv->rows_map);
+	hashmap__free(&tv->strings_map);
+	hashmap__free(&tv->syms_map);
+	hashmap__free(&tv->addrs_map);
+	hashmap__free(&tv->rows_map);
 	free(tv->strings);
 	free(tv->syms);
 	free(tv->marks);
@@ -619,8 +614,7 @@ int topview__select(struct topview *tv, enum topview_sort key, const struct topv
 {
 	size_t i, n = 0;
 
-	if (vec__reserve((void **)&tv->sel, &tv->sel_cap, tv->nr_rows ? tv->nr_rows : 1,
-			 sizeof(*tv->sel)))
+	if (VEC_RESERVE(tv->sel, tv->sel_cap, tv->nr_rows ? tv->nr_rows : 1, 64))
 		return -ENOMEM;
 	for (i = 0; i < tv->nr_rows; i++)
 		if (row_visible(tv, tv->rows[i], f))
@@ -661,7 +655,7 @@ static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t sym)
 	for (c = t->n[parent].child; c; c = t->n[c].sibling)
 		if (t->n[c].sym == sym)
 			return c;
-	if (vec__reserve((void **)&t->n, &t->cap, t->nr + 1, sizeof(*t->n)))
+	if (VEC_RESERVE(t->n, t->cap, t->nr + 1, 64))
 		return -ENOMEM;
 	t->n[t->nr] = (struct tnode){ sym, 0, t->n[parent].child, 0 };
 	t->n[parent].child = t->nr;
@@ -716,8 +710,7 @@ static void tree_emit(struct tree *t, uint32_t node, int depth)
 	uint32_t c;
 
 	for (c = t->n[node].child; c; c = t->n[c].sibling) {
-		if (vec__reserve((void **)&t->scratch, &t->scratch_cap, t->nr_scratch + 1,
-				 sizeof(*t->scratch))) {
+		if (VEC_RESERVE(t->scratch, t->scratch_cap, t->nr_scratch + 1, 64)) {
 			t->err = -ENOMEM;
 			return;
 		}
@@ -730,8 +723,7 @@ static void tree_emit(struct tree *t, uint32_t node, int depth)
 		c = t->scratch[i];
 		if (t->n[c].weight < t->min_weight || (t->max_nodes && t->nr_out >= t->max_nodes))
 			break;
-		if (vec__reserve((void **)&tv->nodes, &tv->nodes_cap, t->nr_out + 1,
-				 sizeof(*tv->nodes))) {
+		if (VEC_RESERVE(tv->nodes, tv->nodes_cap, t->nr_out + 1, 64)) {
 			t->err = -ENOMEM;
 			return;
 		}
@@ -783,10 +775,10 @@ int topview__tree(struct topview *tv, uint32_t id, enum topview_dir dir,
 	*nodes = tv->nodes;
 	if (!r)
 		return -ENOENT;
-	sym = idmap__find(&tv->syms_map, sym_hash(r->sym), sym_eq, tv, r->sym);
+	sym = hashmap__find(&tv->syms_map, sym_hash(r->sym), sym_eq, tv, r->sym);
 	if (sym < 0)
 		return -ENOENT;
-	if (vec__reserve((void **)&t.n, &t.cap, 1, sizeof(*t.n)))
+	if (VEC_RESERVE(t.n, t.cap, 1, 64))
 		return -ENOMEM;
 	t.n[t.nr++] = (struct tnode){ (uint32_t)sym, 0, 0, r->total };
 	for (i = 0; i < tv->nr_stacks && !t.err; i++) {

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Arenas: memory handed out in small pieces that stay put until the whole
+ * arena is freed, so that pointers to entries (names, keys) stay valid while
+ * the arrays indexing them grow. A zeroed struct arena is empty.
+ */
+#ifndef SFBPF_UTIL_ARENA_H
+#define SFBPF_UTIL_ARENA_H
+
+#include <stddef.h>
+
+#define ARENA_CHUNK (256u << 10)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+struct arena {
+	struct arena_chunk *head;
+};
+
+/* n bytes (8-aligned, uninitialized) that stay put until arena__free(); NULL: no memory. */
+void *arena__alloc(struct arena *a, size_t n);
+void arena__free(struct arena *a);
+
+#endif /* SFBPF_UTIL_ARENA_H */
