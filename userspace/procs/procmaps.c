@@ -312,10 +312,10 @@ const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr)
 	return &pm->maps[lo - 1];
 }
 
-int procmap__open_in_root(int pid, const char *path, struct stat *st)
+int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *st)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+		.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd, root, flags, ret;
@@ -329,8 +329,8 @@ int procmap__open_in_root(int pid, const char *path, struct stat *st)
 		return -errno;
 	/*
 	 * The path is the process's to choose: resolve it inside its root (an
-	 * absolute symlink or ".." must not reach our files), do not follow a
-	 * final symlink, and never block opening a FIFO.
+	 * absolute symlink or ".." must not reach our files), follow a final
+	 * symlink only if asked, and never block opening a FIFO.
 	 */
 	fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
 	ret = -errno;
@@ -367,7 +367,7 @@ int procmap__open(int pid, const struct procmap *m)
 	/* map_files needs CAP_SYS_ADMIN; the root path works for files still linked. */
 	if (m->flags & PROCMAP_F_DELETED)
 		return -ENOENT;
-	fd = procmap__open_in_root(pid, m->path, &st);
+	fd = procmap__open_in_root(pid, m->path, false, &st);
 	if (fd < 0)
 		return fd == -EINVAL ? -ESTALE : fd;
 	/* A file replaced since it was mapped is not the mapped object. */

@@ -13,6 +13,7 @@
 #ifndef SFBPF_PROCMAPS_H
 #define SFBPF_PROCMAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,11 +66,12 @@ int procmap__open(int pid, const struct procmap *m);
 struct stat;
 /*
  * Open PATH (absolute, as pid sees it) read-only inside /proc/PID/root the
- * same safe way: openat2 RESOLVE_IN_ROOT and no magic links, no final
- * symlink, no blocking open. Regular files only (-EINVAL otherwise); *st
- * receives its status. Returns an fd or a negative errno.
+ * same safe way: openat2 RESOLVE_IN_ROOT and no magic links, no blocking
+ * open; a final symlink is followed (inside the root) only if follow.
+ * Regular files only (-EINVAL otherwise); *st receives its status. Returns
+ * an fd or a negative errno.
  */
-int procmap__open_in_root(int pid, const char *path, struct stat *st);
+int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *st);
 
 /* Last path component ("libc.so.6"); the path itself for [pseudo] names. */
 const char *procmap__basename(const char *path);
