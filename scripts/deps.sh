@@ -19,7 +19,7 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # pprof as the reference pprof reader, chromium to render flamegraphs.
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
-	libc6-dbg util-linux)
+	libc6-dbg util-linux nodejs sqlite3 debootstrap)
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")

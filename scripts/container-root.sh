@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds (once) a minimal Debian trixie root with python3 in it, for tests that
+# profile a process of another distribution in its own mount and PID
+# namespaces (tests/realworld.test). Prints the root's path on stdout.
+#
+# Usage: scripts/container-root.sh [DIR]   (default /var/cache/sfbpf/trixie)
+#
+# The root is reused only when complete: DIR/.sfbpf-complete is written last,
+# after debootstrap succeeded and python3 was found runnable inside. A partial
+# root (an interrupted or failed build) is removed and built again. Needs root
+# and debootstrap (scripts/deps.sh test); the mirror is the host's own Debian
+# archive from its apt sources (deb.debian.org if none is found).
+# Knobs: SFBPF_TRIXIE_SUITE (trixie), SFBPF_TRIXIE_MIRROR (a mirror URL).
+set -euo pipefail
+
+DIR=${1:-${SFBPF_TRIXIE_ROOT:-/var/cache/sfbpf/trixie}}
+SUITE=${SFBPF_TRIXIE_SUITE:-trixie}
+MARKER=$DIR/.sfbpf-complete
+STAMP="suite=$SUITE variant=minbase include=python3"
+
+die() {
+	echo "container-root: $*" >&2
+	exit 1
+}
+
+# The marker holds the recipe: a root built by another recipe is rebuilt.
+if [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$STAMP" ] && [ -x "$DIR/usr/bin/python3" ]; then
+	echo "$DIR"
+	exit 0
+fi
+[ "$(id -u)" -eq 0 ] || die "needs root to build $DIR"
+command -v debootstrap >/dev/null || die "debootstrap not installed (scripts/deps.sh test)"
+
+# mirror: the first http(s) URI of the host's sources that serves Debian's main
+# archive (not -security, not a third-party repository).
+mirror() {
+	local f u
+	if [ -n "${SFBPF_TRIXIE_MIRROR:-}" ]; then
+		echo "$SFBPF_TRIXIE_MIRROR"
+		return
+	fi
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		u=$(awk '
+			/^[ \t]*#/ { next }
+			/^deb[ \t]/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) { print $i; break } }
+			/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) print $i }
+		' "$f" | grep -v -e security -e '-updates' | grep -E '/debian/?$' | head -1)
+		if [ -n "$u" ]; then
+			echo "${u%/}"
+			return
+		fi
+	done
+	echo http://deb.debian.org/debian
+}
+
+MIRROR=$(mirror)
+# One builder at a time (two test runs may start together).
+mkdir -p "$(dirname "$DIR")"
+exec 9>"$DIR.lock"
+flock 9
+if [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$STAMP" ] && [ -x "$DIR/usr/bin/python3" ]; then
+	echo "$DIR"
+	exit 0
+fi
+# A partial root: whatever a failed run left. Nothing may still be mounted in
+# it (a test killed while its namespace held DIR/proc unmounts with its
+# namespace; a bind mount on the host would not).
+if [ -e "$DIR" ]; then
+	if grep -q " $DIR/" /proc/self/mounts; then
+		die "$DIR has mounts under it; unmount them first"
+	fi
+	echo "container-root: removing the partial root $DIR" >&2
+	rm -rf --one-file-system "$DIR"
+fi
+LOG=$DIR.log
+echo "container-root: debootstrap --variant=minbase --include=python3 $SUITE $DIR $MIRROR (log: $LOG)" >&2
+if ! debootstrap --variant=minbase --include=python3 "$SUITE" "$DIR" "$MIRROR" >"$LOG" 2>&1; then
+	tail -5 "$LOG" >&2
+	die "debootstrap failed (log: $LOG)"
+fi
+if ! chroot "$DIR" python3 -c 'import sys; print(sys.version)' >>"$LOG" 2>&1; then
+	die "python3 does not run inside $DIR (log: $LOG)"
+fi
+echo "$STAMP" >"$MARKER.tmp"
+mv "$MARKER.tmp" "$MARKER"
+echo "$DIR"
