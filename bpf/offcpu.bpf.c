@@ -2,7 +2,7 @@
 /*
  * Off-CPU analysis: a raw tracepoint on sched_switch. At switch-out, a thread
  * that passes the filters (process, cgroup, task state) gets its user stack
- * (SFrame unwinder, unwind.h, from its saved user registers: its user stack
+ * (SFrame unwinder, ustack.h, from its saved user registers: its user stack
  * cannot change while it is off the CPU) and its kernel stack recorded in the
  * `blocked` hash, keyed by tid. At switch-in, the time it was off the CPU is
  * checked against [min, max] and the record goes to the ring buffer.
@@ -20,9 +20,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "offcpu_abi.h"
-#include "unwind.h"
+#include "ustack.h"
 
-#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define TASK_DEAD 0x0080
@@ -30,10 +29,8 @@
 #define KSTACK_SEARCH 8 /* frames searched for __schedule (tracing frames above it) */
 
 /* Settings, filled by userspace between open and load. */
-const volatile __u32 max_user_frames = SFBPF_MAX_FRAMES;
 const volatile bool filter_pids = false;
 const volatile bool filter_cgroup = false;
-const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile __u32 state_mask = SFBPF_STATES_BLOCKED;
 const volatile __u64 min_ns = 0;
@@ -134,45 +131,6 @@ static __always_inline int state_class(bool preempt, __u32 state)
 	return SFBPF_STATE_OTHER;
 }
 
-/* Unwinds the current task's user stack into s->ips; returns the frame count. */
-static __always_inline __u32 record_user(struct sfbpf_unwind_state *st, struct sfbpf_sample *s,
-					 struct sfbpf_stats *cnt, struct task_struct *task,
-					 __u32 tgid)
-{
-	const struct sfbpf_proc *proc;
-	struct pt_regs *regs;
-
-	if (!user_stacks || !task->mm || (task->flags & PF_KTHREAD)) {
-		s->stop = SFBPF_STOP_KERNEL_ONLY;
-		return 0;
-	}
-	/* Saved at kernel entry; nothing changes them while the thread is off-CPU. */
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs) {
-		s->stop = SFBPF_STOP_READ;
-		return 0;
-	}
-	st->pc = regs->ip;
-	st->sp = regs->sp;
-	st->fp = regs->bp;
-	st->regs = (__u64)regs;
-	st->max = max_user_frames;
-	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
-		s->stop = SFBPF_STOP_NO_MAPPING;
-		return 0;
-	}
-	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc) {
-		s->ips[0] = st->pc;
-		s->stop = SFBPF_STOP_NO_PROC;
-		return 1;
-	}
-	unwind_user(st, s->ips, proc);
-	s->stop = st->stop;
-	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
-	return st->n;
-}
-
 static __always_inline bool in_sched(__u64 ip)
 {
 	return ip >= sched_lo && ip < sched_hi;
@@ -259,8 +217,8 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offc
 	bpf_get_current_comm(rec->s.comm, sizeof(rec->s.comm));
 
 	task = bpf_get_current_task_btf();
-	nu = record_user(&sc->st, &rec->s, &cnt->unwind, task, tgid) & UNWIND_FRAME_MASK;
-	cnt->unwind.v[SFBPF_STAT_FRAMES] += nu;
+	/* No reports: the loader reads the CPU profiler's lifecycle ring, not this one's. */
+	nu = ustack_sample(&sc->st, &rec->s, &cnt->unwind, task, tgid, false) & UNWIND_FRAME_MASK;
 	if (kernel_stacks)
 		nk = record_kernel(ctx, &rec->s.ips[nu]);
 	rec->s.nr_user = nu;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * CPU profiler: a perf_event program on a cpu-clock event per CPU. Each sample
- * unwinds the user stack from the SFrame tables (unwind.h), adds the kernel
+ * unwinds the user stack from the SFrame tables (ustack.h), adds the kernel
  * stack and sends only the used part of the sample to userspace. A sample
  * that finds no table for its process, or a PC in no known mapping, tells the
  * loader (rate-limited). Two raw tracepoint programs follow processes: exec
@@ -14,14 +14,10 @@
 #include <bpf/bpf_core_read.h>
 
 #include "abi.h"
-#include "unwind.h"
-
-#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+#include "ustack.h"
 
 /* Settings, filled by userspace between open and load. */
-const volatile __u32 max_user_frames = SFBPF_MAX_FRAMES;
 const volatile bool filter_pids = false;
-const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool skip_idle = false;
 const volatile bool filter_cgroup = false;
@@ -78,57 +74,6 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
-/* Unwinds the current task's user stack into s->ips; returns the frame count. */
-static __always_inline __u32 sample_user(struct scratch *sc, struct sfbpf_stats *cnt,
-					 struct task_struct *task, __u32 tgid)
-{
-	struct sfbpf_sample *s = &sc->sample;
-	struct sfbpf_unwind_state *st = &sc->st;
-	const struct sfbpf_proc *proc;
-	struct pt_regs *regs;
-	bool stale;
-
-	st->obj_flags = 0;
-	st->miss_addr = 0;
-	if (!user_stacks || !tgid || !task->mm || (task->flags & PF_KTHREAD)) {
-		s->stop = SFBPF_STOP_KERNEL_ONLY;
-		return 0;
-	}
-	/*
-	 * The user registers saved at kernel entry. For a sample in user mode
-	 * they are the sample's own registers (x86-64 saves interrupted user
-	 * state there too), so one source serves both cases.
-	 */
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs) {
-		s->stop = SFBPF_STOP_READ;
-		return 0;
-	}
-	st->pc = regs->ip;
-	st->sp = regs->sp;
-	st->fp = regs->bp;
-	st->regs = (__u64)regs;
-	st->max = max_user_frames;
-
-	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
-		s->stop = SFBPF_STOP_NO_MAPPING;
-		return 0;
-	}
-	proc = unwind_proc(task, tgid, &stale);
-	if (!proc) {
-		/* No table yet: the leaf still tells where the time went. */
-		s->ips[0] = st->pc;
-		s->stop = SFBPF_STOP_NO_PROC;
-		unwind_account(task, tgid, st, s->stop, stale, cnt);
-		return 1;
-	}
-	unwind_user(st, s->ips, proc);
-	s->stop = st->stop;
-	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
-	unwind_account(task, tgid, st, s->stop, false, cnt);
-	return st->n;
-}
-
 /* Wake-up flag for a record in ring rb: only once `mark` bytes wait (0: default). */
 static __always_inline __u64 wakeup_flag(void *rb, __u64 mark)
 {
@@ -174,8 +119,7 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	task = bpf_get_current_task_btf();
-	nu = sample_user(sc, cnt, task, tgid) & UNWIND_FRAME_MASK;
-	cnt->v[SFBPF_STAT_FRAMES] += nu;
+	nu = ustack_sample(&sc->st, s, cnt, task, tgid, true) & UNWIND_FRAME_MASK;
 	cnt->v[SFBPF_STAT_STOP_BASE + (s->stop < SFBPF_STOP__COUNT ? s->stop : SFBPF_STOP_READ)]++;
 
 	if (kernel_stacks && (s->flags & SFBPF_SAMPLE_KERNEL_MODE)) {

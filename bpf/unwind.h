@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The in-kernel SFrame unwinder, shared by every BPF program that needs user
- * stacks (profile.bpf.c now, an off-CPU program later). Include after
- * vmlinux.h, bpf_helpers.h and profile.h. It declares the table maps; a second
- * program reuses the first one's maps with bpf_map__reuse_fd().
+ * The in-kernel user-stack walk: finds each frame's rule in the SFrame-derived
+ * tables and applies it, or takes a frame-pointer step where no rule covers
+ * the PC (see docs/DESIGN-unwinder.md, "One frame", for the decision table).
+ * Include after vmlinux.h, bpf_helpers.h and abi.h; programs call it through
+ * ustack.h. Returns nothing: why a stack ended is in the state's stop field.
  *
  * One bpf_loop() iteration per frame keeps the verifier's work independent of
  * the depth. All loop state lives in a map value (struct sfbpf_unwind_state), never
@@ -16,23 +17,17 @@
 #ifndef SFBPF_UNWIND_H
 #define SFBPF_UNWIND_H
 
-#ifndef __TARGET_ARCH_x86
-#error "the unwinder supports x86-64 only"
-#endif
+#include "unwind_maps.h"
 
-/* The frame-pointer fallback rejects frames further than this above SP. */
+/* A frame-pointer step rejects frames further than this above SP... */
 #define UNWIND_FP_MAX_GAP (8ULL << 20)
 /*
- * Stack bytes read at once. A user read costs ~60 ns whatever its size up to a
- * few hundred bytes, and callers' frames lie just above: one read usually
- * serves several frames. Reads never cross a page, so they fail only where
- * the word itself is unreadable.
+ * ... unless it is a switch to another stack (Go's system stack, a runtime's
+ * own stacks): allowed this many times per stack. A switch may go down as
+ * well as up, so more would let a frame-pointer loop repeat.
  */
-#define UNWIND_WINDOW 256
+#define UNWIND_FP_SWITCHES 1
 #define UNWIND_USER_PAGE 4096ULL
-/* Row cache entries per CPU (see unwind_find_rule). */
-#define UNWIND_RCACHE_BITS 11
-#define UNWIND_RCACHE (1 << UNWIND_RCACHE_BITS)
 #define UNWIND_MAP_MASK (SFBPF_MAX_MAPPINGS - 1)
 /* Not a stop reason: the caller's frame was found (SFBPF_STOP_OUTERMOST is 0). */
 #define UNWIND_NEXT SFBPF_STOP__COUNT
@@ -41,124 +36,6 @@
 _Static_assert((SFBPF_MAX_MAPPINGS & UNWIND_MAP_MASK) == 0, "mappings: power of two");
 _Static_assert(SFBPF_MAX_FRAMES <= UNWIND_FRAME_MASK + 1, "frame mask too small");
 _Static_assert(SFBPF_MAX_MAPPINGS <= (1 << SFBPF_MAP_SEARCH_STEPS), "mapping search too short");
-_Static_assert(SFBPF_STAT_NOTIFY_LIMITED == SFBPF_STAT_NOTIFY_SENT + 1 &&
-		       SFBPF_STAT_NOTIFY_DROPS == SFBPF_STAT_NOTIFY_SENT + 2 &&
-		       SFBPF_STAT_NOTIFY_SENT + 3 < SFBPF_STAT__COUNT,
-	       "unwind_report's return values index the counters");
-
-/*
- * Table maps: sized by userspace before load (bpf_map__set_max_entries).
- * Rows and pages are mmap'able: the loader writes big tables with memcpy
- * instead of millions of element updates (an array element is 8-byte
- * aligned: a page entry takes 8 bytes).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sfbpf_row);
-} rows SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sfbpf_rule);
-} rules SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sfbpf_object);
-} objects SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} pages SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1);
-	__type(key, __u32); /* tgid */
-	__type(value, struct sfbpf_proc);
-} procs SEC(".maps");
-
-/*
- * Per object slot: frames unwound through it (consecutive frames in one
- * object count once). The loader keeps the hottest tables when the budget is
- * hit. Sized like objects; a slot past its end is simply not counted.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} obj_hits SEC(".maps");
-
-/* Lifecycle events to the loader (struct sfbpf_event): see profile.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 << 10);
-} lifecycle SEC(".maps");
-
-/* tgid -> earliest bpf_ktime_get_ns() of its next unknown-process/mapping report. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u64);
-} notify_next SEC(".maps");
-
-/* Settings (userspace may change them between open and load). */
-const volatile __u64 notify_interval_ns = 200000000ULL; /* per-process report rate */
-const volatile __u64 clock_tick_ns = 10000000ULL; /* 1 s / sysconf(_SC_CLK_TCK) */
-
-/* The frame being unwound. Lives in a per-CPU map value (see above). */
-struct sfbpf_unwind_state {
-	__u64 pc;
-	__u64 sp;
-	__u64 fp;
-	__u64 regs; /* kernel address of the task's user pt_regs */
-	__u32 n; /* frames emitted */
-	__u32 max; /* frame limit, <= SFBPF_MAX_FRAMES */
-	__u32 map; /* index of pc's mapping in proc->maps */
-	__u32 fp_frames; /* frames found through the frame-pointer fallback */
-	__u8 stop; /* enum sfbpf_stop, once the loop ended */
-	__u8 exact; /* pc is not a return address: look it up as is */
-	__u8 obj_flags; /* SFBPF_OBJ_F_* of the table-less object slots met */
-	__u8 pad;
-	__u32 last_obj; /* object slot of the previous frame (hit counting) */
-	__u32 pad2;
-	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
-	__u32 win_len; /* valid bytes in win, read from user address win_base */
-	__u64 win_base;
-	__u64 win[UNWIND_WINDOW / 8 + 1]; /* + a slack word for the verifier's bounds */
-	__u32 rcache[UNWIND_RCACHE]; /* row hints, kept across samples */
-};
-
-_Static_assert((UNWIND_WINDOW & (UNWIND_WINDOW - 1)) == 0, "window: power of two");
-
-/* bpf_loop() context: pointers only, so that it never changes across frames. */
-struct sfbpf_unwind_ctx {
-	struct sfbpf_unwind_state *st;
-	__u64 *ips;
-	const struct sfbpf_proc *proc;
-};
-
-/* The caller's frame, as computed from the current one. */
-struct sfbpf_unwind_frame {
-	__u64 pc;
-	__u64 sp;
-	__u64 fp;
-	bool exact;
-};
 
 /*
  * Index of the mapping containing addr, or -1. Tries hint first: consecutive
@@ -247,8 +124,8 @@ static __always_inline long unwind_search_rows(const struct sfbpf_object *obj, _
 }
 
 /*
- * The rule covering ELF address off in object obj_id, or NULL (gap, or no
- * table there). A per-CPU cache remembers the row found for (object, address):
+ * The rule covering ELF address off in object obj_id, or NULL: a gap row, a
+ * gap rule, or off outside the object's rows (code without unwind info). A per-CPU cache remembers the row found for (object, address):
  * profiles hit the same return addresses again and again. A cached row is only
  * a hint, checked to bracket off within the object's current rows, so table
  * updates never make it wrong.
@@ -258,6 +135,7 @@ static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_un
 								 __u32 obj_id, __u64 off)
 {
 	const struct sfbpf_row *row, *next;
+	const struct sfbpf_rule *rule;
 	__u32 slot, key, key2;
 	long found;
 
@@ -282,7 +160,8 @@ found:
 	if (row->rule == SFBPF_RULE_GAP_ID)
 		return NULL;
 	key = row->rule;
-	return bpf_map_lookup_elem(&rules, &key);
+	rule = bpf_map_lookup_elem(&rules, &key);
+	return rule && !(rule->flags & SFBPF_RULE_GAP) ? rule : NULL;
 }
 
 /* x86-64 DWARF register number -> index of that register in struct pt_regs. */
@@ -363,8 +242,6 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 
 	if (flags & SFBPF_RULE_UNSUPPORTED)
 		return SFBPF_STOP_UNSUPPORTED;
-	if (flags & SFBPF_RULE_GAP)
-		return SFBPF_STOP_NO_ROW;
 	if ((flags & SFBPF_RULE_TOPMOST_ONLY) && !topmost)
 		return SFBPF_STOP_BAD_RULE;
 	/* The outermost frame's CFA may be meaningless: do not compute it. */
@@ -429,15 +306,30 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 }
 
 /*
- * No table for this object: follow the frame-pointer chain, conservatively.
- * The caller's return address is checked against the mappings afterwards.
+ * No rule for this PC (no table for its object, or none for this address):
+ * one frame-pointer step, with rbp as it is, as the kernel's frame-pointer
+ * walk does (a frameless function hides its caller). Sets *switched when the
+ * saved frame lies on another stack. The caller's return address is checked
+ * against the mappings afterwards.
  */
-static __always_inline int unwind_by_fp(struct sfbpf_unwind_state *st,
-					struct sfbpf_unwind_frame *next)
+static __always_inline int unwind_by_fp(struct sfbpf_unwind_state *st, bool topmost,
+					struct sfbpf_unwind_frame *next, bool *switched)
 {
 	__u64 fp = st->fp, words[2];
 
-	if (!fp || (fp & 7) || fp < st->sp || fp - st->sp > UNWIND_FP_MAX_GAP)
+	/*
+	 * The psABI marks the deepest frame with rbp 0 (_start and thread
+	 * entries clear it). Trusted only as a link read from the chain: the
+	 * callee saved 0 as its caller's frame. A zero rbp passed through
+	 * frameless code, or in the topmost frame, may be any register value.
+	 */
+	if (!fp)
+		return !topmost && st->fp_linked ? SFBPF_STOP_OUTERMOST : SFBPF_STOP_FP_CHAIN;
+	if (fp & 7)
+		return SFBPF_STOP_FP_CHAIN;
+	/* fp >= sp: the caller's CFA (fp + 16) lies strictly above this frame's. */
+	*switched = fp < st->sp || fp - st->sp > UNWIND_FP_MAX_GAP;
+	if (*switched && st->switches >= UNWIND_FP_SWITCHES)
 		return SFBPF_STOP_FP_CHAIN;
 	if (unwind_read(st, fp, words, 2))
 		return SFBPF_STOP_READ;
@@ -462,18 +354,16 @@ static __always_inline void unwind_count_hit(struct sfbpf_unwind_state *st, __u3
 }
 
 /*
- * The object of mapping m, or NULL with *by_fp set (no table: follow the
- * frame-pointer chain) or clear (a slot out of range: stop). Table-less slots
- * (loading, over budget) are remembered in st->obj_flags for the counters.
+ * The table of mapping m's object, or NULL: no object, a slot out of range, or
+ * a slot without rows (loading, over budget: remembered in st->obj_flags for
+ * the counters).
  */
 static __always_inline const struct sfbpf_object *unwind_object(struct sfbpf_unwind_state *st,
-								const struct sfbpf_mapping *m,
-								bool *by_fp)
+								const struct sfbpf_mapping *m)
 {
 	const struct sfbpf_object *obj;
 	__u32 obj_id = m->obj;
 
-	*by_fp = true;
 	if (obj_id == SFBPF_OBJ_NONE)
 		return NULL;
 	unwind_count_hit(st, obj_id);
@@ -482,11 +372,23 @@ static __always_inline const struct sfbpf_object *unwind_object(struct sfbpf_unw
 		st->obj_flags |= obj->flags;
 		return NULL;
 	}
-	*by_fp = false;
 	return obj;
 }
 
-/* bpf_loop() callback: emits the current frame, then steps to its caller. */
+/*
+ * Why a frame-pointer step ended the stack: in a table's gap, the table had no
+ * row where the walk needed one (no-row); elsewhere the chain broke (fp-chain).
+ */
+static __always_inline int unwind_fp_stop(int err, bool gap)
+{
+	return err == SFBPF_STOP_FP_CHAIN && gap ? SFBPF_STOP_NO_ROW : err;
+}
+
+/*
+ * bpf_loop() callback: emits the current frame, then steps to its caller by
+ * the PC's rule or, without one, by the frame pointer (the decision table is
+ * in docs/DESIGN-unwinder.md).
+ */
 static long unwind_step(__u32 index, void *arg)
 {
 	struct sfbpf_unwind_ctx *c = arg;
@@ -494,10 +396,10 @@ static long unwind_step(__u32 index, void *arg)
 	const struct sfbpf_proc *proc = c->proc;
 	const struct sfbpf_mapping *m;
 	const struct sfbpf_object *obj;
-	const struct sfbpf_rule *rule;
+	const struct sfbpf_rule *rule = NULL;
 	struct sfbpf_unwind_frame next = {};
 	__u32 n = st->n;
-	bool topmost = n == 0, by_fp;
+	bool topmost = n == 0, switched = false;
 	__u64 lookup;
 	int err, idx;
 
@@ -511,22 +413,29 @@ static long unwind_step(__u32 index, void *arg)
 
 	lookup = st->exact ? st->pc : st->pc - 1;
 	m = &proc->maps[st->map & UNWIND_MAP_MASK];
-	obj = unwind_object(st, m, &by_fp);
-	if (by_fp) {
-		err = unwind_by_fp(st, &next);
-	} else if (!obj) {
-		err = SFBPF_STOP_NO_ROW;
-	} else {
+	obj = unwind_object(st, m);
+	if (obj)
 		rule = unwind_find_rule(st, obj, m->obj, lookup - m->bias);
-		err = rule ? unwind_by_rule(st, rule, topmost, &next) : SFBPF_STOP_NO_ROW;
-	}
+	if (rule)
+		err = unwind_by_rule(st, rule, topmost, &next);
+	else
+		err = unwind_fp_stop(unwind_by_fp(st, topmost, &next, &switched), obj);
 	if (err != UNWIND_NEXT)
 		goto stop;
+	/*
+	 * Go, musl and other runtimes end their chains with a zero return
+	 * address. Read through rbp in a table's gap, it counts only if rbp
+	 * was a link of the chain: frameless code leaves any value there.
+	 */
+	if (!next.pc) {
+		err = rule || !obj || st->fp_linked ? SFBPF_STOP_OUTERMOST : SFBPF_STOP_NO_ROW;
+		goto stop;
+	}
 
 	/* Only a return address inside a known executable mapping becomes a frame. */
 	idx = unwind_find_mapping(proc, next.exact ? next.pc : next.pc - 1, st->map);
 	if (idx < 0) {
-		err = by_fp ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_NO_MAPPING;
+		err = rule ? SFBPF_STOP_NO_MAPPING : unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
 		st->miss_addr = next.pc;
 		goto stop;
 	}
@@ -539,7 +448,12 @@ static long unwind_step(__u32 index, void *arg)
 	st->fp = next.fp;
 	st->exact = next.exact;
 	st->map = idx;
-	st->fp_frames += by_fp;
+	st->fp_linked = !rule;
+	if (!rule) {
+		st->fp_frames++;
+		st->gap_frames += obj != NULL;
+		st->switches += switched;
+	}
 	return 0;
 stop:
 	st->stop = err;
@@ -558,6 +472,9 @@ static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ip
 
 	st->n = 0;
 	st->fp_frames = 0;
+	st->gap_frames = 0;
+	st->switches = 0;
+	st->fp_linked = 0;
 	st->win_len = 0;
 	st->exact = 1;
 	st->obj_flags = 0;
@@ -579,87 +496,6 @@ static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ip
 	}
 	st->map = idx;
 	bpf_loop(st->max, unwind_step, &c, 0);
-}
-
-/* The group leader's start time in clock ticks: /proc/PID/stat's starttime. */
-static __always_inline __u64 unwind_start_ticks(struct task_struct *task)
-{
-	__u64 tick = clock_tick_ns;
-
-	return tick ? task->group_leader->start_boottime / tick : 0;
-}
-
-/*
- * The procs entry of task's process, or NULL. An entry whose start time is
- * not the task's belongs to an earlier process with the same PID (its exit
- * not handled yet): its mappings must not be applied, *stale is set.
- */
-static __always_inline const struct sfbpf_proc *unwind_proc(struct task_struct *task, __u32 tgid,
-							    bool *stale)
-{
-	const struct sfbpf_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
-
-	*stale = false;
-	if (proc && proc->start_ticks && proc->start_ticks != unwind_start_ticks(task)) {
-		*stale = true;
-		return NULL;
-	}
-	return proc;
-}
-
-/*
- * Tells the loader that tgid needs a (new) table: no entry, or addr in no
- * known mapping. At most one report per process every notify_interval_ns
- * (the loader may push the next one further back). A global function: the
- * verifier checks it once, on its own, instead of at every call with every
- * state the caller may be in. Returns 0 (sent), 1 (rate-limited) or 2 (ring
- * full): the caller counts it at SFBPF_STAT_NOTIFY_SENT + that.
- */
-__noinline int unwind_report(__u32 tgid, __u32 type, __u64 addr, __u64 start_ticks)
-{
-	__u64 now = bpf_ktime_get_ns(), next = now + notify_interval_ns, *at;
-	struct sfbpf_event ev = {};
-
-	at = bpf_map_lookup_elem(&notify_next, &tgid);
-	if (at && now < *at)
-		return 1;
-	if (at)
-		*at = next;
-	else
-		bpf_map_update_elem(&notify_next, &tgid, &next, BPF_ANY);
-	ev.time_ns = now;
-	ev.addr = addr;
-	ev.start_ticks = start_ticks;
-	ev.type = type;
-	ev.pid = tgid;
-	return bpf_ringbuf_output(&lifecycle, &ev, sizeof(ev), 0) ? 2 : 0;
-}
-
-/*
- * After unwind_user() (or a sample without a valid entry): reports what the
- * loader lacks, and counts the samples that met table-less objects.
- */
-static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
-					   const struct sfbpf_unwind_state *st, __u8 stop,
-					   bool stale, struct sfbpf_stats *cnt)
-{
-	__u32 type = 0, flags = stop == SFBPF_STOP_NO_PROC ? 0 : st->obj_flags;
-	__u64 addr = 0;
-	int ret;
-
-	cnt->v[SFBPF_STAT_STALE_PROC] += stale;
-	cnt->v[SFBPF_STAT_PENDING] += (flags & SFBPF_OBJ_F_PENDING) != 0;
-	cnt->v[SFBPF_STAT_NO_BUDGET] += (flags & SFBPF_OBJ_F_NO_BUDGET) != 0;
-	if (stop == SFBPF_STOP_NO_PROC) {
-		type = SFBPF_EVENT_NO_PROC;
-	} else if (stop == SFBPF_STOP_NO_MAPPING && st->miss_addr) {
-		type = SFBPF_EVENT_NO_MAPPING;
-		addr = st->miss_addr;
-	}
-	if (!type)
-		return;
-	ret = unwind_report(tgid, type, addr, unwind_start_ticks(task));
-	cnt->v[SFBPF_STAT_NOTIFY_SENT + (ret & 3)]++;
 }
 
 #endif /* SFBPF_UNWIND_H */

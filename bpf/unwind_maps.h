@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The unwinder's maps, settings and per-CPU loop state, shared by every BPF
+ * program that walks user stacks (profile.bpf.c, offcpu.bpf.c). Included by
+ * unwind.h; include after vmlinux.h, bpf_helpers.h and abi.h. Each program
+ * declares its own copies; the loader makes a second program reuse the first
+ * one's table maps with bpf_map__reuse_fd(), sized before load.
+ */
+#ifndef SFBPF_UNWIND_MAPS_H
+#define SFBPF_UNWIND_MAPS_H
+
+#ifndef __TARGET_ARCH_x86
+#error "the unwinder supports x86-64 only"
+#endif
+
+/*
+ * Stack bytes read at once. A user read costs ~60 ns whatever its size up to a
+ * few hundred bytes, and callers' frames lie just above: one read usually
+ * serves several frames. Reads never cross a page, so they fail only where
+ * the word itself is unreadable.
+ */
+#define UNWIND_WINDOW 256
+/* Row cache entries per CPU (see unwind_find_rule). */
+#define UNWIND_RCACHE_BITS 11
+#define UNWIND_RCACHE (1 << UNWIND_RCACHE_BITS)
+
+/*
+ * Table maps: sized by userspace before load (bpf_map__set_max_entries).
+ * Rows and pages are mmap'able: the loader writes big tables with memcpy
+ * instead of millions of element updates (an array element is 8-byte
+ * aligned: a page entry takes 8 bytes).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_row);
+} rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_rule);
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_object);
+} objects SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32); /* tgid */
+	__type(value, struct sfbpf_proc);
+} procs SEC(".maps");
+
+/*
+ * Per object slot: frames unwound through it (consecutive frames in one
+ * object count once). The loader keeps the hottest tables when the budget is
+ * hit. Sized like objects; a slot past its end is simply not counted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} obj_hits SEC(".maps");
+
+/* Lifecycle events to the loader (struct sfbpf_event): see profile.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} lifecycle SEC(".maps");
+
+/* tgid -> earliest bpf_ktime_get_ns() of its next unknown-process/mapping report. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} notify_next SEC(".maps");
+
+/* Settings (userspace may change them between open and load). */
+const volatile __u64 notify_interval_ns = 200000000ULL; /* per-process report rate */
+const volatile __u64 clock_tick_ns = 10000000ULL; /* 1 s / sysconf(_SC_CLK_TCK) */
+
+/* The frame being unwound. Lives in a per-CPU map value (see above). */
+struct sfbpf_unwind_state {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u64 regs; /* kernel address of the task's user pt_regs */
+	__u32 n; /* frames emitted */
+	__u32 max; /* frame limit, <= SFBPF_MAX_FRAMES */
+	__u32 map; /* index of pc's mapping in proc->maps */
+	__u32 fp_frames; /* frames found through frame-pointer steps */
+	__u8 stop; /* enum sfbpf_stop, once the loop ended */
+	__u8 exact; /* pc is not a return address: look it up as is */
+	__u8 obj_flags; /* SFBPF_OBJ_F_* of the table-less object slots met */
+	__u8 switches; /* frame-pointer steps onto another stack (UNWIND_FP_SWITCHES) */
+	__u32 gap_frames; /* of fp_frames, those from PCs without a row in a table */
+	__u32 last_obj; /* object slot of the previous frame (hit counting) */
+	__u8 fp_linked; /* fp was read from the frame-pointer chain, not passed through */
+	__u8 pad[3];
+	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
+	__u32 win_len; /* valid bytes in win, read from user address win_base */
+	__u64 win_base;
+	__u64 win[UNWIND_WINDOW / 8 + 1]; /* + a slack word for the verifier's bounds */
+	__u32 rcache[UNWIND_RCACHE]; /* row hints, kept across samples */
+};
+
+_Static_assert((UNWIND_WINDOW & (UNWIND_WINDOW - 1)) == 0, "window: power of two");
+
+/* bpf_loop() context: pointers only, so that it never changes across frames. */
+struct sfbpf_unwind_ctx {
+	struct sfbpf_unwind_state *st;
+	__u64 *ips;
+	const struct sfbpf_proc *proc;
+};
+
+/* The caller's frame, as computed from the current one. */
+struct sfbpf_unwind_frame {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	bool exact;
+};
+
+#endif /* SFBPF_UNWIND_MAPS_H */
