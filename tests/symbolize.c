@@ -22,11 +22,13 @@
  *     COMPAT" lines of libc's functions; where perf shows a compat version
  *     (COMPAT 1), another name of that address (COMPAT 0) is right.
  *   symbolize procmaps                parser on synthetic and live input
- *   symbolize expect [--tag T] [--debug-dirs DIRS] --bin HELPER [--arg A]...
+ *   symbolize expect [--tag T] [--debug-dirs DIRS] [--innermost] --bin HELPER [--arg A]...
  *                    (--base PROBE=HEXVADDR --expect FILE)...
  *     Runs HELPER (tests/fixtures-sym/app.c protocol), notes it, lets it exit,
  *     then checks each expectation FILE (see check_expect_file) with the load
  *     bias of the helper's PROBE, whose ELF address is HEXVADDR.
+ *     --innermost: HELPER starts the real helper in a PID namespace (unshare
+ *     --fork): note its innermost descendant, which prints "nspid PID N".
  *   symbolize exec A B event|sample|refresh   A execs B: names by sample time
  *   symbolize dlopen HELPER LIB SYM   a library loaded after the snapshot
  *   symbolize rewrite BIN OTHER       BIN rewritten in place with OTHER's bytes
@@ -446,6 +448,7 @@ static void check_expect_file(struct symbolizer *s, int pid, uint64_t bias, cons
 struct expect_args {
 	char *argv[12]; /* helper command */
 	int argc;
+	bool innermost; /* note the helper's innermost descendant: unshare --fork's child */
 	const char *debug_dirs;
 	const char *files[MAX_EXPECT], *probes[MAX_EXPECT];
 	uint64_t vaddrs[MAX_EXPECT];
@@ -463,12 +466,54 @@ static const struct probe *probe_by_name(const struct helper *h, const char *nam
 	return NULL;
 }
 
+/* Follow pid's only child down while there is exactly one (unshare --fork, chroot). */
+static int innermost(int pid)
+{
+	int depth, child, other, n;
+	char path[96];
+	FILE *f;
+
+	for (depth = 0; depth < 8; depth++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		n = fscanf(f, "%d %d", &child, &other);
+		fclose(f);
+		if (n != 1)
+			break;
+		pid = child;
+	}
+	return pid;
+}
+
+/* The last field of the NSpid: line of /proc/PID/status: pid as its own namespace sees it. */
+static int own_nspid(int pid)
+{
+	char path[64], line[256], *last;
+	int nspid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		last = strrchr(line, '\t');
+		nspid = atoi(last ? last + 1 : line + 6);
+	}
+	if (f)
+		fclose(f);
+	return nspid;
+}
+
 static int run_expect(const struct expect_args *a)
 {
 	struct symbolizer *s = symbolizer__new();
 	struct helper h = {};
 	const struct probe *p;
-	int i, err;
+	int i, err, pid;
 
 	err = s ? helper__start(&h, (char *const *)a->argv) : -ENOMEM;
 	if (!err && a->debug_dirs)
@@ -477,7 +522,16 @@ static int run_expect(const struct expect_args *a)
 		report(false, "helper-start", "%d", err);
 		return 1;
 	}
-	report(symbolizer__note_pid(s, h.pid) == 0, "note-pid", "");
+	pid = h.pid;
+	if (a->innermost) {
+		pid = innermost(h.pid);
+		p = probe_by_name(&h, "PID");
+		/* The process we note is the helper, in a PID namespace of its own. */
+		report(p && pid != h.pid && (int)p->addr == own_nspid(pid) && (int)p->addr != pid,
+		       "own-pid-namespace", "helper %d, innermost %d, NSpid %d, it says %d", h.pid,
+		       pid, own_nspid(pid), p ? (int)p->addr : -1);
+	}
+	report(symbolizer__note_pid(s, pid) == 0, "note-pid", "");
 	helper__stop(&h); /* objects were loaded by note_pid: they must serve after exit */
 	for (i = 0; i < a->n; i++) {
 		p = probe_by_name(&h, a->probes[i]);
@@ -485,7 +539,7 @@ static int run_expect(const struct expect_args *a)
 			report(false, a->files[i], "helper printed no %s", a->probes[i]);
 			continue;
 		}
-		check_expect_file(s, h.pid, p->addr - a->vaddrs[i], a->files[i], "exited");
+		check_expect_file(s, pid, p->addr - a->vaddrs[i], a->files[i], "exited");
 	}
 	symbolizer__free(s);
 	return failures != 0;
@@ -901,7 +955,10 @@ static int parse_expect(int argc, char **argv)
 	for (i = 2; i + 1 < argc; i += 2) {
 		const char *o = argv[i], *v = argv[i + 1];
 
-		if (!strcmp(o, "--tag"))
+		if (!strcmp(o, "--innermost")) {
+			a.innermost = true;
+			i--;
+		} else if (!strcmp(o, "--tag"))
 			tag = v;
 		else if (!strcmp(o, "--debug-dirs"))
 			a.debug_dirs = v;
@@ -916,6 +973,8 @@ static int parse_expect(int argc, char **argv)
 		else
 			return 2;
 	}
+	if (i == argc - 1 && !strcmp(argv[i], "--innermost"))
+		a.innermost = true, i++;
 	if (i != argc || !a.argc)
 		return 2;
 	return run_expect(&a);

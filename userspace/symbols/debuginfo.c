@@ -164,7 +164,7 @@ static int try_file(const struct search *s, const char *p, bool via_link, bool i
 	int fd;
 
 	if (in_root) { /* its symlinks must not lead out of its root */
-		fd = procmap__open_in_root(s->root_pid, p, &st);
+		fd = procmap__open_in_root(s->root_pid, p, true, &st);
 		if (fd < 0)
 			return -ENOENT;
 	} else {

@@ -80,7 +80,7 @@ static FILE *perfmap__open(const struct perfmap *m, bool alive, struct stat *st)
 
 	if (alive && m->nspid > 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", m->nspid);
-		fd = procmap__open_in_root(m->pid, path, st);
+		fd = procmap__open_in_root(m->pid, path, false, st);
 	}
 	if (fd < 0)
 		fd = open_host(m->pid, st);
@@ -128,6 +128,13 @@ static int perfmap__load(struct perfmap *m, bool alive)
 	return err;
 }
 
+void perfmap__refresh(struct perfmap *m, bool alive)
+{
+	if (m->checked_ns && symbols__now_ns() - m->checked_ns < REREAD_NS)
+		return;
+	perfmap__load(m, alive);
+}
+
 const char *perfmap__find(struct perfmap *m, bool alive, uint64_t addr, uint64_t *offset)
 {
 	const char *name = m->loaded ? symtab__find(m->tab, addr, offset) : NULL;
@@ -135,11 +142,8 @@ const char *perfmap__find(struct perfmap *m, bool alive, uint64_t addr, uint64_t
 	if (name)
 		return name;
 	/* A miss may be code emitted since the last read: re-read, rate limited. */
-	if (m->checked_ns && symbols__now_ns() - m->checked_ns < REREAD_NS)
-		return NULL;
-	if (perfmap__load(m, alive))
-		return NULL;
-	return symtab__find(m->tab, addr, offset);
+	perfmap__refresh(m, alive);
+	return m->loaded ? symtab__find(m->tab, addr, offset) : NULL;
 }
 
 void perfmap__release(struct perfmap *m)

@@ -11,11 +11,13 @@
  * (no symlinks at all). Either must be a regular file owned by root or by the
  * process's own user: nobody else may name its code.
  *
- * The map is read when a lookup first needs it and re-read, at most once a
+ * The map is read when the symbolizer snapshots the process's mappings
+ * (perfmap__refresh) or a lookup first needs it, and re-read, at most once a
  * second, when a lookup misses (code emitted since) and the file changed.
  *
  * Lifecycle: perfmap__init() with the host PID; perfmap__identify() while
- * the process lives (reads NSPID and owner); perfmap__find() at any time,
+ * the process lives (reads NSPID and owner), then perfmap__refresh() while it
+ * lives; perfmap__find() at any time,
  * also after the process exited (the file may remain); perfmap__release().
  */
 #ifndef SFBPF_PERFMAP_H
@@ -48,6 +50,8 @@ void perfmap__identify(struct perfmap *m);
  * until the map is re-read: copy it before the next lookup.
  */
 const char *perfmap__find(struct perfmap *m, bool alive, uint64_t addr, uint64_t *offset);
+/* Re-read the map if it changed (at most once a second): while its root is reachable. */
+void perfmap__refresh(struct perfmap *m, bool alive);
 void perfmap__release(struct perfmap *m);
 
 #endif /* SFBPF_PERFMAP_H */

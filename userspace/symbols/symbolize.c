@@ -301,6 +301,12 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 		return err;
 	if (p->need_ns && !p->jit.nspid)
 		perfmap__identify(&p->jit);
+	/*
+	 * Read the JIT map while the process lives: in a container it is
+	 * reached only through its root, which goes with its last process.
+	 */
+	if (p->need_ns)
+		perfmap__refresh(&p->jit, !p->gone);
 	return 0;
 }
 

@@ -174,7 +174,7 @@ static int map_stat(int pid, const struct procmap *m, struct stat *st)
 		 m->end);
 	if (stat(path, st) == 0)
 		return 0;
-	fd = procmap__open_in_root(pid, m->path, st);
+	fd = procmap__open_in_root(pid, m->path, false, st);
 	if (fd < 0)
 		return fd;
 	close(fd);
