@@ -404,6 +404,19 @@ static bool c_fre_type(struct mut *m)
 	return true;
 }
 
+/* A skipped FDE's other fields go unchecked: a PCMASK rep_size of 0 must not be used. */
+static bool c_fre_type_rep_0(struct mut *m)
+{
+	uint32_t plt = fs(m) - 1;
+
+	if (m->s.version == 1)
+		return false;
+	m->s.funcs[plt].fre_type = (uint8_t)m->arg;
+	m->s.funcs[plt].rep_size = 0;
+	rebuild(m);
+	return true;
+}
+
 /* A reserved FRE type whose FREs are not even 4-byte-start FREs: still only that FDE. */
 static bool c_fre_type_garbage(struct mut *m)
 {
@@ -635,6 +648,7 @@ static const struct mcase mcases[] = {
 	{ "fre-type-14", OK, c_fre_type, 14 },
 	{ "fre-type-15", OK, c_fre_type, 15 },
 	{ "fre-type-15-unreadable-fres", OK_ANY, c_fre_type_garbage, 15 },
+	{ "fre-type-15-pcmask-rep-size-0", OK, c_fre_type_rep_0, 15 },
 	{ "fde-type-2", OK, c_fde_type, 2 },
 	{ "fde-type-3", OK, c_fde_type, 3 },
 	{ "fde-type-16", OK, c_fde_type, 16 },

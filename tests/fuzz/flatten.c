@@ -32,21 +32,23 @@ static void check_rule(const struct sframe_decoder *d, const struct flat_table *
 
 	if (t->nr_skipped_fdes || pc > UINT32_MAX || sframe_decoder__find_fde(d, pc, &f))
 		return;
-	FUZZ_CHECK(r >= 0, "pc %#llx in FDE %u has no row", (unsigned long long)pc, f.index);
-	rule = &t->rules[t->rows[r].rule];
 	if (f.num_fres == 0 || f.reserved) {
 		/*
 		 * V3: a default FDE without FREs = outermost. V1/V2 ones, flexible
-		 * ones and reserved-type FDEs describe nothing: a gap CFI may fill.
+		 * ones and reserved-type FDEs describe nothing: a gap CFI may fill
+		 * (no row at all, when the table holds only gaps).
 		 */
 		bool outermost = sframe_decoder__header(d)->version >= SFRAME_VERSION_3 &&
 				 !f.reserved && f.fde_type == SFRAME_FDE_TYPE_DEFAULT;
 
-		FUZZ_CHECK(outermost ? rule->ra_loc == SFBPF_LOC_UNDEFINED :
-				       t->rows[r].rule == SFBPF_RULE_GAP_ID,
+		FUZZ_CHECK(outermost ? r >= 0 && t->rules[t->rows[r].rule].ra_loc ==
+							   SFBPF_LOC_UNDEFINED :
+				       r < 0 || t->rows[r].rule == SFBPF_RULE_GAP_ID,
 			   "pc %#llx: FDE %u without FREs", (unsigned long long)pc, f.index);
 		return;
 	}
+	FUZZ_CHECK(r >= 0, "pc %#llx in FDE %u has no row", (unsigned long long)pc, f.index);
+	rule = &t->rules[t->rows[r].rule];
 	if (sframe_decoder__find_fre(d, &f, pc, &fre)) {
 		FUZZ_CHECK(t->rows[r].rule == SFBPF_RULE_GAP_ID,
 			   "pc %#llx before FDE %u's first FRE is not a gap", (unsigned long long)pc,

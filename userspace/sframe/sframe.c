@@ -820,7 +820,8 @@ int sframe_decoder__find_fre(const struct sframe_decoder *d, const struct sframe
 	uint64_t off;
 	bool found = false;
 
-	if (pc < fde->func_start || pc >= fde->func_start + fde->func_size)
+	/* A reserved-type FDE has no FREs (nor a checked rep_size). */
+	if (fde->reserved || pc < fde->func_start || pc >= fde->func_start + fde->func_size)
 		return -ENOENT;
 	off = pc - fde->func_start;
 	if (fde->pctype == SFRAME_FDE_PCTYPE_MASK)
