@@ -33,7 +33,7 @@ int sframe_dump__json(FILE *out, const struct sframe_decoder *d,
 
 /*
  * One JSON object, one line, for a file that could not be dumped:
- * {"file":..., "error":{"errno":"EINVAL", "code":"fre-type", "offset":44, "message":...}}.
+ * {"file":..., "error":{"errno":"EINVAL", "code":"fre-start-order", "offset":44, "message":...}}.
  * serr may be NULL (the failure was before decoding); code/offset are then omitted.
  */
 int sframe_dump__json_error(FILE *out, const struct sframe_dump_meta *meta, int err,
