@@ -8,8 +8,9 @@
  * /proc/PID/map_files still reaches them. Objects are cached by file identity
  * (device + inode, checked against size and mtime) and shared by every
  * process mapping them; the [vdso] image is read from the process and shared
- * by content. Anonymous executable memory is resolved through the perf JIT
- * convention, /tmp/perf-PID.map.
+ * by content (symcache.h). Anonymous executable memory is resolved through
+ * the perf JIT convention, /tmp/perf-PID.map; in a container, the map its
+ * PID namespace names, inside its root (perfmap.h), read while it lives.
  *
  * Symbols: the separate debug file's .symtab (build-id or .gnu_debuglink, see
  * debuginfo.h) when the object has no .symtab, else its .symtab, else its
