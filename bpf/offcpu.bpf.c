@@ -20,6 +20,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "offcpu_abi.h"
+#include "target.h"
 #include "ustack.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
@@ -29,8 +30,6 @@
 #define KSTACK_SEARCH 8 /* frames searched for __schedule (tracing frames above it) */
 
 /* Settings, filled by userspace between open and load. */
-const volatile bool filter_pids = false;
-const volatile bool filter_cgroup = false;
 const volatile bool kernel_stacks = true;
 const volatile __u32 state_mask = SFBPF_STATES_BLOCKED;
 const volatile __u64 min_ns = 0;
@@ -54,20 +53,6 @@ const volatile __u64 sched_lo = 0, sched_hi = 0;
 /* Tracing frames above __schedule, learned from the first stack (same for all). */
 __u32 kstack_skip = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} target_pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} target_cgroup SEC(".maps");
-
 /* tid -> the thread's current (start_ns != 0) or last off-CPU period. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -77,17 +62,7 @@ struct {
 	__type(value, struct sfbpf_offcpu_sample);
 } blocked SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sfbpf_offcpu_stats);
-} stats SEC(".maps");
+TARGET_PERCPU_VALUE(stats, struct sfbpf_offcpu_stats);
 
 /*
  * The unwinder's state (per CPU: kept out of the BPF stack), and a record to
@@ -99,12 +74,7 @@ struct scratch {
 	struct sfbpf_offcpu_sample init;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
+TARGET_PERCPU_VALUE(scratch, struct scratch);
 
 /* Kernels before 5.14 named the field `state`. */
 struct task_struct___pre514 {
@@ -184,9 +154,7 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offc
 	cls = state_class(preempt, state);
 	if (!(state_mask & SFBPF_STATE_BIT(cls)))
 		return NULL;
-	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
-		return NULL;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+	if (!target_wanted(tgid))
 		return NULL;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)
@@ -226,14 +194,6 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offc
 	return rec;
 }
 
-static __always_inline __u64 wakeup_flag(void)
-{
-	if (!wakeup_bytes)
-		return 0;
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
 static __always_inline void switch_in(struct task_struct *next, __u64 now,
 				      struct sfbpf_offcpu_stats *cnt)
 {
@@ -264,7 +224,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	size = SFBPF_OFFCPU_HDR_SIZE + (rec->s.nr_user + rec->s.nr_kernel) * sizeof(__u64);
 	if (size <= sizeof(*rec)) {
 		/* Straight from the map value: no copy to build. */
-		if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()))
+		if (bpf_ringbuf_output(&events, rec, size, target_wakeup_flag(&events, wakeup_bytes)))
 			cnt->unwind.v[SFBPF_STAT_RB_DROPS]++;
 		else
 			cnt->unwind.v[SFBPF_STAT_EMITTED]++;

@@ -14,13 +14,12 @@
 #include <bpf/bpf_core_read.h>
 
 #include "abi.h"
+#include "target.h"
 #include "ustack.h"
 
 /* Settings, filled by userspace between open and load. */
-const volatile bool filter_pids = false;
 const volatile bool kernel_stacks = true;
 const volatile bool skip_idle = false;
-const volatile bool filter_cgroup = false;
 /*
  * Wake the reader only once this many bytes wait (0: at every sample). A
  * wake-up per sample costs the reader a context switch per sample; it polls
@@ -34,32 +33,7 @@ const volatile __u64 wakeup_bytes = 0;
  */
 const volatile __u64 exit_wakeup_bytes = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} target_pids SEC(".maps");
-
-/* --cgroup: only tasks in this cgroup v2 directory or below (index 0). */
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} target_cgroup SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sfbpf_stats);
-} stats SEC(".maps");
+TARGET_PERCPU_VALUE(stats, struct sfbpf_stats);
 
 /* The sample being built: too big for the 512-byte BPF stack. */
 struct scratch {
@@ -67,22 +41,7 @@ struct scratch {
 	struct sfbpf_unwind_state st;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
-
-/* Wake-up flag for a record in ring rb: only once `mark` bytes wait (0: default). */
-static __always_inline __u64 wakeup_flag(void *rb, __u64 mark)
-{
-	if (!mark)
-		return 0;
-	if (bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= mark)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
-}
+TARGET_PERCPU_VALUE(scratch, struct scratch);
 
 SEC("perf_event")
 int sfbpf_profile(struct bpf_perf_event_data *ctx)
@@ -95,11 +54,9 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	struct scratch *sc;
 	long ret;
 
-	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
-		return 0;
 	if (skip_idle && !(__u32)id)
 		return 0;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+	if (!target_wanted(tgid))
 		return 0;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	cnt = bpf_map_lookup_elem(&stats, &zero);
@@ -133,19 +90,11 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
 	if (size > sizeof(*s))
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, wakeup_flag(&events, wakeup_bytes)))
+	if (bpf_ringbuf_output(&events, s, size, target_wakeup_flag(&events, wakeup_bytes)))
 		cnt->v[SFBPF_STAT_RB_DROPS]++;
 	else
 		cnt->v[SFBPF_STAT_EMITTED]++;
 	return 0;
-}
-
-/* The lifecycle programs follow the sampler's filters: events of others are noise. */
-static __always_inline bool lifecycle_wanted(__u32 tgid)
-{
-	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
-		return false;
-	return !filter_cgroup || bpf_current_task_under_cgroup(&target_cgroup, 0) == 1;
 }
 
 static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid, __u32 type)
@@ -163,7 +112,7 @@ static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid
 	ev.type = type;
 	ev.pid = tgid;
 	if (type == SFBPF_EVENT_EXIT)
-		flags = wakeup_flag(&lifecycle, exit_wakeup_bytes);
+		flags = target_wakeup_flag(&lifecycle, exit_wakeup_bytes);
 	else if (exit_wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&lifecycle, &ev, sizeof(ev), flags))
@@ -183,7 +132,7 @@ int sfbpf_exec(__u64 *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	(void)ctx;
-	if (!lifecycle_wanted(tgid))
+	if (!target_wanted(tgid)) /* the lifecycle follows the sampler's filters */
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&notify_next, &tgid); /* a new program reports at once */
@@ -203,7 +152,7 @@ int sfbpf_exit(__u64 *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	(void)ctx;
-	if (task->signal->live.counter || !lifecycle_wanted(tgid))
+	if (task->signal->live.counter || !target_wanted(tgid))
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&notify_next, &tgid);
