@@ -210,6 +210,7 @@ int main(int argc, char **argv)
 		.kernel_stacks = true,
 		.on_sample = on_record,
 	};
+	struct offcpu_shared_maps maps;
 	struct tables_opts topts = {
 		.max_rows = PROFILE_DEFAULT_ROWS,
 		.max_rules = PROFILE_DEFAULT_RULES,
@@ -250,12 +251,13 @@ int main(int argc, char **argv)
 		err = 1;
 		goto out;
 	}
-	topts.rows_fd = offcpu__rows_fd(o);
-	topts.rules_fd = offcpu__rules_fd(o);
-	topts.objects_fd = offcpu__objects_fd(o);
-	topts.pages_fd = offcpu__pages_fd(o);
+	offcpu__maps(o, &maps);
+	topts.rows_fd = maps.rows;
+	topts.rules_fd = maps.rules;
+	topts.objects_fd = maps.objects;
+	topts.pages_fd = maps.pages;
 	t = tables__new(&topts);
-	pt = t ? proctrack__new(t, offcpu__procs_fd(o)) : NULL;
+	pt = t ? proctrack__new(t, maps.procs) : NULL;
 	if (!pt) {
 		err = 1;
 		goto out;

@@ -104,7 +104,7 @@ static int grow(void *arr, size_t *cap, size_t n, size_t sz)
 
 /* ---- strings -------------------------------------------------------------------- */
 
-static bool str_eq(const void *ctx, uint32_t idx, const void *key)
+static bool str_eq(const void *ctx, uint64_t idx, const void *key)
 {
 	const struct builder *b = ctx;
 	return strcmp(b->strs[idx], key) == 0;
@@ -155,7 +155,7 @@ static int64_t str_id(struct builder *b, const char *s)
 
 /* ---- functions ------------------------------------------------------------------ */
 
-static bool func_eq(const void *ctx, uint32_t idx, const void *key)
+static bool func_eq(const void *ctx, uint64_t idx, const void *key)
 {
 	const struct builder *b = ctx;
 	const PbFunction *f = &b->funcs[idx], *k = key;
@@ -189,7 +189,7 @@ static int64_t func_id(struct builder *b, const char *name, const char *file)
 
 /* ---- mappings ------------------------------------------------------------------- */
 
-static bool map_eq(const void *ctx, uint32_t idx, const void *key)
+static bool map_eq(const void *ctx, uint64_t idx, const void *key)
 {
 	const struct builder *b = ctx;
 	const struct mapping *m = &b->maps[idx], *k = key;
@@ -279,7 +279,7 @@ static int64_t user_map_id(struct builder *b, uint32_t pid, const struct sw_fram
 
 /* ---- locations ------------------------------------------------------------------ */
 
-static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
+static bool loc_eq(const void *ctx, uint64_t idx, const void *key)
 {
 	const struct builder *b = ctx;
 	const struct location *l = &b->locs[idx], *k = key;
@@ -336,7 +336,7 @@ static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_fram
 	}
 }
 
-static bool frame_eq(const void *ctx, uint32_t idx, const void *key)
+static bool frame_eq(const void *ctx, uint64_t idx, const void *key)
 {
 	const struct builder *b = ctx;
 	const struct frame_key *f = &b->frames[idx], *k = key;

@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 
+#include "procs/cgroups.h"
 #include "profile/bpfprog.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -44,7 +45,7 @@ int bpfprog__nr_cpus(void)
 	return n;
 }
 
-int bpfprog__set_maps(const struct bpfprog_map *maps, size_t n)
+static int set_maps(const struct bpfprog_map *maps, size_t n)
 {
 	size_t i;
 	int err;
@@ -78,11 +79,15 @@ static void print_verifier_stats(const char *log, const char *what)
 	}
 }
 
-int bpfprog__load(struct bpf_object_skeleton *skel, struct bpf_program *prog, const char *what)
+int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *o)
 {
+	struct bpf_program *prog = o->prog;
 	char *log = NULL;
 	int err;
 
+	err = set_maps(o->maps, o->nr_maps);
+	if (err)
+		return err;
 	if (log__level() >= LOG_DEBUG) {
 		log = calloc(1, VERIFIER_LOG_SIZE);
 		if (!log)
@@ -94,15 +99,17 @@ int bpfprog__load(struct bpf_object_skeleton *skel, struct bpf_program *prog, co
 	if (err == -EPERM || err == -EACCES)
 		pr_warn("loading the %s BPF program: %s; run as root "
 			"(or with CAP_BPF and CAP_PERFMON)",
-			what, strerror(-err));
+			o->what, strerror(-err));
 	else if (err)
-		pr_warn("loading the %s BPF program: %s", what, strerror(-err));
+		pr_warn("loading the %s BPF program: %s", o->what, strerror(-err));
 	else if (log)
-		print_verifier_stats(log, what);
+		print_verifier_stats(log, o->what);
 	/* The kernel copied what it wrote; the program must not keep the buffer. */
 	if (log)
 		bpf_program__set_log_buf(prog, NULL, 0);
 	free(log);
+	if (!err && o->cgroup)
+		err = cgroups__set_target(bpf_map__fd(o->cgroup_map), o->cgroup);
 	return err;
 }
 

@@ -33,13 +33,22 @@ struct bpfprog_map {
 	int reuse_fd; /* >= 0: take this existing map (and its definition) */
 };
 
-int bpfprog__set_maps(const struct bpfprog_map *maps, size_t n);
+/* How to load an opened skeleton. */
+struct bpfprog_load {
+	const char *what; /* names the program in messages: "profiling", "off-CPU" */
+	struct bpf_program *prog; /* whose verifier statistics -vv prints */
+	const struct bpfprog_map *maps; /* prepared before load */
+	size_t nr_maps;
+	struct bpf_map *cgroup_map; /* a CGROUP_ARRAY that cgroup goes into after load */
+	const char *cgroup; /* cgroup v2 directory; NULL: no filter */
+};
 
 /*
- * Loads a skeleton's object. With the log at debug level (-vv), prints the
- * verifier's statistics for prog. A permission error says what is needed.
+ * Prepares the maps, loads the skeleton's object and sets the cgroup filter.
+ * With the log at debug level (-vv), prints the verifier's statistics. A
+ * permission error says what is needed.
  */
-int bpfprog__load(struct bpf_object_skeleton *skel, struct bpf_program *prog, const char *what);
+int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *opts);
 
 /* Attaches prog to a raw tracepoint; *link is set on success. */
 int bpfprog__attach_raw_tp(struct bpf_program *prog, const char *tp, struct bpf_link **link);

@@ -12,7 +12,6 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "procs/cgroups.h"
 #include "profile/bpfprog.h"
 #include "profile/offcpu.h"
 #include "offcpu.skel.h"
@@ -139,7 +138,8 @@ static bool tracepoint_has_prev_state(void)
 	return ok;
 }
 
-static int set_maps(struct offcpu_bpf *skel, const struct offcpu_opts *o)
+/* Sizes or shares every map, loads, sets the cgroup filter. */
+static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 {
 	const struct offcpu_shared_maps *sh = o->shared;
 	const struct bpfprog_map maps[] = {
@@ -159,7 +159,16 @@ static int set_maps(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 		{ skel->maps.events, or_default(o->ringbuf_bytes, OFFCPU_DEFAULT_RINGBUF), -1 },
 	};
 
-	return bpfprog__set_maps(maps, sizeof(maps) / sizeof(maps[0]));
+	const struct bpfprog_load lo = {
+		.what = "off-CPU",
+		.prog = skel->progs.sfbpf_offcpu,
+		.maps = maps,
+		.nr_maps = sizeof(maps) / sizeof(maps[0]),
+		.cgroup_map = skel->maps.target_cgroup,
+		.cgroup = o->cgroup,
+	};
+
+	return bpfprog__load(skel->skeleton, &lo);
 }
 
 static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
@@ -211,13 +220,9 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	int err;
 
 	err = check_opts(opts);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	o = calloc(1, sizeof(*o));
+	o = err ? NULL : calloc(1, sizeof(*o));
 	if (!o) {
-		errno = ENOMEM;
+		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
 	o->on_sample = opts->on_sample;
@@ -237,17 +242,9 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		goto cleanup;
 	}
 	set_rodata(o->skel, opts);
-	err = set_maps(o->skel, opts);
+	err = load(o->skel, opts);
 	if (err)
 		goto cleanup;
-	err = bpfprog__load(o->skel->skeleton, o->skel->progs.sfbpf_offcpu, "off-CPU");
-	if (err)
-		goto cleanup;
-	if (opts->cgroup) {
-		err = cgroups__set_target(bpf_map__fd(o->skel->maps.target_cgroup), opts->cgroup);
-		if (err)
-			goto cleanup;
-	}
 	o->rb = bpfprog__ring_new(bpf_map__fd(o->skel->maps.events), on_event, o, "off-CPU");
 	if (!o->rb) {
 		err = -errno;
@@ -337,34 +334,16 @@ int offcpu__stats(struct offcpu *o, struct sfbpf_offcpu_stats *out)
 				   sizeof(*out) / sizeof(__u64), "off-CPU");
 }
 
-int offcpu__rows_fd(const struct offcpu *o)
+void offcpu__maps(const struct offcpu *o, struct offcpu_shared_maps *out)
 {
-	return bpf_map__fd(o->skel->maps.rows);
-}
-
-int offcpu__rules_fd(const struct offcpu *o)
-{
-	return bpf_map__fd(o->skel->maps.rules);
-}
-
-int offcpu__objects_fd(const struct offcpu *o)
-{
-	return bpf_map__fd(o->skel->maps.objects);
-}
-
-int offcpu__pages_fd(const struct offcpu *o)
-{
-	return bpf_map__fd(o->skel->maps.pages);
-}
-
-int offcpu__procs_fd(const struct offcpu *o)
-{
-	return bpf_map__fd(o->skel->maps.procs);
-}
-
-int offcpu__target_pids_fd(const struct offcpu *o)
-{
-	return bpf_map__fd(o->skel->maps.target_pids);
+	*out = (struct offcpu_shared_maps){
+		.rows = bpf_map__fd(o->skel->maps.rows),
+		.rules = bpf_map__fd(o->skel->maps.rules),
+		.objects = bpf_map__fd(o->skel->maps.objects),
+		.pages = bpf_map__fd(o->skel->maps.pages),
+		.procs = bpf_map__fd(o->skel->maps.procs),
+		.target_pids = bpf_map__fd(o->skel->maps.target_pids),
+	};
 }
 
 int offcpu__prog_fd(const struct offcpu *o)

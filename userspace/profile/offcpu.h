@@ -82,13 +82,8 @@ int offcpu__for_each_blocked(struct offcpu *o, __u64 end_ns, offcpu_sample_fn fn
 /* Sums the per-CPU counters. */
 int offcpu__stats(struct offcpu *o, struct sfbpf_offcpu_stats *out);
 
-/* Map and program fds, for the table loader and the tests. */
-int offcpu__rows_fd(const struct offcpu *o);
-int offcpu__rules_fd(const struct offcpu *o);
-int offcpu__objects_fd(const struct offcpu *o);
-int offcpu__pages_fd(const struct offcpu *o);
-int offcpu__procs_fd(const struct offcpu *o);
-int offcpu__target_pids_fd(const struct offcpu *o);
+/* Its table and pid maps (its own, or the shared ones), for a loader of its own. */
+void offcpu__maps(const struct offcpu *o, struct offcpu_shared_maps *out);
 int offcpu__prog_fd(const struct offcpu *o); /* the sched_switch program */
 
 /* Detaches and frees everything; NULL is fine. */

@@ -13,7 +13,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "procs/cgroups.h"
 #include "profile/bpfprog.h"
 #include "profile/profile.h"
 #include "profile.skel.h"
@@ -55,14 +54,22 @@ static const char *const stop_names[SFBPF_STOP__COUNT] = {
 };
 
 static const char *const stat_names[SFBPF_STAT__COUNT] = {
-	[SFBPF_STAT_SAMPLES] = "samples",	    [SFBPF_STAT_EMITTED] = "emitted",
-	[SFBPF_STAT_RB_DROPS] = "ringbuf-drops",    [SFBPF_STAT_FRAMES] = "frames",
-	[SFBPF_STAT_FP_FRAMES] = "fp-frames",	    [SFBPF_STAT_STALE_PROC] = "stale-proc",
-	[SFBPF_STAT_PENDING] = "table-pending",	    [SFBPF_STAT_NO_BUDGET] = "no-table-budget",
-	[SFBPF_STAT_NOTIFY_SENT] = "notify-sent",   [SFBPF_STAT_NOTIFY_LIMITED] = "notify-limited",
-	[SFBPF_STAT_NOTIFY_DROPS] = "notify-drops", [SFBPF_STAT_EXECS] = "exec-events",
-	[SFBPF_STAT_EXITS] = "exit-events",	    [SFBPF_STAT_EVENT_DROPS] = "event-drops",
-	[SFBPF_STAT_GAP_FP_FRAMES] = "gap-fp-frames", [SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
+	[SFBPF_STAT_SAMPLES] = "samples",
+	[SFBPF_STAT_EMITTED] = "emitted",
+	[SFBPF_STAT_RB_DROPS] = "ringbuf-drops",
+	[SFBPF_STAT_FRAMES] = "frames",
+	[SFBPF_STAT_FP_FRAMES] = "fp-frames",
+	[SFBPF_STAT_STALE_PROC] = "stale-proc",
+	[SFBPF_STAT_PENDING] = "table-pending",
+	[SFBPF_STAT_NO_BUDGET] = "no-table-budget",
+	[SFBPF_STAT_NOTIFY_SENT] = "notify-sent",
+	[SFBPF_STAT_NOTIFY_LIMITED] = "notify-limited",
+	[SFBPF_STAT_NOTIFY_DROPS] = "notify-drops",
+	[SFBPF_STAT_EXECS] = "exec-events",
+	[SFBPF_STAT_EXITS] = "exit-events",
+	[SFBPF_STAT_EVENT_DROPS] = "event-drops",
+	[SFBPF_STAT_GAP_FP_FRAMES] = "gap-fp-frames",
+	[SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -108,7 +115,8 @@ static __u32 or_default(__u32 v, __u32 def)
 	return v ? v : def;
 }
 
-static int set_sizes(struct profile_bpf *skel, const struct profile_opts *o)
+/* Sizes every map, loads, sets the cgroup filter. */
+static int load(struct profile_bpf *skel, const struct profile_opts *o)
 {
 	const struct bpfprog_map maps[] = {
 		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS), -1 },
@@ -125,7 +133,16 @@ static int set_sizes(struct profile_bpf *skel, const struct profile_opts *o)
 		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 	};
 
-	return bpfprog__set_maps(maps, sizeof(maps) / sizeof(maps[0]));
+	const struct bpfprog_load lo = {
+		.what = "profiling",
+		.prog = skel->progs.sfbpf_profile,
+		.maps = maps,
+		.nr_maps = sizeof(maps) / sizeof(maps[0]),
+		.cgroup_map = skel->maps.target_cgroup,
+		.cgroup = o->cgroup,
+	};
+
+	return bpfprog__load(skel->skeleton, &lo);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -190,13 +207,9 @@ struct profile *profile__new(const struct profile_opts *opts)
 	int err;
 
 	err = check_opts(opts);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	p = calloc(1, sizeof(*p));
+	p = err ? NULL : calloc(1, sizeof(*p));
 	if (!p) {
-		errno = ENOMEM;
+		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
 	p->on_sample = opts->on_sample;
@@ -215,17 +228,9 @@ struct profile *profile__new(const struct profile_opts *opts)
 		goto cleanup;
 	}
 	set_rodata(p->skel, opts);
-	err = set_sizes(p->skel, opts);
+	err = load(p->skel, opts);
 	if (err)
 		goto cleanup;
-	err = bpfprog__load(p->skel->skeleton, p->skel->progs.sfbpf_profile, "profiling");
-	if (err)
-		goto cleanup;
-	if (opts->cgroup) {
-		err = cgroups__set_target(bpf_map__fd(p->skel->maps.target_cgroup), opts->cgroup);
-		if (err)
-			goto cleanup;
-	}
 	err = open_rings(p);
 	if (err)
 		goto cleanup;

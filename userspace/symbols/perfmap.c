@@ -11,8 +11,8 @@
 #include <linux/openat2.h>
 
 #include "procs/procmaps.h"
-#include "symbols/clock.h"
 #include "symbols/perfmap.h"
+#include "util/clock.h"
 #include "symbols/symtab.h"
 
 #define REREAD_NS 1000000000ULL /* re-read a map at most once a second */
@@ -103,7 +103,7 @@ static int perfmap__load(struct perfmap *m, bool alive)
 	FILE *f;
 	int err;
 
-	m->checked_ns = symbols__now_ns();
+	m->checked_ns = clock__mono_ns();
 	f = perfmap__open(m, alive, &st);
 	if (!f)
 		return -ENOENT;
@@ -130,7 +130,7 @@ static int perfmap__load(struct perfmap *m, bool alive)
 
 void perfmap__refresh(struct perfmap *m, bool alive)
 {
-	if (m->checked_ns && symbols__now_ns() - m->checked_ns < REREAD_NS)
+	if (m->checked_ns && clock__mono_ns() - m->checked_ns < REREAD_NS)
 		return;
 	perfmap__load(m, alive);
 }

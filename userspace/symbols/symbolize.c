@@ -6,9 +6,9 @@
  * Layers, bottom up: symtab.c (sorted function symbols, shared by ELF objects
  * and JIT maps; demangling and PLT entries), debuginfo.c (separate debug
  * files), symcache.c (one object per ELF file or vdso image: PT_LOAD segments
- * and a symtab), perfmap.c (a process's JIT map), htab.c (the hash table of
- * processes, objects and strings), and here a process's mapping snapshots,
- * pointing at objects.
+ * and a symtab), perfmap.c (a process's JIT map), and here a process's
+ * mapping snapshots, pointing at objects. Processes and interned strings are
+ * found through util/hashmap.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,11 +20,12 @@
 #include <unistd.h>
 
 #include "procs/procmaps.h"
-#include "symbols/clock.h"
-#include "symbols/htab.h"
 #include "symbols/perfmap.h"
 #include "symbols/symbolize.h"
 #include "symbols/symcache.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 
 #define REFRESH_NS 1000000000ULL /* re-read maps at most once a second */
 #define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
@@ -49,7 +50,6 @@ struct gen {
 };
 
 struct proc {
-	struct hnode node; /* key: pid */
 	int pid;
 	bool gone; /* /proc/PID vanished */
 	bool need_ns; /* has executable memory without ELF: its JIT map's owner wanted */
@@ -62,40 +62,34 @@ struct proc {
 	struct perfmap jit;
 };
 
-struct istr {
-	struct hnode node;
-	char s[];
-};
-
 struct symbolizer {
-	struct htab procs;
-	struct htab strs;
+	struct hashmap procs; /* struct proc *, by pid */
+	struct hashmap strs; /* interned char *, by content */
 	struct symcache *cache;
 	struct proc *last; /* the last process looked up: samples come in runs of one */
 };
 
+static bool str_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return strcmp(HASHMAP_TO_PTR(val), key) == 0;
+}
+
 /* Interned strings live until symbolizer__free. */
 static const char *intern(struct symbolizer *s, const char *str)
 {
-	uint64_t key = hash_str(str);
-	struct hnode *n;
-	struct istr *is;
+	uint32_t h = (uint32_t)hash__str(str);
+	int64_t found = hashmap__find(&s->strs, h, str_eq, NULL, str);
+	char *copy;
 
-	for (n = htab__first(&s->strs, key); n; n = htab__next(n)) {
-		is = container_of(n, struct istr, node);
-		if (strcmp(is->s, str) == 0)
-			return is->s;
-	}
-	is = malloc(sizeof(*is) + strlen(str) + 1);
-	if (!is)
-		return NULL;
-	strcpy(is->s, str);
-	is->node.key = key;
-	if (htab__add(&s->strs, &is->node)) {
-		free(is);
+	if (found >= 0)
+		return HASHMAP_TO_PTR(found);
+	copy = strdup(str);
+	if (!copy || hashmap__add(&s->strs, h, HASHMAP_PTR(copy))) {
+		free(copy);
 		return NULL;
 	}
-	return is->s;
+	return copy;
 }
 
 static bool same_inode(const char *a, const char *b)
@@ -276,7 +270,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 	size_t i, n;
 	int err;
 
-	p->refreshed_ns = symbols__now_ns();
+	p->refreshed_ns = clock__mono_ns();
 	p->leaf_miss_ns = 0;
 	err = procmaps__read(p->pid, &pm);
 	if (err) {
@@ -320,16 +314,27 @@ static struct gen *proc__gen_at(struct proc *p, uint64_t time_ns)
 	return i ? &p->gens[i - 1] : NULL;
 }
 
+static bool proc_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return ((const struct proc *)HASHMAP_TO_PTR(val))->pid == *(const int *)key;
+}
+
+static uint32_t pid_hash(int pid)
+{
+	return (uint32_t)hash__mix64((uint64_t)pid);
+}
+
 static struct proc *proc__find(struct symbolizer *s, int pid)
 {
-	struct hnode *n;
+	int64_t found;
 
 	if (s->last && s->last->pid == pid)
 		return s->last;
-	n = htab__first(&s->procs, (uint32_t)pid);
-	if (n)
-		s->last = container_of(n, struct proc, node);
-	return n ? s->last : NULL;
+	found = hashmap__find(&s->procs, pid_hash(pid), proc_eq, NULL, &pid);
+	if (found >= 0)
+		s->last = HASHMAP_TO_PTR(found);
+	return found >= 0 ? s->last : NULL;
 }
 
 static void proc__free(struct proc *p)
@@ -368,17 +373,19 @@ int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs)
 	return symcache__set_debug_dirs(s->cache, dirs);
 }
 
-static void free_proc(void *p)
-{
-	proc__free(p);
-}
-
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	htab__free_all(&s->procs, offsetof(struct proc, node), free_proc);
-	htab__free_all(&s->strs, offsetof(struct istr, node), free);
+	size_t it = 0;
+	uint64_t v;
+
+	while (hashmap__next(&s->procs, &it, &v))
+		proc__free(HASHMAP_TO_PTR(v));
+	for (it = 0; hashmap__next(&s->strs, &it, &v);)
+		free(HASHMAP_TO_PTR(v));
+	hashmap__free(&s->procs);
+	hashmap__free(&s->strs);
 	symcache__free(s->cache);
 	free(s);
 }
@@ -395,8 +402,7 @@ static int note(struct symbolizer *s, int pid, struct proc **out)
 		return -ENOMEM;
 	p->pid = pid;
 	perfmap__init(&p->jit, pid);
-	p->node.key = (uint32_t)pid;
-	if (htab__add(&s->procs, &p->node)) {
+	if (hashmap__add(&s->procs, pid_hash(pid), HASHMAP_PTR(p))) {
 		free(p);
 		return -ENOMEM;
 	}
@@ -448,7 +454,7 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
 		return 0;
 	if (leaf_miss && (!p->leaf_miss_ns || time_ns < p->leaf_miss_ns))
 		p->leaf_miss_ns = time_ns;
-	if (symbols__now_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
+	if (clock__mono_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
 		return 0;
 	/* Samples since the first leaf miss were the new code's. */
 	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false);
@@ -469,7 +475,7 @@ int symbolizer__refresh_pid(struct symbolizer *s, int pid)
 
 	if (!p)
 		return note(s, pid, &p);
-	return proc__snapshot(s, p, symbols__now_ns(), false);
+	return proc__snapshot(s, p, clock__mono_ns(), false);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, int pid)
@@ -480,7 +486,7 @@ void symbolizer__forget_pid(struct symbolizer *s, int pid)
 		return;
 	if (s->last == p)
 		s->last = NULL;
-	htab__del(&s->procs, &p->node);
+	hashmap__del(&s->procs, pid_hash(pid), proc_eq, NULL, &pid);
 	proc__free(p);
 }
 
@@ -520,8 +526,8 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	if (!p)
 		return err;
 	m = proc__find_map(p, time_ns, addr);
-	if (!m && !p->gone && symbols__now_ns() - p->refreshed_ns >= REFRESH_NS) {
-		proc__snapshot(s, p, symbols__now_ns(), false);
+	if (!m && !p->gone && clock__mono_ns() - p->refreshed_ns >= REFRESH_NS) {
+		proc__snapshot(s, p, clock__mono_ns(), false);
 		m = proc__find_map(p, time_ns, addr);
 	}
 	if (!m)

@@ -17,8 +17,9 @@
 
 #include "procs/procmaps.h"
 #include "symbols/debuginfo.h"
-#include "symbols/htab.h"
 #include "symbols/symcache.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 #include "symbols/symtab.h"
 
 #define MAX_VDSO_SIZE (1 << 20)
@@ -28,7 +29,6 @@ struct segment {
 };
 
 struct symobj {
-	struct hnode node; /* key: hash of (dev, ino); unused for vdso images */
 	struct symobj *next; /* vdso images; objects replaced in the cache */
 	uint64_t dev, ino;
 	off_t size; /* size and mtime: a different file reusing the inode */
@@ -42,7 +42,7 @@ struct symobj {
 };
 
 struct symcache {
-	struct htab objs;
+	struct hashmap objs; /* struct symobj *, by (dev, ino) */
 	struct symobj *vdsos;
 	struct symobj *retired; /* replaced in objs; old generations may still use them */
 	char *debug_dirs;
@@ -187,27 +187,40 @@ static bool symobj__same_file(const struct symobj *obj, const struct stat *st)
 	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+/* A mapped file's identity, the cache's key. */
+struct file_key {
+	uint64_t dev, ino;
+};
+
+static bool file_eq(const void *ctx, uint64_t val, const void *key)
+{
+	const struct symobj *obj = HASHMAP_TO_PTR(val);
+	const struct file_key *k = key;
+
+	(void)ctx;
+	return obj->dev == k->dev && obj->ino == k->ino;
+}
+
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	uint64_t key = hash64(dev) ^ m->inode;
+	uint32_t h = (uint32_t)hash__mix64(hash__mix64(dev) ^ m->inode);
+	const struct file_key key = { dev, m->inode };
 	struct symobj *obj;
 	struct stat st;
-	struct hnode *n;
+	int64_t found;
 	bool known;
 	int fd;
 
 	known = map_stat(pid, m, &st) == 0;
-	for (n = htab__first(&c->objs, key); n; n = htab__next(n)) {
-		obj = container_of(n, struct symobj, node);
-		if (obj->dev != dev || obj->ino != m->inode)
-			continue;
+	found = hashmap__find(&c->objs, h, file_eq, NULL, &key);
+	if (found >= 0) {
+		obj = HASHMAP_TO_PTR(found);
 		if (!known || symobj__same_file(obj, &st))
 			return obj;
-		htab__del(&c->objs, &obj->node);
+		hashmap__del(&c->objs, h, file_eq, NULL, &key);
 		obj->next = c->retired;
 		c->retired = obj;
-		break;
 	}
 	fd = procmap__open(pid, m);
 	if (fd < 0)
@@ -222,10 +235,9 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 	obj->ino = m->inode;
 	obj->size = st.st_size;
 	obj->mtime = st.st_mtim;
-	obj->node.key = key;
 	symobj__load_fd(obj, fd, m->path, root_pid, c->debug_dirs);
 	close(fd);
-	if (htab__add(&c->objs, &obj->node)) {
+	if (hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
 		symobj__free(obj);
 		return NULL;
 	}
@@ -306,16 +318,16 @@ int symcache__set_debug_dirs(struct symcache *c, const char *dirs)
 	return 0;
 }
 
-static void free_symobj(void *o)
-{
-	symobj__free(o);
-}
-
 void symcache__free(struct symcache *c)
 {
 	if (!c)
 		return;
-	htab__free_all(&c->objs, offsetof(struct symobj, node), free_symobj);
+	size_t it = 0;
+	uint64_t v;
+
+	while (hashmap__next(&c->objs, &it, &v))
+		symobj__free(HASHMAP_TO_PTR(v));
+	hashmap__free(&c->objs);
 	symobj__free_list(c->vdsos);
 	symobj__free_list(c->retired);
 	free(c->debug_dirs);

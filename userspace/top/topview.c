@@ -92,7 +92,7 @@ struct topview {
 
 /* -- strings -- */
 
-static bool str_eq(const void *ctx, uint32_t id, const void *key)
+static bool str_eq(const void *ctx, uint64_t id, const void *key)
 {
 	const struct topview *tv = ctx;
 
@@ -152,7 +152,7 @@ static uint32_t sym_hash(const struct topview_sym *k)
 				     k->kernel);
 }
 
-static bool sym_eq(const void *ctx, uint32_t id, const void *key)
+static bool sym_eq(const void *ctx, uint64_t id, const void *key)
 {
 	const struct topview_sym *a = ((const struct topview *)ctx)->syms[id], *b = key;
 
@@ -218,7 +218,7 @@ static int64_t sym_kernel(struct topview *tv, uint64_t addr)
 	return sym_get(tv, k->name, module, true);
 }
 
-static bool addr_eq(const void *ctx, uint32_t id, const void *key)
+static bool addr_eq(const void *ctx, uint64_t id, const void *key)
 {
 	const struct addr_entry *a = &((const struct topview *)ctx)->addrs[id], *b = key;
 
@@ -245,7 +245,7 @@ static int64_t sym_frame(struct topview *tv, uint32_t pid, bool kernel, uint64_t
 
 /* -- rows -- */
 
-static bool row_eq(const void *ctx, uint32_t id, const void *key)
+static bool row_eq(const void *ctx, uint64_t id, const void *key)
 {
 	const struct topview_row *a = ((const struct topview *)ctx)->rows[id], *b = key;
 

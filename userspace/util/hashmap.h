@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The one hash map: an open-addressing index from a hash to an id (a
- * position in the caller's own array of entries). Keys live in the entries,
- * so the map stores 8 bytes per slot and never copies or frees a key; the
- * caller's eq() compares a candidate id with the key being looked up. Ids are
- * never removed one by one (tables that age entries rebuild or clear).
+ * The one hash map: open addressing from a 32-bit hash to a value, where the
+ * value is an id (a position in the caller's own array of entries) or a
+ * pointer to an entry the caller owns. Keys live in the entries, so the map
+ * stores 12 bytes per slot and never copies or frees a key: the caller's
+ * eq() tells whether the entry behind a value is the one being looked up.
+ * Several entries may share a hash.
  *
- * Hashes come from util/hash.h. The load factor stays at or below 1/2.
- * A zeroed struct hashmap is an empty map. Not thread-safe.
+ * Hashes come from util/hash.h. The load factor stays at or below 1/2;
+ * deletion shifts later entries back (no tombstones). A zeroed struct
+ * hashmap is an empty map. Values are below INT64_MAX. Not thread-safe.
  */
 #ifndef SFBPF_UTIL_HASHMAP_H
 #define SFBPF_UTIL_HASHMAP_H
@@ -16,21 +18,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef bool (*hashmap_eq)(const void *ctx, uint32_t id, const void *key);
+typedef bool (*hashmap_eq)(const void *ctx, uint64_t val, const void *key);
 
 struct hashmap {
-	uint32_t *ids; /* id + 1; 0: empty */
+	uint64_t *vals; /* value + 1; 0: empty */
 	uint32_t *hashes;
 	size_t cap, used; /* cap: a power of two */
 };
 
-/* The id stored under hash h whose key eq() matches, or -1. */
+/* The value stored under hash h whose entry eq() matches key, or -1. */
 int64_t hashmap__find(const struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx,
 		      const void *key);
-/* Adds id (absent) under hash h. 0 or -ENOMEM. */
-int hashmap__add(struct hashmap *m, uint32_t h, uint32_t id);
+/* Adds val under hash h (the caller knows its key is absent). 0 or -ENOMEM. */
+int hashmap__add(struct hashmap *m, uint32_t h, uint64_t val);
+/* Removes the value stored under h whose entry eq() matches key; false: none. */
+bool hashmap__del(struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx,
+		  const void *key);
+/* Every value once, in no order: start with *iter = 0; false at the end. */
+bool hashmap__next(const struct hashmap *m, size_t *iter, uint64_t *val);
+size_t hashmap__size(const struct hashmap *m);
 /* Empties the map, keeping its memory. */
 void hashmap__clear(struct hashmap *m);
 void hashmap__free(struct hashmap *m);
+
+/* Pointers as values, and back. */
+#define HASHMAP_PTR(p) ((uint64_t)(uintptr_t)(p))
+#define HASHMAP_TO_PTR(v) ((void *)(uintptr_t)(v))
 
 #endif /* SFBPF_UTIL_HASHMAP_H */
