@@ -15,7 +15,7 @@ PREFIX    ?= /usr/local
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I. -Iuserspace
-LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lcurl -lz
+LDLIBS    := -lbpf -ldw -ldebuginfod -lelf -lprotobuf-c -lncursesw -liberty -lcurl -lz
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # protobuf-c code generated from proto/*.proto is library code too.

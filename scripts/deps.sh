@@ -13,7 +13,7 @@ fi
 
 BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
 	libncurses-dev protobuf-c-compiler libprotobuf-c-dev libiberty-dev
-	libcurl4-openssl-dev)
+	libcurl4-openssl-dev libdebuginfod-dev)
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
 # pprof as the reference pprof reader, chromium to render flamegraphs.
