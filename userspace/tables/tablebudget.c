@@ -8,8 +8,13 @@
  * Eviction order: lingering tables (no process maps them), oldest first;
  * then tables that have been loaded for at least min_residency_ns and are
  * cold (no hits lately) or much colder than the table asking for room (less
- * than half its heat), coldest first. Without hit counters only lingering
- * tables are evicted: nothing tells a cold table from a hot one.
+ * than half its heat), coldest first. A fresher table is never judged cold
+ * (its heat is not measured yet) but gives way to a table more than twice as
+ * hot as its hit rate since it was loaded: else, while processes keep
+ * starting, fresh tables of short-lived programs always sit somewhere in the
+ * slice a large hot table needs, and keep it out for good. Without hit
+ * counters only lingering tables are evicted: nothing tells a cold table from
+ * a hot one.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -85,6 +90,30 @@ static uint64_t min_residency(const struct tables *t)
 	return t->opts.min_residency_ns ? t->opts.min_residency_ns : DEFAULT_MIN_RESIDENCY_NS;
 }
 
+static bool fresh(const struct tables *t, const struct entry *v, uint64_t now)
+{
+	return now - v->loaded_ns < min_residency(t);
+}
+
+/*
+ * Is fresh table v less than half as hot as e? Its rate is its hits since it
+ * was loaded (hits_live, read by read_live_hits()) over its age; e's rate is
+ * its heat over two rebalance periods (heat = heat / 2 + hits converges to
+ * twice a period's hits; less while e's history is short, which only favours
+ * v). A table asking for room with no heat never evicts a fresh one.
+ */
+static bool fresh_colder(const struct entry *v, const struct entry *e, uint64_t now)
+{
+	uint64_t hits = v->hits_live > v->hits_at_load ? v->hits_live - v->hits_at_load : 0;
+	double v_rate, e_rate;
+
+	if (!e->heat)
+		return false;
+	v_rate = (double)hits / (double)(now - v->loaded_ns + 1);
+	e_rate = (double)e->heat / (2.0 * TABLES_REBALANCE_NS);
+	return v_rate * 2 < e_rate;
+}
+
 static bool evictable(const struct tables *t, const struct entry *v, const struct entry *e,
 		      uint64_t now)
 {
@@ -92,9 +121,39 @@ static bool evictable(const struct tables *t, const struct entry *v, const struc
 		return false;
 	if (!v->refs)
 		return true; /* lingering */
-	if (t->opts.obj_hits_fd <= 0 || now - v->loaded_ns < min_residency(t))
+	if (t->opts.obj_hits_fd <= 0)
 		return false;
+	if (fresh(t, v, now))
+		return fresh_colder(v, e, now);
 	return !v->heat || v->heat * 2 < e->heat;
+}
+
+/* The hit counters of the fresh tables, now: what fresh_colder() compares. */
+static void read_live_hits(struct tables *t, uint64_t now)
+{
+	struct entry *v;
+	uint32_t i;
+
+	if (t->opts.obj_hits_fd <= 0)
+		return;
+	for (i = 0; i < t->opts.max_objects; i++) {
+		v = t->slots[i];
+		if (!v || v->state != OBJ_LOADED || !v->refs || !fresh(t, v, now))
+			continue;
+		if (bpf_map_lookup_elem(t->opts.obj_hits_fd, &i, &v->hits_live))
+			v->hits_live = v->hits_at_load;
+	}
+}
+
+void tables_note_loaded(struct tables *t, struct entry *e)
+{
+	uint32_t key = e->slot;
+	uint64_t hits = 0;
+
+	if (t->opts.obj_hits_fd > 0 && e->slot >= 0 &&
+	    bpf_map_lookup_elem(t->opts.obj_hits_fd, &key, &hits))
+		hits = 0;
+	e->hits_at_load = e->hits_live = hits;
 }
 
 /*
@@ -261,6 +320,8 @@ static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps
 	uint64_t now = tables_now_ns();
 	int round;
 
+	if (e->heat)
+		read_live_hits(t, now);
 	if (e->nr_rows > t->rows.small_base || e->nr_pages > t->pages.small_base ||
 	    !room_possible(t, e, now))
 		return -ENOSPC;
@@ -429,6 +490,7 @@ void tables_rebalance(struct tables *t, uint64_t now)
 	int i, fd;
 
 	read_heat(t);
+	read_live_hits(t, now);
 	for (i = 0; i < MAX_PROMOTIONS && !t->promoting; i++) {
 		e = promotion_candidate(t, now);
 		if (!e)

@@ -431,6 +431,7 @@ static void push_finished(struct tables *t, struct entry *e)
 	}
 	e->state = OBJ_LOADED;
 	e->loaded_ns = e->used_ns = tables_now_ns();
+	tables_note_loaded(t, e);
 	if (e->from_cfi) {
 		t->stats.objects_eh_frame++;
 		t->stats.rows_eh_frame += ft->nr_rows;

@@ -61,6 +61,8 @@ struct entry {
 	uint64_t used_ns; /* last acquired or released */
 	uint64_t loaded_ns; /* published */
 	uint64_t hits_seen; /* the slot's hit counter when last read */
+	uint64_t hits_at_load; /* the slot's hit counter when its table was published */
+	uint64_t hits_live; /* the slot's hit counter, read when room is being made */
 	uint64_t heat; /* decayed hits: halves every rebalance period */
 	/* Where it was last seen mapped (a ring, newest at src_next - 1): to reopen it. */
 	struct tables_src src[TABLES_SRCS];
@@ -100,6 +102,8 @@ void tables_note_src(struct entry *e, const struct tables_src *src);
  * error.
  */
 int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft);
+/* A table was published: its hits from now on tell how hot it is while fresh. */
+void tables_note_loaded(struct tables *t, struct entry *e);
 /* Reads the hit counters, decays heat, and reloads hot over-budget tables. */
 void tables_rebalance(struct tables *t, uint64_t now);
 

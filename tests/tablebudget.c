@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The table budget's eviction rule (userspace/tables/tablebudget.c) on real
+ * BPF maps, without the BPF program: the test bumps the hit counters as the
+ * unwinder would, and runs the rebalance itself instead of waiting 5 s.
+ *
+ * Usage: tablebudget FILE_A FILE_B — two ELF files of distinct identities
+ * (copies with different mtimes will do) with tables of similar size. The
+ * rows array is sized so that either fits, not both; every table stays
+ * "fresh" (min residency 600 s) throughout. Checks:
+ *   1. A new table (no heat yet) does not evict a fresh one: B is refused.
+ *   2. A fresh table with no hits since it was loaded gives way to a hot
+ *      one: B, hit 1000 times, is reloaded and A evicted. (Fresh tables used
+ *      to be untouchable: while programs keep starting, their fresh tables
+ *      kept a large hot one such as libc out for good.)
+ *   3. A fresh table that is being hit keeps its room: A, now hot, does not
+ *      come back over B, which took more hits in its few milliseconds.
+ * Exit status: 0 when the checks ran (verdicts on stdout), 2 on bad usage, 1
+ * when maps or files could not be set up (reported as FAIL).
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/abi.h"
+#include "procs/elfobj.h"
+#include "tables/tables_int.h"
+#include "testlib.h"
+
+#define MIN_RESIDENCY_NS (600 * 1000000000ULL)
+
+struct file {
+	const char *path;
+	int fd;
+	void *map;
+	size_t len;
+	struct obj_key key;
+	struct tables_src src;
+};
+
+struct maps {
+	int rows, pages, rules, objects, hits;
+};
+
+static int open_file(struct file *f, const char *path)
+{
+	struct elfobj_info info;
+	struct stat st;
+
+	f->path = path;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0 || fstat(f->fd, &st) || elfobj__read(f->fd, &info))
+		return -1;
+	obj_key__from(&f->key, &info, &st);
+	/* Mapped here, so that the loader can reopen it through our map_files. */
+	f->len = st.st_size;
+	f->map = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, f->fd, 0);
+	if (f->map == MAP_FAILED)
+		return -1;
+	f->src.pid = getpid();
+	f->src.start = (uintptr_t)f->map;
+	f->src.end = f->src.start + ((f->len + 4095) & ~4095UL);
+	return 0;
+}
+
+static int create_maps(struct maps *m, uint32_t rows, uint32_t pages, uint32_t rules,
+		       uint32_t objects)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+
+	m->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rows", 4, sizeof(struct sfbpf_row), rows,
+				 &mm);
+	m->pages = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_pages", 4, 4, pages, &mm);
+	m->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4, sizeof(struct sfbpf_rule),
+				  rules, NULL);
+	m->objects = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_objects", 4,
+				    sizeof(struct sfbpf_object), objects, NULL);
+	m->hits = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_hits", 4, 8, objects, NULL);
+	if (m->rows < 0 || m->pages < 0 || m->rules < 0 || m->objects < 0 || m->hits < 0)
+		return -1;
+	return 0;
+}
+
+static void close_maps(struct maps *m)
+{
+	close(m->rows);
+	close(m->pages);
+	close(m->rules);
+	close(m->objects);
+	close(m->hits);
+}
+
+static struct tables *new_tables(const struct maps *m, uint32_t rows, uint32_t pages,
+				 uint32_t rules, uint32_t objects)
+{
+	struct tables_opts o = {
+		.rows_fd = m->rows, .rules_fd = m->rules, .objects_fd = m->objects,
+		.pages_fd = m->pages, .max_rows = rows, .max_rules = rules,
+		.max_objects = objects, .max_pages = pages, .obj_hits_fd = m->hits,
+		.linger_ns = MIN_RESIDENCY_NS, .min_residency_ns = MIN_RESIDENCY_NS,
+	};
+
+	return tables__new(&o);
+}
+
+/* Every finished table published (freed slices are quiet after 2 ms). */
+static void settle(struct tables *t)
+{
+	struct timespec nap = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 1000 && tables__process(t, 0); i++)
+		nanosleep(&nap, NULL);
+}
+
+static void add_hits(const struct maps *m, int64_t slot, uint64_t n)
+{
+	uint32_t key = slot;
+	uint64_t v = 0;
+
+	bpf_map_lookup_elem(m->hits, &key, &v);
+	v += n;
+	bpf_map_update_elem(m->hits, &key, &v, BPF_ANY);
+}
+
+/* Rows of the table published in slot (0: none), and its flags. */
+static uint32_t published(const struct maps *m, int64_t slot, uint32_t *flags)
+{
+	struct sfbpf_object obj = { 0 };
+	uint32_t key = slot;
+
+	bpf_map_lookup_elem(m->objects, &key, &obj);
+	*flags = obj.flags;
+	return obj.flags & SFBPF_OBJ_F_NO_ROWS ? 0 : obj.row_count;
+}
+
+/* The rows of each file's table, in a budget with room for both. */
+static int measure(struct file *f, uint32_t *nr_rows)
+{
+	const uint32_t rows = 1 << 20, pages = 1 << 18, rules = 1 << 14, objects = 64;
+	struct tables_stats st;
+	struct maps m;
+	struct tables *t;
+	uint64_t before = 0;
+	int i, err = 0;
+
+	if (create_maps(&m, rows, pages, rules, objects))
+		return -1;
+	t = new_tables(&m, rows, pages, rules, objects);
+	for (i = 0; t && i < 2 && !err; i++) {
+		err = tables__acquire_src(t, f[i].fd, &f[i].key, f[i].path, &f[i].src) < 0;
+		settle(t);
+		tables__stats(t, &st);
+		nr_rows[i] = st.rows_used - before;
+		before = st.rows_used;
+		err |= !nr_rows[i];
+	}
+	tables__free(t);
+	close_maps(&m);
+	return t && !err ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	const uint32_t pages = 1 << 18, rules = 1 << 14, objects = 64;
+	struct file f[2];
+	struct tables_stats st;
+	uint32_t nr[2], big, rows, fa, fb, ra, rb;
+	struct maps m;
+	struct tables *t;
+	int64_t a, b;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s FILE_A FILE_B\n", argv[0]);
+		return 2;
+	}
+	if (open_file(&f[0], argv[1]) || open_file(&f[1], argv[2]) ||
+	    memcmp(&f[0].key, &f[1].key, sizeof(f[0].key)) == 0) {
+		report(false, "tablebudget: setup", "%s, %s: unreadable ELF files, or one identity",
+		       argv[1], argv[2]);
+		return 1;
+	}
+	if (measure(f, nr)) {
+		report(false, "tablebudget: setup", "no tables for %s and %s (or no BPF maps)",
+		       argv[1], argv[2]);
+		return 1;
+	}
+	/* The big arena (7/8 of the array) holds the larger table and half the smaller. */
+	big = nr[0] > nr[1] ? nr[0] : nr[1];
+	big += (nr[0] + nr[1] - big) / 2;
+	rows = big / 7 * 8 + 8;
+	if (create_maps(&m, rows, pages, rules, objects) ||
+	    !(t = new_tables(&m, rows, pages, rules, objects))) {
+		report(false, "tablebudget: setup", "maps of %u rows: %s", rows, strerror(errno));
+		return 1;
+	}
+	printf("tables of %u and %u rows, an array of %u\n", nr[0], nr[1], rows);
+
+	a = tables__acquire_src(t, f[0].fd, &f[0].key, f[0].path, &f[0].src);
+	settle(t);
+	b = tables__acquire_src(t, f[1].fd, &f[1].key, f[1].path, &f[1].src);
+	settle(t);
+	tables__stats(t, &st);
+	ra = published(&m, a, &fa);
+	rb = published(&m, b, &fb);
+	report(a >= 0 && b >= 0 && ra == nr[0] && !rb && (fb & SFBPF_OBJ_F_NO_BUDGET) &&
+		       st.objects_over_budget == 1 && !st.evictions,
+	       "tablebudget: a new table does not evict a fresh one",
+	       "slots %lld %lld, rows %u %u, B's flags %#x, over budget %u, evictions %llu",
+	       (long long)a, (long long)b, ra, rb, fb, st.objects_over_budget,
+	       (unsigned long long)st.evictions);
+
+	/* B is hit (its frames walk by frame pointers), A is not. */
+	add_hits(&m, b, 1000);
+	tables_rebalance(t, tables_now_ns());
+	settle(t);
+	tables__stats(t, &st);
+	ra = published(&m, a, &fa);
+	rb = published(&m, b, &fb);
+	report(!ra && (fa & SFBPF_OBJ_F_NO_BUDGET) && rb == nr[1] && st.promotions == 1 &&
+		       st.evictions == 1,
+	       "tablebudget: a fresh table without hits gives way to a hot one",
+	       "rows %u %u, A's flags %#x, promotions %llu, evictions %llu", ra, rb, fa,
+	       (unsigned long long)st.promotions, (unsigned long long)st.evictions);
+
+	/* Now A is hot, but B, fresh, took more hits still since it was loaded. */
+	add_hits(&m, a, 1000);
+	add_hits(&m, b, 2000);
+	tables_rebalance(t, tables_now_ns());
+	settle(t);
+	tables__stats(t, &st);
+	ra = published(&m, a, &fa);
+	rb = published(&m, b, &fb);
+	report(!ra && rb == nr[1] && st.promotions == 1 && st.evictions == 1,
+	       "tablebudget: a fresh table being hit keeps its room",
+	       "rows %u %u, promotions %llu, evictions %llu", ra, rb,
+	       (unsigned long long)st.promotions, (unsigned long long)st.evictions);
+
+	tables__free(t);
+	close_maps(&m);
+	return 0;
+}
