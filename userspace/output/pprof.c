@@ -375,6 +375,7 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 struct sample_mem {
 	int64_t values[2]; /* first: Sample.value points at the allocation */
 	PbLabel comm, pid, cgroup;
+	PbLabel cg_more[PPROF_MAX_CGROUP_LABELS]; /* opts.cgroup_labels */
 	PbLabel *labels[]; /* then the location ids */
 };
 
@@ -397,7 +398,8 @@ static bool add_cgroup_label(struct builder *b, const struct sw_stack *st, PbLab
 static int add_sample(const struct sw_stack *st, void *ctx)
 {
 	struct builder *b = ctx;
-	size_t nlabels = 3 + b->opts.nr_labels, nlocs = st->nr_frames - 1, i, n = 0;
+	size_t nlabels = 3 + PPROF_MAX_CGROUP_LABELS + b->opts.nr_labels;
+	size_t nlocs = st->nr_frames - 1, i, n = 0;
 	struct sample_mem *m;
 	uint64_t *ids;
 	PbSample *s;
@@ -442,6 +444,21 @@ static int add_sample(const struct sw_stack *st, void *ctx)
 	}
 	if (add_cgroup_label(b, st, &m->cgroup))
 		m->labels[n++] = &m->cgroup;
+	if (b->opts.cgroup_labels && st->raw && st->raw->cgroup_id) {
+		struct pprof_label more[PPROF_MAX_CGROUP_LABELS];
+		size_t k = b->opts.cgroup_labels(b->opts.cgroup_ctx, st->raw->cgroup_id, more,
+						 PPROF_MAX_CGROUP_LABELS);
+
+		for (i = 0; i < k && i < PPROF_MAX_CGROUP_LABELS; i++) {
+			perftools__profiles__label__init(&m->cg_more[i]);
+			m->cg_more[i].key = str_id(b, more[i].key);
+			m->cg_more[i].str = str_id(b, more[i].value);
+			if (m->cg_more[i].key < 0 || m->cg_more[i].str < 0)
+				return -ENOMEM;
+			if (m->cg_more[i].key && m->cg_more[i].str) /* empty: no label */
+				m->labels[n++] = &m->cg_more[i];
+		}
+	}
 	for (i = 0; i < b->opts.nr_labels; i++)
 		m->labels[n++] = &b->extra_labels[i];
 	s->n_label = n;

@@ -54,7 +54,15 @@ struct pprof_opts {
 	/* A sample's cgroup v2 path (a "cgroup" label), or NULL; NULL: no such labels. */
 	const char *(*cgroup_path)(void *ctx, uint64_t cgroup_id);
 	void *cgroup_ctx;
+	/*
+	 * More labels of a sample's cgroup (container, pod), up to max, into out;
+	 * their count. Strings need to stay valid until the next call only. NULL: none.
+	 */
+	size_t (*cgroup_labels)(void *ctx, uint64_t cgroup_id, struct pprof_label *out,
+				size_t max);
 };
+
+#define PPROF_MAX_CGROUP_LABELS 4
 
 /*
  * sym and ks may be NULL (frames unknown); opts may be NULL (cpu defaults, no
