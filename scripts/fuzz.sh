@@ -83,8 +83,19 @@ sources() {
 			queue+=("$path")
 			base=${path%.h}
 			case $path in
+			"$ROOT"/userspace/*/*_int.h)
+				# A module's internal header: every file of the module includes it.
+				for c in $(grep -l "#include \"${path#"$ROOT"/userspace/}\"" \
+					"$(dirname "$path")"/*.c); do
+					case $seen in *" $c "*) continue ;; esac
+					seen+="$c "
+					queue+=("$c")
+					echo "${c#"$ROOT"/userspace/}"
+				done
+				;;
 			"$ROOT"/userspace/*/*.h)
-				if [ -f "$base.c" ]; then
+				if [ -f "$base.c" ] && [[ $seen != *" $base.c "* ]]; then
+					seen+="$base.c "
 					queue+=("$base.c")
 					echo "${base#"$ROOT"/userspace/}.c"
 				fi

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sframe/sframe.h"
+#include "sframe/sframe_int.h"
 
 /* Header field offsets. */
 #define HDR_VERSION 2
@@ -27,19 +28,6 @@
 #define HDR_FRE_LEN 16
 #define HDR_FDEOFF 20
 #define HDR_FREOFF 24
-
-struct sframe_decoder {
-	const uint8_t *data;
-	size_t size;
-	uint64_t sect_addr;
-	bool swap;
-	struct sframe_header hdr;
-	size_t fde_base; /* section offset of the FDE sub-section */
-	size_t fre_base; /* section offset of the FRE sub-section */
-	size_t fde_size; /* 17, 20 or 16 bytes per FDE (index entry in V3) */
-	uint32_t *by_start; /* FDE indexes sorted by function start */
-	uint32_t num_reserved; /* FDEs skipped for a reserved type */
-};
 
 static const char *const errcode_names[SFRAME_ERR__COUNT] = {
 	[SFRAME_ERR_NONE] = "ok",
@@ -123,11 +111,8 @@ int sframe_abi__fp_regnum(uint8_t abi_arch)
 	}
 }
 
-static int set_err(struct sframe_error *err, enum sframe_errcode code, uint64_t off,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int set_err(struct sframe_error *err, enum sframe_errcode code, uint64_t off,
-		   const char *fmt, ...)
+int sframe__set_err(struct sframe_error *err, enum sframe_errcode code, uint64_t off,
+		    const char *fmt, ...)
 {
 	va_list ap;
 
@@ -139,36 +124,6 @@ static int set_err(struct sframe_error *err, enum sframe_errcode code, uint64_t 
 		va_end(ap);
 	}
 	return -EINVAL;
-}
-
-/* Unaligned, endian-aware reads. Callers have checked bounds. */
-static uint8_t rd8(const struct sframe_decoder *d, size_t off)
-{
-	return d->data[off];
-}
-
-static uint16_t rd16(const struct sframe_decoder *d, size_t off)
-{
-	uint16_t v;
-
-	memcpy(&v, d->data + off, sizeof(v));
-	return d->swap ? __builtin_bswap16(v) : v;
-}
-
-static uint32_t rd32(const struct sframe_decoder *d, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, d->data + off, sizeof(v));
-	return d->swap ? __builtin_bswap32(v) : v;
-}
-
-static uint64_t rd64(const struct sframe_decoder *d, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, d->data + off, sizeof(v));
-	return d->swap ? __builtin_bswap64(v) : v;
 }
 
 static uint8_t valid_flags(uint8_t version)
@@ -189,24 +144,25 @@ static int parse_preamble(struct sframe_decoder *d, struct sframe_error *err)
 	uint16_t magic;
 
 	if (d->size < SFRAME_HEADER_SIZE)
-		return set_err(err, SFRAME_ERR_TRUNCATED_HEADER, d->size,
-			       "section of %zu bytes is smaller than the %d-byte header", d->size,
-			       SFRAME_HEADER_SIZE);
+		return sframe__set_err(err, SFRAME_ERR_TRUNCATED_HEADER, d->size,
+				       "section of %zu bytes is smaller than the %d-byte header",
+				       d->size, SFRAME_HEADER_SIZE);
 	memcpy(&magic, d->data, sizeof(magic));
 	if (magic == __builtin_bswap16(SFRAME_MAGIC))
 		d->swap = true;
 	else if (magic != SFRAME_MAGIC)
-		return set_err(err, SFRAME_ERR_BAD_MAGIC, 0, "bad magic 0x%04x", magic);
+		return sframe__set_err(err, SFRAME_ERR_BAD_MAGIC, 0, "bad magic 0x%04x", magic);
 	h->magic = SFRAME_MAGIC;
 	h->foreign_endian = d->swap;
 	h->version = rd8(d, HDR_VERSION);
 	if (h->version < SFRAME_VERSION_1 || h->version > SFRAME_VERSION_3)
-		return set_err(err, SFRAME_ERR_BAD_VERSION, HDR_VERSION, "unknown version %u",
-			       h->version);
+		return sframe__set_err(err, SFRAME_ERR_BAD_VERSION, HDR_VERSION,
+				       "unknown version %u", h->version);
 	h->flags = rd8(d, HDR_FLAGS);
 	if (h->flags & ~valid_flags(h->version))
-		return set_err(err, SFRAME_ERR_BAD_FLAGS, HDR_FLAGS,
-			       "flags 0x%02x not defined for version %u", h->flags, h->version);
+		return sframe__set_err(err, SFRAME_ERR_BAD_FLAGS, HDR_FLAGS,
+				       "flags 0x%02x not defined for version %u", h->flags,
+				       h->version);
 	return 0;
 }
 
@@ -220,8 +176,10 @@ static int parse_header(struct sframe_decoder *d, struct sframe_error *err)
 	if (ret)
 		return ret;
 	h->abi_arch = rd8(d, HDR_ABI);
-	if (h->abi_arch < SFRAME_ABI_AARCH64_ENDIAN_BIG || h->abi_arch > SFRAME_ABI_S390X_ENDIAN_BIG)
-		return set_err(err, SFRAME_ERR_BAD_ABI, HDR_ABI, "unknown ABI/arch %u", h->abi_arch);
+	if (h->abi_arch < SFRAME_ABI_AARCH64_ENDIAN_BIG ||
+	    h->abi_arch > SFRAME_ABI_S390X_ENDIAN_BIG)
+		return sframe__set_err(err, SFRAME_ERR_BAD_ABI, HDR_ABI, "unknown ABI/arch %u",
+				       h->abi_arch);
 	h->cfa_fixed_fp_offset = (int8_t)rd8(d, HDR_FIXED_FP);
 	h->cfa_fixed_ra_offset = (int8_t)rd8(d, HDR_FIXED_RA);
 	h->auxhdr_len = rd8(d, HDR_AUXHDR_LEN);
@@ -233,38 +191,41 @@ static int parse_header(struct sframe_decoder *d, struct sframe_error *err)
 
 	hdr_end = SFRAME_HEADER_SIZE + (uint64_t)h->auxhdr_len;
 	if (hdr_end > d->size)
-		return set_err(err, SFRAME_ERR_AUXHDR_BOUNDS, HDR_AUXHDR_LEN,
-			       "auxiliary header of %u bytes runs past the section end",
-			       h->auxhdr_len);
+		return sframe__set_err(err, SFRAME_ERR_AUXHDR_BOUNDS, HDR_AUXHDR_LEN,
+				       "auxiliary header of %u bytes runs past the section end",
+				       h->auxhdr_len);
 	if (h->fdeoff > h->freoff)
-		return set_err(err, SFRAME_ERR_SUBSECTION_ORDER, HDR_FDEOFF,
-			       "FDE sub-section (0x%x) starts after the FRE sub-section (0x%x)",
-			       h->fdeoff, h->freoff);
-	d->fde_size = h->version == SFRAME_VERSION_1	 ? SFRAME_V1_FDE_SIZE :
+		return sframe__set_err(
+			err, SFRAME_ERR_SUBSECTION_ORDER, HDR_FDEOFF,
+			"FDE sub-section (0x%x) starts after the FRE sub-section (0x%x)", h->fdeoff,
+			h->freoff);
+	d->fde_size = h->version == SFRAME_VERSION_1 ? SFRAME_V1_FDE_SIZE :
 		      h->version == SFRAME_VERSION_2 ? SFRAME_V2_FDE_SIZE :
 						       SFRAME_V3_FDE_INDEX_SIZE;
 	d->fde_base = hdr_end + h->fdeoff;
 	d->fre_base = hdr_end + h->freoff;
 	fde_end = d->fde_base + (uint64_t)h->num_fdes * d->fde_size;
 	if (fde_end > d->fre_base || fde_end > d->size)
-		return set_err(err, SFRAME_ERR_FDE_BOUNDS, HDR_NUM_FDES,
-			       "%u FDEs at 0x%zx run past the FRE sub-section or section end",
-			       h->num_fdes, d->fde_base);
+		return sframe__set_err(
+			err, SFRAME_ERR_FDE_BOUNDS, HDR_NUM_FDES,
+			"%u FDEs at 0x%zx run past the FRE sub-section or section end", h->num_fdes,
+			d->fde_base);
 	fre_end = d->fre_base + (uint64_t)h->fre_len;
 	if (fre_end > d->size)
-		return set_err(err, SFRAME_ERR_FRE_BOUNDS, HDR_FRE_LEN,
-			       "FRE sub-section [0x%zx, +%u) runs past the section end (%zu)",
-			       d->fre_base, h->fre_len, d->size);
+		return sframe__set_err(
+			err, SFRAME_ERR_FRE_BOUNDS, HDR_FRE_LEN,
+			"FRE sub-section [0x%zx, +%u) runs past the section end (%zu)", d->fre_base,
+			h->fre_len, d->size);
 	/* Every FRE takes 2 bytes at least: bounds the work a hostile header can ask for. */
 	if (h->num_fres > h->fre_len / 2)
-		return set_err(err, SFRAME_ERR_NUM_FRES, HDR_NUM_FRES,
-			       "sfh_num_fres %u cannot fit in %u bytes of FREs", h->num_fres,
-			       h->fre_len);
+		return sframe__set_err(err, SFRAME_ERR_NUM_FRES, HDR_NUM_FRES,
+				       "sfh_num_fres %u cannot fit in %u bytes of FREs",
+				       h->num_fres, h->fre_len);
 	/* gas pads some sections (s390x) to their alignment: allow fewer than 8 bytes. */
 	if (d->size - fre_end >= 8)
-		return set_err(err, SFRAME_ERR_FRE_LEN, HDR_FRE_LEN,
-			       "sfh_fre_len %u but the FRE sub-section has %zu bytes", h->fre_len,
-			       d->size - d->fre_base);
+		return sframe__set_err(err, SFRAME_ERR_FRE_LEN, HDR_FRE_LEN,
+				       "sfh_fre_len %u but the FRE sub-section has %zu bytes",
+				       h->fre_len, d->size - d->fre_base);
 	return 0;
 }
 
@@ -343,9 +304,10 @@ static int read_fde_attr(const struct sframe_decoder *d, struct sframe_fde *f,
 
 	if ((uint64_t)f->start_fre_off + need > d->hdr.fre_len ||
 	    (need == 0 && f->num_fres && f->start_fre_off >= d->hdr.fre_len))
-		return set_err(err, SFRAME_ERR_FDE_FRE_OFF, fde_offset(d, f->index),
-			       "FDE %u: FREs at 0x%x lie outside the FRE sub-section (%u bytes)",
-			       f->index, f->start_fre_off, d->hdr.fre_len);
+		return sframe__set_err(
+			err, SFRAME_ERR_FDE_FRE_OFF, fde_offset(d, f->index),
+			"FDE %u: FREs at 0x%x lie outside the FRE sub-section (%u bytes)", f->index,
+			f->start_fre_off, d->hdr.fre_len);
 	if (need) {
 		f->num_fres = rd16(d, off);
 		f->info = rd8(d, off + 2);
@@ -372,219 +334,17 @@ static int load_fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fd
 	/* V1 has no rep_size field; its PCMASK FDEs imply a 16-byte block. */
 	if (!f->reserved && f->pctype == SFRAME_FDE_PCTYPE_MASK &&
 	    d->hdr.version > SFRAME_VERSION_1 && f->rep_size == 0)
-		return set_err(err, SFRAME_ERR_REP_SIZE,
-			       info_off + (d->hdr.version == SFRAME_VERSION_3 ? 2 : 1),
-			       "FDE %u: PCMASK FDE with repetition size 0", i);
+		return sframe__set_err(err, SFRAME_ERR_REP_SIZE,
+				       info_off + (d->hdr.version == SFRAME_VERSION_3 ? 2 : 1),
+				       "FDE %u: PCMASK FDE with repetition size 0", i);
 	/*
 	 * Addresses are modular, as readelf computes them: relocatable objects and
 	 * libsframe's test data put functions at "negative" PCs. Only a linked
 	 * (sorted) section's function may not wrap past the top of the address space.
 	 */
 	if ((d->hdr.flags & SFRAME_F_FDE_SORTED) && f->func_start + f->func_size < f->func_start)
-		return set_err(err, SFRAME_ERR_ADDR_OVERFLOW, fde_offset(d, i),
-			       "FDE %u: function end wraps around the address space", i);
-	return 0;
-}
-
-static unsigned fre_addr_size(uint8_t fre_type)
-{
-	return 1u << fre_type; /* ADDR1, ADDR2, ADDR4 */
-}
-
-/* Most data words an FRE of this FDE may carry. */
-static unsigned max_datawords(const struct sframe_decoder *d, const struct sframe_fde *f)
-{
-	if (f->fde_type == SFRAME_FDE_TYPE_FLEX)
-		return 6; /* CFA pair, RA pair, FP pair */
-	return d->hdr.cfa_fixed_ra_offset ? 2 : 3; /* CFA[, RA], FP */
-}
-
-static int32_t read_dataword(const struct sframe_decoder *d, size_t off, unsigned size,
-			     uint32_t *u)
-{
-	switch (size) {
-	case 1:
-		*u = rd8(d, off);
-		return (int8_t)*u;
-	case 2:
-		*u = rd16(d, off);
-		return (int16_t)*u;
-	default:
-		*u = rd32(d, off);
-		return (int32_t)*u;
-	}
-}
-
-/* Raw FRE fields at off; returns the FRE's byte size or a negative errno. */
-static int fre_overrun(const struct sframe_decoder *d, const struct sframe_fde *f, size_t off,
-		       size_t need, struct sframe_error *err)
-{
-	if (off + need <= d->size)
-		return set_err(err, SFRAME_ERR_FRE_LEN, off,
-			       "FDE %u: FRE at 0x%zx runs past sfh_fre_len (%u)", f->index, off,
-			       d->hdr.fre_len);
-	return set_err(err, SFRAME_ERR_FRE_TRUNCATED, off,
-		       "FDE %u: FRE at 0x%zx runs past the FRE sub-section", f->index, off);
-}
-
-static int read_fre_raw(const struct sframe_decoder *d, const struct sframe_fde *f, size_t off,
-			struct sframe_fre *fre, struct sframe_error *err)
-{
-	size_t end = d->fre_base + d->hdr.fre_len;
-	unsigned asz = fre_addr_size(f->fre_type), size_code, i;
-
-	if (off + asz + 1 > end)
-		return fre_overrun(d, f, off, asz + 1, err);
-	fre->start_off = asz == 1 ? rd8(d, off) : asz == 2 ? rd16(d, off) : rd32(d, off);
-	fre->info = rd8(d, off + asz);
-	fre->cfa_base_reg_id = fre->info & 0x1;
-	fre->dataword_count = (fre->info >> 1) & 0xf;
-	size_code = (fre->info >> 5) & 0x3;
-	fre->mangled_ra = (fre->info >> 7) & 0x1;
-	if (size_code > SFRAME_FRE_DATAWORD_4B)
-		return set_err(err, SFRAME_ERR_DATAWORD_SIZE, off + asz,
-			       "FDE %u: FRE data-word size code 3 invalid", f->index);
-	fre->dataword_size = 1u << size_code;
-	if (fre->dataword_count > max_datawords(d, f))
-		return set_err(err, SFRAME_ERR_DATAWORD_COUNT, off + asz,
-			       "FDE %u: %u data words, at most %u allowed", f->index,
-			       fre->dataword_count, max_datawords(d, f));
-	if (off + asz + 1 + (size_t)fre->dataword_count * fre->dataword_size > end)
-		return fre_overrun(d, f, off, asz + 1 + fre->dataword_count * fre->dataword_size,
-				   err);
-	for (i = 0; i < fre->dataword_count; i++)
-		fre->data[i] = read_dataword(d, off + asz + 1 + i * fre->dataword_size,
-					     fre->dataword_size, &fre->udata[i]);
-	return asz + 1 + fre->dataword_count * fre->dataword_size;
-}
-
-/* 64-bit: a 4-byte s390x data word scaled by 8 does not fit 32 bits. */
-static int64_t cfa_offset(const struct sframe_decoder *d, int32_t raw)
-{
-	if (d->hdr.abi_arch == SFRAME_ABI_S390X_ENDIAN_BIG)
-		return (int64_t)raw * SFRAME_S390X_CFA_OFFSET_ALIGNMENT_FACTOR +
-		       SFRAME_S390X_CFA_OFFSET_ADJUSTMENT;
-	return raw;
-}
-
-static void rule_reg(const struct sframe_decoder *d, struct sframe_rule *r, unsigned regnum)
-{
-	r->regnum = regnum;
-	if ((int)regnum == sframe_abi__sp_regnum(d->hdr.abi_arch))
-		r->base = SFRAME_BASE_SP;
-	else if ((int)regnum == sframe_abi__fp_regnum(d->hdr.abi_arch))
-		r->base = SFRAME_BASE_FP;
-	else
-		r->base = SFRAME_BASE_REG;
-}
-
-static void rule_cfa_slot(struct sframe_rule *r, int64_t off)
-{
-	r->kind = SFRAME_RULE_OFFSET;
-	r->base = SFRAME_BASE_CFA;
-	r->deref = true;
-	r->offset = off;
-}
-
-/*
- * A saved FP or RA in a default FDE: a CFA-relative stack slot, or on s390x
- * V2 an odd value that encodes the DWARF register holding it.
- */
-static void rule_default_slot(const struct sframe_decoder *d, struct sframe_rule *r, int32_t v)
-{
-	if (d->hdr.abi_arch == SFRAME_ABI_S390X_ENDIAN_BIG && d->hdr.version == SFRAME_VERSION_2 &&
-	    (v & 1)) {
-		r->kind = SFRAME_RULE_OFFSET;
-		rule_reg(d, r, (uint32_t)v >> 1);
-		r->deref = false;
-		r->offset = 0;
-		return;
-	}
-	rule_cfa_slot(r, v);
-}
-
-static void rules_default(const struct sframe_decoder *d, struct sframe_fre *fre)
-{
-	const struct sframe_header *h = &d->hdr;
-	unsigned n = fre->dataword_count, fp_idx = 2;
-
-	fre->cfa.kind = SFRAME_RULE_OFFSET;
-	rule_reg(d, &fre->cfa, fre->cfa_base_reg_id ? sframe_abi__sp_regnum(h->abi_arch) :
-						      sframe_abi__fp_regnum(h->abi_arch));
-	fre->cfa.offset = cfa_offset(d, fre->data[0]);
-	if (h->cfa_fixed_ra_offset) {
-		rule_cfa_slot(&fre->ra, h->cfa_fixed_ra_offset);
-		fp_idx = 1;
-	} else if (n > 1 && fre->data[1] != 0) {
-		rule_default_slot(d, &fre->ra, fre->data[1]);
-	} /* else RA unchanged: still in its register (topmost frame) */
-	if (n > fp_idx)
-		rule_default_slot(d, &fre->fp, fre->data[fp_idx]);
-	else if (h->cfa_fixed_fp_offset)
-		rule_cfa_slot(&fre->fp, h->cfa_fixed_fp_offset);
-}
-
-/* One flexible-FDE (control word, offset) pair. */
-static void rule_flex(const struct sframe_decoder *d, struct sframe_rule *r, uint32_t ctrl,
-		      int64_t off)
-{
-	r->kind = SFRAME_RULE_OFFSET;
-	r->deref = (ctrl >> 1) & 1;
-	r->offset = off;
-	if (ctrl & 1)
-		rule_reg(d, r, ctrl >> 3);
-	else
-		r->base = SFRAME_BASE_CFA;
-}
-
-static int rules_flex(const struct sframe_decoder *d, const struct sframe_fde *f,
-		      struct sframe_fre *fre, size_t off, struct sframe_error *err)
-{
-	const struct sframe_header *h = &d->hdr;
-	unsigned n = fre->dataword_count, fp_idx = 2;
-
-	if (n < 2 || !(fre->udata[0] & 1))
-		return set_err(err, SFRAME_ERR_FLEX_RULE, off,
-			       "FDE %u: flexible FRE without a register-based CFA rule", f->index);
-	rule_flex(d, &fre->cfa, fre->udata[0], cfa_offset(d, fre->data[1]));
-	if (n > 2 && fre->udata[2] != 0) {
-		if (n < 4)
-			return set_err(err, SFRAME_ERR_FLEX_RULE, off,
-				       "FDE %u: flexible FRE RA rule lacks its offset", f->index);
-		rule_flex(d, &fre->ra, fre->udata[2], fre->data[3]);
-		fp_idx = 4;
-	} else {
-		if (h->cfa_fixed_ra_offset)
-			rule_cfa_slot(&fre->ra, h->cfa_fixed_ra_offset);
-		fp_idx = 3; /* past the single padding word, if any */
-	}
-	if (n > fp_idx) {
-		if (n < fp_idx + 2)
-			return set_err(err, SFRAME_ERR_FLEX_RULE, off,
-				       "FDE %u: flexible FRE FP rule lacks its offset", f->index);
-		rule_flex(d, &fre->fp, fre->udata[fp_idx], fre->data[fp_idx + 1]);
-	} else if (h->cfa_fixed_fp_offset) {
-		rule_cfa_slot(&fre->fp, h->cfa_fixed_fp_offset);
-	}
-	return 0;
-}
-
-/* Turn raw data words into CFA/RA/FP rules. */
-static int decode_rules(const struct sframe_decoder *d, const struct sframe_fde *f,
-			struct sframe_fre *fre, size_t off, struct sframe_error *err)
-{
-	memset(&fre->cfa, 0, sizeof(fre->cfa));
-	memset(&fre->ra, 0, sizeof(fre->ra));
-	memset(&fre->fp, 0, sizeof(fre->fp));
-	if (fre->dataword_count == 0) {
-		/* Spec (V2 erratum 2, V3): RA undefined, the outermost frame. */
-		fre->cfa.kind = SFRAME_RULE_UNDEFINED;
-		fre->ra.kind = SFRAME_RULE_UNDEFINED;
-		return 0;
-	}
-	if (f->fde_type == SFRAME_FDE_TYPE_FLEX)
-		return rules_flex(d, f, fre, off, err);
-	rules_default(d, fre);
+		return sframe__set_err(err, SFRAME_ERR_ADDR_OVERFLOW, fde_offset(d, i),
+				       "FDE %u: function end wraps around the address space", i);
 	return 0;
 }
 
@@ -599,8 +359,8 @@ static uint32_t fre_range(const struct sframe_decoder *d, const struct sframe_fd
 }
 
 /* Walk and check every FRE of f. Adds its FRE count to *total. */
-static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f,
-		      uint64_t *total, struct sframe_error *err)
+static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f, uint64_t *total,
+		      struct sframe_error *err)
 {
 	struct sframe_fre fre;
 	size_t off = first_fre_offset(d, f);
@@ -612,7 +372,7 @@ static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f
 	if (f->reserved)
 		return 0; /* FREs of unknown size or meaning: the FDE is skipped */
 	for (j = 0; j < f->num_fres; j++) {
-		len = read_fre_raw(d, f, off, &fre, err);
+		len = sframe_fre__read(d, f, off, &fre, err);
 		if (len < 0)
 			return len;
 		/*
@@ -621,19 +381,21 @@ static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f
 		 * both, see struct sframe_fre.
 		 */
 		if (fre.start_off < prev)
-			return set_err(err, SFRAME_ERR_FRE_START_ORDER, off,
-				       "FDE %u: FRE %u starts at 0x%x, before 0x%x", f->index, j,
-				       fre.start_off, prev);
+			return sframe__set_err(err, SFRAME_ERR_FRE_START_ORDER, off,
+					       "FDE %u: FRE %u starts at 0x%x, before 0x%x",
+					       f->index, j, fre.start_off, prev);
 		if (fre.start_off > f->func_size)
-			return set_err(err, SFRAME_ERR_FRE_START_RANGE, off,
-				       "FDE %u: FRE %u starts at 0x%x, past the function size 0x%x",
-				       f->index, j, fre.start_off, f->func_size);
+			return sframe__set_err(
+				err, SFRAME_ERR_FRE_START_RANGE, off,
+				"FDE %u: FRE %u starts at 0x%x, past the function size 0x%x",
+				f->index, j, fre.start_off, f->func_size);
 		/* PCMASK: starts are offsets into the repeated block. */
 		if (f->pctype == SFRAME_FDE_PCTYPE_MASK && fre.start_off > fre_range(d, f))
-			return set_err(err, SFRAME_ERR_FRE_START_RANGE, off,
-				       "FDE %u: FRE %u starts at 0x%x, past the 0x%x-byte block",
-				       f->index, j, fre.start_off, fre_range(d, f));
-		ret = decode_rules(d, f, &fre, off, err);
+			return sframe__set_err(
+				err, SFRAME_ERR_FRE_START_RANGE, off,
+				"FDE %u: FRE %u starts at 0x%x, past the 0x%x-byte block", f->index,
+				j, fre.start_off, fre_range(d, f));
+		ret = sframe_fre__rules(d, f, &fre, off, err);
 		if (ret)
 			return ret;
 		prev = fre.start_off;
@@ -677,14 +439,15 @@ static int index_fdes(struct sframe_decoder *d, struct sframe_error *err)
 		read_fde(d, i - 1, &prev);
 		read_fde(d, i, &cur);
 		if (cur.func_start < prev.func_start)
-			return set_err(err, SFRAME_ERR_FDE_UNSORTED, fde_offset(d, i),
-				       "FDE %u (0x%llx) sorts before FDE %u (0x%llx)", i,
-				       (unsigned long long)cur.func_start, i - 1,
-				       (unsigned long long)prev.func_start);
+			return sframe__set_err(err, SFRAME_ERR_FDE_UNSORTED, fde_offset(d, i),
+					       "FDE %u (0x%llx) sorts before FDE %u (0x%llx)", i,
+					       (unsigned long long)cur.func_start, i - 1,
+					       (unsigned long long)prev.func_start);
 		if (cur.func_start < prev.func_start + prev.func_size)
-			return set_err(err, SFRAME_ERR_FDE_OVERLAP, fde_offset(d, i),
-				       "FDE %u [0x%llx,+0x%x) overlaps FDE %u", i,
-				       (unsigned long long)cur.func_start, cur.func_size, i - 1);
+			return sframe__set_err(err, SFRAME_ERR_FDE_OVERLAP, fde_offset(d, i),
+					       "FDE %u [0x%llx,+0x%x) overlaps FDE %u", i,
+					       (unsigned long long)cur.func_start, cur.func_size,
+					       i - 1);
 	}
 	return 0;
 }
@@ -712,9 +475,9 @@ static int validate(struct sframe_decoder *d, struct sframe_error *err)
 			break;
 	}
 	if (total != d->hdr.num_fres)
-		return set_err(err, SFRAME_ERR_NUM_FRES, HDR_NUM_FRES,
-			       "sfh_num_fres is %u but the FDEs hold %llu FREs", d->hdr.num_fres,
-			       (unsigned long long)total);
+		return sframe__set_err(err, SFRAME_ERR_NUM_FRES, HDR_NUM_FRES,
+				       "sfh_num_fres is %u but the FDEs hold %llu FREs",
+				       d->hdr.num_fres, (unsigned long long)total);
 	return index_fdes(d, err);
 }
 
@@ -852,15 +615,15 @@ bool sframe_fre_iter__next(struct sframe_fre_iter *it, struct sframe_fre *fre)
 	if (it->next >= it->fde.num_fres)
 		return false;
 	memset(fre, 0, sizeof(*fre));
-	len = read_fre_raw(d, &it->fde, it->pos, fre, NULL);
+	len = sframe_fre__read(d, &it->fde, it->pos, fre, NULL);
 	if (len < 0)
 		return false; /* cannot happen on a validated section */
-	decode_rules(d, &it->fde, fre, it->pos, NULL);
+	sframe_fre__rules(d, &it->fde, fre, it->pos, NULL);
 	fre->index = it->next;
 	it->pos += len;
 	it->next++;
 	fre->end_off = fre_range(d, &it->fde);
-	if (it->next < it->fde.num_fres && read_fre_raw(d, &it->fde, it->pos, &next, NULL) > 0)
+	if (it->next < it->fde.num_fres && sframe_fre__read(d, &it->fde, it->pos, &next, NULL) > 0)
 		fre->end_off = next.start_off;
 	return true;
 }
