@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "bpf/abi.h"
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 #include "tables/tables_int.h"
 #include "testlib.h"
 

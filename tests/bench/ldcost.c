@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 #include "profile/profile.h"
 #include "tables/tables.h"
 

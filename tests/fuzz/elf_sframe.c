@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "tables/cfi.h"
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 #include "tables/flatbuild.h"
 #include "flat_check.h"
 #include "tables/flatten.h"

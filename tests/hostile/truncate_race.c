@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "tables/cfi.h"
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 #include "sframe/sframe_elf.h"
 
 static const char *path;

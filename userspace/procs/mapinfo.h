@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 
 /* Hex build-id: two digits per byte, NUL-terminated. */
 #define MAPINFO_BUILD_ID_HEX (2 * ELFOBJ_BUILD_ID_MAX + 1)

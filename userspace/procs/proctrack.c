@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bpf/abi.h"
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 #include "procs/procmaps.h"
 #include "procs/proctrack.h"
 #include "procs/vdso.h"

@@ -8,7 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 #include "procs/procmaps.h"
 #include "procs/vdso.h"
 

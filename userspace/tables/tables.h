@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 
 struct tables_opts {
 	int rows_fd, rules_fd, objects_fd, pages_fd;

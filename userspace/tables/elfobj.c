@@ -4,7 +4,7 @@
 #include <gelf.h>
 #include <string.h>
 
-#include "procs/elfobj.h"
+#include "tables/elfobj.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
