@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,4 +225,93 @@ int cgroups__set_target(int map_fd, const char *dir)
 	}
 	close(fd);
 	return err;
+}
+
+/* ---- labels from paths ------------------------------------------------------------- */
+
+static bool hex_run(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* A 64-digit container id as the whole of [s, s + n), after a runtime's prefix. */
+static bool container_id(const char *s, size_t n, char out[65])
+{
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
+						"libpod-", "containerd-", "" };
+	size_t i, pl;
+
+	if (n > 6 && !memcmp(s + n - 6, ".scope", 6))
+		n -= 6;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		pl = strlen(prefixes[i]);
+		if (n == pl + 64 && !memcmp(s, prefixes[i], pl) && hex_run(s + pl, 64)) {
+			memcpy(out, s + pl, 64);
+			out[64] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+/* "pod" + a UUID, with dashes (cgroupfs) or underscores (systemd), ending [s, s + n). */
+static bool pod_uid(const char *s, size_t n, char out[37])
+{
+	static const unsigned dash_at[] = { 8, 13, 18, 23 };
+	const char *p;
+	size_t i, d = 0;
+
+	if (n > 6 && !memcmp(s + n - 6, ".slice", 6))
+		n -= 6;
+	if (n < 39 || memcmp(s + n - 39, "pod", 3))
+		return false;
+	/* The whole component ("pod" + UID) or after the slice's "-" ("kubepods-burstable-"). */
+	if (n > 39 && s[n - 40] != '-')
+		return false;
+	p = s + n - 36;
+	for (i = 0; i < 36; i++) {
+		if (d < 4 && i == dash_at[d]) {
+			if (p[i] != '-' && p[i] != '_')
+				return false;
+			out[i] = '-';
+			d++;
+		} else if (hex_run(p + i, 1)) {
+			out[i] = p[i];
+		} else {
+			return false;
+		}
+	}
+	out[36] = '\0';
+	return true;
+}
+
+void cgroups_parse_path(const char *path, struct cgroup_info *out)
+{
+	const char *c, *end;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	for (c = path; c && *c; c = end) {
+		while (*c == '/')
+			c++;
+		end = strchrnul(c, '/');
+		n = end - c;
+		if (!n)
+			break;
+		if (container_id(c, n, out->container_id))
+			continue;
+		if (pod_uid(c, n, out->pod_uid))
+			continue;
+		/* Not "user@1000.service": that is a user's manager, not a service. */
+		if (n > 8 && n - 8 < sizeof(out->unit) && !memcmp(c + n - 8, ".service", 8) &&
+		    (n < 5 || memcmp(c, "user@", 5))) {
+			memcpy(out->unit, c, n - 8);
+			out->unit[n - 8] = '\0';
+		}
+	}
 }

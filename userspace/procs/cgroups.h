@@ -44,4 +44,30 @@ int cgroups__check_dir(const struct cgroups *cg, const char *dir);
  */
 int cgroups__set_target(int map_fd, const char *dir);
 
+/*
+ * What a cgroup v2 path says about its tasks, for labels: the container
+ * runtime's id and the Kubernetes pod, from the names the runtimes give
+ * their cgroups (cgroupfs and systemd drivers alike):
+ *
+ *   docker       /docker/ID, /system.slice/docker-ID.scope
+ *   containerd   .../cri-containerd-ID.scope, /kubepods/.../podUID/ID,
+ *                /NAMESPACE/ID (containerd's own cgroupfs layout)
+ *   CRI-O        .../crio-ID.scope, .../crio-ID (not crio-conmon-ID: conmon)
+ *   podman       .../libpod-ID.scope
+ *   Kubernetes   .../kubepods-QOS-podUID_WITH_UNDERSCORES.slice, .../podUID
+ *
+ * ID is 64 lowercase hex digits; the innermost one wins (docker in docker).
+ * A pod UID is a UUID, reported with dashes. The unit is the innermost
+ * systemd service ("nginx" for .../nginx.service), which names the service
+ * of a task outside containers.
+ */
+struct cgroup_info {
+	char container_id[65]; /* "" if none */
+	char pod_uid[37]; /* "" if none */
+	char unit[128]; /* "" if none */
+};
+
+/* Fills *out from path (NULL: all empty). Never fails: unknown forms give "". */
+void cgroups_parse_path(const char *path, struct cgroup_info *out);
+
 #endif /* SFBPF_CGROUPS_H */
