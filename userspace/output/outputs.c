@@ -2,18 +2,36 @@
 /* End-of-run outputs (see outputs.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "output/flamegraph.h"
 #include "output/folded.h"
 #include "output/outfile.h"
+#include "output/otlp.h"
 #include "output/outputs.h"
 #include "output/pprof.h"
+#include "procs/cgroups.h"
 
 static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
 {
 	return session__cgroup_path(ctx, cgroup_id);
+}
+
+size_t outputs_cgroup_labels(void *ctx, uint64_t cgroup_id, struct pprof_label *out, size_t max)
+{
+	/* Valid until the next call (pprof.h): the writers copy the strings at once. */
+	static struct cgroup_info ci;
+	size_t n = 0;
+
+	cgroups_parse_path(session__cgroup_path(ctx, cgroup_id), &ci);
+	if (ci.container_id[0] && n < max)
+		out[n++] = (struct pprof_label){ "container_id", ci.container_id };
+	if (ci.pod_uid[0] && n < max)
+		out[n++] = (struct pprof_label){ "pod_uid", ci.pod_uid };
+	return n;
 }
 
 void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
@@ -25,6 +43,7 @@ void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
 		po->weight_scale = 1000; /* weights are µs, values ns */
 	}
 	po->cgroup_path = s->cgroups ? cgroup_path_cb : NULL;
+	po->cgroup_labels = s->cgroups ? outputs_cgroup_labels : NULL;
 	po->cgroup_ctx = s;
 }
 
@@ -56,6 +75,34 @@ static int write_pprof(struct session *s, const struct outputs_opts *o)
 	return pprof__write(s->agg, s->sym, s->ksyms, &po, o->pprof_path);
 }
 
+static int write_otlp(struct session *s, const struct outputs_opts *o)
+{
+	struct otlp_opts oo = { .po = { .time_nanos = o->start_ns,
+					.duration_nanos = (int64_t)(o->duration_s * 1e9) } };
+	struct outfile out;
+	char host[256] = "";
+	size_t size;
+	void *data;
+	int err;
+
+	outputs__pprof_opts(s, &oo.po);
+	if (weighted(s))
+		oo.po.freq = 0;
+	if (!gethostname(host, sizeof(host) - 1))
+		oo.hostname = host;
+	err = otlp__encode(s->agg, s->sym, s->ksyms, &oo, &data, &size);
+	if (err)
+		return err;
+	err = outfile__open(&out, o->otlp_path);
+	if (!err) {
+		if (size && fwrite(data, size, 1, out.f) != 1)
+			err = -EIO;
+		err = outfile__close(&out, err);
+	}
+	free(data);
+	return err;
+}
+
 static int write_svg(struct session *s, const struct outputs_opts *o)
 {
 	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
@@ -85,8 +132,8 @@ static int report(int err, const char *what, const char *path)
 
 int outputs__check(const struct outputs_opts *o)
 {
-	const char *paths[] = { o->folded_path, o->pprof_path, o->svg_path };
-	const char *what[] = { "folded stacks", "pprof", "flame graph" };
+	const char *paths[] = { o->folded_path, o->pprof_path, o->svg_path, o->otlp_path };
+	const char *what[] = { "folded stacks", "pprof", "flame graph", "OTLP profiles" };
 	int err = 0, e;
 	size_t i;
 
@@ -118,6 +165,10 @@ int outputs__write(struct session *s, const struct outputs_opts *o)
 	if (o->svg_path) {
 		e = write_svg(s, o);
 		err = err ? err : report(e, "flame graph", o->svg_path);
+	}
+	if (o->otlp_path) {
+		e = write_otlp(s, o);
+		err = err ? err : report(e, "OTLP profiles", o->otlp_path);
 	}
 	return err;
 }

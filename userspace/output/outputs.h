@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What sfbpf-top writes at the end of a run: folded stacks, a pprof profile,
- * a flame graph — all from the same aggregated stacks, so they agree. CPU
+ * a flame graph, an OTLP profiles request — all from the same aggregated stacks, so they agree. CPU
  * runs count samples; off-CPU and on+off runs weigh stacks by time (µs).
  * A named file is replaced whole once written, never followed (outfile.h).
  */
@@ -18,6 +18,7 @@ struct outputs_opts {
 	const char *folded_path; /* NULL: not written; "-": stdout */
 	const char *pprof_path;
 	const char *svg_path;
+	const char *otlp_path; /* an OTLP ExportProfilesServiceRequest, uncompressed (otlp.h) */
 	int64_t start_ns; /* wall clock at start (CLOCK_REALTIME) */
 	double duration_s;
 };
@@ -38,5 +39,12 @@ int64_t outputs_wall_ns(void);
  * period) and its cgroup labels; the caller adds times, labels, comment.
  */
 void outputs__pprof_opts(struct session *s, struct pprof_opts *po);
+
+/*
+ * The container and pod labels of a cgroup id (cgroups_parse_path), for
+ * pprof_opts.cgroup_labels: ctx is the session.
+ */
+size_t outputs_cgroup_labels(void *ctx, uint64_t cgroup_id, struct pprof_label *out,
+			     size_t max);
 
 #endif /* SFBPF_OUTPUTS_H */

@@ -47,7 +47,7 @@ static struct env {
 	int counts; /* -1: the mode's default */
 	enum topview_sort sort;
 	enum topview_group group;
-	const char *pprof_path, *svg_path;
+	const char *pprof_path, *svg_path, *otlp_path;
 	bool sframe_only;
 	/* Off-CPU analysis. */
 	bool off_cpu, on_off;
@@ -101,6 +101,7 @@ enum {
 	OPT_STATE,
 	OPT_CGROUP,
 	OPT_MAX_TABLE_MEM,
+	OPT_OTLP_FILE,
 };
 
 static const struct argp_option options[] = {
@@ -119,6 +120,8 @@ static const struct argp_option options[] = {
 	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile at exit (- for stdout)",
 	  0 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph (SVG) at exit", 0 },
+	{ "otlp-file", OPT_OTLP_FILE, "FILE", 0,
+	  "Write an OTLP profiles export request (protobuf) at exit (- for stdout)", 0 },
 	{ "stats", OPT_STATS, NULL, 0,
 	  "Print sampling, unwinding and table counters at exit (and every interval with -b or "
 	  "-d)",
@@ -245,7 +248,8 @@ static void check_args(struct argp_state *state)
 		argp_error(state, "-U and -K exclude each other");
 	if (env.batch && ((env.folded_path && !strcmp(env.folded_path, "-")) ||
 			  (env.pprof_path && !strcmp(env.pprof_path, "-")) ||
-			  (env.svg_path && !strcmp(env.svg_path, "-"))))
+			  (env.svg_path && !strcmp(env.svg_path, "-")) ||
+			  (env.otlp_path && !strcmp(env.otlp_path, "-"))))
 		argp_error(state, "--batch and an output to - would both write to stdout");
 	if (!env.off_cpu && (env.min_us || env.max_us || env.states))
 		argp_error(state, "-m, -M and --state go with --off-cpu or --on-off");
@@ -255,7 +259,7 @@ static void check_args(struct argp_state *state)
 	if (env.max_us && env.max_us < env.min_us)
 		argp_error(state, "-M is below -m");
 	if (continuous_cli.enabled &&
-	    (env.batch || env.folded_path || env.pprof_path || env.svg_path))
+	    (env.batch || env.folded_path || env.pprof_path || env.svg_path || env.otlp_path))
 		argp_error(state, "--continuous writes its own profiles: not with --batch or "
 				  "an output file");
 }
@@ -308,6 +312,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SVG:
 		env.svg_path = arg;
+		break;
+	case OPT_OTLP_FILE:
+		env.otlp_path = arg;
 		break;
 	case OPT_SFRAME_ONLY:
 		env.sframe_only = true;
@@ -368,8 +375,9 @@ static enum out_mode pick_output(void)
 {
 	bool to_stdout = (env.folded_path && !strcmp(env.folded_path, "-")) ||
 			 (env.pprof_path && !strcmp(env.pprof_path, "-")) ||
-			 (env.svg_path && !strcmp(env.svg_path, "-"));
-	bool files = env.folded_path || env.pprof_path || env.svg_path;
+			 (env.svg_path && !strcmp(env.svg_path, "-")) ||
+			 (env.otlp_path && !strcmp(env.otlp_path, "-"));
+	bool files = env.folded_path || env.pprof_path || env.svg_path || env.otlp_path;
 
 	if (continuous_cli.enabled)
 		return OUT_CONTINUOUS;
@@ -544,6 +552,7 @@ int main(int argc, char **argv)
 	outs = (struct outputs_opts){ .folded_path = env.folded_path,
 				      .pprof_path = env.pprof_path,
 				      .svg_path = env.svg_path,
+				      .otlp_path = env.otlp_path,
 				      .start_ns = outputs_wall_ns() };
 	/* A path that cannot be written fails now, not after the whole run. */
 	if (outputs__check(&outs))

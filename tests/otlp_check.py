@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+# Reads an OTLP ExportProfilesServiceRequest as `protoc --decode` prints it
+# (protobuf text format, decoded against proto/otlp/ by protoc itself, so the
+# body follows the schema) and checks it, for tests/otlp.test and
+# tests/continuous.test:
+#
+#   otlp_check.py folded DECODED.txt [--scale N]
+#       prints the request's stacks as folded lines ("comm;root;...;leaf N",
+#       kernel frames with "_[k]", values divided by N), sorted and merged as
+#       sfbpf's folded output is; fails (exit 1, a line on stderr) when the
+#       dictionary breaks the schema's rules: an entry 0 that is not the zero
+#       value, a duplicate entry, an index out of range, a sample without a
+#       value, a resource without host.name/service.name/process.* attributes.
+#   otlp_check.py summary DECODED.txt
+#       JSON: samples (summed values), profile ids, resource attributes seen.
+import json
+import sys
+from collections import Counter
+
+
+def unescape(s):
+    """A text-format string literal's body to str (C escapes, octal bytes)."""
+    out = bytearray()
+    i = 0
+    simple = {"n": 10, "t": 9, "r": 13, '"': 34, "'": 39, "\\": 92, "a": 7, "b": 8,
+              "f": 12, "v": 11}
+    while i < len(s):
+        c = s[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+            continue
+        n = s[i + 1]
+        if n in simple:
+            out.append(simple[n])
+            i += 2
+        elif n in "01234567":
+            j = i + 1
+            while j < len(s) and j < i + 4 and s[j] in "01234567":
+                j += 1
+            out.append(int(s[i + 1:j], 8))
+            i = j
+        elif n == "x":
+            j = i + 2
+            while j < len(s) and j < i + 4 and s[j] in "0123456789abcdefABCDEF":
+                j += 1
+            out.append(int(s[i + 2:j], 16))
+            i = j
+        else:
+            raise ValueError("escape \\%s" % n)
+    return bytes(out)
+
+
+def parse(text):
+    """Text format to nested dicts: {field: [values or dicts]}."""
+    stack = [{}]
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line == "}":
+            stack.pop()
+        elif line.endswith("{"):
+            d = {}
+            stack[-1].setdefault(line[:-1].strip(), []).append(d)
+            stack.append(d)
+        else:
+            k, _, v = line.partition(":")
+            v = v.strip()
+            if v.startswith('"'):
+                v = unescape(v[1:-1])
+            elif v in ("true", "false"):
+                v = v == "true"
+            else:
+                v = int(v)
+            stack[-1].setdefault(k.strip(), []).append(v)
+    if len(stack) != 1:
+        raise ValueError("unbalanced braces")
+    return stack[0]
+
+
+def one(d, k, default=0):
+    return d.get(k, [default])[0]
+
+
+def freeze(v):
+    if isinstance(v, dict):
+        return tuple(sorted((k, freeze(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return tuple(freeze(x) for x in v)
+    return v
+
+
+class Bad(Exception):
+    pass
+
+
+def check_tables(dic):
+    names = ["mapping_table", "location_table", "function_table", "link_table",
+             "string_table", "attribute_table", "stack_table"]
+    for t in names:
+        rows = dic.get(t, [])
+        if not rows:
+            raise Bad("%s is empty: entry 0 must be present" % t)
+        zero = rows[0]
+        if t == "string_table":
+            if zero != b"":
+                raise Bad("string_table[0] is %r" % zero)
+        elif t == "link_table":
+            if set(zero) - {"trace_id", "span_id"} or any(
+                    set(x) - {0} for x in zero.values() for x in x):
+                raise Bad("link_table[0] is not zero: %r" % zero)
+        elif zero:
+            raise Bad("%s[0] is not the zero value: %r" % (t, zero))
+        seen = Counter(freeze(r) for r in rows)
+        dup = [r for r, c in seen.items() if c > 1]
+        if dup:
+            raise Bad("%s has %d duplicate entries, e.g. %r" % (t, len(dup), dup[0]))
+
+
+def strs(dic):
+    return [s.decode("utf-8") for s in dic["string_table"]]
+
+
+def check_index(what, i, n):
+    if not 0 <= i < n:
+        raise Bad("%s %d out of range (%d entries)" % (what, i, n))
+
+
+def attrs_of(dic, idx):
+    s = strs(dic)
+    out = {}
+    for i in idx:
+        check_index("attribute index", i, len(dic["attribute_table"]))
+        a = dic["attribute_table"][i]
+        v = one(a, "value", {})
+        val = v["string_value"][0].decode() if "string_value" in v else one(v, "int_value")
+        out[s[one(a, "key_strindex")]] = val
+    return out
+
+
+def resource_attrs(rp):
+    out = {}
+    for kv in one(rp, "resource", {}).get("attributes", []):
+        v = one(kv, "value", {})
+        out[one(kv, "key", b"").decode()] = (v["string_value"][0].decode()
+                                             if "string_value" in v else one(v, "int_value"))
+    return out
+
+
+def walk(req):
+    """(resource attrs, profile, sample, [frame names root first]) for every sample."""
+    dic = one(req, "dictionary", None)
+    if dic is None:
+        raise Bad("no dictionary")
+    check_tables(dic)
+    s = strs(dic)
+    nstr = len(s)
+    for m in dic["mapping_table"]:
+        check_index("mapping filename", one(m, "filename_strindex"), nstr)
+        attrs_of(dic, m.get("attribute_indices", []))
+    for f in dic["function_table"]:
+        for k in ("name_strindex", "system_name_strindex", "filename_strindex"):
+            check_index("function " + k, one(f, k), nstr)
+    for rp in req.get("resource_profiles", []):
+        ra = resource_attrs(rp)
+        for k in ("host.name", "service.name", "process.executable.name"):
+            if k not in ra:
+                raise Bad("resource without %s: %r" % (k, ra))
+        for sp in rp.get("scope_profiles", []):
+            for prof in sp.get("profiles", []):
+                for smp in prof.get("samples", []):
+                    if not smp.get("values"):
+                        raise Bad("a sample without values")
+                    si = one(smp, "stack_index")
+                    check_index("stack_index", si, len(dic["stack_table"]))
+                    frames = []
+                    for li in dic["stack_table"][si].get("location_indices", []):
+                        check_index("location index", li, len(dic["location_table"]))
+                        loc = dic["location_table"][li]
+                        check_index("mapping_index", one(loc, "mapping_index"),
+                                    len(dic["mapping_table"]))
+                        lines = loc.get("lines", [])
+                        if len(lines) != 1:
+                            raise Bad("a location with %d lines" % len(lines))
+                        fi = one(lines[0], "function_index")
+                        check_index("function_index", fi, len(dic["function_table"]))
+                        name = s[one(dic["function_table"][fi], "name_strindex")]
+                        kind = attrs_of(dic, loc.get("attribute_indices", []))
+                        if kind.get("profile.frame.type") == "kernel":
+                            name += "_[k]"
+                        frames.append(name)
+                    frames.reverse()  # stacks are leaf first; folded lines root first
+                    yield ra, prof, smp, attrs_of(dic, smp.get("attribute_indices", [])), frames
+
+
+def folded(req, scale):
+    lines = Counter()
+    for _, _, smp, sattrs, frames in walk(req):
+        comm = sattrs.get("thread.name")
+        if comm is None:
+            raise Bad("a sample without thread.name")
+        key = ";".join(x.replace(";", ":") for x in [comm] + frames)
+        lines[key] += sum(smp["values"]) // scale
+    for k in sorted(lines, key=lambda x: x.encode()):
+        if lines[k]:
+            print("%s %d" % (k, lines[k]))
+
+
+def summary(req):
+    total, ids, res = 0, [], {}
+    for ra, prof, smp, _, _ in walk(req):
+        total += sum(smp["values"])
+        pid = one(prof, "profile_id", b"")
+        if pid not in ids:
+            ids.append(pid)
+        for k, v in ra.items():
+            res.setdefault(k, set()).add(str(v))
+    print(json.dumps({"samples": total, "profile_ids": [i.hex() for i in ids],
+                      "resource": {k: sorted(v) for k, v in sorted(res.items())}},
+                     sort_keys=True))
+
+
+def main():
+    cmd, path = sys.argv[1], sys.argv[2]
+    scale = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--scale" else 1
+    with open(path) as f:
+        req = parse(f.read())
+    try:
+        if cmd == "folded":
+            folded(req, scale)
+        else:
+            summary(req)
+    except Bad as e:
+        print("otlp_check: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
