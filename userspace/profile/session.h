@@ -143,6 +143,14 @@ struct session_stats {
 void session__stats(struct session *s, struct session_stats *out);
 /* "sfbpf: stat NAME VALUE" lines: the names scripts parse (see README). */
 void session__print_stats(struct session *s, FILE *f);
+/*
+ * The same counters, one call each, to cb: the name as --stats prints it
+ * ("samples", "stop.outermost"...), the value, and whether it is a level
+ * (gauge: table rows, memory) rather than a count that only grows. The one
+ * list of names: --stats and the metrics endpoint both come from here.
+ */
+typedef void (*session_stat_cb)(void *ctx, const char *name, uint64_t value, bool gauge);
+void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx);
 /* Off-CPU modes: time per thread state (and on-CPU), for people. */
 void session__print_offcpu_summary(struct session *s, FILE *f);
 

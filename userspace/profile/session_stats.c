@@ -56,7 +56,14 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->rss_bytes = rss_bytes();
 }
 
-static void print_counter(FILE *f, const char *prefix, const char *name, unsigned long long v)
+/* Where the counters go: a stat line each, or another consumer (metrics). */
+struct emitter {
+	session_stat_cb cb;
+	void *ctx;
+};
+
+static void emit(struct emitter *e, const char *prefix, const char *name, unsigned long long v,
+		 bool gauge)
 {
 	char buf[64];
 	size_t i;
@@ -65,11 +72,24 @@ static void print_counter(FILE *f, const char *prefix, const char *name, unsigne
 	for (i = 0; buf[i]; i++)
 		if (buf[i] == '-')
 			buf[i] = '_';
-	fprintf(f, "sfbpf: stat %s %llu\n", buf, v);
+	e->cb(e->ctx, buf, v, gauge);
+}
+
+/* A count that only grows, and a level that goes up and down. */
+static void print_counter(struct emitter *e, const char *prefix, const char *name,
+			  unsigned long long v)
+{
+	emit(e, prefix, name, v, false);
+}
+
+static void print_gauge(struct emitter *e, const char *prefix, const char *name,
+			unsigned long long v)
+{
+	emit(e, prefix, name, v, true);
 }
 
 /* Unwinding counters of both programs, stacks complete or truncated, per stop reason. */
-static void print_unwinding(FILE *f, const struct session_stats *st)
+static void print_unwinding(struct emitter *f, const struct session_stats *st)
 {
 	static const char *const names[SFBPF_STAT_STOP_BASE] = {
 		[SFBPF_STAT_SAMPLES] = "samples", [SFBPF_STAT_EMITTED] = "emitted",
@@ -93,7 +113,7 @@ static void print_unwinding(FILE *f, const struct session_stats *st)
 		print_counter(f, "", profile__stat_name(i), st->bpf[i]);
 }
 
-static void print_tables(FILE *f, struct session *s, const struct session_stats *st)
+static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)
 {
 	const struct tables_stats *ts = &st->tables;
 	/* A page entry is a u32 in an 8-byte array element. */
@@ -101,45 +121,45 @@ static void print_tables(FILE *f, struct session *s, const struct session_stats 
 			       ts->rules_used * sizeof(struct sfbpf_rule) +
 			       ts->pages_used * sizeof(__u64);
 
-	print_counter(f, "", "objects", ts->objects);
-	print_counter(f, "", "objects_without_table", ts->objects_without_table);
+	print_gauge(f, "", "objects", ts->objects);
+	print_gauge(f, "", "objects_without_table", ts->objects_without_table);
 	print_counter(f, "", "objects_rejected", ts->objects_rejected);
-	print_counter(f, "", "rows", ts->rows_used);
-	print_counter(f, "", "table_bytes", table_bytes);
-	print_counter(f, "", "sframe_bytes", ts->sframe_bytes);
-	print_counter(f, "", "objects_sframe", ts->objects_sframe);
-	print_counter(f, "", "rows_sframe", ts->rows_sframe);
-	print_counter(f, "", "objects_eh_frame", ts->objects_eh_frame);
-	print_counter(f, "", "rows_eh_frame", ts->rows_eh_frame);
+	print_gauge(f, "", "rows", ts->rows_used);
+	print_gauge(f, "", "table_bytes", table_bytes);
+	print_gauge(f, "", "sframe_bytes", ts->sframe_bytes);
+	print_gauge(f, "", "objects_sframe", ts->objects_sframe);
+	print_gauge(f, "", "rows_sframe", ts->rows_sframe);
+	print_gauge(f, "", "objects_eh_frame", ts->objects_eh_frame);
+	print_gauge(f, "", "rows_eh_frame", ts->rows_eh_frame);
 	print_counter(f, "", "load_us", ts->load_ns / 1000);
 	print_counter(f, "", "push_us", ts->push_ns / 1000);
-	print_counter(f, "", "max_load_us", ts->max_load_ns / 1000);
+	print_gauge(f, "", "max_load_us", ts->max_load_ns / 1000);
 	print_counter(f, "", "loads", ts->loads);
 	print_counter(f, "", "load_busy", ts->load_busy);
-	print_counter(f, "", "max_rows_object", ts->max_rows_object);
-	print_counter(f, "", "pages", ts->pages_used);
-	print_counter(f, "", "rules", ts->rules_used);
-	print_counter(f, "", "table_budget_bytes", s->table_budget);
-	print_counter(f, "", "table_map_bytes", ts->budget_bytes);
-	print_counter(f, "", "rows_capacity", ts->rows_capacity);
-	print_counter(f, "", "pages_capacity", ts->pages_capacity);
-	print_counter(f, "", "objects_pending", ts->objects_pending);
+	print_gauge(f, "", "max_rows_object", ts->max_rows_object);
+	print_gauge(f, "", "pages", ts->pages_used);
+	print_gauge(f, "", "rules", ts->rules_used);
+	print_gauge(f, "", "table_budget_bytes", s->table_budget);
+	print_gauge(f, "", "table_map_bytes", ts->budget_bytes);
+	print_gauge(f, "", "rows_capacity", ts->rows_capacity);
+	print_gauge(f, "", "pages_capacity", ts->pages_capacity);
+	print_gauge(f, "", "objects_pending", ts->objects_pending);
 	print_counter(f, "", "objects_no_budget", ts->objects_no_budget);
-	print_counter(f, "", "objects_lingering", ts->objects_lingering);
+	print_gauge(f, "", "objects_lingering", ts->objects_lingering);
 	print_counter(f, "", "objects_over_budget", ts->objects_over_budget);
 	print_counter(f, "", "evictions", ts->evictions);
 	print_counter(f, "", "promotions", ts->promotions);
 	print_counter(f, "", "aged_out", ts->aged_out);
 }
 
-static void print_lifecycle(FILE *f, const struct session_stats *st)
+static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 {
 	const struct proctrack_stats *ps = &st->procs;
 	const struct lifecycle_stats *ls = &st->lifecycle;
 
-	print_counter(f, "", "procs_bytes", (uint64_t)ps->procs * sizeof(struct sfbpf_proc));
-	print_counter(f, "", "mappings", ps->mappings);
-	print_counter(f, "", "mappings_with_table", ps->mappings_with_table);
+	print_gauge(f, "", "procs_bytes", (uint64_t)ps->procs * sizeof(struct sfbpf_proc));
+	print_gauge(f, "", "mappings", ps->mappings);
+	print_gauge(f, "", "mappings_with_table", ps->mappings_with_table);
 	print_counter(f, "", "mappings_dropped", ps->mappings_dropped);
 	print_counter(f, "", "mappings_deferred", ps->deferred);
 	print_counter(f, "", "proc_refreshes", ps->refreshes);
@@ -155,27 +175,39 @@ static void print_lifecycle(FILE *f, const struct session_stats *st)
 	print_counter(f, "lifecycle.", "incomplete", ls->incomplete);
 	print_counter(f, "lifecycle.", "queue_drops", ls->queue_drops);
 	print_counter(f, "lifecycle.", "swept", ls->swept);
-	print_counter(f, "lifecycle.", "queued", ls->queued);
+	print_gauge(f, "lifecycle.", "queued", ls->queued);
 	print_counter(f, "", "exited_forgotten", st->forgotten);
-	print_counter(f, "", "rss_bytes", st->rss_bytes);
+	print_gauge(f, "", "rss_bytes", st->rss_bytes);
+}
+
+static void print_line(void *ctx, const char *name, uint64_t v, bool gauge)
+{
+	(void)gauge;
+	fprintf(ctx, "sfbpf: stat %s %llu\n", name, (unsigned long long)v);
 }
 
 void session__print_stats(struct session *s, FILE *f)
 {
+	session__for_each_stat(s, print_line, f);
+}
+
+void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
+{
+	struct emitter e = { cb, ctx }, *f = &e;
 	struct session_stats st;
 	int i;
 
 	session__stats(s, &st);
 	print_unwinding(f, &st);
 	print_counter(f, "", "received", st.received);
-	print_counter(f, "", "processes", st.procs.procs);
+	print_gauge(f, "", "processes", st.procs.procs);
 	print_tables(f, s, &st);
 	print_lifecycle(f, &st);
 	if (!s->off)
 		return;
 	for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)
 		print_counter(f, "offcpu.", offcpu__stat_name(i), st.offcpu[i]);
-	print_counter(f, "offcpu.", "at_end", st.at_end);
+	print_gauge(f, "offcpu.", "at_end", st.at_end);
 	for (i = 0; i < SFBPF_STATE__COUNT; i++)
 		print_counter(f, "offcpu_ns.", offcpu__state_name(i), st.state_ns[i]);
 	if (s->cpu)
