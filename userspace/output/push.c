@@ -36,6 +36,7 @@ enum outcome { SENT, RETRY, REFUSED, UNREADABLE };
 
 struct pusher {
 	struct push_opts opts;
+	const char *name; /* in messages: "push" or "otlp" */
 	char *url_redacted;
 	struct spool *sp;
 	CURL *curl;
@@ -242,6 +243,10 @@ static int setup_curl(struct pusher *p)
 #endif
 	/* No "Expect: 100-continue" round trip before each profile. */
 	p->headers = curl_slist_append(NULL, "Expect:");
+	if (p->headers && p->opts.format == PUSH_OTLP &&
+	    (!curl_slist_append(p->headers, "Content-Type: application/x-protobuf") ||
+	     !curl_slist_append(p->headers, "Content-Encoding: gzip")))
+		return -ENOMEM;
 	if (p->headers && p->opts.tenant) {
 		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", p->opts.tenant);
 		if (!curl_slist_append(p->headers, hdr))
@@ -272,28 +277,38 @@ static void printable(char *s)
 
 static enum outcome post(struct pusher *p, const char *url, const void *data, size_t size)
 {
-	curl_mime *mime = curl_mime_init(p->curl);
-	curl_mimepart *part = mime ? curl_mime_addpart(mime) : NULL;
+	curl_mime *mime = NULL;
+	curl_mimepart *part;
 	long status = 0;
 	CURLcode res;
 
-	if (!part) {
-		curl_mime_free(mime);
-		snprintf(p->last_error, sizeof(p->last_error), "out of memory");
-		return RETRY;
-	}
-	curl_mime_name(part, "profile");
-	curl_mime_filename(part, "profile.pb.gz");
-	curl_mime_type(part, "application/octet-stream");
-	curl_mime_data(part, data, size);
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
-	curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, mime);
+	if (p->opts.format == PUSH_OTLP) {
+		/* The body as spooled: already the gzipped request. */
+		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
+		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
+	} else {
+		mime = curl_mime_init(p->curl);
+		part = mime ? curl_mime_addpart(mime) : NULL;
+		if (!part) {
+			curl_mime_free(mime);
+			snprintf(p->last_error, sizeof(p->last_error), "out of memory");
+			return RETRY;
+		}
+		curl_mime_name(part, "profile");
+		curl_mime_filename(part, "profile.pb.gz");
+		curl_mime_type(part, "application/octet-stream");
+		curl_mime_data(part, data, size);
+		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, mime);
+	}
 	p->errbuf[0] = '\0';
 	p->body_len = 0;
 	p->body[0] = '\0';
 	res = curl_easy_perform(p->curl);
-	curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
-	curl_mime_free(mime);
+	if (mime) {
+		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
+		curl_mime_free(mime);
+	}
 	if (res == CURLE_ABORTED_BY_CALLBACK) {
 		snprintf(p->last_error, sizeof(p->last_error),
 			 "no answer in the time left at exit");
@@ -328,7 +343,9 @@ static enum outcome deliver(struct pusher *p, const struct spool_entry *e)
 		/* Removed behind our back, or unreadable: retrying cannot help. */
 		return UNREADABLE;
 	}
-	if (push_ingest_url(&p->opts, e->from, e->until, url, sizeof(url)) < 0) {
+	if (p->opts.format == PUSH_OTLP)
+		snprintf(url, sizeof(url), "%s", p->opts.url);
+	else if (push_ingest_url(&p->opts, e->from, e->until, url, sizeof(url)) < 0) {
 		free(data);
 		snprintf(p->last_error, sizeof(p->last_error), "ingest URL too long");
 		return REFUSED;
@@ -359,23 +376,23 @@ static void account(struct pusher *p, const struct spool_entry *e, enum outcome 
 	if (r == SENT) {
 		p->st.delivered++;
 		if (p->failing)
-			pr_warn("push: %s answers again, after %u failed attempts", p->url_redacted,
-				p->failing);
+			pr_warn("%s: %s answers again, after %u failed attempts", p->name,
+				p->url_redacted, p->failing);
 		else if (p->opts.verbose)
-			pr_warn("push: delivered %" PRId64 "..%" PRId64, e->from, e->until);
+			pr_warn("%s: delivered %" PRId64 "..%" PRId64, p->name, e->from, e->until);
 		p->failing = 0;
 		p->backoff = p->opts.backoff_min;
 		return;
 	}
 	if (r == UNREADABLE) {
-		pr_warn("push: cannot read %s/%s: %s; skipped it", spool__path(p->sp), e->name,
-			p->last_error);
+		pr_warn("%s: cannot read %s/%s: %s; skipped it", p->name, spool__path(p->sp),
+			e->name, p->last_error);
 		return;
 	}
 	if (r == REFUSED) {
 		p->st.refused++;
-		pr_warn("push: %s refused profile %" PRId64 "..%" PRId64 ": %s; dropped it",
-			p->url_redacted, e->from, e->until, p->last_error);
+		pr_warn("%s: %s refused profile %" PRId64 "..%" PRId64 ": %s; dropped it",
+			p->name, p->url_redacted, e->from, e->until, p->last_error);
 		return;
 	}
 	p->st.failures++;
@@ -383,9 +400,9 @@ static void account(struct pusher *p, const struct spool_entry *e, enum outcome 
 	/* Once per outage, again when the reason changes, and now and then. */
 	if (!p->failing++ || p->opts.verbose || strcmp(p->last_error, p->warned_error) ||
 	    clock__mono_s() - p->warned_at >= REMIND_SECS) {
-		pr_warn("push: cannot deliver to %s: %s; profiles stay in %s, retrying "
+		pr_warn("%s: cannot deliver to %s: %s; profiles stay in %s, retrying "
 			"with backoff (up to %gs)",
-			p->url_redacted, p->last_error, spool__path(p->sp), p->opts.backoff_max);
+			p->name, p->url_redacted, p->last_error, spool__path(p->sp), p->opts.backoff_max);
 		p->warned_at = clock__mono_s();
 		snprintf(p->warned_error, sizeof(p->warned_error), "%s", p->last_error);
 	}
@@ -460,7 +477,7 @@ static int check_opts(struct pusher *p)
 	size_t i;
 
 	if (why) {
-		pr_warn("push: bad URL: %s", why);
+		pr_warn("%s: bad URL: %s", p->name, why);
 		return -EINVAL;
 	}
 	if (o->app_name && !push_valid_app_name(o->app_name)) {
@@ -522,6 +539,7 @@ struct pusher *pusher__start(struct spool *sp, const struct push_opts *opts)
 	if (!p)
 		return NULL;
 	p->opts = *opts;
+	p->name = opts->format == PUSH_OTLP ? "otlp" : "push";
 	p->sp = sp;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_condattr_init(&ca);

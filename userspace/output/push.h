@@ -27,6 +27,13 @@
  * libcurl does the HTTP: https with the system's CA store, proxies from the
  * usual environment variables, basic auth from the URL (user:password@host),
  * IPv6, keep-alive.
+ *
+ * The same sender delivers OTLP/HTTP export requests (format PUSH_OTLP):
+ * each spooled file is already the gzipped protobuf body of one request,
+ * POSTed to the URL as given (http://collector:4318/v1development/profiles)
+ * with Content-Type: application/x-protobuf and Content-Encoding: gzip, with
+ * the same spool, retries, backoff and exactly these answers' meanings
+ * (OTLP/HTTP retries 429, 502, 503 and 504 too, and drops on 400).
  */
 #ifndef SFBPF_PUSH_H
 #define SFBPF_PUSH_H
@@ -42,7 +49,13 @@ struct spool;
 #define PUSH_DEFAULT_APP "sfbpf"
 #define PUSH_MAX_TAG_VALUE 255
 
+enum push_format {
+	PUSH_PYROSCOPE = 0, /* the profile, multipart, to URL/ingest?name=... (above) */
+	PUSH_OTLP, /* the spooled body as is, to URL (otlp.h) */
+};
+
 struct push_opts {
+	enum push_format format;
 	const char *url; /* server address; "/ingest" is appended unless the path ends so */
 	const char *app_name; /* NULL: PUSH_DEFAULT_APP */
 	const struct pprof_label *tags; /* the name's {k=v,...}: the profile's labels */

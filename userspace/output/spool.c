@@ -242,18 +242,24 @@ static int copy_in(struct spool *sp, int srcdirfd, const char *srcname, const ch
 	return err;
 }
 
+/* FROM-UNTIL[.SEQ].pb.gz */
+static void entry_name(struct spool_entry *e, int seq)
+{
+	if (seq)
+		snprintf(e->name, sizeof(e->name), "%012" PRId64 "-%012" PRId64 ".%d" SUFFIX,
+			 e->from, e->until, seq);
+	else
+		snprintf(e->name, sizeof(e->name), "%012" PRId64 "-%012" PRId64 SUFFIX, e->from,
+			 e->until);
+}
+
 /* Link (or copy) the file in under a free name for [from, until). */
 static int link_in(struct spool *sp, int srcdirfd, const char *srcname, struct spool_entry *e)
 {
 	int seq, err = -EEXIST;
 
 	for (seq = 0; seq < MAX_SEQ && err == -EEXIST; seq++) {
-		if (seq)
-			snprintf(e->name, sizeof(e->name),
-				 "%012" PRId64 "-%012" PRId64 ".%d" SUFFIX, e->from, e->until, seq);
-		else
-			snprintf(e->name, sizeof(e->name), "%012" PRId64 "-%012" PRId64 SUFFIX,
-				 e->from, e->until);
+		entry_name(e, seq);
 		err = linkat(srcdirfd, srcname, sp->dirfd, e->name, 0) ? -errno : 0;
 		if (err == -EXDEV || err == -EPERM || err == -EMLINK)
 			err = copy_in(sp, srcdirfd, srcname, e->name);
@@ -261,27 +267,74 @@ static int link_in(struct spool *sp, int srcdirfd, const char *srcname, struct s
 	return err;
 }
 
-int spool__add(struct spool *sp, int srcdirfd, const char *srcname, int64_t from, int64_t until)
+/* Write data into a new file under a free name for [from, until). */
+static int write_in(struct spool *sp, const void *data, size_t size, struct spool_entry *e)
 {
-	struct spool_entry e = { .from = from, .until = until };
-	struct stat st;
-	int err;
+	const char *p = data;
+	struct atomicfile af;
+	size_t done = 0;
+	ssize_t r;
+	int seq, err;
 
-	pthread_mutex_lock(&sp->lock);
-	err = link_in(sp, srcdirfd, srcname, &e);
-	if (!err && fstatat(sp->dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW))
+	err = atomicfile__open(&af, sp->dirfd);
+	if (err)
+		return err;
+	for (; done < size; done += r) {
+		r = write(af.fd, p + done, size - done);
+		if (r <= 0) {
+			atomicfile__abort(&af);
+			return r < 0 ? -errno : -EIO;
+		}
+	}
+	for (seq = 0, err = -EEXIST; seq < MAX_SEQ && err == -EEXIST; seq++) {
+		entry_name(e, seq);
+		err = atomicfile__commit(&af, e->name);
+	}
+	if (err == -EEXIST)
+		atomicfile__abort(&af);
+	return err;
+}
+
+/* The entry in, counted, and the limits kept; with the lock held. */
+static int enter(struct spool *sp, struct spool_entry *e, int err)
+{
+	struct stat st;
+
+	if (!err && fstatat(sp->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW))
 		err = -errno;
 	if (!err) {
-		e.size = st.st_size;
-		err = push_entry(sp, &e);
+		e->size = st.st_size;
+		err = push_entry(sp, e);
 		if (err)
-			unlinkat(sp->dirfd, e.name, 0);
+			unlinkat(sp->dirfd, e->name, 0);
 	}
 	if (!err) {
 		sp->st.added++;
 		qsort(sp->ents, sp->n, sizeof(sp->ents[0]), entry_cmp);
-		enforce_limits(sp, e.name);
+		enforce_limits(sp, e->name);
 	}
+	return err;
+}
+
+int spool__add_data(struct spool *sp, const void *data, size_t size, int64_t from,
+		    int64_t until)
+{
+	struct spool_entry e = { .from = from, .until = until };
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	err = enter(sp, &e, write_in(sp, data, size, &e));
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+int spool__add(struct spool *sp, int srcdirfd, const char *srcname, int64_t from, int64_t until)
+{
+	struct spool_entry e = { .from = from, .until = until };
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	err = enter(sp, &e, link_in(sp, srcdirfd, srcname, &e));
 	pthread_mutex_unlock(&sp->lock);
 	return err;
 }

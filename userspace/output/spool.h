@@ -61,6 +61,10 @@ int spool__reopen(struct spool *sp);
 int spool__add(struct spool *sp, int srcdirfd, const char *srcname, int64_t from,
 	       int64_t until);
 
+/* The same with the file's content given: data, size bytes (OTLP bodies). */
+int spool__add_data(struct spool *sp, const void *data, size_t size, int64_t from,
+		    int64_t until);
+
 /* The oldest profile, now in flight. -ENOENT: the spool is empty. */
 int spool__take(struct spool *sp, struct spool_entry *out);
 /* Its content (malloc'ed). -ENOENT if it went away meanwhile. */
