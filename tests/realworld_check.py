@@ -679,7 +679,8 @@ def check_symbols(name, sub, args, comms, aliases):
         if not mp or sub not in mp[3]:
             continue
         start, _, offset, fname = mp
-        path = fname if os.path.isfile(fname) else host_path(fname, args.root)
+        # In the container's root first: its /usr/lib/.../libc.so.6 is not the host's.
+        path = host_path(fname, args.root)
         if not path:
             bad["(cannot read %s)" % fname] += w
             total += w
@@ -708,7 +709,7 @@ def check_symbols(name, sub, args, comms, aliases):
     why = "%.2f%% of %d frame-samples in %s named as the file's symbol table says (need >= %.2f%%)" % (
         pct(good, total), total, sub, 100 * args.edge_ratio)
     if total < args.min // 10:
-        why += "; fewer than %d frame-samples there" % (args.min // 10)
+        why += "; fewer than %d frame-samples there to judge (do the stacks reach it?)" % (args.min // 10)
     report("%s: symbols %s" % (name, sub), ok, why,
            ["%s (%d)" % (k, n) for k, n in bad.most_common(4)] if not ok else [])
 
