@@ -17,6 +17,8 @@
 #include "profile/aggregate.h"
 #include "output/atomicfile.h"
 #include "output/continuous.h"
+#include "output/metrics.h"
+#include "output/otlp.h"
 #include "output/outputs.h"
 #include "output/pprof.h"
 #include "output/push.h"
@@ -38,12 +40,18 @@ struct cont {
 	int outfd;
 	struct spool *sp;
 	struct pusher *push;
+	struct spool *osp; /* OTLP */
+	struct pusher *opush;
+	struct otlp_opts oo;
+	char *ospool_path;
+	struct metrics *metrics;
 	struct pprof_opts po;
 	struct pprof_label labels[CONTINUOUS_MAX_LABELS + 1];
 	char hostname[PUSH_MAX_TAG_VALUE + 1];
 	char *spool_path;
 	char userpwd[1024];
 	uint64_t written, empty, write_errors, spool_errors, rotated;
+	uint64_t otlp_errors, otlp_spool_errors;
 };
 
 static int64_t realtime_ns(void)
@@ -322,6 +330,12 @@ static int open_outputs(struct cont *c)
 			pr_warn("cannot reopen the spool %s: %s", spool__path(c->sp),
 				strerror(-err));
 	}
+	if (c->osp) {
+		err = spool__reopen(c->osp);
+		if (err)
+			pr_warn("cannot reopen the spool %s: %s", spool__path(c->osp),
+				strerror(-err));
+	}
 	return 0;
 }
 
@@ -356,11 +370,93 @@ static int read_auth(struct cont *c)
 	return 0;
 }
 
+/* Open a spool directory: the user's, else our own subdirectory of the out-dir. */
+static struct spool *open_spool(struct cont *c, const char *dir, const char *sub, char **path)
+{
+	const struct continuous_opts *o = c->o;
+	struct spool_limits lim = { .max_files = o->spool_files, .max_bytes = o->spool_bytes };
+	struct spool *sp;
+
+	if (dir)
+		*path = strdup(dir);
+	else if (asprintf(path, "%s/%s", o->out_dir, sub) < 0)
+		*path = NULL;
+	if (!*path) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Our own subdirectory is never a symlink; a directory the user named may be. */
+	sp = spool__open(*path, !dir, &lim);
+	if (!sp)
+		pr_warn("cannot open the spool %s: %s", *path, strerror(errno));
+	return sp;
+}
+
+/* OTLP requests: the pprof options plus the host; the user's labels are resource attributes. */
+static int start_otlp(struct cont *c)
+{
+	const struct continuous_opts *o = c->o;
+	struct push_opts po = {
+		.format = PUSH_OTLP,
+		.url = o->otlp_url,
+		.tenant = o->tenant,
+		.userpwd = o->auth_file ? c->userpwd : NULL,
+		.timeout = o->push_timeout,
+		.backoff_max = o->backoff_max,
+		.verbose = o->verbose,
+	};
+
+	if (o->auth_file && !c->userpwd[0] && read_auth(c))
+		return -EINVAL;
+	c->oo.po = c->po;
+	c->oo.po.labels = o->labels;
+	c->oo.po.nr_labels = o->nr_labels;
+	c->oo.hostname = c->hostname;
+	c->osp = open_spool(c, o->otlp_spool_dir, "spool-otlp", &c->ospool_path);
+	if (!c->osp)
+		return -errno;
+	c->opush = pusher__start(c->osp, &po);
+	if (!c->opush) {
+		pr_warn("cannot start exporting to %s: %s", o->otlp_url, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* The interval's OTLP request into its spool; before the aggregator starts over. */
+static void spool_otlp(struct cont *c, int64_t from, int64_t until)
+{
+	void *raw = NULL, *gz = NULL;
+	size_t n, gn;
+	int err;
+
+	c->oo.po.time_nanos = c->po.time_nanos;
+	c->oo.po.duration_nanos = c->po.duration_nanos;
+	err = otlp__encode(c->s->agg, c->s->sym, c->s->ksyms, &c->oo, &raw, &n);
+	if (!err)
+		err = otlp_gzip(raw, n, &gz, &gn);
+	free(raw);
+	if (err) {
+		c->otlp_errors++;
+		pr_warn("cannot encode the OTLP request of %" PRId64 "..%" PRId64 ": %s; lost it",
+			from, until, strerror(-err));
+		return;
+	}
+	err = spool__add_data(c->osp, gz, gn, from, until);
+	free(gz);
+	if (err) {
+		c->otlp_spool_errors++;
+		pr_warn("cannot spool the OTLP request of %" PRId64 "..%" PRId64 " into %s: %s",
+			from, until, spool__path(c->osp), strerror(-err));
+		return;
+	}
+	pusher__kick(c->opush);
+}
+
 /* Pushed profiles carry the same labels as the files, as the name's tags. */
 static int start_push(struct cont *c)
 {
 	const struct continuous_opts *o = c->o;
-	struct spool_limits lim = { .max_files = o->spool_files, .max_bytes = o->spool_bytes };
 	struct push_opts po = {
 		.url = o->push_url,
 		.app_name = o->app_name,
@@ -376,18 +472,9 @@ static int start_push(struct cont *c)
 
 	if (o->auth_file && read_auth(c))
 		return -EINVAL;
-	if (o->spool_dir)
-		c->spool_path = strdup(o->spool_dir);
-	else if (asprintf(&c->spool_path, "%s/spool", o->out_dir) < 0)
-		c->spool_path = NULL;
-	if (!c->spool_path)
-		return -ENOMEM;
-	/* Our own subdirectory is never a symlink; a directory the user named may be. */
-	c->sp = spool__open(c->spool_path, !o->spool_dir, &lim);
-	if (!c->sp) {
-		pr_warn("cannot open the spool %s: %s", c->spool_path, strerror(errno));
+	c->sp = open_spool(c, o->spool_dir, "spool", &c->spool_path);
+	if (!c->sp)
 		return -errno;
-	}
 	c->push = pusher__start(c->sp, &po);
 	if (!c->push) {
 		pr_warn("cannot start pushing to %s: %s", o->push_url, strerror(errno));
@@ -414,6 +501,8 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 		if (!open_outputs(c))
 			err = write_profile(c, start_ns, name, sizeof(name));
 	}
+	if (c->opush && t.samples)
+		spool_otlp(c, from, until);
 	aggregator__reset(c->s->agg);
 	if (err) {
 		c->write_errors++;
@@ -438,6 +527,77 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 		}
 	}
 	rotate(c);
+}
+
+/* name = prefix + what, to cb. */
+static void stat_as(session_stat_cb cb, void *ctx, const char *pfx, const char *what, uint64_t v,
+		    bool gauge)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%s", pfx, what);
+	cb(ctx, name, v, gauge);
+}
+
+/*
+ * One sender's counters and its spool's state: push_* and spool_* for
+ * Pyroscope (the names --stats always had), otlp_* and otlp_spool_* for OTLP.
+ */
+static void sender_stats(struct pusher *p, struct spool *sp, bool otlp, uint64_t errors,
+			 session_stat_cb cb, void *ctx)
+{
+	const char *pfx = otlp ? "otlp_" : "push_", *spfx = otlp ? "otlp_spool_" : "spool_";
+	struct spool_stats ss;
+	struct push_stats ps;
+
+	pusher__stats(p, &ps);
+	spool__stats(sp, &ss);
+	stat_as(cb, ctx, pfx, "delivered", ps.delivered, false);
+	stat_as(cb, ctx, pfx, "attempts", ps.attempts, false);
+	stat_as(cb, ctx, pfx, "failures", ps.failures, false);
+	stat_as(cb, ctx, pfx, "refused", ps.refused, false);
+	stat_as(cb, ctx, spfx, "errors", errors, false);
+	stat_as(cb, ctx, spfx, "dropped", ss.dropped, false);
+	stat_as(cb, ctx, spfx, "left", ss.files, true);
+	stat_as(cb, ctx, spfx, "bytes", ss.bytes, true);
+}
+
+/* Continuous mode's own counters, for --stats and the metrics alike. */
+static void for_each_stat(struct cont *c, session_stat_cb cb, void *ctx)
+{
+	cb(ctx, "continuous_profiles", c->written, false);
+	cb(ctx, "continuous_empty", c->empty, false);
+	cb(ctx, "continuous_write_errors", c->write_errors, false);
+	cb(ctx, "continuous_rotated", c->rotated, false);
+	if (c->push)
+		sender_stats(c->push, c->sp, false, c->spool_errors, cb, ctx);
+	if (c->opush) {
+		cb(ctx, "otlp_encode_errors", c->otlp_errors, false);
+		sender_stats(c->opush, c->osp, true, c->otlp_spool_errors, cb, ctx);
+	}
+}
+
+static void stat_line(void *ctx, const char *name, uint64_t v, bool gauge)
+{
+	(void)ctx, (void)gauge;
+	pr_warn("stat %s %" PRIu64, name, v);
+}
+
+static void metric(void *ctx, const char *name, uint64_t v, bool gauge)
+{
+	metrics_put(ctx, name, v, gauge);
+}
+
+/* A scrape waits: the session's counters and ours, rendered here (their only reader). */
+static void serve_metrics(struct cont *c)
+{
+	struct metrics_text t = { 0 };
+
+	if (!metrics__wanted(c->metrics))
+		return;
+	session__for_each_stat(c->s, metric, &t);
+	for_each_stat(c, metric, &t);
+	metrics__publish(c->metrics, &t);
 }
 
 /* The end of the interval holding now: the next multiple of the interval. */
@@ -475,6 +635,7 @@ static int loop(struct cont *c)
 			next = next + len > now ? next + len : next_boundary(c, now);
 			continue;
 		}
+		serve_metrics(c);
 		wait_ms = (next - now) / 1000000 + 1;
 		if (end && (end - clock__mono_s()) * 1000 < wait_ms)
 			wait_ms = (int)((end - clock__mono_s()) * 1000) + 1;
@@ -493,39 +654,40 @@ static int loop(struct cont *c)
 	return err;
 }
 
-static void print_stats(struct cont *c)
+/*
+ * Both senders flush at once: the deadline is the same for both, so the
+ * second must not wait for the first one's whole flush timeout.
+ */
+static void stop_senders(struct cont *c)
 {
-	struct spool_stats ss;
-	struct push_stats ps;
+	double end = clock__mono_s() + c->o->flush_timeout, left_s;
+	unsigned left;
 
-	pr_warn("stat continuous_profiles %" PRIu64, c->written);
-	pr_warn("stat continuous_empty %" PRIu64, c->empty);
-	pr_warn("stat continuous_write_errors %" PRIu64, c->write_errors);
-	pr_warn("stat continuous_rotated %" PRIu64, c->rotated);
-	if (!c->push)
-		return;
-	pusher__stats(c->push, &ps);
-	spool__stats(c->sp, &ss);
-	pr_warn("stat push_delivered %" PRIu64, ps.delivered);
-	pr_warn("stat push_attempts %" PRIu64, ps.attempts);
-	pr_warn("stat push_failures %" PRIu64, ps.failures);
-	pr_warn("stat push_refused %" PRIu64, ps.refused);
-	pr_warn("stat spool_errors %" PRIu64, c->spool_errors);
-	pr_warn("stat spool_dropped %" PRIu64, ss.dropped);
-	pr_warn("stat spool_left %u", ss.files);
+	if (c->push) {
+		left = pusher__stop(c->push, c->o->flush_timeout);
+		if (left)
+			pr_warn("push: %u profiles left in %s for the next run", left,
+				spool__path(c->sp));
+	}
+	if (c->opush) {
+		left_s = end - clock__mono_s();
+		left = pusher__stop(c->opush, left_s > 0 ? left_s : 0);
+		if (left)
+			pr_warn("otlp: %u requests left in %s for the next run", left,
+				spool__path(c->osp));
+	}
 }
 
 int continuous__run(struct session *s, const struct continuous_opts *o)
 {
 	struct cont c = { .o = o, .s = s, .outfd = -1 };
-	unsigned left;
 	int err;
 
 	if (!o->out_dir || !o->out_dir[0] || !o->interval ||
 	    o->interval > CONTINUOUS_MAX_INTERVAL || o->nr_labels > CONTINUOUS_MAX_LABELS ||
 	    !o->exiting)
 		return -EINVAL;
-	if (!o->keep_files && !o->push_url) {
+	if (!o->keep_files && !o->push_url && !o->otlp_url) {
 		pr_warn("keeping no profiles and pushing none would keep nothing");
 		return -EINVAL;
 	}
@@ -533,18 +695,23 @@ int continuous__run(struct session *s, const struct continuous_opts *o)
 	err = open_outputs(&c);
 	if (!err && o->push_url)
 		err = start_push(&c);
+	if (!err && o->otlp_url)
+		err = start_otlp(&c);
+	if (!err && o->metrics_addr) {
+		c.metrics = metrics__start(o->metrics_addr);
+		err = c.metrics ? 0 : -errno;
+	}
 	if (!err) {
 		err = loop(&c);
-		if (c.push) {
-			left = pusher__stop(c.push, o->flush_timeout);
-			if (left)
-				pr_warn("push: %u profiles left in %s for the next run", left,
-					spool__path(c.sp));
-		}
+		stop_senders(&c);
 		if (o->stats)
-			print_stats(&c);
+			for_each_stat(&c, stat_line, NULL);
 	}
+	metrics__stop(c.metrics);
 	pusher__free(c.push);
+	pusher__free(c.opush);
+	spool__close(c.osp);
+	free(c.ospool_path);
 	explicit_bzero(c.userpwd, sizeof(c.userpwd));
 	spool__close(c.sp);
 	free(c.spool_path);

@@ -16,6 +16,10 @@
  * With a push URL every profile with samples also goes to the spool (see
  * spool.h) and from there to a Pyroscope-compatible backend (see push.h);
  * whatever the spool holds at start (an earlier run's leftovers) goes too.
+ * With an OTLP URL every interval with samples also becomes one OTLP
+ * profiles export request (otlp.h), gzipped, through a spool of its own
+ * (OUT_DIR/spool-otlp) and the same sender; both may run at once. With a
+ * metrics address, GET /metrics serves every --stats counter (metrics.h).
  *
  * Signals are the caller's: its handlers set the flags this loop reads.
  *   *exiting  (SIGTERM, SIGINT) ends the current interval early: it is written
@@ -62,6 +66,11 @@ struct continuous_opts {
 	double push_timeout; /* per request; 0: 10 s */
 	double backoff_max; /* longest wait between retries; 0: 60 s */
 	double flush_timeout; /* at exit, seconds to deliver what is spooled */
+	/* OTLP export (otlp.h, push.h); otlp_url NULL: none. Same limits, auth, tenant. */
+	const char *otlp_url;
+	const char *otlp_spool_dir; /* NULL: OUT_DIR/spool-otlp */
+	/* Prometheus endpoint (metrics.h): "PORT" or "ADDR:PORT"; NULL: none. */
+	const char *metrics_addr;
 	int verbose; /* 1: a line per profile written and delivered */
 	bool stats; /* "sfbpf: stat continuous_* / push_* / spool_*" lines on stderr at exit */
 	const volatile sig_atomic_t *exiting;

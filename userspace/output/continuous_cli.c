@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "output/continuous_cli.h"
+#include "output/metrics.h"
 #include "output/push.h"
 
 /* Keys of this child parser: clear of the front end's characters and OPT_* values. */
@@ -25,6 +26,9 @@ enum {
 	OPT_SPOOL_SIZE,
 	OPT_PUSH_TIMEOUT,
 	OPT_FLUSH_TIMEOUT,
+	OPT_OTLP,
+	OPT_OTLP_SPOOL_DIR,
+	OPT_METRICS,
 };
 
 struct continuous_cli continuous_cli = {
@@ -65,6 +69,16 @@ static const struct argp_option options[] = {
 	{ "push-timeout", OPT_PUSH_TIMEOUT, "SECS", 0, "Seconds per request (default 10)", 2 },
 	{ "flush-timeout", OPT_FLUSH_TIMEOUT, "SECS", 0,
 	  "At exit, seconds to deliver what is spooled (default 5)", 2 },
+	{ NULL, 0, NULL, 0, "OpenTelemetry export and self-monitoring:", 3 },
+	{ "otlp", OPT_OTLP, "URL", 0,
+	  "Export each interval as an OTLP/HTTP profiles request to URL (e.g. "
+	  "http://collector:4318/v1development/profiles); the --push spool, retry and limit "
+	  "options apply too",
+	  3 },
+	{ "otlp-spool-dir", OPT_OTLP_SPOOL_DIR, "DIR", 0,
+	  "Undelivered OTLP requests wait here (default OUT_DIR/spool-otlp)", 3 },
+	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0,
+	  "Serve Prometheus metrics on http://ADDR:PORT/metrics (default address: loopback)", 3 },
 	{},
 };
 
@@ -148,6 +162,29 @@ static void push_arg(int key, char *arg, struct argp_state *state)
 	}
 }
 
+static void otlp_arg(int key, char *arg, struct argp_state *state)
+{
+	struct continuous_opts *o = &continuous_cli.opts;
+	char host[256], port[16];
+	const char *why;
+
+	switch (key) {
+	case OPT_OTLP:
+		why = push_check_url(arg);
+		if (why)
+			argp_error(state, "invalid --otlp URL %s: %s", arg, why);
+		o->otlp_url = arg;
+		break;
+	case OPT_OTLP_SPOOL_DIR: o->otlp_spool_dir = arg; break;
+	case OPT_METRICS:
+		if (metrics_parse_addr(arg, host, sizeof(host), port, sizeof(port)))
+			argp_error(state, "invalid --metrics %s: PORT, ADDR:PORT or [ADDR]:PORT",
+				   arg);
+		o->metrics_addr = arg;
+		break;
+	}
+}
+
 /* Options that mean nothing without --continuous, or without --push. */
 static void check(struct argp_state *state, bool used, bool push_used)
 {
@@ -160,11 +197,13 @@ static void check(struct argp_state *state, bool used, bool push_used)
 	}
 	if (!o->out_dir || !o->out_dir[0])
 		argp_error(state, "--continuous needs --out-dir DIR");
-	if (push_used && !o->push_url)
+	if (push_used && !o->push_url && !o->otlp_url)
 		argp_error(state, "--app-name, --tenant, --push-auth-file, --spool-* and the "
-				  "timeouts need --push");
-	if (!o->keep_files && !o->push_url)
-		argp_error(state, "--keep 0 without --push would keep nothing");
+				  "timeouts need --push or --otlp");
+	if (!o->keep_files && !o->push_url && !o->otlp_url)
+		argp_error(state, "--keep 0 without --push or --otlp would keep nothing");
+	if (o->otlp_spool_dir && !o->otlp_url)
+		argp_error(state, "--otlp-spool-dir needs --otlp");
 }
 
 static error_t parse(int key, char *arg, struct argp_state *state)
@@ -172,7 +211,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	static bool used, push_used;
 	struct continuous_opts *o = &continuous_cli.opts;
 
-	used |= key >= OPT_CONTINUOUS && key <= OPT_FLUSH_TIMEOUT && key != OPT_CONTINUOUS;
+	used |= key > OPT_CONTINUOUS && key <= OPT_METRICS;
 	push_used |= key >= OPT_APP_NAME && key <= OPT_FLUSH_TIMEOUT;
 	switch (key) {
 	case OPT_CONTINUOUS: continuous_cli.enabled = true; break;
@@ -192,6 +231,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PUSH ... OPT_FLUSH_TIMEOUT:
 		push_arg(key, arg, state);
+		break;
+	case OPT_OTLP ... OPT_METRICS:
+		otlp_arg(key, arg, state);
 		break;
 	case ARGP_KEY_END:
 		check(state, used, push_used);

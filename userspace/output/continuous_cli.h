@@ -10,9 +10,11 @@
  *   [--push URL [--app-name NAME] [--tenant ID] [--push-auth-file FILE]
  *    [--spool-dir DIR] [--spool-max N] [--spool-size SIZE]
  *    [--push-timeout SECS] [--flush-timeout SECS]]
+ *   [--otlp URL [--otlp-spool-dir DIR]] [--metrics [ADDR:]PORT]
  *
  * Every option but --continuous needs --continuous; the push options need
- * --push. See docs/continuous.md.
+ * --push or --otlp (its requests share the spool limits, auth and timeouts).
+ * See docs/continuous.md.
  */
 #ifndef SFBPF_CONTINUOUS_CLI_H
 #define SFBPF_CONTINUOUS_CLI_H
