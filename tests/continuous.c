@@ -19,6 +19,7 @@
  *   -u URL push   -t TENANT   -A FILE basic auth (user:password)
  *   -s DIR spool   -m N spool files   -M SIZE spool bytes
  *   -b SECS longest backoff   -T SECS flush timeout   -S stats   -v verbose
+ *   -O URL OTLP export   -P [ADDR:]PORT metrics   -C CGROUP only this cgroup v2 directory
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include "output/push.h"
 #include "profile/session.h"
 #include "output/spool.h"
+#include "procs/cgroups.h"
 
 #define TEST_PREFIX "continuous-"
 #include "testlib.h"
@@ -259,8 +261,56 @@ static void test_atomicfile(const char *dir)
 	close(dirfd);
 }
 
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID "0d2c6a4e-1b3f-4c5d-8e9f-a0b1c2d3e4f5"
+#define UID_ "0d2c6a4e_1b3f_4c5d_8e9f_a0b1c2d3e4f5"
+
+/* Container ids, pod UIDs and services from the runtimes' cgroup path forms. */
+static void test_cgroup_labels(void)
+{
+	static const struct {
+		const char *path, *id, *pod, *unit;
+	} cases[] = {
+		{ "/docker/" ID64, ID64, "", "" },
+		{ "/system.slice/docker-" ID64 ".scope", ID64, "", "" },
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
+		  ".slice/cri-containerd-" ID64 ".scope",
+		  ID64, UID, "" },
+		{ "/kubepods/besteffort/pod" UID "/" ID64, ID64, UID, "" },
+		{ "/kubepods.slice/kubepods-pod" UID_ ".slice/crio-" ID64 ".scope", ID64, UID, "" },
+		{ "/kubepods/pod" UID "/crio-" ID64, ID64, UID, "" },
+		{ "/kubepods.slice/kubepods-pod" UID_ ".slice/crio-conmon-" ID64 ".scope", "", UID,
+		  "" },
+		{ "/machine.slice/libpod-" ID64 ".scope/container", ID64, "", "" },
+		{ "/default/" ID64, ID64, "", "" },
+		{ "/system.slice/nginx.service", "", "", "nginx" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "", "",
+		  "foo" },
+		{ "/user.slice/user-1000.slice/session-3.scope", "", "", "" },
+		{ "/system.slice/docker-" ID64 "0.scope", "", "", "" }, /* 65 digits */
+		{ "/docker/" ID64 "/docker/fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210",
+		  "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", "", "" },
+		{ "/kubepods/podnot-a-uid/" ID64, ID64, "", "" },
+		{ "/", "", "", "" },
+		{ "", "", "", "" },
+	};
+	struct cgroup_info ci;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cgroups_parse_path(cases[i].path, &ci);
+		report(!strcmp(ci.container_id, cases[i].id) && !strcmp(ci.pod_uid, cases[i].pod) &&
+			       !strcmp(ci.unit, cases[i].unit),
+		       "cgroup-labels", "%s: id '%s' pod '%s' unit '%s'", cases[i].path,
+		       ci.container_id, ci.pod_uid, ci.unit);
+	}
+	cgroups_parse_path(NULL, &ci);
+	report(!ci.container_id[0] && !ci.pod_uid[0] && !ci.unit[0], "cgroup-labels-null", "not empty");
+}
+
 static int selftest(const char *dir)
 {
+	test_cgroup_labels();
 	test_labels();
 	test_sizes();
 	test_push_syntax();
@@ -320,7 +370,7 @@ static int run(int argc, char **argv)
 	const char *why;
 	int c, err;
 
-	while ((c = getopt(argc, argv, "o:p:F:i:d:k:K:l:H:a:u:t:A:s:m:M:b:T:Sv")) != -1) {
+	while ((c = getopt(argc, argv, "o:p:F:i:d:k:K:l:H:a:u:t:A:s:m:M:b:T:SvO:P:C:")) != -1) {
 		switch (c) {
 		case 'o': o.out_dir = optarg; break;
 		case 'p':
@@ -352,6 +402,9 @@ static int run(int argc, char **argv)
 		case 'T': o.flush_timeout = strtod(optarg, NULL); break;
 		case 'S': o.stats = true; break;
 		case 'v': o.verbose++; break;
+		case 'O': o.otlp_url = optarg; break;
+		case 'P': o.metrics_addr = optarg; break;
+		case 'C': so.cgroup = optarg; break;
 		default: return 2;
 		}
 	}

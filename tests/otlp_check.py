@@ -208,15 +208,17 @@ def folded(req, scale):
 
 
 def summary(req):
-    total, ids, res = 0, [], {}
+    total, ids, res, times = 0, [], {}, set()
     for ra, prof, smp, _, _ in walk(req):
         total += sum(smp["values"])
+        times.add(one(prof, "time_unix_nano") // 10**9)
         pid = one(prof, "profile_id", b"")
         if pid not in ids:
             ids.append(pid)
         for k, v in ra.items():
             res.setdefault(k, set()).add(str(v))
     print(json.dumps({"samples": total, "profile_ids": [i.hex() for i in ids],
+                      "from": sorted(times),
                       "resource": {k: sorted(v) for k, v in sorted(res.items())}},
                      sort_keys=True))
 

@@ -16,6 +16,10 @@
 #       dup, status).
 #       --status CODE answers CODE to every well-formed request without
 #       storing it. --port 0 (default) picks a free port; --port-file gets it.
+#       POST /v1development/profiles (OTLP/HTTP): the body must be a gzipped
+#       (Content-Encoding: gzip) application/x-protobuf request; it is stored
+#       once as DIR/otlp/SHA256.pb (gunzipped; a repeat of the same bytes is
+#       answered 200 but not stored again, "dup") and logged like the rest.
 #   pyroscope_receiver.py inspect FILE
 #       gunzips a profile and decodes profile.proto by hand (an independent
 #       reader): prints JSON with the number of samples, their summed first
@@ -23,6 +27,7 @@
 #       time and duration, and every string label key with its values.
 import argparse
 import gzip
+import hashlib
 import http.server
 import json
 import os
@@ -121,7 +126,38 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if srv.max_requests and srv.requests >= srv.max_requests:
                 srv.done.set()
 
+    def handle_otlp(self, srv, body):
+        rec = {"path": self.path, "size": len(body), "otlp": True,
+               "content_type": self.headers.get("Content-Type", ""),
+               "content_encoding": self.headers.get("Content-Encoding", ""),
+               "tenant": self.headers.get("X-Scope-OrgID")}
+        status, text = 200, "{}"
+        try:
+            if rec["content_type"] != "application/x-protobuf":
+                raise ValueError("Content-Type %r" % rec["content_type"])
+            if rec["content_encoding"] != "gzip":
+                raise ValueError("Content-Encoding %r" % rec["content_encoding"])
+            raw = gzip.decompress(body)
+            rec["sha256"] = hashlib.sha256(raw).hexdigest()
+            if srv.status != 200:
+                status, text = srv.status, "refused by --status"
+            else:
+                path = os.path.join(srv.dir, "otlp", rec["sha256"] + ".pb")
+                rec["dup"] = os.path.exists(path)
+                if not rec["dup"]:
+                    with open(path + ".tmp", "wb") as f:
+                        f.write(raw)
+                    os.rename(path + ".tmp", path)
+        except (ValueError, OSError, EOFError) as e:
+            status, text = 400, "bad request: %s" % e
+        rec["status"] = status
+        with open(os.path.join(srv.dir, "requests.jsonl"), "a") as f:
+            f.write(json.dumps(rec, sort_keys=True) + "\n")
+        return status, text
+
     def handle_ingest(self, srv, url, body):
+        if url.path == "/v1development/profiles":
+            return self.handle_otlp(srv, body)
         q = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
         rec = {"path": url.path, "query": q,
                "tenant": self.headers.get("X-Scope-OrgID"),
@@ -169,6 +205,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def serve(args):
     os.makedirs(os.path.join(args.dir, "profiles"), exist_ok=True)
+    os.makedirs(os.path.join(args.dir, "otlp"), exist_ok=True)
     http.server.ThreadingHTTPServer.allow_reuse_address = True
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
