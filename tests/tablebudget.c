@@ -15,6 +15,9 @@
  *      kept a large hot one such as libc out for good.)
  *   3. A fresh table that is being hit keeps its room: A, now hot, does not
  *      come back over B, which took more hits in its few milliseconds.
+ *   4. Past its residency, a table hit since it was loaded but not measured
+ *      yet (heat 0 until the next rebalance) is not cold: a new table does
+ *      not evict it.
  * Exit status: 0 when the checks ran (verdicts on stdout), 2 on bad usage, 1
  * when maps or files could not be set up (reported as FAIL).
  */
@@ -98,13 +101,13 @@ static void close_maps(struct maps *m)
 }
 
 static struct tables *new_tables(const struct maps *m, uint32_t rows, uint32_t pages,
-				 uint32_t rules, uint32_t objects)
+				 uint32_t rules, uint32_t objects, uint64_t min_residency_ns)
 {
 	struct tables_opts o = {
 		.rows_fd = m->rows, .rules_fd = m->rules, .objects_fd = m->objects,
 		.pages_fd = m->pages, .max_rows = rows, .max_rules = rules,
 		.max_objects = objects, .max_pages = pages, .obj_hits_fd = m->hits,
-		.linger_ns = MIN_RESIDENCY_NS, .min_residency_ns = MIN_RESIDENCY_NS,
+		.linger_ns = MIN_RESIDENCY_NS, .min_residency_ns = min_residency_ns,
 	};
 
 	return tables__new(&o);
@@ -153,7 +156,7 @@ static int measure(struct file *f, uint32_t *nr_rows)
 
 	if (create_maps(&m, rows, pages, rules, objects))
 		return -1;
-	t = new_tables(&m, rows, pages, rules, objects);
+	t = new_tables(&m, rows, pages, rules, objects, MIN_RESIDENCY_NS);
 	for (i = 0; t && i < 2 && !err; i++) {
 		err = tables__acquire_src(t, f[i].fd, &f[i].key, f[i].path, &f[i].src) < 0;
 		settle(t);
@@ -197,7 +200,7 @@ int main(int argc, char **argv)
 	big += (nr[0] + nr[1] - big) / 2;
 	rows = big / 7 * 8 + 8;
 	if (create_maps(&m, rows, pages, rules, objects) ||
-	    !(t = new_tables(&m, rows, pages, rules, objects))) {
+	    !(t = new_tables(&m, rows, pages, rules, objects, MIN_RESIDENCY_NS))) {
 		report(false, "tablebudget: setup", "maps of %u rows: %s", rows, strerror(errno));
 		return 1;
 	}
@@ -243,6 +246,30 @@ int main(int argc, char **argv)
 	       "rows %u %u, promotions %llu, evictions %llu", ra, rb,
 	       (unsigned long long)st.promotions, (unsigned long long)st.evictions);
 
+	tables__free(t);
+	close_maps(&m);
+
+	/*
+	 * Past its residency (1 ns) but not measured yet (no rebalance since it
+	 * was loaded: heat 0), A is being hit: not cold, a new table cannot
+	 * evict it.
+	 */
+	if (create_maps(&m, rows, pages, rules, objects) ||
+	    !(t = new_tables(&m, rows, pages, rules, objects, 1))) {
+		report(false, "tablebudget: setup", "maps of %u rows: %s", rows, strerror(errno));
+		return 1;
+	}
+	a = tables__acquire_src(t, f[0].fd, &f[0].key, f[0].path, &f[0].src);
+	settle(t);
+	add_hits(&m, a, 10);
+	b = tables__acquire_src(t, f[1].fd, &f[1].key, f[1].path, &f[1].src);
+	settle(t);
+	tables__stats(t, &st);
+	ra = published(&m, a, &fa);
+	rb = published(&m, b, &fb);
+	report(ra == nr[0] && !rb && !st.evictions,
+	       "tablebudget: a table hit since it was loaded is not cold before it is measured",
+	       "rows %u %u, evictions %llu", ra, rb, (unsigned long long)st.evictions);
 	tables__free(t);
 	close_maps(&m);
 	return 0;

@@ -7,8 +7,10 @@
  *
  * Eviction order: lingering tables (no process maps them), oldest first;
  * then tables that have been loaded for at least min_residency_ns and are
- * cold (no hits lately) or much colder than the table asking for room (less
- * than half its heat), coldest first. A fresher table is never judged cold
+ * cold (no hits lately, counting those not yet folded into their heat: a
+ * table loaded since the last rebalance has no heat yet, and is not cold for
+ * that) or much colder than the table asking for room (less than half its
+ * heat), coldest first. A fresher table is never judged cold
  * (its heat is not measured yet) but gives way to a table more than twice as
  * hot as its hit rate since it was loaded: else, while processes keep
  * starting, fresh tables of short-lived programs always sit somewhere in the
@@ -117,6 +119,8 @@ static bool fresh_colder(const struct entry *v, const struct entry *e, uint64_t 
 static bool evictable(const struct tables *t, const struct entry *v, const struct entry *e,
 		      uint64_t now)
 {
+	uint64_t unread;
+
 	if (v == e || v->state != OBJ_LOADED)
 		return false;
 	if (!v->refs)
@@ -125,11 +129,15 @@ static bool evictable(const struct tables *t, const struct entry *v, const struc
 		return false;
 	if (fresh(t, v, now))
 		return fresh_colder(v, e, now);
-	return !v->heat || v->heat * 2 < e->heat;
+	/* Hits since the last rebalance count in full: the next one adds them. */
+	unread = v->hits_live > v->hits_seen ? v->hits_live - v->hits_seen : 0;
+	if (!v->heat && !unread)
+		return true; /* cold */
+	return (v->heat + unread) * 2 < e->heat;
 }
 
-/* The hit counters of the fresh tables, now: what fresh_colder() compares. */
-static void read_live_hits(struct tables *t, uint64_t now)
+/* The hit counters of the referenced tables, now: what evictable() compares. */
+static void read_live_hits(struct tables *t)
 {
 	struct entry *v;
 	uint32_t i;
@@ -138,10 +146,10 @@ static void read_live_hits(struct tables *t, uint64_t now)
 		return;
 	for (i = 0; i < t->opts.max_objects; i++) {
 		v = t->slots[i];
-		if (!v || v->state != OBJ_LOADED || !v->refs || !fresh(t, v, now))
+		if (!v || v->state != OBJ_LOADED || !v->refs)
 			continue;
 		if (bpf_map_lookup_elem(t->opts.obj_hits_fd, &i, &v->hits_live))
-			v->hits_live = v->hits_at_load;
+			v->hits_live = v->hits_seen; /* (an array: cannot fail) */
 	}
 }
 
@@ -320,10 +328,7 @@ static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps
 	uint64_t now = tables_now_ns();
 	int round;
 
-	if (e->heat)
-		read_live_hits(t, now);
-	if (e->nr_rows > t->rows.small_base || e->nr_pages > t->pages.small_base ||
-	    !room_possible(t, e, now))
+	if (e->nr_rows > t->rows.small_base || e->nr_pages > t->pages.small_base)
 		return -ENOSPC;
 	for (round = 0;; round++) {
 		*rs = slices__alloc(&t->rows, e->nr_rows);
@@ -336,6 +341,12 @@ static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps
 			slices__release(&t->pages, *ps, e->nr_pages);
 		if (*rs == -ENOMEM || *ps == -ENOMEM)
 			return -ENOMEM;
+		/* No free room: who could give some, by their hits now. */
+		if (!round) {
+			read_live_hits(t);
+			if (!room_possible(t, e, now))
+				return -ENOSPC;
+		}
 		/* Rows first: evicting for them frees pages too. */
 		if (round == 2 || (*rs < 0 && !evict_window(t, e, true, e->nr_rows, now)) ||
 		    (*rs >= 0 && *ps < 0 && !evict_window(t, e, false, e->nr_pages, now)))
@@ -418,7 +429,7 @@ static void read_heat(struct tables *t)
 		if (bpf_map_lookup_elem(t->opts.obj_hits_fd, &i, &hits))
 			continue;
 		delta = hits >= e->hits_seen ? hits - e->hits_seen : hits;
-		e->hits_seen = hits;
+		e->hits_seen = e->hits_live = hits;
 		e->heat = e->heat / 2 + delta;
 	}
 }
@@ -490,7 +501,6 @@ void tables_rebalance(struct tables *t, uint64_t now)
 	int i, fd;
 
 	read_heat(t);
-	read_live_hits(t, now);
 	for (i = 0; i < MAX_PROMOTIONS && !t->promoting; i++) {
 		e = promotion_candidate(t, now);
 		if (!e)
