@@ -304,10 +304,13 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		flat_builder__abort(&b);
 		goto cleanup;
 	}
+	/* What the primary source's decoder counted (flatten.h): all of it, not a subset. */
 	if (meta) {
 		b.t->nr_fdes = meta->nr_fdes;
 		b.t->nr_fres = meta->nr_fres;
 		b.t->nr_skipped_fdes = meta->nr_skipped_fdes;
+		b.t->nr_reserved_fdes = meta->nr_reserved_fdes;
+		b.t->nr_unsupported_fres = meta->nr_unsupported_fres;
 	}
 	err = flat_builder__finish(&b, out);
 cleanup:
