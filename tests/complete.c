@@ -277,8 +277,20 @@ static int gapfill(void)
 	size_t i;
 	int ret = -1;
 
+	if (st) {
+		/* The decoder's counters of the .sframe source carry over to the merge. */
+		st->nr_fdes = 4;
+		st->nr_reserved_fdes = 2;
+		st->nr_unsupported_fres = 1;
+	}
 	if (!st || !ct || complete__merge(st, ct, &ci, &m)) {
 		printf("FAIL: complete gapfill: cannot build the tables\n");
+		goto out;
+	}
+	if (m->nr_fdes != 4 || m->nr_reserved_fdes != 2 || m->nr_unsupported_fres != 1) {
+		printf("FAIL: complete gapfill: counters %u FDEs, %u reserved, %u unsupported FREs, "
+		       "want 4, 2, 1\n",
+		       m->nr_fdes, m->nr_reserved_fdes, m->nr_unsupported_fres);
 		goto out;
 	}
 	for (i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
