@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Source-line resolver driver, for tests/srclines.test.
+ *
+ *   srclines resolve FILE [DEBUGFILE]
+ *     Reads ELF addresses (hex, one a line) on stdin and prints, for each,
+ *     what `addr2line -a -f -i -e FILE` prints: the address as 0x%016x, then
+ *     a function line and a "file:line" line per frame, innermost first
+ *     ("??" and "??:0" when unknown). DEBUGFILE: the file holding the DWARF,
+ *     if not FILE. Ends with "# cached N functions M" on stderr.
+ *   srclines sym [--debuginfod] [--no-inline] PID PATH VADDR...
+ *     The symbolizer's answers (symbolize.h) for the ELF addresses VADDR of
+ *     PATH as process PID maps it (PIE or not: through the mapping of file
+ *     offset 0), printed the same way; the function of the last frame is the
+ *     symbol's name. --debuginfod: fetch missing debug files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procs/procmaps.h"
+#include "symbols/srcline.h"
+#include "symbols/symbolize.h"
+
+static int resolve(const char *path)
+{
+	const struct srcline_frame *f;
+	struct srcline *sl;
+	char buf[128];
+	int fd, n, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	sl = srcline__new(fd);
+	if (!sl) {
+		fprintf(stderr, "%s: no DWARF: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), stdin)) {
+		uint64_t addr = strtoull(buf, NULL, 16);
+
+		printf("0x%016" PRIx64 "\n", addr);
+		n = srcline__find(sl, addr, &f);
+		if (n <= 0) {
+			printf("??\n??:0\n");
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			printf("%s\n%s:%u\n", f[i].function ? f[i].function : "??",
+			       f[i].file ? f[i].file : "??", f[i].line);
+	}
+	fprintf(stderr, "# cached %zu functions %zu\n", srcline__cached(sl),
+		srcline__functions(sl));
+	srcline__free(sl);
+	return 0;
+}
+
+/* Where PATH's file offset 0 is mapped in pid, minus the ELF address it holds. */
+static int load_bias(int pid, const char *path, uint64_t *bias)
+{
+	uint64_t vaddr0 = 0;
+	char maps[64], line[4096], cmd[4200];
+	FILE *f;
+	int found = -1;
+
+	/* The ELF address of offset 0: the first PT_LOAD's p_vaddr (0 for PIE). */
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' | awk '$1==\"LOAD\"{print $3; exit}'", path);
+	f = popen(cmd, "r");
+	if (f && fgets(line, sizeof(line), f))
+		vaddr0 = strtoull(line, NULL, 16);
+	if (f)
+		pclose(f);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	while (f && found && fgets(line, sizeof(line), f)) {
+		uint64_t start, off;
+		char *p = strchr(line, '/');
+
+		if (!p || sscanf(line, "%" SCNx64 "-%*x %*s %" SCNx64, &start, &off) != 2)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		if (off == 0 && !strcmp(p, path)) {
+			*bias = start - vaddr0;
+			found = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int sym(int argc, char **argv)
+{
+	struct symbolizer *s = symbolizer__new();
+	bool debuginfod = false, inlines = true;
+	uint64_t bias;
+	int i = 0, pid;
+	size_t k;
+
+	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		debuginfod |= !strcmp(argv[i], "--debuginfod");
+		inlines &= !!strcmp(argv[i], "--no-inline");
+	}
+	if (!s || argc - i < 2)
+		return 2;
+	pid = atoi(argv[i]);
+	symbolizer__set_lines(s, true, inlines);
+	if (debuginfod && symbolizer__set_debuginfod(s, true))
+		return 1;
+	if (load_bias(pid, argv[i + 1], &bias)) {
+		fprintf(stderr, "%s is not mapped by %d\n", argv[i + 1], pid);
+		return 1;
+	}
+	symbolizer__note_pid(s, pid);
+	for (i += 2; i < argc; i++) {
+		uint64_t addr = strtoull(argv[i], NULL, 16);
+		struct sym_info si;
+
+		printf("0x%016" PRIx64 "\n", addr);
+		if (symbolizer__user(s, pid, addr + bias, &si) || !si.nr_lines) {
+			printf("%s\n??:0\n", si.name ? si.name : "??");
+			continue;
+		}
+		for (k = 0; k < si.nr_lines; k++) {
+			const struct srcline_frame *f = &si.lines[k];
+			const char *name = f->function;
+
+			if (k + 1 == si.nr_lines && si.name)
+				name = si.name;
+			printf("%s\n%s:%u\n", name ? name : "??", f->file ? f->file : "??", f->line);
+		}
+	}
+	symbolizer__free(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	elf_version(EV_CURRENT);
+	if (argc >= 3 && !strcmp(argv[1], "resolve"))
+		return resolve(argc > 3 ? argv[3] : argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "sym"))
+		return sym(argc - 2, argv + 2);
+	fprintf(stderr, "usage: srclines resolve FILE [DEBUGFILE] < addresses\n"
+			"       srclines sym [--debuginfod] [--no-inline] PID PATH VADDR...\n");
+	return 2;
+}

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Source lines and inline chains from DWARF (see srcline.h).
+ *
+ * libdw's dwarf_getscopes() would find the chain too, but it visits every
+ * top-level DIE of the unit for each address (all the types of a C++ unit);
+ * here the functions' ranges are indexed once, and a lookup descends only
+ * through the DIEs whose ranges hold the address.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/demangle.h"
+#include "symbols/srcline.h"
+#include "util/arena.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+
+/* Nesting of lexical blocks and inlined calls followed before giving up. */
+#define MAX_NESTING 64
+/* Namespaces followed when indexing functions (clang nests definitions in them). */
+#define MAX_NS_DEPTH 8
+/* Functions overlapping the address looked at, backwards from the last start before it. */
+#define MAX_OVERLAP 8
+
+struct range {
+	uint64_t lo, hi;
+	Dwarf_Off die; /* the function's (or the unit's) DIE, in .debug_info */
+};
+
+struct answer {
+	uint64_t addr;
+	uint32_t first, n; /* frames[first .. first + n) */
+};
+
+struct srcline {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+	bool indexed;
+	struct range *funcs, *cus;
+	size_t nfuncs, funcs_cap, ncus, cus_cap;
+	struct answer *answers;
+	size_t nanswers, answers_cap;
+	struct hashmap answer_ix; /* by address -> index in answers */
+	struct srcline_frame *frames;
+	size_t nframes, frames_cap;
+	struct hashmap str_ix; /* interned strings: pointers into arena */
+	struct arena arena;
+};
+
+int srcline__elf_has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return 1;
+	}
+	return 0;
+}
+
+struct srcline *srcline__new(int fd)
+{
+	struct srcline *sl = calloc(1, sizeof(*sl));
+
+	if (!sl) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sl->fd = fd;
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	sl->elf = elf_begin(fd, ELF_C_READ, NULL);
+	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
+	if (!sl->dw) {
+		srcline__free(sl);
+		errno = ENODATA;
+		return NULL;
+	}
+	return sl;
+}
+
+void srcline__free(struct srcline *sl)
+{
+	if (!sl)
+		return;
+	if (sl->dw)
+		dwarf_end(sl->dw);
+	elf_end(sl->elf);
+	close(sl->fd);
+	free(sl->funcs);
+	free(sl->cus);
+	free(sl->answers);
+	free(sl->frames);
+	hashmap__free(&sl->answer_ix);
+	hashmap__free(&sl->str_ix);
+	arena__free(&sl->arena);
+	free(sl);
+}
+
+size_t srcline__cached(const struct srcline *sl)
+{
+	return sl ? sl->nanswers : 0;
+}
+
+size_t srcline__functions(const struct srcline *sl)
+{
+	return sl ? sl->nfuncs : 0;
+}
+
+/* ---- strings -------------------------------------------------------------------- */
+
+static bool str_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return strcmp(HASHMAP_TO_PTR(val), key) == 0;
+}
+
+/* One copy of s for the srcline's life; NULL for NULL or without memory. */
+static const char *intern(struct srcline *sl, const char *s)
+{
+	uint32_t h;
+	int64_t v;
+	size_t n;
+	char *p;
+
+	if (!s)
+		return NULL;
+	h = (uint32_t)hash__str(s);
+	v = hashmap__find(&sl->str_ix, h, str_eq, NULL, s);
+	if (v >= 0)
+		return HASHMAP_TO_PTR(v);
+	n = strlen(s) + 1;
+	p = arena__alloc(&sl->arena, n);
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	if (hashmap__add(&sl->str_ix, h, HASHMAP_PTR(p)))
+		return NULL;
+	return p;
+}
+
+/*
+ * A source path as addr2line prints it: relative names (DWARF 5 file entries
+ * in the compilation directory) joined to the unit's DW_AT_comp_dir.
+ */
+static const char *src_path(struct srcline *sl, Dwarf_Die *cudie, const char *name)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+	char *joined;
+
+	if (!name || name[0] == '/' || !dwarf_attr(cudie, DW_AT_comp_dir, &a) ||
+	    !(dir = dwarf_formstring(&a)) || asprintf(&joined, "%s/%s", dir, name) < 0)
+		return intern(sl, name);
+	name = intern(sl, joined);
+	free(joined);
+	return name;
+}
+
+/* The function's name as perf shows it: demangled linkage name, else DW_AT_name. */
+static const char *die_function(struct srcline *sl, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *link = NULL, *name;
+	char *d;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		link = dwarf_formstring(&a);
+	if (link && (d = demangle(link))) {
+		name = intern(sl, d);
+		free(d);
+		return name;
+	}
+	/* A C++ linkage name that does not demangle still names the function exactly. */
+	name = dwarf_diename(die);
+	return intern(sl, name ? name : link);
+}
+
+/* ---- index ---------------------------------------------------------------------- */
+
+static int add_ranges(struct range **arr, size_t *n, size_t *cap, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (vec__reserve(arr, cap, *n + 1, sizeof(**arr), 256))
+			return -ENOMEM;
+		(*arr)[(*n)++] = (struct range){ lo, hi, dwarf_dieoffset(die) };
+	}
+	return 0;
+}
+
+/* The functions with code among die's children, and in namespaces below it. */
+static int index_children(struct srcline *sl, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+	int err = 0;
+
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			err = add_ranges(&sl->funcs, &sl->nfuncs, &sl->funcs_cap, &child);
+			break;
+		case DW_TAG_namespace:
+			if (depth < MAX_NS_DEPTH)
+				err = index_children(sl, &child, depth + 1);
+			break;
+		default:
+			break;
+		}
+	} while (!err && dwarf_siblingof(&child, &child) == 0);
+	return err;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int build_index(struct srcline *sl)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+	int err = 0;
+
+	sl->indexed = true;
+	while (!err && dwarf_get_units(sl->dw, cu, &cu, NULL, &type, &cudie, NULL) == 0) {
+		/* Type and partial units (dwz) hold no code of their own. */
+		if (type != DW_UT_compile && type != DW_UT_skeleton)
+			continue;
+		err = add_ranges(&sl->cus, &sl->ncus, &sl->cus_cap, &cudie);
+		if (!err)
+			err = index_children(sl, &cudie, 0);
+	}
+	if (sl->nfuncs)
+		qsort(sl->funcs, sl->nfuncs, sizeof(*sl->funcs), cmp_range);
+	if (sl->ncus)
+		qsort(sl->cus, sl->ncus, sizeof(*sl->cus), cmp_range);
+	return err;
+}
+
+/* The range holding addr: the last starting at or before it that covers it, or NULL. */
+static const struct range *find_range(const struct range *r, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges rarely overlap (nested functions); look back a little for one that holds addr. */
+	for (i = lo; i > 0 && lo - i < MAX_OVERLAP; i--) {
+		if (addr < r[i - 1].hi)
+			return &r[i - 1];
+	}
+	return NULL;
+}
+
+/* ---- lookup --------------------------------------------------------------------- */
+
+struct chain {
+	Dwarf_Die die[SRCLINE_MAX_DEPTH]; /* inlined calls, outermost first */
+	int n;
+};
+
+static void chain_push(struct chain *c, Dwarf_Die *die)
+{
+	if (c->n == SRCLINE_MAX_DEPTH) {
+		memmove(c->die, c->die + 1, sizeof(c->die[0]) * (SRCLINE_MAX_DEPTH - 1));
+		c->n--;
+	}
+	c->die[c->n++] = *die;
+}
+
+static bool has_code_attrs(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Follow the DIEs below die whose code holds addr, recording inlined calls. */
+static bool descend(Dwarf_Die *die, uint64_t addr, struct chain *c, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= MAX_NESTING || dwarf_child(die, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+			continue;
+		if (dwarf_haspc(&child, addr) > 0) {
+			if (tag == DW_TAG_inlined_subroutine)
+				chain_push(c, &child);
+			descend(&child, addr, c, depth + 1);
+			return true;
+		}
+		/* A block without code of its own may still hold calls that have. */
+		if (tag != DW_TAG_inlined_subroutine && !has_code_attrs(&child) &&
+		    descend(&child, addr, c, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+static uint32_t die_udata(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &w) || w > UINT32_MAX)
+		return 0;
+	return (uint32_t)w;
+}
+
+/* The call site of an inlined call: its file (index in the unit's file table) and line. */
+static void call_site(struct srcline *sl, Dwarf_Die *cudie, Dwarf_Die *call,
+		      struct srcline_frame *f)
+{
+	Dwarf_Files *files;
+	size_t nfiles;
+	uint32_t idx = die_udata(call, DW_AT_call_file);
+
+	f->line = die_udata(call, DW_AT_call_line);
+	if (dwarf_hasattr(call, DW_AT_call_file) && dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 &&
+	    idx < nfiles)
+		f->file = src_path(sl, cudie, dwarf_filesrc(files, idx, NULL, NULL));
+}
+
+static void decl(struct srcline *sl, Dwarf_Die *cudie, Dwarf_Die *die, struct srcline_frame *f)
+{
+	int line = 0;
+
+	f->function = die_function(sl, die);
+	f->decl_file = src_path(sl, cudie, dwarf_decl_file(die));
+	if (dwarf_decl_line(die, &line) == 0 && line > 0)
+		f->decl_line = (uint32_t)line;
+}
+
+/* The line table's row for addr, in the unit cudie. */
+static void table_line(struct srcline *sl, Dwarf_Die *cudie, uint64_t addr,
+		       struct srcline_frame *f)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cudie, addr);
+	int line = 0;
+
+	if (!l)
+		return;
+	f->file = src_path(sl, cudie, dwarf_linesrc(l, NULL, NULL));
+	if (dwarf_lineno(l, &line) == 0 && line > 0)
+		f->line = (uint32_t)line;
+}
+
+/* Resolve addr into out[] (innermost first): how many frames. */
+static int resolve(struct srcline *sl, uint64_t addr, struct srcline_frame *out)
+{
+	const struct range *r = find_range(sl->funcs, sl->nfuncs, addr);
+	Dwarf_Die fn, cudie;
+	struct chain c = { .n = 0 };
+	int i, n = 0;
+
+	if (!r || !dwarf_offdie(sl->dw, r->die, &fn) || !dwarf_diecu(&fn, &cudie, NULL, NULL)) {
+		/* No function: assembly, or code the DWARF only has lines for. */
+		r = find_range(sl->cus, sl->ncus, addr);
+		if (!r || !dwarf_offdie(sl->dw, r->die, &cudie))
+			return 0;
+		memset(out, 0, sizeof(*out));
+		table_line(sl, &cudie, addr, out);
+		return out->line ? 1 : 0;
+	}
+	descend(&fn, addr, &c, 0);
+	memset(out, 0, sizeof(*out) * (c.n + 1));
+	table_line(sl, &cudie, addr, &out[n]);
+	for (i = c.n - 1; i >= 0; i--) {
+		decl(sl, &cudie, &c.die[i], &out[n]);
+		call_site(sl, &cudie, &c.die[i], &out[++n]);
+	}
+	decl(sl, &cudie, &fn, &out[n]);
+	return n + 1;
+}
+
+static bool answer_eq(const void *ctx, uint64_t val, const void *key)
+{
+	const struct srcline *sl = ctx;
+
+	return sl->answers[val].addr == *(const uint64_t *)key;
+}
+
+int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame **frames)
+{
+	uint32_t h = (uint32_t)hash__mix64(addr);
+	struct answer *a;
+	int64_t ix;
+	int n;
+
+	*frames = NULL;
+	ix = hashmap__find(&sl->answer_ix, h, answer_eq, sl, &addr);
+	if (ix < 0) {
+		if (!sl->indexed && build_index(sl))
+			return -ENOMEM;
+		if (VEC_RESERVE(sl->frames, sl->frames_cap, sl->nframes + SRCLINE_MAX_DEPTH + 1,
+				1024) ||
+		    VEC_RESERVE(sl->answers, sl->answers_cap, sl->nanswers + 1, 256))
+			return -ENOMEM;
+		n = resolve(sl, addr, sl->frames + sl->nframes);
+		sl->answers[sl->nanswers] = (struct answer){ addr, (uint32_t)sl->nframes, n };
+		if (hashmap__add(&sl->answer_ix, h, sl->nanswers))
+			return -ENOMEM;
+		ix = sl->nanswers++;
+		sl->nframes += n;
+	}
+	a = &sl->answers[ix];
+	*frames = a->n ? sl->frames + a->first : NULL;
+	return a->n;
+}

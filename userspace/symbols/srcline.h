@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Source lines and inline chains from an object's DWARF (libdw): for an
+ * address in the object's ELF address space, the functions whose code is
+ * there, innermost first, each with a file and line, the way `addr2line -f
+ * -i` prints them:
+ *
+ *   frames[0]      the innermost inlined function, at the line the line
+ *                  table gives for the address;
+ *   frames[k]      the function frames[k-1] was inlined into, at the call
+ *                  site (DW_AT_call_file/DW_AT_call_line of frames[k-1]);
+ *   frames[n-1]    the out-of-line function (DW_TAG_subprogram).
+ *
+ * Each frame also carries its function's declaration (file, first line):
+ * pprof's Function.filename and start_line. Names are demangled as perf
+ * shows them (no parameters, demangle.h), from DW_AT_linkage_name, else
+ * DW_AT_name, following DW_AT_abstract_origin and DW_AT_specification.
+ *
+ * Where the address is in no function the DWARF describes but its line table
+ * covers it (assembly sources), the answer is one frame with a line and no
+ * function name.
+ *
+ * Cost: opening parses nothing. The first lookup indexes the address ranges
+ * of every compilation unit and of every function at a unit's top level
+ * (one pass over the top-level DIEs); each lookup then finds the function by
+ * binary search, descends only into the DIEs that contain the address, and
+ * reads the unit's line table once (libdw keeps it). Answers are cached per
+ * address: every later lookup of the address is a hash lookup.
+ *
+ * Lifecycle: srcline__new() takes a file descriptor of an ELF file with
+ * .debug_info (the object itself or its separate debug file) and keeps it;
+ * srcline__free() closes it. Errors: srcline__new() returns NULL + errno
+ * (ENODATA: no DWARF); srcline__find() returns a count or a negative errno.
+ * Not thread-safe.
+ */
+#ifndef SFBPF_SRCLINE_H
+#define SFBPF_SRCLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct Elf;
+struct srcline;
+
+/* Deepest inline chain kept; deeper ones keep their innermost frames. */
+#define SRCLINE_MAX_DEPTH 32
+
+struct srcline_frame {
+	const char *function; /* NULL if the DWARF names no function here */
+	const char *file; /* source file of line; NULL if unknown */
+	uint32_t line; /* 0 if unknown */
+	const char *decl_file; /* where the function is declared; NULL if unknown */
+	uint32_t decl_line; /* its first line; 0 if unknown */
+};
+
+/* Does elf carry DWARF worth opening (a .debug_info section)? */
+int srcline__elf_has_dwarf(struct Elf *elf);
+
+/* fd: an ELF file with DWARF, owned by the srcline from now on (closed on failure too). */
+struct srcline *srcline__new(int fd);
+void srcline__free(struct srcline *sl);
+
+/*
+ * The frames at ELF address addr, innermost first (see above): their number
+ * (0: the DWARF does not cover addr), or a negative errno. *frames points
+ * into the srcline: valid until the next call; the strings live as long as sl.
+ */
+int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame **frames);
+
+/* Addresses answered so far (cached), and DWARF functions indexed. */
+size_t srcline__cached(const struct srcline *sl);
+size_t srcline__functions(const struct srcline *sl);
+
+#endif /* SFBPF_SRCLINE_H */
