@@ -67,6 +67,7 @@ struct symbolizer {
 	struct hashmap strs; /* interned char *, by content */
 	struct symcache *cache;
 	struct proc *last; /* the last process looked up: samples come in runs of one */
+	bool no_inline; /* answer the outermost source frame only */
 };
 
 static bool str_eq(const void *ctx, uint64_t val, const void *key)
@@ -373,6 +374,17 @@ int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs)
 	return symcache__set_debug_dirs(s->cache, dirs);
 }
 
+void symbolizer__set_lines(struct symbolizer *s, bool lines, bool inlines)
+{
+	symcache__set_lines(s->cache, lines);
+	s->no_inline = !inlines;
+}
+
+int symbolizer__set_debuginfod(struct symbolizer *s, bool on)
+{
+	return symcache__set_debuginfod(s->cache, on);
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
@@ -490,12 +502,21 @@ void symbolizer__forget_pid(struct symbolizer *s, int pid)
 	proc__free(p);
 }
 
-static void resolve(struct proc *p, const struct pmap *m, uint64_t addr, struct sym_info *out)
+static void resolve(struct symbolizer *s, struct proc *p, const struct pmap *m, uint64_t addr,
+		    struct sym_info *out)
 {
-	if (symobj__is_elf(m->obj))
+	const struct srcline_frame *f;
+	int n;
+
+	if (symobj__is_elf(m->obj)) {
 		out->name = symobj__find(m->obj, addr - m->start + m->offset, &out->elf_addr,
 					 &out->offset);
-	else if (pmap__maybe_jit(m))
+		n = symcache__lines(s->cache, m->obj, out->elf_addr, &f);
+		if (n > 0) {
+			out->lines = s->no_inline ? f + n - 1 : f;
+			out->nr_lines = s->no_inline ? 1 : (size_t)n;
+		}
+	} else if (pmap__maybe_jit(m))
 		out->name = perfmap__find(&p->jit, !p->gone, addr, &out->offset);
 }
 
@@ -535,7 +556,7 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	out->mapped = true;
 	out->module = m->module;
 	out->path = m->path;
-	resolve(p, m, addr, out);
+	resolve(s, p, m, addr, out);
 	return 0;
 }
 

@@ -19,6 +19,11 @@
  * parameters). An address resolves to the nearest preceding symbol if the
  * symbol's size covers it; a size-0 symbol extends to the next one (perf).
  *
+ * Source lines: where the object has DWARF (in itself or its debug file, or
+ * fetched through debuginfod when asked for), each answer also carries the
+ * inline chain and file:line of the address (srcline.h), read at the first
+ * lookup of the object and cached per address.
+ *
  * Exec and dlopen: a process's snapshots form generations in time. Re-reading
  * its maps either adds to the current generation (new code mapped: dlopen,
  * JIT) or, when mapped code was dropped or replaced (exec, dlclose), starts a
@@ -34,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbols/srcline.h"
+
 struct symbolizer;
 
 /*
@@ -47,6 +54,14 @@ struct sym_info {
 	const char *module; /* "libc.so.6", "[vdso]", "[anon]", "[heap]"...; NULL if unmapped */
 	const char *path; /* mapped path as /proc/PID/maps shows it; NULL if anonymous */
 	bool mapped; /* a mapping covered addr */
+	/*
+	 * From the object's DWARF, innermost first: the inlined functions whose
+	 * code addr is, then the function they were inlined into (the last,
+	 * usually the symbol's); with inlines off, that last one only. NULL
+	 * (nr_lines 0) without DWARF for addr.
+	 */
+	const struct srcline_frame *lines;
+	size_t nr_lines;
 };
 
 struct symbolizer *symbolizer__new(void);
@@ -92,5 +107,18 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_in
  * /usr/lib/debug). Applies to objects loaded afterwards.
  */
 int symbolizer__set_debug_dirs(struct symbolizer *s, const char *dirs);
+
+/*
+ * Source lines in answers (default: on), and inlined functions among them
+ * (default: on; off folds them into the function they were inlined into).
+ * Lines apply to objects loaded afterwards, inlines at once.
+ */
+void symbolizer__set_lines(struct symbolizer *s, bool lines, bool inlines);
+/*
+ * Fetch missing debug files through debuginfod, from $DEBUGINFOD_URLS, into
+ * libdebuginfod's cache (default: off; never by default, a root profiler must
+ * not reach the network unasked). 0 or -ENOMEM.
+ */
+int symbolizer__set_debuginfod(struct symbolizer *s, bool on);
 
 #endif /* SFBPF_SYMBOLIZE_H */

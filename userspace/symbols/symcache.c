@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/debuginfod.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -17,12 +18,21 @@
 
 #include "procs/procmaps.h"
 #include "symbols/debuginfo.h"
+#include "symbols/srcline.h"
 #include "symbols/symcache.h"
+#include "symbols/symtab.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
-#include "symbols/symtab.h"
+#include "util/log.h"
 
 #define MAX_VDSO_SIZE (1 << 20)
+/*
+ * Objects whose DWARF stays reachable through an open descriptor: lines are
+ * read at output time, when the file may be gone (deleted, its container
+ * stopped). Past the limit, objects have symbols but no lines.
+ */
+#define MAX_DWARF_FDS 512
+#define BUILD_ID_LEN 64
 
 struct segment {
 	uint64_t offset, vaddr, filesz;
@@ -39,6 +49,13 @@ struct symobj {
 	struct symtab *tab; /* NULL: no symbols */
 	void *image; /* vdso bytes, to share the object by content */
 	size_t image_len;
+	int dwarf_fd; /* the file holding its DWARF until first used; -1: none */
+	struct srcline *lines; /* opened at the first lookup */
+	bool lines_tried;
+	bool want_debug; /* no local debug file, and symbols or DWARF missing */
+	bool debuginfod_tried;
+	uint8_t build_id[BUILD_ID_LEN];
+	size_t build_id_len;
 };
 
 struct symcache {
@@ -46,6 +63,9 @@ struct symcache {
 	struct symobj *vdsos;
 	struct symobj *retired; /* replaced in objs; old generations may still use them */
 	char *debug_dirs;
+	bool no_lines; /* symcache__set_lines(false) */
+	size_t dwarf_fds; /* descriptors held by objects for their DWARF */
+	debuginfod_client *dc; /* NULL unless asked for: never reach the network unasked */
 };
 
 static int symobj__load_segments(struct symobj *obj, Elf *elf)
@@ -93,19 +113,48 @@ static int symobj__load_elf(struct symobj *obj, Elf *elf, Elf *debug)
 	return 0;
 }
 
-/* A file without .symtab gets its debug file's, looked up under root_pid's root. */
-static int symobj__load_fd(struct symobj *obj, int fd, const char *path, int root_pid,
-			   const char *debug_dirs)
+/* Keep fd (ours now) for the object's lines, if the cache may hold another descriptor. */
+static void symobj__keep_dwarf(struct symcache *c, struct symobj *obj, int fd)
+{
+	if (fd >= 0 && c->dwarf_fds < MAX_DWARF_FDS) {
+		obj->dwarf_fd = fd;
+		c->dwarf_fds++;
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * A file without .symtab gets its debug file's, looked up under root_pid's
+ * root; so does a file without DWARF (for lines), when lines are wanted.
+ */
+static int symobj__load_fd(struct symcache *c, struct symobj *obj, int fd, const char *path,
+			   int root_pid)
 {
 	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL), *debug = NULL;
+	bool is_elf = elf && elf_kind(elf) == ELF_K_ELF, has_symtab = false, has_dwarf = false;
 	int err, dfd = -1;
 
-	if (elf && elf_kind(elf) == ELF_K_ELF && !symtab__elf_has_symtab(elf)) {
-		dfd = debuginfo__open(elf, path, root_pid, debug_dirs, NULL, 0);
-		debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
+	if (is_elf) {
+		has_symtab = symtab__elf_has_symtab(elf);
+		has_dwarf = c->no_lines || srcline__elf_has_dwarf(elf);
+		obj->build_id_len = debuginfo__build_id(elf, obj->build_id, sizeof(obj->build_id));
 	}
-	err = symobj__load_elf(obj, elf, debug);
+	if (is_elf && (!has_symtab || !has_dwarf)) {
+		dfd = debuginfo__open(elf, path, root_pid, c->debug_dirs, NULL, 0);
+		debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
+		obj->want_debug = !debug;
+	}
+	/* The object's own .symtab, when it has one, as before lines were read. */
+	err = symobj__load_elf(obj, elf, has_symtab ? NULL : debug);
+	if (!err && !c->no_lines) {
+		if (has_dwarf)
+			symobj__keep_dwarf(c, obj, fcntl(fd, F_DUPFD_CLOEXEC, 0));
+		else if (debug && srcline__elf_has_dwarf(debug))
+			symobj__keep_dwarf(c, obj, fcntl(dfd, F_DUPFD_CLOEXEC, 0));
+	}
 	elf_end(debug);
 	if (dfd >= 0)
 		close(dfd);
@@ -118,6 +167,9 @@ static void symobj__free(struct symobj *obj)
 	if (!obj)
 		return;
 	symtab__free(obj->tab);
+	srcline__free(obj->lines);
+	if (obj->dwarf_fd >= 0)
+		close(obj->dwarf_fd);
 	free(obj->segs);
 	free(obj->image);
 	free(obj);
@@ -159,6 +211,74 @@ const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uin
 {
 	*elf_addr = symobj__vaddr(o, off);
 	return o->tab ? symtab__find(o->tab, *elf_addr, offset) : NULL;
+}
+
+/* Hex of a build-id, for messages. */
+static void build_id_hex(const struct symobj *o, char *buf, size_t len)
+{
+	size_t i;
+
+	buf[0] = 0;
+	for (i = 0; i < o->build_id_len && 2 * i + 2 < len; i++)
+		snprintf(buf + 2 * i, 3, "%02x", o->build_id[i]);
+}
+
+/*
+ * o's debug file through debuginfod, once, when asked for and no local one
+ * was found. The answer must carry o's build-id: a server's mistake must not
+ * put another program's lines on this one.
+ */
+static void symobj__fetch_debug(struct symcache *c, struct symobj *o)
+{
+	uint8_t id[BUILD_ID_LEN];
+	char hex[2 * BUILD_ID_LEN + 1];
+	char *path = NULL;
+	Elf *elf;
+	int fd;
+	bool ok;
+
+	if (!c->dc || !o->want_debug || o->debuginfod_tried || !o->build_id_len ||
+	    o->dwarf_fd >= 0 || o->lines)
+		return;
+	o->debuginfod_tried = true;
+	build_id_hex(o, hex, sizeof(hex));
+	fd = debuginfod_find_debuginfo(c->dc, o->build_id, (int)o->build_id_len, &path);
+	if (fd < 0) {
+		pr_info("debuginfod: no debug file for build-id %s: %s\n", hex, strerror(-fd));
+		return;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ok = elf && debuginfo__build_id(elf, id, sizeof(id)) == o->build_id_len &&
+	     !memcmp(id, o->build_id, o->build_id_len) && srcline__elf_has_dwarf(elf);
+	elf_end(elf);
+	if (!ok) {
+		pr_warn("debuginfod: %s is not the debug file of build-id %s: ignored\n",
+			path ? path : "(answer)", hex);
+		close(fd);
+	} else {
+		pr_info("debuginfod: build-id %s: %s\n", hex, path ? path : "(answer)");
+		symobj__keep_dwarf(c, o, fd);
+	}
+	free(path);
+}
+
+int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
+		    const struct srcline_frame **frames)
+{
+	*frames = NULL;
+	if (!o || !o->elf || c->no_lines)
+		return 0;
+	if (!o->lines && !o->lines_tried) {
+		symobj__fetch_debug(c, o);
+		o->lines_tried = true;
+		if (o->dwarf_fd >= 0) {
+			/* srcline owns the descriptor from now on, even on failure. */
+			o->lines = srcline__new(o->dwarf_fd);
+			o->dwarf_fd = -1;
+			c->dwarf_fds--;
+		}
+	}
+	return o->lines ? srcline__find(o->lines, elf_addr, frames) : 0;
 }
 
 /*
@@ -235,7 +355,8 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 	obj->ino = m->inode;
 	obj->size = st.st_size;
 	obj->mtime = st.st_mtim;
-	symobj__load_fd(obj, fd, m->path, root_pid, c->debug_dirs);
+	obj->dwarf_fd = -1;
+	symobj__load_fd(c, obj, fd, m->path, root_pid);
 	close(fd);
 	if (hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
 		symobj__free(obj);
@@ -280,6 +401,7 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 	}
 	obj->image = img;
 	obj->image_len = len;
+	obj->dwarf_fd = -1;
 	elf = elf_memory(img, len);
 	symobj__load_elf(obj, elf, NULL);
 	elf_end(elf);
@@ -318,6 +440,24 @@ int symcache__set_debug_dirs(struct symcache *c, const char *dirs)
 	return 0;
 }
 
+void symcache__set_lines(struct symcache *c, bool on)
+{
+	c->no_lines = !on;
+}
+
+int symcache__set_debuginfod(struct symcache *c, bool on)
+{
+	if (!on || c->dc) {
+		if (!on && c->dc) {
+			debuginfod_end(c->dc);
+			c->dc = NULL;
+		}
+		return 0;
+	}
+	c->dc = debuginfod_begin();
+	return c->dc ? 0 : -ENOMEM;
+}
+
 void symcache__free(struct symcache *c)
 {
 	if (!c)
@@ -331,5 +471,7 @@ void symcache__free(struct symcache *c)
 	symobj__free_list(c->vdsos);
 	symobj__free_list(c->retired);
 	free(c->debug_dirs);
+	if (c->dc)
+		debuginfod_end(c->dc);
 	free(c);
 }

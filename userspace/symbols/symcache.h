@@ -3,7 +3,9 @@
  * The symbolizer's object cache: one symobj per ELF file or vdso image, with
  * its PT_LOAD segments and function symbols (symtab.h; a separate debug file's
  * when the file has no .symtab, debuginfo.h), shared by every process that
- * maps it.
+ * maps it, and the source lines of its DWARF (srcline.h): from the file, or
+ * from its debug file (debuginfo.h), or, only when asked for, fetched by
+ * build-id through debuginfod ($DEBUGINFOD_URLS; libdebuginfod's cache).
  *
  * Files are keyed by device and inode, checked against size and mtime (a
  * rebuilt binary reusing the inode replaces the cached object, which stays
@@ -24,6 +26,7 @@
 #include <stdint.h>
 
 struct procmap;
+struct srcline_frame;
 struct symcache;
 struct symobj;
 
@@ -31,6 +34,14 @@ struct symcache *symcache__new(void);
 void symcache__free(struct symcache *c);
 /* ':'-separated debug directories (NULL: debuginfo__default_dirs()), for objects loaded later. */
 int symcache__set_debug_dirs(struct symcache *c, const char *dirs);
+
+/* Source lines for objects loaded from now on (default: on). */
+void symcache__set_lines(struct symcache *c, bool on);
+/*
+ * Fetch missing debug files through debuginfod (off by default: a root
+ * profiler must not reach the network unasked). 0 or -ENOMEM.
+ */
+int symcache__set_debuginfod(struct symcache *c, bool on);
 
 /*
  * The object behind file mapping m of pid. root_pid: the process whose root
@@ -48,5 +59,13 @@ bool symobj__is_elf(const struct symobj *o);
  * valid while the cache lives), *offset the distance into it.
  */
 const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uint64_t *offset);
+
+/*
+ * The source frames at ELF address elf_addr of o (srcline__find(), innermost
+ * first): their number, 0 when o has no DWARF for it, or a negative errno.
+ * The first call opens o's DWARF (and may ask debuginfod for it).
+ */
+int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
+		    const struct srcline_frame **frames);
 
 #endif /* SFBPF_SYMCACHE_H */
