@@ -29,7 +29,6 @@
 #define PAD 10 /* left and right margins */
 #define TOP 76 /* title, subtitle, buttons and legend */
 #define BOTTOM 30 /* details line */
-#define MAX_DEPTH (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES + 3)
 #define MATCH_FILL "rgb(230,0,230)"
 #define SEP '\x01' /* between frames: sorts before any character of a name */
 
@@ -41,6 +40,7 @@ enum {
 	TAG_USER = 'u',
 	TAG_USER_NOSYM = 'n',
 	TAG_KERNEL = 'k',
+	TAG_INLINED = 'i',
 };
 
 struct line {
@@ -64,7 +64,7 @@ struct writer {
 	unsigned max_depth;
 	FILE *f;
 	double scale; /* pixels per value unit */
-	struct frame_ref open[MAX_DEPTH];
+	struct frame_ref *open; /* max_depth + 1 entries while laying out */
 };
 
 /* ---- collecting lines ------------------------------------------------------------ */
@@ -109,6 +109,8 @@ static char frame_tag(const struct sw_frame *f)
 	case SW_KERNEL:
 		return TAG_KERNEL;
 	default:
+		if (f->inlined)
+			return TAG_INLINED;
 		return f->symbol ? TAG_USER : TAG_USER_NOSYM;
 	}
 }
@@ -125,7 +127,8 @@ static int add_stack(const struct sw_stack *st, void *ctx)
 	for (i = 0; i < st->nr_frames && !err; i++) {
 		const struct sw_frame *f = &st->frames[i];
 
-		err = put_frame(w, frame_tag(f), f->name, f->kind == SW_KERNEL ? "_[k]" : "");
+		err = put_frame(w, frame_tag(f), f->name,
+				f->kind == SW_KERNEL ? "_[k]" : f->inlined ? "_[i]" : "");
 	}
 	if (err)
 		return err;
@@ -214,6 +217,9 @@ static void put_fill(FILE *f, char tag, const char *name, size_t n)
 		break;
 	case TAG_KERNEL:
 		fprintf(f, "hsl(%.0f,%.0f%%,%.0f%%)", 188 + 32 * v1, 52 + 20 * v2, 60 + 10 * v3);
+		break;
+	case TAG_INLINED: /* aqua, as flamegraph.pl colours "_[i]" frames */
+		fprintf(f, "hsl(%.0f,%.0f%%,%.0f%%)", 160 + 16 * v1, 45 + 20 * v2, 58 + 10 * v3);
 		break;
 	case TAG_COMM:
 		fprintf(f, "hsl(%.0f,32%%,%.0f%%)", 262 + 24 * v1, 70 + 8 * v3);
@@ -366,10 +372,11 @@ static void put_header(struct writer *w, unsigned width, unsigned height)
 		"<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n",
 		PAD, width - PAD, PAD, height - 10, width - PAD, height - 10);
-	put_legend(w, mid - 170, "uuser", "user");
-	put_legend(w, mid - 100, "kkernel", "kernel");
-	put_legend(w, mid - 22, "nno symbol", "no symbol");
-	put_legend(w, mid + 72, "cprocess", "process (comm)");
+	put_legend(w, mid - 222, "uuser", "user");
+	put_legend(w, mid - 160, "iinlined", "inlined");
+	put_legend(w, mid - 84, "kkernel", "kernel");
+	put_legend(w, mid - 12, "nno symbol", "no symbol");
+	put_legend(w, mid + 76, "cprocess", "process (comm)");
 }
 
 static int emit(struct writer *w)
@@ -429,8 +436,10 @@ int flamegraph__write_svg_file(const struct aggregator *a, struct symbolizer *sy
 	err = stackwalk__for_each(a, sym, ks, add_stack, w);
 	if (!err) {
 		merge_lines(w);
-		err = emit(w);
+		w->open = calloc(w->max_depth + 2, sizeof(*w->open));
+		err = w->open ? emit(w) : -ENOMEM;
 	}
+	free(w->open);
 	free(w->pool);
 	free(w->lines);
 	free(w);

@@ -5,12 +5,13 @@
  * viewer.
  *
  * Frames are exactly the folded output's (stackwalk.h, folded.h): "all", then
- * comm, then user root ... leaf, then kernel root ... leaf ("_[k]" suffix).
+ * comm, then user root ... leaf (inlined functions with a "_[i]" suffix), then
+ * kernel root ... leaf ("_[k]" suffix).
  * Each frame's width is its share of the samples (or weights); siblings are
- * sorted by kind (kernel, then unsymbolized, then user code) and name, so
+ * sorted by kind (inlined, kernel, unsymbolized, then user code) and name, so
  * that the layout does not depend on sample order. Colours tell user code
- * (warm), kernel code (blue), user frames without a symbol (grey) and
- * processes (violet) apart.
+ * (warm), inlined functions (aqua), kernel code (blue), user frames without a
+ * symbol (grey) and processes (violet) apart.
  *
  * In a browser: hover for name, samples and share (also the frame's tooltip);
  * click a frame to zoom to it, "Reset Zoom" (or a click on "all") to zoom out;

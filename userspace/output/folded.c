@@ -93,6 +93,8 @@ static int build_line(const struct sw_stack *st, void *ctx)
 			err = put_name(w, st->frames[i].name);
 		if (!err && st->frames[i].kind == SW_KERNEL)
 			err = put_str(w, "_[k]");
+		else if (!err && st->frames[i].inlined)
+			err = put_str(w, "_[i]");
 	}
 	if (!err)
 		err = add_line(w, w->opts.weight ? st->weight : st->count);

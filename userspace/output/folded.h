@@ -5,6 +5,9 @@
  *
  *   comm;[truncated];user_root;...;user_leaf;kernel_root_[k];...;kernel_leaf_[k] COUNT
  *
+ * Where DWARF describes a user address, the functions inlined there follow
+ * its function as frames of their own, suffixed "_[i]" as perf's
+ * stackcollapse marks them (sfbpf-top --no-inline folds them away).
  * "[truncated]" only when the user stack lost its root (aggr_stop_truncated()).
  * A user frame without a symbol is "[MODULE]" (e.g. "[libc.so.6]"), or
  * "[unknown]" when no mapping covers it; an unknown kernel frame is

@@ -17,6 +17,7 @@
 #include "output/pprof.h"
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
+#include "symbols/srcline.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/utf8.h"
@@ -50,10 +51,10 @@ struct mapping {
 	bool synthetic; /* range grown from the addresses seen (process gone) */
 };
 
+/* Lines, innermost first, and the pointers protobuf-c wants: one allocation, never moved. */
 struct location {
 	PbLocation pb;
-	PbLine line;
-	PbLine *linep;
+	PbLine *lines;
 };
 
 /* A frame already placed: (pid, address, kind) -> location, skipping its lookups. */
@@ -160,11 +161,12 @@ static bool func_eq(const void *ctx, uint64_t idx, const void *key)
 	const struct builder *b = ctx;
 	const PbFunction *f = &b->funcs[idx], *k = key;
 
-	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
+	return f->name == k->name && f->system_name == k->system_name &&
+	       f->filename == k->filename && f->start_line == k->start_line;
 }
 
-/* Function id (1-based) for a name in a file; negative errno. */
-static int64_t func_id(struct builder *b, const char *name, const char *file)
+/* Function id (1-based) for a name in a file, from its first line (0: unknown); negative errno. */
+static int64_t func_id(struct builder *b, const char *name, const char *file, int64_t start_line)
 {
 	PbFunction key = PERFTOOLS__PROFILES__FUNCTION__INIT;
 	uint64_t h;
@@ -172,9 +174,10 @@ static int64_t func_id(struct builder *b, const char *name, const char *file)
 
 	key.name = key.system_name = str_id(b, name);
 	key.filename = str_id(b, file);
+	key.start_line = start_line;
 	if (key.name < 0 || key.filename < 0)
 		return -ENOMEM;
-	h = mix(mix(1, key.name), key.filename);
+	h = mix(mix(mix(1, key.name), key.filename), start_line);
 	id = hashmap__find(&b->func_ix, (uint32_t)h, func_eq, b, &key);
 	if (id >= 0)
 		return id + 1;
@@ -283,57 +286,117 @@ static bool loc_eq(const void *ctx, uint64_t idx, const void *key)
 {
 	const struct builder *b = ctx;
 	const struct location *l = &b->locs[idx], *k = key;
+	size_t i;
 
-	return l->pb.mapping_id == k->pb.mapping_id && l->pb.address == k->pb.address &&
-	       l->line.function_id == k->line.function_id;
+	if (l->pb.mapping_id != k->pb.mapping_id || l->pb.address != k->pb.address ||
+	    l->pb.n_line != k->pb.n_line)
+		return false;
+	for (i = 0; i < k->pb.n_line; i++) {
+		if (l->lines[i].function_id != k->lines[i].function_id ||
+		    l->lines[i].line != k->lines[i].line)
+			return false;
+	}
+	return true;
 }
 
-static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, int64_t func)
+/* Location id (1-based) of an address and its lines (innermost first); negative errno. */
+static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, const PbLine *lines,
+		      size_t n)
 {
-	struct location key = { .pb = PERFTOOLS__PROFILES__LOCATION__INIT,
-				.line = PERFTOOLS__PROFILES__LINE__INIT };
+	struct location key = { .pb = PERFTOOLS__PROFILES__LOCATION__INIT };
 	uint64_t h;
 	int64_t id;
+	size_t i;
 
-	if (map < 0 || func < 0)
-		return map < 0 ? map : func;
+	if (map < 0)
+		return map;
 	key.pb.mapping_id = map;
 	key.pb.address = addr;
-	key.line.function_id = func;
-	h = mix(mix(mix(3, map), addr), func);
+	key.pb.n_line = n;
+	key.lines = (PbLine *)lines;
+	h = mix(mix(3, map), addr);
+	for (i = 0; i < n; i++)
+		h = mix(mix(h, lines[i].function_id), lines[i].line);
 	id = hashmap__find(&b->loc_ix, (uint32_t)h, loc_eq, b, &key);
 	if (id >= 0)
 		return id + 1;
 	if (grow(&b->locs, &b->locs_cap, b->nlocs, sizeof(*b->locs)))
 		return -ENOMEM;
+	key.lines = malloc(n * (sizeof(PbLine) + sizeof(PbLine *)));
+	if (!key.lines)
+		return -ENOMEM;
+	key.pb.line = (PbLine **)(key.lines + n);
+	for (i = 0; i < n; i++) {
+		key.lines[i] = lines[i];
+		key.pb.line[i] = &key.lines[i];
+	}
 	key.pb.id = b->nlocs + 1;
 	b->locs[b->nlocs] = key;
-	if (hashmap__add(&b->loc_ix, (uint32_t)h, b->nlocs))
+	if (hashmap__add(&b->loc_ix, (uint32_t)h, b->nlocs)) {
+		free(key.lines);
 		return -ENOMEM;
+	}
 	if (map)
 		map_cover(b, map, addr);
 	return ++b->nlocs;
 }
 
-static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_frame *f)
+/* A user frame's function: its DWARF declaration's file and line when known. */
+static int64_t user_func_id(struct builder *b, const struct sw_frame *f)
 {
-	const char *file;
-	int64_t map;
+	if (f->decl_file)
+		return func_id(b, f->name, f->decl_file, f->decl_line);
+	return func_id(b, f->name, f->path ? f->path : f->module, 0);
+}
+
+/*
+ * frames[0 .. n): a frame and the functions inlined at its address, outermost
+ * first; they make one location whose lines are innermost first.
+ */
+static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_frame *frames,
+			   size_t n)
+{
+	const struct sw_frame *f = &frames[0];
+	PbLine lines[SRCLINE_MAX_DEPTH + 1];
+	size_t i;
+	int64_t map, fn;
 
 	switch (f->kind) {
 	case SW_KERNEL:
 		map = kernel_map_id(b);
-		file = f->module ? f->module : KERNEL_MAPPING_NAME;
-		return loc_id(b, map, f->addr, func_id(b, f->name, file));
+		fn = func_id(b, f->name, f->module ? f->module : KERNEL_MAPPING_NAME, 0);
+		n = 1;
+		break;
 	case SW_USER:
-		if (!f->mapped)
-			return loc_id(b, 0, f->addr, func_id(b, f->name, NULL));
-		map = user_map_id(b, pid, f);
-		file = f->path ? f->path : f->module;
-		return loc_id(b, map, f->addr, func_id(b, f->name, file));
+		map = f->mapped ? user_map_id(b, pid, f) : 0;
+		fn = 0;
+		if (n > SRCLINE_MAX_DEPTH + 1)
+			n = SRCLINE_MAX_DEPTH + 1;
+		for (i = 0; i < n && fn >= 0; i++) {
+			fn = user_func_id(b, &frames[n - 1 - i]);
+			perftools__profiles__line__init(&lines[i]);
+			lines[i].function_id = fn;
+			lines[i].line = frames[n - 1 - i].line;
+		}
+		/* Tell readers the mapping's functions have lines: nothing to symbolize again. */
+		if (map > 0 && f->line) {
+			b->maps[map - 1].pb.has_filenames = true;
+			b->maps[map - 1].pb.has_line_numbers = true;
+		}
+		if (map > 0 && n > 1)
+			b->maps[map - 1].pb.has_inline_frames = true;
+		return fn < 0 ? fn : loc_id(b, map, f->addr, lines, n);
 	default: /* [truncated]: no address */
-		return loc_id(b, 0, 0, func_id(b, f->name, NULL));
+		map = 0;
+		fn = func_id(b, f->name, NULL, 0);
+		n = 1;
+		break;
 	}
+	if (fn < 0)
+		return fn;
+	perftools__profiles__line__init(&lines[0]);
+	lines[0].function_id = fn;
+	return loc_id(b, map, f->addr, lines, 1);
 }
 
 static bool frame_eq(const void *ctx, uint64_t idx, const void *key)
@@ -349,7 +412,7 @@ static bool frame_eq(const void *ctx, uint64_t idx, const void *key)
  * within a profile, so frames met again (most are) skip the symbol, mapping
  * and string lookups.
  */
-static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame *f)
+static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame *f, size_t n)
 {
 	struct frame_key key = { .addr = f->addr,
 				 .pid = f->kind == SW_KERNEL ? 0 : pid,
@@ -359,7 +422,7 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 
 	if (id >= 0)
 		return b->frames[id].loc;
-	key.loc = place_frame(b, pid, f);
+	key.loc = place_frame(b, pid, f, n);
 	if (key.loc < 0)
 		return key.loc;
 	if (grow(&b->frames, &b->frames_cap, b->nframes, sizeof(*b->frames)) ||
@@ -399,7 +462,7 @@ static int add_sample(const struct sw_stack *st, void *ctx)
 {
 	struct builder *b = ctx;
 	size_t nlabels = 3 + PPROF_MAX_CGROUP_LABELS + b->opts.nr_labels;
-	size_t nlocs = st->nr_frames - 1, i, n = 0;
+	size_t nlocs = st->nr_frames - 1, i, j, n = 0;
 	struct sample_mem *m;
 	uint64_t *ids;
 	PbSample *s;
@@ -418,9 +481,11 @@ static int add_sample(const struct sw_stack *st, void *ctx)
 	s->label = m->labels;
 	ids = (uint64_t *)(m->labels + nlabels);
 	s->location_id = ids;
-	/* Leaf first; frames[0] is the comm, a label here. */
-	for (i = st->nr_frames - 1; i >= 1; i--) {
-		id = frame_loc(b, st->pid, &st->frames[i]);
+	/* Leaf first; frames[0] is the comm, a label here. Inlined frames join their caller's. */
+	for (i = st->nr_frames - 1; i >= 1; i = j - 1) {
+		for (j = i; j > 1 && st->frames[j].inlined; j--)
+			;
+		id = frame_loc(b, st->pid, &st->frames[j], i - j + 1);
 		if (id < 0)
 			return id;
 		ids[s->n_location_id++] = id;
@@ -577,11 +642,6 @@ static int emit(struct builder *b, FILE *f)
 	if (types[0].type < 0 || types[0].unit < 0 || types[1].type < 0 || types[1].unit < 0 ||
 	    comment < 0)
 		return -ENOMEM;
-	for (i = 0; i < b->nlocs; i++) {
-		b->locs[i].linep = &b->locs[i].line;
-		b->locs[i].pb.line = &b->locs[i].linep;
-		b->locs[i].pb.n_line = 1;
-	}
 	p.n_sample_type = 2;
 	p.sample_type = type_ptrs;
 	p.period_type = &period_type;
@@ -665,6 +725,8 @@ static void builder__free(struct builder *b)
 	free(b->strs);
 	free(b->funcs);
 	free(b->maps);
+	for (i = 0; i < b->nlocs; i++)
+		free(b->locs[i].lines);
 	free(b->locs);
 	hashmap__free(&b->str_ix);
 	hashmap__free(&b->func_ix);

@@ -16,8 +16,8 @@
 #include "symbols/ksyms.h"
 #include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
+#include "util/vec.h"
 
-#define MAX_WALK_FRAMES (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES + 2)
 #define NO_OFF ((size_t)-1)
 
 /* Where a user frame's strings are in the pool (NO_OFF: not pooled). */
@@ -32,9 +32,20 @@ struct walker {
 	void *ctx;
 	char *pool;
 	size_t len, cap;
-	struct sw_frame frames[MAX_WALK_FRAMES];
-	struct pooled offs[MAX_WALK_FRAMES];
+	/* Grown to the deepest stack seen: inlined functions add frames. */
+	struct sw_frame *frames;
+	struct pooled *offs;
+	size_t frames_cap, offs_cap;
 };
+
+/* Room for n more frames after the first `used`. */
+static int reserve_frames(struct walker *w, size_t used, size_t n)
+{
+	if (VEC_RESERVE(w->frames, w->frames_cap, used + n, 256) ||
+	    VEC_RESERVE(w->offs, w->offs_cap, used + n, 256))
+		return -ENOMEM;
+	return 0;
+}
 
 /* Copy s (n bytes, plus a NUL) into the pool; its offset, or NO_OFF without memory. */
 static size_t pool_add(struct walker *w, const char *s, size_t n, const char *prefix,
@@ -82,16 +93,28 @@ static int user_fallback_name(struct walker *w, const struct sym_info *si, struc
 	return o->name == NO_OFF ? -ENOMEM : 0;
 }
 
-static int user_frame(struct walker *w, uint32_t pid, uint64_t addr, struct sw_frame *f,
-		      struct pooled *o)
+/*
+ * The frames of one user address, root first: its function, then the
+ * functions inlined into it, innermost last, all at one address. Adds them
+ * at w->frames[*n]; advances *n.
+ */
+static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 {
 	struct sym_info si = {};
+	struct sw_frame *f;
+	struct pooled *o;
+	size_t i;
 	int err;
 
-	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF };
-	*f = (struct sw_frame){ .kind = SW_USER, .addr = addr };
 	if (w->sym)
 		symbolizer__user(w->sym, pid, addr, &si);
+	err = reserve_frames(w, *n, si.nr_lines ? si.nr_lines : 1);
+	if (err)
+		return err;
+	f = &w->frames[*n];
+	o = &w->offs[*n];
+	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF };
+	*f = (struct sw_frame){ .kind = SW_USER, .addr = addr };
 	f->mapped = si.mapped;
 	f->elf_addr = si.elf_addr;
 	err = pool_str(w, si.module, &o->module);
@@ -99,10 +122,36 @@ static int user_frame(struct walker *w, uint32_t pid, uint64_t addr, struct sw_f
 		err = pool_str(w, si.path, &o->path);
 	if (err)
 		return err;
+	/* Source strings stay put while the symbolizer lives: used in place. */
+	for (i = 0; i < si.nr_lines; i++) {
+		const struct srcline_frame *l = &si.lines[si.nr_lines - 1 - i];
+
+		if (i) {
+			f[i] = f[0];
+			o[i] = o[0];
+			o[i].name = NO_OFF;
+			f[i].inlined = true;
+			f[i].symbol = l->function != NULL;
+			f[i].name = l->function ? l->function : "[unknown]";
+		}
+		f[i].file = l->file;
+		f[i].line = l->line;
+		f[i].decl_file = l->decl_file;
+		f[i].decl_line = l->decl_line;
+	}
+	*n += si.nr_lines ? si.nr_lines : 1;
 	if (si.name && si.name[0]) {
 		f->symbol = true;
 		return pool_str(w, si.name, &o->name);
 	}
+	/* No symbol, but the DWARF names the function. */
+	if (si.nr_lines && si.lines[si.nr_lines - 1].function) {
+		f->symbol = true;
+		f->name = si.lines[si.nr_lines - 1].function;
+		return 0;
+	}
+	f->decl_file = NULL;
+	f->decl_line = 0;
 	return user_fallback_name(w, &si, f, o);
 }
 
@@ -128,11 +177,14 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	struct walker *w = ctx;
 	const uint64_t *kips = st->ips + st->nr_user;
 	struct sw_stack out = { .raw = st, .pid = st->pid, .count = st->count,
-				.weight = st->weight, .frames = w->frames };
+				.weight = st->weight };
 	size_t n = 0, i;
 	int j, err;
 
 	w->len = 0;
+	err = reserve_frames(w, 0, 2 + st->nr_kernel);
+	if (err)
+		return err;
 	/* The idle tasks are "swapper/N" per CPU; perf names them all "swapper". */
 	w->frames[n] = (struct sw_frame){ .kind = SW_COMM, .name = st->comm };
 	if (st->pid == 0 || !st->comm[0])
@@ -142,12 +194,15 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 		w->frames[n++] = (struct sw_frame){ .kind = SW_TRUNCATED, .name = "[truncated]" };
 	out.first_user = n;
 	/* Root first. Frames above the leaf hold return addresses: look up addr - 1. */
-	for (j = st->nr_user - 1; j >= 0; j--, n++) {
-		err = user_frame(w, st->pid, st->ips[j] - (j > 0), &w->frames[n], &w->offs[n]);
+	for (j = st->nr_user - 1; j >= 0; j--) {
+		err = user_frames(w, st->pid, st->ips[j] - (j > 0), &n);
 		if (err)
 			return err;
 	}
 	out.first_kernel = n;
+	err = reserve_frames(w, n, st->nr_kernel);
+	if (err)
+		return err;
 	for (j = st->nr_kernel - 1; j >= 0; j--)
 		kernel_frame(w, kips[j] - (j > 0), &w->frames[n++]);
 	/* The pool is complete: it will not move any more. */
@@ -156,6 +211,7 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 		w->frames[i].module = pool_ptr(w, w->offs[i].module, NULL);
 		w->frames[i].path = pool_ptr(w, w->offs[i].path, NULL);
 	}
+	out.frames = w->frames;
 	out.nr_frames = n;
 	return w->cb(&out, w->ctx);
 }
@@ -173,6 +229,8 @@ int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym,
 	w->cb = cb;
 	w->ctx = ctx;
 	err = aggregator__for_each(a, walk_one, w);
+	free(w->frames);
+	free(w->offs);
 	free(w->pool);
 	free(w);
 	return err;

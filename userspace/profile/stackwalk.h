@@ -12,6 +12,11 @@
  * - A user frame is its function symbol; without one, "[MODULE]" (e.g.
  *   "[libc.so.6]"; already bracketed names such as "[vdso]" stay as they are),
  *   or "[unknown]" when no mapping covers the address.
+ * - Where the object's DWARF covers a user address (symbolize.h, srcline.h),
+ *   its frame carries the source file and line, and the functions inlined
+ *   there follow it as frames of their own (inlined = true, same address),
+ *   outermost first, unless the symbolizer folds inlines away. A user frame
+ *   with no symbol but a DWARF function takes that function's name.
  * - A kernel frame is its kallsyms symbol, or "[unknown]". Writers mark kernel
  *   frames their own way (folded: "_[k]" suffix).
  * - Every frame but a leaf holds a return address and is looked up at
@@ -48,6 +53,11 @@ struct sw_frame {
 	uint64_t elf_addr; /* user: addr in the object's ELF address space, 0 if none */
 	const char *module; /* user: "libc.so.6", "[vdso]"...; kernel: "ext4" or NULL (vmlinux) */
 	const char *path; /* user: mapped file path, NULL if anonymous */
+	bool inlined; /* user: inlined into the frame before it, at the same address */
+	const char *file; /* user: source file of line (DWARF); NULL if unknown */
+	uint32_t line; /* its line, 0 if unknown */
+	const char *decl_file; /* user: where the function is declared (DWARF), or NULL */
+	uint32_t decl_line; /* the function's first line, 0 if unknown */
 };
 
 /* One symbolized stack. Strings and frames are valid during the callback only. */
