@@ -49,6 +49,8 @@ static struct env {
 	enum topview_group group;
 	const char *pprof_path, *svg_path, *otlp_path;
 	bool sframe_only;
+	bool no_inline; /* --no-inline: inlined functions folded into their callers */
+	bool debuginfod; /* --debuginfod: fetch missing debug files ($DEBUGINFOD_URLS) */
 	/* Off-CPU analysis. */
 	bool off_cpu, on_off;
 	unsigned long long min_us, max_us;
@@ -96,6 +98,8 @@ enum {
 	OPT_PPROF,
 	OPT_SVG,
 	OPT_SFRAME_ONLY,
+	OPT_NO_INLINE,
+	OPT_DEBUGINFOD,
 	OPT_OFFCPU,
 	OPT_ONOFF,
 	OPT_STATE,
@@ -131,6 +135,10 @@ static const struct argp_option options[] = {
 	  "BPF memory for unwind tables, e.g. 64M (default: RAM/512 within 32M..256M)", 0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0,
+	  "Fold inlined functions into their callers (outputs show them as _[i] frames)", 0 },
+	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0,
+	  "Fetch missing debug files (source lines) from $DEBUGINFOD_URLS servers", 0 },
 	{ "max-frames", 'S', "N", 0, "User frames per stack (default 127)", 0 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics (twice: libbpf/verifier output)", 0 },
 	{ NULL, 0, NULL, 0, "Off-CPU analysis:", 1 },
@@ -318,6 +326,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SFRAME_ONLY:
 		env.sframe_only = true;
+		break;
+	case OPT_NO_INLINE:
+		env.no_inline = true;
+		break;
+	case OPT_DEBUGINFOD:
+		env.debuginfod = true;
 		break;
 	case OPT_OFFCPU:
 	case OPT_ONOFF:
@@ -560,6 +574,9 @@ int main(int argc, char **argv)
 	err = session__open(&sess, &sopts);
 	if (err)
 		goto cleanup;
+	symbolizer__set_lines(sess.sym, true, !env.no_inline);
+	if (env.debuginfod && symbolizer__set_debuginfod(sess.sym, true))
+		pr_warn("debuginfod: cannot start its client: debug files are not fetched\n");
 	if (mode == OUT_LIVE)
 		err = run_live(&sess);
 	else if (mode == OUT_BATCH)
