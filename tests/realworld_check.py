@@ -81,11 +81,14 @@ def read(path):
 # ---------------------------------------------------------------- inputs
 
 class Stack:
-    """One folded line or one perf sample: user frames root first."""
-    __slots__ = ("comm", "truncated", "user", "count")
+    """One folded line or one perf sample: user frames root first (real
+    frames: what perf script --no-inline shows), and the functions inlined
+    into them (sfbpf's "_[i]" frames)."""
+    __slots__ = ("comm", "truncated", "user", "count", "inlined")
 
-    def __init__(self, comm, truncated, user, count):
+    def __init__(self, comm, truncated, user, count, inlined=()):
         self.comm, self.truncated, self.user, self.count = comm, truncated, user, count
+        self.inlined = inlined
 
 
 def unnamed(frame):
@@ -107,12 +110,15 @@ def parse_folded(text, comms):
         truncated = bool(frames) and frames[0] == TRUNCATED
         if truncated:
             frames = frames[1:]
-        user = []
+        user, inlined = [], []
         for f in frames:
             if f.endswith("_[k]"):
                 break
-            user.append(f)
-        stacks.append(Stack(comm, truncated, user, int(m.group(2))))
+            if f.endswith("_[i]"):
+                inlined.append(f[:-4])
+            else:
+                user.append(f)
+        stacks.append(Stack(comm, truncated, user, int(m.group(2)), inlined))
     return stacks, bad
 
 
@@ -328,9 +334,15 @@ def root_share(stacks, canon_roots, aliases):
     hit = total = 0
     for s in stacks:
         total += s.count
-        if any(f in canon_roots for f in canon_user(s, aliases) if f):
+        if reaches(s, canon_roots, aliases):
             hit += s.count
     return hit, total
+
+
+def reaches(s, canon_roots, aliases):
+    """The stack holds a root, as a frame or inlined into one."""
+    return (any(f in canon_roots for f in canon_user(s, aliases) if f) or
+            any(aliases.canon(f) in canon_roots for f in s.inlined))
 
 
 def short(frames, limit=12):
@@ -444,12 +456,12 @@ def score(args):
     if share < need:
         miss = collections.Counter()
         for s in stacks:
-            if not any(f in canon_roots for f in canon_user(s, aliases) if f):
+            if not reaches(s, canon_roots, aliases):
                 miss[((TRUNCATED + ";") if s.truncated else "") + short(s.user)] += s.count
         details += ["sfbpf stack without a root (%d): %s" % (n, k) for k, n in miss.most_common(4)]
         outer = collections.Counter(s.user[0] if s.user else "(no user frame)" for s in stacks
                                     for _ in range(s.count)
-                                    if not any(f in canon_roots for f in canon_user(s, aliases) if f))
+                                    if not reaches(s, canon_roots, aliases))
         details.append("outermost frames of those: " +
                        ", ".join("%s=%d" % kv for kv in outer.most_common(6)))
     report(name + ": root", share >= need, why, details)
@@ -694,7 +706,8 @@ def check_symbols(name, sub, args, comms, aliases):
             if off <= foff < off + fsz:
                 vaddr = foff - off + va
         names = idx[path].covering(vaddr) if vaddr is not None else None
-        got = prof["funcs"].get(fids[0], "") if fids else ""
+        # The last line is the function the others were inlined into.
+        got = prof["funcs"].get(fids[-1], "") if fids else ""
         if names is None:
             continue  # no symbol covers it: any name or none is fine
         total += w
@@ -724,9 +737,9 @@ def selftest(_args):
             fails.append(what)
 
     st, bad = parse_folded("p;_start;main;a;b 90\np;[truncated];b 10\nq;main;x 5\n"
-                           "p;_start;main;a;sys_k_[k] 3\n", {"p"})
-    expect(not bad and len(st) == 3 and st[1].truncated and st[2].user == ["_start", "main", "a"],
-           "folded parse: %r" % [(s.user, s.truncated) for s in st])
+                           "p;_start;main;a;c_[i];sys_k_[k] 3\n", {"p"})
+    expect(not bad and len(st) == 3 and st[1].truncated and st[2].user == ["_start", "main", "a"] and
+           st[2].inlined == ["c"], "folded parse: %r" % [(s.user, s.truncated) for s in st])
     perf_text = ("p  12 \n\tffffffff81000000 irq ([kernel.kallsyms])\n\t 11 b (/bin/p)\n"
                  "\t 22 a (/bin/p)\n\t 33 [unknown] (/bin/p)\n\t 44 main (/bin/p)\n\n"
                  "V8 Worker  13 \n\t 55 w (/bin/p)\n\n")
