@@ -56,10 +56,15 @@ struct stack {
 	size_t off, n; /* in the builder's pool of location indices */
 };
 
+/*
+ * A frame placed before: (pid, address, kind, name). The name matters:
+ * functions inlined at an address are frames of their own at that address.
+ */
 struct frame_key {
 	uint64_t addr;
 	uint32_t pid, kind;
 	int32_t loc;
+	const char *name; /* lookups only: compared with the location's function name */
 };
 
 struct sample {
@@ -367,9 +372,12 @@ static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_fram
 
 static bool frame_eq(const void *ctx, uint64_t idx, const void *key)
 {
-	const struct frame_key *f = &((const struct builder *)ctx)->frames[idx], *k = key;
+	const struct builder *b = ctx;
+	const struct frame_key *f = &b->frames[idx], *k = key;
 
-	return f->addr == k->addr && f->pid == k->pid && f->kind == k->kind;
+	/* A name utf8_dup() changed never matches: placed again, deduplicated by loc_id(). */
+	return f->addr == k->addr && f->pid == k->pid && f->kind == k->kind &&
+	       !strcmp(b->strs[b->funcs[b->locs[f->loc].func].name], k->name);
 }
 
 /* A frame met before (most are) skips the symbol, mapping and string lookups. */
@@ -377,8 +385,9 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 {
 	struct frame_key k = { .addr = f->addr,
 			       .pid = f->kind == SW_KERNEL ? 0 : pid,
-			       .kind = f->kind };
-	uint32_t h = (uint32_t)mix(mix(mix(5, k.addr), k.pid), k.kind);
+			       .kind = f->kind,
+			       .name = f->name ? f->name : "" };
+	uint32_t h = (uint32_t)mix(mix(mix(mix(5, k.addr), k.pid), k.kind), hash__str(k.name));
 	int64_t id = hashmap__find(&b->frame_ix, h, frame_eq, b, &k), loc;
 
 	if (id >= 0)
@@ -390,6 +399,7 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 	if (id < 0)
 		return id;
 	k.loc = loc;
+	k.name = NULL;
 	b->frames[id] = k;
 	return hashmap__add(&b->frame_ix, h, id) ? -ENOMEM : loc;
 }
