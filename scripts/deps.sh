@@ -16,10 +16,11 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 	libcurl4-openssl-dev libdebuginfod-dev)
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
-# pprof as the reference pprof reader, chromium to render flamegraphs.
+# pprof as the reference pprof reader, chromium to render flamegraphs, protoc to
+# decode OTLP requests against their schema, prometheus_client to parse /metrics.
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
-	libc6-dbg util-linux nodejs sqlite3 debootstrap)
+	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client)
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")
