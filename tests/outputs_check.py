@@ -76,7 +76,7 @@ def parse_raw(text):
     """pprof -raw: header fields, samples, locations, mappings."""
     p = {"samples": [], "locs": {}, "maps": {}, "header": {}}
     section = "header"
-    cur = None
+    cur = cur_loc = None
     for line in text.splitlines():
         if line in ("Samples:", "Locations", "Mappings"):
             section = line.rstrip(":")
@@ -97,13 +97,16 @@ def parse_raw(text):
                     cur["labels"][k] = v
         elif section == "Locations":
             m = LOC_RE.match(line)
-            if not m:
-                continue  # an inlined line: we emit none
-            rest = re.sub(r" s=\d+(\(.*\))?$", "", m.group(4))
+            rest = re.sub(r" s=\d+(\(.*\))?$", "", m.group(4) if m else line.strip())
             name, _, fileline = rest.rpartition(" ")
-            p["locs"][int(m.group(1))] = {
+            if not m:
+                # The next Line of the location: the function the previous one was inlined into.
+                if cur_loc is not None:
+                    cur_loc["lines"].append((name, fileline.rpartition(":")[0]))
+                continue
+            cur_loc = p["locs"][int(m.group(1))] = {
                 "addr": int(m.group(2), 16), "map": int(m.group(3) or 0), "name": name,
-                "file": fileline.rpartition(":")[0]}
+                "file": fileline.rpartition(":")[0], "lines": [(name, fileline.rpartition(":")[0])]}
         elif section == "Mappings":
             m = MAP_RE.match(line)
             if m:
@@ -122,10 +125,14 @@ def raw_as_folded(p, value_index=0):
         for lid in reversed(s["locs"]):
             loc = p["locs"][lid]
             mp = p["maps"].get(loc["map"])
-            name = loc["name"].replace(";", ":")
-            if mp and mp["file"] == "[kernel.kallsyms]":
-                name += "_[k]"
-            names.append(name)
+            # Lines are innermost first; every one but the last was inlined (folded: _[i]).
+            for i, (name, _) in enumerate(reversed(loc["lines"])):
+                name = name.replace(";", ":")
+                if mp and mp["file"] == "[kernel.kallsyms]":
+                    name += "_[k]"
+                elif i:
+                    name += "_[i]"
+                names.append(name)
         out[";".join([s["labels"].get("comm", "?")] + names)] += s["values"][value_index]
     return out
 
@@ -185,7 +192,7 @@ def parse_ms(s):
 
 
 def check_traces(folded_path, traces_path, period_ns):
-    """-traces: each sample leaf first; rebuild comm;root..leaf (no _[k] there)."""
+    """-traces: each sample leaf first; rebuild comm;root..leaf (no _[k] there, inlined: _[i])."""
     want = Counter()
     for k, v in read_folded(folded_path).items():
         want[";".join(f[:-4] if f.endswith("_[k]") else f for f in k.split(";"))] += v
@@ -209,6 +216,8 @@ def check_traces(folded_path, traces_path, period_ns):
         if value is None:
             continue
         count = round(value * 1e6 / period_ns)
+        # pprof marks inlined functions " (inline)"; the folded output "_[i]".
+        frames = [re.sub(r" \(inline\)$", "_[i]", x) for x in frames]
         got[";".join([comm] + [x.replace(";", ":") for x in reversed(frames)])] += count
     report(got == want, "pprof-traces-leaf-first", diff(want, got))
 

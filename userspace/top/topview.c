@@ -194,6 +194,9 @@ static int64_t sym_user(struct topview *tv, uint32_t pid, uint64_t addr)
 
 	if (tv->sym)
 		symbolizer__user(tv->sym, pid, addr, &si);
+	/* As stackwalk.h: the symbol, else the function the DWARF names there. */
+	if ((!si.name || !si.name[0]) && si.nr_lines)
+		si.name = si.lines[si.nr_lines - 1].function;
 	if (si.name && si.name[0])
 		return sym_get(tv, si.name, si.module && si.module[0] ? si.module : "[unknown]",
 			       false);

@@ -75,7 +75,7 @@ struct tui {
 	int nr_lines;
 	size_t lines_cap;
 
-	bool paused, help, counters, quit;
+	bool paused, help, counters, source, quit;
 	int prompt; /* 0, 'p' or '/' */
 	char input[128];
 	char message[192];
@@ -455,8 +455,8 @@ static void draw_status(struct tui *t)
 		return;
 	}
 	attron(A_DIM);
-	put("q quit  h help  i counters  Enter callers/callees  s < > sort  p pid  / search  K U hide  "
-	    "g group  c counts  z zero  P pause");
+	put("q quit  h help  i counters  a source  Enter callers/callees  s < > sort  p pid  / search  "
+	    "K U hide  g group  c counts  z zero  P pause");
 	attroff(A_DIM);
 }
 
@@ -472,6 +472,10 @@ static void draw(struct tui *t)
 	}
 	if (t->counters) {
 		tuipages__counters(t->s);
+		return;
+	}
+	if (t->source) {
+		tuipages__source(t->s, t->nr_rows ? t->rows[t->sel] : NULL);
 		return;
 	}
 	topview__totals(t->tv, &tot);
@@ -637,8 +641,8 @@ static void handle_key(struct tui *t, int ch)
 		prompt_key(t, ch);
 		return;
 	}
-	if (t->help || t->counters) {
-		t->help = t->counters = false;
+	if (t->help || t->counters || t->source) {
+		t->help = t->counters = t->source = false;
 		return;
 	}
 	switch (ch) {
@@ -652,6 +656,9 @@ static void handle_key(struct tui *t, int ch)
 		break;
 	case 'i':
 		t->counters = true;
+		break;
+	case 'a':
+		t->source = true;
 		break;
 	case 's':
 	case '>':
@@ -784,6 +791,7 @@ int tui__run(struct session *s, const struct tui_opts *o)
 	release_stderr(&t);
 out:
 	topview__free(t.tv);
+	tuipages__free();
 	free(t.callers.v);
 	free(t.callees.v);
 	free(t.lines);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "profile/session.h"
+#include "top/srcview.h"
+#include "top/topview.h"
 #include "top/tuipages.h"
 
 #define COUNTER_WIDTH 38 /* "lifecycle.no_mapping 123456789012" fits */
@@ -33,6 +35,7 @@ static const char *const help_text[] = {
 	"  q             quit (Ctrl-C too)",
 	"  h ?           this help; any key closes it",
 	"  i             the counters (as --stats prints them); any key closes them",
+	"  a             the selected function's source lines and their samples (DWARF)",
 	"  Up Down       move the selection; PgUp PgDn: a page; Home End: first, last",
 	"  Enter         expand or collapse the selected function's callers and callees",
 	"  Esc           collapse the expanded function",
@@ -104,4 +107,105 @@ void tuipages__counters(struct session *s)
 	}
 	free(text);
 	refresh();
+}
+
+static struct srcview source;
+
+/* The samples of the n-th hottest line: lines below it are left out when they do not fit. */
+static uint64_t nth_hottest(const struct srcview *v, size_t n)
+{
+	uint64_t *c = malloc(v->nr_lines * sizeof(*c)), min = 0;
+	size_t i, j;
+
+	if (!c)
+		return 0;
+	for (i = 0; i < v->nr_lines; i++) {
+		uint64_t x = v->lines[i].samples;
+
+		/* Insertion sort, largest first: n is a screenful. */
+		for (j = i; j > 0 && c[j - 1] < x; j--)
+			c[j] = c[j - 1];
+		c[j] = x;
+	}
+	if (n && n <= v->nr_lines)
+		min = c[n - 1];
+	free(c);
+	return min;
+}
+
+void tuipages__source(struct session *s, const struct topview_row *row)
+{
+	struct srcview_query q = { 0 };
+	const char *file = NULL;
+	uint64_t min = 0;
+	int y = 2, room = LINES - 3;
+	size_t i;
+
+	erase();
+	attron(A_BOLD);
+	if (!row || row->sym->kernel) {
+		tui_mvput(0, 0, "Source lines: select a user function first; any key closes");
+		attroff(A_BOLD);
+		refresh();
+		return;
+	}
+	q = (struct srcview_query){ row->sym->name, row->sym->module, row->pid, row->comm };
+	if (srcview__collect(&source, s->agg, s->sym, &q)) {
+		attroff(A_BOLD);
+		tui_mvput(2, 0, "(out of memory)");
+		refresh();
+		return;
+	}
+	tui_mvput(0, 0, "%s (%s): %llu own samples by source line; any key closes", q.name,
+		  q.module, (unsigned long long)source.samples);
+	attroff(A_BOLD);
+	if (!source.nr_lines) {
+		tui_mvput(2, 2, "(no samples of its own yet)");
+		refresh();
+		return;
+	}
+	/* A file heading before each file's lines takes rows too: count them. */
+	if ((int)source.nr_lines * 2 > room)
+		min = nth_hottest(&source, room / 2 > 0 ? room / 2 : 1);
+	attron(A_DIM);
+	tui_mvput(1, 0, "%9s %7s %6s  %s", "SAMPLES", "SHARE", "LINE", "SOURCE");
+	attroff(A_DIM);
+	for (i = 0; i < source.nr_lines && y < LINES - 1; i++) {
+		const struct srcview_line *l = &source.lines[i];
+		const char *text;
+
+		if (l->samples < min)
+			continue;
+		if (!l->file) {
+			tui_mvput(y++, 0, "%9llu %6.1f%%         (no source line: no DWARF here)",
+				  (unsigned long long)l->samples,
+				  100.0 * l->samples / (source.samples ? source.samples : 1));
+			continue;
+		}
+		if (l->file != file) {
+			file = l->file;
+			attron(A_BOLD);
+			tui_mvput(y++, 0, "%s", file);
+			attroff(A_BOLD);
+			if (y >= LINES - 1)
+				break;
+		}
+		text = srcview__text(l->file, l->line);
+		tui_mvput(y, 0, "%9llu %6.1f%% %6u  ", (unsigned long long)l->samples,
+			  100.0 * l->samples / (source.samples ? source.samples : 1), l->line);
+		tui_put("%s", text ? text : "");
+		if (l->function && strcmp(l->function, q.name)) {
+			attron(A_DIM);
+			tui_put("  [%s]", l->function);
+			attroff(A_DIM);
+		}
+		y++;
+	}
+	refresh();
+}
+
+void tuipages__free(void)
+{
+	srcview__free(&source);
+	srcview__free_text();
 }

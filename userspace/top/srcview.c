@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The live view's source page: a function's samples per source line (see srcview.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profile/aggregate.h"
+#include "symbols/symbolize.h"
+#include "top/srcview.h"
+#include "util/vec.h"
+
+struct collect {
+	struct srcview *v;
+	struct symbolizer *sym;
+	const struct srcview_query *q;
+};
+
+/* The leaf's name as topview names user frames: the symbol, else the DWARF function. */
+static const char *leaf_name(const struct sym_info *si)
+{
+	if (si->name && si->name[0])
+		return si->name;
+	if (si->nr_lines && si->lines[si->nr_lines - 1].function)
+		return si->lines[si->nr_lines - 1].function;
+	return NULL;
+}
+
+static int add(struct srcview *v, const char *file, uint32_t line, const char *fn, uint64_t n)
+{
+	size_t i;
+
+	/* Linear: a function has few hot lines, and the page is drawn once a second. */
+	for (i = 0; i < v->nr_lines; i++) {
+		struct srcview_line *l = &v->lines[i];
+
+		if (l->line == line && l->file == file && l->function == fn) {
+			l->samples += n;
+			return 0;
+		}
+	}
+	if (VEC_RESERVE(v->lines, v->cap, v->nr_lines + 1, 64))
+		return -ENOMEM;
+	v->lines[v->nr_lines++] = (struct srcview_line){ file, line, fn, n };
+	return 0;
+}
+
+static int collect_one(const struct aggr_stack *st, void *ctx)
+{
+	struct collect *c = ctx;
+	const struct srcview_query *q = c->q;
+	const struct srcline_frame *l;
+	struct sym_info si;
+	const char *name;
+
+	if (!st->nr_user || st->nr_kernel || !st->count)
+		return 0;
+	if ((q->pid && st->pid != q->pid) ||
+	    (q->comm && strcmp(q->comm, "-") && strcmp(q->comm, st->comm)))
+		return 0;
+	if (symbolizer__user(c->sym, st->pid, st->ips[0], &si))
+		return 0;
+	name = leaf_name(&si);
+	if (!name || strcmp(name, q->name) || !si.module || strcmp(si.module, q->module))
+		return 0;
+	c->v->samples += st->count;
+	if (!si.nr_lines)
+		return add(c->v, NULL, 0, NULL, st->count);
+	l = &si.lines[0];
+	return add(c->v, l->file, l->line, l->function, st->count);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct srcview_line *x = a, *y = b;
+	int r;
+
+	if (!x->file || !y->file)
+		return !x->file - !y->file;
+	r = strcmp(x->file, y->file);
+	if (r)
+		return r;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return y->samples > x->samples ? 1 : y->samples < x->samples ? -1 : 0;
+}
+
+int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbolizer *sym,
+		     const struct srcview_query *q)
+{
+	struct collect c = { v, sym, q };
+	int err;
+
+	v->nr_lines = 0;
+	v->samples = 0;
+	if (!sym || !q->name || !q->module)
+		return 0;
+	err = aggregator__for_each(a, collect_one, &c);
+	if (!err && v->nr_lines)
+		qsort(v->lines, v->nr_lines, sizeof(*v->lines), cmp_line);
+	return err;
+}
+
+void srcview__free(struct srcview *v)
+{
+	free(v->lines);
+	*v = (struct srcview){};
+}
+
+/* ---- source text ---------------------------------------------------------------- */
+
+struct text_file {
+	struct text_file *next;
+	char *path;
+	char *data; /* NUL-terminated, lines split in place; NULL: unreadable */
+	char **line; /* line[i]: line i + 1 */
+	size_t nr_lines;
+};
+
+static struct text_file *texts;
+
+static void text_load(struct text_file *t)
+{
+	struct stat st;
+	ssize_t r = -1;
+	size_t i, n = 0;
+	int fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	/* Regular files only: a path from DWARF may name a FIFO or a device. */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size <= SRCVIEW_MAX_FILE &&
+	    (t->data = malloc(st.st_size + 1)))
+		r = pread(fd, t->data, st.st_size, 0);
+	close(fd);
+	if (r < 0) {
+		free(t->data);
+		t->data = NULL;
+		return;
+	}
+	t->data[r] = 0;
+	for (i = 0; i < (size_t)r; i++)
+		n += t->data[i] == '\n';
+	t->line = calloc(n + 1, sizeof(*t->line));
+	if (!t->line)
+		return;
+	t->line[t->nr_lines++] = t->data;
+	for (i = 0; i < (size_t)r; i++) {
+		if (t->data[i] != '\n')
+			continue;
+		t->data[i] = 0;
+		if (i + 1 < (size_t)r)
+			t->line[t->nr_lines++] = t->data + i + 1;
+	}
+}
+
+const char *srcview__text(const char *file, uint32_t line)
+{
+	struct text_file *t;
+
+	if (!file || !line)
+		return NULL;
+	for (t = texts; t && strcmp(t->path, file); t = t->next)
+		;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || !(t->path = strdup(file))) {
+			free(t);
+			return NULL;
+		}
+		text_load(t);
+		t->next = texts;
+		texts = t;
+	}
+	return t->line && line <= t->nr_lines ? t->line[line - 1] : NULL;
+}
+
+void srcview__free_text(void)
+{
+	struct text_file *t, *next;
+
+	for (t = texts; t; t = next) {
+		next = t->next;
+		free(t->path);
+		free(t->data);
+		free(t->line);
+		free(t);
+	}
+	texts = NULL;
+}

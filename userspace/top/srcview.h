@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The live view's source page (key a, like perf's annotate): the source
+ * lines where one function's own samples (Self) fell, with their counts.
+ *
+ * Each distinct stack whose leaf frame is the function (named as topview.h
+ * and stackwalk.h name frames, in the row's PID or command) adds its samples
+ * to the line its leaf address resolves to (symbolize.h): the innermost
+ * line, so code inlined into the function is charged to the line it came
+ * from, and that line names the inlined function. Counts are the session's
+ * samples so far (not decayed). Source text is shown when the file is
+ * readable here (at most SRCVIEW_MAX_FILE bytes of it).
+ *
+ * Error convention: negative errno.
+ */
+#ifndef SFBPF_SRCVIEW_H
+#define SFBPF_SRCVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct aggregator;
+struct symbolizer;
+
+#define SRCVIEW_MAX_FILE (8u << 20)
+
+/* Which function: a user symbol of a module, in one process or command, or in all. */
+struct srcview_query {
+	const char *name;
+	const char *module;
+	uint32_t pid; /* 0: any */
+	const char *comm; /* NULL or "-": any */
+};
+
+struct srcview_line {
+	const char *file; /* NULL: the address has no source line */
+	uint32_t line;
+	const char *function; /* the innermost function there (an inlined one, or name) */
+	uint64_t samples;
+};
+
+struct srcview {
+	struct srcview_line *lines; /* by file, then line; the line-less entry last */
+	size_t nr_lines, cap;
+	uint64_t samples; /* all of the function's own samples */
+};
+
+/*
+ * Fill v (zeroed, or filled before: it is reused) with q's lines over a's
+ * stacks. Strings are the symbolizer's (srcline.h): valid while it lives.
+ * Returns 0 or a negative errno.
+ */
+int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbolizer *sym,
+		     const struct srcview_query *q);
+void srcview__free(struct srcview *v);
+
+/*
+ * Line `line` of file (without its newline), read the first time and kept;
+ * NULL if unreadable or shorter. The cache lives until srcview__free_text().
+ */
+const char *srcview__text(const char *file, uint32_t line);
+void srcview__free_text(void);
+
+#endif /* SFBPF_SRCVIEW_H */
