@@ -18,6 +18,10 @@
  *   4. Past its residency, a table hit since it was loaded but not measured
  *      yet (heat 0 until the next rebalance) is not cold: a new table does
  *      not evict it.
+ *   5. A reload refused because the table in its way is fresh and being hit
+ *      is kept, and admitted once that table is past its residency and less
+ *      than half as hot: no rebuild, no wait for the next rebalance (see
+ *      park()).
  * Exit status: 0 when the checks ran (verdicts on stdout), 2 on bad usage, 1
  * when maps or files could not be set up (reported as FAIL).
  */
@@ -170,15 +174,74 @@ static int measure(struct file *f, uint32_t *nr_rows)
 	return t && !err ? 0 : -1;
 }
 
+/*
+ * Check 5. B's reload is built while A, fresh, has no hits; A is hit
+ * (40000 times) before B's reload is admitted: as a rate over its few
+ * seconds, more than half B's (100000 hits), so the reload is refused and
+ * kept; once A is past its residency, its hits weigh as heat — less than
+ * half B's — and the kept reload goes in, without a rebuild nor a wait for
+ * the next rebalance. -EAGAIN: A was past its residency before the reload
+ * was admitted (slow builds): try a longer one.
+ */
+static int park(struct file *f, const uint32_t *nr, uint32_t rows, uint64_t residency_ns)
+{
+	const uint32_t pages = 1 << 18, rules = 1 << 14, objects = 64;
+	struct timespec nap = { 0, 10000000 };
+	struct tables_stats st;
+	uint32_t fa, fb, ra, rb;
+	uint64_t deadline;
+	struct tables *t;
+	struct maps m;
+	int64_t a, b;
+
+	if (create_maps(&m, rows, pages, rules, objects) ||
+	    !(t = new_tables(&m, rows, pages, rules, objects, residency_ns))) {
+		report(false, "tablebudget: setup", "maps of %u rows: %s", rows, strerror(errno));
+		return -1;
+	}
+	a = tables__acquire_src(t, f[0].fd, &f[0].key, f[0].path, &f[0].src);
+	settle(t);
+	b = tables__acquire_src(t, f[1].fd, &f[1].key, f[1].path, &f[1].src);
+	settle(t);
+	add_hits(&m, b, 100000);
+	tables_rebalance(t, tables_now_ns()); /* B's reload: built at once (no thread) */
+	add_hits(&m, a, 40000);
+	tables__process(t, 0);
+	tables__stats(t, &st);
+	if (st.objects_over_budget != 2 || published(&m, a, &fa) != nr[0]) {
+		tables__free(t);
+		close_maps(&m);
+		return -EAGAIN;
+	}
+	deadline = tables_now_ns() + residency_ns + 3000000000ULL;
+	while (!published(&m, b, &fb) && tables_now_ns() < deadline) {
+		nanosleep(&nap, NULL);
+		tables__process(t, 0);
+	}
+	settle(t);
+	tables__stats(t, &st);
+	ra = published(&m, a, &fa);
+	rb = published(&m, b, &fb);
+	report(!ra && rb == nr[1] && st.promotions == 1 && st.loads == 3,
+	       "tablebudget: a reload refused for now is admitted once its way clears",
+	       "rows %u %u, promotions %llu, builds %llu", ra, rb,
+	       (unsigned long long)st.promotions, (unsigned long long)st.loads);
+	tables__free(t);
+	close_maps(&m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const uint32_t pages = 1 << 18, rules = 1 << 14, objects = 64;
 	struct file f[2];
 	struct tables_stats st;
 	uint32_t nr[2], big, rows, fa, fb, ra, rb;
+	const uint64_t park_residency_ns[] = { 1000000000ULL, 3000000000ULL, 7000000000ULL };
 	struct maps m;
 	struct tables *t;
 	int64_t a, b;
+	int i, ret = 0;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s FILE_A FILE_B\n", argv[0]);
@@ -272,5 +335,15 @@ int main(int argc, char **argv)
 	       "rows %u %u, evictions %llu", ra, rb, (unsigned long long)st.evictions);
 	tables__free(t);
 	close_maps(&m);
+
+	/* Attempts with longer residencies, should the builds be too slow for a short one. */
+	for (i = 0; i < 3; i++) {
+		ret = park(f, nr, rows, park_residency_ns[i]);
+		if (ret != -EAGAIN)
+			break;
+	}
+	if (ret == -EAGAIN)
+		report(false, "tablebudget: a reload refused for now is admitted once its way clears",
+		       "never refused: A was past its residency before B's reload was admitted");
 	return 0;
 }

@@ -38,6 +38,13 @@
  */
 #define QUARANTINE_NS 2000000ULL
 #define MAX_PROMOTIONS 4 /* candidates tried per rebalance (one reload started) */
+/*
+ * A reload refused for now (the tables in its way are still fresh and hit,
+ * or being pushed) is kept this long, tried again every PARK_RETRY_NS, rather
+ * than rebuilt at the next rebalance.
+ */
+#define PARK_NS TABLES_REBALANCE_NS
+#define PARK_RETRY_NS 100000000ULL
 #define SLOT_BYTES (sizeof(struct sfbpf_object) + sizeof(uint64_t)) /* + its hit counter */
 /* Array map elements are 8-byte aligned. */
 #define ROW_BYTES sizeof(struct sfbpf_row)
@@ -376,7 +383,19 @@ static int intern_rules(struct tables *t, const struct flat_table *ft, uint32_t 
 	return 0;
 }
 
-int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft)
+/* e's table takes the slices [rs, +nr_rows) and [ps, +nr_pages). */
+static void take_slices(struct tables *t, struct entry *e, struct flat_table *ft, int64_t rs,
+			int64_t ps)
+{
+	e->row_start = rs;
+	e->page_start = ps;
+	e->has_ranges = true;
+	e->pushed_rows = e->pushed_pages = 0;
+	e->push_after = t->recycled_ns ? t->recycled_ns + QUARANTINE_NS : 0;
+	e->ft = ft;
+}
+
+int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool park)
 {
 	uint32_t *ids = calloc(ft->nr_rules ? ft->nr_rules : 1, sizeof(*ids));
 	int64_t rs, ps;
@@ -397,20 +416,60 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft)
 	for (i = 0; i < ft->nr_rows; i++)
 		ft->rows[i].rule = ids[ft->rows[i].rule];
 	err = make_room(t, e, &rs, &ps);
+	if (err == -ENOSPC && park && !t->parked) {
+		/* Its rules are interned and its rows carry their global ids: kept as is. */
+		free(ids);
+		e->ft = ft;
+		e->parked_until = tables_now_ns() + PARK_NS;
+		e->park_retry_ns = tables_now_ns() + PARK_RETRY_NS;
+		t->parked = e;
+		return -EAGAIN;
+	}
 	if (err)
 		goto fail;
 	free(ids);
-	e->row_start = rs;
-	e->page_start = ps;
-	e->has_ranges = true;
-	e->pushed_rows = e->pushed_pages = 0;
-	e->push_after = t->recycled_ns ? t->recycled_ns + QUARANTINE_NS : 0;
-	e->ft = ft;
+	take_slices(t, e, ft, rs, ps);
 	return 0;
 fail:
 	free(ids);
 	flat_table__free(ft);
 	return err;
+}
+
+void tables_unpark(struct tables *t, struct entry *e)
+{
+	if (!e || t->parked != e)
+		return;
+	t->parked = NULL;
+	e->promoting = false;
+	t->promoting--;
+	flat_table__free(e->ft);
+	e->ft = NULL;
+}
+
+bool tables_retry_parked(struct tables *t, uint64_t now)
+{
+	struct entry *e = t->parked;
+	struct flat_table *ft;
+	int64_t rs, ps;
+
+	if (!e || now < e->park_retry_ns)
+		return false;
+	if (now >= e->parked_until) {
+		if (t->opts.verbose)
+			fprintf(stderr, "sfbpf: %s: still no room for its reload\n", e->name);
+		tables_unpark(t, e);
+		return false;
+	}
+	e->park_retry_ns = now + PARK_RETRY_NS;
+	if (make_room(t, e, &rs, &ps))
+		return false;
+	ft = e->ft;
+	t->parked = NULL;
+	e->promoting = false;
+	t->promoting--;
+	take_slices(t, e, ft, rs, ps);
+	return true;
 }
 
 /* ---- hotness -------------------------------------------------------------- */

@@ -267,6 +267,7 @@ void tables_free_entry(struct tables *t, struct entry *e)
 {
 	struct entry **pp;
 
+	tables_unpark(t, e);
 	/* Unpublish first so no new sample walks into the freed slices. */
 	release_slot(t, e);
 	if (e->has_ranges)
@@ -358,10 +359,21 @@ static void set_no_table(struct tables *t, struct entry *e, int err)
 			err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
 }
 
+/* e has its slices: its rows are written from the sampling thread, in slices. */
+static void queue_push(struct tables *t, struct entry *e)
+{
+	e->state = OBJ_PUSHING;
+	e->push_next = NULL;
+	*t->push_tail = e;
+	t->push_tail = &e->push_next;
+	t->nr_pushing++;
+}
+
 /* A finished build: into the push queue if it fits the budget. */
 static void job_done(struct tables *t, struct tableload_job *job)
 {
 	struct entry *e = job->owner;
+	bool reload = e->promoting;
 	int err;
 
 	e->in_job = false;
@@ -383,8 +395,18 @@ static void job_done(struct tables *t, struct tableload_job *job)
 	}
 	e->from_cfi = job->from_cfi;
 	e->sframe_bytes = job->sframe_bytes;
-	err = tables_admit(t, e, job->ft);
+	err = tables_admit(t, e, job->ft, reload && e->refs);
 	job->ft = NULL; /* taken */
+	if (err == -EAGAIN) {
+		/* Parked: still the one reload under way; tried again as its way clears. */
+		if (t->opts.verbose)
+			fprintf(stderr, "sfbpf: %s: %u rows over the table budget, for now\n",
+				e->name, e->nr_rows);
+		e->promoting = true;
+		t->promoting++;
+		t->stats.objects_over_budget++;
+		return;
+	}
 	if (err == -ENOSPC) {
 		if (t->opts.verbose)
 			fprintf(stderr, "sfbpf: %s: %u rows over the table budget\n", e->name,
@@ -401,11 +423,7 @@ static void job_done(struct tables *t, struct tableload_job *job)
 		set_no_table(t, e, err);
 		return;
 	}
-	e->state = OBJ_PUSHING;
-	e->push_next = NULL;
-	*t->push_tail = e;
-	t->push_tail = &e->push_next;
-	t->nr_pushing++;
+	queue_push(t, e);
 }
 
 static void collect_done(struct tables *t)
@@ -656,8 +674,12 @@ static void age(struct tables *t, uint64_t now)
 uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 {
 	uint64_t now = tables_now_ns();
+	struct entry *parked;
 
 	collect_done(t);
+	parked = t->parked;
+	if (tables_retry_parked(t, now))
+		queue_push(t, parked);
 	push_until(t, now + (budget_ns ? budget_ns : 1));
 	now = tables_now_ns();
 	if (t->opts.linger_ns && now >= t->next_age_ns) {

@@ -46,7 +46,7 @@ struct entry {
 	uint64_t job_seq; /* its last build, in the order builds were started */
 	bool has_ranges; /* owns [row_start, +nr_rows) and [page_start, +nr_pages) */
 	bool want_promote; /* hot enough to reload: at the next acquire if not reopened */
-	bool promoting; /* its reload is being built */
+	bool promoting; /* its reload is being built, or parked */
 	bool from_cfi;
 	bool counted_rejected;
 	uint32_t refs;
@@ -64,6 +64,8 @@ struct entry {
 	uint64_t hits_at_load; /* the slot's hit counter when its table was published */
 	uint64_t hits_live; /* the slot's hit counter, read when room is being made */
 	uint64_t heat; /* decayed hits: halves every rebalance period */
+	/* Parked (t->parked): its refused reload, in ft, is tried again until then. */
+	uint64_t parked_until, park_retry_ns;
 	/* Where it was last seen mapped (a ring, newest at src_next - 1): to reopen it. */
 	struct tables_src src[TABLES_SRCS];
 	uint8_t src_next;
@@ -82,7 +84,8 @@ struct tables {
 	size_t rows_len, pages_len;
 	struct entry *push_head, **push_tail;
 	uint32_t nr_pushing;
-	uint32_t promoting; /* reloads being built: one at a time, the hottest first */
+	uint32_t promoting; /* reloads being built or parked: one at a time, the hottest first */
+	struct entry *parked; /* a reload refused for now: its built table kept, tried again */
 	uint64_t job_seq; /* builds started */
 	uint64_t recycled_ns; /* slices were last given back then */
 	uint64_t next_age_ns, next_rebalance_ns;
@@ -99,9 +102,17 @@ void tables_note_src(struct entry *e, const struct tables_src *src);
 /*
  * Makes room for ft (evicting colder tables if needed), interns its rules and
  * takes its slices; ft is then e->ft (or freed). 0, -ENOSPC (no room), or an
- * error.
+ * error. With park (a reload of a referenced table), no room yet parks it
+ * instead: ft kept in e->ft, t->parked = e, -EAGAIN.
  */
-int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft);
+int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool park);
+/*
+ * Tries the parked reload again (throttled): true once it has its slices (the
+ * caller pushes it); dropped when its time is up.
+ */
+bool tables_retry_parked(struct tables *t, uint64_t now);
+/* Drops e's parked reload, if it is the parked one (before e is freed). */
+void tables_unpark(struct tables *t, struct entry *e);
 /* A table was published: its hits from now on tell how hot it is while fresh. */
 void tables_note_loaded(struct tables *t, struct entry *e);
 /* Reads the hit counters, decays heat, and reloads hot over-budget tables. */
