@@ -27,7 +27,7 @@ TOP=$BUILD/sfbpf-top
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost slowdown loader throughput offcpu"
+ALL_PARTS="kcost slowdown loader throughput offcpu srcline"
 
 QUICK=0
 OUT=
@@ -953,6 +953,47 @@ bench_offcpu() {
 	}' md="$MD/offcpu.table" "$raw"
 }
 
+# Source lines at output time (symbols/srcline.h): every instruction of a big
+# -O2 -g program (sfbpf-top itself) and of libc through its debug file, each
+# resolved once, in a shuffled order, then again from the cache.
+bench_srcline() {
+	local raw=$TMP/srcline.txt libc id dbg
+	: >"$raw"
+	if ! up_to_date "$BB/srclines" "$ROOT/tests/srclines.c" "$BUILD/libsfbpf.a"; then
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
+			"$ROOT/tests/srclines.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/srclines" \
+			2>"$TMP/srclines.build" || {
+			cat "$TMP/srclines.build" >&2
+			echo "bench: srcline: FAILED (tests/srclines.c does not build against this tree)"
+			return 1
+		}
+	fi
+	objdump -d --no-show-raw-insn "$TOP" | awk '/^ +[0-9a-f]+:/ { sub(":", "", $1); print $1 }' |
+		shuf --random-source=/dev/zero >"$TMP/srcline-top.addrs"
+	"$BB/srclines" bench sfbpf-top "$TOP" <"$TMP/srcline-top.addrs" >>"$raw"
+	libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+	id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	if [ -r "$dbg" ]; then
+		objdump -d --no-show-raw-insn "$libc" | awk '/^ +[0-9a-f]+:/ { sub(":", "", $1); print $1 }' |
+			shuf --random-source=/dev/zero >"$TMP/srcline-libc.addrs"
+		"$BB/srclines" bench libc.so.6 "$libc" "$dbg" <"$TMP/srcline-libc.addrs" >>"$raw"
+	fi
+	cp "$raw" "$MD/srcline.raw"
+	awk "$AWK_LIB"'
+	$1 == "srcline" {
+		if (!rows++) {
+			print "| object | addresses | DWARF functions | first lookup (indexes) | per new address | per cached address | frames per address |" > md
+			print "|---|---|---|---|---|---|---|" > md
+		}
+		printf "| %s | %d | %d | %.1f ms | %.1f µs | %.0f ns | %.2f |\n", kv($0, "object"), \
+			kv($0, "addrs"), kv($0, "functions"), kv($0, "index_ms"), kv($0, "new_ns") / 1000, \
+			kv($0, "cached_ns"), kv($0, "frames_per_addr") > md
+		printf "bench: srcline: %s: %.1f ms to index, %.1f us per new address, %.0f ns cached (%d addresses)\n", \
+			kv($0, "object"), kv($0, "index_ms"), kv($0, "new_ns") / 1000, kv($0, "cached_ns"), kv($0, "addrs")
+	}' md="$MD/srcline.table" "$raw"
+}
+
 # --- report ---------------------------------------------------------------------
 
 machine() {
@@ -1169,6 +1210,22 @@ per-repetition differences; the BPF columns come from kernel BPF statistics
 Command: \`$(rel "$BB")/offcost -r $OC_REPS -n $OC_ROUNDS\`
 
 $(cat "$MD/offcpu.table")
+
+EOF
+		fi
+		if [ -f "$MD/srcline.table" ]; then
+			cat <<EOF
+## 6. Source lines
+
+What resolving sampled addresses into inline chains and file:line costs at
+output time (\`userspace/symbols/srcline.c\`, libdw): every instruction of
+each object, shuffled, resolved once (the first lookup also indexes the
+functions' address ranges), then all again from the per-address cache. A
+profile pays this once per distinct address and object, when it is written.
+
+Command: \`$(rel "$BB")/srclines bench NAME FILE [DEBUGFILE] < addresses\`
+
+$(cat "$MD/srcline.table")
 
 EOF
 		fi

@@ -8,6 +8,10 @@
  *     a function line and a "file:line" line per frame, innermost first
  *     ("??" and "??:0" when unknown). DEBUGFILE: the file holding the DWARF,
  *     if not FILE. Ends with "# cached N functions M" on stderr.
+ *   srclines bench NAME FILE [DEBUGFILE]
+ *     Times the resolver on the addresses on stdin: the first lookup (it
+ *     indexes the DWARF), every new address after it, and the same
+ *     addresses again (cached); one "srcline" line for scripts/bench.sh.
  *   srclines sym [--debuginfod] [--no-inline] PID PATH VADDR...
  *     The symbolizer's answers (symbolize.h) for the ELF addresses VADDR of
  *     PATH as process PID maps it (PIE or not: through the mapping of file
@@ -27,6 +31,7 @@
 #include "procs/procmaps.h"
 #include "symbols/srcline.h"
 #include "symbols/symbolize.h"
+#include "util/clock.h"
 
 static int resolve(const char *path)
 {
@@ -61,6 +66,46 @@ static int resolve(const char *path)
 	fprintf(stderr, "# cached %zu functions %zu\n", srcline__cached(sl),
 		srcline__functions(sl));
 	srcline__free(sl);
+	return 0;
+}
+
+static int bench(const char *name, const char *path)
+{
+	const struct srcline_frame *f;
+	uint64_t *addrs = NULL, t0, t1, t2, t3, frames = 0;
+	size_t n = 0, cap = 0, i;
+	struct srcline *sl;
+	char buf[128];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	while (fgets(buf, sizeof(buf), stdin)) {
+		if (n == cap && !(addrs = realloc(addrs, (cap = cap ? 2 * cap : 4096) * sizeof(*addrs))))
+			return 1;
+		addrs[n++] = strtoull(buf, NULL, 16);
+	}
+	t0 = clock__mono_ns();
+	sl = fd >= 0 ? srcline__new(fd) : NULL;
+	if (!sl || !n) {
+		fprintf(stderr, "%s: no DWARF or no addresses\n", path);
+		return 1;
+	}
+	srcline__find(sl, addrs[0], &f);
+	t1 = clock__mono_ns();
+	for (i = 1; i < n; i++) {
+		r = srcline__find(sl, addrs[i], &f);
+		frames += r > 0 ? r : 0;
+	}
+	t2 = clock__mono_ns();
+	for (i = 0; i < n; i++)
+		srcline__find(sl, addrs[i], &f);
+	t3 = clock__mono_ns();
+	printf("srcline object=%s addrs=%zu functions=%zu index_ms=%.1f new_ns=%.0f cached_ns=%.0f "
+	       "frames_per_addr=%.2f\n",
+	       name, n, srcline__functions(sl), (t1 - t0) / 1e6,
+	       n > 1 ? (double)(t2 - t1) / (n - 1) : 0, (double)(t3 - t2) / n,
+	       n > 1 ? (double)frames / (n - 1) : 0);
+	srcline__free(sl);
+	free(addrs);
 	return 0;
 }
 
@@ -148,6 +193,8 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (argc >= 3 && !strcmp(argv[1], "resolve"))
 		return resolve(argc > 3 ? argv[3] : argv[2]);
+	if (argc >= 4 && !strcmp(argv[1], "bench"))
+		return bench(argv[2], argc > 4 ? argv[4] : argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "sym"))
 		return sym(argc - 2, argv + 2);
 	fprintf(stderr, "usage: srclines resolve FILE [DEBUGFILE] < addresses\n"
