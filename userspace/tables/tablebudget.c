@@ -311,6 +311,12 @@ static bool evict_window(struct tables *t, struct entry *e, bool rows, uint32_t 
 	return best != UINT64_MAX;
 }
 
+/* Could e's table fit at all, in an otherwise empty big arena? */
+static bool fits_arena(const struct tables *t, const struct entry *e)
+{
+	return e->nr_rows <= t->rows.small_base && e->nr_pages <= t->pages.small_base;
+}
+
 /* Could evicting every candidate make room for e? (Fragmentation aside.) */
 static bool room_possible(struct tables *t, const struct entry *e, uint64_t now)
 {
@@ -319,6 +325,8 @@ static bool room_possible(struct tables *t, const struct entry *e, uint64_t now)
 	const struct entry *v;
 	uint32_t i;
 
+	if (!fits_arena(t, e))
+		return false; /* never: not worth a reload */
 	for (i = 0; i < t->opts.max_objects && (rows < e->nr_rows || pages < e->nr_pages); i++) {
 		v = t->slots[i];
 		if (v && evictable(t, v, e, now)) {
@@ -335,7 +343,7 @@ static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps
 	uint64_t now = tables_now_ns();
 	int round;
 
-	if (e->nr_rows > t->rows.small_base || e->nr_pages > t->pages.small_base)
+	if (!fits_arena(t, e))
 		return -ENOSPC;
 	for (round = 0;; round++) {
 		*rs = slices__alloc(&t->rows, e->nr_rows);
@@ -416,7 +424,7 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool 
 	for (i = 0; i < ft->nr_rows; i++)
 		ft->rows[i].rule = ids[ft->rows[i].rule];
 	err = make_room(t, e, &rs, &ps);
-	if (err == -ENOSPC && park && !t->parked) {
+	if (err == -ENOSPC && park && !t->parked && fits_arena(t, e)) {
 		/* Its rules are interned and its rows carry their global ids: kept as is. */
 		free(ids);
 		e->ft = ft;
