@@ -29,9 +29,10 @@
 /*
  * Objects whose DWARF stays reachable through an open descriptor: lines are
  * read at output time, when the file may be gone (deleted, its container
- * stopped). Past the limit, objects have symbols but no lines.
+ * stopped). Past the limit, objects have symbols but no lines: the default
+ * limit of 1024 descriptors must leave room for perf events and BPF maps.
  */
-#define MAX_DWARF_FDS 512
+#define MAX_DWARF_FDS 256
 #define BUILD_ID_LEN 64
 
 struct segment {
@@ -272,10 +273,11 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 		symobj__fetch_debug(c, o);
 		o->lines_tried = true;
 		if (o->dwarf_fd >= 0) {
-			/* srcline owns the descriptor from now on, even on failure. */
+			/* srcline owns the descriptor from now on (it stays counted), even on failure. */
 			o->lines = srcline__new(o->dwarf_fd);
 			o->dwarf_fd = -1;
-			c->dwarf_fds--;
+			if (!o->lines)
+				c->dwarf_fds--;
 		}
 	}
 	return o->lines ? srcline__find(o->lines, elf_addr, frames) : 0;
