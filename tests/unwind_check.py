@@ -140,6 +140,11 @@ def parse_folded(text):
             why = "[truncated] and no frame"
         user, kernel = [], []
         for f in frames:
+            if f.endswith("_[i]"):
+                # An inlined function (DWARF): perf script runs with --no-inline.
+                if kernel and why is None:
+                    why = "inlined frame %r after a kernel frame" % f
+                continue
             if f.endswith("_[k]"):
                 kernel.append(f[:-4])
             elif kernel and why is None:
@@ -573,6 +578,9 @@ def selftest(_args):
             "x;[truncated];a;b;hot 2\n"
             "x;[libc.so.6];main;a;b;hot 3\n")
     st, err = parse_folded(good)
+    inl, inl_err = parse_folded("x;main;work;round__[i];mix_[i];tick_[k] 4\n")
+    expect(not inl_err and inl[0].user == ["main", "work"] and inl[0].kernel == ["tick"],
+           "inlined frames (_[i]) left out, as perf script --no-inline shows stacks")
     expect(not err and len(st) == 4, "good folded parses: %r" % err)
     expect(st[1].kernel == ["irq_k", "tick"] and st[1].user == ["main", "a", "b", "hot"], "kernel split")
     for bad in ("x;main;a 0\n", "x;main;a\n", "x 5\n", "x;[truncated] 4\n", "x;main;k_[k];a 1\n",
