@@ -9,7 +9,8 @@
  * second value is then the stack's summed sample weights.
  *
  * Stacks name frames exactly as the folded output does (stackwalk.h), leaf
- * first: kernel frames, then user frames, then "[truncated]" for a stack that
+ * first (inlined functions as a location's extra Lines, below): kernel
+ * frames, then user frames, then "[truncated]" for a stack that
  * lost its root. The folded output's comm root frame is the "comm" label here;
  * every sample also has a numeric "pid" label (none for the idle task, pid 0)
  * and the extra labels of the options.
@@ -17,9 +18,14 @@
  * Mappings: each executable mapping's range, file offset, path and build-id
  * (hex); kernel frames are in one "[kernel.kallsyms]" mapping carrying the
  * running kernel's build-id. Every location carries its function already
- * (has_functions): pprof shows our names; `pprof -symbolize=force` re-symbolizes
- * from local binaries for line numbers. A location's address is the address
- * that was symbolized: the return address - 1 for callers.
+ * (has_functions): pprof shows our names. Where the object's DWARF covers an
+ * address (symbolize.h), its location has one Line per function, innermost
+ * first (the functions inlined there, then the one they were inlined into),
+ * each with its line number, and Functions name their declaration's file and
+ * first line (mappings then also say has_line_numbers, has_inline_frames);
+ * elsewhere one Line of line 0 and the mapped file as the function's file.
+ * A location's address is the address that was symbolized: the return
+ * address - 1 for callers.
  */
 #ifndef SFBPF_PPROF_H
 #define SFBPF_PPROF_H
