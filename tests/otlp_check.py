@@ -11,9 +11,20 @@
 #       dictionary breaks the schema's rules: an entry 0 that is not the zero
 #       value, a duplicate entry, an index out of range, a sample without a
 #       value, a resource without host.name/service.name/process.* attributes.
+#       A location is a frame and the functions inlined at its address, its
+#       lines innermost first: expanded outermost first, the inlined ones
+#       marked "_[i]" as folded.c marks them.
 #   otlp_check.py summary DECODED.txt
 #       JSON: samples (summed values), profile ids, resource attributes seen.
+#   otlp_check.py inline DECODED.txt BINARY SOURCE ADDR2LINE
+#       PASS/FAIL lines for BINARY, an -O2 -g program built from SOURCE with
+#       inlined functions: some of its locations have several lines, each
+#       numbered; every location's lines (function, line) equal addr2line
+#       -f -i's at its address (>= 95 %); the functions SOURCE defines have
+#       it as filename and their definition's line as start_line.
 import json
+import re
+import subprocess
 import sys
 from collections import Counter
 
@@ -148,6 +159,31 @@ def resource_attrs(rp):
     return out
 
 
+def loc_frames(dic, loc, kind):
+    """A location's folded frames, outermost first: its lines are innermost
+    first, the last the caller the others were inlined into; folded.c marks
+    the inlined ones "_[i]" and kernel frames "_[k]"."""
+    s = strs(dic)
+    lines = loc.get("lines", [])
+    if not lines:
+        raise Bad("a location without lines")
+    out = []
+    for depth, line in enumerate(reversed(lines)):
+        fi = one(line, "function_index")
+        check_index("function_index", fi, len(dic["function_table"]))
+        if fi == 0:
+            raise Bad("a line without a function")
+        if one(line, "line") < 0:
+            raise Bad("a negative line number")
+        name = s[one(dic["function_table"][fi], "name_strindex")]
+        if kind.get("profile.frame.type") == "kernel":
+            name += "_[k]"
+        elif depth:
+            name += "_[i]"
+        out.append(name)
+    return out
+
+
 def walk(req):
     """(resource attrs, profile, sample, [frame names root first]) for every sample."""
     dic = one(req, "dictionary", None)
@@ -180,17 +216,10 @@ def walk(req):
                         loc = dic["location_table"][li]
                         check_index("mapping_index", one(loc, "mapping_index"),
                                     len(dic["mapping_table"]))
-                        lines = loc.get("lines", [])
-                        if len(lines) != 1:
-                            raise Bad("a location with %d lines" % len(lines))
-                        fi = one(lines[0], "function_index")
-                        check_index("function_index", fi, len(dic["function_table"]))
-                        name = s[one(dic["function_table"][fi], "name_strindex")]
                         kind = attrs_of(dic, loc.get("attribute_indices", []))
-                        if kind.get("profile.frame.type") == "kernel":
-                            name += "_[k]"
-                        frames.append(name)
-                    frames.reverse()  # stacks are leaf first; folded lines root first
+                        frames.append(loc_frames(dic, loc, kind))
+                    # Stacks are leaf first, folded lines root first.
+                    frames = [f for loc in reversed(frames) for f in loc]
                     yield ra, prof, smp, attrs_of(dic, smp.get("attribute_indices", [])), frames
 
 
@@ -223,6 +252,93 @@ def summary(req):
                      sort_keys=True))
 
 
+def elf_addr(binary, loc, mapping):
+    """A location's address in binary's ELF address space, through the PT_LOAD
+    segment holding its file offset; None if none does."""
+    off = one(loc, "address") - one(mapping, "memory_start") + one(mapping, "file_offset")
+    out = subprocess.run(["readelf", "-lW", binary], capture_output=True, text=True).stdout
+    for l in out.splitlines():
+        f = l.split()
+        if f and f[0] == "LOAD":
+            p_off, vaddr, filesz = int(f[1], 16), int(f[2], 16), int(f[4], 16)
+            if p_off <= off < p_off + filesz:
+                return off - p_off + vaddr
+    return None
+
+
+def addr2line(a2l, binary, addrs):
+    """{addr: [(function, line)] innermost first} as addr2line -f -i says."""
+    out = subprocess.run([a2l, "-a", "-f", "-i", "-e", binary] + ["%#x" % a for a in addrs],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    res, cur, i = {}, None, 0
+    while i < len(out):
+        if out[i].startswith("0x"):
+            cur = res.setdefault(int(out[i], 16), [])
+            i += 1
+            continue
+        num = out[i + 1].rpartition(":")[2].split()[0]
+        cur.append((out[i], int(num) if num.isdigit() else 0))
+        i += 2
+    return res
+
+
+def inline(req, binary, source, a2l):
+    """PASS/FAIL lines: binary's locations (an -O2 -g program with inlined
+    functions, built from source) against addr2line -f -i, and its
+    functions' declarations against the source."""
+    dic = one(req, "dictionary", None)
+    if dic is None:
+        raise Bad("no dictionary")
+    check_tables(dic)
+    s = strs(dic)
+    funcs = dic["function_table"]
+    maps = [i for i, m in enumerate(dic["mapping_table"])
+            if s[one(m, "filename_strindex")] == binary]
+    locs = [l for l in dic["location_table"] if one(l, "mapping_index") in maps]
+    if not locs:
+        raise Bad("no location in %s" % binary)
+    got = {}
+    for loc in locs:
+        a = elf_addr(binary, loc, dic["mapping_table"][one(loc, "mapping_index")])
+        if a is None:
+            raise Bad("location %#x outside %s's segments" % (one(loc, "address"), binary))
+        got[a] = [(s[one(funcs[one(l, "function_index")], "name_strindex")], one(l, "line"))
+                  for l in loc.get("lines", [])]
+    multi = {a: v for a, v in got.items() if len(v) >= 2}
+    unnumbered = [(a, v) for a, v in multi.items() if any(n <= 0 for _, n in v)]
+    if multi and not unnumbered:
+        print("PASS: otlp-inline-locations (%d of %d locations with 2 to %d lines, "
+              "all numbered)" % (len(multi), len(got), max(len(v) for v in multi.values())))
+    else:
+        print("FAIL: otlp-inline-locations: %d of %d locations with >= 2 lines; "
+              "unnumbered: %r" % (len(multi), len(got), unnumbered[:2]))
+    want = addr2line(a2l, binary, sorted(got))
+    bad = [(hex(a), got[a], want.get(a)) for a in sorted(got) if got[a] != want.get(a)]
+    if len(bad) * 20 <= len(got):  # as tests/srclines.test: DWARF readers may differ a little
+        print("PASS: otlp-lines-equal-addr2line (%d of %d locations)" %
+              (len(got) - len(bad), len(got)))
+    else:
+        print("FAIL: otlp-lines-equal-addr2line: %d of %d differ, e.g. %r" %
+              (len(bad), len(got), bad[:2]))
+    # Each function the source defines: its filename and first line.
+    src = open(source).read().splitlines()
+    decl, bad = 0, []
+    for f in funcs[1:]:
+        name = s[one(f, "name_strindex")]
+        defs = [i + 1 for i, l in enumerate(src)
+                if re.match(r"^\S.*\b%s\(" % re.escape(name), l)]
+        if not defs:
+            continue
+        decl += 1
+        if s[one(f, "filename_strindex")] != source or one(f, "start_line") != defs[0]:
+            bad.append((name, s[one(f, "filename_strindex")], one(f, "start_line"), defs[0]))
+    if decl and not bad:
+        print("PASS: otlp-function-declarations (%d functions)" % decl)
+    else:
+        print("FAIL: otlp-function-declarations: %d functions; (name, file, start_line, "
+              "want) %r" % (decl, bad[:3]))
+
+
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
     scale = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--scale" else 1
@@ -231,6 +347,8 @@ def main():
     try:
         if cmd == "folded":
             folded(req, scale)
+        elif cmd == "inline":
+            inline(req, *sys.argv[3:6])
         else:
             summary(req)
     except Bad as e:

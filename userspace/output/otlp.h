@@ -16,9 +16,13 @@
  * "unknown_service:EXE" as OpenTelemetry's conventions say. Each holds one
  * scope ("sfbpf") with one profile; its samples index stacks (leaf first)
  * and carry a "thread.name" attribute (the comm: the folded output's root
- * frame). The frames are the folded output's, named as stackwalk.h says:
- * locations have one line each, kernel frames have the attribute
- * profile.frame.type=kernel, user frames =native, and mappings carry their
+ * frame). The frames are the folded output's, named as stackwalk.h says. A
+ * frame and the functions inlined at its address make one location, its
+ * lines innermost first (the last is the caller they were inlined into),
+ * each with its source line where DWARF gives one; a user function's
+ * filename and start_line are its DWARF declaration's, else its filename is
+ * the object's path. Kernel locations have the attribute
+ * profile.frame.type=kernel, user ones =native, and mappings carry their
  * build-id as process.executable.build_id.gnu.
  *
  * CPU profiles: sample type samples/count, period type cpu/nanoseconds,
