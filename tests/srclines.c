@@ -79,7 +79,8 @@ static int bench(const char *name, const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
 	while (fgets(buf, sizeof(buf), stdin)) {
-		if (n == cap && !(addrs = realloc(addrs, (cap = cap ? 2 * cap : 4096) * sizeof(*addrs))))
+		if (n == cap &&
+		    !(addrs = realloc(addrs, (cap = cap ? 2 * cap : 4096) * sizeof(*addrs))))
 			return 1;
 		addrs[n++] = strtoull(buf, NULL, 16);
 	}
@@ -181,7 +182,8 @@ static int sym(int argc, char **argv)
 
 			if (k + 1 == si.nr_lines && si.name)
 				name = si.name;
-			printf("%s\n%s:%u\n", name ? name : "??", f->file ? f->file : "??", f->line);
+			printf("%s\n%s:%u\n", name ? name : "??", f->file ? f->file : "??",
+			       f->line);
 		}
 	}
 	symbolizer__free(s);

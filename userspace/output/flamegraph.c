@@ -128,7 +128,9 @@ static int add_stack(const struct sw_stack *st, void *ctx)
 		const struct sw_frame *f = &st->frames[i];
 
 		err = put_frame(w, frame_tag(f), f->name,
-				f->kind == SW_KERNEL ? "_[k]" : f->inlined ? "_[i]" : "");
+				f->kind == SW_KERNEL ? "_[k]" :
+				f->inlined	     ? "_[i]" :
+						       "");
 	}
 	if (err)
 		return err;

@@ -300,8 +300,7 @@ static bool loc_eq(const void *ctx, uint64_t idx, const void *key)
 }
 
 /* Location id (1-based) of an address and its lines (innermost first); negative errno. */
-static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, const PbLine *lines,
-		      size_t n)
+static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, const PbLine *lines, size_t n)
 {
 	struct location key = { .pb = PERFTOOLS__PROFILES__LOCATION__INIT };
 	uint64_t h;
@@ -353,8 +352,7 @@ static int64_t user_func_id(struct builder *b, const struct sw_frame *f)
  * frames[0 .. n): a frame and the functions inlined at its address, outermost
  * first; they make one location whose lines are innermost first.
  */
-static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_frame *frames,
-			   size_t n)
+static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_frame *frames, size_t n)
 {
 	const struct sw_frame *f = &frames[0];
 	PbLine lines[SRCLINE_MAX_DEPTH + 1];

@@ -176,8 +176,9 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 {
 	struct walker *w = ctx;
 	const uint64_t *kips = st->ips + st->nr_user;
-	struct sw_stack out = { .raw = st, .pid = st->pid, .count = st->count,
-				.weight = st->weight };
+	struct sw_stack out = {
+		.raw = st, .pid = st->pid, .count = st->count, .weight = st->weight
+	};
 	size_t n = 0, i;
 	int j, err;
 
@@ -216,8 +217,8 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	return w->cb(&out, w->ctx);
 }
 
-int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym,
-			const struct ksyms *ks, sw_cb cb, void *ctx)
+int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+			sw_cb cb, void *ctx)
 {
 	struct walker *w = calloc(1, sizeof(*w));
 	int err;

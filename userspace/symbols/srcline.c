@@ -358,8 +358,8 @@ static void call_site(struct srcline *sl, Dwarf_Die *cudie, Dwarf_Die *call,
 	uint32_t idx = die_udata(call, DW_AT_call_file);
 
 	f->line = die_udata(call, DW_AT_call_line);
-	if (dwarf_hasattr(call, DW_AT_call_file) && dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 &&
-	    idx < nfiles)
+	if (dwarf_hasattr(call, DW_AT_call_file) &&
+	    dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 && idx < nfiles)
 		f->file = src_path(sl, cudie, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
@@ -374,8 +374,7 @@ static void decl(struct srcline *sl, Dwarf_Die *cudie, Dwarf_Die *die, struct sr
 }
 
 /* The line table's row for addr, in the unit cudie. */
-static void table_line(struct srcline *sl, Dwarf_Die *cudie, uint64_t addr,
-		       struct srcline_frame *f)
+static void table_line(struct srcline *sl, Dwarf_Die *cudie, uint64_t addr, struct srcline_frame *f)
 {
 	Dwarf_Line *l = dwarf_getsrc_die(cudie, addr);
 	int line = 0;

@@ -273,7 +273,7 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 		symobj__fetch_debug(c, o);
 		o->lines_tried = true;
 		if (o->dwarf_fd >= 0) {
-			/* srcline owns the descriptor from now on (it stays counted), even on failure. */
+			/* srcline owns (and counts) the descriptor now, even on failure. */
 			o->lines = srcline__new(o->dwarf_fd);
 			o->dwarf_fd = -1;
 			if (!o->lines)
