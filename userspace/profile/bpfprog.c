@@ -45,6 +45,18 @@ int bpfprog__nr_cpus(void)
 	return n;
 }
 
+int bpfprog__opened(const void *skel, int nr_cpus, const char *what)
+{
+	int err = errno;
+
+	if (nr_cpus <= 0)
+		return nr_cpus ? nr_cpus : -EINVAL; /* bpfprog__nr_cpus() said why */
+	if (skel)
+		return 0;
+	pr_warn("opening the %s BPF object: %s", what, strerror(err));
+	return -err;
+}
+
 static int set_maps(const struct bpfprog_map *maps, size_t n)
 {
 	size_t i;

@@ -26,6 +26,12 @@ int bpfprog__check_ring_bytes(__u32 bytes);
 /* Possible CPUs, the size of per-CPU values; never 0. */
 int bpfprog__nr_cpus(void);
 
+/*
+ * Checks a skeleton's __open(), attempted only when nr_cpus > 0: 0 when skel
+ * was opened, else the error (nr_cpus's, or errno's), said once.
+ */
+int bpfprog__opened(const void *skel, int nr_cpus, const char *what);
+
 /* One map to prepare before load: shared with another program, or sized. */
 struct bpfprog_map {
 	struct bpf_map *map;

@@ -229,18 +229,12 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	o->ctx = opts->ctx;
 	o->min_ns = opts->min_ns;
 	o->max_ns = opts->max_ns ? opts->max_ns : ~0ULL;
+	/* Per-CPU values are sized by the possible CPUs: count them first. */
 	o->nr_cpus = bpfprog__nr_cpus();
-	if (o->nr_cpus <= 0) {
-		err = o->nr_cpus;
+	o->skel = o->nr_cpus > 0 ? offcpu_bpf__open() : NULL;
+	err = bpfprog__opened(o->skel, o->nr_cpus, "off-CPU");
+	if (err)
 		goto cleanup;
-	}
-
-	o->skel = offcpu_bpf__open();
-	if (!o->skel) {
-		err = -errno;
-		pr_warn("opening the off-CPU BPF object: %s", strerror(-err));
-		goto cleanup;
-	}
 	set_rodata(o->skel, opts);
 	err = load(o->skel, opts);
 	if (err)

@@ -215,18 +215,12 @@ struct profile *profile__new(const struct profile_opts *opts)
 	p->on_sample = opts->on_sample;
 	p->on_event = opts->on_event;
 	p->ctx = opts->ctx;
+	/* Per-CPU values are sized by the possible CPUs: count them first. */
 	p->nr_cpus = bpfprog__nr_cpus();
-	if (p->nr_cpus <= 0) {
-		err = p->nr_cpus;
+	p->skel = p->nr_cpus > 0 ? profile_bpf__open() : NULL;
+	err = bpfprog__opened(p->skel, p->nr_cpus, "profiling");
+	if (err)
 		goto cleanup;
-	}
-
-	p->skel = profile_bpf__open();
-	if (!p->skel) {
-		err = -errno;
-		pr_warn("opening the BPF object: %s", strerror(-err));
-		goto cleanup;
-	}
 	set_rodata(p->skel, opts);
 	err = load(p->skel, opts);
 	if (err)

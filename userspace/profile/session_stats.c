@@ -92,8 +92,8 @@ static void print_gauge(struct emitter *e, const char *prefix, const char *name,
 static void print_unwinding(struct emitter *f, const struct session_stats *st)
 {
 	static const char *const names[SFBPF_STAT_STOP_BASE] = {
-		[SFBPF_STAT_SAMPLES] = "samples", [SFBPF_STAT_EMITTED] = "emitted",
-		[SFBPF_STAT_RB_DROPS] = "drops",   [SFBPF_STAT_FRAMES] = "frames",
+		[SFBPF_STAT_SAMPLES] = "samples",     [SFBPF_STAT_EMITTED] = "emitted",
+		[SFBPF_STAT_RB_DROPS] = "drops",      [SFBPF_STAT_FRAMES] = "frames",
 		[SFBPF_STAT_FP_FRAMES] = "fp_frames",
 	};
 	const __u64 *stop = st->bpf + SFBPF_STAT_STOP_BASE;
@@ -239,7 +239,8 @@ void session__print_offcpu_summary(struct session *s, FILE *f)
 		fprintf(f, "sfbpf: %llu off-CPU periods lost: too many threads blocked at once\n",
 			(unsigned long long)st.offcpu[SFBPF_OFFCPU_STAT_MAP_FULL]);
 	if (st.bpf[SFBPF_STAT_RB_DROPS])
-		fprintf(f, "sfbpf: %llu samples lost: the ring buffer was full (a busy system: "
-			   "narrow with -p, -m or --state)\n",
+		fprintf(f,
+			"sfbpf: %llu samples lost: the ring buffer was full (a busy system: "
+			"narrow with -p, -m or --state)\n",
 			(unsigned long long)st.bpf[SFBPF_STAT_RB_DROPS]);
 }
