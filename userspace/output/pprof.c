@@ -15,12 +15,12 @@
 #include "procs/mapinfo.h"
 #include "output/outfile.h"
 #include "output/pprof.h"
+#include "output/strtab.h"
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
 #include "symbols/srcline.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
-#include "util/utf8.h"
 #include "util/vec.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
@@ -69,9 +69,7 @@ struct builder {
 	struct pprof_opts opts;
 	int64_t period;
 	struct mapinfo *mi;
-	char **strs;
-	size_t nstrs, strs_cap;
-	struct hashmap str_ix;
+	struct strtab strs;
 	PbFunction *funcs;
 	size_t nfuncs, funcs_cap;
 	struct hashmap func_ix;
@@ -103,55 +101,10 @@ static int grow(void *arr, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
-/* ---- strings -------------------------------------------------------------------- */
-
-static bool str_eq(const void *ctx, uint64_t idx, const void *key)
-{
-	const struct builder *b = ctx;
-	return strcmp(b->strs[idx], key) == 0;
-}
-/*
- * Protobuf strings must be UTF-8: a copy of s with invalid bytes as '?', and
- * control characters as '_' as in the folded output (pprof prints names in
- * line-oriented reports).
- */
-static char *utf8_dup(const char *s)
-{
-	char *d = strdup(s);
-	size_t i, n;
-
-	for (i = 0; d && d[i]; i += n) {
-		n = utf8__seq_len((unsigned char *)d + i);
-		if (!n)
-			d[i] = '?';
-		else if (n == 1 && ((unsigned char)d[i] < 0x20 || d[i] == 0x7f))
-			d[i] = '_';
-		n = n ? n : 1;
-	}
-	return d;
-}
-
-/* Index of s in the string table; -ENOMEM on failure. */
+/* Index of s in the string table (output/strtab.h); negative errno. */
 static int64_t str_id(struct builder *b, const char *s)
 {
-	uint32_t h;
-	int64_t id;
-	char *copy;
-
-	if (!s || !*s)
-		return 0;
-	h = (uint32_t)hash__str(s);
-	id = hashmap__find(&b->str_ix, h, str_eq, b, s);
-	if (id >= 0)
-		return id;
-	copy = utf8_dup(s);
-	if (!copy || grow(&b->strs, &b->strs_cap, b->nstrs, sizeof(*b->strs)) ||
-	    hashmap__add(&b->str_ix, h, b->nstrs)) {
-		free(copy);
-		return -ENOMEM;
-	}
-	b->strs[b->nstrs] = copy;
-	return b->nstrs++;
+	return strtab__id(&b->strs, s);
 }
 
 /* ---- functions ------------------------------------------------------------------ */
@@ -648,8 +601,8 @@ static int emit(struct builder *b, FILE *f)
 	p.duration_nanos = b->opts.duration_nanos;
 	p.n_comment = comment ? 1 : 0;
 	p.comment = &comment;
-	p.n_string_table = b->nstrs;
-	p.string_table = b->strs;
+	p.n_string_table = b->strs.n;
+	p.string_table = b->strs.strs;
 	p.n_sample = b->nsamples;
 	p.sample = (PbSample **)ptrs(b->samples, b->nsamples, sizeof(*b->samples));
 	p.n_mapping = b->nmaps;
@@ -691,11 +644,7 @@ static int builder__init(struct builder *b, const struct pprof_opts *opts)
 		b->opts.time_nanos = ts.tv_sec * 1000000000LL + ts.tv_nsec - b->opts.duration_nanos;
 	b->mi = mapinfo__new();
 	b->extra_labels = calloc(b->opts.nr_labels + 1, sizeof(*b->extra_labels));
-	if (!b->mi || !b->extra_labels || grow(&b->strs, &b->strs_cap, 0, sizeof(*b->strs)))
-		return -ENOMEM;
-	/* Entry 0 is "": str_id() answers 0 for it without looking it up. */
-	b->strs[b->nstrs++] = strdup("");
-	if (!b->strs[0])
+	if (!b->mi || !b->extra_labels || strtab__init(&b->strs))
 		return -ENOMEM;
 	b->s_comm = str_id(b, "comm");
 	b->s_pid = str_id(b, "pid");
@@ -717,16 +666,13 @@ static void builder__free(struct builder *b)
 
 	for (i = 0; i < b->nsamples; i++)
 		free(b->samples[i].value); /* the sample's whole allocation */
-	for (i = 0; i < b->nstrs; i++)
-		free(b->strs[i]);
 	free(b->samples);
-	free(b->strs);
 	free(b->funcs);
 	free(b->maps);
 	for (i = 0; i < b->nlocs; i++)
 		free(b->locs[i].lines);
 	free(b->locs);
-	hashmap__free(&b->str_ix);
+	strtab__free(&b->strs);
 	hashmap__free(&b->func_ix);
 	hashmap__free(&b->map_ix);
 	hashmap__free(&b->loc_ix);
