@@ -19,7 +19,6 @@
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
 #include "symbols/srcline.h"
-#include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
