@@ -36,6 +36,59 @@ static const struct {
 
 #define NR_OUTERMOST_FNS (sizeof(outermost_fns) / sizeof(outermost_fns[0]))
 
+/*
+ * Go's runtime functions that move SP to another stack (the thread's g0 or
+ * gsignal stack, another goroutine's) and call or jump on from there,
+ * written in assembly (runtime/asm_amd64.s, sys_linux_amd64.s,
+ * time_linux_amd64.s, race/asan/msan/libfuzzer_amd64.s): every function of
+ * Debian's Go 1.19 runtime whose code loads RSP from a register or memory
+ * (objdump), except rt0_go (outermost above) and clone (its child side calls
+ * mstart, outermost). Their .debug_frame rows are written for the frame
+ * before the switch (runtime.systemstack: CFA = SP + 8), so below a callee
+ * on the new stack the rule reads the top of that stack: 0 ("complete",
+ * wrongly) or a stale address. Go keeps frame pointers, and these functions
+ * either leave rbp pointing into the first stack (frame size 0) or have
+ * their own frame there: a gap row makes the unwinder step by rbp, back onto
+ * the first stack (counted once per stack as fp-stack-switches), as
+ * perf -g does. Names of later versions (walltime, vgetrandom1) are listed
+ * too; a function wrongly listed only costs a frame-pointer step.
+ *
+ * Go 1.17+ names an assembly function NAME.abi0 and gives the plain NAME to
+ * an ordinary wrapper, whose .debug_frame rows are right: the plain name is
+ * taken only when no NAME.abi0 exists (older Go, or an ABIInternal function
+ * such as runtime.mcall or time.now).
+ */
+static const char *const stack_switch_fns[] = {
+	"runtime.systemstack",
+	"runtime.mcall",
+	"runtime.morestack",
+	"runtime.gogo",
+	"gogo",
+	"runtime.asmcgocall",
+	"runtime.asmcgocall_no_g",
+	"runtime.cgocallback",
+	"runtime.nanotime1",
+	"runtime.walltime",
+	"runtime.walltime1",
+	"runtime.vgetrandom1",
+	"time.now",
+	"runtime.callCgoMmap",
+	"runtime.callCgoMunmap",
+	"runtime.callCgoSigaction",
+	"runtime.sigfwd",
+	"racecall",
+	"asancall",
+	"msancall",
+	"runtime.libfuzzerCall4",
+	"runtime.libfuzzerCallTraceIntCmp",
+	"runtime.libfuzzerCallWithTwoByteBuffers",
+};
+
+#define NR_STACK_SWITCH_FNS (sizeof(stack_switch_fns) / sizeof(stack_switch_fns[0]))
+
+/* Sections only the Go toolchain writes. */
+static const char *const go_sections[] = { ".go.buildinfo", ".note.go.buildid" };
+
 static const char *const plt_sections[] = { ".plt", ".plt.sec", ".plt.got" };
 
 static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, Elf_Scn **dynsym)
@@ -54,10 +107,12 @@ static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, 
 			*symtab = scn;
 		if (sh.sh_type == SHT_DYNSYM && sh.sh_size)
 			*dynsym = scn;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (i = 0; name && i < sizeof(go_sections) / sizeof(go_sections[0]); i++)
+			ci->go |= !strcmp(name, go_sections[i]);
 		if (!(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
 		    sh.sh_addr + sh.sh_size < sh.sh_addr)
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		for (i = 0; name && i < sizeof(plt_sections) / sizeof(plt_sections[0]); i++) {
 			if (strcmp(name, plt_sections[i]) || ci->nr_plt == COMPLETE_MAX_PLT)
 				continue;
@@ -83,17 +138,56 @@ static bool has_interp(Elf *elf)
 	return false;
 }
 
+/* A stack-switching function found in the symbols (stack_switch_fns). */
+struct switch_hit {
+	struct complete_range r;
+	uint8_t fn; /* index in stack_switch_fns */
+	bool abi0; /* named NAME.abi0 */
+};
+
+/* Index of name (".abi0" dropped, *abi0 set) in stack_switch_fns, or -1. */
+static int stack_switch_fn(const char *name, bool *abi0)
+{
+	size_t len = strlen(name), i;
+
+	*abi0 = len > 5 && !strcmp(name + len - 5, ".abi0");
+	if (*abi0)
+		len -= 5;
+	for (i = 0; i < NR_STACK_SWITCH_FNS; i++)
+		if (strlen(stack_switch_fns[i]) == len && !strncmp(name, stack_switch_fns[i], len))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The hits that name an assembly body: NAME.abi0 where it exists, else NAME
+ * (see stack_switch_fns).
+ */
+static void keep_switch_hits(const struct switch_hit *hits, uint32_t nr, struct complete_info *ci)
+{
+	bool has_abi0[NR_STACK_SWITCH_FNS] = { false };
+	uint32_t k;
+
+	for (k = 0; k < nr; k++)
+		has_abi0[hits[k].fn] |= hits[k].abi0;
+	for (k = 0; k < nr && ci->nr_stack_switch < COMPLETE_MAX_STACK_SWITCH; k++)
+		if (hits[k].abi0 || !has_abi0[hits[k].fn])
+			ci->stack_switch[ci->nr_stack_switch++] = hits[k].r;
+}
+
 static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool runtime_started)
 {
 	struct complete_range found[COMPLETE_MAX_OUTERMOST];
+	struct switch_hit hits[COMPLETE_MAX_STACK_SWITCH];
 	uint8_t started[COMPLETE_MAX_OUTERMOST];
 	Elf_Data *data = elf_getdata(scn, NULL);
-	bool cgo = false;
-	uint32_t nr = 0, k;
+	uint32_t nr = 0, nr_hits = 0, k;
+	bool cgo = false, abi0;
 	const char *name;
 	size_t i, j, n;
 	GElf_Shdr sh;
 	GElf_Sym sym;
+	int fn;
 
 	if (!data || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
 		return;
@@ -106,9 +200,17 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 			continue;
 		if (!strcmp(name, "x_cgo_init"))
 			cgo = true;
+		if (!strcmp(name, "runtime.buildVersion"))
+			ci->go = true;
 		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_size || sym.st_value + sym.st_size < sym.st_value ||
-		    strncmp(name, "runtime.", 8))
+		    !sym.st_size || sym.st_value + sym.st_size < sym.st_value)
+			continue;
+		fn = stack_switch_fn(name, &abi0);
+		if (fn >= 0 && nr_hits < COMPLETE_MAX_STACK_SWITCH)
+			hits[nr_hits++] = (struct switch_hit){
+				{ sym.st_value, sym.st_value + sym.st_size }, (uint8_t)fn, abi0
+			};
+		if (strncmp(name, "runtime.", 8))
 			continue;
 		for (j = 0; j < NR_OUTERMOST_FNS && nr < COMPLETE_MAX_OUTERMOST; j++)
 			if (!strcmp(name, outermost_fns[j].name)) {
@@ -120,6 +222,9 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 	for (k = 0; k < nr; k++)
 		if (!started[k] || (runtime_started && !cgo))
 			ci->outermost[ci->nr_outermost++] = found[k];
+	/* The names are Go's: elsewhere (a C program's "gogo") they mean nothing. */
+	if (ci->go)
+		keep_switch_hits(hits, nr_hits, ci);
 }
 
 int complete__read_fd(int fd, struct complete_info *ci)
@@ -149,6 +254,7 @@ struct cursor {
 	const struct flat_table *t;
 	uint32_t i, rule;
 	int64_t *ids; /* the source's rule ids in the new table, + 1 (0: not yet) */
+	bool go_fp; /* Go's .debug_frame rows: add where rbp is saved (go_frame_rule) */
 };
 
 static uint64_t cursor_next(const struct cursor *c)
@@ -162,16 +268,45 @@ static void cursor_advance(struct cursor *c, uint64_t pc)
 		c->rule = c->t->rows[c->i++].rule;
 }
 
+/*
+ * Go's .debug_frame says where the CFA and the return address are, never
+ * where rbp is saved, so a walk through Go frames by those rows keeps the
+ * topmost frame's rbp: the frame-pointer step of a gap row further up (the
+ * stack-switching functions) would restart the chain from the top. Go's
+ * frame layout fixes it (cmd/internal/obj/x86, every Go version with frame
+ * pointers, 1.7+): a frame with anything below its return address holds the
+ * caller's rbp right below it, at CFA - 16, stored by the prologue's first
+ * instructions and reloaded in the epilogue. The row of such a frame, CFA =
+ * SP + N with N >= 16, gets "rbp at CFA - 16"; at the one instruction
+ * between the prologue's SP adjustment and the store the slot is not yet
+ * written, which only matters for a sample there whose walk later takes a
+ * frame-pointer step. A frame of 8 (return address only) saved nothing.
+ */
+static struct sfbpf_rule go_frame_rule(const struct sfbpf_rule *r)
+{
+	struct sfbpf_rule g = *r;
+
+	if (r->cfa_reg == SFBPF_REG_SP && r->cfa_off >= 16 && r->ra_loc == SFBPF_LOC_CFA &&
+	    r->ra_off == -8 && r->fp_loc == SFBPF_LOC_SAME && r->flags == SFBPF_RULE_RA_DEREF) {
+		g.fp_loc = SFBPF_LOC_CFA;
+		g.fp_off = -16;
+		g.flags |= SFBPF_RULE_FP_DEREF;
+	}
+	return g;
+}
+
 /* The new table's id for the cursor's current rule. */
 static int64_t cursor_id(struct flat_builder *b, struct cursor *c)
 {
+	struct sfbpf_rule g;
 	int64_t id;
 
 	if (!c->t || c->rule == SFBPF_RULE_GAP_ID || c->rule >= c->t->nr_rules)
 		return SFBPF_RULE_GAP_ID;
 	if (c->ids[c->rule])
 		return c->ids[c->rule] - 1;
-	id = flat_builder__rule(b, &c->t->rules[c->rule]);
+	g = c->go_fp ? go_frame_rule(&c->t->rules[c->rule]) : c->t->rules[c->rule];
+	id = flat_builder__rule(b, &g);
 	if (id >= 0)
 		c->ids[c->rule] = id + 1;
 	return id;
@@ -200,6 +335,10 @@ static uint32_t range_points(const struct complete_info *ci, uint64_t *pts)
 	for (i = 0; ci && i < ci->nr_outermost; i++) {
 		pts[n++] = ci->outermost[i].start;
 		pts[n++] = ci->outermost[i].end;
+	}
+	for (i = 0; ci && i < ci->nr_stack_switch; i++) {
+		pts[n++] = ci->stack_switch[i].start;
+		pts[n++] = ci->stack_switch[i].end;
 	}
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && pts[j - 1] > pts[j]; j--)
@@ -243,6 +382,8 @@ static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 
 	if (ci && in_range(ci->outermost, ci->nr_outermost, pc))
 		return own_rule(b, &m->outermost_id, &outermost_rule);
+	if (ci && in_range(ci->stack_switch, ci->nr_stack_switch, pc))
+		return SFBPF_RULE_GAP_ID;
 	if (plt && m->c.t && usable(m->c.t, m->c.rule))
 		return cursor_id(b, &m->c);
 	if (plt && in_range(&ci->plt_got, 1, pc))
@@ -265,8 +406,9 @@ static int64_t *new_ids(const struct flat_table *t)
 int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
 		    const struct complete_info *ci, struct flat_table **out)
 {
-	uint64_t pts[2 * (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST)], pc, next;
-	struct merge m = { .ci = ci, .s = { .t = sframe }, .c = { .t = cfi },
+	uint64_t pts[2 * (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST + COMPLETE_MAX_STACK_SWITCH)];
+	uint64_t pc, next;
+	struct merge m = { .ci = ci, .s = { .t = sframe }, .c = { .t = cfi, .go_fp = ci && ci->go },
 			   .outermost_id = -1, .plt_got_id = -1 };
 	uint32_t nr_pts, p = 0;
 	struct flat_builder b;

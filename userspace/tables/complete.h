@@ -7,7 +7,12 @@
  *
  *   1. the functions of a known runtime that have no caller (Go's
  *      runtime.goexit: the "return address" above it is not one) get the
- *      outermost rule, whatever the unwind sections say about them;
+ *      outermost rule, whatever the unwind sections say about them; in a Go
+ *      binary, the runtime's functions that move SP to another stack
+ *      (runtime.systemstack, mcall, morestack, the vDSO and C calls on the
+ *      system stack) get gap rows: Go's .debug_frame describes them as
+ *      ordinary frames, wrong once SP is switched, and the unwinder's
+ *      frame-pointer step in a gap follows rbp back to the first stack;
  *   2. in PLT sections (.plt, .plt.sec, .plt.got), which ld describes
  *      itself, CFI rows win over SFrame rows: ld 2.44-2.47 write a wrong
  *      SFrame FDE for .plt.got (CFA = SP + 16; its entries are jumps reached
@@ -32,6 +37,7 @@
 
 #define COMPLETE_MAX_PLT 4
 #define COMPLETE_MAX_OUTERMOST 8
+#define COMPLETE_MAX_STACK_SWITCH 32
 
 struct complete_range {
 	uint64_t start, end; /* ELF virtual addresses, [start, end) */
@@ -43,18 +49,22 @@ struct complete_info {
 	struct complete_range plt_got; /* .plt.got; empty when absent */
 	struct complete_range outermost[COMPLETE_MAX_OUTERMOST]; /* functions with no caller */
 	uint32_t nr_outermost;
+	/* Go's runtime functions that switch stacks: gap rows (frame-pointer steps). */
+	struct complete_range stack_switch[COMPLETE_MAX_STACK_SWITCH];
+	uint32_t nr_stack_switch;
+	bool go; /* a Go binary: .go.buildinfo, .note.go.buildid or runtime.buildVersion */
 };
 
 /*
- * Reads the PLT sections and the outermost functions (from .symtab, else
- * .dynsym) of the ELF file open at fd. 0 (an object without section headers
+ * Reads the PLT sections, the outermost functions and Go's stack-switching
+ * functions (from .symtab, else .dynsym) of the ELF file open at fd. 0 (an object without section headers
  * or symbols just gets an empty info), or -EINVAL when it is not ELF.
  */
 int complete__read_fd(int fd, struct complete_info *ci);
 
 /*
  * The merged table. sframe and cfi may each be NULL (no such source); ci
- * may be NULL (no PLT preference, no outermost functions). 0, -ENOENT (no
+ * may be NULL (no PLT preference, no outermost or stack-switching functions). 0, -ENOENT (no
  * source has a row), -ENOMEM or -E2BIG.
  */
 int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
