@@ -10,6 +10,11 @@
  *   complete outermost ELF...  every byte of Go's runtime.goexit (found here
  *       from .symtab independently) has the outermost rule, the bytes around
  *       it do not; fails if the file has no such function.
+ *   complete go ELF FN...      Go's stack-switching functions FN (the test
+ *       finds them by disassembly: code that loads RSP from a register or
+ *       memory) are gap rows at every byte, so the walk steps by rbp; and
+ *       every row of an ordinary Go frame (main.*, CFA = SP + N, N >= 16)
+ *       says rbp is saved at CFA - 16, which Go's .debug_frame omits.
  *   complete gapfill           synthetic tables: gaps and unsupported rows
  *       inside the SFrame rows' range (between functions, an FDE without
  *       FREs) are filled from CFI; SFrame rows win elsewhere; outermost
@@ -227,6 +232,83 @@ out:
 	return ret;
 }
 
+/* Every row of the functions named main.* with a frame tracks rbp at CFA - 16. */
+static int go_frames(const char *path, const struct flat_table *lt)
+{
+	static const char *const fns[] = { "main.main", "main.spin", "main.churn", "main.clock",
+					   NULL };
+	const struct sfbpf_rule *r;
+	unsigned long framed = 0;
+	struct range f[8];
+	char b[128];
+	int n = find(path, true, fns, f, 8), i;
+	uint64_t pc;
+
+	for (i = 0; i < n; i++)
+		for (pc = f[i].lo; pc < f[i].hi; pc++) {
+			r = rule_at(lt, pc);
+			if (r->flags & SFBPF_RULE_GAP || r->cfa_reg != SFBPF_REG_SP ||
+			    r->cfa_off < 16)
+				continue;
+			framed++;
+			if (r->fp_loc != SFBPF_LOC_CFA || r->fp_off != -16 ||
+			    !(r->flags & SFBPF_RULE_FP_DEREF)) {
+				fmt(r, b, sizeof(b));
+				printf("FAIL: complete go %s: %s at %#llx: %s, want rbp at CFA-16\n",
+				       path, f[i].name, (unsigned long long)pc, b);
+				return -1;
+			}
+		}
+	if (!framed) {
+		printf("FAIL: complete go %s: no main.* function with a frame\n", path);
+		return -1;
+	}
+	printf("PASS: complete go %s: %lu bytes of main.* frames say rbp is at CFA-16\n", path,
+	       framed);
+	return 0;
+}
+
+/* argv: ELF, then the stack-switching functions to check. */
+static int go_file(int argc, char **argv)
+{
+	const char *path = argv[0];
+	struct flat_table *lt = NULL;
+	struct range r[64];
+	const char *names[64];
+	char b[128];
+	int n, i, nn = 0, ret = -1;
+	uint64_t pc, bytes = 0;
+
+	for (i = 1; i < argc && nn < 63; i++)
+		names[nn++] = argv[i];
+	names[nn] = NULL;
+	n = find(path, true, names, r, 64);
+	if (n < nn) {
+		printf("FAIL: complete go %s: %d of %d functions found in .symtab\n", path, n, nn);
+		return -1;
+	}
+	if (loader_table(path, &lt)) {
+		printf("FAIL: complete go %s: no table\n", path);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		for (pc = r[i].lo; pc < r[i].hi; pc++, bytes++)
+			if (!(rule_at(lt, pc)->flags & SFBPF_RULE_GAP)) {
+				fmt(rule_at(lt, pc), b, sizeof(b));
+				printf("FAIL: complete go %s: %s [%#llx, %#llx) switches stacks, at "
+				       "%#llx the loader has %s, want a gap\n",
+				       path, r[i].name, (unsigned long long)r[i].lo,
+				       (unsigned long long)r[i].hi, (unsigned long long)pc, b);
+				goto out;
+			}
+	printf("PASS: complete go %s: %d stack-switching functions (%llu bytes) are gap rows\n",
+	       path, n, (unsigned long long)bytes);
+	ret = go_frames(path, lt);
+out:
+	flat_table__free(lt);
+	return ret;
+}
+
 /* A table from (pc, rule) pairs; rule NULL: a gap. */
 struct spec {
 	uint64_t pc;
@@ -341,6 +423,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "gapfill"))
 		return gapfill() ? 1 : 0;
+	if (argc >= 4 && !strcmp(argv[1], "go"))
+		return go_file(argc - 2, argv + 2) ? 1 : 0;
 	if (argc >= 2 && !strcmp(argv[1], "plt"))
 		fn = plt_file;
 	else if (argc >= 2 && !strcmp(argv[1], "outermost"))
@@ -348,8 +432,10 @@ int main(int argc, char **argv)
 	else if (argc >= 2 && !strcmp(argv[1], "dump"))
 		fn = dump_file;
 	if (!fn || argc < 3) {
-		fprintf(stderr, "usage: %s plt|outermost|dump ELF...\n       %s gapfill\n", argv[0],
-			argv[0]);
+		fprintf(stderr,
+			"usage: %s plt|outermost|dump ELF...\n       %s go ELF FN...\n       %s "
+			"gapfill\n",
+			argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	for (i = 2; i < argc; i++)
