@@ -171,21 +171,19 @@ static int64_t kernel_map_id(struct otlp_builder *b)
 	return id;
 }
 
-/* A user frame's mapping: the live process's range, else just the file. */
-static int64_t user_map_id(struct otlp_builder *b, uint32_t pid, const struct sw_frame *f)
+/* A user frame's mapping, as the symbolizer snapshotted it; else just the file. */
+static int64_t user_map_id(struct otlp_builder *b, const struct sw_frame *f)
 {
 	struct otlp_mapping k = { 0 };
-	struct map_entry e;
 	int64_t fl, a = 0;
 
 	if (!f->mapped)
 		return 0;
-	if (mapinfo__find(b->mi, pid, f->addr, &e) == 0 &&
-	    !strcmp(e.path, f->path ? f->path : "")) {
-		k.start = e.start;
-		k.limit = e.end;
-		k.offset = e.offset;
-		a = attr_str(b, BUILD_ID_KEY, e.build_id);
+	if (f->map_end > f->map_start) {
+		k.start = f->map_start;
+		k.limit = f->map_end;
+		k.offset = f->map_offset;
+		a = attr_str(b, BUILD_ID_KEY, f->build_id);
 	}
 	fl = str_id(b, f->path ? f->path : f->module);
 	if (fl < 0 || a < 0)
@@ -225,8 +223,7 @@ static uint64_t loc_hash_head(const struct otlp_location *k)
  * address, outermost first. Its lines are written at the end of the pool
  * and kept only if the location is new.
  */
-static int64_t place_frames(struct otlp_builder *b, uint32_t pid, const struct sw_frame *frames,
-			    size_t n)
+static int64_t place_frames(struct otlp_builder *b, const struct sw_frame *frames, size_t n)
 {
 	const struct sw_frame *f = &frames[0];
 	struct otlp_location k = { .addr = f->addr, .off = b->lines.n, .n = n };
@@ -239,7 +236,7 @@ static int64_t place_frames(struct otlp_builder *b, uint32_t pid, const struct s
 		map = kernel_map_id(b);
 		k.type_attr = b->attr_kernel;
 	} else if (f->kind == SW_USER) {
-		map = user_map_id(b, pid, f);
+		map = user_map_id(b, f);
 		k.type_attr = b->attr_native;
 	} else { /* "[truncated]": no address, no mapping */
 		k.addr = 0;
@@ -299,7 +296,7 @@ static int64_t frame_loc(struct otlp_builder *b, uint32_t pid, const struct sw_f
 
 	if (id >= 0)
 		return b->frames.v[id].loc;
-	loc = place_frames(b, pid, frames, n);
+	loc = place_frames(b, frames, n);
 	if (loc < 0)
 		return loc;
 	k.loc = loc;
@@ -457,9 +454,8 @@ static int builder__init(struct otlp_builder *b, const struct otlp_opts *o)
 		return -EINVAL;
 	if (!b->o.po.time_nanos && !clock_gettime(CLOCK_REALTIME, &ts))
 		b->o.po.time_nanos = ts.tv_sec * 1000000000LL + ts.tv_nsec - b->o.po.duration_nanos;
-	b->mi = mapinfo__new();
 	/* The pools are never NULL: lookups compare their (empty) ends with memcmp(). */
-	if (!b->mi || strtab__init(&b->strs) || VEC_RESERVE(b->lines.v, b->lines.cap, 1, 1024) ||
+	if (strtab__init(&b->strs) || VEC_RESERVE(b->lines.v, b->lines.cap, 1, 1024) ||
 	    VEC_RESERVE(b->stack_locs.v, b->stack_locs.cap, 1, 4096) || zero_entries(b))
 		return -ENOMEM;
 	ids[0] = str_id(b, "samples");
@@ -478,7 +474,7 @@ static int builder__init(struct otlp_builder *b, const struct otlp_opts *o)
 		return -ENOMEM;
 	b->attr_kernel = ids[0];
 	b->attr_native = ids[1];
-	mapinfo__kernel_build_id(b->kernel_build_id);
+	ksyms__kernel_build_id(b->kernel_build_id);
 	return 0;
 }
 
@@ -501,7 +497,6 @@ static void builder__free(struct otlp_builder *b)
 	FREE_TABLE(&b->res);
 	free(b->lines.v);
 	free(b->stack_locs.v);
-	mapinfo__free(b->mi);
 }
 
 int otlp__encode(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,

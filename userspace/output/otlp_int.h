@@ -20,7 +20,8 @@
 
 #include "output/otlp.h"
 #include "output/strtab.h"
-#include "procs/mapinfo.h"
+#include "symbols/ksyms.h"
+#include "tables/elfobj.h"
 #include "util/hashmap.h"
 
 struct pbw;
@@ -101,7 +102,6 @@ struct otlp_resource {
 struct otlp_builder {
 	struct otlp_opts o;
 	int64_t period;
-	struct mapinfo *mi;
 	struct strtab strs;
 	OTLP_TABLE(struct otlp_attr) attrs;
 	OTLP_TABLE(struct otlp_func) funcs;
@@ -115,7 +115,7 @@ struct otlp_builder {
 	OTLP_POOL(int32_t) stack_locs;
 	int32_t kernel_map, attr_kernel, attr_native;
 	int32_t s_samples, s_count, s_type, s_unit; /* the profile's value types */
-	char kernel_build_id[MAPINFO_BUILD_ID_HEX];
+	char kernel_build_id[ELFOBJ_BUILD_ID_HEX];
 };
 
 /* The gathered request (otlp_request.c): resource profiles, then the dictionary. */

@@ -12,10 +12,11 @@
 #include <zlib.h>
 
 #include "profile/aggregate.h"
-#include "procs/mapinfo.h"
 #include "output/outfile.h"
 #include "output/pprof.h"
 #include "output/strtab.h"
+#include "symbols/ksyms.h"
+#include "tables/elfobj.h"
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
 #include "symbols/srcline.h"
@@ -67,7 +68,6 @@ struct frame_key {
 struct builder {
 	struct pprof_opts opts;
 	int64_t period;
-	struct mapinfo *mi;
 	struct strtab strs;
 	PbFunction *funcs;
 	size_t nfuncs, funcs_cap;
@@ -86,7 +86,7 @@ struct builder {
 	PbLabel *extra_labels; /* shared by every sample */
 	int64_t s_comm, s_pid, s_cgroup; /* label keys */
 	int64_t kernel_map; /* its mapping id; 0: none yet */
-	char kernel_build_id[MAPINFO_BUILD_ID_HEX];
+	char kernel_build_id[ELFOBJ_BUILD_ID_HEX];
 };
 
 /* Grow *arr (elements of size sz) to hold one more than *n; new slots zeroed. */
@@ -209,19 +209,19 @@ static int64_t kernel_map_id(struct builder *b)
 	return id;
 }
 
-/* The mapping of a user frame: the live process's, else one grown from the frames. */
-static int64_t user_map_id(struct builder *b, uint32_t pid, const struct sw_frame *f)
+/*
+ * The mapping of a user frame, as the symbolizer snapshotted it; without one
+ * (an unreadable process), a mapping grown from the frames.
+ */
+static int64_t user_map_id(struct builder *b, const struct sw_frame *f)
 {
 	struct mapping key = { .pb = PERFTOOLS__PROFILES__MAPPING__INIT };
 	const char *file = f->path ? f->path : f->module;
-	struct map_entry e;
-
-	if (mapinfo__find(b->mi, pid, f->addr, &e) == 0 &&
-	    strcmp(e.path, f->path ? f->path : "") == 0) {
-		key.pb.memory_start = e.start;
-		key.pb.memory_limit = e.end;
-		key.pb.file_offset = e.offset;
-		key.pb.build_id = str_id(b, e.build_id);
+	if (f->mapped && f->map_end > f->map_start) {
+		key.pb.memory_start = f->map_start;
+		key.pb.memory_limit = f->map_end;
+		key.pb.file_offset = f->map_offset;
+		key.pb.build_id = str_id(b, f->build_id);
 	} else {
 		key.synthetic = true;
 	}
@@ -304,7 +304,7 @@ static int64_t user_func_id(struct builder *b, const struct sw_frame *f)
  * frames[0 .. n): a frame and the functions inlined at its address, outermost
  * first; they make one location whose lines are innermost first.
  */
-static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_frame *frames, size_t n)
+static int64_t place_frame(struct builder *b, const struct sw_frame *frames, size_t n)
 {
 	const struct sw_frame *f = &frames[0];
 	PbLine lines[SRCLINE_MAX_DEPTH + 1];
@@ -318,7 +318,7 @@ static int64_t place_frame(struct builder *b, uint32_t pid, const struct sw_fram
 		n = 1;
 		break;
 	case SW_USER:
-		map = f->mapped ? user_map_id(b, pid, f) : 0;
+		map = f->mapped ? user_map_id(b, f) : 0;
 		fn = 0;
 		if (n > SRCLINE_MAX_DEPTH + 1)
 			n = SRCLINE_MAX_DEPTH + 1;
@@ -372,7 +372,7 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 
 	if (id >= 0)
 		return b->frames[id].loc;
-	key.loc = place_frame(b, pid, f, n);
+	key.loc = place_frame(b, f, n);
 	if (key.loc < 0)
 		return key.loc;
 	if (grow(&b->frames, &b->frames_cap, b->nframes, sizeof(*b->frames)) ||
@@ -641,9 +641,8 @@ static int builder__init(struct builder *b, const struct pprof_opts *opts)
 		return -EINVAL; /* count x period needs a period */
 	if (!b->opts.time_nanos && !clock_gettime(CLOCK_REALTIME, &ts))
 		b->opts.time_nanos = ts.tv_sec * 1000000000LL + ts.tv_nsec - b->opts.duration_nanos;
-	b->mi = mapinfo__new();
 	b->extra_labels = calloc(b->opts.nr_labels + 1, sizeof(*b->extra_labels));
-	if (!b->mi || !b->extra_labels || strtab__init(&b->strs))
+	if (!b->extra_labels || strtab__init(&b->strs))
 		return -ENOMEM;
 	b->s_comm = str_id(b, "comm");
 	b->s_pid = str_id(b, "pid");
@@ -655,7 +654,7 @@ static int builder__init(struct builder *b, const struct pprof_opts *opts)
 		if (b->extra_labels[i].key <= 0 || b->extra_labels[i].str < 0)
 			return b->extra_labels[i].key ? -ENOMEM : -EINVAL;
 	}
-	mapinfo__kernel_build_id(b->kernel_build_id);
+	ksyms__kernel_build_id(b->kernel_build_id);
 	return b->s_comm < 0 || b->s_pid < 0 || b->s_cgroup < 0 ? -ENOMEM : 0;
 }
 
@@ -678,7 +677,6 @@ static void builder__free(struct builder *b)
 	free(b->frames);
 	hashmap__free(&b->frame_ix);
 	free(b->extra_labels);
-	mapinfo__free(b->mi);
 }
 
 int pprof__write_file(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,

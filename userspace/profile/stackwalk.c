@@ -117,6 +117,10 @@ static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 	*f = (struct sw_frame){ .kind = SW_USER, .addr = addr };
 	f->mapped = si.mapped;
 	f->elf_addr = si.elf_addr;
+	f->map_start = si.map_start;
+	f->map_end = si.map_end;
+	f->map_offset = si.map_offset;
+	f->build_id = si.build_id; /* the symbolizer's: stays put while it lives */
 	err = pool_str(w, si.module, &o->module);
 	if (!err)
 		err = pool_str(w, si.path, &o->path);

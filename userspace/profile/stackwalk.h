@@ -53,6 +53,9 @@ struct sw_frame {
 	uint64_t elf_addr; /* user: addr in the object's ELF address space, 0 if none */
 	const char *module; /* user: "libc.so.6", "[vdso]"...; kernel: "ext4" or NULL (vmlinux) */
 	const char *path; /* user: mapped file path, NULL if anonymous */
+	/* user, mapped: the mapping covering addr, and its object's build-id ("" if none) */
+	uint64_t map_start, map_end, map_offset;
+	const char *build_id;
 	bool inlined; /* user: inlined into the frame before it, at the same address */
 	const char *file; /* user: source file of line (DWARF); NULL if unknown */
 	uint32_t line; /* its line, 0 if unknown */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <elfutils/libdwelf.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -18,13 +19,10 @@
 #include "procs/procmaps.h"
 #include "symbols/debuginfo.h"
 #include "symbols/symtab.h"
+#include "tables/elfobj.h"
 
 #define BUILD_ID_MAX 64
 #define DEBUGLINK_MAX 256
-
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
 
 /* What the object says about its debug file. */
 struct search {
@@ -46,49 +44,6 @@ const char *debuginfo__default_dirs(void)
 	return env && *env ? env : DEBUGINFO_DEFAULT_DIRS;
 }
 
-static size_t note_build_id(Elf_Data *data, uint8_t *buf, size_t len)
-{
-	size_t off = 0, name_off, desc_off, n;
-	GElf_Nhdr nh;
-
-	while (off < data->d_size &&
-	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
-		    memcmp((char *)data->d_buf + name_off, "GNU", 4))
-			continue;
-		n = nh.n_descsz < len ? nh.n_descsz : len;
-		memcpy(buf, (char *)data->d_buf + desc_off, n);
-		return n;
-	}
-	return 0;
-}
-
-/* Sections first: a debug file's segments describe data it no longer holds. */
-size_t debuginfo__build_id(Elf *elf, uint8_t *buf, size_t len)
-{
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Phdr ph;
-	size_t i, n = 0, nph;
-
-	while (!n && (scn = elf_nextscn(elf, scn))) {
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-		    (data = elf_getdata(scn, NULL)))
-			n = note_build_id(data, buf, len);
-	}
-	if (n || elf_getphdrnum(elf, &nph))
-		return n;
-	for (i = 0; !n && i < nph; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-		if (data)
-			n = note_build_id(data, buf, len);
-	}
-	return n;
-}
-
 int debuginfo__crc32(int fd, uint32_t *crc)
 {
 	unsigned char buf[65536];
@@ -106,39 +61,18 @@ int debuginfo__crc32(int fd, uint32_t *crc)
 	return 0;
 }
 
-/* .gnu_debuglink: a file name, NUL, padding to 4 bytes, CRC32 in the ELF's byte order. */
+/* .gnu_debuglink, through libdw: the debug file's name and its CRC32. */
 static void read_debuglink(Elf *elf, struct search *s)
 {
-	size_t shstrndx, n, off;
-	Elf_Scn *scn = NULL;
-	const char *name;
-	Elf_Data *data;
-	GElf_Ehdr eh;
-	GElf_Shdr sh;
-	uint32_t raw;
+	GElf_Word crc;
+	const char *name = dwelf_elf_gnu_debuglink(elf, &crc);
+	size_t n = name ? strlen(name) : 0;
 
-	if (!gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".gnu_debuglink"))
-			break;
-	}
-	data = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!data || !data->d_buf)
-		return;
-	n = strnlen(data->d_buf, data->d_size);
-	off = (n + 4) & ~(size_t)3;
 	/* A bare file name: no directories to climb out of the search path. */
-	if (!n || n >= sizeof(s->link) || off + 4 > data->d_size ||
-	    memchr(data->d_buf, '/', n))
+	if (!n || n >= sizeof(s->link) || memchr(name, '/', n))
 		return;
-	memcpy(s->link, data->d_buf, n);
-	s->link[n] = '\0';
-	memcpy(&raw, (char *)data->d_buf + off, sizeof(raw));
-	s->crc = eh.e_ident[EI_DATA] == ELFDATA2MSB ? be32toh(raw) : le32toh(raw);
+	memcpy(s->link, name, n + 1);
+	s->crc = crc;
 }
 
 static bool same_kind(Elf *elf, const struct search *s)
@@ -179,9 +113,8 @@ static int try_file(const struct search *s, const char *p, bool via_link, bool i
 	}
 	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && same_kind(elf, s) &&
-	    symtab__elf_has_symtab(elf)) {
-		id_len = debuginfo__build_id(elf, id, sizeof(id));
+	if (elf && elf_kind(elf) == ELF_K_ELF && same_kind(elf, s) && symtab__elf_has_symtab(elf)) {
+		id_len = elfobj__build_id(elf, id, sizeof(id));
 		if (s->id_len && id_len)
 			ok = id_len == s->id_len && !memcmp(id, s->id, id_len);
 		else if (via_link)
@@ -287,7 +220,7 @@ int debuginfo__open(Elf *elf, const char *path, int root_pid, const char *dirs, 
 		return -EINVAL;
 	s.class = eh.e_ident[EI_CLASS];
 	s.machine = eh.e_machine;
-	s.id_len = debuginfo__build_id(elf, s.id, sizeof(s.id));
+	s.id_len = elfobj__build_id(elf, s.id, sizeof(s.id));
 	read_debuglink(elf, &s);
 	if (!dirs)
 		dirs = debuginfo__default_dirs();

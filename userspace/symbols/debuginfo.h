@@ -42,9 +42,6 @@ const char *debuginfo__default_dirs(void);
 int debuginfo__open(struct Elf *elf, const char *path, int root_pid, const char *dirs,
 		    char *found, size_t found_len);
 
-/* GNU build-id of elf, from its note sections or segments: its length, 0 if none. */
-size_t debuginfo__build_id(struct Elf *elf, uint8_t *buf, size_t len);
-
 /* CRC32 of a whole file, as .gnu_debuglink records it. */
 int debuginfo__crc32(int fd, uint32_t *crc);
 

@@ -5,12 +5,18 @@
  * their pointers once it is final.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbols/ksyms.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3 /* <elf.h> */
+#endif
 
 #define KSYM_PAGE 4096ULL
 
@@ -163,9 +169,9 @@ static int finish(struct loader *ld, struct ksyms *ks)
 	}
 	for (i = 0; i < n; i++) {
 		struct ksym *k = &ks->syms[i], *next = i + 1 < n ? k + 1 : NULL;
-		bool same = next && (k->module == next->module ||
-				     (k->module && next->module &&
-				      !strcmp(k->module, next->module)));
+		bool same =
+			next && (k->module == next->module ||
+				 (k->module && next->module && !strcmp(k->module, next->module)));
 
 		if (same)
 			k->end = next->addr;
@@ -267,4 +273,39 @@ const struct ksym *ksyms__get_by_name(const struct ksyms *ks, const char *name)
 size_t ksyms__count(const struct ksyms *ks)
 {
 	return ks ? ks->count : 0;
+}
+
+/* /sys/kernel/notes is the kernel's raw ELF note section. */
+int ksyms__kernel_build_id(char hex[ELFOBJ_BUILD_ID_HEX])
+{
+	uint8_t buf[4096];
+	size_t off = 0;
+	ssize_t len;
+	int fd;
+
+	hex[0] = '\0';
+	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (len < 0)
+		return -EIO;
+	while (off + 12 <= (size_t)len) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (namesz > (size_t)len || descsz > (size_t)len || desc_off + descsz > (size_t)len)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name_off, "GNU", 4)) {
+			elfobj__hex(buf + desc_off, descsz, hex);
+			return 0;
+		}
+		off = desc_off + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tables/elfobj.h"
+
 struct ksym {
 	uint64_t addr;
 	uint64_t end; /* exclusive */
@@ -30,6 +32,12 @@ struct ksyms *ksyms__new(void);
 /* From a file in kallsyms format (tests, saved captures). */
 struct ksyms *ksyms__new_from_file(const char *path);
 void ksyms__free(struct ksyms *ks);
+
+/*
+ * The running kernel's GNU build-id (/sys/kernel/notes, its raw note
+ * section) as hex, "" when unknown; 0 or a negative errno.
+ */
+int ksyms__kernel_build_id(char hex[ELFOBJ_BUILD_ID_HEX]);
 
 /* The symbol covering addr, or NULL. */
 const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr);

@@ -556,6 +556,10 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	out->mapped = true;
 	out->module = m->module;
 	out->path = m->path;
+	out->map_start = m->start;
+	out->map_end = m->end;
+	out->map_offset = m->offset;
+	out->build_id = symobj__build_id(m->obj);
 	resolve(s, p, m, addr, out);
 	return 0;
 }

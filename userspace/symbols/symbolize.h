@@ -54,6 +54,10 @@ struct sym_info {
 	const char *module; /* "libc.so.6", "[vdso]", "[anon]", "[heap]"...; NULL if unmapped */
 	const char *path; /* mapped path as /proc/PID/maps shows it; NULL if anonymous */
 	bool mapped; /* a mapping covered addr */
+	/* That mapping, as profile formats describe it (when mapped). */
+	uint64_t map_start, map_end; /* [start, end) */
+	uint64_t map_offset; /* file offset of map_start */
+	const char *build_id; /* its object's GNU build-id in hex; "" if none or unknown */
 	/*
 	 * From the object's DWARF, innermost first: the inlined functions whose
 	 * code addr is, then the function they were inlined into (the last,

@@ -20,6 +20,7 @@
 #include "symbols/debuginfo.h"
 #include "symbols/srcline.h"
 #include "symbols/symcache.h"
+#include "tables/elfobj.h"
 #include "symbols/symtab.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
@@ -33,7 +34,6 @@
  * limit of 1024 descriptors must leave room for perf events and BPF maps.
  */
 #define MAX_DWARF_FDS 256
-#define BUILD_ID_LEN 64
 
 struct segment {
 	uint64_t offset, vaddr, filesz;
@@ -55,8 +55,9 @@ struct symobj {
 	bool lines_tried;
 	bool want_debug; /* no local debug file, and symbols or DWARF missing */
 	bool debuginfod_tried;
-	uint8_t build_id[BUILD_ID_LEN];
+	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
 	size_t build_id_len;
+	char build_id_hex[ELFOBJ_BUILD_ID_HEX]; /* "" if none */
 };
 
 struct symcache {
@@ -141,7 +142,8 @@ static int symobj__load_fd(struct symcache *c, struct symobj *obj, int fd, const
 	if (is_elf) {
 		has_symtab = symtab__elf_has_symtab(elf);
 		has_dwarf = c->no_lines || srcline__elf_has_dwarf(elf);
-		obj->build_id_len = debuginfo__build_id(elf, obj->build_id, sizeof(obj->build_id));
+		obj->build_id_len = elfobj__build_id(elf, obj->build_id, sizeof(obj->build_id));
+		elfobj__hex(obj->build_id, obj->build_id_len, obj->build_id_hex);
 	}
 	if (is_elf && (!has_symtab || !has_dwarf)) {
 		dfd = debuginfo__open(elf, path, root_pid, c->debug_dirs, NULL, 0);
@@ -203,6 +205,11 @@ static uint64_t symobj__vaddr(const struct symobj *obj, uint64_t off)
 	return best ? off - best->offset + best->vaddr : off;
 }
 
+const char *symobj__build_id(const struct symobj *o)
+{
+	return o ? o->build_id_hex : "";
+}
+
 bool symobj__is_elf(const struct symobj *o)
 {
 	return o && o->elf;
@@ -214,16 +221,6 @@ const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uin
 	return o->tab ? symtab__find(o->tab, *elf_addr, offset) : NULL;
 }
 
-/* Hex of a build-id, for messages. */
-static void build_id_hex(const struct symobj *o, char *buf, size_t len)
-{
-	size_t i;
-
-	buf[0] = 0;
-	for (i = 0; i < o->build_id_len && 2 * i + 2 < len; i++)
-		snprintf(buf + 2 * i, 3, "%02x", o->build_id[i]);
-}
-
 /*
  * o's debug file through debuginfod, once, when asked for and no local one
  * was found. The answer must carry o's build-id: a server's mistake must not
@@ -231,8 +228,8 @@ static void build_id_hex(const struct symobj *o, char *buf, size_t len)
  */
 static void symobj__fetch_debug(struct symcache *c, struct symobj *o)
 {
-	uint8_t id[BUILD_ID_LEN];
-	char hex[2 * BUILD_ID_LEN + 1];
+	uint8_t id[ELFOBJ_BUILD_ID_MAX];
+	const char *hex = o->build_id_hex;
 	char *path = NULL;
 	Elf *elf;
 	int fd;
@@ -242,14 +239,13 @@ static void symobj__fetch_debug(struct symcache *c, struct symobj *o)
 	    o->dwarf_fd >= 0 || o->lines)
 		return;
 	o->debuginfod_tried = true;
-	build_id_hex(o, hex, sizeof(hex));
 	fd = debuginfod_find_debuginfo(c->dc, o->build_id, (int)o->build_id_len, &path);
 	if (fd < 0) {
 		pr_info("debuginfod: no debug file for build-id %s: %s\n", hex, strerror(-fd));
 		return;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	ok = elf && debuginfo__build_id(elf, id, sizeof(id)) == o->build_id_len &&
+	ok = elf && elfobj__build_id(elf, id, sizeof(id)) == o->build_id_len &&
 	     !memcmp(id, o->build_id, o->build_id_len) && srcline__elf_has_dwarf(elf);
 	elf_end(elf);
 	if (!ok) {
@@ -405,6 +401,10 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 	obj->image_len = len;
 	obj->dwarf_fd = -1;
 	elf = elf_memory(img, len);
+	if (elf) {
+		obj->build_id_len = elfobj__build_id(elf, obj->build_id, sizeof(obj->build_id));
+		elfobj__hex(obj->build_id, obj->build_id_len, obj->build_id_hex);
+	}
 	symobj__load_elf(obj, elf, NULL);
 	elf_end(elf);
 	obj->next = c->vdsos;

@@ -51,6 +51,8 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 /* The [vdso] mapping m of pid. */
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
 
+/* Its GNU build-id in hex, "" if none (or for NULL); valid while the cache lives. */
+const char *symobj__build_id(const struct symobj *o);
 /* Was the object parsed as ELF (file offsets convert to ELF addresses)? false for NULL. */
 bool symobj__is_elf(const struct symobj *o);
 /*

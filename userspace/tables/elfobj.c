@@ -2,32 +2,36 @@
 /* ELF identity and segments (see elfobj.h), with libelf. */
 #include <errno.h>
 #include <gelf.h>
+#include <elfutils/libdwelf.h>
 #include <string.h>
 
 #include "tables/elfobj.h"
 
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
-
-static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct elfobj_info *info)
+size_t elfobj__build_id(Elf *elf, uint8_t *buf, size_t len)
 {
-	Elf_Data *data = elf_getdata_rawchunk(elf, ph->p_offset, ph->p_filesz, ELF_T_NHDR);
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
 
-	if (!data)
-		return;
-	while (off < data->d_size &&
-	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0) {
-			info->build_id_len = nh.n_descsz > ELFOBJ_BUILD_ID_MAX ? ELFOBJ_BUILD_ID_MAX :
-										 nh.n_descsz;
-			memcpy(info->build_id, (char *)data->d_buf + desc_off, info->build_id_len);
-			return;
-		}
+	if (n <= 0)
+		return 0;
+	if ((size_t)n > len)
+		n = (ssize_t)len;
+	memcpy(buf, id, (size_t)n);
+	return (size_t)n;
+}
+
+void elfobj__hex(const uint8_t *id, size_t len, char hex[ELFOBJ_BUILD_ID_HEX])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	if (len > ELFOBJ_BUILD_ID_MAX)
+		len = ELFOBJ_BUILD_ID_MAX;
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 0xf];
 	}
+	hex[2 * len] = '\0';
 }
 
 int elfobj__read(int fd, struct elfobj_info *info)
@@ -47,13 +51,12 @@ int elfobj__read(int fd, struct elfobj_info *info)
 		return -EINVAL;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
 		goto cleanup;
+	info->build_id_len = elfobj__build_id(elf, info->build_id, ELFOBJ_BUILD_ID_MAX);
 	info->e_type = eh.e_type;
 	info->e_machine = eh.e_machine;
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(elf, i, &ph))
 			goto cleanup;
-		if (ph.p_type == PT_NOTE && !info->build_id_len)
-			read_build_id(elf, &ph, info);
 		if (ph.p_type != PT_LOAD || info->nr_loads >= ELFOBJ_MAX_LOADS)
 			continue;
 		info->loads[info->nr_loads++] = (struct elfobj_load){

@@ -7,10 +7,11 @@
 #ifndef SFBPF_ELFOBJ_H
 #define SFBPF_ELFOBJ_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ELFOBJ_MAX_LOADS 16
-#define ELFOBJ_BUILD_ID_MAX 20
+#define ELFOBJ_BUILD_ID_MAX 64
 
 struct elfobj_load {
 	uint64_t vaddr;
@@ -32,5 +33,19 @@ struct elfobj_info {
 int elfobj__read(int fd, struct elfobj_info *info);
 /* ELF virtual address of file offset off, or -ENOENT if no PT_LOAD holds it. */
 int elfobj__offset_to_vaddr(const struct elfobj_info *info, uint64_t off, uint64_t *vaddr);
+
+/* A build-id as text: two lowercase hex digits per byte, NUL-terminated. */
+#define ELFOBJ_BUILD_ID_HEX (2 * ELFOBJ_BUILD_ID_MAX + 1)
+
+struct Elf;
+
+/*
+ * The GNU build-id of an ELF file (libdw's dwelf_elf_gnu_build_id: the note
+ * sections, else the PT_NOTE segments): its first len bytes copied to buf;
+ * returns its length in bytes (at most len), 0 if it has none.
+ */
+size_t elfobj__build_id(struct Elf *elf, uint8_t *buf, size_t len);
+/* Hex-encode a build-id of len bytes (at most ELFOBJ_BUILD_ID_MAX). */
+void elfobj__hex(const uint8_t *id, size_t len, char hex[ELFOBJ_BUILD_ID_HEX]);
 
 #endif /* SFBPF_ELFOBJ_H */
