@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Files that appear whole or not at all (see atomicfile.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -188,4 +189,21 @@ int atomicfile_dir_open(const char *path, bool nofollow)
 		return err;
 	fd = open(path, flags);
 	return fd >= 0 ? fd : -errno;
+}
+
+DIR *atomicfile_dir_list(int dirfd)
+{
+	int fd = dup(dirfd), err;
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dir) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return NULL;
+	}
+	/* The duplicate shares dirfd's position: start from the first entry. */
+	rewinddir(dir);
+	return dir;
 }

@@ -23,6 +23,7 @@
 #ifndef SFBPF_ATOMICFILE_H
 #define SFBPF_ATOMICFILE_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -59,5 +60,11 @@ void atomicfile__abort(struct atomicfile *af);
  * may well be a symlink). Returns the fd or -errno.
  */
 int atomicfile_dir_open(const char *path, bool nofollow);
+
+/*
+ * A DIR * listing dirfd from its first entry, on a duplicate of dirfd (which
+ * stays open and usable by the caller); closedir() it. NULL + errno.
+ */
+DIR *atomicfile_dir_list(int dirfd);
 
 #endif /* SFBPF_ATOMICFILE_H */

@@ -249,16 +249,11 @@ static int list_profiles(int dirfd, struct old_file **out, size_t *count)
 	struct dirent *d;
 	struct stat st;
 	DIR *dir;
-	int fd, seq;
+	int seq;
 
-	fd = dup(dirfd);
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	dir = atomicfile_dir_list(dirfd);
+	if (!dir)
 		return -errno;
-	}
-	rewinddir(dir);
 	while ((d = readdir(dir))) {
 		seq = profile_seq(d->d_name);
 		if (seq < 0 || strlen(d->d_name) >= sizeof(v->name) ||

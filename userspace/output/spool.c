@@ -108,16 +108,11 @@ static int scan(struct spool *sp)
 	struct dirent *d;
 	struct stat st;
 	DIR *dir;
-	int fd, err = 0;
+	int err = 0;
 
-	fd = dup(sp->dirfd);
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	dir = atomicfile_dir_list(sp->dirfd);
+	if (!dir)
 		return -errno;
-	}
-	rewinddir(dir);
 	sp->n = 0;
 	sp->st.files = 0;
 	sp->st.bytes = 0;

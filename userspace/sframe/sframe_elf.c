@@ -515,7 +515,9 @@ int sframe_elf__load_fd(int fd, struct sframe_elf *out, struct sframe_elf_error 
 	return ret;
 }
 
-int sframe_elf__load(const char *path, struct sframe_elf *out, struct sframe_elf_error *err)
+/* Opens path and hands it to load (one of the _fd loaders). */
+static int load_path(const char *path, struct sframe_elf *out, struct sframe_elf_error *err,
+		     int (*load)(int, struct sframe_elf *, struct sframe_elf_error *))
 {
 	int fd, ret;
 
@@ -525,9 +527,14 @@ int sframe_elf__load(const char *path, struct sframe_elf *out, struct sframe_elf
 		ret = -errno;
 		return set_err(err, ret, "%s", strerror(-ret));
 	}
-	ret = sframe_elf__load_fd(fd, out, err);
+	ret = load(fd, out, err);
 	close(fd);
 	return ret;
+}
+
+int sframe_elf__load(const char *path, struct sframe_elf *out, struct sframe_elf_error *err)
+{
+	return load_path(path, out, err, sframe_elf__load_fd);
 }
 
 /* Read size bytes from offset 0 with pread, so the caller's file offset is untouched. */
@@ -578,15 +585,5 @@ int sframe_elf__load_raw_fd(int fd, struct sframe_elf *out, struct sframe_elf_er
 
 int sframe_elf__load_raw(const char *path, struct sframe_elf *out, struct sframe_elf_error *err)
 {
-	int fd, ret;
-
-	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		return set_err(err, ret, "%s", strerror(-ret));
-	}
-	ret = sframe_elf__load_raw_fd(fd, out, err);
-	close(fd);
-	return ret;
+	return load_path(path, out, err, sframe_elf__load_raw_fd);
 }
