@@ -122,8 +122,16 @@ struct sfbpf_mapping {
 	__u64 end;
 	__u64 bias; /* runtime pc - bias = ELF virtual address */
 	__u32 obj; /* index in the objects map, or SFBPF_OBJ_NONE */
-	__u32 flags;
+	__u32 flags; /* SFBPF_MAP_* */
 };
+
+/*
+ * Mapping flags, bits 0-4: log2 of a period P (0: none). The mapping holds
+ * identical copies of one piece of code every P bytes from its start (an
+ * arena of JIT trampolines, userspace/procs/jitcode.h): a PC is looked up as
+ * the same offset in the first copy, so the object's table describes one.
+ */
+#define SFBPF_MAP_PERIOD_MASK 0x1f
 
 /*
  * Per process (tgid): its executable mappings, sorted by start, disjoint.

@@ -385,6 +385,20 @@ static __always_inline int unwind_fp_stop(int err, bool gap)
 }
 
 /*
+ * The ELF address of pc in mapping m: pc - bias, folded onto the mapping's
+ * first copy of its code when it repeats with a period (SFBPF_MAP_PERIOD_MASK).
+ */
+static __always_inline __u64 unwind_map_off(const struct sfbpf_mapping *m, __u64 pc)
+{
+	__u32 shift = m->flags & SFBPF_MAP_PERIOD_MASK;
+	__u64 off = pc - m->bias;
+
+	if (shift)
+		off -= (pc - m->start) & ~((1ULL << shift) - 1);
+	return off;
+}
+
+/*
  * bpf_loop() callback: emits the current frame, then steps to its caller by
  * the PC's rule or, without one, by the frame pointer (the decision table is
  * in docs/DESIGN-unwinder.md).
@@ -415,7 +429,7 @@ static long unwind_step(__u32 index, void *arg)
 	m = &proc->maps[st->map & UNWIND_MAP_MASK];
 	obj = unwind_object(st, m);
 	if (obj)
-		rule = unwind_find_rule(st, obj, m->obj, lookup - m->bias);
+		rule = unwind_find_rule(st, obj, m->obj, unwind_map_off(m, lookup));
 	if (rule)
 		err = unwind_by_rule(st, rule, topmost, &next);
 	else

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Arenas of JIT trampolines (procs/jitcode.h), driven by
+ * tests/tables_realworld.test:
+ *
+ *   jitcode unit          CPython's x86-64 trampoline (with and without
+ *       endbr64) and a frame-pointer variant decode into the expected rows;
+ *       the ELF image the loader reads gives, through the loader's own table
+ *       builder, the same rule at every byte of the copy (at the return
+ *       address of the call: CFA = SP + 16, or rbp-based); periods are found
+ *       and non-trampolines (no call, two calls, an unknown instruction, SP
+ *       not restored, bytes not periodic) are refused.
+ *   jitcode run VARIANT SECS   a workload as CPython -X perf builds it: a
+ *       64 KiB anonymous arena filled with copies of the trampoline at a
+ *       16-byte stride (VARIANT: cet, plain, fp), made read-execute, and a
+ *       hot loop called through one copy (the 200th); with -O2 and no frame
+ *       pointer in this program, only the arena's table gets the walk past it.
+ * Prints PASS/FAIL lines; exits 1 on a failure.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procs/jitcode.h"
+#include "tables/flatten.h"
+#include "tables/tableload.h"
+
+/* Python/asm_trampoline.S, x86-64, as CPython 3.12/3.13 assemble it. */
+static const uint8_t tramp_cet[] = { 0xf3, 0x0f, 0x1e, 0xfa, /* endbr64 */
+				     0x48, 0x83, 0xec, 0x08, /* sub $8,%rsp */
+				     0xff, 0xd1, /* call *%rcx */
+				     0x48, 0x83, 0xc4, 0x08, /* add $8,%rsp */
+				     0xc3 };
+static const uint8_t tramp_plain[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+				       0x48, 0x83, 0xc4, 0x08, 0xc3 };
+/* push %rbp; mov %rsp,%rbp; call *%rcx; pop %rbp; ret (a frame-pointer build). */
+static const uint8_t tramp_fp[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89,
+				    0xe5, 0xff, 0xd1, 0x5d, 0xc3 };
+
+static int failed;
+
+#define CHECK(cond, ...)                                   \
+	do {                                               \
+		if (!(cond)) {                             \
+			printf("FAIL: jitcode unit: ");    \
+			printf(__VA_ARGS__);               \
+			printf("\n");                      \
+			failed = 1;                        \
+			return -1;                         \
+		}                                          \
+	} while (0)
+
+static void fill(struct jitcode_template *t, const uint8_t *code, size_t n, uint32_t period)
+{
+	memset(t, 0, sizeof(*t));
+	t->period = period;
+	memcpy(t->bytes, code, n);
+}
+
+/* The loader's table for t's image: the same builder sfbpf-top runs. */
+static int loader_table(const struct jitcode_template *t, struct flat_table **out)
+{
+	struct tableload_opts opts = { 0 };
+	struct tableload *tl;
+	struct tableload_job *job;
+	uint8_t img[3 * JITCODE_TEXT_VADDR];
+	int len = jitcode__image(t, img, sizeof(img)), fd, err;
+
+	*out = NULL;
+	if (len < 0)
+		return len;
+	fd = memfd_create("jitcode-test", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, img, (size_t)len) != len)
+		return -EIO;
+	tl = tableload__new(&opts);
+	job = tableload_job__new(fd, "image", NULL);
+	close(fd);
+	if (!tl || !job || tableload__submit(tl, job)) {
+		tableload_job__free(job);
+		tableload__free(tl);
+		return -ENOMEM;
+	}
+	job = tableload__take(tl);
+	err = job->err;
+	*out = job->ft;
+	job->ft = NULL;
+	tableload_job__free(job);
+	tableload__free(tl);
+	return err;
+}
+
+/*
+ * Every byte of the copy: the loader's rule equals the decoder's row, and
+ * the rule at the call's return address (what the walk looks up, minus 1:
+ * the call's last byte) is want_cfa_off from want_fp ? rbp : rsp.
+ */
+static int check_variant(const char *name, const uint8_t *code, size_t n, uint32_t call_end,
+			 int32_t want_cfa_off, int want_fp)
+{
+	struct jitcode_template t;
+	struct flat_table *ft = NULL;
+	const struct jitcode_row *row = NULL;
+	const struct sfbpf_rule *r;
+	uint32_t off, i;
+	int64_t k;
+	int err;
+
+	fill(&t, code, n, 16);
+	CHECK(!jitcode__decode(&t), "%s: not decoded", name);
+	CHECK(t.code_len == n, "%s: code length %u, want %zu", name, t.code_len, n);
+	err = loader_table(&t, &ft);
+	CHECK(!err && ft, "%s: no table from the image: %s", name, strerror(-err));
+	for (off = 0; off < t.period; off++) {
+		for (i = 0; i < t.nr_rows && t.rows[i].off <= off; i++)
+			row = &t.rows[i];
+		k = flat_table__lookup(ft, JITCODE_TEXT_VADDR + off);
+		CHECK(k >= 0, "%s: no row at +%u", name, off);
+		r = &ft->rules[ft->rows[k].rule];
+		CHECK(!(r->flags & SFBPF_RULE_GAP) && r->cfa_off == row->cfa_off &&
+			      r->cfa_reg == (row->cfa_fp ? SFBPF_REG_FP : SFBPF_REG_SP) &&
+			      r->ra_loc == SFBPF_LOC_CFA && r->ra_off == -8 &&
+			      (row->fp_off ? r->fp_loc == SFBPF_LOC_CFA && r->fp_off == row->fp_off :
+					     r->fp_loc == SFBPF_LOC_SAME),
+		      "%s: at +%u the loader's rule (cfa %s%+d, fp_loc %u %+d) is not the decoder's "
+		      "(cfa %s%+d, fp %+d)",
+		      name, off, r->cfa_reg == SFBPF_REG_FP ? "rbp" : "rsp", r->cfa_off, r->fp_loc,
+		      r->fp_off, row->cfa_fp ? "rbp" : "rsp", row->cfa_off, row->fp_off);
+		if (off == call_end - 1)
+			CHECK(r->cfa_off == want_cfa_off &&
+				      r->cfa_reg == (want_fp ? SFBPF_REG_FP : SFBPF_REG_SP),
+			      "%s: at the call's return address CFA is %s%+d, want %s%+d", name,
+			      r->cfa_reg == SFBPF_REG_FP ? "rbp" : "rsp", r->cfa_off,
+			      want_fp ? "rbp" : "rsp", want_cfa_off);
+	}
+	flat_table__free(ft);
+	printf("PASS: jitcode unit: %s: %u rows, the loader's table agrees at every byte; CFA "
+	       "%s%+d at the return address\n",
+	       name, t.nr_rows, want_fp ? "rbp" : "rsp", want_cfa_off);
+	return 0;
+}
+
+static int refused(const char *name, const uint8_t *code, size_t n)
+{
+	struct jitcode_template t;
+
+	fill(&t, code, n, 16);
+	CHECK(jitcode__decode(&t) == -ENOENT, "%s: decoded, want refused", name);
+	return 0;
+}
+
+static int unit(void)
+{
+	static const uint8_t no_call[] = { 0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	static const uint8_t two_calls[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0xff,
+					     0xd1, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	static const uint8_t unknown[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x8b,
+					   0x04, 0x24, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	static const uint8_t unbalanced[] = { 0x48, 0x83, 0xec, 0x10, 0xff, 0xd1,
+					      0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	uint8_t buf[4096];
+	size_t i;
+
+	check_variant("cet", tramp_cet, sizeof(tramp_cet), 10, 16, 0);
+	check_variant("plain", tramp_plain, sizeof(tramp_plain), 6, 16, 0);
+	check_variant("fp", tramp_fp, sizeof(tramp_fp), 10, 16, 1);
+	refused("no call", no_call, sizeof(no_call));
+	refused("two calls", two_calls, sizeof(two_calls));
+	refused("unknown instruction", unknown, sizeof(unknown));
+	refused("SP not restored", unbalanced, sizeof(unbalanced));
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = i % 16 < sizeof(tramp_cet) ? tramp_cet[i % 16] : 0;
+	CHECK(jitcode__period(buf, sizeof(buf)) == 16, "period of a 16-byte arena: %d",
+	      jitcode__period(buf, sizeof(buf)));
+	buf[4000] ^= 1;
+	CHECK(jitcode__period(buf, sizeof(buf)) == -ENOENT, "a changed byte still periodic");
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = i % 32 < sizeof(tramp_cet) ? tramp_cet[i % 32] : 0xcc;
+	CHECK(jitcode__period(buf, sizeof(buf)) == 32, "period of a 32-byte arena: %d",
+	      jitcode__period(buf, sizeof(buf)));
+	if (!failed)
+		printf("PASS: jitcode unit: periods found (16, 32), a changed byte breaks them; "
+		       "non-trampolines refused\n");
+	return failed;
+}
+
+/* ---- the workload */
+
+typedef long (*tramp_fn)(long a, long b, long c, long (*fn)(long, long, long));
+
+__attribute__((noinline)) static long hot(long a, long b, long c)
+{
+	volatile long s = 0;
+	long i;
+
+	for (i = 0; i < 200000; i++)
+		s += (i ^ a) * b + c;
+	return s;
+}
+
+__attribute__((noinline)) static long through(tramp_fn t, long n)
+{
+	long s = 0, i;
+
+	for (i = 0; i < n; i++)
+		s += t(i, 3, 5, hot);
+	return s;
+}
+
+static int run(const char *variant, int secs)
+{
+	const uint8_t *code = !strcmp(variant, "plain") ? tramp_plain :
+			      !strcmp(variant, "fp")	? tramp_fp :
+							  tramp_cet;
+	size_t n = !strcmp(variant, "plain") ? sizeof(tramp_plain) :
+		   !strcmp(variant, "fp")    ? sizeof(tramp_fp) :
+					       sizeof(tramp_cet);
+	size_t size = 16 * 4096, i;
+	uint8_t *arena = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			      0);
+	volatile long s = 0;
+	time_t end = time(NULL) + secs;
+
+	if (arena == MAP_FAILED)
+		return 1;
+	for (i = 0; i < size; i += 16)
+		memcpy(arena + i, code, n);
+	if (mprotect(arena, size, PROT_READ | PROT_EXEC))
+		return 1;
+	while (time(NULL) < end)
+		s += through((tramp_fn)(void *)(arena + 200 * 16), 50);
+	return s == 42;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "unit"))
+		return unit() ? 1 : 0;
+	if (argc == 4 && !strcmp(argv[1], "run"))
+		return run(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: %s unit | run cet|plain|fp SECS\n", argv[0]);
+	return 2;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Arenas of identical JIT trampolines as objects with a table. CPython 3.12+
+ * run with -X perf (or PYTHONPERFSUPPORT) copies one small assembly function
+ * (Python/asm_trampoline.S) into anonymous executable memory, one copy per
+ * code object, and names each copy in /tmp/perf-PID.map. On x86-64 it is
+ * "[endbr64;] sub $8,%rsp; call *%rcx; add $8,%rsp; ret" with no frame
+ * pointer, so the frame-pointer fallback cannot step out of it; and the
+ * arena (64 KiB, mmap'ed read-write, filled with copies at a 16-byte stride,
+ * then made read-execute) has no unwind information anywhere.
+ *
+ * Such a mapping is recognised by its bytes (read with process_vm_readv):
+ * periodic with a power-of-two period P (16..256), every copy the same code,
+ * which a small decoder understands fully: frame setup (endbr64, push/pop
+ * %rbp, mov %rsp,%rbp, sub/add $imm,%rsp, leave, nops), exactly one
+ * indirect call, then ret and padding. The decoder's rows are written as
+ * .eh_frame of a tiny ELF image in a memfd (one copy of the code at vaddr
+ * JITCODE_TEXT_VADDR), loaded like any file: one table per distinct
+ * template, shared by every process and every arena. The unwinder folds a
+ * PC of the mapping onto the first copy (SFBPF_MAP_F_PERIOD in the
+ * mapping's flags): the table never grows with the arena. Nothing in this
+ * is specific to CPython but the shape of the code it accepts.
+ *
+ * Lifecycle: jitcode__new() per process tracker, jitcode__resolve() per
+ * anonymous executable mapping at each refresh, jitcode__free(). The
+ * decoder and image writer are pure (tests call them). Errors are negative
+ * errnos; -ENOENT means "not an arena of trampolines".
+ */
+#ifndef SFBPF_PROCS_JITCODE_H
+#define SFBPF_PROCS_JITCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/abi.h"
+#include "tables/tables.h"
+
+#define JITCODE_MIN_PERIOD 16
+#define JITCODE_MAX_PERIOD 256
+#define JITCODE_MAX_MAPPING (4u << 20) /* larger anonymous code is a real JIT */
+#define JITCODE_TEXT_VADDR 0x1000 /* where the image holds its copy */
+#define JITCODE_MAX_ROWS 32
+
+/* One row of a template: the rule from offset off (in the copy) on. */
+struct jitcode_row {
+	uint32_t off;
+	int32_t cfa_off; /* CFA = (cfa_fp ? rbp : rsp) + cfa_off */
+	uint8_t cfa_fp;
+	int32_t fp_off; /* caller's rbp saved at CFA + fp_off; 0: rbp unchanged */
+};
+
+struct jitcode_template {
+	uint32_t period; /* bytes per copy, a power of two */
+	uint32_t code_len; /* bytes up to and including the ret */
+	uint8_t bytes[JITCODE_MAX_PERIOD];
+	struct jitcode_row rows[JITCODE_MAX_ROWS];
+	uint32_t nr_rows;
+	int fd; /* memfd holding the ELF image; -1 until written */
+	struct obj_key key; /* by content: the period and the bytes */
+};
+
+/*
+ * The smallest power-of-two period P in [JITCODE_MIN_PERIOD,
+ * JITCODE_MAX_PERIOD] with buf[i] == buf[i % P] for all i < len (len a
+ * multiple of P), or -ENOENT.
+ */
+int jitcode__period(const uint8_t *buf, size_t len);
+
+/*
+ * Decodes one copy (t->bytes, t->period set) into t->rows and t->code_len.
+ * 0, or -ENOENT when the code is not a trampoline this decoder understands
+ * fully (any unknown instruction, no or several calls, SP not back at the
+ * entry value at ret, non-padding bytes after it).
+ */
+int jitcode__decode(struct jitcode_template *t);
+
+/*
+ * Writes t's ELF image (one copy of the code at JITCODE_TEXT_VADDR, its
+ * rows as .eh_frame) into buf of size cap. Returns its length, or -E2BIG.
+ */
+int jitcode__image(const struct jitcode_template *t, uint8_t *buf, size_t cap);
+
+/* The mapping flags that fold a PC onto the first copy (bpf/abi.h). */
+uint32_t jitcode__map_flags(const struct jitcode_template *t);
+
+struct jitcode;
+
+struct jitcode *jitcode__new(void);
+void jitcode__free(struct jitcode *jc);
+
+/*
+ * Whether pid's anonymous executable mapping [start, end) is an arena of
+ * trampolines: 0 with *out set (owned by jc; its fd has the image), -ENOENT
+ * when not, another negative errno on failure (process gone: -ESRCH).
+ */
+int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,
+		     const struct jitcode_template **out);
+
+#endif /* SFBPF_PROCS_JITCODE_H */
