@@ -15,6 +15,7 @@
 #include "procs/procmaps.h"
 #include "procs/proctrack.h"
 #include "procs/vdso.h"
+#include "procs/jitcode.h"
 
 #define PID_BUCKETS 1024
 
@@ -36,6 +37,7 @@ struct proctrack {
 	bool deferred; /* the build in progress left mappings for later */
 	struct vdso_image vdso; /* read at the first [vdso] mapping met */
 	int vdso_err; /* 1: not read yet; else why there is no image (0: there is) */
+	struct jitcode *jit; /* trampoline arenas' templates; made at the first one */
 	struct proctrack_stats stats;
 	struct sfbpf_proc scratch; /* the map value being built (8 KiB+) */
 };
@@ -125,6 +127,7 @@ void proctrack__free(struct proctrack *pt)
 			free(e);
 		}
 	vdso__close(&pt->vdso);
+	jitcode__free(pt->jit);
 	free(pt);
 }
 
@@ -214,6 +217,28 @@ static void resolve_vdso(struct proctrack *pt, int pid, const struct procmap *m,
 		out, e);
 }
 
+/*
+ * Anonymous code: an arena of identical trampolines (CPython's perf
+ * trampolines) gets its template's table, folded by the mapping's period
+ * (jitcode.h); other JIT code keeps the frame-pointer fallback.
+ */
+static void resolve_jit(struct proctrack *pt, int pid, const struct procmap *m,
+			struct sfbpf_mapping *out, struct proc_entry *e)
+{
+	const struct jitcode_template *t;
+
+	if (!pt->jit && !(pt->jit = jitcode__new()))
+		return;
+	if (jitcode__resolve(pt->jit, pid, m->start, m->end, &t))
+		return;
+	out->bias = m->start - JITCODE_TEXT_VADDR;
+	out->flags = jitcode__map_flags(t);
+	use_obj(pt, tables__acquire_src(pt->tables, t->fd, &t->key, "[jit-trampolines]", NULL),
+		out, e);
+	if (out->obj == SFBPF_OBJ_NONE)
+		out->flags = 0;
+}
+
 static bool wanted(const struct procmap *m)
 {
 	return m->perms & PROCMAP_EXEC;
@@ -267,9 +292,11 @@ static void build(struct proctrack *pt, int pid, const struct procmaps *pm, stru
 		out = &p->maps[p->count++];
 		*out = (struct sfbpf_mapping){ .start = m->start, .end = m->end,
 					       .obj = SFBPF_OBJ_NONE };
-		/* Anonymous code (JIT): frame-pointer fallback. */
+		/* Other anonymous code (JIT): frame-pointer fallback. */
 		if (m->flags & PROCMAP_F_VDSO)
 			resolve_vdso(pt, pid, m, out, e);
+		else if ((m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)) == PROCMAP_F_ANON)
+			resolve_jit(pt, pid, m, out, e);
 		else if (!(m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)))
 			resolve_mapping(pt, pid, m, out, e);
 	}
