@@ -23,72 +23,11 @@
 #include "profile/session.h"
 #include "symbols/symbolize.h"
 #include "top/topview.h"
+#include "top/topview_int.h"
 
-#define TREE_MAX_DEPTH 64
 #define DECAY_MIN_TOTAL 0.5 /* rows decayed below this are dropped from the table */
 
-/* ---- the model ---- */
-
-struct addr_entry {
-	uint64_t space; /* pid, or KERNEL_SPACE */
-	uint64_t addr;
-	uint32_t sym;
-};
-
-#define KERNEL_SPACE (1ULL << 32)
-
-struct tv_stack {
-	const struct aggr_stack *st; /* the aggregator's, to notice a reset */
-	uint64_t seen; /* st->count when last folded in */
-	uint64_t seen_weight; /* st->weight then */
-	uint64_t samples; /* since the last zeroing */
-	double weight; /* in the counting mode */
-	uint32_t *syms; /* frames, leaf (kernel leaf if any) first */
-	uint32_t *rows; /* distinct rows of the frames; rows[0]: the leaf's */
-	const char *comm; /* interned */
-	uint32_t pid;
-	uint16_t nr, nr_rows;
-	bool truncated;
-};
-
-struct topview {
-	struct topview_opts opts;
-	struct symbolizer *sym;
-	const struct ksyms *ks;
-
-	struct arena strings_arena, syms_arena, rows_arena, stacks_arena;
-	char **strings;
-	size_t nr_strings, strings_cap;
-	struct hashmap strings_map;
-
-	struct topview_sym **syms;
-	size_t nr_syms, syms_cap;
-	struct hashmap syms_map;
-	uint32_t *marks; /* per sym: stamp of the last stack that listed it */
-	size_t marks_cap;
-	uint32_t stamp;
-	uint32_t truncated_sym;
-
-	struct addr_entry *addrs;
-	size_t nr_addrs, addrs_cap;
-	struct hashmap addrs_map;
-
-	struct topview_row **rows;
-	size_t nr_rows, rows_cap;
-	struct hashmap rows_map;
-
-	struct tv_stack *stacks;
-	size_t nr_stacks, stacks_cap;
-	uint64_t agg_samples; /* aggregator's total when last updated */
-
-	double total_weight;
-	uint64_t total_samples;
-
-	const struct topview_row **sel; /* topview__select's result */
-	size_t sel_cap;
-	struct topview_node *nodes; /* topview__tree's result */
-	size_t nodes_cap;
-};
+/* ---- the model (struct topview: topview_int.h) ---- */
 
 /* -- strings -- */
 
@@ -157,6 +96,11 @@ static bool sym_eq(const void *ctx, uint64_t id, const void *key)
 	const struct topview_sym *a = ((const struct topview *)ctx)->syms[id], *b = key;
 
 	return a->name == b->name && a->module == b->module && a->kernel == b->kernel;
+}
+
+int64_t topview_sym_id(const struct topview *tv, const struct topview_sym *sym)
+{
+	return hashmap__find(&tv->syms_map, sym_hash(sym), sym_eq, tv, sym);
 }
 
 /* Sym id of (name, module, kernel), created if new; -ENOMEM. */
@@ -583,11 +527,6 @@ static bool row_visible(const struct topview *tv, const struct topview_row *r,
 	return true;
 }
 
-static int cmp_num(double a, double b)
-{
-	return a > b ? -1 : a < b ? 1 : 0;
-}
-
 static int cmp_rows(const void *pa, const void *pb, void *arg)
 {
 	const struct topview_row *a = *(const struct topview_row *const *)pa;
@@ -630,175 +569,4 @@ int topview__select(struct topview *tv, enum topview_sort key, const struct topv
 const struct topview_row *topview__row(const struct topview *tv, uint32_t id)
 {
 	return id < tv->nr_rows ? tv->rows[id] : NULL;
-}
-
-/* ---- caller/callee trees ---- */
-
-struct tnode {
-	uint32_t sym;
-	uint32_t child, sibling; /* 0: none (node 0 is the root, nobody's child) */
-	double weight;
-};
-
-struct tree {
-	struct topview *tv;
-	struct tnode *n;
-	size_t nr, cap;
-	uint32_t *scratch; /* children being sorted, one segment per open level */
-	size_t nr_scratch, scratch_cap;
-	double min_weight;
-	size_t max_nodes, nr_out;
-	int err;
-};
-
-static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t sym)
-{
-	uint32_t c;
-
-	for (c = t->n[parent].child; c; c = t->n[c].sibling)
-		if (t->n[c].sym == sym)
-			return c;
-	if (VEC_RESERVE(t->n, t->cap, t->nr + 1, 64))
-		return -ENOMEM;
-	t->n[t->nr] = (struct tnode){ sym, 0, t->n[parent].child, 0 };
-	t->n[parent].child = t->nr;
-	return t->nr++;
-}
-
-static bool sym_hidden(const struct topview_sym *s, const struct topview_filter *f)
-{
-	return f && ((f->hide_kernel && s->kernel) || (f->hide_user && !s->kernel));
-}
-
-/* Adds s's frames from index j (exclusive) outwards (step 1) or inwards (step -1). */
-static int tree_path(struct tree *t, const struct tv_stack *s, int j, int step,
-		     const struct topview_filter *f)
-{
-	struct topview *tv = t->tv;
-	int64_t node = 0;
-	int k, depth = 0;
-
-	for (k = j + step; k >= 0 && k < s->nr && depth < TREE_MAX_DEPTH; k += step) {
-		if (sym_hidden(tv->syms[s->syms[k]], f))
-			continue;
-		node = tree_child(t, node, s->syms[k]);
-		if (node < 0)
-			return (int)node;
-		t->n[node].weight += s->weight;
-		depth++;
-	}
-	if (step > 0 && s->truncated && depth < TREE_MAX_DEPTH && !(f && f->hide_user)) {
-		node = tree_child(t, node, tv->truncated_sym);
-		if (node < 0)
-			return (int)node;
-		t->n[node].weight += s->weight;
-	}
-	return 0;
-}
-
-static int cmp_tnodes(const void *pa, const void *pb, void *arg)
-{
-	const struct tree *t = arg;
-	const struct tnode *a = &t->n[*(const uint32_t *)pa], *b = &t->n[*(const uint32_t *)pb];
-	int c = cmp_num(a->weight, b->weight);
-
-	return c ? c : strcmp(t->tv->syms[a->sym]->name, t->tv->syms[b->sym]->name);
-}
-
-/* Depth-first, heaviest children first, into tv->nodes. */
-static void tree_emit(struct tree *t, uint32_t node, int depth)
-{
-	struct topview *tv = t->tv;
-	size_t base = t->nr_scratch, i;
-	uint32_t c;
-
-	for (c = t->n[node].child; c; c = t->n[c].sibling) {
-		if (VEC_RESERVE(t->scratch, t->scratch_cap, t->nr_scratch + 1, 64)) {
-			t->err = -ENOMEM;
-			return;
-		}
-		t->scratch[t->nr_scratch++] = c;
-	}
-	if (t->nr_scratch == base)
-		return;
-	qsort_r(t->scratch + base, t->nr_scratch - base, sizeof(*t->scratch), cmp_tnodes, t);
-	for (i = base; i < t->nr_scratch && !t->err; i++) {
-		c = t->scratch[i];
-		if (t->n[c].weight < t->min_weight || (t->max_nodes && t->nr_out >= t->max_nodes))
-			break;
-		if (VEC_RESERVE(tv->nodes, tv->nodes_cap, t->nr_out + 1, 64)) {
-			t->err = -ENOMEM;
-			return;
-		}
-		tv->nodes[t->nr_out++] =
-			(struct topview_node){ tv->syms[t->n[c].sym], t->n[c].weight, depth };
-		tree_emit(t, c, depth + 1);
-	}
-	t->nr_scratch = base;
-}
-
-/* Index of sym in s's frames: the outermost occurrence, or the innermost. */
-static int find_frame(const struct tv_stack *s, uint32_t sym, bool outermost)
-{
-	int k;
-
-	if (outermost) {
-		for (k = s->nr - 1; k >= 0; k--)
-			if (s->syms[k] == sym)
-				return k;
-	} else {
-		for (k = 0; k < s->nr; k++)
-			if (s->syms[k] == sym)
-				return k;
-	}
-	return -1;
-}
-
-static bool stack_has_row(const struct tv_stack *s, uint32_t id)
-{
-	unsigned i;
-
-	for (i = 0; i < s->nr_rows; i++)
-		if (s->rows[i] == id)
-			return true;
-	return false;
-}
-
-int topview__tree(struct topview *tv, uint32_t id, enum topview_dir dir,
-		  const struct topview_filter *f, double min_share, size_t max_nodes,
-		  const struct topview_node **nodes)
-{
-	const struct topview_row *r = topview__row(tv, id);
-	struct tree t = { .tv = tv, .max_nodes = max_nodes };
-	const struct tv_stack *s;
-	int64_t sym;
-	size_t i;
-	int j;
-
-	*nodes = tv->nodes;
-	if (!r)
-		return -ENOENT;
-	sym = hashmap__find(&tv->syms_map, sym_hash(r->sym), sym_eq, tv, r->sym);
-	if (sym < 0)
-		return -ENOENT;
-	if (VEC_RESERVE(t.n, t.cap, 1, 64))
-		return -ENOMEM;
-	t.n[t.nr++] = (struct tnode){ (uint32_t)sym, 0, 0, r->total };
-	for (i = 0; i < tv->nr_stacks && !t.err; i++) {
-		s = &tv->stacks[i];
-		if (s->weight <= 0 || !stack_has_row(s, id))
-			continue;
-		j = find_frame(s, (uint32_t)sym, dir == TOPVIEW_CALLEES);
-		if (j >= 0)
-			t.err = tree_path(&t, s, j, dir == TOPVIEW_CALLERS ? 1 : -1, f);
-	}
-	t.min_weight = r->total * min_share;
-	if (t.min_weight <= 0)
-		t.min_weight = 1e-9;
-	if (!t.err)
-		tree_emit(&t, 0, 1);
-	free(t.n);
-	free(t.scratch);
-	*nodes = tv->nodes;
-	return t.err ? t.err : (int)t.nr_out;
 }
