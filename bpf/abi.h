@@ -17,7 +17,13 @@
 #include <linux/types.h>
 #endif
 
-#define SFBPF_MAX_FRAMES 127 /* user frames per stack (upper bound of -S) */
+/*
+ * User frames per stack (upper bound of -S): deep Java, JavaScript and
+ * recursive code. A power of two (the unwinder masks frame indexes with it).
+ * Only the used frames go to the ring buffer; off-CPU records keep fewer
+ * (SFBPF_OFFCPU_MAX_FRAMES, offcpu_abi.h).
+ */
+#define SFBPF_MAX_FRAMES 1024
 #define SFBPF_MAX_KFRAMES 127 /* kernel frames per stack */
 #define SFBPF_MAX_MAPPINGS 256 /* executable mappings per process */
 #define SFBPF_PAGE_SHIFT 8 /* page index granularity: 256 bytes, ~4 rows */
@@ -214,7 +220,7 @@ struct sfbpf_sample {
 	__u64 ips[SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES]; /* user leaf first, then kernel leaf first */
 };
 
-#define SFBPF_SAMPLE_HDR_SIZE ((unsigned long)&((struct sfbpf_sample *)0)->ips)
+#define SFBPF_SAMPLE_HDR_SIZE ((unsigned long)__builtin_offsetof(struct sfbpf_sample, ips))
 
 /*
  * Lifecycle events: the lifecycle programs (exec, exit) and the unwinder

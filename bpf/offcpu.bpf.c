@@ -11,7 +11,8 @@
  *
  * The record is built in place in the map value, which is kept (marked
  * consumed) after switch-in and reused at the thread's next switch-out: a
- * blocked period costs no allocation and no copy of the 2 KiB record. Entries
+ * blocked period costs no allocation and no copy of the 2 KiB record (user
+ * stacks stop at SFBPF_OFFCPU_MAX_FRAMES, see offcpu_abi.h). Entries
  * are removed when their thread exits (sched_process_exit).
  */
 #include "vmlinux.h"
@@ -21,6 +22,8 @@
 
 #include "offcpu_abi.h"
 #include "target.h"
+/* The walk writes into the per-thread records: their capacity (offcpu_abi.h). */
+#define UNWIND_MAX_FRAMES SFBPF_OFFCPU_MAX_FRAMES
 #include "ustack.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
@@ -53,13 +56,16 @@ const volatile __u64 sched_lo = 0, sched_hi = 0;
 /* Tracing frames above __schedule, learned from the first stack (same for all). */
 __u32 kstack_skip = 0;
 
-/* tid -> the thread's current (start_ns != 0) or last off-CPU period. */
+/*
+ * tid -> the thread's current (start_ns != 0) or last off-CPU period: the
+ * first SFBPF_OFFCPU_REC_SIZE bytes of a struct sfbpf_offcpu_sample.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sfbpf_offcpu_sample);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SFBPF_OFFCPU_REC_SIZE);
 } blocked SEC(".maps");
 
 TARGET_PERCPU_VALUE(stats, struct sfbpf_offcpu_stats);
@@ -120,19 +126,19 @@ static __always_inline __u32 record_kernel(void *ctx, __u64 *ips)
 			    skip & BPF_F_SKIP_FIELD_MASK);
 	if (ret <= 0)
 		return 0;
-	n = (ret / sizeof(__u64)) & UNWIND_FRAME_MASK;
+	n = (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK;
 	if (!sched_hi || skip || !n || in_sched(ips[0]))
 		return n;
 	/* First stack: find __schedule, then drop what is above it. */
 	for (i = 1; i < KSTACK_SEARCH && i < n; i++) {
-		if (in_sched(ips[i & UNWIND_FRAME_MASK]))
+		if (in_sched(ips[i & UNWIND_KFRAME_MASK]))
 			break;
 	}
 	if (i >= KSTACK_SEARCH || i >= n)
 		return n;
 	kstack_skip = i;
 	ret = bpf_get_stack(ctx, ips, SFBPF_MAX_KFRAMES * sizeof(__u64), i & BPF_F_SKIP_FIELD_MASK);
-	return ret > 0 ? (ret / sizeof(__u64)) & UNWIND_FRAME_MASK : 0;
+	return ret > 0 ? (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK : 0;
 }
 
 /* Records prev's stacks in its entry; returns the entry, its period not started yet. */
@@ -222,7 +228,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	cnt->unwind.v[SFBPF_STAT_STOP_BASE + (stop < SFBPF_STOP__COUNT ? stop : SFBPF_STOP_READ)]++;
 
 	size = SFBPF_OFFCPU_HDR_SIZE + (rec->s.nr_user + rec->s.nr_kernel) * sizeof(__u64);
-	if (size <= sizeof(*rec)) {
+	if (size <= SFBPF_OFFCPU_REC_SIZE) {
 		/* Straight from the map value: no copy to build. */
 		if (bpf_ringbuf_output(&events, rec, size, target_wakeup_flag(&events, wakeup_bytes)))
 			cnt->unwind.v[SFBPF_STAT_RB_DROPS]++;

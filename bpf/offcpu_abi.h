@@ -52,8 +52,9 @@ struct sfbpf_offcpu_stats {
 };
 
 /*
- * One off-CPU period: the `blocked` map's value, and the ring buffer record
- * (variable length: only the used frames of s.ips are sent).
+ * One off-CPU period: the `blocked` map's value (its first
+ * SFBPF_OFFCPU_REC_SIZE bytes, below), and the ring buffer record (variable
+ * length: only the used frames of s.ips are sent).
  * s.time_ns is the switch-in time, s.cpu the CPU the thread left, s.weight the
  * off-CPU time in microseconds (saturated; end_ns - start_ns is exact).
  */
@@ -66,6 +67,30 @@ struct sfbpf_offcpu_sample {
 };
 
 #define SFBPF_OFFCPU_HDR_SIZE \
-	((unsigned long)&((struct sfbpf_offcpu_sample *)0)->s + SFBPF_SAMPLE_HDR_SIZE)
+	((unsigned long)__builtin_offsetof(struct sfbpf_offcpu_sample, s) + SFBPF_SAMPLE_HDR_SIZE)
+
+/*
+ * User frames an off-CPU record holds: fewer than a CPU sample's. The record
+ * lives in the `blocked` map for as long as its thread exists, one per
+ * thread that blocked (up to 16384 by default): at SFBPF_MAX_FRAMES it would
+ * take 9.1 KiB per thread, 152 MB for a full map; at 128 it takes 2.1 KiB
+ * (35 MB full), what it took when CPU samples stopped at 127 frames too.
+ * Deeper off-CPU stacks end with SFBPF_STOP_DEPTH ([truncated] in the
+ * outputs). A power of two (UNWIND_MAX_FRAMES in the off-CPU program).
+ */
+#define SFBPF_OFFCPU_MAX_FRAMES 128
+
+/*
+ * The `blocked` map's value: the first SFBPF_OFFCPU_REC_SIZE bytes of struct
+ * sfbpf_offcpu_sample, room for SFBPF_OFFCPU_MAX_FRAMES user frames and
+ * SFBPF_MAX_KFRAMES kernel frames after them. Userspace reads it into a whole
+ * struct sfbpf_offcpu_sample.
+ */
+#define SFBPF_OFFCPU_REC_SIZE \
+	(SFBPF_OFFCPU_HDR_SIZE + (SFBPF_OFFCPU_MAX_FRAMES + SFBPF_MAX_KFRAMES) * sizeof(__u64))
+
+_Static_assert(SFBPF_OFFCPU_MAX_FRAMES <= SFBPF_MAX_FRAMES &&
+		       SFBPF_OFFCPU_REC_SIZE <= sizeof(struct sfbpf_offcpu_sample),
+	       "an off-CPU record is a prefix of struct sfbpf_offcpu_sample");
 
 #endif /* SFBPF_OFFCPU_ABI_H */

@@ -82,7 +82,7 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks && (s->flags & SFBPF_SAMPLE_KERNEL_MODE)) {
 		ret = bpf_get_stack(ctx, &s->ips[nu], SFBPF_MAX_KFRAMES * sizeof(__u64), 0);
 		if (ret > 0)
-			nk = (ret / sizeof(__u64)) & UNWIND_FRAME_MASK;
+			nk = (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK;
 	}
 	s->nr_user = nu;
 	s->nr_kernel = nk;

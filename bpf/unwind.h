@@ -31,10 +31,26 @@
 #define UNWIND_MAP_MASK (SFBPF_MAX_MAPPINGS - 1)
 /* Not a stop reason: the caller's frame was found (SFBPF_STOP_OUTERMOST is 0). */
 #define UNWIND_NEXT SFBPF_STOP__COUNT
-#define UNWIND_FRAME_MASK 127 /* >= SFBPF_MAX_FRAMES - 1, and a power of two minus 1 */
+/*
+ * The program's user-frame capacity: the walk writes ips[0 .. UNWIND_MAX_FRAMES)
+ * and the kernel stack may follow the last of them, so the array it is given
+ * must hold UNWIND_MAX_FRAMES + SFBPF_MAX_KFRAMES entries. A program with
+ * smaller records defines it before including this file (off-CPU keeps a
+ * record per thread: offcpu_abi.h). A power of two: frame indexes are masked
+ * with UNWIND_FRAME_MASK for the verifier, which then bounds every access by
+ * the array's size whatever the depth.
+ */
+#ifndef UNWIND_MAX_FRAMES
+#define UNWIND_MAX_FRAMES SFBPF_MAX_FRAMES
+#endif
+#define UNWIND_FRAME_MASK (UNWIND_MAX_FRAMES - 1)
+/* Kernel frame counts from bpf_get_stack() (at most SFBPF_MAX_KFRAMES), masked likewise. */
+#define UNWIND_KFRAME_MASK 127
 
 _Static_assert((SFBPF_MAX_MAPPINGS & UNWIND_MAP_MASK) == 0, "mappings: power of two");
-_Static_assert(SFBPF_MAX_FRAMES <= UNWIND_FRAME_MASK + 1, "frame mask too small");
+_Static_assert((UNWIND_MAX_FRAMES & UNWIND_FRAME_MASK) == 0, "frames: power of two");
+_Static_assert(UNWIND_MAX_FRAMES <= SFBPF_MAX_FRAMES, "more frames than a sample holds");
+_Static_assert(SFBPF_MAX_KFRAMES <= UNWIND_KFRAME_MASK, "kernel frame mask too small");
 _Static_assert(SFBPF_MAX_MAPPINGS <= (1 << SFBPF_MAP_SEARCH_STEPS), "mapping search too short");
 
 /*
@@ -418,7 +434,7 @@ static long unwind_step(__u32 index, void *arg)
 	int err, idx;
 
 	(void)index;
-	if (n >= st->max || n >= SFBPF_MAX_FRAMES) {
+	if (n >= st->max || n >= UNWIND_MAX_FRAMES) {
 		err = SFBPF_STOP_DEPTH;
 		goto stop;
 	}
@@ -438,11 +454,14 @@ static long unwind_step(__u32 index, void *arg)
 		goto stop;
 	/*
 	 * Go, musl and other runtimes end their chains with a zero return
-	 * address. Read through rbp in a table's gap, it counts only if rbp
-	 * was a link of the chain: frameless code leaves any value there.
+	 * address. Where a rule said where RA is, that is the end. Read
+	 * through rbp (a table's gap, or code without a table) it counts only
+	 * if rbp was a link of the chain: frameless code (a JIT's trampolines
+	 * and stubs) leaves any value in rbp, and a guess ends nothing.
 	 */
 	if (!next.pc) {
-		err = rule || !obj || st->fp_linked ? SFBPF_STOP_OUTERMOST : SFBPF_STOP_NO_ROW;
+		err = rule || st->fp_linked ? SFBPF_STOP_OUTERMOST :
+					      unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
 		goto stop;
 	}
 

@@ -105,7 +105,7 @@ struct sfbpf_unwind_state {
 	__u64 fp;
 	__u64 regs; /* kernel address of the task's user pt_regs */
 	__u32 n; /* frames emitted */
-	__u32 max; /* frame limit, <= SFBPF_MAX_FRAMES */
+	__u32 max; /* frame limit, <= UNWIND_MAX_FRAMES (unwind.h) */
 	__u32 map; /* index of pc's mapping in proc->maps */
 	__u32 fp_frames; /* frames found through frame-pointer steps */
 	__u8 stop; /* enum sfbpf_stop, once the loop ended */

@@ -14,7 +14,7 @@
 #define USTACK_PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
 /* Settings of every program that samples user stacks (set between open and load). */
-const volatile __u32 max_user_frames = SFBPF_MAX_FRAMES;
+const volatile __u32 max_user_frames = UNWIND_MAX_FRAMES;
 const volatile bool user_stacks = true;
 
 _Static_assert(SFBPF_STAT_NOTIFY_LIMITED == SFBPF_STAT_NOTIFY_SENT + 1 &&

@@ -6,7 +6,7 @@
 
 #include "profile/aggregate.h"
 
-#define CHUNK_BYTES (1u << 20) /* holds ~400 of the largest stacks */
+#define CHUNK_BYTES (1u << 20) /* holds ~110 of the largest stacks (1024 + 127 frames) */
 #define MIN_SLOTS 1024
 
 struct chunk {

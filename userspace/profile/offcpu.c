@@ -87,6 +87,7 @@ static int check_opts(const struct offcpu_opts *o)
 {
 	int err;
 
+	/* More than SFBPF_OFFCPU_MAX_FRAMES is kept to that (set_rodata): one -S serves both. */
 	if (o->max_frames > SFBPF_MAX_FRAMES) {
 		pr_warn("at most %d user frames per stack", SFBPF_MAX_FRAMES);
 		return -EINVAL;
@@ -176,7 +177,9 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	struct offcpu_bpf__rodata *ro = skel->rodata;
 	__u32 ring = or_default(o->ringbuf_bytes, OFFCPU_DEFAULT_RINGBUF);
 
-	ro->max_user_frames = o->max_frames ? o->max_frames : SFBPF_MAX_FRAMES;
+	ro->max_user_frames = o->max_frames && o->max_frames < SFBPF_OFFCPU_MAX_FRAMES ?
+				      o->max_frames :
+				      SFBPF_OFFCPU_MAX_FRAMES;
 	ro->filter_pids = o->filter_pids;
 	ro->filter_cgroup = o->cgroup != NULL;
 	ro->user_stacks = o->user_stacks;
@@ -198,7 +201,7 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 
 static bool record_fits(const struct sfbpf_offcpu_sample *r, size_t size)
 {
-	return size >= SFBPF_OFFCPU_HDR_SIZE && r->s.nr_user <= SFBPF_MAX_FRAMES &&
+	return size >= SFBPF_OFFCPU_HDR_SIZE && r->s.nr_user <= SFBPF_OFFCPU_MAX_FRAMES &&
 	       r->s.nr_kernel <= SFBPF_MAX_KFRAMES &&
 	       SFBPF_OFFCPU_HDR_SIZE + ((size_t)r->s.nr_user + r->s.nr_kernel) * sizeof(__u64) <=
 		       size;
@@ -290,7 +293,7 @@ int offcpu__for_each_blocked(struct offcpu *o, __u64 end_ns, offcpu_sample_fn fn
 	__u64 delta;
 	size_t size;
 
-	r = malloc(sizeof(*r));
+	r = malloc(sizeof(*r)); /* the map holds its first SFBPF_OFFCPU_REC_SIZE bytes */
 	if (!r)
 		return -ENOMEM;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {

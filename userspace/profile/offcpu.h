@@ -30,7 +30,8 @@ struct offcpu_shared_maps {
 };
 
 struct offcpu_opts {
-	__u32 max_frames; /* user frames per stack, 1..SFBPF_MAX_FRAMES; 0 = max */
+	/* User frames per stack, 1..SFBPF_MAX_FRAMES; 0 = max; kept to SFBPF_OFFCPU_MAX_FRAMES. */
+	__u32 max_frames;
 	bool user_stacks; /* at least one of user_stacks and kernel_stacks */
 	bool kernel_stacks;
 	bool filter_pids; /* record only tgids present in target_pids */

@@ -139,7 +139,7 @@ static const struct argp_option options[] = {
 	  "Fold inlined functions into their callers (outputs show them as _[i] frames)", 0 },
 	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0,
 	  "Fetch missing debug files (source lines) from $DEBUGINFOD_URLS servers", 0 },
-	{ "max-frames", 'S', "N", 0, "User frames per stack (default 127)", 0 },
+	{ "max-frames", 'S', "N", 0, "User frames per stack (default 1024; off-CPU: 128)", 0 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics (twice: libbpf/verifier output)", 0 },
 	{ NULL, 0, NULL, 0, "Off-CPU analysis:", 1 },
 	{ "off-cpu", OPT_OFFCPU, NULL, 0, "Off-CPU time: where threads wait, in microseconds", 1 },
