@@ -4,9 +4,9 @@
  * BPF maps, without the BPF program: the test bumps the hit counters as the
  * unwinder would, and runs the rebalance itself instead of waiting 5 s.
  *
- * Usage: tablebudget FILE_A FILE_B — two ELF files of distinct identities
- * (copies with different mtimes will do) with tables of similar size. The
- * rows array is sized so that either fits, not both; every table stays
+ * Usage: tablebudget FILE_A FILE_B FILE_C — ELF files of distinct identities
+ * (copies with different mtimes will do) with tables of similar size, C the
+ * same as B. The rows array is sized so that one fits, not two; every table stays
  * "fresh" (min residency 600 s) throughout. Checks:
  *   1. A new table (no heat yet) does not evict a fresh one: B is refused.
  *   2. A fresh table with no hits since it was loaded gives way to a hot
@@ -22,6 +22,7 @@
  *      is kept, and admitted once that table is past its residency and less
  *      than half as hot: no rebuild, no wait for the next rebalance (see
  *      park()).
+ *   6. A parked reload yields to a hotter one at the next rebalance.
  * Exit status: 0 when the checks ran (verdicts on stdout), 2 on bad usage, 1
  * when maps or files could not be set up (reported as FAIL).
  */
@@ -231,26 +232,74 @@ static int park(struct file *f, const uint32_t *nr, uint32_t rows, uint64_t resi
 	return 0;
 }
 
+/*
+ * Check 6. B's reload is parked (A fresh and hit, as in check 5), when C,
+ * over budget too, turns far hotter: at the next rebalance the parked
+ * reload yields and C's is built and admitted (A, fresh but far colder than
+ * C, evicted).
+ */
+static void yield(struct file *f, const uint32_t *nr, uint32_t rows)
+{
+	const uint32_t pages = 1 << 18, rules = 1 << 14, objects = 64;
+	struct tables_stats st;
+	uint32_t fa, fb, fc, ra, rb, rc;
+	bool parked;
+	struct tables *t;
+	struct maps m;
+	int64_t a, b, c;
+
+	if (create_maps(&m, rows, pages, rules, objects) ||
+	    !(t = new_tables(&m, rows, pages, rules, objects, MIN_RESIDENCY_NS))) {
+		report(false, "tablebudget: setup", "maps of %u rows: %s", rows, strerror(errno));
+		return;
+	}
+	a = tables__acquire_src(t, f[0].fd, &f[0].key, f[0].path, &f[0].src);
+	settle(t);
+	b = tables__acquire_src(t, f[1].fd, &f[1].key, f[1].path, &f[1].src);
+	c = tables__acquire_src(t, f[2].fd, &f[2].key, f[2].path, &f[2].src);
+	settle(t);
+	add_hits(&m, b, 100000);
+	tables_rebalance(t, tables_now_ns());
+	add_hits(&m, a, 4000000); /* as a rate, far above B's until A is 800 s old */
+	tables__process(t, 0);
+	parked = t->parked && t->parked->slot == b;
+	add_hits(&m, c, 1000000000);
+	tables_rebalance(t, tables_now_ns());
+	settle(t);
+	tables__stats(t, &st);
+	ra = published(&m, a, &fa);
+	rb = published(&m, b, &fb);
+	rc = published(&m, c, &fc);
+	report(parked && !ra && !rb && rc == nr[2] && !t->parked && st.promotions == 2,
+	       "tablebudget: a parked reload yields to a hotter one",
+	       "B parked first %d, rows %u %u %u, still parked %d, promotions %llu", parked, ra,
+	       rb, rc, t->parked != NULL, (unsigned long long)st.promotions);
+	tables__free(t);
+	close_maps(&m);
+}
+
 int main(int argc, char **argv)
 {
 	const uint32_t pages = 1 << 18, rules = 1 << 14, objects = 64;
-	struct file f[2];
+	struct file f[3];
 	struct tables_stats st;
-	uint32_t nr[2], big, rows, fa, fb, ra, rb;
+	uint32_t nr[3], big, rows, fa, fb, ra, rb;
 	const uint64_t park_residency_ns[] = { 1000000000ULL, 3000000000ULL, 7000000000ULL };
 	struct maps m;
 	struct tables *t;
 	int64_t a, b;
 	int i, ret = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s FILE_A FILE_B\n", argv[0]);
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s FILE_A FILE_B FILE_C\n", argv[0]);
 		return 2;
 	}
-	if (open_file(&f[0], argv[1]) || open_file(&f[1], argv[2]) ||
-	    memcmp(&f[0].key, &f[1].key, sizeof(f[0].key)) == 0) {
-		report(false, "tablebudget: setup", "%s, %s: unreadable ELF files, or one identity",
-		       argv[1], argv[2]);
+	if (open_file(&f[0], argv[1]) || open_file(&f[1], argv[2]) || open_file(&f[2], argv[3]) ||
+	    !memcmp(&f[0].key, &f[1].key, sizeof(f[0].key)) ||
+	    !memcmp(&f[0].key, &f[2].key, sizeof(f[0].key)) ||
+	    !memcmp(&f[1].key, &f[2].key, sizeof(f[0].key))) {
+		report(false, "tablebudget: setup", "%s, %s, %s: unreadable ELF files, or one identity",
+		       argv[1], argv[2], argv[3]);
 		return 1;
 	}
 	if (measure(f, nr)) {
@@ -345,5 +394,7 @@ int main(int argc, char **argv)
 	if (ret == -EAGAIN)
 		report(false, "tablebudget: a reload refused for now is admitted once its way clears",
 		       "never refused: A was past its residency before B's reload was admitted");
+	nr[2] = nr[1]; /* C: a copy of B */
+	yield(f, nr, rows);
 	return 0;
 }

@@ -549,8 +549,8 @@ static struct entry *promotion_candidate(struct tables *t, uint64_t now)
 
 	for (i = 0; i < t->opts.max_objects; i++) {
 		e = t->slots[i];
-		if (!e || e->state != OBJ_NO_BUDGET || !e->refs || e->in_job || e->want_promote ||
-		    !e->heat || (best && e->heat <= best->heat))
+		if (!e || e == t->parked || e->state != OBJ_NO_BUDGET || !e->refs || e->in_job ||
+		    e->want_promote || !e->heat || (best && e->heat <= best->heat))
 			continue;
 		if (room_possible(t, e, now))
 			best = e;
@@ -568,6 +568,16 @@ void tables_rebalance(struct tables *t, uint64_t now)
 	int i, fd;
 
 	read_heat(t);
+	/* A parked reload yields to a hotter one: it only holds the slot while it waits. */
+	if (t->parked) {
+		e = promotion_candidate(t, now);
+		if (e && e->heat > t->parked->heat) {
+			if (t->opts.verbose)
+				fprintf(stderr, "sfbpf: %s: reload dropped for a hotter one\n",
+					t->parked->name);
+			tables_unpark(t, t->parked);
+		}
+	}
 	for (i = 0; i < MAX_PROMOTIONS && !t->promoting; i++) {
 		e = promotion_candidate(t, now);
 		if (!e)
