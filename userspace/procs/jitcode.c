@@ -392,7 +392,7 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 	for (i = 0; i < jc->nr; i++)
 		if (jc->t[i].period == period && !memcmp(jc->t[i].bytes, bytes, period)) {
 			*out = &jc->t[i];
-			return jc->t[i].fd >= 0 ? 0 : -ENOENT;
+			return 0;
 		}
 	if (jc->nr == JITCODE_MAX_TEMPLATES)
 		return -ENOSPC;
@@ -401,11 +401,10 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 	t->fd = -1;
 	t->period = period;
 	memcpy(t->bytes, bytes, period);
-	/* A template that does not decode is remembered too: not read again. */
-	jc->nr++;
-	*out = t;
+	/* Only trampolines take a slot (decoding is cheap: a zeroed page is periodic too). */
 	if (jitcode__decode(t))
 		return -ENOENT;
+	*out = t;
 	img = malloc(2 * JITCODE_TEXT_VADDR + JITCODE_MAX_PERIOD);
 	if (!img)
 		return -ENOMEM;
@@ -423,6 +422,7 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 		if (t->fd >= 0)
 			close(t->fd);
 		t->fd = -1;
+		*out = NULL;
 		return err;
 	}
 	h = fnv1a(bytes, period);
@@ -430,6 +430,7 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 	memcpy(t->key.bytes + 1, &h, 8);
 	memcpy(t->key.bytes + 9, &period, 4);
 	t->key.len = 13;
+	jc->nr++;
 	return 0;
 }
 
