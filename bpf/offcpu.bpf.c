@@ -192,7 +192,7 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offc
 
 	task = bpf_get_current_task_btf();
 	/* No reports: the loader reads the CPU profiler's lifecycle ring, not this one's. */
-	nu = ustack_sample(&sc->st, &rec->s, &cnt->unwind, task, tgid, false) & UNWIND_FRAME_MASK;
+	nu = ustack_sample(&sc->st, &rec->s, &cnt->unwind, task, tgid, false);
 	if (kernel_stacks)
 		nk = record_kernel(ctx, &rec->s.ips[nu]);
 	rec->s.nr_user = nu;

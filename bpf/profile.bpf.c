@@ -76,7 +76,7 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	task = bpf_get_current_task_btf();
-	nu = ustack_sample(&sc->st, s, cnt, task, tgid, true) & UNWIND_FRAME_MASK;
+	nu = ustack_sample(&sc->st, s, cnt, task, tgid, true);
 	cnt->v[SFBPF_STAT_STOP_BASE + (s->stop < SFBPF_STOP__COUNT ? s->stop : SFBPF_STOP_READ)]++;
 
 	if (kernel_stacks && (s->flags & SFBPF_SAMPLE_KERNEL_MODE)) {

@@ -38,7 +38,8 @@
  * smaller records defines it before including this file (off-CPU keeps a
  * record per thread: offcpu_abi.h). A power of two: frame indexes are masked
  * with UNWIND_FRAME_MASK for the verifier, which then bounds every access by
- * the array's size whatever the depth.
+ * the array's size whatever the depth. Frame counts, which may equal
+ * UNWIND_MAX_FRAMES, are clamped instead (unwind_nr_frames).
  */
 #ifndef UNWIND_MAX_FRAMES
 #define UNWIND_MAX_FRAMES SFBPF_MAX_FRAMES
@@ -52,6 +53,21 @@ _Static_assert((UNWIND_MAX_FRAMES & UNWIND_FRAME_MASK) == 0, "frames: power of t
 _Static_assert(UNWIND_MAX_FRAMES <= SFBPF_MAX_FRAMES, "more frames than a sample holds");
 _Static_assert(SFBPF_MAX_KFRAMES <= UNWIND_KFRAME_MASK, "kernel frame mask too small");
 _Static_assert(SFBPF_MAX_MAPPINGS <= (1 << SFBPF_MAP_SEARCH_STEPS), "mapping search too short");
+
+/*
+ * A frame count (at most UNWIND_MAX_FRAMES), bounded for the verifier. Not a
+ * mask alone: a full stack's count, UNWIND_MAX_FRAMES itself, would become 0.
+ * Not a plain min() either: the compiler compares a copy of n, and the
+ * verifier learns nothing of the value used. The barrier keeps the mask,
+ * which the compiler would otherwise drop as redundant after the test.
+ */
+static __always_inline __u32 unwind_nr_frames(__u32 n)
+{
+	if (n >= UNWIND_MAX_FRAMES)
+		return UNWIND_MAX_FRAMES;
+	barrier_var(n);
+	return n & UNWIND_FRAME_MASK;
+}
 
 /*
  * Index of the mapping containing addr, or -1. Tries hint first: consecutive

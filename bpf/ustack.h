@@ -102,7 +102,8 @@ static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
 
 /*
  * Unwinds task's user stack into s->ips and sets s->stop; returns the number
- * of user frames (none with user_stacks off). Counts frames, frame-pointer steps, stale entries and
+ * of user frames (none with user_stacks off), at most UNWIND_MAX_FRAMES as the
+ * verifier knows. Counts frames, frame-pointer steps, stale entries and
  * table-less objects met in cnt; the stop reason is the caller's to count
  * (the off-CPU program counts it when the period is kept). With report, an
  * unknown process or mapping is reported to the loader (rate-limited): only
@@ -164,7 +165,7 @@ static __always_inline __u32 ustack_sample(struct sfbpf_unwind_state *st, struct
 	cnt->v[SFBPF_STAT_NO_BUDGET] += (st->obj_flags & SFBPF_OBJ_F_NO_BUDGET) != 0;
 	if (report)
 		unwind_account(task, tgid, st, s->stop, cnt);
-	return st->n;
+	return unwind_nr_frames(st->n);
 }
 
 #endif /* SFBPF_USTACK_H */
