@@ -17,9 +17,11 @@
  * Stack bytes read at once. A user read costs ~60 ns whatever its size up to a
  * few hundred bytes, and callers' frames lie just above: one read usually
  * serves several frames. Reads never cross a page, so they fail only where
- * the word itself is unreadable.
+ * the word itself is unreadable. 512 rather than 256 (kcost, 16-byte
+ * frames): 12 % less per sample at 1,024 frames, 10 % at 256, no worse at 8;
+ * 1,024 gained ~5 % more at depth but cost at 8 frames.
  */
-#define UNWIND_WINDOW 256
+#define UNWIND_WINDOW 512
 /* Row cache entries per CPU (see unwind_find_rule). */
 #define UNWIND_RCACHE_BITS 11
 #define UNWIND_RCACHE (1 << UNWIND_RCACHE_BITS)
