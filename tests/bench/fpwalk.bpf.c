@@ -57,6 +57,7 @@ int sfbpf_fpwalk(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct sfbpf_stats *cnt;
 	struct sfbpf_sample *s;
+	__u32 max = max_user_frames;
 	long ret;
 
 	if (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
@@ -80,11 +81,16 @@ int sfbpf_fpwalk(struct bpf_perf_event_data *ctx)
 
 	task = bpf_get_current_task_btf();
 	if (tgid && task->mm && !(task->flags & PF_KTHREAD)) {
-		/* The kernel walks the frame-pointer chain from the user regs. */
-		ret = bpf_get_stack(ctx, s->ips, (max_user_frames & 0xff) * sizeof(__u64),
-				    BPF_F_USER_STACK);
+		/*
+		 * The kernel walks the frame-pointer chain from the user regs,
+		 * at most kernel.perf_event_max_stack frames (127 by default:
+		 * the benchmark raises it for deeper stacks).
+		 */
+		if (max > SFBPF_MAX_FRAMES)
+			max = SFBPF_MAX_FRAMES;
+		ret = bpf_get_stack(ctx, s->ips, max * sizeof(__u64), BPF_F_USER_STACK);
 		if (ret > 0)
-			nu = (ret / sizeof(__u64)) & 0xff;
+			nu = (ret / sizeof(__u64)) & (2 * SFBPF_MAX_FRAMES - 1);
 		s->stop = SFBPF_STOP_FP_CHAIN;
 	} else {
 		s->stop = SFBPF_STOP_KERNEL_ONLY;
