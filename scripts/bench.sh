@@ -1118,9 +1118,10 @@ frame-pointer walk stops there and also misses one frame, the leaf's caller,
 because gcc gives the spinning leaf function no frame of its own (the
 classic frame-pointer blind spot). The SFrame unwinder stops at 1024 user
 frames (\`SFBPF_MAX_FRAMES\`), the kernel's walk at
-\`kernel.perf_event_max_stack\` (${KC_STACK_NOTE:-not measured}). ns/frame
-divides by each unwinder's own frame count; the slopes below the table are
-the cost of one more frame.
+\`kernel.perf_event_max_stack\`
+(${KC_STACK_NOTE:-not measured}).
+ns/frame divides by each unwinder's own frame count; the slopes below the
+table are the cost of one more frame.
 
 Command: \`$(rel "$BB")/kcost -d $KC_SECS -r $KC_REPS -f $KC_HZ $(rel "$BB")/recurse.sframe $(rel "$BB")/recurse.fp $KC_DEPTHS\`
 
