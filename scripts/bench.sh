@@ -51,13 +51,13 @@ done
 # Sizes. On 2 idle CPUs the full run takes about 5 minutes (plus building zstd
 # once, 1-3 minutes), --quick about 20 s; a loaded machine stretches both.
 if [ "$QUICK" = 1 ]; then
-	KC_SECS=0.3 KC_REPS=1
+	KC_SECS=0.3 KC_REPS=1 KC_STACK_TRIES=30
 	SD_REPS=1 SD_SETTLE=0.2 SD_WARM=1 MT_ROUNDS=40 CORPUS_MB=4 ZSTD_LEVEL=3
 	LD_REPS=1 LD_SYS_REPS=1 BIG_FUNCS=2000
 	TP_SECS=0.5 TP_RATES="999"
 	OC_ROUNDS=20000 OC_REPS=1
 else
-	KC_SECS=2 KC_REPS=5
+	KC_SECS=2 KC_REPS=5 KC_STACK_TRIES=300
 	SD_REPS=5 SD_SETTLE=0.5 SD_WARM=20 MT_ROUNDS=800 CORPUS_MB=64 ZSTD_LEVEL=3
 	LD_REPS=5 LD_SYS_REPS=3 BIG_FUNCS=100000
 	TP_SECS=2 TP_RATES="999 1999 4999 9999 19999 49999 99999"
@@ -342,10 +342,11 @@ stop_spawned() {
 
 # set_max_stack N: sets kernel.perf_event_max_stack. The kernel refuses
 # (EBUSY) while any perf event or BPF program holds callchain buffers, which
-# are sized by it: tries for up to 30 s, as other tracers may come and go.
+# are sized by it: tries every 0.1 s, KC_STACK_TRIES times (30 s; 3 s with
+# --quick), as other tracers may come and go.
 set_max_stack() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < KC_STACK_TRIES; i++)); do
 		echo "$1" 2>/dev/null >/proc/sys/kernel/perf_event_max_stack && return 0
 		sleep 0.1
 	done
