@@ -16,14 +16,29 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 
 #include "procs/procmaps.h"
+#include "util/clock.h"
 
 struct procmaps {
 	struct procmap *maps;
 	size_t count;
 	char *strs; /* every path, NUL-terminated */
+	int refs; /* atomic: the cache's and each holder's */
+	int pid; /* snapshots from procmaps__snapshot(): whose, and when read */
+	uint64_t read_ns;
 };
+
+/*
+ * The latest snapshot of recently read processes, one slot per pid modulo
+ * the size (a newer process or snapshot replaces the slot's): the tracker
+ * reads a process's mappings when it appears or execs, the symbolizer
+ * usually wants them a few milliseconds later.
+ */
+#define SNAP_SLOTS 256
+static struct procmaps *snap_cache[SNAP_SLOTS];
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char deleted_suffix[] = " (deleted)";
 
@@ -182,6 +197,7 @@ static int parse(const char *buf, size_t len, bool strict, struct procmaps **out
 	pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return -ENOMEM;
+	pm->refs = 1;
 	/* A path plus its NUL is never longer than its line plus newline. */
 	pm->strs = malloc(len + 1);
 	pm->maps = calloc(lines ? lines : 1, sizeof(*pm->maps));
@@ -273,9 +289,51 @@ int procmaps__read(int pid, struct procmaps **out)
 	return err;
 }
 
+int procmaps__snapshot(int pid, uint64_t max_age_ns, struct procmaps **out)
+{
+	struct procmaps **slot = &snap_cache[(unsigned)pid % SNAP_SLOTS], *pm, *old;
+	int err;
+
+	pthread_mutex_lock(&snap_lock);
+	pm = *slot;
+	if (pm && pm->pid == pid && clock__mono_ns() - pm->read_ns <= max_age_ns) {
+		__atomic_add_fetch(&pm->refs, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&snap_lock);
+		*out = pm;
+		return 0;
+	}
+	pthread_mutex_unlock(&snap_lock);
+	err = procmaps__read(pid, &pm);
+	if (err)
+		return err;
+	pm->pid = pid;
+	pm->read_ns = clock__mono_ns();
+	__atomic_add_fetch(&pm->refs, 1, __ATOMIC_RELAXED); /* the cache's */
+	pthread_mutex_lock(&snap_lock);
+	old = *slot;
+	*slot = pm;
+	pthread_mutex_unlock(&snap_lock);
+	procmaps__free(old);
+	*out = pm;
+	return 0;
+}
+
+void procmaps__forget(int pid)
+{
+	struct procmaps **slot = &snap_cache[(unsigned)pid % SNAP_SLOTS], *old = NULL;
+
+	pthread_mutex_lock(&snap_lock);
+	if (*slot && (*slot)->pid == pid) {
+		old = *slot;
+		*slot = NULL;
+	}
+	pthread_mutex_unlock(&snap_lock);
+	procmaps__free(old);
+}
+
 void procmaps__free(struct procmaps *pm)
 {
-	if (!pm)
+	if (!pm || __atomic_sub_fetch(&pm->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	free(pm->maps);
 	free(pm->strs);

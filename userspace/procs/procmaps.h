@@ -47,7 +47,17 @@ struct procmaps;
 int procmaps__read(int pid, struct procmaps **out);
 /* Parse maps text (len bytes, need not be NUL-terminated). */
 int procmaps__parse(const char *buf, size_t len, struct procmaps **out);
+/* Drops a reference: the snapshot is freed with its last one. NULL is fine. */
 void procmaps__free(struct procmaps *pm);
+/*
+ * The one process image: pid's mappings as last read by anyone (the tracker,
+ * the symbolizer) if that was at most max_age_ns ago, else read now and kept
+ * for the next caller. A reference: procmaps__free() it. Thread-safe.
+ * 0 or what procmaps__read() returns.
+ */
+int procmaps__snapshot(int pid, uint64_t max_age_ns, struct procmaps **out);
+/* Forgets pid's kept snapshot (it exited): a new process with its PID reads anew. */
+void procmaps__forget(int pid);
 
 size_t procmaps__count(const struct procmaps *pm);
 const struct procmap *procmaps__get(const struct procmaps *pm, size_t i);

@@ -104,6 +104,7 @@ void proctrack__remove(struct proctrack *pt, int pid)
 	struct proc_entry **pp = find(pt, pid), *e = *pp;
 	__u32 key = pid;
 
+	procmaps__forget(pid);
 	if (!e)
 		return;
 	bpf_map_delete_elem(pt->procs_fd, &key);
@@ -330,7 +331,7 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	/* Before the maps: if the PID is reused in between, the entry is stale, not wrong. */
 	err = proctrack_start_ticks(pid, &ticks);
 	if (!err)
-		err = procmaps__read(pid, &pm);
+		err = procmaps__snapshot(pid, 0, &pm); /* read now, kept for the symbolizer */
 	/* Kernel threads (and zombies) have no user code: no entry, no 8 KiB. */
 	if (!err && !has_code(pm))
 		err = -ENOEXEC;

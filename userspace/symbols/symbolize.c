@@ -262,8 +262,12 @@ static void proc__push_gen(struct proc *p, uint64_t since_ns, struct pmap *maps,
  * generation for samples from since_ns on, and the old one keeps serving the
  * samples taken before; else they are merged into the current generation.
  */
+/*
+ * Reads p's mappings (a snapshot the process tracker took at most max_age_ns
+ * ago will do: procmaps__snapshot()) into a new or the current generation.
+ */
 static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_ns,
-			  bool force_new)
+			  bool force_new, uint64_t max_age_ns)
 {
 	struct procmaps *pm;
 	struct pmap *maps;
@@ -273,7 +277,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 
 	p->refreshed_ns = clock__mono_ns();
 	p->leaf_miss_ns = 0;
-	err = procmaps__read(p->pid, &pm);
+	err = procmaps__snapshot(p->pid, max_age_ns, &pm);
 	if (err) {
 		p->gone = err == -ESRCH;
 		return err;
@@ -419,7 +423,8 @@ static int note(struct symbolizer *s, int pid, struct proc **out)
 		return -ENOMEM;
 	}
 	*out = p;
-	return proc__snapshot(s, p, 0, false);
+	/* First sight: usually just after the tracker read it for its tables. */
+	return proc__snapshot(s, p, 0, false, REFRESH_NS);
 }
 
 int symbolizer__note_pid(struct symbolizer *s, int pid)
@@ -469,16 +474,17 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
 	if (clock__mono_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
 		return 0;
 	/* Samples since the first leaf miss were the new code's. */
-	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false);
+	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false, 0);
 }
 
 int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns)
 {
 	struct proc *p = proc__find(s, pid);
 
+	procmaps__forget(pid); /* the image before the exec must not serve */
 	if (!p)
 		return note(s, pid, &p);
-	return proc__snapshot(s, p, time_ns, true);
+	return proc__snapshot(s, p, time_ns, true, 0);
 }
 
 int symbolizer__refresh_pid(struct symbolizer *s, int pid)
@@ -487,13 +493,14 @@ int symbolizer__refresh_pid(struct symbolizer *s, int pid)
 
 	if (!p)
 		return note(s, pid, &p);
-	return proc__snapshot(s, p, clock__mono_ns(), false);
+	return proc__snapshot(s, p, clock__mono_ns(), false, 0);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, int pid)
 {
 	struct proc *p = proc__find(s, pid);
 
+	procmaps__forget(pid);
 	if (!p)
 		return;
 	if (s->last == p)
@@ -548,7 +555,7 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 		return err;
 	m = proc__find_map(p, time_ns, addr);
 	if (!m && !p->gone && clock__mono_ns() - p->refreshed_ns >= REFRESH_NS) {
-		proc__snapshot(s, p, clock__mono_ns(), false);
+		proc__snapshot(s, p, clock__mono_ns(), false, 0);
 		m = proc__find_map(p, time_ns, addr);
 	}
 	if (!m)
