@@ -101,6 +101,18 @@ static int copy_bytes(struct sframe_elf *out, int fd, uint64_t off, uint64_t len
 	return 0;
 }
 
+/* The bytes [off, off + len) of the file, checked to lie inside it (fsize). */
+static int take_bytes(struct sframe_elf *out, int fd, size_t fsize, uint64_t off, uint64_t len,
+		      const char *what, struct sframe_elf_error *err)
+{
+	if (!in_file(off, len, fsize))
+		return set_err(err, -EINVAL,
+			       "corrupt ELF: %s (offset 0x%llx, size 0x%llx) runs past end of file "
+			       "(size 0x%zx)",
+			       what, (unsigned long long)off, (unsigned long long)len, fsize);
+	return copy_bytes(out, fd, off, len, err);
+}
+
 /* Unsigned load/store in the ELF file's byte order (size 1..8). */
 static uint64_t get_uint(const unsigned char *p, unsigned int size, bool big_endian)
 {
@@ -375,6 +387,7 @@ static int load_section(Elf *elf, int fd, size_t fsize, struct sframe_elf *out,
 	size_t shstrndx = 0;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
+	char what[sizeof(out->name) + 16];
 	int ret;
 
 	/* No usable section names is not fatal: the type and the segment still work. */
@@ -390,13 +403,8 @@ static int load_section(Elf *elf, int fd, size_t fsize, struct sframe_elf *out,
 	if (sh.sh_flags & SHF_COMPRESSED)
 		return set_err(err, -EOPNOTSUPP, "compressed section %s is not supported",
 			       out->name);
-	if (!in_file(sh.sh_offset, sh.sh_size, fsize))
-		return set_err(err, -EINVAL,
-			       "corrupt ELF: section %s (offset 0x%llx, size 0x%llx) runs past end "
-			       "of file (size 0x%zx)",
-			       out->name, (unsigned long long)sh.sh_offset,
-			       (unsigned long long)sh.sh_size, fsize);
-	ret = copy_bytes(out, fd, sh.sh_offset, sh.sh_size, err);
+	snprintf(what, sizeof(what), "section %s", out->name);
+	ret = take_bytes(out, fd, fsize, sh.sh_offset, sh.sh_size, what, err);
 	if (ret)
 		return ret;
 	out->source = SFRAME_ELF_SECTION;
@@ -429,13 +437,7 @@ static int load_segment(Elf *elf, int fd, size_t fsize, struct sframe_elf *out,
 		snprintf(out->name, sizeof(out->name), "%s", SFRAME_DEFAULT_NAME);
 		if (ph.p_filesz == 0)
 			return set_err(err, -ENOENT, "PT_GNU_SFRAME segment is empty");
-		if (!in_file(ph.p_offset, ph.p_filesz, fsize))
-			return set_err(err, -EINVAL,
-				       "corrupt ELF: PT_GNU_SFRAME (offset 0x%llx, size 0x%llx) "
-				       "runs past end of file (size 0x%zx)",
-				       (unsigned long long)ph.p_offset,
-				       (unsigned long long)ph.p_filesz, fsize);
-		ret = copy_bytes(out, fd, ph.p_offset, ph.p_filesz, err);
+		ret = take_bytes(out, fd, fsize, ph.p_offset, ph.p_filesz, "PT_GNU_SFRAME", err);
 		if (ret)
 			return ret;
 		out->source = SFRAME_ELF_SEGMENT;

@@ -78,12 +78,18 @@ struct reader {
 
 const char *cfi_source__name(enum cfi_source src)
 {
-	return src == CFI_SRC_EH_FRAME ? ".eh_frame" : src == CFI_SRC_DEBUG_FRAME ? ".debug_frame" : "?";
+	return src == CFI_SRC_EH_FRAME	  ? ".eh_frame" :
+	       src == CFI_SRC_DEBUG_FRAME ? ".debug_frame" :
+					    "?";
 }
 
 /* ---------------------------------------------------------------- encoded pointers */
 
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/*
+ * LEB128: 7 bits a byte, low first; a signed one extends its last byte's
+ * bit 6. More than 64 bits, or running past end, is an error.
+ */
+static int read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
 {
 	unsigned shift = 0;
 	uint8_t byte;
@@ -96,31 +102,27 @@ static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		*v |= (uint64_t)(byte & 0x7f) << shift;
 		shift += 7;
 	} while (byte & 0x80);
+	if (sign && shift < 64 && (byte & 0x40))
+		*v |= ~0ull << shift;
 	return 0;
+}
+
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return read_leb(p, end, false, v);
 }
 
 static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
-	uint64_t u = 0;
-	unsigned shift = 0;
-	uint8_t byte;
+	uint64_t u;
+	int err = read_leb(p, end, true, &u);
 
-	do {
-		if (*p >= end || shift > 63)
-			return -EINVAL;
-		byte = *(*p)++;
-		u |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-	} while (byte & 0x80);
-	if (shift < 64 && (byte & 0x40))
-		u |= ~0ull << shift;
 	*v = (int64_t)u;
-	return 0;
+	return err;
 }
 
 /* Little-endian fixed-size read (x86-64 only), sign-extended if asked. */
-static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool sign,
-		      uint64_t *v)
+static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool sign, uint64_t *v)
 {
 	uint64_t u = 0;
 	unsigned i;
@@ -255,8 +257,7 @@ static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
-		    uint32_t ops)
+static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src, uint32_t ops)
 {
 	struct fde_ent *n;
 	uint32_t ncap;
@@ -657,9 +658,10 @@ static void find_segments(struct reader *r)
 	if (elf_getphdrnum(r->elf, &n))
 		return;
 	for (i = 0; i < n && r->nr_exec < MAX_EXEC_SEGMENTS; i++)
-		if (gelf_getphdr(r->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-			r->exec[r->nr_exec++] = (struct exec_range){ ph.p_vaddr,
-								     ph.p_vaddr + ph.p_memsz };
+		if (gelf_getphdr(r->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X))
+			r->exec[r->nr_exec++] =
+				(struct exec_range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
 }
 
 static int find_sections(struct reader *r)

@@ -363,8 +363,12 @@ static bool usable(const struct flat_table *t, uint32_t id)
 static const struct sfbpf_rule outermost_rule = { .ra_loc = SFBPF_LOC_UNDEFINED };
 /* A jump reached by a call: the return address is on top of the stack. */
 static const struct sfbpf_rule jump_stub_rule = {
-	.cfa_reg = SFBPF_REG_SP, .cfa_off = 8, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8,
-	.fp_loc = SFBPF_LOC_SAME, .flags = SFBPF_RULE_RA_DEREF,
+	.cfa_reg = SFBPF_REG_SP,
+	.cfa_off = 8,
+	.ra_loc = SFBPF_LOC_CFA,
+	.ra_off = -8,
+	.fp_loc = SFBPF_LOC_SAME,
+	.flags = SFBPF_RULE_RA_DEREF,
 };
 
 static int64_t own_rule(struct flat_builder *b, int64_t *id, const struct sfbpf_rule *r)
@@ -408,8 +412,11 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 {
 	uint64_t pts[2 * (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST + COMPLETE_MAX_STACK_SWITCH)];
 	uint64_t pc, next;
-	struct merge m = { .ci = ci, .s = { .t = sframe }, .c = { .t = cfi, .go_fp = ci && ci->go },
-			   .outermost_id = -1, .plt_got_id = -1 };
+	struct merge m = { .ci = ci,
+			   .s = { .t = sframe },
+			   .c = { .t = cfi, .go_fp = ci && ci->go },
+			   .outermost_id = -1,
+			   .plt_got_id = -1 };
 	uint32_t nr_pts, p = 0;
 	struct flat_builder b;
 	const struct flat_table *meta = sframe ? sframe : cfi;
@@ -447,13 +454,8 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		goto cleanup;
 	}
 	/* What the primary source's decoder counted (flatten.h): all of it, not a subset. */
-	if (meta) {
-		b.t->nr_fdes = meta->nr_fdes;
-		b.t->nr_fres = meta->nr_fres;
-		b.t->nr_skipped_fdes = meta->nr_skipped_fdes;
-		b.t->nr_reserved_fdes = meta->nr_reserved_fdes;
-		b.t->nr_unsupported_fres = meta->nr_unsupported_fres;
-	}
+	if (meta)
+		flat_table__copy_counts(b.t, meta);
 	err = flat_builder__finish(&b, out);
 cleanup:
 	free(m.s.ids);

@@ -115,8 +115,7 @@ void flat_builder__abort(struct flat_builder *b)
 }
 
 /* Local id in b of rule id of table t, interned on first use (map[id] = local + 1). */
-static int64_t remap(struct flat_builder *b, const struct flat_table *t, uint32_t *map,
-		     uint32_t id)
+static int64_t remap(struct flat_builder *b, const struct flat_table *t, uint32_t *map, uint32_t id)
 {
 	int64_t local;
 
@@ -164,11 +163,7 @@ int flat_table__merge(const struct flat_table *primary, const struct flat_table 
 		flat_builder__abort(&b);
 		goto cleanup;
 	}
-	b.t->nr_fdes = p->nr_fdes;
-	b.t->nr_fres = p->nr_fres;
-	b.t->nr_skipped_fdes = p->nr_skipped_fdes;
-	b.t->nr_reserved_fdes = p->nr_reserved_fdes;
-	b.t->nr_unsupported_fres = p->nr_unsupported_fres;
+	flat_table__copy_counts(b.t, p);
 	err = flat_builder__finish(&b, out);
 cleanup:
 	free(map_p);

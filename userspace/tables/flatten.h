@@ -29,6 +29,16 @@ struct flat_table {
 	uint32_t nr_unsupported_fres; /* rules struct sfbpf_rule cannot hold (CFA reg > 255) */
 };
 
+/* What the decoder counted about the source of src, carried into dst (a merge of sources). */
+static inline void flat_table__copy_counts(struct flat_table *dst, const struct flat_table *src)
+{
+	dst->nr_fdes = src->nr_fdes;
+	dst->nr_fres = src->nr_fres;
+	dst->nr_skipped_fdes = src->nr_skipped_fdes;
+	dst->nr_reserved_fdes = src->nr_reserved_fdes;
+	dst->nr_unsupported_fres = src->nr_unsupported_fres;
+}
+
 /*
  * Flatten d. Each FRE's rule applies from its start to the next FRE's (the
  * later of two FREs at one start wins; FREs at the function's end are left
