@@ -32,6 +32,7 @@
 #include "output/folded.h"
 #include "profile/session.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 #define MAX_COMMS 8
 #define MAX_TRACED 200000
@@ -216,7 +217,7 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 			a->trace = optarg;
 			break;
 		case 'v':
-			o->verbose++;
+			log__init(log__level() + 1);
 			break;
 		default:
 			return usage();

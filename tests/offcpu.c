@@ -31,6 +31,7 @@
 #include "output/folded.h"
 #include "profile/session.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 static int usage(void)
 {
@@ -117,7 +118,7 @@ int main(int argc, char **argv)
 			o.user_stacks = false;
 			break;
 		case 'v':
-			o.verbose++;
+			log__init(log__level() + 1);
 			break;
 		default:
 			return usage();

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include "procs/cgroups.h"
+#include "util/log.h"
 
 #define CACHE_SLOTS 4096 /* power of two; the cache starts over when full */
 #define FILEID_KERNFS 0xfe
@@ -195,13 +196,13 @@ int cgroups__check_dir(const struct cgroups *cg, const char *dir)
 	struct statfs sfs;
 
 	if (statfs(dir, &sfs)) {
-		fprintf(stderr, "sfbpf: --cgroup %s: %s\n", dir, strerror(errno));
+		pr_warn("--cgroup %s: %s", dir, strerror(errno));
 		return -errno;
 	}
 	if (sfs.f_type == CGROUP2_SUPER_MAGIC)
 		return 0;
 	/* Hybrid systems mount v1 controllers at /sys/fs/cgroup: point at v2. */
-	fprintf(stderr, "sfbpf: --cgroup %s: not a cgroup v2 directory (cgroup v2 is %s%s)\n", dir,
+	pr_warn("--cgroup %s: not a cgroup v2 directory (cgroup v2 is %s%s)", dir,
 		cg ? "mounted at " : "not mounted", cg ? cgroups__mount(cg) : "");
 	return -ENOTDIR;
 }
@@ -214,14 +215,13 @@ int cgroups__set_target(int map_fd, const char *dir)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "sfbpf: cgroup %s: %s\n", dir, strerror(-err));
+		pr_warn("cgroup %s: %s", dir, strerror(-err));
 		return err;
 	}
 	/* The array holds its own reference to the cgroup: fd can go. */
 	if (bpf_map_update_elem(map_fd, &zero, &fd, BPF_ANY)) {
 		err = -errno;
-		fprintf(stderr, "sfbpf: cgroup %s: %s (a cgroup v2 directory?)\n", dir,
-			strerror(-err));
+		pr_warn("cgroup %s: %s (a cgroup v2 directory?)", dir, strerror(-err));
 	}
 	close(fd);
 	return err;
@@ -243,7 +243,7 @@ static bool hex_run(const char *s, size_t n)
 static bool container_id(const char *s, size_t n, char out[65])
 {
 	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
-						"libpod-", "containerd-", "" };
+						"libpod-", "containerd-",     "" };
 	size_t i, pl;
 
 	if (n > 6 && !memcmp(s + n - 6, ".scope", 6))

@@ -288,7 +288,6 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.max_objects = sz->objects,
 		.max_pages = sz->pages,
 		.no_cfi = s->opts.sframe_only,
-		.verbose = s->opts.verbose,
 		.obj_hits_fd = profile__obj_hits_fd(s->prof),
 		.async = true,
 		.linger_ns =

@@ -45,7 +45,6 @@ struct session_opts {
 	bool user_stacks, kernel_stacks;
 	unsigned max_frames; /* 0: SFBPF_MAX_FRAMES */
 	bool sframe_only; /* no tables synthesized from .eh_frame */
-	int verbose;
 	/* Off-CPU analysis. */
 	bool off_cpu; /* off-CPU periods, weighted by their length (µs) */
 	bool on_off; /* with off_cpu: CPU samples too, weighted by the period (µs) */

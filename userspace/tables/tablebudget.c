@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tables/tables_int.h"
+#include "util/log.h"
 
 #define MIB (1ULL << 20)
 #define DEFAULT_MIN_RESIDENCY_NS (30 * 1000000000ULL)
@@ -216,9 +217,8 @@ static uint32_t collect_spans(struct tables *t, bool rows, struct span *out)
 static void evict(struct tables *t, struct entry *v)
 {
 	t->stats.evictions++;
-	if (t->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: table evicted (%u rows, %s)\n", v->name, v->nr_rows,
-			v->refs ? "cold" : "unused");
+	pr_info("%s: table evicted (%u rows, %s)", v->name, v->nr_rows,
+		v->refs ? "cold" : "unused");
 	if (!v->refs) {
 		tables_free_entry(t, v);
 		return;
@@ -281,8 +281,7 @@ static uint64_t best_window(struct tables *t, const struct entry *e, const struc
 }
 
 /* Evicts the cheapest run making need contiguous entries where e's slice may go. */
-static bool evict_window(struct tables *t, struct entry *e, bool rows, uint32_t need,
-			 uint64_t now)
+static bool evict_window(struct tables *t, struct entry *e, bool rows, uint32_t need, uint64_t now)
 {
 	const struct slices *sl = rows ? &t->rows : &t->pages;
 	struct span *sp = calloc(t->opts.max_objects, sizeof(*sp));
@@ -464,8 +463,7 @@ bool tables_retry_parked(struct tables *t, uint64_t now)
 	if (!e || now < e->park_retry_ns)
 		return false;
 	if (now >= e->parked_until) {
-		if (t->opts.verbose)
-			fprintf(stderr, "sfbpf: %s: still no room for its reload\n", e->name);
+		pr_info("%s: still no room for its reload", e->name);
 		tables_unpark(t, e);
 		return false;
 	}
@@ -572,9 +570,7 @@ void tables_rebalance(struct tables *t, uint64_t now)
 	if (t->parked) {
 		e = promotion_candidate(t, now);
 		if (e && e->heat > t->parked->heat) {
-			if (t->opts.verbose)
-				fprintf(stderr, "sfbpf: %s: reload dropped for a hotter one\n",
-					t->parked->name);
+			pr_info("%s: reload dropped for a hotter one", t->parked->name);
 			tables_unpark(t, t->parked);
 		}
 	}
@@ -583,10 +579,8 @@ void tables_rebalance(struct tables *t, uint64_t now)
 		if (!e)
 			break;
 		fd = reopen(e);
-		if (t->opts.verbose)
-			fprintf(stderr, "sfbpf: %s: hot (%llu), reloading%s\n", e->name,
-				(unsigned long long)e->heat,
-				fd < 0 ? " with the next process that maps it" : "");
+		pr_info("%s: hot (%llu), reloading%s", e->name, (unsigned long long)e->heat,
+			fd < 0 ? " with the next process that maps it" : "");
 		if (fd < 0) {
 			e->want_promote = true; /* with the next process that maps it */
 			continue;

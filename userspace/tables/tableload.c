@@ -15,6 +15,7 @@
 #include "tables/complete.h"
 #include "sframe/sframe_elf.h"
 #include "tables/tableload.h"
+#include "util/log.h"
 
 /*
  * Two workers: one builds anything, smallest first; the other only files up
@@ -67,14 +68,14 @@ static int sframe_table(struct tableload_job *job, struct flat_table **ft)
 	if (err == -EINVAL || err == -E2BIG || err == -EOVERFLOW) {
 		/* Headers that point past the file, and the like: said, and counted. */
 		job->rejected = true;
-		fprintf(stderr, "sfbpf: %s: rejected .sframe: %s\n", job->name, eerr.msg);
+		pr_warn("%s: rejected .sframe: %s", job->name, eerr.msg);
 	}
 	if (err)
 		goto cleanup;
 	err = sframe_decoder__new(s.data, s.size, s.addr, &d, &serr);
 	if (err) {
 		job->rejected = true;
-		fprintf(stderr, "sfbpf: %s: rejected .sframe: %s: %s (at byte 0x%llx)\n", job->name,
+		pr_warn("%s: rejected .sframe: %s: %s (at byte 0x%llx)", job->name,
 			sframe_errcode__name(serr.code), serr.msg, (unsigned long long)serr.offset);
 		goto cleanup;
 	}
@@ -87,21 +88,19 @@ cleanup:
 }
 
 /* Table synthesized from the object's DWARF CFI (see cfi.h). */
-static int cfi_table(const struct tableload *tl, struct tableload_job *job,
-		     struct flat_table **ft)
+static int cfi_table(struct tableload_job *job, struct flat_table **ft)
 {
 	struct cfi_stats st;
 	int err = cfi__flatten_fd(job->fd, ft, &st);
 
-	if (!err && tl->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: %u rows from %s (%u CFI rows, %u unsupported)\n",
-			job->name, st.rows,
-			st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ? ".debug_frame" :
-										    ".eh_frame",
+	if (!err)
+		pr_info("%s: %u rows from %s (%u CFI rows, %u unsupported)", job->name, st.rows,
+			st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ?
+				".debug_frame" :
+				".eh_frame",
 			st.cfi_rows, st.unsupported_rows);
-	else if (err && err != -ENOENT && tl->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: no table from DWARF CFI: %s\n", job->name,
-			strerror(-err));
+	else if (err != -ENOENT)
+		pr_info("%s: no table from DWARF CFI: %s", job->name, strerror(-err));
 	return err;
 }
 
@@ -121,7 +120,7 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 
 	err = sframe_table(job, &sft);
 	if (!tl->opts.no_cfi && err != -ENOMEM && err != -E2BIG) {
-		cerr = cfi_table(tl, job, &cft);
+		cerr = cfi_table(job, &cft);
 		if (complete__read_fd(job->fd, &ci))
 			memset(&ci, 0, sizeof(ci));
 		job->from_cfi = !sft;

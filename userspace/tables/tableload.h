@@ -40,7 +40,6 @@ struct tableload_job {
 struct tableload_opts {
 	bool threaded;
 	bool no_cfi; /* SFrame only */
-	int verbose;
 };
 
 struct tableload;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tables/tables_int.h"
+#include "util/log.h"
 
 #define PUSH_CHUNK 8192
 /*
@@ -92,8 +93,7 @@ static void *map_array(int fd, uint32_t entries, uint32_t value_size, size_t *le
 
 struct tables *tables__new(const struct tables_opts *opts)
 {
-	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi,
-					.verbose = opts->verbose };
+	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi };
 	struct tables *t = calloc(1, sizeof(*t));
 	struct tables_sizes sz = { opts->max_rows, opts->max_pages, opts->max_rules,
 				   opts->max_objects };
@@ -107,8 +107,8 @@ struct tables *tables__new(const struct tables_opts *opts)
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
 	t->loader = tableload__new(&lopts);
 	t->push_tail = &t->push_head;
-	t->rows_mem = map_array(opts->rows_fd, opts->max_rows, sizeof(struct sfbpf_row),
-				&t->rows_len);
+	t->rows_mem =
+		map_array(opts->rows_fd, opts->max_rows, sizeof(struct sfbpf_row), &t->rows_len);
 	t->pages_mem = map_array(opts->pages_fd, opts->max_pages, sizeof(uint32_t), &t->pages_len);
 	if (!ok || !t->buckets || !t->slots || !t->loader) {
 		tables__free(t);
@@ -170,8 +170,10 @@ void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags)
 
 static int publish_table(struct tables *t, const struct entry *e)
 {
-	struct sfbpf_object obj = { .row_start = e->row_start, .row_count = e->nr_rows,
-				    .page_start = e->page_start, .page_count = e->nr_pages,
+	struct sfbpf_object obj = { .row_start = e->row_start,
+				    .row_count = e->nr_rows,
+				    .page_start = e->page_start,
+				    .page_count = e->nr_pages,
 				    .pc_min = e->pc_min,
 				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(e->page_shift) };
 	uint32_t key = e->slot;
@@ -200,7 +202,8 @@ static int push_array(int fd, uint32_t start, const void *values, uint32_t n, si
 		cnt = n - done < PUSH_CHUNK ? n - done : PUSH_CHUNK;
 		for (i = 0; i < cnt; i++)
 			keys[i] = start + done + i;
-		err = bpf_map_update_batch(fd, keys, (const char *)values + done * elem, &cnt, &opts);
+		err = bpf_map_update_batch(fd, keys, (const char *)values + done * elem, &cnt,
+					   &opts);
 		if (err)
 			return err;
 	}
@@ -354,9 +357,8 @@ static void set_no_table(struct tables *t, struct entry *e, int err)
 		tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_TABLE);
 	else
 		release_slot(t, e);
-	if (t->opts.verbose)
-		fprintf(stderr, "sfbpf: %s: table not loaded: %s\n", e->name,
-			err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
+	pr_info("%s: table not loaded: %s", e->name,
+		err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
 }
 
 /* e has its slices: its rows are written from the sampling thread, in slices. */
@@ -399,18 +401,14 @@ static void job_done(struct tables *t, struct tableload_job *job)
 	job->ft = NULL; /* taken */
 	if (err == -EAGAIN) {
 		/* Parked: still the one reload under way; tried again as its way clears. */
-		if (t->opts.verbose)
-			fprintf(stderr, "sfbpf: %s: %u rows over the table budget, for now\n",
-				e->name, e->nr_rows);
+		pr_info("%s: %u rows over the table budget, for now", e->name, e->nr_rows);
 		e->promoting = true;
 		t->promoting++;
 		t->stats.objects_over_budget++;
 		return;
 	}
 	if (err == -ENOSPC) {
-		if (t->opts.verbose)
-			fprintf(stderr, "sfbpf: %s: %u rows over the table budget\n", e->name,
-				e->nr_rows);
+		pr_info("%s: %u rows over the table budget", e->name, e->nr_rows);
 		e->state = OBJ_NO_BUDGET;
 		t->stats.objects_over_budget++;
 		if (e->refs)
@@ -491,7 +489,8 @@ static int push_slice(struct tables *t)
 	if (!err && e->pushed_rows == ft->nr_rows) {
 		n = ft->nr_pages - e->pushed_pages;
 		n = n < slice ? n : slice;
-		err = write_pages(t, e->page_start + e->pushed_pages, ft->pages + e->pushed_pages, n);
+		err = write_pages(t, e->page_start + e->pushed_pages, ft->pages + e->pushed_pages,
+				  n);
 		e->pushed_pages += n;
 	}
 	if (!err && (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages))
@@ -574,8 +573,8 @@ static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 	return e->slot;
 }
 
-int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
-			    const char *name, const struct tables_src *src)
+int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key, const char *name,
+			    const struct tables_src *src)
 {
 	struct entry *e = find_entry(t, key);
 	int64_t slot;
@@ -711,7 +710,8 @@ uint32_t tables__pending_at(const struct tables *t, uint64_t mark)
 	/* Being built or pushed: an entry in either state holds its slot. */
 	for (i = 0; i < t->opts.max_objects; i++) {
 		e = t->slots[i];
-		n += e && e->job_seq && e->job_seq <= mark && (e->in_job || e->state == OBJ_PUSHING);
+		n += e && e->job_seq && e->job_seq <= mark &&
+		     (e->in_job || e->state == OBJ_PUSHING);
 	}
 	return n;
 }

@@ -34,7 +34,6 @@ struct tables_opts {
 	int rows_fd, rules_fd, objects_fd, pages_fd;
 	uint32_t max_rows, max_rules, max_objects, max_pages;
 	bool no_cfi; /* SFrame only: no tables synthesized from .eh_frame/.debug_frame */
-	int verbose;
 	/* Lifecycle; zero values keep the simple synchronous loader. */
 	int obj_hits_fd; /* > 0: the unwinder's per-slot hit counts (eviction order) */
 	bool async; /* build tables on a loader thread (tables__process publishes) */

@@ -525,7 +525,6 @@ static void fill_session_opts(struct session_opts *o)
 	o->user_stacks = !env.kernel_only;
 	o->kernel_stacks = !env.user_only;
 	o->max_frames = env.max_frames;
-	o->verbose = env.verbose;
 	o->sframe_only = env.sframe_only;
 	o->off_cpu = env.off_cpu;
 	o->on_off = env.on_off;
