@@ -263,7 +263,13 @@ static void yield(struct file *f, const uint32_t *nr, uint32_t rows)
 	add_hits(&m, a, 4000000); /* as a rate, far above B's until A is 800 s old */
 	tables__process(t, 0);
 	parked = t->parked && t->parked->slot == b;
-	add_hits(&m, c, 1000000000);
+	/*
+	 * Far hotter than fresh A at any age this test can reach: A's rate is
+	 * 4e6 hits over its age, C's 1e15 over two rebalance periods (1e5 per
+	 * ns), so C outranks A once A is 80 ns old. (With 1e9 hits A had to be
+	 * 80 ms old: a quiet machine ran the check sooner and failed it.)
+	 */
+	add_hits(&m, c, 1000000000000000ULL);
 	tables_rebalance(t, tables_now_ns());
 	settle(t);
 	tables__stats(t, &st);
