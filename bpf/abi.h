@@ -5,10 +5,13 @@
  *
  * Tables: a userspace loader flattens each object's SFrame section into rows,
  * one per FRE, sorted by PC offset (the ELF virtual address the FRE starts at).
- * All objects' rows live in one global array map; an object owns a contiguous
+ * All objects' rows live in one global row space; an object owns a contiguous
  * range of it. Recovery rules are deduplicated into a global rule array (most
  * functions share a handful). A per-object page index narrows the binary search
- * to the rows of one 256-byte "page". See docs/DESIGN.md.
+ * to the rows of one page of code, and lets a row keep only the low 16 bits of
+ * its PC: 4 bytes a row. The row and page spaces are made of segments, one
+ * BPF array each, created as tables need them and freed when none is left in
+ * them: the maps' memory follows what is loaded. See docs/DESIGN-unwinder.md.
  */
 #ifndef SFBPF_ABI_H
 #define SFBPF_ABI_H
@@ -26,19 +29,45 @@
 #define SFBPF_MAX_FRAMES 1024
 #define SFBPF_MAX_KFRAMES 127 /* kernel frames per stack */
 #define SFBPF_MAX_MAPPINGS 256 /* executable mappings per process */
-#define SFBPF_PAGE_SHIFT 8 /* page index granularity: 256 bytes, ~4 rows */
-#define SFBPF_SEARCH_STEPS 24 /* binary search bound: 2^24 rows per object/page */
+#define SFBPF_PAGE_SHIFT 8 /* finest page index granularity: 256 bytes, ~4 rows */
+#define SFBPF_SEARCH_STEPS 17 /* binary search bound: rows of a page (<= 64 KiB) + 1 */
 #define SFBPF_MAP_SEARCH_STEPS 9 /* 2^9 > SFBPF_MAX_MAPPINGS */
 #define SFBPF_TASK_COMM_LEN 16
 
-/* One flattened FRE: from pc_off on (until the next row), rule applies. */
+/*
+ * One flattened FRE: from its PC on (until the next row), rule applies. Its PC
+ * is pc_min + (page << page shift) + pc_lo for the object's page it is in (the
+ * page index tells which rows are in which page): a page is at most 64 KiB,
+ * so the low 16 bits of (PC - pc_min) tell rows of one page apart.
+ */
 struct sfbpf_row {
-	__u32 pc_off; /* ELF virtual address (runtime pc - load bias) */
-	__u32 rule; /* index into the rules map; SFBPF_RULE_GAP_ID = no FDE here */
+	__u16 pc_lo; /* (ELF virtual address - object pc_min) & 0xffff */
+	__u16 rule; /* index into the rules map; SFBPF_RULE_GAP_ID = no FDE here */
 };
 
 /* Index of the reserved rule meaning "PC covered by no FDE". */
 #define SFBPF_RULE_GAP_ID 0
+#define SFBPF_MAX_RULES 65536 /* rule indexes are 16 bits */
+
+/*
+ * The row and page spaces: segment s of the rows map (an array of maps) holds
+ * rows [s << SFBPF_SEG_SHIFT, (s + 1) << SFBPF_SEG_SHIFT), likewise pages. A
+ * segment is one BPF array of one element (so that every segment has the
+ * shape of the maps' inner map, and lookups are inlined), 128 KiB.
+ */
+#define SFBPF_SEG_SHIFT 15
+#define SFBPF_SEG_ENTRIES (1u << SFBPF_SEG_SHIFT)
+#define SFBPF_SEG_MASK (SFBPF_SEG_ENTRIES - 1)
+/* Segments (the array of maps' size) for a space of n entries. */
+#define SFBPF_SEGS(n) ((__u32)(((__u64)(n) + SFBPF_SEG_ENTRIES - 1) >> SFBPF_SEG_SHIFT))
+
+struct sfbpf_row_seg {
+	struct sfbpf_row row[SFBPF_SEG_ENTRIES];
+};
+
+struct sfbpf_page_seg {
+	__u32 page[SFBPF_SEG_ENTRIES];
+};
 
 /* How to find a value (CFA, RA or FP) of the caller's frame. */
 enum sfbpf_loc {
@@ -82,12 +111,19 @@ struct sfbpf_rule {
 
 /* One loaded object (executable or shared library): its slice of the rows. */
 struct sfbpf_object {
-	__u32 row_start; /* first row in the rows map */
+	__u32 row_start; /* first row in the row space */
 	__u32 row_count;
-	__u32 page_start; /* first entry in the pages map */
+	__u32 page_start; /* first entry in the page space */
 	__u32 page_count;
-	__u32 pc_min; /* pc_off of the first row, page-aligned down */
+	__u32 pc_min; /* ELF address of the first row, page-aligned down */
 	__u32 flags; /* SFBPF_OBJ_F_* */
+	/*
+	 * Changes whenever the slot gets another table: what the unwinder's
+	 * per-CPU cache of rows found remembers, so it never serves a row of a
+	 * table that is gone.
+	 */
+	__u32 gen;
+	__u32 pad;
 };
 
 /*
@@ -107,17 +143,19 @@ struct sfbpf_object {
  * memory as a row).
  */
 #define SFBPF_OBJ_PAGE_SHIFT_POS 8
-#define SFBPF_OBJ_PAGE_SHIFT_MAX 15 /* bits above SFBPF_PAGE_SHIFT */
+#define SFBPF_OBJ_PAGE_SHIFT_MASK 0xf
+#define SFBPF_OBJ_PAGE_SHIFT_MAX 8 /* bits above SFBPF_PAGE_SHIFT: pages <= 64 KiB */
 /* The page shift of an object from its flags, and the flags for a page shift. */
 #define SFBPF_OBJ_PAGE_SHIFT(flags) \
-	(SFBPF_PAGE_SHIFT + (((flags) >> SFBPF_OBJ_PAGE_SHIFT_POS) & SFBPF_OBJ_PAGE_SHIFT_MAX))
+	(SFBPF_PAGE_SHIFT + (((flags) >> SFBPF_OBJ_PAGE_SHIFT_POS) & SFBPF_OBJ_PAGE_SHIFT_MASK))
 #define SFBPF_OBJ_F_PAGE_SHIFT(shift) (((shift) - SFBPF_PAGE_SHIFT) << SFBPF_OBJ_PAGE_SHIFT_POS)
 
 /*
  * pages[object.page_start + p] = index (relative to row_start) of the first row
- * whose pc_off >= pc_min + (p << SFBPF_OBJ_PAGE_SHIFT(flags)); the row covering a PC in
- * page p is in [pages[p] - 1, pages[p + 1]) (the preceding row may start in an
- * earlier page). page_count includes one final sentinel entry = row_count.
+ * whose PC >= pc_min + (p << SFBPF_OBJ_PAGE_SHIFT(flags)); the rows of page p
+ * are [pages[p], pages[p + 1]), and the row covering a PC in page p is the
+ * last of them starting at or before it, else row pages[p] - 1 (which starts
+ * in an earlier page). page_count includes one final sentinel entry = row_count.
  */
 
 /* Object slot with no table: unwind through it with the frame-pointer chain. */

@@ -108,90 +108,130 @@ static __always_inline __u32 unwind_rcache_slot(__u32 obj_id, __u64 off)
 	return ((off ^ ((__u64)obj_id << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - UNWIND_RCACHE_BITS);
 }
 
+/* Row i of the row space, or NULL (its segment is missing). */
+static __always_inline const struct sfbpf_row *unwind_row(__u32 i)
+{
+	__u32 seg = i >> SFBPF_SEG_SHIFT, zero = 0;
+	struct sfbpf_row_seg *s;
+	void *inner;
+
+	inner = bpf_map_lookup_elem(&rows, &seg);
+	if (!inner)
+		return NULL;
+	s = bpf_map_lookup_elem(inner, &zero);
+	return s ? &s->row[i & SFBPF_SEG_MASK] : NULL;
+}
+
+/* Entry i of the page space, or -1 (its segment is missing). */
+static __always_inline long unwind_page(__u32 i)
+{
+	__u32 seg = i >> SFBPF_SEG_SHIFT, zero = 0;
+	struct sfbpf_page_seg *s;
+	void *inner;
+
+	inner = bpf_map_lookup_elem(&pages, &seg);
+	if (!inner)
+		return -1;
+	s = bpf_map_lookup_elem(inner, &zero);
+	return s ? s->page[i & SFBPF_SEG_MASK] : -1;
+}
+
 /*
- * Index of the last row of obj starting at or before off, or -1: the page
- * index narrows the search to [pages[p] - 1, pages[p + 1]), then a bounded
- * binary search. Branch-free steps (they depend on the range's length only):
- * a binary search's branches are unpredictable by nature.
+ * The row of obj covering ELF address off, as a cache entry (rule and the
+ * part of its range inside off's page), or false: off outside the object's
+ * rows. The page index narrows the search to the rows starting in off's page,
+ * [pages[p], pages[p + 1]); if none starts at or before off, the row covering
+ * off is the one before them. Rows of one page differ in their low 16 bits
+ * only (a page is at most 64 KiB). Branch-free steps (they depend on the
+ * range's length only): a binary search's branches are unpredictable by nature.
  */
-static __always_inline long unwind_search_rows(const struct sfbpf_object *obj, __u64 off)
+static __always_inline bool unwind_search_rows(const struct sfbpf_object *obj, __u64 off,
+					       struct sfbpf_rcache_entry *out)
 {
 	const struct sfbpf_row *row;
-	__u32 key, key2, base, n, half, *pg, *pg2;
-	__u64 page, before;
+	__u32 shift = SFBPF_OBJ_PAGE_SHIFT(obj->flags), first, end, base, n, half, lo16;
+	__u64 page, page_start, seg_start, before;
+	long pg, pg2;
 	int i;
 
-	if (off < obj->pc_min)
-		return -1;
-	page = (off - obj->pc_min) >> SFBPF_OBJ_PAGE_SHIFT(obj->flags);
+	if (off < obj->pc_min || shift > 16)
+		return false;
+	page = (off - obj->pc_min) >> shift;
 	if (page + 1 >= obj->page_count)
-		return -1;
-	key = obj->page_start + (__u32)page;
-	key2 = key + 1;
-	pg = bpf_map_lookup_elem(&pages, &key);
-	pg2 = bpf_map_lookup_elem(&pages, &key2);
-	if (!pg || !pg2 || *pg2 > obj->row_count || *pg2 < *pg)
-		return -1;
-	/* The row covering the page's first bytes may start in an earlier page. */
-	base = *pg;
-	if (base > 0)
-		base--;
-	n = *pg2 - base;
-	if (!n)
-		return -1;
-	base += obj->row_start;
-	/* Invariant: the answer is in [base, base + n), if any row is <= off. */
+		return false;
+	pg = unwind_page(obj->page_start + (__u32)page);
+	pg2 = unwind_page(obj->page_start + (__u32)page + 1);
+	if (pg < 0 || pg2 < 0 || pg2 > obj->row_count || pg2 < pg)
+		return false;
+	first = pg;
+	end = pg2;
+	page_start = obj->pc_min + (page << shift);
+	/* Where the 64 KiB of code that page is part of starts: what pc_lo counts from. */
+	seg_start = obj->pc_min + ((page << shift) & ~0xffffULL);
+	lo16 = (off - obj->pc_min) & 0xffff;
+	/* Invariant: the answer is in [base, base + n); base may be the row before the page. */
+	base = first ? first - 1 : 0;
+	n = end - base;
 	for (i = 0; i < SFBPF_SEARCH_STEPS && n > 1; i++) {
 		half = n >> 1;
-		key = base + half;
-		row = bpf_map_lookup_elem(&rows, &key);
+		row = unwind_row(obj->row_start + base + half);
 		if (!row)
-			return -1;
-		/* All ones when the row starts after off (off < 2^33: no overflow). */
-		before = (__u64)((__s64)(off - row->pc_off) >> 63);
+			return false;
+		/* All ones when the row starts after off. */
+		before = (__u64)((__s64)((__u64)lo16 - row->pc_lo) >> 63);
 		base += half & ~(__u32)before;
 		n -= half;
 	}
-	return base;
+	if (!n)
+		return false; /* an empty page with no row before it */
+	row = unwind_row(obj->row_start + base);
+	if (!row)
+		return false;
+	out->rule = row->rule;
+	if (base < first) {
+		out->lo = page_start; /* the row started in an earlier page */
+	} else if (row->pc_lo <= lo16) {
+		out->lo = seg_start + row->pc_lo;
+	} else {
+		return false; /* off lies before the object's first row */
+	}
+	out->hi = page_start + (1ULL << shift);
+	if (base + 1 < end) {
+		row = unwind_row(obj->row_start + base + 1);
+		if (!row)
+			return false;
+		out->hi = seg_start + row->pc_lo;
+	}
+	return true;
 }
 
 /*
  * The rule covering ELF address off in object obj_id, or NULL: a gap row, a
- * gap rule, or off outside the object's rows (code without unwind info). A per-CPU cache remembers the row found for (object, address):
- * profiles hit the same return addresses again and again. A cached row is only
- * a hint, checked to bracket off within the object's current rows, so table
- * updates never make it wrong.
+ * gap rule, or off outside the object's rows (code without unwind info). A
+ * per-CPU cache remembers the rows found by (object, address): profiles hit
+ * the same return addresses again and again. An entry names the table's
+ * generation, so a slot's new table never gets an old table's rows.
  */
 static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_unwind_state *st,
 								 const struct sfbpf_object *obj,
 								 __u32 obj_id, __u64 off)
 {
-	const struct sfbpf_row *row, *next;
+	struct sfbpf_rcache_entry *c;
 	const struct sfbpf_rule *rule;
-	__u32 slot, key, key2;
-	long found;
+	__u32 key;
 
-	slot = unwind_rcache_slot(obj_id, off) & (UNWIND_RCACHE - 1);
-	key = st->rcache[slot];
-	key2 = key + 1;
-	if (key >= obj->row_start && key2 < obj->row_start + obj->row_count) {
-		row = bpf_map_lookup_elem(&rows, &key);
-		next = bpf_map_lookup_elem(&rows, &key2);
-		if (row && next && row->pc_off <= off && next->pc_off > off)
-			goto found;
+	c = &st->rcache[unwind_rcache_slot(obj_id, off) & (UNWIND_RCACHE - 1)];
+	if (c->obj != obj_id || c->gen != obj->gen || off < c->lo || off >= c->hi) {
+		if (!unwind_search_rows(obj, off, c)) {
+			c->hi = 0; /* matches no address */
+			return NULL;
+		}
+		c->obj = obj_id;
+		c->gen = obj->gen;
 	}
-	found = unwind_search_rows(obj, off);
-	if (found < 0)
+	if (c->rule == SFBPF_RULE_GAP_ID)
 		return NULL;
-	key = found;
-	row = bpf_map_lookup_elem(&rows, &key);
-	if (!row || row->pc_off > off)
-		return NULL;
-	st->rcache[slot] = key;
-found:
-	if (row->rule == SFBPF_RULE_GAP_ID)
-		return NULL;
-	key = row->rule;
+	key = c->rule;
 	rule = bpf_map_lookup_elem(&rules, &key);
 	return rule && !(rule->flags & SFBPF_RULE_GAP) ? rule : NULL;
 }

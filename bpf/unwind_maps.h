@@ -23,22 +23,46 @@
  */
 #define UNWIND_WINDOW 512
 /* Row cache entries per CPU (see unwind_find_rule). */
-#define UNWIND_RCACHE_BITS 11
+#define UNWIND_RCACHE_BITS 10
 #define UNWIND_RCACHE (1 << UNWIND_RCACHE_BITS)
 
 /*
  * Table maps: sized by userspace before load (bpf_map__set_max_entries).
- * Rows and pages are mmap'able: the loader writes big tables with memcpy
- * instead of millions of element updates (an array element is 8-byte
- * aligned: a page entry takes 8 bytes).
+ * Rows and pages: arrays of segments (abi.h), each segment an mmap'able array
+ * of one 128 KiB element that the loader creates when a table needs it and
+ * writes with memcpy. Every segment has the inner map's exact shape, so the
+ * verifier inlines both lookups.
  */
-struct {
+struct unwind_row_seg {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	/* A size, not a type: BTF would only carry a declaration of the struct. */
+	__uint(value_size, sizeof(struct sfbpf_row_seg));
+};
+
+struct unwind_page_seg {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct sfbpf_page_seg));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sfbpf_row);
+	__array(values, struct unwind_row_seg);
 } rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct unwind_page_seg);
+} pages SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -53,14 +77,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sfbpf_object);
 } objects SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} pages SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -100,6 +116,19 @@ struct {
 const volatile __u64 notify_interval_ns = 200000000ULL; /* per-process report rate */
 const volatile __u64 clock_tick_ns = 10000000ULL; /* 1 s / sysconf(_SC_CLK_TCK) */
 
+/*
+ * A row found: the rule of the ELF addresses [lo, hi) of object slot obj
+ * while the slot's table is generation gen (a part of the row's range, which
+ * is all a lookup needs to know).
+ */
+struct sfbpf_rcache_entry {
+	__u32 obj;
+	__u32 gen;
+	__u32 lo;
+	__u32 hi;
+	__u32 rule; /* SFBPF_RULE_GAP_ID: no rule, known */
+};
+
 /* The frame being unwound. Lives in a per-CPU map value (see above). */
 struct sfbpf_unwind_state {
 	__u64 pc;
@@ -122,7 +151,8 @@ struct sfbpf_unwind_state {
 	__u32 win_len; /* valid bytes in win, read from user address win_base */
 	__u64 win_base;
 	__u64 win[UNWIND_WINDOW / 8 + 1]; /* + a slack word for the verifier's bounds */
-	__u32 rcache[UNWIND_RCACHE]; /* row hints, kept across samples */
+	/* Rows found, kept across samples: a return address is looked up again and again. */
+	struct sfbpf_rcache_entry rcache[UNWIND_RCACHE];
 };
 
 _Static_assert((UNWIND_WINDOW & (UNWIND_WINDOW - 1)) == 0, "window: power of two");

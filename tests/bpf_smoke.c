@@ -27,10 +27,12 @@
 #include <bpf/libbpf.h>
 
 #include "profile/profile.h"
+#include "tables/segments.h"
 #include "util/log.h"
 
 #define MAX_ROWS 65536
 #define MAX_RULES 256
+#define MAX_PAGES 65536
 
 struct smoke {
 	struct profile *prof;
@@ -39,7 +41,10 @@ struct smoke {
 	char paths[SFBPF_MAX_MAPPINGS][256];
 	/* The hand-made table (-t). */
 	char table_path[256];
-	struct sfbpf_row rows[MAX_ROWS];
+	struct {
+		__u32 pc_off, rule;
+	} rows[MAX_ROWS];
+	struct segspace row_segs, page_segs;
 	struct sfbpf_rule rules[MAX_RULES];
 	__u32 nr_rows;
 	__u32 nr_rules;
@@ -189,32 +194,51 @@ static int update(int fd, __u32 key, const void *val)
 	return 0;
 }
 
-/* Writes rows, rules, the page index and object 0 (rows must be sorted). */
+/*
+ * Writes rows, rules, the page index (256-byte pages) and object 0 (rows
+ * must be sorted), in the row format of bpf/abi.h.
+ */
 static int load_table(struct smoke *sm)
 {
-	struct sfbpf_object obj = { 0 };
-	__u32 i, p, npages, first = 0;
+	struct sfbpf_object obj = { .gen = 1 };
+	struct sfbpf_row row;
+	__u32 i, p, npages, first = 0, *page;
 	int err = 0;
 
 	for (i = 1; i < sm->nr_rows; i++)
 		if (sm->rows[i].pc_off <= sm->rows[i - 1].pc_off)
 			return -EINVAL;
-	for (i = 0; i < sm->nr_rows && !err; i++)
-		err = update(profile__rows_fd(sm->prof), i, &sm->rows[i]);
-	for (i = 0; i < sm->nr_rules && !err; i++)
-		err = update(profile__rules_fd(sm->prof), i, &sm->rules[i]);
 	obj.row_count = sm->nr_rows;
 	obj.pc_min = sm->rows[0].pc_off & ~((1u << SFBPF_PAGE_SHIFT) - 1);
 	npages = ((sm->rows[sm->nr_rows - 1].pc_off - obj.pc_min) >> SFBPF_PAGE_SHIFT) + 1;
 	obj.page_count = npages + 1;
-	for (p = 0; p < npages && !err; p++) {
+	err = segspace__init(&sm->row_segs, profile__rows_fd(sm->prof), MAX_ROWS);
+	if (!err)
+		err = segspace__init(&sm->page_segs, profile__pages_fd(sm->prof), MAX_PAGES);
+	if (!err)
+		err = segspace__get(&sm->row_segs, 0, sm->nr_rows);
+	if (!err)
+		err = segspace__get(&sm->page_segs, 0, obj.page_count);
+	if (err) {
+		fprintf(stderr, "bpf_smoke: table segments: %s\n", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sm->nr_rows; i++) {
+		row.pc_lo = (__u16)(sm->rows[i].pc_off - obj.pc_min);
+		row.rule = (__u16)sm->rows[i].rule;
+		memcpy(segspace__entry(&sm->row_segs, i), &row, sizeof(row));
+	}
+	for (p = 0; p < npages; p++) {
 		while (first < sm->nr_rows &&
 		       sm->rows[first].pc_off < obj.pc_min + (p << SFBPF_PAGE_SHIFT))
 			first++;
-		err = update(profile__pages_fd(sm->prof), p, &first);
+		page = segspace__entry(&sm->page_segs, p);
+		*page = first;
 	}
-	if (!err)
-		err = update(profile__pages_fd(sm->prof), npages, &sm->nr_rows);
+	page = segspace__entry(&sm->page_segs, npages);
+	*page = sm->nr_rows;
+	for (i = 0; i < sm->nr_rules && !err; i++)
+		err = update(profile__rules_fd(sm->prof), i, &sm->rules[i]);
 	if (!err)
 		err = update(profile__objects_fd(sm->prof), 0, &obj);
 	return err;
@@ -293,7 +317,7 @@ int main(int argc, char **argv)
 	opts.max_rows = MAX_ROWS;
 	opts.max_rules = MAX_RULES;
 	opts.max_objects = 16;
-	opts.max_pages = 65536;
+	opts.max_pages = MAX_PAGES;
 	opts.max_procs = 16;
 	opts.max_pids = 16;
 
@@ -346,6 +370,8 @@ int main(int argc, char **argv)
 	print_prog_info(profile__prog_fd(sm->prof));
 	err = 0;
 cleanup:
+	segspace__fini(&sm->row_segs);
+	segspace__fini(&sm->page_segs);
 	profile__free(sm->prof);
 	free(sm);
 	fflush(stdout);

@@ -4,7 +4,9 @@
  * builds it (tableload.h: .sframe completed from CFI, else CFI), once as built
  * and once with its page index coarsened (flat_table__coarsen_pages, what the
  * loader pushes); for every PC from the first row to past the last, both
- * lookups (the BPF unwinder's search) must find the same row, or both no rule.
+ * lookups (the BPF unwinder's search) must find the same row, or both no rule;
+ * and the search in the maps' 4-byte rows (rowpack.h) exactly the row the
+ * full-PC search finds.
  *
  * Usage: pages [-c] ELF...   -c: the files must get coarser pages (a sparse
  * fixture: a test that coarsens nothing proves nothing). Prints PASS/FAIL lines
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "tables/flatten.h"
+#include "tables/rowpack.h"
 #include "tables/tableload.h"
 
 /* The table of path, as the loader builds it; NULL if it has none. */
@@ -52,8 +55,7 @@ static int no_rule(const struct flat_table *t, int64_t row)
  * Every PC of the table's range: the same row through both indexes (or no
  * rule through both: the coarse index reaches past the last row's page).
  */
-static int compare(const struct flat_table *fine, const struct flat_table *coarse,
-		   const char *path)
+static int compare(const struct flat_table *fine, const struct flat_table *coarse, const char *path)
 {
 	uint64_t pc, end = (uint64_t)fine->rows[fine->nr_rows - 1].pc_off + 64;
 	int64_t a, b;
@@ -61,6 +63,17 @@ static int compare(const struct flat_table *fine, const struct flat_table *coars
 	for (pc = fine->pc_min; pc < end && pc <= UINT32_MAX; pc++) {
 		a = flat_table__lookup(fine, (uint32_t)pc);
 		b = flat_table__lookup(coarse, (uint32_t)pc);
+		/* The maps' 4-byte rows must find exactly the row the full PCs do. */
+		if (rowpack__lookup(fine, (uint32_t)pc) != a ||
+		    rowpack__lookup(coarse, (uint32_t)pc) != b) {
+			printf("FAIL: pages %s: pc %#llx: packed rows find rows %lld / %lld, full "
+			       "PCs %lld / %lld (256-byte / %u-byte pages)\n",
+			       path, (unsigned long long)pc,
+			       (long long)rowpack__lookup(fine, (uint32_t)pc),
+			       (long long)rowpack__lookup(coarse, (uint32_t)pc), (long long)a,
+			       (long long)b, 1u << flat_table__page_shift(coarse));
+			return -1;
+		}
 		if (a != b && !(no_rule(fine, a) && no_rule(coarse, b))) {
 			printf("FAIL: pages %s: pc %#llx: row %lld with 256-byte pages, %lld with "
 			       "%u-byte pages\n",
@@ -97,8 +110,9 @@ static int check(struct tableload *tl, const char *path, int want_coarse)
 	}
 	if (compare(fine, coarse, path))
 		goto out;
-	printf("PASS: pages %s: every PC finds the same row with %u-byte pages\n", path,
-	       1u << flat_table__page_shift(coarse));
+	printf("PASS: pages %s: every PC finds the same row with %u-byte pages, and in the "
+	       "packed rows\n",
+	       path, 1u << flat_table__page_shift(coarse));
 	err = 0;
 out:
 	flat_table__free(fine);

@@ -81,11 +81,8 @@ static int open_file(struct file *f, const char *path)
 static int create_maps(struct maps *m, uint32_t rows, uint32_t pages, uint32_t rules,
 		       uint32_t objects)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
-
-	m->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rows", 4, sizeof(struct sfbpf_row), rows,
-				 &mm);
-	m->pages = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_pages", 4, 4, pages, &mm);
+	m->rows = segspace__new_map("t_rows", rows);
+	m->pages = segspace__new_map("t_pages", pages);
 	m->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4, sizeof(struct sfbpf_rule),
 				  rules, NULL);
 	m->objects = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_objects", 4,

@@ -25,12 +25,6 @@
 #include "profile/profile.h"
 #include "tables/tables.h"
 
-/* What an array map element of a value of this size takes: 8-byte aligned. */
-static size_t elem_bytes(size_t value_size)
-{
-	return (value_size + 7) & ~(size_t)7;
-}
-
 static int load_one(struct profile *p, int rep, const char *path)
 {
 	struct tables_opts topts = {
@@ -72,9 +66,7 @@ static int load_one(struct profile *p, int rep, const char *path)
 	       "sframe_bytes=%llu load_ns=%llu\n",
 	       rep, path, source, (unsigned long long)st.rows_used,
 	       (unsigned long long)st.rules_used, (unsigned long long)st.pages_used,
-	       (unsigned long long)(st.rows_used * elem_bytes(sizeof(struct sfbpf_row)) +
-				    st.rules_used * elem_bytes(sizeof(struct sfbpf_rule)) +
-				    st.pages_used * elem_bytes(sizeof(__u32))),
+	       (unsigned long long)st.table_bytes,
 	       (unsigned long long)st.sframe_bytes, (unsigned long long)st.load_ns);
 	fflush(stdout);
 	if (obj >= 0)

@@ -144,13 +144,13 @@ static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 {
 	const struct offcpu_shared_maps *sh = o->shared;
 	const struct bpfprog_map maps[] = {
-		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS),
+		{ skel->maps.rows, SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS)),
 		  sh ? sh->rows : -1 },
 		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES),
 		  sh ? sh->rules : -1 },
 		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS),
 		  sh ? sh->objects : -1 },
-		{ skel->maps.pages, or_default(o->max_pages, PROFILE_DEFAULT_PAGES),
+		{ skel->maps.pages, SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES)),
 		  sh ? sh->pages : -1 },
 		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
 		  sh ? sh->procs : -1 },

@@ -119,10 +119,10 @@ static __u32 or_default(__u32 v, __u32 def)
 static int load(struct profile_bpf *skel, const struct profile_opts *o)
 {
 	const struct bpfprog_map maps[] = {
-		{ skel->maps.rows, or_default(o->max_rows, PROFILE_DEFAULT_ROWS), -1 },
+		{ skel->maps.rows, SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS)), -1 },
 		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES), -1 },
 		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS), -1 },
-		{ skel->maps.pages, or_default(o->max_pages, PROFILE_DEFAULT_PAGES), -1 },
+		{ skel->maps.pages, SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES)), -1 },
 		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF), -1 },

@@ -116,16 +116,12 @@ static void print_unwinding(struct emitter *f, const struct session_stats *st)
 static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)
 {
 	const struct tables_stats *ts = &st->tables;
-	/* A page entry is a u32 in an 8-byte array element. */
-	uint64_t table_bytes = ts->rows_used * sizeof(struct sfbpf_row) +
-			       ts->rules_used * sizeof(struct sfbpf_rule) +
-			       ts->pages_used * sizeof(__u64);
 
 	print_gauge(f, "", "objects", ts->objects);
 	print_gauge(f, "", "objects_without_table", ts->objects_without_table);
 	print_counter(f, "", "objects_rejected", ts->objects_rejected);
 	print_gauge(f, "", "rows", ts->rows_used);
-	print_gauge(f, "", "table_bytes", table_bytes);
+	print_gauge(f, "", "table_bytes", ts->table_bytes);
 	print_gauge(f, "", "sframe_bytes", ts->sframe_bytes);
 	print_gauge(f, "", "objects_sframe", ts->objects_sframe);
 	print_gauge(f, "", "rows_sframe", ts->rows_sframe);
@@ -140,7 +136,7 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_gauge(f, "", "pages", ts->pages_used);
 	print_gauge(f, "", "rules", ts->rules_used);
 	print_gauge(f, "", "table_budget_bytes", s->table_budget);
-	print_gauge(f, "", "table_map_bytes", ts->budget_bytes);
+	print_gauge(f, "", "table_map_bytes", ts->map_bytes);
 	print_gauge(f, "", "rows_capacity", ts->rows_capacity);
 	print_gauge(f, "", "pages_capacity", ts->pages_capacity);
 	print_gauge(f, "", "objects_pending", ts->objects_pending);

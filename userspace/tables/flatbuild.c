@@ -29,13 +29,13 @@ int64_t flat_builder__rule(struct flat_builder *b, const struct sfbpf_rule *r)
 int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule)
 {
 	struct flat_table *t = b->t;
-	struct sfbpf_row *n;
+	struct flat_row *n;
 	uint32_t ncap;
 
 	if (pc > UINT32_MAX)
 		return -E2BIG;
 	if (t->nr_rows) {
-		struct sfbpf_row *last = &t->rows[t->nr_rows - 1];
+		struct flat_row *last = &t->rows[t->nr_rows - 1];
 
 		if (last->rule == rule)
 			return 0; /* same rule continues */
@@ -57,7 +57,7 @@ int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule)
 		t->rows = n;
 		b->cap_rows = ncap;
 	}
-	t->rows[t->nr_rows++] = (struct sfbpf_row){ .pc_off = (uint32_t)pc, .rule = rule };
+	t->rows[t->nr_rows++] = (struct flat_row){ .pc_off = (uint32_t)pc, .rule = rule };
 	return 0;
 }
 

@@ -12,12 +12,18 @@
 #include "sframe/sframe.h"
 #include "bpf/abi.h"
 
+/* A row as built: its full ELF address (the push packs it: struct sfbpf_row). */
+struct flat_row {
+	uint32_t pc_off; /* ELF virtual address the row starts at */
+	uint32_t rule; /* index into the table's rules[] (0 = gap), global once admitted */
+};
+
 struct flat_table {
-	struct sfbpf_row *rows; /* rule = index into rules[] (0 = gap) */
+	struct flat_row *rows;
 	uint32_t nr_rows;
 	struct sfbpf_rule *rules; /* rules[0] is the gap rule */
 	uint32_t nr_rules;
-	uint32_t *pages; /* see bpf/profile.h; nr_pages includes the sentinel */
+	uint32_t *pages; /* see bpf/abi.h; nr_pages includes the sentinel */
 	uint32_t nr_pages;
 	uint32_t pc_min;
 	uint8_t page_shift; /* the pages' granularity (log2 bytes); 0: SFBPF_PAGE_SHIFT */
@@ -54,10 +60,11 @@ void flat_table__free(struct flat_table *t);
 /*
  * Objects with few rows per page get coarser pages (a per-object granularity,
  * in bits 8-11 of sfbpf_object.flags): a page entry costs as much map memory
- * as a row, so the index is kept to at most 1/FLAT_ROWS_PER_PAGE of the rows.
- * The flag bits are part of the ABI (SFBPF_OBJ_PAGE_SHIFT, bpf/profile.h).
+ * as a row, so the index is kept to at most 1/FLAT_ROWS_PER_PAGE of the rows
+ * (half a byte per row), up to the coarsest page (64 KiB: a row keeps 16 bits
+ * of its PC). The flag bits are part of the ABI (SFBPF_OBJ_PAGE_SHIFT, bpf/abi.h).
  */
-#define FLAT_ROWS_PER_PAGE 4
+#define FLAT_ROWS_PER_PAGE 8
 
 /* The granularity of t's page index, in log2 bytes. */
 static inline unsigned flat_table__page_shift(const struct flat_table *t)

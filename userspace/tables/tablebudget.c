@@ -47,9 +47,9 @@
 #define PARK_NS TABLES_REBALANCE_NS
 #define PARK_RETRY_NS 100000000ULL
 #define SLOT_BYTES (sizeof(struct sfbpf_object) + sizeof(uint64_t)) /* + its hit counter */
-/* Array map elements are 8-byte aligned. */
+/* Rows and page entries: 4 bytes each in their segments (bpf/abi.h). */
 #define ROW_BYTES sizeof(struct sfbpf_row)
-#define PAGE_BYTES sizeof(uint64_t)
+#define PAGE_BYTES sizeof(uint32_t)
 
 static uint64_t clamp64(uint64_t v, uint64_t lo, uint64_t hi)
 {
@@ -70,12 +70,13 @@ void tables__size_budget(uint64_t bytes, struct tables_sizes *out)
 	/*
 	 * Rows and pages: a table's page index has at most one page per
 	 * FLAT_ROWS_PER_PAGE rows (flat_table__coarsen_pages), plus its last
-	 * page and sentinel (counted above, per slot); a page entry is a u32 in
-	 * an 8-byte array element.
+	 * page and sentinel (counted above, per slot). Sparse tables may have
+	 * more (their pages stop growing at 64 KiB): the page space's share
+	 * is twice what the rule asks.
 	 */
 	out->rows =
 		clamp64(rest / (ROW_BYTES + PAGE_BYTES / FLAT_ROWS_PER_PAGE), 1024, UINT32_MAX / 2);
-	out->pages = clamp64(out->rows / FLAT_ROWS_PER_PAGE + 2 * (uint64_t)out->objects, 256,
+	out->pages = clamp64(2 * (out->rows / FLAT_ROWS_PER_PAGE + 2 * (uint64_t)out->objects), 256,
 			     UINT32_MAX / 2);
 }
 
@@ -336,7 +337,27 @@ static bool room_possible(struct tables *t, const struct entry *e, uint64_t now)
 	return rows >= e->nr_rows && pages >= e->nr_pages;
 }
 
-/* Slices for e's table, evicting until they fit. */
+/*
+ * The segments slices [rs, +nr_rows) and [ps, +nr_pages) lie in; the slices
+ * are given back if they cannot be had (the kernel refused the memory).
+ */
+static int get_segments(struct tables *t, const struct entry *e, int64_t rs, int64_t ps)
+{
+	int err = segspace__get(&t->row_segs, rs, e->nr_rows);
+
+	if (!err) {
+		err = segspace__get(&t->page_segs, ps, e->nr_pages);
+		if (err)
+			segspace__put(&t->row_segs, rs, e->nr_rows);
+	}
+	if (err) {
+		slices__release(&t->rows, rs, e->nr_rows);
+		slices__release(&t->pages, ps, e->nr_pages);
+	}
+	return err;
+}
+
+/* Slices for e's table (and their segments), evicting until they fit. */
 static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps)
 {
 	uint64_t now = tables_now_ns();
@@ -348,7 +369,7 @@ static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps
 		*rs = slices__alloc(&t->rows, e->nr_rows);
 		*ps = slices__alloc(&t->pages, e->nr_pages);
 		if (*rs >= 0 && *ps >= 0)
-			return 0;
+			return get_segments(t, e, *rs, *ps);
 		if (*rs >= 0)
 			slices__release(&t->rows, *rs, e->nr_rows);
 		if (*ps >= 0)

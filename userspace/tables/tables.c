@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Map loader (see tables.h). Rows and page indexes of all objects share two
- * big BPF arrays; each object owns a contiguous slice handed out by a range
- * allocator. An object becomes visible to the BPF side only when its entry in
- * the objects map is written, after its rows, rules and pages are in place.
+ * spaces of segments (segments.h); each object owns a contiguous slice handed
+ * out by a range allocator, and segments exist where slices are. An object
+ * becomes visible to the BPF side only when its entry in the objects map is
+ * written, after its rows, rules and pages are in place.
  * The budget and the choice of what to evict are in tablebudget.c.
  */
 #include <bpf/bpf.h>
@@ -17,17 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tables/rowpack.h"
 #include "tables/tables_int.h"
 #include "util/log.h"
 
-#define PUSH_CHUNK 8192
 /*
- * Rows (or pages) written per step at most: 4 MiB by memcpy into the mapped
- * arrays; through element updates (maps not mmap'able) far fewer, as each
- * costs about a microsecond.
+ * Rows (or pages) written per step at most, into the mapped segments: a few
+ * milliseconds of the sampling thread's time.
  */
 #define PUSH_SLICE (512u << 10)
-#define PUSH_SLICE_SYSCALLS (16u << 10)
 #define AGE_EVERY_NS 1000000000ULL
 /* A table-less file is parsed again after this long unused. */
 #define NEGATIVE_TTL_NS (600 * 1000000000ULL)
@@ -73,24 +72,6 @@ static uint32_t key_hash(const struct obj_key *k)
 	return h % TABLES_KEY_BUCKETS;
 }
 
-/*
- * Maps an mmap'able array (rows, pages) for direct writes: NULL (writes go
- * through syscalls) if the map is not mmap'able or not the expected shape.
- */
-static void *map_array(int fd, uint32_t entries, uint32_t value_size, size_t *len)
-{
-	struct bpf_map_info info = { 0 };
-	uint32_t info_len = sizeof(info);
-	void *mem;
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) || !(info.map_flags & BPF_F_MMAPABLE) ||
-	    info.max_entries < entries || info.value_size != value_size)
-		return NULL;
-	*len = (size_t)info.max_entries * ((value_size + 7) & ~7u);
-	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return mem == MAP_FAILED ? NULL : mem;
-}
-
 struct tables *tables__new(const struct tables_opts *opts)
 {
 	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi };
@@ -102,21 +83,23 @@ struct tables *tables__new(const struct tables_opts *opts)
 	if (!t)
 		return NULL;
 	t->opts = *opts;
-	ok = !slices__init(&t->rows, opts->max_rows) && !slices__init(&t->pages, opts->max_pages);
+	/* Rule indexes are 16 bits in a row. */
+	if (t->opts.max_rules > SFBPF_MAX_RULES)
+		t->opts.max_rules = SFBPF_MAX_RULES;
+	ok = !slices__init(&t->rows, opts->max_rows) && !slices__init(&t->pages, opts->max_pages) &&
+	     !segspace__init(&t->row_segs, opts->rows_fd, opts->max_rows) &&
+	     !segspace__init(&t->page_segs, opts->pages_fd, opts->max_pages);
 	t->buckets = calloc(TABLES_KEY_BUCKETS, sizeof(*t->buckets));
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
 	t->loader = tableload__new(&lopts);
 	t->push_tail = &t->push_head;
-	t->rows_mem =
-		map_array(opts->rows_fd, opts->max_rows, sizeof(struct sfbpf_row), &t->rows_len);
-	t->pages_mem = map_array(opts->pages_fd, opts->max_pages, sizeof(uint32_t), &t->pages_len);
 	if (!ok || !t->buckets || !t->slots || !t->loader) {
 		tables__free(t);
 		return NULL;
 	}
 	t->stats.rows_capacity = opts->max_rows;
 	t->stats.pages_capacity = opts->max_pages;
-	t->stats.rules_capacity = opts->max_rules;
+	t->stats.rules_capacity = t->opts.max_rules;
 	t->stats.budget_bytes = tables__map_bytes(&sz);
 	t->next_age_ns = tables_now_ns() + AGE_EVERY_NS;
 	t->next_rebalance_ns = tables_now_ns() + TABLES_REBALANCE_NS;
@@ -146,10 +129,8 @@ void tables__free(struct tables *t)
 		}
 	free(t->buckets);
 	free(t->slots);
-	if (t->rows_mem)
-		munmap(t->rows_mem, t->rows_len);
-	if (t->pages_mem)
-		munmap(t->pages_mem, t->pages_len);
+	segspace__fini(&t->row_segs);
+	segspace__fini(&t->page_segs);
 	ruleset__clear(&t->rules);
 	slices__fini(&t->rows);
 	slices__fini(&t->pages);
@@ -175,7 +156,8 @@ static int publish_table(struct tables *t, const struct entry *e)
 				    .page_start = e->page_start,
 				    .page_count = e->nr_pages,
 				    .pc_min = e->pc_min,
-				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(e->page_shift) };
+				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(e->page_shift),
+				    .gen = ++t->table_gen };
 	uint32_t key = e->slot;
 
 	return bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY) ? -errno : 0;
@@ -191,44 +173,19 @@ static void reset_hits(struct tables *t, int32_t slot)
 		bpf_map_update_elem(t->opts.obj_hits_fd, &key, &zero, BPF_ANY);
 }
 
-/* Write n consecutive array elements starting at index start. */
-static int push_array(int fd, uint32_t start, const void *values, uint32_t n, size_t elem)
+/*
+ * Rows [from, from + n) of e's table, packed (abi.h: the low 16 bits of the PC
+ * from pc_min, and the rule's global index) into its slice.
+ */
+static void write_rows(struct tables *t, const struct entry *e, uint32_t from, uint32_t n)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t keys[PUSH_CHUNK], done, cnt, i;
-	int err;
-
-	for (done = 0; done < n; done += cnt) {
-		cnt = n - done < PUSH_CHUNK ? n - done : PUSH_CHUNK;
-		for (i = 0; i < cnt; i++)
-			keys[i] = start + done + i;
-		err = bpf_map_update_batch(fd, keys, (const char *)values + done * elem, &cnt,
-					   &opts);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Rows [start, start + n) of the rows map, directly when it is mapped. */
-static int write_rows(struct tables *t, uint32_t start, const struct sfbpf_row *rows, uint32_t n)
-{
-	if (!t->rows_mem)
-		return push_array(t->opts.rows_fd, start, rows, n, sizeof(*rows));
-	memcpy(t->rows_mem + start, rows, (size_t)n * sizeof(*rows));
-	return 0;
-}
-
-static int write_pages(struct tables *t, uint32_t start, const uint32_t *pages, uint32_t n)
-{
+	struct sfbpf_row packed;
 	uint32_t i;
 
-	if (!t->pages_mem)
-		return push_array(t->opts.pages_fd, start, pages, n, sizeof(*pages));
-	/* The value is the first 4 bytes of each 8-byte element. */
-	for (i = 0; i < n; i++)
-		memcpy(&t->pages_mem[start + i], &pages[i], sizeof(pages[i]));
-	return 0;
+	for (i = from; i < from + n; i++) {
+		packed = rowpack__row(e->ft, i);
+		memcpy(segspace__entry(&t->row_segs, e->row_start + i), &packed, sizeof(packed));
+	}
 }
 
 /* ---- entries -------------------------------------------------------------- */
@@ -249,6 +206,8 @@ void tables_drop_rows(struct tables *t, struct entry *e)
 	if (e->nr_rows || e->nr_pages) {
 		slices__release(&t->rows, e->row_start, e->nr_rows);
 		slices__release(&t->pages, e->page_start, e->nr_pages);
+		segspace__put(&t->row_segs, e->row_start, e->nr_rows);
+		segspace__put(&t->page_segs, e->page_start, e->nr_pages);
 		/* Samples in flight may still read them: see push_after. */
 		t->recycled_ns = tables_now_ns();
 	}
@@ -473,36 +432,31 @@ static int push_slice(struct tables *t)
 {
 	struct entry *e = t->push_head;
 	struct flat_table *ft;
-	uint32_t n, slice;
-	int err;
+	uint32_t n;
 
 	if (!e)
 		return 0;
 	if (tables_now_ns() < e->push_after)
 		return -EAGAIN;
 	ft = e->ft;
-	slice = t->rows_mem && t->pages_mem ? PUSH_SLICE : PUSH_SLICE_SYSCALLS;
 	n = ft->nr_rows - e->pushed_rows;
-	n = n < slice ? n : slice;
-	err = write_rows(t, e->row_start + e->pushed_rows, ft->rows + e->pushed_rows, n);
+	n = n < PUSH_SLICE ? n : PUSH_SLICE;
+	write_rows(t, e, e->pushed_rows, n);
 	e->pushed_rows += n;
-	if (!err && e->pushed_rows == ft->nr_rows) {
+	if (e->pushed_rows == ft->nr_rows) {
 		n = ft->nr_pages - e->pushed_pages;
-		n = n < slice ? n : slice;
-		err = write_pages(t, e->page_start + e->pushed_pages, ft->pages + e->pushed_pages,
-				  n);
+		n = n < PUSH_SLICE ? n : PUSH_SLICE;
+		segspace__write(&t->page_segs, e->page_start + e->pushed_pages,
+				ft->pages + e->pushed_pages, n);
 		e->pushed_pages += n;
 	}
-	if (!err && (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages))
+	if (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages)
 		return 1;
 	t->push_head = e->push_next;
 	if (!t->push_head)
 		t->push_tail = &t->push_head;
 	t->nr_pushing--;
-	if (err)
-		set_no_table(t, e, err);
-	else
-		push_finished(t, e);
+	push_finished(t, e);
 	return 1;
 }
 
@@ -725,6 +679,11 @@ void tables__stats(const struct tables *t, struct tables_stats *out)
 	out->rows_used = slices__used(&t->rows);
 	out->pages_used = slices__used(&t->pages);
 	out->rules_used = t->rules.nr_rules;
+	out->table_bytes = (out->rows_used + out->pages_used) * 4 +
+			   out->rules_used * sizeof(struct sfbpf_rule);
+	out->map_bytes = segspace__bytes(&t->row_segs) + segspace__bytes(&t->page_segs) +
+			 (uint64_t)t->opts.max_rules * sizeof(struct sfbpf_rule) +
+			 (uint64_t)t->opts.max_objects * (sizeof(struct sfbpf_object) + 8);
 	out->objects = out->objects_pending = out->objects_no_budget = 0;
 	out->objects_lingering = out->objects_without_table = 0;
 	for (i = 0; i < TABLES_KEY_BUCKETS; i++)

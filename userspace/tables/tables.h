@@ -78,7 +78,9 @@ struct tables_stats {
 	uint64_t load_busy; /* builds not queued: the loader's queue was full */
 	uint64_t max_load_ns; /* the longest build */
 	uint64_t max_rows_object; /* rows of the largest table loaded */
-	uint64_t budget_bytes; /* what the table maps take (see tables__map_bytes) */
+	uint64_t budget_bytes; /* what the table maps may take at most (tables__map_bytes) */
+	uint64_t table_bytes; /* rows, page entries and rules in use */
+	uint64_t map_bytes; /* what the table maps take now: segments, rules, slots */
 };
 
 /* Map capacities, in entries. */
@@ -87,8 +89,8 @@ struct tables_sizes {
 };
 
 /*
- * Capacities that fit a budget of bytes of BPF map memory (rows 8 bytes,
- * pages 8, rules 24, object slots 32 with their hit counters).
+ * Capacities that fit a budget of bytes of BPF map memory (rows 4 bytes,
+ * page entries 4, rules 24, object slots 40 with their hit counters).
  */
 void tables__size_budget(uint64_t bytes, struct tables_sizes *out);
 /* Bytes of map memory those capacities take. */

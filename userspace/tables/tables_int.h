@@ -12,6 +12,7 @@
 #include "tables/flatten.h"
 #include "tables/slices.h"
 #include "tables/ruleset.h"
+#include "tables/segments.h"
 #include "tables/tableload.h"
 #include "tables/tables.h"
 
@@ -78,10 +79,8 @@ struct tables {
 	struct entry **buckets;
 	struct entry **slots; /* object index -> entry */
 	struct tableload *loader;
-	/* The rows and pages arrays mapped (NULL: written by syscalls). */
-	struct sfbpf_row *rows_mem;
-	uint64_t *pages_mem; /* an array element is 8-byte aligned: one u32 in each */
-	size_t rows_len, pages_len;
+	struct segspace row_segs, page_segs; /* where the slices' entries are */
+	uint32_t table_gen; /* tables published (sfbpf_object.gen) */
 	struct entry *push_head, **push_tail;
 	uint32_t nr_pushing;
 	uint32_t promoting; /* reloads being built or parked: one at a time, the hottest first */

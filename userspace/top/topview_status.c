@@ -47,9 +47,7 @@ void topview_status__read(struct session *s, struct topview_status *o)
 	o->processes = st.procs.procs;
 	o->objects = ts->objects;
 	o->objects_without_table = ts->objects_without_table;
-	o->table_bytes = ts->rows_used * sizeof(struct sfbpf_row) +
-			 ts->rules_used * sizeof(struct sfbpf_rule) +
-			 ts->pages_used * sizeof(__u64); /* a u32 in an 8-byte element */
+	o->table_bytes = ts->table_bytes;
 	o->table_budget = ts->budget_bytes;
 	o->objects_pending = ts->objects_pending;
 	o->objects_no_budget = ts->objects_no_budget;

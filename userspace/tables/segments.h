@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The backing of one table space (rows or pages, bpf/abi.h): an array of maps
+ * whose segments — one mmap'able BPF array each, SFBPF_SEG_ENTRIES entries of
+ * 4 bytes — exist only where some table's slice lies. segspace__get() creates
+ * what a new slice needs, segspace__put() frees segments no slice uses any
+ * more: the map memory follows what is loaded, and the slices (slices.h) stay
+ * the one record of who owns which entries.
+ */
+#ifndef SFBPF_SEGMENTS_H
+#define SFBPF_SEGMENTS_H
+
+#include <stdint.h>
+
+#include "bpf/abi.h"
+
+struct segment {
+	int fd; /* -1: absent */
+	uint32_t *mem; /* its element, mapped for writes */
+	uint32_t used; /* entries of it inside some slice */
+};
+
+struct segspace {
+	int outer_fd; /* the array of maps (rows or pages) */
+	uint32_t nr_segs;
+	uint32_t present; /* segments that exist */
+	uint64_t seg_bytes; /* map memory one segment takes */
+	struct segment *segs;
+};
+
+/*
+ * A space of capacity entries in the array of maps outer_fd (which must hold
+ * that many segments). 0, or a negative errno.
+ */
+int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity);
+void segspace__fini(struct segspace *s);
+/* Creates the segments that entries [start, start + n) need. 0 or a negative errno. */
+int segspace__get(struct segspace *s, uint32_t start, uint32_t n);
+/* [start, start + n) is no slice's any more: frees the segments left unused. */
+void segspace__put(struct segspace *s, uint32_t start, uint32_t n);
+/* Entry i (4 bytes), to be written; its segment must exist (a slice got it). */
+static inline void *segspace__entry(const struct segspace *s, uint32_t i)
+{
+	return &s->segs[i >> SFBPF_SEG_SHIFT].mem[i & SFBPF_SEG_MASK];
+}
+/* Writes n 4-byte entries from src at start (inside one slice). */
+void segspace__write(const struct segspace *s, uint32_t start, const void *src, uint32_t n);
+/*
+ * An array of maps for a space of capacity entries, made without a BPF
+ * object (tests): its fd, or a negative errno. The BPF programs declare
+ * their own (bpf/unwind_maps.h).
+ */
+int segspace__new_map(const char *name, uint32_t capacity);
+/* Map memory the existing segments take. */
+uint64_t segspace__bytes(const struct segspace *s);
+
+#endif /* SFBPF_SEGMENTS_H */
