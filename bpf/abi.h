@@ -51,23 +51,17 @@ struct sfbpf_row {
 
 /*
  * The row and page spaces: segment s of the rows map (an array of maps) holds
- * rows [s << SFBPF_SEG_SHIFT, (s + 1) << SFBPF_SEG_SHIFT), likewise pages. A
- * segment is one BPF array of one element (so that every segment has the
- * shape of the maps' inner map, and lookups are inlined), 128 KiB.
+ * rows [s << shift, (s + 1) << shift), likewise pages. A segment is one BPF
+ * array of one element (so that every segment has the shape of the maps'
+ * inner map, and lookups are inlined) of 4 << shift bytes. The shift is set
+ * at load (the unwinder's seg_shift, and the inner maps' value size): 128 KiB
+ * segments (the most) for the usual budgets, smaller ones for tiny budgets,
+ * so that whole segments always fit the budget.
  */
-#define SFBPF_SEG_SHIFT 15
-#define SFBPF_SEG_ENTRIES (1u << SFBPF_SEG_SHIFT)
-#define SFBPF_SEG_MASK (SFBPF_SEG_ENTRIES - 1)
+#define SFBPF_SEG_SHIFT_MAX 15
+#define SFBPF_SEG_SHIFT_MIN 10 /* 4 KiB, a page */
 /* Segments (the array of maps' size) for a space of n entries. */
-#define SFBPF_SEGS(n) ((__u32)(((__u64)(n) + SFBPF_SEG_ENTRIES - 1) >> SFBPF_SEG_SHIFT))
-
-struct sfbpf_row_seg {
-	struct sfbpf_row row[SFBPF_SEG_ENTRIES];
-};
-
-struct sfbpf_page_seg {
-	__u32 page[SFBPF_SEG_ENTRIES];
-};
+#define SFBPF_SEGS(n, shift) ((__u32)(((__u64)(n) + (1ULL << (shift)) - 1) >> (shift)))
 
 /* How to find a value (CFA, RA or FP) of the caller's frame. */
 enum sfbpf_loc {

@@ -108,32 +108,34 @@ static __always_inline __u32 unwind_rcache_slot(__u32 obj_id, __u64 off)
 	return ((off ^ ((__u64)obj_id << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - UNWIND_RCACHE_BITS);
 }
 
-/* Row i of the row space, or NULL (its segment is missing). */
-static __always_inline const struct sfbpf_row *unwind_row(__u32 i)
+/* Entry i of a table space (rows or pages), or NULL: its segment is missing. */
+static __always_inline __u32 *unwind_space_entry(void *space, __u32 i)
 {
-	__u32 seg = i >> SFBPF_SEG_SHIFT, zero = 0;
-	struct sfbpf_row_seg *s;
+	__u32 seg = i >> seg_shift, zero = 0, shift = seg_shift;
+	__u32 *s;
 	void *inner;
 
-	inner = bpf_map_lookup_elem(&rows, &seg);
+	if (shift > SFBPF_SEG_SHIFT_MAX)
+		return NULL;
+	inner = bpf_map_lookup_elem(space, &seg);
 	if (!inner)
 		return NULL;
 	s = bpf_map_lookup_elem(inner, &zero);
-	return s ? &s->row[i & SFBPF_SEG_MASK] : NULL;
+	return s ? &s[i & ((1u << shift) - 1)] : NULL;
 }
 
-/* Entry i of the page space, or -1 (its segment is missing). */
+/* Row i of the row space, or NULL. */
+static __always_inline const struct sfbpf_row *unwind_row(__u32 i)
+{
+	return (const struct sfbpf_row *)unwind_space_entry(&rows, i);
+}
+
+/* Entry i of the page space, or -1. */
 static __always_inline long unwind_page(__u32 i)
 {
-	__u32 seg = i >> SFBPF_SEG_SHIFT, zero = 0;
-	struct sfbpf_page_seg *s;
-	void *inner;
+	__u32 *p = unwind_space_entry(&pages, i);
 
-	inner = bpf_map_lookup_elem(&pages, &seg);
-	if (!inner)
-		return -1;
-	s = bpf_map_lookup_elem(inner, &zero);
-	return s ? s->page[i & SFBPF_SEG_MASK] : -1;
+	return p ? *p : -1;
 }
 
 /*
@@ -150,7 +152,7 @@ static __always_inline bool unwind_search_rows(const struct sfbpf_object *obj, _
 {
 	const struct sfbpf_row *row;
 	__u32 shift = SFBPF_OBJ_PAGE_SHIFT(obj->flags), first, end, base, n, half, lo16;
-	__u64 page, page_start, seg_start, before;
+	__u64 page, page_start, seg_start, before, lo, hi;
 	long pg, pg2;
 	int i;
 
@@ -188,20 +190,22 @@ static __always_inline bool unwind_search_rows(const struct sfbpf_object *obj, _
 	if (!row)
 		return false;
 	out->rule = row->rule;
-	if (base < first) {
-		out->lo = page_start; /* the row started in an earlier page */
-	} else if (row->pc_lo <= lo16) {
-		out->lo = seg_start + row->pc_lo;
-	} else {
+	if (base < first)
+		lo = page_start; /* the row started in an earlier page */
+	else if (row->pc_lo <= lo16)
+		lo = seg_start + row->pc_lo;
+	else
 		return false; /* off lies before the object's first row */
-	}
-	out->hi = page_start + (1ULL << shift);
+	hi = page_start + (1ULL << shift);
 	if (base + 1 < end) {
 		row = unwind_row(obj->row_start + base + 1);
 		if (!row)
 			return false;
-		out->hi = seg_start + row->pc_lo;
+		hi = seg_start + row->pc_lo;
 	}
+	/* A page is at most 64 KiB: only the last address of a full one does not fit. */
+	out->lo = lo;
+	out->len = hi - lo > 0xffff ? 0xffff : hi - lo;
 	return true;
 }
 
@@ -221,9 +225,9 @@ static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_un
 	__u32 key;
 
 	c = &st->rcache[unwind_rcache_slot(obj_id, off) & (UNWIND_RCACHE - 1)];
-	if (c->obj != obj_id || c->gen != obj->gen || off < c->lo || off >= c->hi) {
+	if (c->obj != obj_id || c->gen != obj->gen || off - c->lo >= c->len) {
 		if (!unwind_search_rows(obj, off, c)) {
-			c->hi = 0; /* matches no address */
+			c->len = 0;
 			return NULL;
 		}
 		c->obj = obj_id;

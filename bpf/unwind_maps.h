@@ -29,39 +29,31 @@
 /*
  * Table maps: sized by userspace before load (bpf_map__set_max_entries).
  * Rows and pages: arrays of segments (abi.h), each segment an mmap'able array
- * of one 128 KiB element that the loader creates when a table needs it and
- * writes with memcpy. Every segment has the inner map's exact shape, so the
+ * of one element of 4 << seg_shift bytes that the loader creates when a
+ * table needs it and writes with memcpy. Every segment has the inner map's
+ * exact shape (userspace sets its value size with seg_shift), so the
  * verifier inlines both lookups.
  */
-struct unwind_row_seg {
+struct unwind_seg {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	/* A size, not a type: BTF would only carry a declaration of the struct. */
-	__uint(value_size, sizeof(struct sfbpf_row_seg));
-};
-
-struct unwind_page_seg {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct sfbpf_page_seg));
+	__uint(value_size, 4 << SFBPF_SEG_SHIFT_MAX);
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__array(values, struct unwind_row_seg);
+	__array(values, struct unwind_seg);
 } rows SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__array(values, struct unwind_page_seg);
+	__array(values, struct unwind_seg);
 } pages SEC(".maps");
 
 struct {
@@ -115,18 +107,21 @@ struct {
 /* Settings (userspace may change them between open and load). */
 const volatile __u64 notify_interval_ns = 200000000ULL; /* per-process report rate */
 const volatile __u64 clock_tick_ns = 10000000ULL; /* 1 s / sysconf(_SC_CLK_TCK) */
+/* Entries per table segment, log2 (abi.h); read-only, so the verifier knows it. */
+const volatile __u32 seg_shift = SFBPF_SEG_SHIFT_MAX;
 
 /*
- * A row found: the rule of the ELF addresses [lo, hi) of object slot obj
- * while the slot's table is generation gen (a part of the row's range, which
- * is all a lookup needs to know).
+ * A row found: the rule of the ELF addresses [lo, lo + len) of object slot
+ * obj while the slot's table is generation gen (a part of the row's range
+ * inside one page, which is all a lookup needs to know). 16 bytes: the
+ * per-CPU scratch value that holds the cache must stay under 32 KiB.
  */
 struct sfbpf_rcache_entry {
 	__u32 obj;
 	__u32 gen;
 	__u32 lo;
-	__u32 hi;
-	__u32 rule; /* SFBPF_RULE_GAP_ID: no rule, known */
+	__u16 len; /* 0: matches no address */
+	__u16 rule; /* SFBPF_RULE_GAP_ID: no rule, known */
 };
 
 /* The frame being unwound. Lives in a per-CPU map value (see above). */

@@ -25,16 +25,16 @@
 #include "tables/tables.h"
 #include "testlib.h"
 
-#define CAP_ROWS (8u * SFBPF_SEG_ENTRIES)
-#define CAP_PAGES (2u * SFBPF_SEG_ENTRIES)
+#define CAP_ROWS (256u << 10)
+#define CAP_PAGES (64u << 10)
 #define MAX_FILES 4
 
 struct maps {
 	int rows, pages, rules, objects, hits;
 };
 
-/* Segments this process holds (arrays of one 128 KiB element), and their memlock. */
-static uint32_t kernel_segments(uint64_t *memlock)
+/* Segments this process holds (arrays of one element of seg_bytes), and their memlock. */
+static uint32_t kernel_segments(uint64_t seg_bytes, uint64_t *memlock)
 {
 	char path[300], line[128];
 	unsigned long long v, mem = 0, vsize = 0, entries = 0;
@@ -59,7 +59,7 @@ static uint32_t kernel_segments(uint64_t *memlock)
 				mem = v;
 		}
 		fclose(f);
-		if (vsize == sizeof(struct sfbpf_row_seg) && entries == 1) {
+		if (vsize == seg_bytes && entries == 1) {
 			n++;
 			*memlock += mem;
 		}
@@ -69,13 +69,12 @@ static uint32_t kernel_segments(uint64_t *memlock)
 	return n;
 }
 
-/* Entry i of a space, read from the kernel: the segment's map by id, then its element. */
-static int read_entry(int outer, uint32_t i, uint32_t *out)
+/* Entry i of a space of 1 << shift-entry segments, read from the kernel: segment by id. */
+static int read_entry(int outer, uint32_t shift, uint32_t i, uint32_t *out)
 {
-	uint32_t seg = i >> SFBPF_SEG_SHIFT, id, zero = 0;
-	static uint32_t buf[SFBPF_SEG_ENTRIES];
+	static uint32_t buf[1u << SFBPF_SEG_SHIFT_MAX], cached_id;
 	static int cached_outer = -1;
-	static uint32_t cached_id;
+	uint32_t seg = i >> shift, id, zero = 0;
 	int fd;
 
 	if (bpf_map_lookup_elem(outer, &seg, &id))
@@ -92,7 +91,7 @@ static int read_entry(int outer, uint32_t i, uint32_t *out)
 		cached_outer = outer;
 		cached_id = id;
 	}
-	*out = buf[i & SFBPF_SEG_MASK];
+	*out = buf[i & ((1u << shift) - 1)];
 	return 0;
 }
 
@@ -121,7 +120,7 @@ static struct flat_table *build(const char *path)
 }
 
 /* The kernel's copy of slot's table against ft (rules compared through the rules map). */
-static void compare(const struct maps *m, int64_t slot, const struct flat_table *ft,
+static void compare(const struct maps *m, uint32_t shift, int64_t slot, const struct flat_table *ft,
 		    const char *path)
 {
 	struct sfbpf_object obj;
@@ -130,22 +129,22 @@ static void compare(const struct maps *m, int64_t slot, const struct flat_table 
 	uint32_t key = slot, i, w, bad = 0;
 
 	if (bpf_map_lookup_elem(m->objects, &key, &obj)) {
-		report(false, "segments-contents", "%s: no object entry", path);
+		report(false, "segments: contents", "%s: no object entry", path);
 		return;
 	}
 	if (obj.row_count != ft->nr_rows || obj.page_count != ft->nr_pages ||
 	    obj.pc_min != ft->pc_min ||
 	    SFBPF_OBJ_PAGE_SHIFT(obj.flags) != flat_table__page_shift(ft) || !obj.gen) {
-		report(false, "segments-contents", "%s: object %u rows %u pages, built %u / %u",
+		report(false, "segments: contents", "%s: object %u rows %u pages, built %u / %u",
 		       path, obj.row_count, obj.page_count, ft->nr_rows, ft->nr_pages);
 		return;
 	}
 	for (i = 0; i < ft->nr_pages && !bad; i++)
-		if (read_entry(m->pages, obj.page_start + i, &w) || w != ft->pages[i])
+		if (read_entry(m->pages, shift, obj.page_start + i, &w) || w != ft->pages[i])
 			bad = 1;
 	for (i = 0; i < ft->nr_rows && !bad; i++) {
 		want = rowpack__row(ft, i);
-		if (read_entry(m->rows, obj.row_start + i, &w)) {
+		if (read_entry(m->rows, shift, obj.row_start + i, &w)) {
 			bad = 2;
 			break;
 		}
@@ -156,26 +155,25 @@ static void compare(const struct maps *m, int64_t slot, const struct flat_table 
 		    memcmp(&rule, &ft->rules[ft->rows[i].rule], sizeof(rule)))
 			bad = 3;
 	}
-	report(!bad, "segments-contents", "%s: %s %u differs from the built table", path,
+	report(!bad, "segments: contents",
+	       "%s (%u-entry segments): %s %u differs from the built table", path, 1u << shift,
 	       bad == 1 ? "page entry" : "row", i);
 }
 
-int main(int argc, char **argv)
+/* The checks with segments of 1 << shift entries; fresh maps and loader. */
+static void run(uint32_t shift, char **files, uint32_t nfiles)
 {
 	struct flat_table *ft[MAX_FILES] = { 0 };
+	uint64_t memlock, base, seg_bytes = 4ull << shift;
 	int64_t slot[MAX_FILES];
 	struct tables_stats st;
 	struct tables *t = NULL;
+	char name[64];
 	struct maps m;
-	uint64_t memlock, base;
-	uint32_t n, i, nfiles = argc - 1;
+	uint32_t n, i;
 
-	if (nfiles < 1 || nfiles > MAX_FILES) {
-		fprintf(stderr, "usage: segments ELF...\n");
-		return 2;
-	}
-	m.rows = segspace__new_map("t_rows", CAP_ROWS);
-	m.pages = segspace__new_map("t_pages", CAP_PAGES);
+	m.rows = segspace__new_map("t_rows", CAP_ROWS, shift);
+	m.pages = segspace__new_map("t_pages", CAP_PAGES, shift);
 	m.rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4, sizeof(struct sfbpf_rule), 4096,
 				 NULL);
 	m.objects = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_objects", 4, sizeof(struct sfbpf_object),
@@ -183,7 +181,7 @@ int main(int argc, char **argv)
 	m.hits = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_hits", 4, 8, 64, NULL);
 	if (m.rows < 0 || m.pages < 0 || m.rules < 0 || m.objects < 0 || m.hits < 0) {
 		report(false, "segments-setup", "BPF maps: %s", strerror(errno));
-		return 1;
+		return;
 	}
 	struct tables_opts o = { .rows_fd = m.rows,
 				 .pages_fd = m.pages,
@@ -193,59 +191,84 @@ int main(int argc, char **argv)
 				 .max_rows = CAP_ROWS,
 				 .max_pages = CAP_PAGES,
 				 .max_rules = 4096,
-				 .max_objects = 64 };
+				 .max_objects = 64,
+				 .seg_shift = shift };
 	t = tables__new(&o);
 	if (!t) {
 		report(false, "segments-setup", "tables__new failed");
-		return 1;
+		return;
 	}
 	tables__stats(t, &st);
 	base = st.map_bytes;
-	n = kernel_segments(&memlock);
-	report(n == 0, "segments-none-before", "%u segments before any table", n);
+	n = kernel_segments(seg_bytes, &memlock);
+	snprintf(name, sizeof(name), "segments-%u: none before", 1u << shift);
+	report(n == 0, name, "%u segments before any table", n);
 	for (i = 0; i < nfiles; i++) {
 		struct elfobj_info info = { 0 };
 		struct obj_key key;
 		struct stat sb;
-		int fd = open(argv[i + 1], O_RDONLY | O_CLOEXEC);
+		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
 
-		ft[i] = build(argv[i + 1]);
+		ft[i] = build(files[i]);
+		slot[i] = -1;
 		if (fd < 0 || fstat(fd, &sb) || !ft[i]) {
-			report(false, "segments-setup", "%s: no table", argv[i + 1]);
-			return 1;
+			report(false, "segments-setup", "%s: no table", files[i]);
+			goto out;
 		}
 		elfobj__read(fd, &info);
 		obj_key__from(&key, &info, &sb);
-		slot[i] = tables__acquire(t, fd, &key, argv[i + 1]);
+		slot[i] = tables__acquire(t, fd, &key, files[i]);
 		close(fd);
 		if (slot[i] < 0) {
-			report(false, "segments-setup", "%s: not loaded (%lld)", argv[i + 1],
+			report(false, "segments-setup", "%s: not loaded (%lld)", files[i],
 			       (long long)slot[i]);
-			return 1;
+			goto out;
 		}
 	}
 	for (i = 0; i < nfiles; i++)
-		compare(&m, slot[i], ft[i], argv[i + 1]);
+		compare(&m, shift, slot[i], ft[i], files[i]);
 	tables__stats(t, &st);
-	n = kernel_segments(&memlock);
-	report(n > 0 && st.map_bytes - base == memlock, "segments-memory",
+	n = kernel_segments(seg_bytes, &memlock);
+	snprintf(name, sizeof(name), "segments-%u: memory", 1u << shift);
+	report(n > 0 && st.map_bytes - base == memlock, name,
 	       "%u segments, the kernel charges %llu bytes, the loader reports %llu", n,
 	       (unsigned long long)memlock, (unsigned long long)(st.map_bytes - base));
 	/* Within the slices' span: no segment without a table in it. */
-	report(n <= SFBPF_SEGS(st.rows_used) + SFBPF_SEGS(st.pages_used) + 2,
-	       "segments-follow-load", "%u segments for %llu rows and %llu page entries", n,
+	snprintf(name, sizeof(name), "segments-%u: follow the load", 1u << shift);
+	report(n <= SFBPF_SEGS(st.rows_used, shift) + SFBPF_SEGS(st.pages_used, shift) + 4, name,
+	       "%u segments for %llu rows and %llu page entries", n,
 	       (unsigned long long)st.rows_used, (unsigned long long)st.pages_used);
 	for (i = 0; i < nfiles; i++)
 		tables__release(t, (uint32_t)slot[i]);
 	tables__process(t, 0);
 	tables__stats(t, &st);
-	n = kernel_segments(&memlock);
-	report(n == 0 && st.map_bytes == base, "segments-freed",
+	n = kernel_segments(seg_bytes, &memlock);
+	snprintf(name, sizeof(name), "segments-%u: freed", 1u << shift);
+	report(n == 0 && st.map_bytes == base, name,
 	       "%u segments (%llu bytes) left after every table went; loader reports %llu over "
 	       "the base",
 	       n, (unsigned long long)memlock, (unsigned long long)(st.map_bytes - base));
+out:
 	tables__free(t);
 	for (i = 0; i < nfiles; i++)
 		flat_table__free(ft[i]);
+	close(m.rows);
+	close(m.pages);
+	close(m.rules);
+	close(m.objects);
+	close(m.hits);
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t nfiles = argc - 1;
+
+	if (nfiles < 1 || nfiles > MAX_FILES) {
+		fprintf(stderr, "usage: segments ELF...\n");
+		return 2;
+	}
+	/* The usual segments, and the smallest (tiny budgets): tables across many. */
+	run(SFBPF_SEG_SHIFT_MAX, argv + 1, nfiles);
+	run(SFBPF_SEG_SHIFT_MIN, argv + 1, nfiles);
 	return failures ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpf/abi.h"
 #include "procs/cgroups.h"
 #include "profile/bpfprog.h"
 #include "util/log.h"
@@ -55,6 +56,28 @@ int bpfprog__opened(const void *skel, int nr_cpus, const char *what)
 		return 0;
 	pr_warn("opening the %s BPF object: %s", what, strerror(err));
 	return -err;
+}
+
+__u32 bpfprog__seg_shift(__u32 requested)
+{
+	if (!requested || requested > SFBPF_SEG_SHIFT_MAX)
+		return SFBPF_SEG_SHIFT_MAX;
+	return requested < SFBPF_SEG_SHIFT_MIN ? SFBPF_SEG_SHIFT_MIN : requested;
+}
+
+int bpfprog__set_seg_shift(struct bpf_map *rows, struct bpf_map *pages, __u32 shift)
+{
+	struct bpf_map *inner[2] = { bpf_map__inner_map(rows), bpf_map__inner_map(pages) };
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		err = inner[i] ? bpf_map__set_value_size(inner[i], 4u << shift) : -ENOENT;
+		if (err) {
+			pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int set_maps(const struct bpfprog_map *maps, size_t n)

@@ -26,6 +26,15 @@ int bpfprog__check_ring_bytes(__u32 bytes);
 /* Possible CPUs, the size of per-CPU values; never 0. */
 int bpfprog__nr_cpus(void);
 
+/* The table segments' shift to use for a requested one (0: the most). */
+__u32 bpfprog__seg_shift(__u32 requested);
+/*
+ * Gives the unwinder's table spaces (rows, pages: arrays of maps) segments of
+ * 1 << shift entries: their inner maps' value size. Between open and load;
+ * the program's seg_shift setting must say the same.
+ */
+int bpfprog__set_seg_shift(struct bpf_map *rows, struct bpf_map *pages, __u32 shift);
+
 /*
  * Checks a skeleton's __open(), attempted only when nr_cpus > 0: 0 when skel
  * was opened, else the error (nr_cpus's, or errno's), said once.

@@ -113,6 +113,11 @@ static __u32 or_default(__u32 v, __u32 def)
 	return v ? v : def;
 }
 
+static __u32 seg_shift(const struct offcpu_opts *o)
+{
+	return bpfprog__seg_shift(o->seg_shift);
+}
+
 /*
  * sched_switch gained its prev_state argument in 5.18: the state the scheduler
  * acted on. Reading prev->__state instead races with a waker on another CPU.
@@ -143,15 +148,16 @@ static bool tracepoint_has_prev_state(void)
 static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 {
 	const struct offcpu_shared_maps *sh = o->shared;
+	/* The table spaces: arrays of segments (bpf/abi.h). */
+	__u32 row_segs = SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS), seg_shift(o));
+	__u32 page_segs = SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES), seg_shift(o));
 	const struct bpfprog_map maps[] = {
-		{ skel->maps.rows, SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS)),
-		  sh ? sh->rows : -1 },
+		{ skel->maps.rows, row_segs, sh ? sh->rows : -1 },
 		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES),
 		  sh ? sh->rules : -1 },
 		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS),
 		  sh ? sh->objects : -1 },
-		{ skel->maps.pages, SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES)),
-		  sh ? sh->pages : -1 },
+		{ skel->maps.pages, page_segs, sh ? sh->pages : -1 },
 		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
 		  sh ? sh->procs : -1 },
 		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS),
@@ -168,8 +174,10 @@ static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 		.cgroup_map = skel->maps.target_cgroup,
 		.cgroup = o->cgroup,
 	};
+	/* Shared table maps bring their segments' shape with them. */
+	int err = sh ? 0 : bpfprog__set_seg_shift(skel->maps.rows, skel->maps.pages, seg_shift(o));
 
-	return bpfprog__load(skel->skeleton, &lo);
+	return err ? err : bpfprog__load(skel->skeleton, &lo);
 }
 
 static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
@@ -197,6 +205,7 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	ro->stamp_at_entry = o->with_cpu_samples;
 	ro->sched_lo = o->sched_start;
 	ro->sched_hi = o->sched_end;
+	ro->seg_shift = seg_shift(o);
 }
 
 static bool record_fits(const struct sfbpf_offcpu_sample *r, size_t size)

@@ -49,6 +49,7 @@ struct offcpu_opts {
 	bool with_cpu_samples;
 	/* Map sizes (entries); 0 = the profile's defaults (profile.h) and these. */
 	__u32 max_rows, max_rules, max_objects, max_pages, max_procs, max_pids;
+	__u32 seg_shift; /* the profile's (profile.h); 0: the most */
 	__u32 max_threads; /* threads tracked at once (the blocked map) */
 	__u32 ringbuf_bytes; /* a power of two, at least one page */
 	offcpu_sample_fn on_sample;

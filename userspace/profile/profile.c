@@ -115,14 +115,22 @@ static __u32 or_default(__u32 v, __u32 def)
 	return v ? v : def;
 }
 
+static __u32 seg_shift(const struct profile_opts *o)
+{
+	return bpfprog__seg_shift(o->seg_shift);
+}
+
 /* Sizes every map, loads, sets the cgroup filter. */
 static int load(struct profile_bpf *skel, const struct profile_opts *o)
 {
+	/* The table spaces: arrays of segments (bpf/abi.h). */
+	__u32 row_segs = SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS), seg_shift(o));
+	__u32 page_segs = SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES), seg_shift(o));
 	const struct bpfprog_map maps[] = {
-		{ skel->maps.rows, SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS)), -1 },
+		{ skel->maps.rows, row_segs, -1 },
 		{ skel->maps.rules, or_default(o->max_rules, PROFILE_DEFAULT_RULES), -1 },
 		{ skel->maps.objects, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS), -1 },
-		{ skel->maps.pages, SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES)), -1 },
+		{ skel->maps.pages, page_segs, -1 },
 		{ skel->maps.procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF), -1 },
@@ -142,7 +150,9 @@ static int load(struct profile_bpf *skel, const struct profile_opts *o)
 		.cgroup = o->cgroup,
 	};
 
-	return bpfprog__load(skel->skeleton, &lo);
+	int err = bpfprog__set_seg_shift(skel->maps.rows, skel->maps.pages, seg_shift(o));
+
+	return err ? err : bpfprog__load(skel->skeleton, &lo);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -183,6 +193,7 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 		skel->rodata->notify_interval_ns = opts->notify_interval_ns;
 	/* /proc/PID/stat counts in USER_HZ ticks: the procs entries' start times. */
 	skel->rodata->clock_tick_ns = tck > 0 ? 1000000000ULL / tck : 0;
+	skel->rodata->seg_shift = seg_shift(opts);
 }
 
 /* Samples, and the lifecycle events when someone listens. */

@@ -40,6 +40,7 @@ struct profile_opts {
 	__u32 max_rules;
 	__u32 max_objects;
 	__u32 max_pages;
+	__u32 seg_shift; /* table segments of 1 << seg_shift entries (abi.h); 0: the most */
 	__u32 max_procs;
 	__u32 max_pids;
 	__u32 ringbuf_bytes; /* a power of two, at least one page */

@@ -203,6 +203,7 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 		.max_rules = sz->rules,
 		.max_objects = sz->objects,
 		.max_pages = sz->pages,
+		.seg_shift = sz->seg_shift,
 		.on_sample = on_sample,
 		.on_event = on_event,
 		.ctx = s,
@@ -233,6 +234,7 @@ static int open_offcpu(struct session *s)
 		.max_ns = s->opts.max_block_us * 1000,
 		/* on+off: a CPU sample due while the program runs is next's */
 		.with_cpu_samples = s->opts.on_off,
+		.seg_shift = s->seg_shift,
 		.on_sample = on_offcpu_sample,
 		.ctx = s,
 	};
@@ -287,6 +289,8 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.max_rules = sz->rules,
 		.max_objects = sz->objects,
 		.max_pages = sz->pages,
+		.seg_shift = sz->seg_shift,
+		.budget_bytes = s->table_budget,
 		.no_cfi = s->opts.sframe_only,
 		.obj_hits_fd = profile__obj_hits_fd(s->prof),
 		.async = true,
@@ -481,6 +485,7 @@ int session__open(struct session *s, const struct session_opts *opts)
 	}
 	s->table_budget = opts->max_table_mem ? opts->max_table_mem : tables__default_budget();
 	tables__size_budget(s->table_budget, &sz);
+	s->seg_shift = sz.seg_shift;
 	err = open_bpf(s, &sz);
 	if (!err)
 		err = open_tables(s, &sz);

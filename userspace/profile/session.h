@@ -87,6 +87,7 @@ struct session {
 	uint64_t drains; /* poll rounds */
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
 	uint64_t table_budget;
+	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */
 	uint64_t received;
 	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
 	/* Off-CPU modes. */

@@ -10,16 +10,28 @@
 #include "tables/segments.h"
 #include "util/log.h"
 
-#define SEG_BYTES ((size_t)SFBPF_SEG_ENTRIES * 4)
+static uint32_t valid_shift(uint32_t shift)
+{
+	if (!shift || shift > SFBPF_SEG_SHIFT_MAX)
+		return SFBPF_SEG_SHIFT_MAX;
+	return shift < SFBPF_SEG_SHIFT_MIN ? SFBPF_SEG_SHIFT_MIN : shift;
+}
 
-int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity)
+/* Bytes of a segment's element. */
+static size_t seg_size(uint32_t shift)
+{
+	return (size_t)4 << shift;
+}
+
+int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t shift)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint32_t i;
 
 	memset(s, 0, sizeof(*s));
 	s->outer_fd = outer_fd;
-	s->nr_segs = (uint32_t)(((uint64_t)capacity + SFBPF_SEG_ENTRIES - 1) >> SFBPF_SEG_SHIFT);
+	s->shift = valid_shift(shift);
+	s->nr_segs = SFBPF_SEGS(capacity, s->shift);
 	s->segs = calloc(s->nr_segs ? s->nr_segs : 1, sizeof(*s->segs));
 	if (!s->segs)
 		return -ENOMEM;
@@ -29,7 +41,7 @@ int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity)
 	 * What the kernel charges for one: an mmap'able array keeps its
 	 * header on a page of its own, before the values.
 	 */
-	s->seg_bytes = SEG_BYTES + (page > 0 ? (uint64_t)page : 4096);
+	s->seg_bytes = seg_size(s->shift) + (page > 0 ? (uint64_t)page : 4096);
 	return 0;
 }
 
@@ -43,7 +55,7 @@ static void seg_free(struct segspace *s, uint32_t i)
 	if (s->outer_fd >= 0)
 		bpf_map_delete_elem(s->outer_fd, &i);
 	if (g->mem)
-		munmap(g->mem, SEG_BYTES);
+		munmap(g->mem, seg_size(s->shift));
 	close(g->fd);
 	g->fd = -1;
 	g->mem = NULL;
@@ -61,23 +73,26 @@ void segspace__fini(struct segspace *s)
 }
 
 /* One segment: an array of one element, the shape of the spaces' inner map. */
-static int seg_map_create(void)
+static int seg_map_create(uint32_t shift)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sfbpf_seg", 4, SEG_BYTES, 1, &opts);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sfbpf_seg", 4, seg_size(shift), 1, &opts);
 
 	return fd < 0 ? -errno : fd;
 }
 
-int segspace__new_map(const char *name, uint32_t capacity)
+int segspace__new_map(const char *name, uint32_t capacity, uint32_t shift)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	int inner = seg_map_create(), fd;
+	int inner, fd;
 
+	shift = valid_shift(shift);
+	inner = seg_map_create(shift);
 	if (inner < 0)
 		return inner;
 	opts.inner_map_fd = inner;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, name, 4, 4, SFBPF_SEGS(capacity), &opts);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, name, 4, 4, SFBPF_SEGS(capacity, shift),
+			    &opts);
 	fd = fd < 0 ? -errno : fd;
 	close(inner);
 	return fd;
@@ -87,17 +102,17 @@ int segspace__new_map(const char *name, uint32_t capacity)
 static int seg_create(struct segspace *s, uint32_t i)
 {
 	struct segment *g = &s->segs[i];
+	size_t size = seg_size(s->shift);
 	int fd, err;
 	void *mem;
 
-	fd = seg_map_create();
+	fd = seg_map_create(s->shift);
 	if (fd < 0) {
-		err = fd;
-		pr_warn("table segment: cannot create a %zu KiB BPF array: %s", SEG_BYTES >> 10,
-			strerror(-err));
-		return err;
+		pr_warn("table segment: cannot create a %zu KiB BPF array: %s", size >> 10,
+			strerror(-fd));
+		return fd;
 	}
-	mem = mmap(NULL, SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED) {
 		err = -errno;
 		close(fd);
@@ -106,7 +121,7 @@ static int seg_create(struct segspace *s, uint32_t i)
 	if (bpf_map_update_elem(s->outer_fd, &i, &fd, BPF_ANY)) {
 		err = -errno;
 		pr_warn("table segment %u: cannot link it: %s", i, strerror(-err));
-		munmap(mem, SEG_BYTES);
+		munmap(mem, size);
 		close(fd);
 		return err;
 	}
@@ -116,10 +131,10 @@ static int seg_create(struct segspace *s, uint32_t i)
 	return 0;
 }
 
-/* The entries of [start, start + n) in segment i. */
-static uint32_t overlap(uint32_t i, uint64_t start, uint64_t end)
+/* The entries of [start, end) in segment i. */
+static uint32_t overlap(const struct segspace *s, uint32_t i, uint64_t start, uint64_t end)
 {
-	uint64_t lo = (uint64_t)i << SFBPF_SEG_SHIFT, hi = lo + SFBPF_SEG_ENTRIES;
+	uint64_t lo = (uint64_t)i << s->shift, hi = lo + (1ULL << s->shift);
 
 	lo = lo > start ? lo : start;
 	hi = hi < end ? hi : end;
@@ -129,21 +144,21 @@ static uint32_t overlap(uint32_t i, uint64_t start, uint64_t end)
 int segspace__get(struct segspace *s, uint32_t start, uint32_t n)
 {
 	uint64_t end = (uint64_t)start + n;
-	uint32_t i, first = start >> SFBPF_SEG_SHIFT;
+	uint32_t i, first = start >> s->shift;
 	int err;
 
 	if (!n)
 		return 0;
-	if (((end - 1) >> SFBPF_SEG_SHIFT) >= s->nr_segs)
+	if (((end - 1) >> s->shift) >= s->nr_segs)
 		return -ERANGE;
-	for (i = first; (uint64_t)i << SFBPF_SEG_SHIFT < end; i++) {
+	for (i = first; (uint64_t)i << s->shift < end; i++) {
 		if (s->segs[i].fd < 0 && (err = seg_create(s, i))) {
 			if (i > first) /* what the earlier segments got */
 				segspace__put(s, start,
-					      (uint32_t)(((uint64_t)i << SFBPF_SEG_SHIFT) - start));
+					      (uint32_t)(((uint64_t)i << s->shift) - start));
 			return err;
 		}
-		s->segs[i].used += overlap(i, start, end);
+		s->segs[i].used += overlap(s, i, start, end);
 	}
 	return 0;
 }
@@ -153,9 +168,8 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n)
 	uint64_t end = (uint64_t)start + n;
 	uint32_t i, k;
 
-	for (i = start >> SFBPF_SEG_SHIFT;
-	     n && i < s->nr_segs && (uint64_t)i << SFBPF_SEG_SHIFT < end; i++) {
-		k = overlap(i, start, end);
+	for (i = start >> s->shift; n && i < s->nr_segs && (uint64_t)i << s->shift < end; i++) {
+		k = overlap(s, i, start, end);
 		s->segs[i].used -= k < s->segs[i].used ? k : s->segs[i].used;
 		if (!s->segs[i].used)
 			seg_free(s, i);
@@ -164,11 +178,11 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n)
 
 void segspace__write(const struct segspace *s, uint32_t start, const void *src, uint32_t n)
 {
+	uint32_t per = 1u << s->shift, k;
 	const char *p = src;
-	uint32_t k;
 
 	while (n) {
-		k = SFBPF_SEG_ENTRIES - (start & SFBPF_SEG_MASK);
+		k = per - (start & (per - 1));
 		k = k < n ? k : n;
 		memcpy(segspace__entry(s, start), p, (size_t)k * 4);
 		p += (size_t)k * 4;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The backing of one table space (rows or pages, bpf/abi.h): an array of maps
- * whose segments — one mmap'able BPF array each, SFBPF_SEG_ENTRIES entries of
- * 4 bytes — exist only where some table's slice lies. segspace__get() creates
+ * whose segments — one mmap'able BPF array each, 1 << shift entries of 4
+ * bytes — exist only where some table's slice lies. segspace__get() creates
  * what a new slice needs, segspace__put() frees segments no slice uses any
  * more: the map memory follows what is loaded, and the slices (slices.h) stay
  * the one record of who owns which entries.
@@ -22,6 +22,7 @@ struct segment {
 
 struct segspace {
 	int outer_fd; /* the array of maps (rows or pages) */
+	uint32_t shift; /* a segment holds 1 << shift entries */
 	uint32_t nr_segs;
 	uint32_t present; /* segments that exist */
 	uint64_t seg_bytes; /* map memory one segment takes */
@@ -29,10 +30,11 @@ struct segspace {
 };
 
 /*
- * A space of capacity entries in the array of maps outer_fd (which must hold
- * that many segments). 0, or a negative errno.
+ * A space of capacity entries in segments of 1 << shift entries (0: the
+ * most, SFBPF_SEG_SHIFT_MAX) in the array of maps outer_fd, which must have
+ * room for them and inner maps of that size. 0, or a negative errno.
  */
-int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity);
+int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t shift);
 void segspace__fini(struct segspace *s);
 /* Creates the segments that entries [start, start + n) need. 0 or a negative errno. */
 int segspace__get(struct segspace *s, uint32_t start, uint32_t n);
@@ -41,7 +43,7 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n);
 /* Entry i (4 bytes), to be written; its segment must exist (a slice got it). */
 static inline void *segspace__entry(const struct segspace *s, uint32_t i)
 {
-	return &s->segs[i >> SFBPF_SEG_SHIFT].mem[i & SFBPF_SEG_MASK];
+	return &s->segs[i >> s->shift].mem[i & ((1u << s->shift) - 1)];
 }
 /* Writes n 4-byte entries from src at start (inside one slice). */
 void segspace__write(const struct segspace *s, uint32_t start, const void *src, uint32_t n);
@@ -50,7 +52,7 @@ void segspace__write(const struct segspace *s, uint32_t start, const void *src, 
  * object (tests): its fd, or a negative errno. The BPF programs declare
  * their own (bpf/unwind_maps.h).
  */
-int segspace__new_map(const char *name, uint32_t capacity);
+int segspace__new_map(const char *name, uint32_t capacity, uint32_t shift);
 /* Map memory the existing segments take. */
 uint64_t segspace__bytes(const struct segspace *s);
 

@@ -56,33 +56,60 @@ static uint64_t clamp64(uint64_t v, uint64_t lo, uint64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Map memory of one segment of 1 << shift entries: its element and the array's header page. */
+static uint64_t seg_cost(uint32_t shift)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return (ROW_BYTES << shift) + (page > 0 ? (uint64_t)page : 4096);
+}
+
+/* Segments of a space of n entries (whole segments: n is a multiple). */
+static uint64_t nr_segs(uint32_t n, uint32_t shift)
+{
+	return SFBPF_SEGS(n, shift);
+}
+
 void tables__size_budget(uint64_t bytes, struct tables_sizes *out)
 {
-	uint64_t rest;
+	uint64_t fixed, rest, segs, row_segs;
+	uint32_t shift = SFBPF_SEG_SHIFT_MAX;
 
 	/* Slots cost little; a system maps a few thousand distinct files at most. */
 	out->objects = clamp64(bytes / 8192, 1024, 65536);
 	/* Rules are shared system-wide: a few thousand distinct ones in practice. */
-	out->rules = clamp64(bytes / 1536, 1024, 65536);
-	rest = (uint64_t)out->objects * (SLOT_BYTES + 2 * PAGE_BYTES) +
-	       (uint64_t)out->rules * sizeof(struct sfbpf_rule);
-	rest = bytes > rest ? bytes - rest : 0;
+	out->rules = clamp64(bytes / 1536, 1024, SFBPF_MAX_RULES);
+	fixed = (uint64_t)out->objects * SLOT_BYTES +
+		(uint64_t)out->rules * sizeof(struct sfbpf_rule);
+	rest = bytes > fixed ? bytes - fixed : 0;
 	/*
-	 * Rows and pages: a table's page index has at most one page per
-	 * FLAT_ROWS_PER_PAGE rows (flat_table__coarsen_pages), plus its last
-	 * page and sentinel (counted above, per slot). Sparse tables may have
-	 * more (their pages stop growing at 64 KiB): the page space's share
-	 * is twice what the rule asks.
+	 * Rows and pages come in whole segments, created as tables need them:
+	 * the largest segments that still leave 32 of them in the budget, so
+	 * that the two arenas of each space (slices.h) never need more than
+	 * the budget holds.
 	 */
-	out->rows =
-		clamp64(rest / (ROW_BYTES + PAGE_BYTES / FLAT_ROWS_PER_PAGE), 1024, UINT32_MAX / 2);
-	out->pages = clamp64(2 * (out->rows / FLAT_ROWS_PER_PAGE + 2 * (uint64_t)out->objects), 256,
+	while (shift > SFBPF_SEG_SHIFT_MIN && rest < 32 * seg_cost(shift))
+		shift--;
+	out->seg_shift = shift;
+	segs = rest / seg_cost(shift);
+	/*
+	 * A table's page index has at most one page per FLAT_ROWS_PER_PAGE
+	 * rows (flat_table__coarsen_pages), plus its last page and sentinel;
+	 * sparse tables may have more (their pages stop growing at 64 KiB):
+	 * the page space gets twice what the rule asks, a fifth of the entries.
+	 */
+	row_segs = segs * 4 / 5;
+	row_segs = row_segs ? row_segs : 1;
+	out->rows = clamp64(row_segs << shift, 1u << shift, UINT32_MAX / 2);
+	out->pages = clamp64((segs > row_segs + 1 ? segs - row_segs : 1) << shift, 1u << shift,
 			     UINT32_MAX / 2);
 }
 
 uint64_t tables__map_bytes(const struct tables_sizes *s)
 {
-	return (uint64_t)s->rows * ROW_BYTES + (uint64_t)s->pages * PAGE_BYTES +
+	uint32_t shift = s->seg_shift ? s->seg_shift : SFBPF_SEG_SHIFT_MAX;
+
+	return (nr_segs(s->rows, shift) + nr_segs(s->pages, shift)) * seg_cost(shift) +
 	       (uint64_t)s->rules * sizeof(struct sfbpf_rule) + (uint64_t)s->objects * SLOT_BYTES;
 }
 

@@ -77,7 +77,7 @@ struct tables *tables__new(const struct tables_opts *opts)
 	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi };
 	struct tables *t = calloc(1, sizeof(*t));
 	struct tables_sizes sz = { opts->max_rows, opts->max_pages, opts->max_rules,
-				   opts->max_objects };
+				   opts->max_objects, opts->seg_shift };
 	bool ok;
 
 	if (!t)
@@ -87,8 +87,8 @@ struct tables *tables__new(const struct tables_opts *opts)
 	if (t->opts.max_rules > SFBPF_MAX_RULES)
 		t->opts.max_rules = SFBPF_MAX_RULES;
 	ok = !slices__init(&t->rows, opts->max_rows) && !slices__init(&t->pages, opts->max_pages) &&
-	     !segspace__init(&t->row_segs, opts->rows_fd, opts->max_rows) &&
-	     !segspace__init(&t->page_segs, opts->pages_fd, opts->max_pages);
+	     !segspace__init(&t->row_segs, opts->rows_fd, opts->max_rows, opts->seg_shift) &&
+	     !segspace__init(&t->page_segs, opts->pages_fd, opts->max_pages, opts->seg_shift);
 	t->buckets = calloc(TABLES_KEY_BUCKETS, sizeof(*t->buckets));
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
 	t->loader = tableload__new(&lopts);
@@ -100,7 +100,7 @@ struct tables *tables__new(const struct tables_opts *opts)
 	t->stats.rows_capacity = opts->max_rows;
 	t->stats.pages_capacity = opts->max_pages;
 	t->stats.rules_capacity = t->opts.max_rules;
-	t->stats.budget_bytes = tables__map_bytes(&sz);
+	t->stats.budget_bytes = opts->budget_bytes ? opts->budget_bytes : tables__map_bytes(&sz);
 	t->next_age_ns = tables_now_ns() + AGE_EVERY_NS;
 	t->next_rebalance_ns = tables_now_ns() + TABLES_REBALANCE_NS;
 	return t;

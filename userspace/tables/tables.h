@@ -33,6 +33,8 @@
 struct tables_opts {
 	int rows_fd, rules_fd, objects_fd, pages_fd;
 	uint32_t max_rows, max_rules, max_objects, max_pages;
+	uint32_t seg_shift; /* the row and page maps' segments (tables_sizes); 0: the most */
+	uint64_t budget_bytes; /* what the sizes came from (stats); 0: what they take */
 	bool no_cfi; /* SFrame only: no tables synthesized from .eh_frame/.debug_frame */
 	/* Lifecycle; zero values keep the simple synchronous loader. */
 	int obj_hits_fd; /* > 0: the unwinder's per-slot hit counts (eviction order) */
@@ -86,6 +88,7 @@ struct tables_stats {
 /* Map capacities, in entries. */
 struct tables_sizes {
 	uint32_t rows, pages, rules, objects;
+	uint32_t seg_shift; /* segments of 1 << seg_shift rows or page entries (bpf/abi.h) */
 };
 
 /*
