@@ -212,9 +212,9 @@ static int load_table(struct smoke *sm)
 	obj.pc_min = sm->rows[0].pc_off & ~((1u << SFBPF_PAGE_SHIFT) - 1);
 	npages = ((sm->rows[sm->nr_rows - 1].pc_off - obj.pc_min) >> SFBPF_PAGE_SHIFT) + 1;
 	obj.page_count = npages + 1;
-	err = segspace__init(&sm->row_segs, profile__rows_fd(sm->prof), MAX_ROWS);
+	err = segspace__init(&sm->row_segs, profile__rows_fd(sm->prof), MAX_ROWS, 0);
 	if (!err)
-		err = segspace__init(&sm->page_segs, profile__pages_fd(sm->prof), MAX_PAGES);
+		err = segspace__init(&sm->page_segs, profile__pages_fd(sm->prof), MAX_PAGES, 0);
 	if (!err)
 		err = segspace__get(&sm->row_segs, 0, sm->nr_rows);
 	if (!err)

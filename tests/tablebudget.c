@@ -81,8 +81,8 @@ static int open_file(struct file *f, const char *path)
 static int create_maps(struct maps *m, uint32_t rows, uint32_t pages, uint32_t rules,
 		       uint32_t objects)
 {
-	m->rows = segspace__new_map("t_rows", rows);
-	m->pages = segspace__new_map("t_pages", pages);
+	m->rows = segspace__new_map("t_rows", rows, 0);
+	m->pages = segspace__new_map("t_pages", pages, 0);
 	m->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4, sizeof(struct sfbpf_rule),
 				  rules, NULL);
 	m->objects = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_objects", 4,
