@@ -6,6 +6,7 @@
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -309,13 +310,30 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	return s->lc ? 0 : -ENOMEM;
 }
 
+/*
+ * Building a table takes tens of MiB for a big binary, on the loader threads,
+ * whose malloc arenas keep the pages once freed (no arena is trimmed while
+ * chunks stay in use at its top): give them back once no table is pending.
+ * That is after a burst of loads, so at most once per burst.
+ */
+static void trim_after_loads(struct session *s)
+{
+	bool loading = tables__pending(s->tables) > 0;
+
+	if (s->loading && !loading)
+		malloc_trim(0);
+	s->loading = loading;
+}
+
 /* Lifecycle work and finished tables, each within its time budget. */
 static void housekeeping(struct session *s)
 {
 	if (s->lc)
 		lifecycle__process(s->lc, HOUSEKEEPING_NS);
-	if (s->tables)
+	if (s->tables) {
 		tables__process(s->tables, HOUSEKEEPING_NS);
+		trim_after_loads(s);
+	}
 	s->drains++;
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		forget_oldest(s);
