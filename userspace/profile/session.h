@@ -86,6 +86,7 @@ struct session {
 	uint32_t exited_head, exited_tail;
 	uint64_t drains; /* poll rounds */
 	bool loading; /* tables were pending at the last poll round */
+	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
 	uint64_t table_budget;
 	uint64_t received;
