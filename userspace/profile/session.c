@@ -315,7 +315,8 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
  * Building a table takes tens of MiB for a big binary, on the loader threads,
  * whose malloc arenas keep the pages once freed (no arena is trimmed while
  * chunks stay in use at its top); so does the heap after symbol tables are
- * compacted, stacks symbolized and outputs written. Give free pages back once
+ * compacted, stacks symbolized and outputs written, and libdw with the DWARF
+ * sections of every object an output wanted lines of. Give free pages back once
  * no table is pending (after a burst of loads), and every TRIM_EVERY_NS.
  */
 static void trim(struct session *s)
@@ -324,6 +325,9 @@ static void trim(struct session *s)
 	uint64_t now = clock__mono_ns();
 
 	if ((s->loading && !loading) || now - s->trimmed_ns >= TRIM_EVERY_NS) {
+		/* DWARF an output read (source lines), unless still in use. */
+		if (s->sym)
+			symbolizer__release_lines(s->sym, now - TRIM_EVERY_NS);
 		malloc_trim(0);
 		s->trimmed_ns = now;
 	}
