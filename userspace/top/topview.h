@@ -174,8 +174,7 @@ struct topview_status {
 };
 /*
  * "12.3 MiB of 48.0 MiB", plus ", 3 loading" and ", 2 over budget (1234
- * samples)" when there are any, then ", maps 56.1 MiB" (the memory of all
- * our BPF maps, tables or not): the tables part of the headers.
+ * samples)" when there are any: the tables part of the headers.
  */
 void topview_status__tables(const struct topview_status *st, char *buf, size_t size);
 

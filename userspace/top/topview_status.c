@@ -59,7 +59,7 @@ void topview_status__read(struct session *s, struct topview_status *o)
 
 void topview_status__tables(const struct topview_status *st, char *buf, size_t size)
 {
-	char used[32], budget[32], maps[32];
+	char used[32], budget[32];
 	int n;
 
 	topview_format_bytes(st->table_bytes, used, sizeof(used));
@@ -69,12 +69,8 @@ void topview_status__tables(const struct topview_status *st, char *buf, size_t s
 		n += snprintf(buf + n, size - n, ", %u loading", st->objects_pending);
 	/* Budget trouble must be visible: those stacks fall back to frame pointers. */
 	if ((st->objects_no_budget || st->samples_no_budget) && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - n, ", %u over budget (%" PRIu64 " samples)",
-			      st->objects_no_budget, st->samples_no_budget);
-	if (st->map_bytes && n > 0 && (size_t)n < size) {
-		topview_format_bytes(st->map_bytes, maps, sizeof(maps));
-		snprintf(buf + n, size - n, ", maps %s", maps);
-	}
+		snprintf(buf + n, size - n, ", %u over budget (%" PRIu64 " samples)",
+			 st->objects_no_budget, st->samples_no_budget);
 }
 
 double topview_status__rate(const struct topview_status *prev, const struct topview_status *now)
