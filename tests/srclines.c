@@ -7,7 +7,9 @@
  *     what `addr2line -a -f -i -e FILE` prints: the address as 0x%016x, then
  *     a function line and a "file:line" line per frame, innermost first
  *     ("??" and "??:0" when unknown). DEBUGFILE: the file holding the DWARF,
- *     if not FILE. Ends with "# cached N functions M" on stderr.
+ *     if not FILE. Ends with "# cached N functions M" on stderr. With
+ *     SRCLINES_RELEASE=1 in the environment, the DWARF is released after
+ *     every lookup (srcline__release()): each new address reopens it.
  *   srclines bench NAME FILE [DEBUGFILE]
  *     Times the resolver on the addresses on stdin: the first lookup (it
  *     indexes the DWARF), every new address after it, and the same
@@ -35,6 +37,8 @@
 
 static int resolve(const char *path)
 {
+	const char *rel = getenv("SRCLINES_RELEASE");
+	bool release = rel && !strcmp(rel, "1");
 	const struct srcline_frame *f;
 	struct srcline *sl;
 	char buf[128];
@@ -55,6 +59,8 @@ static int resolve(const char *path)
 
 		printf("0x%016" PRIx64 "\n", addr);
 		n = srcline__find(sl, addr, &f);
+		if (release)
+			srcline__release(sl, UINT64_MAX);
 		if (n <= 0) {
 			printf("??\n??:0\n");
 			continue;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,6 +500,10 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 	if (c->opush && t.samples)
 		spool_otlp(c, from, until);
 	aggregator__reset(c->s->agg);
+	/* The next profile is an interval away: the DWARF its lines took can go. */
+	if (c->s->sym)
+		symbolizer__release_lines(c->s->sym, UINT64_MAX);
+	malloc_trim(0);
 	if (err) {
 		c->write_errors++;
 		pr_warn("cannot write the profile of %" PRId64 "..%" PRId64 " into %s: %s; lost it",

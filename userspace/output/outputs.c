@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* End-of-run outputs (see outputs.h). */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,5 +171,9 @@ int outputs__write(struct session *s, const struct outputs_opts *o)
 		e = write_otlp(s, o);
 		err = err ? err : report(e, "OTLP profiles", o->otlp_path);
 	}
+	/* Written: the DWARF the source lines took is not needed until the next outputs. */
+	if (s->sym)
+		symbolizer__release_lines(s->sym, UINT64_MAX);
+	malloc_trim(0);
 	return err;
 }

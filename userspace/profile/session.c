@@ -6,6 +6,7 @@
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,7 @@
 /* Poll timeout cap while work is queued, so that it is done promptly. */
 #define BUSY_POLL_MS 10
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
+#define TRIM_EVERY_NS (5 * NSEC_PER_SEC)
 
 static bool bit_test(const uint8_t *bitmap, uint32_t pid)
 {
@@ -313,13 +315,38 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	return s->lc ? 0 : -ENOMEM;
 }
 
+/*
+ * Building a table takes tens of MiB for a big binary, on the loader threads,
+ * whose malloc arenas keep the pages once freed (no arena is trimmed while
+ * chunks stay in use at its top); so does the heap after symbol tables are
+ * compacted, stacks symbolized and outputs written, and libdw with the DWARF
+ * sections of every object an output wanted lines of. Give free pages back once
+ * no table is pending (after a burst of loads), and every TRIM_EVERY_NS.
+ */
+static void trim(struct session *s)
+{
+	bool loading = tables__pending(s->tables) > 0;
+	uint64_t now = clock__mono_ns();
+
+	if ((s->loading && !loading) || now - s->trimmed_ns >= TRIM_EVERY_NS) {
+		/* DWARF an output read (source lines), unless still in use. */
+		if (s->sym)
+			symbolizer__release_lines(s->sym, now - TRIM_EVERY_NS);
+		malloc_trim(0);
+		s->trimmed_ns = now;
+	}
+	s->loading = loading;
+}
+
 /* Lifecycle work and finished tables, each within its time budget. */
 static void housekeeping(struct session *s)
 {
 	if (s->lc)
 		lifecycle__process(s->lc, HOUSEKEEPING_NS);
-	if (s->tables)
+	if (s->tables) {
 		tables__process(s->tables, HOUSEKEEPING_NS);
+		trim(s);
+	}
 	s->drains++;
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		forget_oldest(s);

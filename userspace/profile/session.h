@@ -85,6 +85,8 @@ struct session {
 	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
 	uint32_t exited_head, exited_tail;
 	uint64_t drains; /* poll rounds */
+	bool loading; /* tables were pending at the last poll round */
+	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
 	uint64_t table_budget;
 	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */
@@ -138,6 +140,7 @@ struct session_stats {
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;
 	uint64_t rss_bytes; /* this process's resident memory */
+	uint64_t map_bytes; /* memory of the BPF maps it holds (their fdinfo's memlock) */
 };
 
 void session__stats(struct session *s, struct session_stats *out);

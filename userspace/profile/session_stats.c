@@ -5,7 +5,10 @@
  * "sfbpf: stat NAME VALUE" lines (the names scripts parse: see README and
  * docs/DESIGN-lifecycle.md).
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +28,104 @@ static uint64_t rss_bytes(void)
 		fclose(f);
 	}
 	return rss;
+}
+
+/* The "map_id:" and "memlock:" lines of a descriptor's fdinfo; false if either is missing. */
+static bool map_fdinfo(int fdinfo_dir, const char *fd, uint32_t *id, uint64_t *memlock)
+{
+	int dfd = openat(fdinfo_dir, fd, O_RDONLY | O_CLOEXEC);
+	bool has_id = false, has_mem = false;
+	unsigned long long v;
+	char line[128];
+	FILE *f;
+
+	if (dfd < 0)
+		return false;
+	f = fdopen(dfd, "re");
+	if (!f) {
+		close(dfd);
+		return false;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "map_id: %llu", &v) == 1) {
+			*id = (uint32_t)v;
+			has_id = true;
+		} else if (sscanf(line, "memlock: %llu", &v) == 1) {
+			*memlock = v;
+			has_mem = true;
+		}
+	}
+	fclose(f);
+	return has_id && has_mem;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * BPF map memory charged for the maps this process holds: the kernel's
+ * "memlock:" figure of each map behind a descriptor, once per map (libbpf and
+ * the table loader may hold one map through several descriptors). Every map
+ * counts, those of the programs' objects and those made at run time alike,
+ * as long as a descriptor holds it. 0 if /proc is not readable.
+ */
+static uint64_t map_bytes(void)
+{
+	struct {
+		uint32_t id;
+		uint64_t memlock;
+	} *maps = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	uint64_t total = 0;
+	uint32_t id = 0;
+	uint64_t mem = 0;
+	int fd_dir, info_dir;
+	struct dirent *de;
+	char target[32];
+	ssize_t len;
+	DIR *d;
+
+	fd_dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	info_dir = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd_dir >= 0 && info_dir >= 0 ? fdopendir(fd_dir) : NULL;
+	if (!d) {
+		if (fd_dir >= 0)
+			close(fd_dir);
+		if (info_dir >= 0)
+			close(info_dir);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		len = readlinkat(fd_dir, de->d_name, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strcmp(target, "anon_inode:bpf-map") || !map_fdinfo(info_dir, de->d_name, &id, &mem))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(maps, cap * sizeof(*maps));
+			if (!grown)
+				break;
+			maps = grown;
+		}
+		maps[n].id = id;
+		maps[n++].memlock = mem;
+	}
+	closedir(d);
+	close(info_dir);
+	/* id first in the element: sorted by id, duplicates are neighbours. */
+	if (n)
+		qsort(maps, n, sizeof(*maps), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (!i || maps[i].id != maps[i - 1].id)
+			total += maps[i].memlock;
+	free(maps);
+	return total;
 }
 
 void session__stats(struct session *s, struct session_stats *out)
@@ -54,6 +155,7 @@ void session__stats(struct session *s, struct session_stats *out)
 		lifecycle__stats(s->lc, &out->lifecycle);
 	out->forgotten = s->forgotten;
 	out->rss_bytes = rss_bytes();
+	out->map_bytes = map_bytes();
 }
 
 /* Where the counters go: a stat line each, or another consumer (metrics). */
@@ -174,6 +276,7 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "lifecycle.", "queued", ls->queued);
 	print_counter(f, "", "exited_forgotten", st->forgotten);
 	print_gauge(f, "", "rss_bytes", st->rss_bytes);
+	print_gauge(f, "", "map_bytes", st->map_bytes);
 }
 
 static void print_line(void *ctx, const char *name, uint64_t v, bool gauge)

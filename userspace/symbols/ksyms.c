@@ -151,7 +151,13 @@ static uint64_t page_end(uint64_t addr)
 static int finish(struct loader *ld, struct ksyms *ks)
 {
 	size_t i, n = 0;
+	struct ksym *fit;
+	char *pool;
 
+	/* The pool grew by doubling: the whole run keeps it, so exactly sized. */
+	pool = ld->pool_len ? realloc(ld->pool, ld->pool_len) : NULL;
+	if (pool)
+		ld->pool = pool;
 	qsort(ld->ents, ld->count, sizeof(*ld->ents), cmp_kentry);
 	ks->syms = calloc(ld->count ? ld->count : 1, sizeof(*ks->syms));
 	if (!ks->syms)
@@ -180,6 +186,9 @@ static int finish(struct loader *ld, struct ksyms *ks)
 		if (next && k->end > next->addr)
 			k->end = next->addr;
 	}
+	fit = n ? realloc(ks->syms, n * sizeof(*ks->syms)) : NULL;
+	if (fit)
+		ks->syms = fit;
 	ks->count = n;
 	ks->pool = ld->pool;
 	ld->pool = NULL;

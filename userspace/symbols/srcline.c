@@ -22,6 +22,7 @@
 #include "symbols/demangle.h"
 #include "symbols/srcline.h"
 #include "util/arena.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
@@ -46,7 +47,8 @@ struct answer {
 struct srcline {
 	int fd;
 	Elf *elf;
-	Dwarf *dw;
+	Dwarf *dw; /* NULL while released */
+	uint64_t used_ns; /* the DWARF last read (CLOCK_MONOTONIC) */
 	bool indexed;
 	struct range *funcs, *cus;
 	size_t nfuncs, funcs_cap, ncus, cus_cap;
@@ -78,6 +80,22 @@ int srcline__elf_has_dwarf(Elf *elf)
 	return 0;
 }
 
+/* libdw over the descriptor: 0, or -ENODATA. */
+static int dwarf_open(struct srcline *sl)
+{
+	if (sl->dw)
+		return 0;
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
+	if (!sl->dw) {
+		elf_end(sl->elf);
+		sl->elf = NULL;
+		return -ENODATA;
+	}
+	return 0;
+}
+
 struct srcline *srcline__new(int fd)
 {
 	struct srcline *sl = calloc(1, sizeof(*sl));
@@ -88,15 +106,22 @@ struct srcline *srcline__new(int fd)
 		return NULL;
 	}
 	sl->fd = fd;
-	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
-	sl->elf = elf_begin(fd, ELF_C_READ, NULL);
-	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
-	if (!sl->dw) {
+	if (dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
 		return NULL;
 	}
 	return sl;
+}
+
+void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
+{
+	if (!sl || !sl->dw || sl->used_ns >= unused_since_ns)
+		return;
+	dwarf_end(sl->dw);
+	elf_end(sl->elf);
+	sl->dw = NULL;
+	sl->elf = NULL;
 }
 
 void srcline__free(struct srcline *sl)
@@ -431,6 +456,9 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 	*frames = NULL;
 	ix = hashmap__find(&sl->answer_ix, h, answer_eq, sl, &addr);
 	if (ix < 0) {
+		if (dwarf_open(sl))
+			return -ENODATA;
+		sl->used_ns = clock__mono_ns();
 		if (!sl->indexed && build_index(sl))
 			return -ENOMEM;
 		if (VEC_RESERVE(sl->frames, sl->frames_cap, sl->nframes + SRCLINE_MAX_DEPTH + 1,

@@ -67,6 +67,14 @@ void srcline__free(struct srcline *sl);
  */
 int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame **frames);
 
+/*
+ * Close libdw's view of the DWARF (it holds every .debug_* section read into
+ * memory: tens of MiB for a big library), keeping the descriptor, the index
+ * and the answers: the next lookup of an address not answered yet reopens it.
+ * Only if it was not read since unused_since_ns (CLOCK_MONOTONIC).
+ */
+void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
+
 /* Addresses answered so far (cached), and DWARF functions indexed. */
 size_t srcline__cached(const struct srcline *sl);
 size_t srcline__functions(const struct srcline *sl);

@@ -389,6 +389,11 @@ int symbolizer__set_debuginfod(struct symbolizer *s, bool on)
 	return symcache__set_debuginfod(s->cache, on);
 }
 
+void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns)
+{
+	symcache__release_lines(s->cache, unused_since_ns);
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)

@@ -124,5 +124,10 @@ void symbolizer__set_lines(struct symbolizer *s, bool lines, bool inlines);
  * not reach the network unasked). 0 or -ENOMEM.
  */
 int symbolizer__set_debuginfod(struct symbolizer *s, bool on);
+/*
+ * Give back the memory of the DWARF not read since unused_since_ns
+ * (CLOCK_MONOTONIC): the lines found so far stay, the rest reopens it.
+ */
+void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns);
 
 #endif /* SFBPF_SYMBOLIZE_H */

@@ -279,6 +279,18 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 	return o->lines ? srcline__find(o->lines, elf_addr, frames) : 0;
 }
 
+void symcache__release_lines(struct symcache *c, uint64_t unused_since_ns)
+{
+	size_t it = 0;
+	uint64_t v;
+	struct symobj *o;
+
+	while (hashmap__next(&c->objs, &it, &v))
+		srcline__release(((struct symobj *)HASHMAP_TO_PTR(v))->lines, unused_since_ns);
+	for (o = c->retired; o; o = o->next)
+		srcline__release(o->lines, unused_since_ns);
+}
+
 /*
  * The file behind a mapping, without reading it: its map_files link, else
  * its path inside the process's root (safely, as it will be opened).

@@ -70,4 +70,10 @@ const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uin
 int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 		    const struct srcline_frame **frames);
 
+/*
+ * Close the DWARF of objects whose lines were not read since unused_since_ns
+ * (CLOCK_MONOTONIC), keeping their answers (srcline__release()).
+ */
+void symcache__release_lines(struct symcache *c, uint64_t unused_since_ns);
+
 #endif /* SFBPF_SYMCACHE_H */

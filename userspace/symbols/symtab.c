@@ -13,13 +13,18 @@
 
 #include "symbols/demangle.h"
 #include "symbols/symtab.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 
 #define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
 #define VERSYM_HIDDEN 0x8000 /* .gnu.version: not the default version (binutils elf/common.h) */
+#define NAME_MANGLED 0x80000000u /* in a finished symbol's name: demangled on first lookup */
+#define NAMES_MAX 0x7fffffffu /* string pool bytes: offsets leave room for NAME_MANGLED */
 
+/* A symbol while the table is built: everything the choice between names needs. */
 struct sym {
 	uint64_t addr;
-	uint64_t end; /* addr + size while building; exclusive end once finished */
+	uint64_t end; /* addr + size while building; exclusive end once sorted */
 	uint32_t name; /* offset in strs */
 	uint32_t seq; /* insertion order, the last tie-break */
 	uint8_t rank; /* binding as perf prefers it: 2 global, 1 local, 0 weak */
@@ -27,17 +32,37 @@ struct sym {
 	bool compat; /* a non-default symbol version: "cfree@GLIBC_2.2.5" */
 };
 
+/*
+ * A symbol of the finished table: half the size, as a big C++ binary keeps
+ * 150k of them for the whole run. Sizes are clamped to 4 GiB.
+ */
+struct fsym {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t name; /* offset in strs, | NAME_MANGLED */
+};
+
+/* A demangled name, made on first lookup, by symbol index. */
+struct dname {
+	uint32_t idx;
+	char name[];
+};
+
 struct symtab {
-	struct sym *syms;
+	struct sym *syms; /* while building; freed by symtab__finish() */
 	size_t count, cap;
+	/* Names: while building, every one added; once finished, the kept ones, exactly sized. */
 	char *strs;
 	size_t strs_len, strs_cap;
+	struct fsym *fsyms; /* once finished: sorted, one per address */
+	size_t nfsyms;
+	bool finished;
 	/*
-	 * Demangled names by symbol index, made on first lookup: most symbols
-	 * of a large C++ library are never hit, and demangling all of them
-	 * costs ~3 us each when the object is loaded.
+	 * Demangled names (struct dname *) by symbol index: most symbols of a
+	 * large C++ library are never hit, and demangling all of them costs
+	 * ~3 us each when the object is loaded.
 	 */
-	char **demangled;
+	struct hashmap demangled;
 };
 
 struct symtab *symtab__new(void)
@@ -47,14 +72,16 @@ struct symtab *symtab__new(void)
 
 void symtab__free(struct symtab *t)
 {
-	size_t i;
+	size_t it = 0;
+	uint64_t v;
 
 	if (!t)
 		return;
-	for (i = 0; t->demangled && i < t->count; i++)
-		free(t->demangled[i]);
-	free(t->demangled);
+	while (hashmap__next(&t->demangled, &it, &v))
+		free(HASHMAP_TO_PTR(v));
+	hashmap__free(&t->demangled);
 	free(t->syms);
+	free(t->fsyms);
 	free(t->strs);
 	free(t);
 }
@@ -65,6 +92,8 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 	size_t len = strlen(name);
 	struct sym *sym;
 
+	if (t->finished)
+		return -EINVAL;
 	if (t->count == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct sym *n = realloc(t->syms, cap * sizeof(*n));
@@ -80,8 +109,10 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 
 		while (cap < t->strs_len + len + 1)
 			cap *= 2;
-		if (cap > UINT32_MAX)
+		if (t->strs_len + len + 1 > NAMES_MAX)
 			return -E2BIG;
+		if (cap > NAMES_MAX)
+			cap = NAMES_MAX;
 		n = realloc(t->strs, cap);
 		if (!n)
 			return -ENOMEM;
@@ -155,21 +186,62 @@ static int cmp_sym(const void *a, const void *b, void *ctx)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * The finished table: one struct fsym per kept symbol, and a string pool of
+ * their names alone (a .symtab names many aliases, and the pool doubled as
+ * it grew). The build arrays go.
+ */
+static int compact(struct symtab *t, size_t n)
+{
+	struct fsym *fs = malloc((n ? n : 1) * sizeof(*fs));
+	size_t i, len = 0;
+	char *strs;
+
+	for (i = 0; i < n; i++)
+		len += strlen(t->strs + t->syms[i].name) + 1;
+	strs = malloc(len ? len : 1);
+	if (!fs || !strs) {
+		free(fs);
+		free(strs);
+		return -ENOMEM;
+	}
+	for (i = 0, len = 0; i < n; i++) {
+		const struct sym *sym = &t->syms[i];
+		uint64_t size = sym->end - sym->addr;
+		size_t l = strlen(t->strs + sym->name) + 1;
+
+		memcpy(strs + len, t->strs + sym->name, l);
+		fs[i] = (struct fsym){ sym->addr, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+				       (uint32_t)len | (sym->mangled ? NAME_MANGLED : 0) };
+		len += l;
+	}
+	free(t->syms);
+	free(t->strs);
+	t->syms = NULL;
+	t->count = t->cap = 0;
+	t->strs = strs;
+	t->strs_len = t->strs_cap = len;
+	t->fsyms = fs;
+	t->nfsyms = n;
+	return 0;
+}
+
 /* Sort, keep the best symbol per address, extend size-0 symbols to the next. */
 void symtab__finish(struct symtab *t, bool latest_wins)
 {
 	struct sym_order o = { t->strs, latest_wins };
 	size_t i, n = 0;
 
-	if (!t->count)
+	if (t->finished)
 		return;
-	qsort_r(t->syms, t->count, sizeof(*t->syms), cmp_sym, &o);
+	t->finished = true;
+	if (t->count)
+		qsort_r(t->syms, t->count, sizeof(*t->syms), cmp_sym, &o);
 	for (i = 0; i < t->count; i++) {
 		if (n && t->syms[n - 1].addr == t->syms[i].addr)
 			continue;
 		t->syms[n++] = t->syms[i];
 	}
-	t->count = n;
 	for (i = 0; i < n; i++) {
 		struct sym *sym = &t->syms[i];
 
@@ -177,52 +249,74 @@ void symtab__finish(struct symtab *t, bool latest_wins)
 			continue;
 		sym->end = i + 1 < n ? sym[1].addr : ((sym->addr + 4095) & ~4095ULL) + 4096;
 	}
+	if (compact(t, n)) {
+		/* No memory for the compact copy: an empty table rather than none. */
+		free(t->syms);
+		t->syms = NULL;
+		t->count = t->cap = 0;
+	}
 }
 
-/* The name to show for syms[i]: demangled once, on first use. */
+static bool dname_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return ((const struct dname *)HASHMAP_TO_PTR(val))->idx == *(const uint32_t *)key;
+}
+
+/* The name to show for fsyms[i]: demangled once, on first use. */
 static const char *sym_name(struct symtab *t, size_t i)
 {
-	struct sym *sym = &t->syms[i];
+	struct fsym *sym = &t->fsyms[i];
+	const char *raw = t->strs + (sym->name & ~NAME_MANGLED);
+	uint32_t idx = (uint32_t)i, h = (uint32_t)hash__mix64(i);
+	struct dname *dn;
+	int64_t found;
+	size_t len;
 	char *d;
 
-	if (!sym->mangled)
-		return t->strs + sym->name;
-	if (!t->demangled) {
-		t->demangled = calloc(t->count, sizeof(*t->demangled));
-		if (!t->demangled)
-			return t->strs + sym->name;
+	if (!(sym->name & NAME_MANGLED))
+		return raw;
+	found = hashmap__find(&t->demangled, h, dname_eq, NULL, &idx);
+	if (found >= 0)
+		return ((struct dname *)HASHMAP_TO_PTR(found))->name;
+	d = demangle(raw);
+	len = d ? strlen(d) : 0;
+	dn = d ? malloc(sizeof(*dn) + len + 1) : NULL;
+	if (dn) {
+		dn->idx = idx;
+		memcpy(dn->name, d, len + 1);
 	}
-	if (t->demangled[i])
-		return t->demangled[i];
-	d = demangle(t->strs + sym->name);
-	if (!d) { /* not mangled after all, or no memory: show it raw */
-		sym->mangled = false;
-		return t->strs + sym->name;
+	free(d);
+	if (!dn || hashmap__add(&t->demangled, h, HASHMAP_PTR(dn))) {
+		/* Not mangled after all, or no memory: show it raw. */
+		free(dn);
+		if (!d)
+			sym->name &= ~NAME_MANGLED;
+		return raw;
 	}
-	t->demangled[i] = d;
-	return d;
+	return dn->name;
 }
 
 const char *symtab__find(struct symtab *t, uint64_t addr, uint64_t *offset)
 {
-	const struct sym *sym;
+	const struct fsym *sym;
 	size_t lo = 0, hi, i;
 
 	if (!t)
 		return NULL;
-	hi = t->count;
+	hi = t->nfsyms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->syms[mid].addr <= addr)
+		if (t->fsyms[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* The nearest preceding symbol, or one enclosing it (nested symbols). */
 	for (i = lo; i > 0 && lo - i < NESTED_LOOKBACK; i--) {
-		sym = &t->syms[i - 1];
-		if (addr < sym->end) {
+		sym = &t->fsyms[i - 1];
+		if (addr - sym->addr < sym->size) {
 			*offset = addr - sym->addr;
 			return sym_name(t, i - 1);
 		}
@@ -232,7 +326,7 @@ const char *symtab__find(struct symtab *t, uint64_t addr, uint64_t *offset)
 
 size_t symtab__count(const struct symtab *t)
 {
-	return t ? t->count : 0;
+	return !t ? 0 : t->finished ? t->nfsyms : t->count;
 }
 
 static bool section_is_text(Elf *elf, size_t shndx, int8_t *cache, size_t shnum)

@@ -5,7 +5,9 @@
  * debug files, synthesized PLT entries) and JIT maps.
  *
  * Build with symtab__add(), then symtab__finish() once: it sorts, keeps one
- * symbol per address, and extends size-0 symbols to the next symbol. The one
+ * symbol per address, extends size-0 symbols to the next symbol (sizes are
+ * clamped to 4 GiB), and keeps only what lookups need: 16 bytes a symbol plus
+ * its name (adding after it fails with -EINVAL). The one
  * kept is never an ELF symbol's non-default version ("cfree@GLIBC_2.2.5", or
  * hidden in .gnu.version) while another name is there, where perf shows
  * them; then perf's choose_best_symbol: sized over size 0, non-weak over

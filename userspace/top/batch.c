@@ -17,7 +17,7 @@
 static void print_header(FILE *out, const struct batch_opts *o, const struct topview_status *prev,
 			 const struct topview_status *now)
 {
-	char when[32], unwound[64], tables[128];
+	char when[32], unwound[64], tables[128], maps[32];
 	time_t t = time(NULL);
 	struct tm tm;
 
@@ -25,12 +25,13 @@ static void print_header(FILE *out, const struct batch_opts *o, const struct top
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	topview_status__unwound(now, unwound, sizeof(unwound));
 	topview_status__tables(now, tables, sizeof(tables));
+	topview_format_bytes(now->map_bytes, maps, sizeof(maps));
 	fprintf(out,
 		"%s  %" PRIu64 " samples (%.1f/s, %lu Hz x %ld CPUs)  unwound %s  drops %" PRIu64
-		"  processes %u  objects %u  tables %s\n",
+		"  processes %u  objects %u  tables %s  maps %s\n",
 		when, now->received - prev->received, topview_status__rate(prev, now), o->freq,
 		sysconf(_SC_NPROCESSORS_ONLN), unwound, now->drops, now->processes, now->objects,
-		tables);
+		tables, maps);
 }
 
 static void print_row(FILE *out, const struct topview_row *r, double all)

@@ -8,6 +8,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -552,6 +553,13 @@ int main(int argc, char **argv)
 	enum out_mode mode;
 	int err, ferr;
 
+	/*
+	 * A fixed mmap threshold: glibc's sliding one rises to the largest block
+	 * freed (an ELF section, a table being built: tens of MiB), after which
+	 * such blocks come from the heap and fragment it for good. Big blocks are
+	 * mapped and unmapped whole instead.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	argp_err_exit_status = 2; /* usage errors: 2, like the return below */
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)

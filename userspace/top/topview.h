@@ -170,9 +170,10 @@ struct topview_status {
 	uint64_t table_bytes, table_budget; /* used, and what the table maps hold */
 	uint32_t objects_pending, objects_no_budget; /* tables loading / without room */
 	uint64_t samples_no_budget; /* samples with a frame in an object without room */
+	uint64_t map_bytes; /* all our BPF maps' memory (session_stats.map_bytes) */
 };
 /*
- * "12.3 MiB of 48.0 MiB", plus "  3 loading" and "  2 over budget (1234
+ * "12.3 MiB of 48.0 MiB", plus ", 3 loading" and ", 2 over budget (1234
  * samples)" when there are any: the tables part of the headers.
  */
 void topview_status__tables(const struct topview_status *st, char *buf, size_t size);

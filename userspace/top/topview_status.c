@@ -52,6 +52,7 @@ void topview_status__read(struct session *s, struct topview_status *o)
 	o->objects_pending = ts->objects_pending;
 	o->objects_no_budget = ts->objects_no_budget;
 	o->samples_no_budget = st.bpf[SFBPF_STAT_NO_BUDGET];
+	o->map_bytes = st.map_bytes;
 }
 
 void topview_status__tables(const struct topview_status *st, char *buf, size_t size)
