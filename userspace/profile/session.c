@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/bpfprog.h"
 #include "profile/session.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -189,6 +190,24 @@ const char *session__cgroup_path(struct session *s, uint64_t cgroup_id)
 }
 
 /*
+ * The sample ring: a second of samples of 1 KiB (a 120-frame stack) from
+ * every CPU, as a power of two within [1, 8] MiB. The reader drains it every
+ * 50 ms at most; the ring's pages are mapped into sfbpf-top (twice, by
+ * libbpf) and count in its RSS once written, so a fixed 8 MiB cost 16 MB of
+ * RSS on a machine sampled at 99 Hz that needs a few hundred KiB.
+ */
+static __u32 sample_ring_bytes(const struct session *s)
+{
+	int cpus = bpfprog__nr_cpus();
+	uint64_t want = (uint64_t)(cpus > 0 ? cpus : 1) * (s->opts.freq ? s->opts.freq : 1) * 1024;
+	__u32 bytes = 1u << 20;
+
+	while (bytes < want && bytes < PROFILE_DEFAULT_RINGBUF)
+		bytes <<= 1;
+	return bytes;
+}
+
+/*
  * The profile program owns the table maps and follows processes, in every
  * mode; it samples the CPUs only in the CPU modes (attach()).
  */
@@ -206,6 +225,7 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 		.max_objects = sz->objects,
 		.max_pages = sz->pages,
 		.seg_shift = sz->seg_shift,
+		.ringbuf_bytes = sample_ring_bytes(s),
 		.on_sample = on_sample,
 		.on_event = on_event,
 		.ctx = s,
