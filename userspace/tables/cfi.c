@@ -73,6 +73,8 @@ struct reader {
 	struct cie_info cie; /* last CIE parsed: FDEs share few CIEs, in runs */
 	struct flat_builder b;
 	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
+	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
+	uint32_t nr_want, next_want; /* next_want: the first that may still matter */
 	struct cfi_stats *st;
 };
 
@@ -607,6 +609,19 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	return err;
 }
 
+/*
+ * Whether [lo, hi) meets a wanted range. Asked in increasing lo order, so
+ * the ranges that end before lo are never looked at again.
+ */
+static bool wanted(struct reader *r, uint64_t lo, uint64_t hi)
+{
+	if (!r->want)
+		return true;
+	while (r->next_want < r->nr_want && r->want[r->next_want].hi <= lo)
+		r->next_want++;
+	return r->next_want < r->nr_want && r->want[r->next_want].lo < hi;
+}
+
 /* Rows of every FDE in PC order, gap rows between them; overlaps are unsupported. */
 static int emit_all(struct reader *r)
 {
@@ -628,6 +643,10 @@ static int emit_all(struct reader *r)
 			members++;
 			if (r->fdes[j].hi > run_hi)
 				run_hi = r->fdes[j].hi;
+		}
+		if (!wanted(r, f->lo, run_hi)) {
+			r->st->unwanted_fdes += members;
+			continue; /* a gap, as if the FDEs were not there */
 		}
 		if (end && f->lo > end)
 			err = flat_builder__row(&r->b, end, SFBPF_RULE_GAP_ID);
@@ -741,9 +760,21 @@ static void reader_close(struct reader *r)
 	free(r->fdes);
 }
 
-int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
+/* Whether the FDEs are in cmp_fde order already (the linker's order, usually). */
+static bool fdes_sorted(const struct reader *r)
 {
-	struct reader r = { .unsup_id = -1 };
+	uint32_t i;
+
+	for (i = 1; i < r->nr_fdes; i++)
+		if (cmp_fde(&r->fdes[i - 1], &r->fdes[i]) > 0)
+			return false;
+	return true;
+}
+
+int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
+			   struct flat_table **out, struct cfi_stats *stats)
+{
+	struct reader r = { .unsup_id = -1, .want = want, .nr_want = nr_want };
 	struct cfi_stats dummy;
 	int err, src;
 
@@ -761,7 +792,9 @@ int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
 		err = -ENOENT;
 	if (err)
 		goto cleanup;
-	qsort(r.fdes, r.nr_fdes, sizeof(*r.fdes), cmp_fde);
+	/* Entries cmp_fde finds equal overlap (one unsupported run): their order is moot. */
+	if (!fdes_sorted(&r))
+		qsort(r.fdes, r.nr_fdes, sizeof(*r.fdes), cmp_fde);
 	shadow_debug_frame(&r);
 	err = flat_builder__init(&r.b);
 	if (err)
@@ -781,6 +814,11 @@ int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
 cleanup:
 	reader_close(&r);
 	return err;
+}
+
+int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
+{
+	return cfi__flatten_fd_ranges(fd, NULL, 0, out, stats);
 }
 
 int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stats *stats)

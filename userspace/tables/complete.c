@@ -462,3 +462,68 @@ cleanup:
 	free(m.c.ids);
 	return err;
 }
+
+/* Appends [lo, hi) to the sorted ranges out[0 .. *n), joining it to the last if they meet. */
+static void add_range(struct cfi_range *out, uint32_t *n, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return;
+	if (*n && lo <= out[*n - 1].hi) {
+		if (hi > out[*n - 1].hi)
+			out[*n - 1].hi = hi;
+		return;
+	}
+	out[(*n)++] = (struct cfi_range){ lo, hi };
+}
+
+int complete__cfi_ranges(const struct flat_table *sframe, const struct complete_info *ci,
+			 struct cfi_range **out, uint32_t *nr)
+{
+	struct complete_range plt[COMPLETE_MAX_PLT], v;
+	uint32_t nr_plt = ci ? ci->nr_plt : 0, i, j, k, n = 0, n_open = 0;
+	struct cfi_range *open, *r;
+	uint64_t lo = 0;
+	bool in_open = true; /* before the first row: no rule */
+
+	*out = NULL;
+	*nr = 0;
+	/* Where sframe has no usable rule, in row order: at most one range per row, plus one. */
+	open = malloc(((size_t)sframe->nr_rows + 1) * sizeof(*open));
+	r = malloc(((size_t)sframe->nr_rows + 1 + nr_plt) * sizeof(*r));
+	if (!open || !r) {
+		free(open);
+		free(r);
+		return -ENOMEM;
+	}
+	for (i = 0; i < sframe->nr_rows; i++) {
+		const struct sfbpf_row *row = &sframe->rows[i];
+		bool u = usable(sframe, row->rule);
+
+		if (in_open && u)
+			add_range(open, &n_open, lo, row->pc_off);
+		else if (!in_open && !u)
+			lo = row->pc_off;
+		in_open = !u;
+	}
+	if (in_open)
+		add_range(open, &n_open, lo, UINT64_MAX);
+	/* The PLT sections, sorted (at most COMPLETE_MAX_PLT), merged in. */
+	for (i = 0; i < nr_plt; i++) {
+		for (v = ci->plt[i], j = i; j > 0 && plt[j - 1].start > v.start; j--)
+			plt[j] = plt[j - 1];
+		plt[j] = v;
+	}
+	for (i = 0, k = 0; i < n_open || k < nr_plt;) {
+		if (k < nr_plt && (i == n_open || plt[k].start < open[i].lo)) {
+			add_range(r, &n, plt[k].start, plt[k].end);
+			k++;
+		} else {
+			add_range(r, &n, open[i].lo, open[i].hi);
+			i++;
+		}
+	}
+	free(open);
+	*out = r;
+	*nr = n;
+	return 0;
+}
