@@ -40,10 +40,15 @@ struct cfi_section {
 	Dwarf_CFI *cfi; /* libdw's handle on the same section */
 };
 
-/* One FDE's range, in the order the table is built. */
+/*
+ * One FDE's range, in the order the table is built, and its programs: they
+ * are checked (fde_ops) only if it is walked.
+ */
 struct fde_ent {
 	uint64_t lo, hi;
-	uint32_t ops; /* CFA instructions of its CIE and its own, 0 if not accepted */
+	const uint8_t *insn, *insn_end; /* the FDE's instructions */
+	const uint8_t *cie_insn, *cie_insn_end; /* its CIE's initial instructions */
+	uint8_t fde_enc; /* its CIE's pointer encoding */
 	uint8_t src; /* enum cfi_source */
 	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
 };
@@ -259,7 +264,8 @@ static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src, uint32_t ops)
+static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
+		    const uint8_t *insn, const uint8_t *insn_end)
 {
 	struct fde_ent *n;
 	uint32_t ncap;
@@ -272,7 +278,14 @@ static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source 
 		r->fdes = n;
 		r->cap_fdes = ncap;
 	}
-	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo, .hi = hi, .ops = ops, .src = src };
+	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo,
+						  .hi = hi,
+						  .insn = insn,
+						  .insn_end = insn_end,
+						  .cie_insn = r->cie.insn,
+						  .cie_insn_end = r->cie.insn_end,
+						  .fde_enc = r->cie.fde_enc,
+						  .src = src };
 	return 0;
 }
 
@@ -429,13 +442,13 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 }
 
 /* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
-static uint32_t fde_ops(const struct reader *r, const uint8_t *insn, const uint8_t *end)
+static uint32_t fde_ops(const struct fde_ent *f)
 {
 	struct cfa_scan s = { 0 };
 
-	if (!r->cie.insn || r->cie.insn > r->cie.insn_end || insn > end ||
-	    !cfa_scan(r->cie.insn, r->cie.insn_end, r->cie.fde_enc, &s) ||
-	    !cfa_scan(insn, end, r->cie.fde_enc, &s))
+	if (!f->cie_insn || f->cie_insn > f->cie_insn_end || f->insn > f->insn_end ||
+	    !cfa_scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
+	    !cfa_scan(f->insn, f->insn_end, f->fde_enc, &s))
 		return 0;
 	return s.ops + 1 < UINT32_MAX ? (uint32_t)s.ops + 1 : UINT32_MAX;
 }
@@ -464,7 +477,7 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 			r->st->skipped_fdes++; /* e.g. .debug_frame FDEs of discarded code at 0 */
 			continue;
 		}
-		err = push_fde(r, lo, hi, src, fde_ops(r, insn, e.fde.end));
+		err = push_fde(r, lo, hi, src, insn, e.fde.end);
 		if (err)
 			return err;
 	}
@@ -577,14 +590,15 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	Dwarf_Addr start, end;
 	Dwarf_Frame *frame;
 	uint64_t pc = f->lo, work = 0;
+	uint32_t ops = fde_ops(f);
 	int ra_reg, err = 0;
 
-	if (!f->ops)
+	if (!ops)
 		return unsupported_row(r, pc, f->hi, CFI_UNSUP_INSN);
 	while (pc < f->hi && !err) {
 		/* Each row re-runs the programs: bound the FDE's and the object's total. */
-		work += f->ops;
-		r->st->cfa_ops += f->ops;
+		work += ops;
+		r->st->cfa_ops += ops;
 		if (work > FDE_WORK_BUDGET || r->st->cfa_ops > OBJ_WORK_BUDGET)
 			return unsupported_row(r, pc, f->hi, CFI_UNSUP_BUDGET);
 		frame = NULL;
@@ -760,15 +774,31 @@ static void reader_close(struct reader *r)
 	free(r->fdes);
 }
 
-/* Whether the FDEs are in cmp_fde order already (the linker's order, usually). */
-static bool fdes_sorted(const struct reader *r)
+/*
+ * FDEs in cmp_fde order. The linker's order is nearly that already (a few
+ * start-up functions out of place), which an insertion sort fixes in one
+ * pass; past a few moves per FDE, qsort. Entries cmp_fde finds equal overlap
+ * each other (one unsupported run): their order is moot.
+ */
+static void sort_fdes(struct reader *r)
 {
-	uint32_t i;
+	uint64_t moves = 0, budget = 4ull * r->nr_fdes + 64;
+	struct fde_ent *f = r->fdes, v;
+	uint32_t i, j;
 
-	for (i = 1; i < r->nr_fdes; i++)
-		if (cmp_fde(&r->fdes[i - 1], &r->fdes[i]) > 0)
-			return false;
-	return true;
+	for (i = 1; i < r->nr_fdes; i++) {
+		if (cmp_fde(&f[i - 1], &f[i]) <= 0)
+			continue;
+		v = f[i];
+		for (j = i; j > 0 && cmp_fde(&f[j - 1], &v) > 0; j--)
+			f[j] = f[j - 1];
+		f[j] = v;
+		moves += i - j;
+		if (moves > budget) {
+			qsort(r->fdes, r->nr_fdes, sizeof(*r->fdes), cmp_fde);
+			return;
+		}
+	}
 }
 
 int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
@@ -792,9 +822,7 @@ int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_wan
 		err = -ENOENT;
 	if (err)
 		goto cleanup;
-	/* Entries cmp_fde finds equal overlap (one unsupported run): their order is moot. */
-	if (!fdes_sorted(&r))
-		qsort(r.fdes, r.nr_fdes, sizeof(*r.fdes), cmp_fde);
+	sort_fdes(&r);
 	shadow_debug_frame(&r);
 	err = flat_builder__init(&r.b);
 	if (err)

@@ -58,30 +58,35 @@ static const struct {
  * taken only when no NAME.abi0 exists (older Go, or an ABIInternal function
  * such as runtime.mcall or time.now).
  */
-static const char *const stack_switch_fns[] = {
-	"runtime.systemstack",
-	"runtime.mcall",
-	"runtime.morestack",
-	"runtime.gogo",
-	"gogo",
-	"runtime.asmcgocall",
-	"runtime.asmcgocall_no_g",
-	"runtime.cgocallback",
-	"runtime.nanotime1",
-	"runtime.walltime",
-	"runtime.walltime1",
-	"runtime.vgetrandom1",
-	"time.now",
-	"runtime.callCgoMmap",
-	"runtime.callCgoMunmap",
-	"runtime.callCgoSigaction",
-	"runtime.sigfwd",
-	"racecall",
-	"asancall",
-	"msancall",
-	"runtime.libfuzzerCall4",
-	"runtime.libfuzzerCallTraceIntCmp",
-	"runtime.libfuzzerCallWithTwoByteBuffers",
+static const struct {
+	const char *name;
+	size_t len;
+} stack_switch_fns[] = {
+#define FN(n) { n, sizeof(n) - 1 }
+	FN("runtime.systemstack"),
+	FN("runtime.mcall"),
+	FN("runtime.morestack"),
+	FN("runtime.gogo"),
+	FN("gogo"),
+	FN("runtime.asmcgocall"),
+	FN("runtime.asmcgocall_no_g"),
+	FN("runtime.cgocallback"),
+	FN("runtime.nanotime1"),
+	FN("runtime.walltime"),
+	FN("runtime.walltime1"),
+	FN("runtime.vgetrandom1"),
+	FN("time.now"),
+	FN("runtime.callCgoMmap"),
+	FN("runtime.callCgoMunmap"),
+	FN("runtime.callCgoSigaction"),
+	FN("runtime.sigfwd"),
+	FN("racecall"),
+	FN("asancall"),
+	FN("msancall"),
+	FN("runtime.libfuzzerCall4"),
+	FN("runtime.libfuzzerCallTraceIntCmp"),
+	FN("runtime.libfuzzerCallWithTwoByteBuffers"),
+#undef FN
 };
 
 #define NR_STACK_SWITCH_FNS (sizeof(stack_switch_fns) / sizeof(stack_switch_fns[0]))
@@ -154,7 +159,7 @@ static int stack_switch_fn(const char *name, bool *abi0)
 	if (*abi0)
 		len -= 5;
 	for (i = 0; i < NR_STACK_SWITCH_FNS; i++)
-		if (strlen(stack_switch_fns[i]) == len && !strncmp(name, stack_switch_fns[i], len))
+		if (stack_switch_fns[i].len == len && !memcmp(name, stack_switch_fns[i].name, len))
 			return (int)i;
 	return -1;
 }
@@ -350,7 +355,18 @@ struct merge {
 	const struct complete_info *ci;
 	struct cursor s, c;
 	int64_t outermost_id, plt_got_id; /* -1 until a row needs them */
+	/* Which of ci's ranges hold the current PC: that changes only at range_points. */
+	bool outermost, stack_switch, plt;
 };
+
+static void find_zones(struct merge *m, uint64_t pc)
+{
+	const struct complete_info *ci = m->ci;
+
+	m->outermost = ci && in_range(ci->outermost, ci->nr_outermost, pc);
+	m->stack_switch = ci && in_range(ci->stack_switch, ci->nr_stack_switch, pc);
+	m->plt = ci && in_range(ci->plt, ci->nr_plt, pc);
+}
 
 /* Whether rule id of t describes something (not even an unsupported row). */
 static bool usable(const struct flat_table *t, uint32_t id)
@@ -378,19 +394,16 @@ static int64_t own_rule(struct flat_builder *b, int64_t *id, const struct sfbpf_
 	return *id;
 }
 
-/* The rule at pc, by the order complete.h gives. */
+/* The rule at pc (in the zones find_zones found), by the order complete.h gives. */
 static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 {
-	const struct complete_info *ci = m->ci;
-	bool plt = ci && in_range(ci->plt, ci->nr_plt, pc);
-
-	if (ci && in_range(ci->outermost, ci->nr_outermost, pc))
+	if (m->outermost)
 		return own_rule(b, &m->outermost_id, &outermost_rule);
-	if (ci && in_range(ci->stack_switch, ci->nr_stack_switch, pc))
+	if (m->stack_switch)
 		return SFBPF_RULE_GAP_ID;
-	if (plt && m->c.t && usable(m->c.t, m->c.rule))
+	if (m->plt && m->c.t && usable(m->c.t, m->c.rule))
 		return cursor_id(b, &m->c);
-	if (plt && in_range(&ci->plt_got, 1, pc))
+	if (m->plt && in_range(&m->ci->plt_got, 1, pc))
 		return own_rule(b, &m->plt_got_id, &jump_stub_rule);
 	if (m->s.t && usable(m->s.t, m->s.rule))
 		return cursor_id(b, &m->s);
@@ -417,7 +430,7 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 			   .c = { .t = cfi, .go_fp = ci && ci->go },
 			   .outermost_id = -1,
 			   .plt_got_id = -1 };
-	uint32_t nr_pts, p = 0;
+	uint32_t nr_pts, p = 0, zones_p = UINT32_MAX;
 	struct flat_builder b;
 	const struct flat_table *meta = sframe ? sframe : cfi;
 	int64_t id;
@@ -446,6 +459,10 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		cursor_advance(&m.c, pc);
 		while (p < nr_pts && pts[p] <= pc)
 			p++;
+		if (p != zones_p) { /* a range starts or ends here */
+			find_zones(&m, pc);
+			zones_p = p;
+		}
 		id = choose(&b, &m, pc);
 		err = id < 0 ? (int)id : flat_builder__row(&b, pc, (uint32_t)id);
 	}
