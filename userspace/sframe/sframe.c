@@ -631,6 +631,30 @@ void sframe_fre_iter__init(struct sframe_fre_iter *it, const struct sframe_decod
 	it->range = fre_range(d, fde);
 	it->asz = (uint8_t)sframe_fre__addr_size(fde->fre_type);
 	it->max_dw = (uint8_t)sframe_fre__max_datawords(d, fde);
+	it->next_len = 0;
+}
+
+/* enc_words of raw: one unaligned load where the section has 16 bytes left. */
+static void enc_words(const struct sframe_decoder *d, struct sframe_fre_raw *raw)
+{
+	size_t off = (size_t)(raw->enc - d->data), i;
+	uint32_t n = raw->enc_len < 16 ? raw->enc_len : 16;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (off + 16 <= d->size) {
+		memcpy(raw->enc_words, raw->enc, 16);
+		if (n < 8) {
+			raw->enc_words[0] &= (1ull << (8 * n)) - 1;
+			raw->enc_words[1] = 0;
+		} else if (n < 16) {
+			raw->enc_words[1] &= (1ull << (8 * (n - 8))) - 1;
+		}
+		return;
+	}
+#endif
+	raw->enc_words[0] = raw->enc_words[1] = 0;
+	for (i = 0; i < n; i++)
+		raw->enc_words[i / 8] |= (uint64_t)raw->enc[i] << (8 * (i % 8));
 }
 
 bool sframe_fre_iter__next_raw(struct sframe_fre_iter *it, struct sframe_fre_raw *raw)
@@ -641,19 +665,29 @@ bool sframe_fre_iter__next_raw(struct sframe_fre_iter *it, struct sframe_fre_raw
 
 	if (it->next >= it->fde.num_fres)
 		return false;
-	len = sframe_fre__peek(d, it->asz, it->max_dw, it->pos, it->end, &raw->start_off);
-	if (len < 0)
+	len = it->next_len;
+	raw->start_off = it->next_start;
+	if (!len)
+		len = sframe_fre__peek(d, it->asz, it->max_dw, it->pos, it->end, &raw->start_off);
+	if (len <= 0)
 		return false; /* cannot happen on a validated section */
 	raw->index = it->next;
 	raw->pos = it->pos;
 	raw->enc = d->data + it->pos + it->asz;
 	raw->enc_len = (uint32_t)len - it->asz;
+	enc_words(d, raw);
 	it->pos += len;
 	it->next++;
+	/* The next FRE's start is where this one ends: read once for both. */
 	raw->end_off = it->range;
-	if (it->next < it->fde.num_fres &&
-	    sframe_fre__peek(d, it->asz, it->max_dw, it->pos, it->end, &next_start) > 0)
-		raw->end_off = next_start;
+	it->next_len = 0;
+	if (it->next < it->fde.num_fres) {
+		len = sframe_fre__peek(d, it->asz, it->max_dw, it->pos, it->end, &next_start);
+		if (len > 0) {
+			raw->end_off = it->next_start = next_start;
+			it->next_len = len;
+		}
+	}
 	return true;
 }
 

@@ -236,6 +236,8 @@ struct sframe_fre_iter {
 	uint32_t range; /* what the FREs' starts are offsets into: function or block size */
 	uint8_t asz; /* bytes of an FRE's start address */
 	uint8_t max_dw; /* most data words an FRE may carry */
+	int next_len; /* size of the next FRE when already read, else 0 */
+	uint32_t next_start; /* its start, then */
 };
 
 void sframe_fre_iter__init(struct sframe_fre_iter *it, const struct sframe_decoder *d,
@@ -254,6 +256,8 @@ struct sframe_fre_raw {
 	uint32_t start_off, end_off; /* as in struct sframe_fre */
 	const uint8_t *enc; /* the FRE's info byte, then its data words as stored */
 	uint32_t enc_len;
+	/* enc's first 16 bytes as two numbers, little-endian, zeros past enc_len. */
+	uint64_t enc_words[2];
 	size_t pos; /* section offset of the FRE */
 };
 

@@ -415,6 +415,31 @@ static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 	return cursor_id(b, &m->c);
 }
 
+/*
+ * The common case, row after row: .sframe rows with usable rules before limit
+ * (the next CFI row or range boundary), outside every range, each the choice
+ * choose() would make. Stops at the first row it cannot take.
+ */
+static int sframe_run(struct flat_builder *b, struct merge *m, uint64_t limit)
+{
+	const struct flat_table *t = m->s.t;
+	const struct sfbpf_row *row;
+	int64_t id;
+	int err;
+
+	for (; m->s.i < t->nr_rows; m->s.i++) {
+		row = &t->rows[m->s.i];
+		if (row->pc_off >= limit || !usable(t, row->rule))
+			break;
+		m->s.rule = row->rule;
+		id = cursor_id(b, &m->s);
+		err = id < 0 ? (int)id : flat_builder__row(b, row->pc_off, (uint32_t)id);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int64_t *new_ids(const struct flat_table *t)
 {
 	return calloc(t ? t->nr_rules + 1 : 1, sizeof(int64_t));
@@ -447,6 +472,14 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		goto cleanup;
 	/* Every boundary of every source, in order; each holds its rule until its next one. */
 	for (pc = 0; !err;) {
+		if (m.s.t && zones_p == p && !m.outermost && !m.stack_switch && !m.plt) {
+			next = cursor_next(&m.c);
+			if (p < nr_pts && pts[p] < next)
+				next = pts[p];
+			err = sframe_run(&b, &m, next);
+			if (err)
+				break;
+		}
 		next = cursor_next(&m.s);
 		if (cursor_next(&m.c) < next)
 			next = cursor_next(&m.c);

@@ -168,7 +168,6 @@ static int64_t fre_rule(struct builder *b, const struct sframe_fde *f, const str
 static int64_t raw_rule(struct builder *b, const struct sframe_fre_iter *it,
 			const struct sframe_fre_raw *raw)
 {
-	uint8_t key[16] = { 0 };
 	struct rule_cache_ent *e;
 	struct sframe_fre fre;
 	uint64_t k0, k1, h;
@@ -181,11 +180,9 @@ static int64_t raw_rule(struct builder *b, const struct sframe_fre_iter *it,
 		b->t->nr_unsupported_fres += unsupported;
 		return id;
 	}
-	memcpy(key, raw->enc, raw->enc_len);
-	key[14] = (uint8_t)raw->enc_len;
-	key[15] = (uint8_t)(it->fde.fde_type << 1 | it->fde.signal);
-	memcpy(&k0, key, 8);
-	memcpy(&k1, key + 8, 8);
+	k0 = raw->enc_words[0];
+	k1 = (raw->enc_words[1] & 0xffffffffffffull) | (uint64_t)raw->enc_len << 48 |
+	     (uint64_t)(it->fde.fde_type << 1 | it->fde.signal) << 56;
 	h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full);
 	e = &b->cache[h >> (64 - RULE_CACHE_BITS)];
 	if (e->k0 != k0 || e->k1 != k1) {
