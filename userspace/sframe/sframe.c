@@ -382,9 +382,9 @@ static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f
 		len = sframe_fre__peek(d, asz, max_dw, off, end, &start);
 		if (len < 0) {
 			ret = sframe_fre__read(d, f, off, &fre, err);
-			return ret < 0 ? ret : sframe__set_err(err, SFRAME_ERR_FRE_TRUNCATED, off,
-							       "FDE %u: FRE %u unreadable",
-							       f->index, j);
+			return ret < 0 ? ret :
+					 sframe__set_err(err, SFRAME_ERR_FRE_TRUNCATED, off,
+							 "FDE %u: FRE %u unreadable", f->index, j);
 		}
 		/*
 		 * Equal starts are allowed (the later FRE applies), and so is a start

@@ -51,7 +51,7 @@ struct cfi_stats {
 	uint64_t unsupported_bytes; /* code bytes covered by unsupported rows */
 	uint64_t code_bytes; /* code bytes covered by FDEs in the table */
 	uint64_t cfa_ops; /* CFA instructions libdw was asked to evaluate (bounded work) */
-	uint32_t unwanted_fdes; /* left out: outside the ranges asked for (cfi__flatten_fd_ranges) */
+	uint32_t unwanted_fdes; /* outside the ranges asked for (cfi__flatten_fd_ranges) */
 };
 
 /* A PC range [lo, hi). */

@@ -62,7 +62,9 @@ static const struct {
 	const char *name;
 	size_t len;
 } stack_switch_fns[] = {
+/* clang-format off */
 #define FN(n) { n, sizeof(n) - 1 }
+	/* clang-format on */
 	FN("runtime.systemstack"),
 	FN("runtime.mcall"),
 	FN("runtime.morestack"),

@@ -190,8 +190,9 @@ static int64_t raw_rule(struct builder *b, const struct sframe_fre_iter *it,
 		id = fre_rule(b, &it->fde, &fre, &unsupported);
 		if (id < 0)
 			return id;
-		*e = (struct rule_cache_ent){ .k0 = k0, .k1 = k1, .id = (uint32_t)id,
-					      .unsupported = unsupported };
+		*e = (struct rule_cache_ent){
+			.k0 = k0, .k1 = k1, .id = (uint32_t)id, .unsupported = unsupported
+		};
 	}
 	b->t->nr_unsupported_fres += e->unsupported;
 	return e->id;
@@ -327,8 +328,8 @@ int flat_table__from_sframe(const struct sframe_decoder *d, struct flat_table **
 	b->t = b->fb.t;
 	b->t->nr_reserved_fdes = sframe_decoder__num_reserved_fdes(d);
 	/* About one row an FRE: reserve them at once rather than doubling up to it. */
-	ret = flat_builder__reserve(&b->fb, sframe_decoder__header(d)->num_fres + 2ull *
-								       sframe_decoder__num_fdes(d));
+	ret = flat_builder__reserve(&b->fb, sframe_decoder__header(d)->num_fres +
+						    2ull * sframe_decoder__num_fdes(d));
 	if (!ret)
 		ret = emit_all(b);
 	if (ret)
