@@ -5,10 +5,14 @@
  * from a fresh loader every time so each object is measured alone (its rules
  * and page index included). Prints one line per repetition and file:
  *   ldcost rep=R file=PATH source=sframe|eh_frame|none rows=N rules=N \
- *          pages=N table_bytes=N sframe_bytes=N load_ns=N
- * (table_bytes: rows, rules and page index entries as stored in the maps, each
- * in its 8-byte aligned array element;
- * sframe_bytes: the .sframe section the table came from, 0 for .eh_frame).
+ *          pages=N table_bytes=N sframe_bytes=N load_ns=N push_ns=N total_ns=N
+ * (table_bytes: rows, rules and page index entries as stored in the maps, 4
+ * bytes a row or page entry and 24 a rule;
+ * sframe_bytes: the .sframe section the table came from, 0 for .eh_frame;
+ * load_ns: building the table alone (reading the ELF file, decoding,
+ * flattening, merging the sources: tables_stats.load_ns); push_ns: writing
+ * it to the maps; total_ns: the whole tables__acquire() call, both and the
+ * bookkeeping around them).
  *
  * Usage: ldcost [-r REPS] FILE...
  */
@@ -19,11 +23,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tables/elfobj.h"
 #include "profile/profile.h"
 #include "tables/tables.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 static int load_one(struct profile *p, int rep, const char *path)
 {
@@ -43,6 +56,7 @@ static int load_one(struct profile *p, int rep, const char *path)
 	struct tables *t;
 	struct stat sb;
 	const char *source;
+	uint64_t start;
 	int64_t obj;
 	int fd;
 
@@ -59,15 +73,18 @@ static int load_one(struct profile *p, int rep, const char *path)
 		close(fd);
 		return -1;
 	}
+	start = now_ns();
 	obj = tables__acquire(t, fd, &key, path);
+	start = now_ns() - start;
 	tables__stats(t, &st);
 	source = obj < 0 ? "none" : st.objects_sframe ? "sframe" : "eh_frame";
 	printf("ldcost rep=%d file=%s source=%s rows=%llu rules=%llu pages=%llu table_bytes=%llu "
-	       "sframe_bytes=%llu load_ns=%llu\n",
+	       "sframe_bytes=%llu load_ns=%llu push_ns=%llu total_ns=%llu\n",
 	       rep, path, source, (unsigned long long)st.rows_used,
 	       (unsigned long long)st.rules_used, (unsigned long long)st.pages_used,
 	       (unsigned long long)st.table_bytes,
-	       (unsigned long long)st.sframe_bytes, (unsigned long long)st.load_ns);
+	       (unsigned long long)st.sframe_bytes, (unsigned long long)st.load_ns,
+	       (unsigned long long)st.push_ns, (unsigned long long)start);
 	fflush(stdout);
 	if (obj >= 0)
 		tables__release(t, (uint32_t)obj);

@@ -358,47 +358,62 @@ static uint32_t fre_range(const struct sframe_decoder *d, const struct sframe_fd
 	return f->rep_size;
 }
 
-/* Walk and check every FRE of f. Adds its FRE count to *total. */
+/*
+ * Walk and check every FRE of f. Adds its FRE count to *total. The common
+ * case costs a few instructions an FRE (sframe_fre__peek); only flexible FDEs,
+ * whose rules may be malformed, are decoded in full, and a malformed FRE is
+ * read again by sframe_fre__read() to say why.
+ */
 static int check_fres(const struct sframe_decoder *d, const struct sframe_fde *f, uint64_t *total,
 		      struct sframe_error *err)
 {
 	struct sframe_fre fre;
-	size_t off = first_fre_offset(d, f);
-	uint32_t j;
-	uint32_t prev = 0;
+	size_t off = first_fre_offset(d, f), end = d->fre_base + d->hdr.fre_len;
+	unsigned asz = sframe_fre__addr_size(f->fre_type);
+	unsigned max_dw = sframe_fre__max_datawords(d, f);
+	bool mask = f->pctype == SFRAME_FDE_PCTYPE_MASK;
+	uint32_t j, start, prev = 0;
 	int len, ret;
 
 	*total += f->num_fres;
 	if (f->reserved)
 		return 0; /* FREs of unknown size or meaning: the FDE is skipped */
 	for (j = 0; j < f->num_fres; j++) {
-		len = sframe_fre__read(d, f, off, &fre, err);
-		if (len < 0)
-			return len;
+		len = sframe_fre__peek(d, asz, max_dw, off, end, &start);
+		if (len < 0) {
+			ret = sframe_fre__read(d, f, off, &fre, err);
+			return ret < 0 ? ret :
+					 sframe__set_err(err, SFRAME_ERR_FRE_TRUNCATED, off,
+							 "FDE %u: FRE %u unreadable", f->index, j);
+		}
 		/*
 		 * Equal starts are allowed (the later FRE applies), and so is a start
 		 * at the function's or block's end (it covers nothing): gas emits
 		 * both, see struct sframe_fre.
 		 */
-		if (fre.start_off < prev)
+		if (start < prev)
 			return sframe__set_err(err, SFRAME_ERR_FRE_START_ORDER, off,
 					       "FDE %u: FRE %u starts at 0x%x, before 0x%x",
-					       f->index, j, fre.start_off, prev);
-		if (fre.start_off > f->func_size)
+					       f->index, j, start, prev);
+		if (start > f->func_size)
 			return sframe__set_err(
 				err, SFRAME_ERR_FRE_START_RANGE, off,
 				"FDE %u: FRE %u starts at 0x%x, past the function size 0x%x",
-				f->index, j, fre.start_off, f->func_size);
+				f->index, j, start, f->func_size);
 		/* PCMASK: starts are offsets into the repeated block. */
-		if (f->pctype == SFRAME_FDE_PCTYPE_MASK && fre.start_off > fre_range(d, f))
+		if (mask && start > fre_range(d, f))
 			return sframe__set_err(
 				err, SFRAME_ERR_FRE_START_RANGE, off,
 				"FDE %u: FRE %u starts at 0x%x, past the 0x%x-byte block", f->index,
-				j, fre.start_off, fre_range(d, f));
-		ret = sframe_fre__rules(d, f, &fre, off, err);
-		if (ret)
-			return ret;
-		prev = fre.start_off;
+				j, start, fre_range(d, f));
+		/* Only a flexible FDE's rules can be malformed. */
+		if (f->fde_type == SFRAME_FDE_TYPE_FLEX) {
+			sframe_fre__read(d, f, off, &fre, NULL);
+			ret = sframe_fre__rules(d, f, &fre, off, err);
+			if (ret)
+				return ret;
+		}
+		prev = start;
 		off += len;
 	}
 	return 0;
@@ -597,6 +612,14 @@ int sframe_decoder__find_fre(const struct sframe_decoder *d, const struct sframe
 	return found ? 0 : -ENOENT;
 }
 
+int sframe_decoder__fde_by_start(const struct sframe_decoder *d, uint32_t rank,
+				 struct sframe_fde *fde)
+{
+	if (rank >= d->hdr.num_fdes)
+		return -ERANGE;
+	return sframe_decoder__fde(d, d->by_start[rank], fde);
+}
+
 void sframe_fre_iter__init(struct sframe_fre_iter *it, const struct sframe_decoder *d,
 			   const struct sframe_fde *fde)
 {
@@ -604,26 +627,86 @@ void sframe_fre_iter__init(struct sframe_fre_iter *it, const struct sframe_decod
 	it->fde = *fde;
 	it->pos = first_fre_offset(d, fde);
 	it->next = fde->reserved ? fde->num_fres : 0; /* nothing to read */
+	it->end = d->fre_base + d->hdr.fre_len;
+	it->range = fre_range(d, fde);
+	it->asz = (uint8_t)sframe_fre__addr_size(fde->fre_type);
+	it->max_dw = (uint8_t)sframe_fre__max_datawords(d, fde);
+	it->next_len = 0;
 }
 
-bool sframe_fre_iter__next(struct sframe_fre_iter *it, struct sframe_fre *fre)
+/* enc_words of raw: one unaligned load where the section has 16 bytes left. */
+static void enc_words(const struct sframe_decoder *d, struct sframe_fre_raw *raw)
+{
+	size_t off = (size_t)(raw->enc - d->data), i;
+	uint32_t n = raw->enc_len < 16 ? raw->enc_len : 16;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (off + 16 <= d->size) {
+		memcpy(raw->enc_words, raw->enc, 16);
+		if (n < 8) {
+			raw->enc_words[0] &= (1ull << (8 * n)) - 1;
+			raw->enc_words[1] = 0;
+		} else if (n < 16) {
+			raw->enc_words[1] &= (1ull << (8 * (n - 8))) - 1;
+		}
+		return;
+	}
+#endif
+	raw->enc_words[0] = raw->enc_words[1] = 0;
+	for (i = 0; i < n; i++)
+		raw->enc_words[i / 8] |= (uint64_t)raw->enc[i] << (8 * (i % 8));
+}
+
+bool sframe_fre_iter__next_raw(struct sframe_fre_iter *it, struct sframe_fre_raw *raw)
 {
 	const struct sframe_decoder *d = it->d;
-	struct sframe_fre next;
+	uint32_t next_start;
 	int len;
 
 	if (it->next >= it->fde.num_fres)
 		return false;
-	memset(fre, 0, sizeof(*fre));
-	len = sframe_fre__read(d, &it->fde, it->pos, fre, NULL);
-	if (len < 0)
+	len = it->next_len;
+	raw->start_off = it->next_start;
+	if (!len)
+		len = sframe_fre__peek(d, it->asz, it->max_dw, it->pos, it->end, &raw->start_off);
+	if (len <= 0)
 		return false; /* cannot happen on a validated section */
-	sframe_fre__rules(d, &it->fde, fre, it->pos, NULL);
-	fre->index = it->next;
+	raw->index = it->next;
+	raw->pos = it->pos;
+	raw->enc = d->data + it->pos + it->asz;
+	raw->enc_len = (uint32_t)len - it->asz;
+	enc_words(d, raw);
 	it->pos += len;
 	it->next++;
-	fre->end_off = fre_range(d, &it->fde);
-	if (it->next < it->fde.num_fres && sframe_fre__read(d, &it->fde, it->pos, &next, NULL) > 0)
-		fre->end_off = next.start_off;
+	/* The next FRE's start is where this one ends: read once for both. */
+	raw->end_off = it->range;
+	it->next_len = 0;
+	if (it->next < it->fde.num_fres) {
+		len = sframe_fre__peek(d, it->asz, it->max_dw, it->pos, it->end, &next_start);
+		if (len > 0) {
+			raw->end_off = it->next_start = next_start;
+			it->next_len = len;
+		}
+	}
+	return true;
+}
+
+void sframe_fre_iter__decode(const struct sframe_fre_iter *it, const struct sframe_fre_raw *raw,
+			     struct sframe_fre *fre)
+{
+	memset(fre, 0, sizeof(*fre));
+	sframe_fre__read(it->d, &it->fde, raw->pos, fre, NULL); /* validated in __new */
+	sframe_fre__rules(it->d, &it->fde, fre, raw->pos, NULL);
+	fre->index = raw->index;
+	fre->end_off = raw->end_off;
+}
+
+bool sframe_fre_iter__next(struct sframe_fre_iter *it, struct sframe_fre *fre)
+{
+	struct sframe_fre_raw raw;
+
+	if (!sframe_fre_iter__next_raw(it, &raw))
+		return false;
+	sframe_fre_iter__decode(it, &raw, fre);
 	return true;
 }

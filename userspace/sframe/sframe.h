@@ -214,6 +214,12 @@ uint32_t sframe_decoder__num_reserved_fdes(const struct sframe_decoder *d);
 const char *sframe_fde_reserved__name(uint8_t reserved);
 /* FDE i in section order (0 <= i < num_fdes). Returns 0 or -ERANGE. */
 int sframe_decoder__fde(const struct sframe_decoder *d, uint32_t i, struct sframe_fde *fde);
+/*
+ * FDE of rank i in function-start order (equal starts: in section order),
+ * 0 <= i < num_fdes. Returns 0 or -ERANGE.
+ */
+int sframe_decoder__fde_by_start(const struct sframe_decoder *d, uint32_t rank,
+				 struct sframe_fde *fde);
 /* The FDE covering pc (absolute): 0 and *fde filled, or -ENOENT. Binary search. */
 int sframe_decoder__find_fde(const struct sframe_decoder *d, uint64_t pc, struct sframe_fde *fde);
 /* The FRE that applies at pc within fde (handles PCMASK). Returns 0 or -ENOENT. */
@@ -225,13 +231,41 @@ struct sframe_fre_iter {
 	const struct sframe_decoder *d;
 	struct sframe_fde fde;
 	size_t pos; /* byte offset of the next FRE in the section */
+	size_t end; /* end of the FRE sub-section */
 	uint32_t next; /* index of the next FRE */
+	uint32_t range; /* what the FREs' starts are offsets into: function or block size */
+	uint8_t asz; /* bytes of an FRE's start address */
+	uint8_t max_dw; /* most data words an FRE may carry */
+	int next_len; /* size of the next FRE when already read, else 0 */
+	uint32_t next_start; /* its start, then */
 };
 
 void sframe_fre_iter__init(struct sframe_fre_iter *it, const struct sframe_decoder *d,
 			   const struct sframe_fde *fde);
 /* Returns true and fills fre, or false at the end. */
 bool sframe_fre_iter__next(struct sframe_fre_iter *it, struct sframe_fre *fre);
+
+/*
+ * An FRE not yet decoded, for readers of many FREs: where it applies, and its
+ * encoding. Two FREs of one section, of FDEs of the same fde_type, whose
+ * encodings are equal bytes decode to equal rules (struct sframe_fre's cfa,
+ * ra, fp and mangled_ra), so a reader may decode each encoding once.
+ */
+struct sframe_fre_raw {
+	uint32_t index; /* within the function */
+	uint32_t start_off, end_off; /* as in struct sframe_fre */
+	const uint8_t *enc; /* the FRE's info byte, then its data words as stored */
+	uint32_t enc_len;
+	/* enc's first 16 bytes as two numbers, little-endian, zeros past enc_len. */
+	uint64_t enc_words[2];
+	size_t pos; /* section offset of the FRE */
+};
+
+/* Returns true and fills raw (pointing into the section), or false at the end. */
+bool sframe_fre_iter__next_raw(struct sframe_fre_iter *it, struct sframe_fre_raw *raw);
+/* The FRE raw (from it) decoded: what sframe_fre_iter__next() would have filled. */
+void sframe_fre_iter__decode(const struct sframe_fre_iter *it, const struct sframe_fre_raw *raw,
+			     struct sframe_fre *fre);
 
 /* Human names, for dumps. */
 const char *sframe_abi__name(uint8_t abi_arch);

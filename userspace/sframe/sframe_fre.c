@@ -10,19 +10,6 @@
 
 #include "sframe/sframe_int.h"
 
-static unsigned fre_addr_size(uint8_t fre_type)
-{
-	return 1u << fre_type; /* ADDR1, ADDR2, ADDR4 */
-}
-
-/* Most data words an FRE of this FDE may carry. */
-static unsigned max_datawords(const struct sframe_decoder *d, const struct sframe_fde *f)
-{
-	if (f->fde_type == SFRAME_FDE_TYPE_FLEX)
-		return 6; /* CFA pair, RA pair, FP pair */
-	return d->hdr.cfa_fixed_ra_offset ? 2 : 3; /* CFA[, RA], FP */
-}
-
 static int32_t read_dataword(const struct sframe_decoder *d, size_t off, unsigned size, uint32_t *u)
 {
 	switch (size) {
@@ -53,7 +40,7 @@ int sframe_fre__read(const struct sframe_decoder *d, const struct sframe_fde *f,
 		     struct sframe_fre *fre, struct sframe_error *err)
 {
 	size_t end = d->fre_base + d->hdr.fre_len;
-	unsigned asz = fre_addr_size(f->fre_type), size_code, i;
+	unsigned asz = sframe_fre__addr_size(f->fre_type), size_code, i;
 
 	if (off + asz + 1 > end)
 		return fre_overrun(d, f, off, asz + 1, err);
@@ -67,10 +54,10 @@ int sframe_fre__read(const struct sframe_decoder *d, const struct sframe_fde *f,
 		return sframe__set_err(err, SFRAME_ERR_DATAWORD_SIZE, off + asz,
 				       "FDE %u: FRE data-word size code 3 invalid", f->index);
 	fre->dataword_size = 1u << size_code;
-	if (fre->dataword_count > max_datawords(d, f))
+	if (fre->dataword_count > sframe_fre__max_datawords(d, f))
 		return sframe__set_err(err, SFRAME_ERR_DATAWORD_COUNT, off + asz,
 				       "FDE %u: %u data words, at most %u allowed", f->index,
-				       fre->dataword_count, max_datawords(d, f));
+				       fre->dataword_count, sframe_fre__max_datawords(d, f));
 	if (off + asz + 1 + (size_t)fre->dataword_count * fre->dataword_size > end)
 		return fre_overrun(d, f, off, asz + 1 + fre->dataword_count * fre->dataword_size,
 				   err);

@@ -57,6 +57,48 @@ static inline uint64_t rd64(const struct sframe_decoder *d, size_t off)
 	return d->swap ? __builtin_bswap64(v) : v;
 }
 
+/* Bytes of an FRE's start address: ADDR1, ADDR2, ADDR4. */
+static inline unsigned sframe_fre__addr_size(uint8_t fre_type)
+{
+	return 1u << fre_type;
+}
+
+/* Most data words an FRE of this FDE may carry. */
+static inline unsigned sframe_fre__max_datawords(const struct sframe_decoder *d,
+						 const struct sframe_fde *f)
+{
+	if (f->fde_type == SFRAME_FDE_TYPE_FLEX)
+		return 6; /* CFA pair, RA pair, FP pair */
+	return d->hdr.cfa_fixed_ra_offset ? 2 : 3; /* CFA[, RA], FP */
+}
+
+/*
+ * The cheap part of sframe_fre__read(), for walks over many FREs: the start
+ * offset and the size in bytes of the FRE at section offset off (end: the
+ * FRE sub-section's end; asz, max_dw: the FDE's address size and data-word
+ * limit). The same checks, without a message: -1 exactly where
+ * sframe_fre__read() fails, and then that says why.
+ */
+static inline int sframe_fre__peek(const struct sframe_decoder *d, unsigned asz, unsigned max_dw,
+				   size_t off, size_t end, uint32_t *start)
+{
+	unsigned info, size_code, count;
+	size_t len;
+
+	if (off + asz + 1 > end)
+		return -1;
+	*start = asz == 1 ? rd8(d, off) : asz == 2 ? rd16(d, off) : rd32(d, off);
+	info = d->data[off + asz];
+	size_code = (info >> 5) & 0x3;
+	count = (info >> 1) & 0xf;
+	if (size_code > SFRAME_FRE_DATAWORD_4B || count > max_dw)
+		return -1;
+	len = asz + 1 + ((size_t)count << size_code);
+	if (off + len > end)
+		return -1;
+	return (int)len;
+}
+
 /* Fills err (when non-NULL) and returns -EINVAL. */
 int sframe__set_err(struct sframe_error *err, enum sframe_errcode code, uint64_t off,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -15,17 +15,11 @@
 #include <unistd.h>
 
 #include "tables/cfi.h"
+#include "tables/cfi_prog.h"
 #include "tables/flatbuild.h"
 
 #define MAX_PLT_ROWS (1u << 16) /* expansion bound for one PLT-shaped row */
 #define MAX_EXEC_SEGMENTS 16
-/*
- * libdw sizes a frame state by the highest register a program names and
- * copies it for every DW_CFA_remember_state: programs beyond these limits
- * are not handed to it (x86-64 DWARF registers end at 125, k7).
- */
-#define MAX_CFA_REGNUM 127
-#define MAX_CFA_DEPTH 64
 /*
  * libdw re-runs the CIE's and the FDE's program for every row it is asked
  * about: walking an FDE costs rows * instructions. Bounds per FDE and per
@@ -40,10 +34,15 @@ struct cfi_section {
 	Dwarf_CFI *cfi; /* libdw's handle on the same section */
 };
 
-/* One FDE's range, in the order the table is built. */
+/*
+ * One FDE's range, in the order the table is built, and its programs: they
+ * are checked (fde_ops) only if it is walked.
+ */
 struct fde_ent {
 	uint64_t lo, hi;
-	uint32_t ops; /* CFA instructions of its CIE and its own, 0 if not accepted */
+	const uint8_t *insn, *insn_end; /* the FDE's instructions */
+	const uint8_t *cie_insn, *cie_insn_end; /* its CIE's initial instructions */
+	uint8_t fde_enc; /* its CIE's pointer encoding */
 	uint8_t src; /* enum cfi_source */
 	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
 };
@@ -73,6 +72,8 @@ struct reader {
 	struct cie_info cie; /* last CIE parsed: FDEs share few CIEs, in runs */
 	struct flat_builder b;
 	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
+	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
+	uint32_t nr_want, next_want; /* next_want: the first that may still matter */
 	struct cfi_stats *st;
 };
 
@@ -81,112 +82,6 @@ const char *cfi_source__name(enum cfi_source src)
 	return src == CFI_SRC_EH_FRAME	  ? ".eh_frame" :
 	       src == CFI_SRC_DEBUG_FRAME ? ".debug_frame" :
 					    "?";
-}
-
-/* ---------------------------------------------------------------- encoded pointers */
-
-/*
- * LEB128: 7 bits a byte, low first; a signed one extends its last byte's
- * bit 6. More than 64 bits, or running past end, is an error.
- */
-static int read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
-{
-	unsigned shift = 0;
-	uint8_t byte;
-
-	*v = 0;
-	do {
-		if (*p >= end || shift > 63)
-			return -EINVAL;
-		byte = *(*p)++;
-		*v |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-	} while (byte & 0x80);
-	if (sign && shift < 64 && (byte & 0x40))
-		*v |= ~0ull << shift;
-	return 0;
-}
-
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	return read_leb(p, end, false, v);
-}
-
-static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t u;
-	int err = read_leb(p, end, true, &u);
-
-	*v = (int64_t)u;
-	return err;
-}
-
-/* Little-endian fixed-size read (x86-64 only), sign-extended if asked. */
-static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool sign, uint64_t *v)
-{
-	uint64_t u = 0;
-	unsigned i;
-
-	if ((size_t)(end - *p) < size)
-		return -EINVAL;
-	for (i = 0; i < size; i++)
-		u |= (uint64_t)(*p)[i] << (8 * i);
-	if (sign && size < 8 && (u >> (8 * size - 1)) & 1)
-		u |= ~0ull << (8 * size);
-	*p += size;
-	*v = u;
-	return 0;
-}
-
-/*
- * An encoded pointer at *p (vaddr: its address, for pcrel). Only the
- * applications FDE ranges use in linked x86-64 objects (absolute, pcrel).
- */
-static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t vaddr,
-			bool apply, uint64_t *v)
-{
-	int64_t s = 0;
-	int err;
-
-	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
-		return -EINVAL;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-		err = read_fixed(p, end, 8, false, v);
-		break;
-	case DW_EH_PE_uleb128:
-		err = read_uleb(p, end, v);
-		break;
-	case DW_EH_PE_sleb128:
-		err = read_sleb(p, end, &s);
-		*v = (uint64_t)s;
-		break;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		err = read_fixed(p, end, 2, enc & DW_EH_PE_signed, v);
-		break;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		err = read_fixed(p, end, 4, enc & DW_EH_PE_signed, v);
-		break;
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		err = read_fixed(p, end, 8, false, v);
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (err || !apply)
-		return err;
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		return 0;
-	case DW_EH_PE_pcrel:
-		*v += vaddr;
-		return 0;
-	default: /* textrel, datarel, funcrel, aligned: not in linked x86-64 CFI */
-		return -EINVAL;
-	}
 }
 
 /* ---------------------------------------------------------------- FDE enumeration */
@@ -231,7 +126,8 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 			if (p >= end)
 				return -EINVAL;
 			enc = *p++;
-			if (read_encoded(&p, end, enc & ~DW_EH_PE_indirect, 0, false, &skip))
+			if (cfi_prog__read_encoded(&p, end, enc & ~DW_EH_PE_indirect, 0, false,
+						   &skip))
 				return -EINVAL;
 			break;
 		case 'S': /* signal frame: libdw reports it through dwarf_frame_info */
@@ -257,7 +153,8 @@ static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src, uint32_t ops)
+static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
+		    const uint8_t *insn, const uint8_t *insn_end)
 {
 	struct fde_ent *n;
 	uint32_t ncap;
@@ -270,7 +167,14 @@ static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source 
 		r->fdes = n;
 		r->cap_fdes = ncap;
 	}
-	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo, .hi = hi, .ops = ops, .src = src };
+	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo,
+						  .hi = hi,
+						  .insn = insn,
+						  .insn_end = insn_end,
+						  .cie_insn = r->cie.insn,
+						  .cie_insn_end = r->cie.insn_end,
+						  .fde_enc = r->cie.fde_enc,
+						  .src = src };
 	return 0;
 }
 
@@ -284,11 +188,12 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 
 	if (parse_cie(r, src, f->CIE_pointer))
 		return false;
-	if (read_encoded(&p, f->end, r->cie.fde_enc, s->addr + (uint64_t)(p - base), true, lo) ||
-	    read_encoded(&p, f->end, r->cie.fde_enc & 0x0f, 0, false, &range))
+	if (cfi_prog__read_encoded(&p, f->end, r->cie.fde_enc, s->addr + (uint64_t)(p - base), true,
+				   lo) ||
+	    cfi_prog__read_encoded(&p, f->end, r->cie.fde_enc & 0x0f, 0, false, &range))
 		return false;
 	if (r->cie.zaug) {
-		if (read_uleb(&p, f->end, &alen) || alen > (uint64_t)(f->end - p))
+		if (cfi_prog__read_uleb(&p, f->end, &alen) || alen > (uint64_t)(f->end - p))
 			return false;
 		p += alen;
 	}
@@ -297,143 +202,14 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 	return *hi >= *lo;
 }
 
-struct cfa_scan {
-	uint64_t ops;
-	uint32_t depth; /* DW_CFA_remember_state nesting */
-};
-
-static bool cfa_reg_ok(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t reg;
-
-	return !read_uleb(p, end, &reg) && reg <= MAX_CFA_REGNUM;
-}
-
-static bool cfa_skip_uleb(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v;
-
-	return !read_uleb(p, end, &v);
-}
-
-static bool cfa_skip_sleb(const uint8_t **p, const uint8_t *end)
-{
-	int64_t v;
-
-	return !read_sleb(p, end, &v);
-}
-
-static bool cfa_skip_block(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t len;
-
-	if (read_uleb(p, end, &len) || len > (uint64_t)(end - *p))
-		return false;
-	*p += len;
-	return true;
-}
-
-/*
- * Check a DW_CFA program before libdw runs it: every opcode known, every
- * operand inside [p, end), every register at most MAX_CFA_REGNUM, and the
- * remember_state nesting bounded. Counts the instructions in s->ops.
- */
-static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struct cfa_scan *s)
-{
-	uint64_t v;
-	uint8_t op;
-	bool ok;
-
-	while (p < end) {
-		op = *p++;
-		s->ops++;
-		switch (op & 0xc0) {
-		case DW_CFA_advance_loc:
-			continue;
-		case DW_CFA_offset:
-			if ((op & 0x3f) > MAX_CFA_REGNUM || !cfa_skip_uleb(&p, end))
-				return false;
-			continue;
-		case DW_CFA_restore:
-			if ((op & 0x3f) > MAX_CFA_REGNUM)
-				return false;
-			continue;
-		}
-		switch (op) {
-		case DW_CFA_nop:
-			ok = true;
-			break;
-		case DW_CFA_set_loc:
-			ok = !read_encoded(&p, end, fde_enc & 0x0f, 0, false, &v);
-			break;
-		case DW_CFA_advance_loc1:
-			ok = !read_fixed(&p, end, 1, false, &v);
-			break;
-		case DW_CFA_advance_loc2:
-			ok = !read_fixed(&p, end, 2, false, &v);
-			break;
-		case DW_CFA_advance_loc4:
-			ok = !read_fixed(&p, end, 4, false, &v);
-			break;
-		case DW_CFA_offset_extended:
-		case DW_CFA_def_cfa:
-		case DW_CFA_val_offset:
-		case DW_CFA_GNU_negative_offset_extended:
-			ok = cfa_reg_ok(&p, end) && cfa_skip_uleb(&p, end);
-			break;
-		case DW_CFA_offset_extended_sf:
-		case DW_CFA_def_cfa_sf:
-		case DW_CFA_val_offset_sf:
-			ok = cfa_reg_ok(&p, end) && cfa_skip_sleb(&p, end);
-			break;
-		case DW_CFA_restore_extended:
-		case DW_CFA_undefined:
-		case DW_CFA_same_value:
-		case DW_CFA_def_cfa_register:
-			ok = cfa_reg_ok(&p, end);
-			break;
-		case DW_CFA_register:
-			ok = cfa_reg_ok(&p, end) && cfa_reg_ok(&p, end);
-			break;
-		case DW_CFA_remember_state:
-			ok = ++s->depth <= MAX_CFA_DEPTH;
-			break;
-		case DW_CFA_restore_state:
-			ok = s->depth > 0;
-			s->depth -= ok;
-			break;
-		case DW_CFA_def_cfa_offset:
-		case DW_CFA_GNU_args_size:
-			ok = cfa_skip_uleb(&p, end);
-			break;
-		case DW_CFA_def_cfa_offset_sf:
-			ok = cfa_skip_sleb(&p, end);
-			break;
-		case DW_CFA_def_cfa_expression:
-			ok = cfa_skip_block(&p, end);
-			break;
-		case DW_CFA_expression:
-		case DW_CFA_val_expression:
-			ok = cfa_reg_ok(&p, end) && cfa_skip_block(&p, end);
-			break;
-		default: /* DW_CFA_GNU_window_save, vendor extensions: not x86-64 */
-			ok = false;
-			break;
-		}
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
 /* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
-static uint32_t fde_ops(const struct reader *r, const uint8_t *insn, const uint8_t *end)
+static uint32_t fde_ops(const struct fde_ent *f)
 {
-	struct cfa_scan s = { 0 };
+	struct cfi_prog_scan s = { 0 };
 
-	if (!r->cie.insn || r->cie.insn > r->cie.insn_end || insn > end ||
-	    !cfa_scan(r->cie.insn, r->cie.insn_end, r->cie.fde_enc, &s) ||
-	    !cfa_scan(insn, end, r->cie.fde_enc, &s))
+	if (!f->cie_insn || f->cie_insn > f->cie_insn_end || f->insn > f->insn_end ||
+	    !cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
+	    !cfi_prog__scan(f->insn, f->insn_end, f->fde_enc, &s))
 		return 0;
 	return s.ops + 1 < UINT32_MAX ? (uint32_t)s.ops + 1 : UINT32_MAX;
 }
@@ -462,7 +238,7 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 			r->st->skipped_fdes++; /* e.g. .debug_frame FDEs of discarded code at 0 */
 			continue;
 		}
-		err = push_fde(r, lo, hi, src, fde_ops(r, insn, e.fde.end));
+		err = push_fde(r, lo, hi, src, insn, e.fde.end);
 		if (err)
 			return err;
 	}
@@ -575,14 +351,15 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	Dwarf_Addr start, end;
 	Dwarf_Frame *frame;
 	uint64_t pc = f->lo, work = 0;
+	uint32_t ops = fde_ops(f);
 	int ra_reg, err = 0;
 
-	if (!f->ops)
+	if (!ops)
 		return unsupported_row(r, pc, f->hi, CFI_UNSUP_INSN);
 	while (pc < f->hi && !err) {
 		/* Each row re-runs the programs: bound the FDE's and the object's total. */
-		work += f->ops;
-		r->st->cfa_ops += f->ops;
+		work += ops;
+		r->st->cfa_ops += ops;
 		if (work > FDE_WORK_BUDGET || r->st->cfa_ops > OBJ_WORK_BUDGET)
 			return unsupported_row(r, pc, f->hi, CFI_UNSUP_BUDGET);
 		frame = NULL;
@@ -607,6 +384,19 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	return err;
 }
 
+/*
+ * Whether [lo, hi) meets a wanted range. Asked in increasing lo order, so
+ * the ranges that end before lo are never looked at again.
+ */
+static bool wanted(struct reader *r, uint64_t lo, uint64_t hi)
+{
+	if (!r->want)
+		return true;
+	while (r->next_want < r->nr_want && r->want[r->next_want].hi <= lo)
+		r->next_want++;
+	return r->next_want < r->nr_want && r->want[r->next_want].lo < hi;
+}
+
 /* Rows of every FDE in PC order, gap rows between them; overlaps are unsupported. */
 static int emit_all(struct reader *r)
 {
@@ -628,6 +418,10 @@ static int emit_all(struct reader *r)
 			members++;
 			if (r->fdes[j].hi > run_hi)
 				run_hi = r->fdes[j].hi;
+		}
+		if (!wanted(r, f->lo, run_hi)) {
+			r->st->unwanted_fdes += members;
+			continue; /* a gap, as if the FDEs were not there */
 		}
 		if (end && f->lo > end)
 			err = flat_builder__row(&r->b, end, SFBPF_RULE_GAP_ID);
@@ -741,9 +535,37 @@ static void reader_close(struct reader *r)
 	free(r->fdes);
 }
 
-int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
+/*
+ * FDEs in cmp_fde order. The linker's order is nearly that already (a few
+ * start-up functions out of place), which an insertion sort fixes in one
+ * pass; past a few moves per FDE, qsort. Entries cmp_fde finds equal overlap
+ * each other (one unsupported run): their order is moot.
+ */
+static void sort_fdes(struct reader *r)
 {
-	struct reader r = { .unsup_id = -1 };
+	uint64_t moves = 0, budget = 4ull * r->nr_fdes + 64;
+	struct fde_ent *f = r->fdes, v;
+	uint32_t i, j;
+
+	for (i = 1; i < r->nr_fdes; i++) {
+		if (cmp_fde(&f[i - 1], &f[i]) <= 0)
+			continue;
+		v = f[i];
+		for (j = i; j > 0 && cmp_fde(&f[j - 1], &v) > 0; j--)
+			f[j] = f[j - 1];
+		f[j] = v;
+		moves += i - j;
+		if (moves > budget) {
+			qsort(r->fdes, r->nr_fdes, sizeof(*r->fdes), cmp_fde);
+			return;
+		}
+	}
+}
+
+int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
+			   struct flat_table **out, struct cfi_stats *stats)
+{
+	struct reader r = { .unsup_id = -1, .want = want, .nr_want = nr_want };
 	struct cfi_stats dummy;
 	int err, src;
 
@@ -761,7 +583,7 @@ int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
 		err = -ENOENT;
 	if (err)
 		goto cleanup;
-	qsort(r.fdes, r.nr_fdes, sizeof(*r.fdes), cmp_fde);
+	sort_fdes(&r);
 	shadow_debug_frame(&r);
 	err = flat_builder__init(&r.b);
 	if (err)
@@ -781,6 +603,11 @@ int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
 cleanup:
 	reader_close(&r);
 	return err;
+}
+
+int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
+{
+	return cfi__flatten_fd_ranges(fd, NULL, 0, out, stats);
 }
 
 int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stats *stats)

@@ -51,6 +51,12 @@ struct cfi_stats {
 	uint64_t unsupported_bytes; /* code bytes covered by unsupported rows */
 	uint64_t code_bytes; /* code bytes covered by FDEs in the table */
 	uint64_t cfa_ops; /* CFA instructions libdw was asked to evaluate (bounded work) */
+	uint32_t unwanted_fdes; /* outside the ranges asked for (cfi__flatten_fd_ranges) */
+};
+
+/* A PC range [lo, hi). */
+struct cfi_range {
+	uint64_t lo, hi;
 };
 
 /*
@@ -59,6 +65,17 @@ struct cfi_stats {
  */
 int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats);
 int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stats *stats);
+
+/*
+ * The same table, but only where it is needed: FDEs (or runs of FDEs that
+ * overlap each other) covering no PC of want[0 .. nr_want) (sorted by lo,
+ * disjoint) are left out, as gaps. At every PC inside those ranges the table
+ * has the rule cfi__flatten_fd() gives; elsewhere it may say less. Walking
+ * FDEs is most of the cost, and an object with .sframe needs CFI only where
+ * .sframe has no rule (complete__cfi_ranges). want == NULL: everything.
+ */
+int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
+			   struct flat_table **out, struct cfi_stats *stats);
 
 /* ".eh_frame" or ".debug_frame". */
 const char *cfi_source__name(enum cfi_source src);

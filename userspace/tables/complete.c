@@ -58,30 +58,37 @@ static const struct {
  * taken only when no NAME.abi0 exists (older Go, or an ABIInternal function
  * such as runtime.mcall or time.now).
  */
-static const char *const stack_switch_fns[] = {
-	"runtime.systemstack",
-	"runtime.mcall",
-	"runtime.morestack",
-	"runtime.gogo",
-	"gogo",
-	"runtime.asmcgocall",
-	"runtime.asmcgocall_no_g",
-	"runtime.cgocallback",
-	"runtime.nanotime1",
-	"runtime.walltime",
-	"runtime.walltime1",
-	"runtime.vgetrandom1",
-	"time.now",
-	"runtime.callCgoMmap",
-	"runtime.callCgoMunmap",
-	"runtime.callCgoSigaction",
-	"runtime.sigfwd",
-	"racecall",
-	"asancall",
-	"msancall",
-	"runtime.libfuzzerCall4",
-	"runtime.libfuzzerCallTraceIntCmp",
-	"runtime.libfuzzerCallWithTwoByteBuffers",
+static const struct {
+	const char *name;
+	size_t len;
+} stack_switch_fns[] = {
+/* clang-format off */
+#define FN(n) { n, sizeof(n) - 1 }
+	/* clang-format on */
+	FN("runtime.systemstack"),
+	FN("runtime.mcall"),
+	FN("runtime.morestack"),
+	FN("runtime.gogo"),
+	FN("gogo"),
+	FN("runtime.asmcgocall"),
+	FN("runtime.asmcgocall_no_g"),
+	FN("runtime.cgocallback"),
+	FN("runtime.nanotime1"),
+	FN("runtime.walltime"),
+	FN("runtime.walltime1"),
+	FN("runtime.vgetrandom1"),
+	FN("time.now"),
+	FN("runtime.callCgoMmap"),
+	FN("runtime.callCgoMunmap"),
+	FN("runtime.callCgoSigaction"),
+	FN("runtime.sigfwd"),
+	FN("racecall"),
+	FN("asancall"),
+	FN("msancall"),
+	FN("runtime.libfuzzerCall4"),
+	FN("runtime.libfuzzerCallTraceIntCmp"),
+	FN("runtime.libfuzzerCallWithTwoByteBuffers"),
+#undef FN
 };
 
 #define NR_STACK_SWITCH_FNS (sizeof(stack_switch_fns) / sizeof(stack_switch_fns[0]))
@@ -154,7 +161,7 @@ static int stack_switch_fn(const char *name, bool *abi0)
 	if (*abi0)
 		len -= 5;
 	for (i = 0; i < NR_STACK_SWITCH_FNS; i++)
-		if (strlen(stack_switch_fns[i]) == len && !strncmp(name, stack_switch_fns[i], len))
+		if (stack_switch_fns[i].len == len && !memcmp(name, stack_switch_fns[i].name, len))
 			return (int)i;
 	return -1;
 }
@@ -350,7 +357,18 @@ struct merge {
 	const struct complete_info *ci;
 	struct cursor s, c;
 	int64_t outermost_id, plt_got_id; /* -1 until a row needs them */
+	/* Which of ci's ranges hold the current PC: that changes only at range_points. */
+	bool outermost, stack_switch, plt;
 };
+
+static void find_zones(struct merge *m, uint64_t pc)
+{
+	const struct complete_info *ci = m->ci;
+
+	m->outermost = ci && in_range(ci->outermost, ci->nr_outermost, pc);
+	m->stack_switch = ci && in_range(ci->stack_switch, ci->nr_stack_switch, pc);
+	m->plt = ci && in_range(ci->plt, ci->nr_plt, pc);
+}
 
 /* Whether rule id of t describes something (not even an unsupported row). */
 static bool usable(const struct flat_table *t, uint32_t id)
@@ -378,19 +396,16 @@ static int64_t own_rule(struct flat_builder *b, int64_t *id, const struct sfbpf_
 	return *id;
 }
 
-/* The rule at pc, by the order complete.h gives. */
+/* The rule at pc (in the zones find_zones found), by the order complete.h gives. */
 static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 {
-	const struct complete_info *ci = m->ci;
-	bool plt = ci && in_range(ci->plt, ci->nr_plt, pc);
-
-	if (ci && in_range(ci->outermost, ci->nr_outermost, pc))
+	if (m->outermost)
 		return own_rule(b, &m->outermost_id, &outermost_rule);
-	if (ci && in_range(ci->stack_switch, ci->nr_stack_switch, pc))
+	if (m->stack_switch)
 		return SFBPF_RULE_GAP_ID;
-	if (plt && m->c.t && usable(m->c.t, m->c.rule))
+	if (m->plt && m->c.t && usable(m->c.t, m->c.rule))
 		return cursor_id(b, &m->c);
-	if (plt && in_range(&ci->plt_got, 1, pc))
+	if (m->plt && in_range(&m->ci->plt_got, 1, pc))
 		return own_rule(b, &m->plt_got_id, &jump_stub_rule);
 	if (m->s.t && usable(m->s.t, m->s.rule))
 		return cursor_id(b, &m->s);
@@ -400,6 +415,31 @@ static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 	if (m->s.t && m->s.rule != SFBPF_RULE_GAP_ID)
 		return cursor_id(b, &m->s);
 	return cursor_id(b, &m->c);
+}
+
+/*
+ * The common case, row after row: .sframe rows with usable rules before limit
+ * (the next CFI row or range boundary), outside every range, each the choice
+ * choose() would make. Stops at the first row it cannot take.
+ */
+static int sframe_run(struct flat_builder *b, struct merge *m, uint64_t limit)
+{
+	const struct flat_table *t = m->s.t;
+	const struct flat_row *row;
+	int64_t id;
+	int err;
+
+	for (; m->s.i < t->nr_rows; m->s.i++) {
+		row = &t->rows[m->s.i];
+		if (row->pc_off >= limit || !usable(t, row->rule))
+			break;
+		m->s.rule = row->rule;
+		id = cursor_id(b, &m->s);
+		err = id < 0 ? (int)id : flat_builder__row(b, row->pc_off, (uint32_t)id);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int64_t *new_ids(const struct flat_table *t)
@@ -417,7 +457,7 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 			   .c = { .t = cfi, .go_fp = ci && ci->go },
 			   .outermost_id = -1,
 			   .plt_got_id = -1 };
-	uint32_t nr_pts, p = 0;
+	uint32_t nr_pts, p = 0, zones_p = UINT32_MAX;
 	struct flat_builder b;
 	const struct flat_table *meta = sframe ? sframe : cfi;
 	int64_t id;
@@ -434,6 +474,14 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		goto cleanup;
 	/* Every boundary of every source, in order; each holds its rule until its next one. */
 	for (pc = 0; !err;) {
+		if (m.s.t && zones_p == p && !m.outermost && !m.stack_switch && !m.plt) {
+			next = cursor_next(&m.c);
+			if (p < nr_pts && pts[p] < next)
+				next = pts[p];
+			err = sframe_run(&b, &m, next);
+			if (err)
+				break;
+		}
 		next = cursor_next(&m.s);
 		if (cursor_next(&m.c) < next)
 			next = cursor_next(&m.c);
@@ -446,6 +494,10 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		cursor_advance(&m.c, pc);
 		while (p < nr_pts && pts[p] <= pc)
 			p++;
+		if (p != zones_p) { /* a range starts or ends here */
+			find_zones(&m, pc);
+			zones_p = p;
+		}
 		id = choose(&b, &m, pc);
 		err = id < 0 ? (int)id : flat_builder__row(&b, pc, (uint32_t)id);
 	}
@@ -461,4 +513,69 @@ cleanup:
 	free(m.s.ids);
 	free(m.c.ids);
 	return err;
+}
+
+/* Appends [lo, hi) to the sorted ranges out[0 .. *n), joining it to the last if they meet. */
+static void add_range(struct cfi_range *out, uint32_t *n, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return;
+	if (*n && lo <= out[*n - 1].hi) {
+		if (hi > out[*n - 1].hi)
+			out[*n - 1].hi = hi;
+		return;
+	}
+	out[(*n)++] = (struct cfi_range){ lo, hi };
+}
+
+int complete__cfi_ranges(const struct flat_table *sframe, const struct complete_info *ci,
+			 struct cfi_range **out, uint32_t *nr)
+{
+	struct complete_range plt[COMPLETE_MAX_PLT], v;
+	uint32_t nr_plt = ci ? ci->nr_plt : 0, i, j, k, n = 0, n_open = 0;
+	struct cfi_range *open, *r;
+	uint64_t lo = 0;
+	bool in_open = true; /* before the first row: no rule */
+
+	*out = NULL;
+	*nr = 0;
+	/* Where sframe has no usable rule, in row order: at most one range per row, plus one. */
+	open = malloc(((size_t)sframe->nr_rows + 1) * sizeof(*open));
+	r = malloc(((size_t)sframe->nr_rows + 1 + nr_plt) * sizeof(*r));
+	if (!open || !r) {
+		free(open);
+		free(r);
+		return -ENOMEM;
+	}
+	for (i = 0; i < sframe->nr_rows; i++) {
+		const struct flat_row *row = &sframe->rows[i];
+		bool u = usable(sframe, row->rule);
+
+		if (in_open && u)
+			add_range(open, &n_open, lo, row->pc_off);
+		else if (!in_open && !u)
+			lo = row->pc_off;
+		in_open = !u;
+	}
+	if (in_open)
+		add_range(open, &n_open, lo, UINT64_MAX);
+	/* The PLT sections, sorted (at most COMPLETE_MAX_PLT), merged in. */
+	for (i = 0; i < nr_plt; i++) {
+		for (v = ci->plt[i], j = i; j > 0 && plt[j - 1].start > v.start; j--)
+			plt[j] = plt[j - 1];
+		plt[j] = v;
+	}
+	for (i = 0, k = 0; i < n_open || k < nr_plt;) {
+		if (k < nr_plt && (i == n_open || plt[k].start < open[i].lo)) {
+			add_range(r, &n, plt[k].start, plt[k].end);
+			k++;
+		} else {
+			add_range(r, &n, open[i].lo, open[i].hi);
+			i++;
+		}
+	}
+	free(open);
+	*out = r;
+	*nr = n;
+	return 0;
 }

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tables/cfi.h"
 #include "tables/flatten.h"
 
 #define COMPLETE_MAX_PLT 4
@@ -69,5 +70,15 @@ int complete__read_fd(int fd, struct complete_info *ci);
  */
 int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
 		    const struct complete_info *ci, struct flat_table **out);
+
+/*
+ * The only PCs where complete__merge(sframe, cfi, ci) looks at cfi's rules:
+ * where sframe has no usable rule (its gaps and unsupported rows, before its
+ * first row and from its last on) and ci's PLT sections. A CFI table built
+ * for just these ranges (cfi__flatten_fd_ranges) merges into the same table
+ * as the whole one. Sorted, disjoint; *out is malloc'd. 0 or -ENOMEM.
+ */
+int complete__cfi_ranges(const struct flat_table *sframe, const struct complete_info *ci,
+			 struct cfi_range **out, uint32_t *nr);
 
 #endif /* SFBPF_TABLES_COMPLETE_H */

@@ -26,39 +26,31 @@ int64_t flat_builder__rule(struct flat_builder *b, const struct sfbpf_rule *r)
 	return ruleset__intern(&b->rules, r, UINT32_MAX);
 }
 
-int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule)
+static int resize(struct flat_builder *b, uint32_t ncap)
 {
-	struct flat_table *t = b->t;
-	struct flat_row *n;
-	uint32_t ncap;
+	struct flat_row *n = realloc(b->t->rows, (size_t)ncap * sizeof(*n));
 
-	if (pc > UINT32_MAX)
-		return -E2BIG;
-	if (t->nr_rows) {
-		struct flat_row *last = &t->rows[t->nr_rows - 1];
-
-		if (last->rule == rule)
-			return 0; /* same rule continues */
-		if (last->pc_off == pc) {
-			last->rule = rule; /* a zero-length range: the later row wins */
-			/* ... which may now continue the row before it. */
-			if (t->nr_rows > 1 && t->rows[t->nr_rows - 2].rule == rule)
-				t->nr_rows--;
-			return 0;
-		}
-	}
-	if (t->nr_rows >= FLAT_MAX_ROWS)
-		return -E2BIG;
-	if (t->nr_rows == b->cap_rows) {
-		ncap = b->cap_rows ? b->cap_rows * 2 : 64;
-		n = realloc(t->rows, (size_t)ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		b->cap_rows = ncap;
-	}
-	t->rows[t->nr_rows++] = (struct flat_row){ .pc_off = (uint32_t)pc, .rule = rule };
+	if (!n)
+		return -ENOMEM;
+	b->t->rows = n;
+	b->cap_rows = ncap;
 	return 0;
+}
+
+int flat_builder__reserve(struct flat_builder *b, uint64_t nr)
+{
+	if (nr > FLAT_MAX_ROWS)
+		nr = FLAT_MAX_ROWS;
+	return nr > b->cap_rows ? resize(b, (uint32_t)nr) : 0;
+}
+
+int flat_builder__grow(struct flat_builder *b)
+{
+	if (b->t->nr_rows >= FLAT_MAX_ROWS)
+		return -E2BIG;
+	if (b->t->nr_rows < b->cap_rows)
+		return 0;
+	return resize(b, b->cap_rows ? b->cap_rows * 2 : 64);
 }
 
 int64_t flat_builder__last_pc(const struct flat_builder *b)
@@ -68,22 +60,21 @@ int64_t flat_builder__last_pc(const struct flat_builder *b)
 
 static int build_pages(struct flat_table *t)
 {
-	uint32_t p, r = 0, span;
+	uint32_t p = 0, r, page, span;
 
 	if (!t->nr_rows)
 		return 0;
 	t->pc_min = t->rows[0].pc_off & ~((1u << SFBPF_PAGE_SHIFT) - 1);
 	span = (t->rows[t->nr_rows - 1].pc_off - t->pc_min) >> SFBPF_PAGE_SHIFT;
 	t->nr_pages = span + 2; /* every page up to the last row's, plus the sentinel */
-	t->pages = calloc(t->nr_pages, sizeof(*t->pages));
+	t->pages = malloc((size_t)t->nr_pages * sizeof(*t->pages));
 	if (!t->pages)
 		return -ENOMEM;
-	for (p = 0; p + 1 < t->nr_pages; p++) {
-		uint64_t page_start = t->pc_min + ((uint64_t)p << SFBPF_PAGE_SHIFT);
-
-		while (r < t->nr_rows && t->rows[r].pc_off < page_start)
-			r++;
-		t->pages[p] = r;
+	/* pages[p]: the first row starting at or after page p's start, i.e. in page p or later. */
+	for (r = 0; r < t->nr_rows; r++) {
+		page = (t->rows[r].pc_off - t->pc_min) >> SFBPF_PAGE_SHIFT;
+		while (p <= page)
+			t->pages[p++] = r;
 	}
 	t->pages[t->nr_pages - 1] = t->nr_rows;
 	return 0;

@@ -11,6 +11,7 @@
 #ifndef SFBPF_FLATBUILD_H
 #define SFBPF_FLATBUILD_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "tables/flatten.h"
@@ -29,12 +30,43 @@ struct flat_builder {
 int flat_builder__init(struct flat_builder *b);
 /* Local index of rule r (added if new), or -ENOMEM. */
 int64_t flat_builder__rule(struct flat_builder *b, const struct sfbpf_rule *r);
+/* Room for nr rows (at most FLAT_MAX_ROWS), so that rows need not be moved. 0 or -ENOMEM. */
+int flat_builder__reserve(struct flat_builder *b, uint64_t nr);
+/* Makes room for one more row: 0, -E2BIG past FLAT_MAX_ROWS, -ENOMEM. */
+int flat_builder__grow(struct flat_builder *b);
+
 /*
  * From pc on, rule applies. PCs must not decrease. A row with the previous
  * row's rule is merged into it; a row at the previous row's PC replaces it
  * (a zero-length range). 0, -E2BIG (PC above 32 bits, too many rows), -ENOMEM.
+ * Inline: the flattener and the merges call it for every row.
  */
-int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule);
+static inline int flat_builder__row(struct flat_builder *b, uint64_t pc, uint32_t rule)
+{
+	struct flat_table *t = b->t;
+	int err;
+
+	if (pc > UINT32_MAX)
+		return -E2BIG;
+	if (t->nr_rows) {
+		struct flat_row *last = &t->rows[t->nr_rows - 1];
+
+		if (last->rule == rule)
+			return 0; /* same rule continues */
+		if (last->pc_off == pc) {
+			last->rule = rule; /* a zero-length range: the later row wins */
+			/* ... which may now continue the row before it. */
+			if (t->nr_rows > 1 && t->rows[t->nr_rows - 2].rule == rule)
+				t->nr_rows--;
+			return 0;
+		}
+	}
+	if (t->nr_rows == b->cap_rows && (err = flat_builder__grow(b)))
+		return err;
+	t->rows[t->nr_rows++] = (struct flat_row){ .pc_off = (uint32_t)pc, .rule = rule };
+	return 0;
+}
+
 /* Last row's PC, or -1 when there is none. */
 int64_t flat_builder__last_pc(const struct flat_builder *b);
 /* Build the page index and hand the table over. Frees the builder either way. */

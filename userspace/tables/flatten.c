@@ -15,9 +15,19 @@
 
 #define MAX_MASK_ROWS (1u << 16) /* expansion bound for one PCMASK FDE */
 
-struct fde_ref {
-	uint64_t start;
-	uint32_t index;
+/*
+ * Rules of FRE encodings seen before (struct sframe_fre_raw): most functions
+ * repeat a handful of encodings, so each is decoded and interned once.
+ * Direct-mapped; an encoding of up to RULE_KEY_BYTES bytes is its own key,
+ * with its length, the FDE type and the signal bit (make_rule's inputs).
+ */
+#define RULE_CACHE_BITS 10
+#define RULE_KEY_BYTES 14
+
+struct rule_cache_ent {
+	uint64_t k0, k1; /* k1 == 0: empty (a key's k1 holds its nonzero length) */
+	uint32_t id;
+	bool unsupported;
 };
 
 struct builder {
@@ -26,8 +36,10 @@ struct builder {
 	uint8_t version; /* SFrame version: what an FDE without FREs means */
 	struct flat_builder fb; /* rows, rules and page index (flatbuild.h) */
 	struct flat_table *t; /* fb.t */
-	struct sframe_fre *fres; /* scratch: one FDE's FREs */
-	uint32_t cap_fres;
+	/* Scratch: one FDE's FREs (start offsets, rule ids), and the last one's end. */
+	uint32_t *starts, *ids;
+	uint32_t cap_fres, last_end;
+	struct rule_cache_ent cache[1u << RULE_CACHE_BITS];
 };
 
 static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -137,45 +149,91 @@ static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
 	return flat_builder__row(&b->fb, pc, rule);
 }
 
-/* Decode an FDE's FREs into the scratch array, interning their rules. */
-static int collect_fres(struct builder *b, const struct sframe_fde *f, uint32_t *rule_ids)
+/* The rule id of fre (decoded) of f; counts the FREs whose rule cannot be expressed. */
+static int64_t fre_rule(struct builder *b, const struct sframe_fde *f, const struct sframe_fre *fre,
+			bool *unsupported)
+{
+	struct sfbpf_rule r;
+
+	*unsupported = !make_rule(b->abi, f, fre, &r);
+	if (*unsupported) {
+		/* The walk stops there and says why, as for CFI it cannot express. */
+		memset(&r, 0, sizeof(r));
+		r.flags = SFBPF_RULE_GAP | SFBPF_RULE_UNSUPPORTED;
+	}
+	return intern_rule(b, &r);
+}
+
+/* The rule id of the FRE raw of it: from the cache, or decoded and remembered. */
+static int64_t raw_rule(struct builder *b, const struct sframe_fre_iter *it,
+			const struct sframe_fre_raw *raw)
+{
+	struct rule_cache_ent *e;
+	struct sframe_fre fre;
+	uint64_t k0, k1, h;
+	bool unsupported;
+	int64_t id;
+
+	if (raw->enc_len > RULE_KEY_BYTES) {
+		sframe_fre_iter__decode(it, raw, &fre);
+		id = fre_rule(b, &it->fde, &fre, &unsupported);
+		b->t->nr_unsupported_fres += unsupported;
+		return id;
+	}
+	k0 = raw->enc_words[0];
+	k1 = (raw->enc_words[1] & 0xffffffffffffull) | (uint64_t)raw->enc_len << 48 |
+	     (uint64_t)(it->fde.fde_type << 1 | it->fde.signal) << 56;
+	h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full);
+	e = &b->cache[h >> (64 - RULE_CACHE_BITS)];
+	if (e->k0 != k0 || e->k1 != k1) {
+		sframe_fre_iter__decode(it, raw, &fre);
+		id = fre_rule(b, &it->fde, &fre, &unsupported);
+		if (id < 0)
+			return id;
+		*e = (struct rule_cache_ent){
+			.k0 = k0, .k1 = k1, .id = (uint32_t)id, .unsupported = unsupported
+		};
+	}
+	b->t->nr_unsupported_fres += e->unsupported;
+	return e->id;
+}
+
+/* An FDE's FREs into the scratch arrays, their rules interned. The FRE count, or -errno. */
+static int collect_fres(struct builder *b, const struct sframe_fde *f)
 {
 	struct sframe_fre_iter it;
-	struct sfbpf_rule r;
+	struct sframe_fre_raw raw;
 	uint32_t n = 0;
 	int64_t id;
 
 	sframe_fre_iter__init(&it, b->d, f);
-	while (n < f->num_fres && sframe_fre_iter__next(&it, &b->fres[n])) {
-		if (!make_rule(b->abi, f, &b->fres[n], &r)) {
-			/* The walk stops there and says why, as for CFI it cannot express. */
-			memset(&r, 0, sizeof(r));
-			r.flags = SFBPF_RULE_GAP | SFBPF_RULE_UNSUPPORTED;
-			b->t->nr_unsupported_fres++;
-		}
-		id = intern_rule(b, &r);
+	while (n < f->num_fres && sframe_fre_iter__next_raw(&it, &raw)) {
+		id = raw_rule(b, &it, &raw);
 		if (id < 0)
 			return (int)id;
-		rule_ids[n++] = (uint32_t)id;
+		b->starts[n] = raw.start_off;
+		b->ids[n++] = (uint32_t)id;
+		b->last_end = raw.end_off;
 	}
 	return (int)n;
 }
 
 static int emit_fde(struct builder *b, const struct sframe_fde *f)
 {
-	uint32_t *ids, n, j, block, nblocks, rep;
+	uint32_t *ids, *starts, n, j, block, nblocks, rep, cap = b->cap_fres;
 	int ret;
 
-	if (grow((void **)&b->fres, &b->cap_fres, f->num_fres + 1, sizeof(*b->fres)))
+	/* Both arrays grow alike: cap_fres is the capacity of each. */
+	if (grow((void **)&b->starts, &cap, f->num_fres + 1, sizeof(*b->starts)) ||
+	    grow((void **)&b->ids, &b->cap_fres, f->num_fres + 1, sizeof(*b->ids)))
 		return -ENOMEM;
-	ids = calloc(f->num_fres + 1, sizeof(*ids));
-	if (!ids)
-		return -ENOMEM;
-	ret = collect_fres(b, f, ids);
+	ret = collect_fres(b, f);
 	if (ret < 0)
-		goto out;
+		return ret;
 	n = (uint32_t)ret;
 	ret = 0;
+	starts = b->starts;
+	ids = b->ids;
 	b->t->nr_fres += n;
 	if (n == 0) {
 		/*
@@ -188,11 +246,10 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 				 f->fde_type == SFRAME_FDE_TYPE_DEFAULT;
 		int64_t id = outermost ? intern_rule(b, &outer) : SFBPF_RULE_GAP_ID;
 
-		ret = id < 0 ? (int)id : add_row(b, f->func_start, (uint32_t)id);
-		goto out;
+		return id < 0 ? (int)id : add_row(b, f->func_start, (uint32_t)id);
 	}
 	/* PCs before the first FRE are covered by nothing. */
-	if (b->fres[0].start_off > 0)
+	if (starts[0] > 0)
 		ret = add_row(b, f->func_start, SFBPF_RULE_GAP_ID);
 	/*
 	 * FREs at one start follow each other in the builder, which lets the later
@@ -201,64 +258,43 @@ static int emit_fde(struct builder *b, const struct sframe_fde *f)
 	 */
 	if (f->pctype != SFRAME_FDE_PCTYPE_MASK) {
 		for (j = 0; j < n && !ret; j++)
-			if (b->fres[j].start_off < f->func_size)
-				ret = add_row(b, f->func_start + b->fres[j].start_off, ids[j]);
-		goto out;
+			if (starts[j] < f->func_size)
+				ret = add_row(b, f->func_start + starts[j], ids[j]);
+		return ret;
 	}
-	rep = b->fres[n - 1].end_off; /* the repetition block size */
+	rep = b->last_end; /* the repetition block size */
 	nblocks = rep ? (f->func_size + rep - 1) / rep : 0;
 	/* The object's row budget: fail before expanding, not after. */
-	if (b->t->nr_rows + (uint64_t)nblocks * n > FLAT_MAX_ROWS) {
-		ret = -E2BIG;
-		goto out;
-	}
+	if (b->t->nr_rows + (uint64_t)nblocks * n > FLAT_MAX_ROWS)
+		return -E2BIG;
 	if ((uint64_t)nblocks * n > MAX_MASK_ROWS) {
 		b->t->nr_skipped_fdes++;
-		ret = add_row(b, f->func_start, SFBPF_RULE_GAP_ID);
-		goto out;
+		return add_row(b, f->func_start, SFBPF_RULE_GAP_ID);
 	}
 	for (block = 0; block < nblocks && !ret; block++) {
 		/* Each block starts uncovered until its first FRE, like the first one. */
-		if (block && b->fres[0].start_off > 0)
+		if (block && starts[0] > 0)
 			ret = add_row(b, f->func_start + (uint64_t)block * rep, SFBPF_RULE_GAP_ID);
 		for (j = 0; j < n && !ret; j++) {
-			uint64_t off = (uint64_t)block * rep + b->fres[j].start_off;
+			uint64_t off = (uint64_t)block * rep + starts[j];
 
-			if (b->fres[j].start_off < rep && off < f->func_size)
+			if (starts[j] < rep && off < f->func_size)
 				ret = add_row(b, f->func_start + off, ids[j]);
 		}
 	}
-out:
-	free(ids);
 	return ret;
 }
 
-static int cmp_fde_ref(const void *a, const void *b)
-{
-	const struct fde_ref *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
+/* FDEs in function-start order (the decoder's index), gap rows between them. */
 static int emit_all(struct builder *b)
 {
 	uint32_t i, n = sframe_decoder__num_fdes(b->d);
-	struct fde_ref *refs = calloc(n ? n : 1, sizeof(*refs));
 	struct sframe_fde f;
 	uint64_t end = 0;
 	int ret = 0;
 
-	if (!refs)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		sframe_decoder__fde(b->d, i, &f);
-		refs[i] = (struct fde_ref){ .start = f.func_start, .index = i };
-	}
-	qsort(refs, n, sizeof(*refs), cmp_fde_ref);
 	for (i = 0; i < n && !ret; i++) {
-		sframe_decoder__fde(b->d, refs[i].index, &f);
+		sframe_decoder__fde_by_start(b->d, i, &f);
 		if (f.func_start < end || f.func_start + f.func_size > UINT32_MAX) {
 			b->t->nr_skipped_fdes++; /* overlapping (unsorted input) or too high */
 			continue;
@@ -272,30 +308,39 @@ static int emit_all(struct builder *b)
 	}
 	if (!ret && b->t->nr_rows)
 		ret = add_row(b, end, SFBPF_RULE_GAP_ID);
-	free(refs);
 	return ret;
 }
 
 int flat_table__from_sframe(const struct sframe_decoder *d, struct flat_table **out)
 {
-	struct builder b = { .d = d,
-			     .abi = sframe_decoder__header(d)->abi_arch,
-			     .version = sframe_decoder__header(d)->version };
+	struct builder *b = calloc(1, sizeof(*b)); /* the rule cache: 24 KiB */
 	int ret;
 
 	*out = NULL;
-	ret = flat_builder__init(&b.fb);
+	if (!b)
+		return -ENOMEM;
+	b->d = d;
+	b->abi = sframe_decoder__header(d)->abi_arch;
+	b->version = sframe_decoder__header(d)->version;
+	ret = flat_builder__init(&b->fb);
 	if (ret)
-		return ret;
-	b.t = b.fb.t;
-	b.t->nr_reserved_fdes = sframe_decoder__num_reserved_fdes(d);
-	ret = emit_all(&b);
-	free(b.fres);
-	if (ret) {
-		flat_builder__abort(&b.fb);
-		return ret;
-	}
-	return flat_builder__finish(&b.fb, out);
+		goto out;
+	b->t = b->fb.t;
+	b->t->nr_reserved_fdes = sframe_decoder__num_reserved_fdes(d);
+	/* About one row an FRE: reserve them at once rather than doubling up to it. */
+	ret = flat_builder__reserve(&b->fb, sframe_decoder__header(d)->num_fres +
+						    2ull * sframe_decoder__num_fdes(d));
+	if (!ret)
+		ret = emit_all(b);
+	if (ret)
+		flat_builder__abort(&b->fb);
+	else
+		ret = flat_builder__finish(&b->fb, out);
+out:
+	free(b->starts);
+	free(b->ids);
+	free(b);
+	return ret;
 }
 
 void flat_table__free(struct flat_table *t)

@@ -87,18 +87,28 @@ cleanup:
 	return err;
 }
 
-/* Table synthesized from the object's DWARF CFI (see cfi.h). */
-static int cfi_table(struct tableload_job *job, struct flat_table **ft)
+/*
+ * Table synthesized from the object's DWARF CFI (see cfi.h); with a .sframe
+ * table, only where the merge will look at it (complete__cfi_ranges).
+ */
+static int cfi_table(struct tableload_job *job, const struct flat_table *sft,
+		     const struct complete_info *ci, struct flat_table **ft)
 {
+	struct cfi_range *want = NULL;
 	struct cfi_stats st;
-	int err = cfi__flatten_fd(job->fd, ft, &st);
+	uint32_t nr_want = 0;
+	int err = sft ? complete__cfi_ranges(sft, ci, &want, &nr_want) : 0;
 
+	if (err)
+		return err;
+	err = cfi__flatten_fd_ranges(job->fd, sft ? want : NULL, nr_want, ft, &st);
+	free(want);
 	if (!err)
-		pr_info("%s: %u rows from %s (%u CFI rows, %u unsupported)", job->name, st.rows,
+		pr_info("%s: %u rows from %s (%u CFI rows, %u unsupported%s)", job->name, st.rows,
 			st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ?
 				".debug_frame" :
 				".eh_frame",
-			st.cfi_rows, st.unsupported_rows);
+			st.cfi_rows, st.unsupported_rows, sft ? ", where .sframe has none" : "");
 	else if (err != -ENOENT)
 		pr_info("%s: no table from DWARF CFI: %s", job->name, strerror(-err));
 	return err;
@@ -120,9 +130,9 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 
 	err = sframe_table(job, &sft);
 	if (!tl->opts.no_cfi && err != -ENOMEM && err != -E2BIG) {
-		cerr = cfi_table(job, &cft);
 		if (complete__read_fd(job->fd, &ci))
 			memset(&ci, 0, sizeof(ci));
+		cerr = cfi_table(job, sft, &ci, &cft);
 		job->from_cfi = !sft;
 		err = complete__merge(sft, cft, &ci, &ft);
 		if (err == -ENOENT && cerr)
