@@ -22,7 +22,8 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # decode OTLP requests against their schema, prometheus_client to parse /metrics.
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
-	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client)
+	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
+	gcc-aarch64-linux-gnu)
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).
 ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobuf-c-dev

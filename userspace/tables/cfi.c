@@ -64,6 +64,7 @@ struct exec_range {
 struct reader {
 	Elf *elf;
 	Dwarf *dwarf; /* only for .debug_frame */
+	const struct cfi_machine *m; /* x86-64 or AArch64 */
 	unsigned char e_ident[EI_NIDENT];
 	struct cfi_section sec[CFI_SRC__COUNT];
 	struct exec_range exec[MAX_EXEC_SEGMENTS]; /* executable PT_LOADs */
@@ -121,7 +122,7 @@ static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 	return err;
 }
 
-/* Little-endian fixed-size read (x86-64 only), sign-extended if asked. */
+/* Little-endian fixed-size read (x86-64, AArch64), sign-extended if asked. */
 static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool sign, uint64_t *v)
 {
 	uint64_t u = 0;
@@ -300,6 +301,7 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 struct cfa_scan {
 	uint64_t ops;
 	uint32_t depth; /* DW_CFA_remember_state nesting */
+	bool aarch64; /* DW_CFA_AARCH64_negate_ra_state is known */
 };
 
 static bool cfa_reg_ok(const uint8_t **p, const uint8_t *end)
@@ -416,7 +418,11 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 		case DW_CFA_val_expression:
 			ok = cfa_reg_ok(&p, end) && cfa_skip_block(&p, end);
 			break;
-		default: /* DW_CFA_GNU_window_save, vendor extensions: not x86-64 */
+		case DW_CFA_AARCH64_negate_ra_state:
+			/* RA signed or not: libdw ignores it; the unwinder strips any RA. */
+			ok = s->aarch64;
+			break;
+		default: /* vendor extensions; DW_CFA_GNU_window_save is SPARC's */
 			ok = false;
 			break;
 		}
@@ -429,7 +435,7 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 /* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
 static uint32_t fde_ops(const struct reader *r, const uint8_t *insn, const uint8_t *end)
 {
-	struct cfa_scan s = { 0 };
+	struct cfa_scan s = { .aarch64 = r->m == &cfi_aarch64 };
 
 	if (!r->cie.insn || r->cie.insn > r->cie.insn_end || insn > end ||
 	    !cfa_scan(r->cie.insn, r->cie.insn_end, r->cie.fde_enc, &s) ||
@@ -594,7 +600,7 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 			free(frame);
 			return unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);
 		}
-		cfi_rule__from_frame(frame, signal, ra_reg, &rr);
+		cfi_rule__from_frame(frame, signal, ra_reg, r->m, &rr);
 		free(frame);
 		r->st->cfi_rows++;
 		plt |= rr.plt;
@@ -721,8 +727,10 @@ static int open_elf(struct reader *r, int fd)
 	if (!r->elf || elf_kind(r->elf) != ELF_K_ELF || !gelf_getehdr(r->elf, &eh))
 		return -EINVAL;
 	memcpy(r->e_ident, eh.e_ident, EI_NIDENT);
-	if (eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+	r->m = eh.e_machine == EM_X86_64  ? &cfi_x86_64 :
+	       eh.e_machine == EM_AARCH64 ? &cfi_aarch64 :
+					    NULL;
+	if (!r->m || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return -ENOTSUP;
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
 		return -EINVAL; /* relocatable: FDE addresses are not final */
