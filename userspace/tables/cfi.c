@@ -46,6 +46,7 @@ struct fde_ent {
 	uint32_t ops; /* CFA instructions of its CIE and its own, 0 if not accepted */
 	uint8_t src; /* enum cfi_source */
 	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
+	uint32_t off; /* the FDE's offset in its section (AArch64: RA signing) */
 };
 
 /* What an FDE needs from its CIE. */
@@ -54,6 +55,7 @@ struct cie_info {
 	bool valid;
 	uint8_t fde_enc; /* DW_EH_PE_* of initial_location / address_range */
 	bool zaug; /* 'z' augmentation: FDEs carry an augmentation length */
+	uint64_t code_align; /* code alignment factor */
 	const uint8_t *insn, *insn_end; /* initial instructions */
 };
 
@@ -213,6 +215,7 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 	if (a[0] && a[0] != 'z')
 		return -EINVAL; /* pre-'z' GNU augmentations: not emitted for decades */
 	r->cie.zaug = a[0] == 'z';
+	r->cie.code_align = e.cie.code_alignment_factor;
 	r->cie.insn = e.cie.initial_instructions;
 	r->cie.insn_end = e.cie.initial_instructions_end;
 	p = e.cie.augmentation_data;
@@ -302,7 +305,21 @@ struct cfa_scan {
 	uint64_t ops;
 	uint32_t depth; /* DW_CFA_remember_state nesting */
 	bool aarch64; /* DW_CFA_AARCH64_negate_ra_state is known */
+	/*
+	 * With track: the RA signing state (negate_ra_state toggles it,
+	 * remember/restore_state save it) from loc on, up to the row at pc.
+	 */
+	bool track, ra_signed, reached;
+	uint64_t loc, pc, code_align, saved; /* saved: a bit per remembered state */
 };
+
+/* Moves s's location by delta code units; true once past the row wanted. */
+static bool cfa_advance(struct cfa_scan *s, uint64_t delta)
+{
+	s->loc += delta * s->code_align;
+	s->reached = s->track && s->loc > s->pc;
+	return s->reached;
+}
 
 static bool cfa_reg_ok(const uint8_t **p, const uint8_t *end)
 {
@@ -351,6 +368,8 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 		s->ops++;
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
+			if (cfa_advance(s, op & 0x3f))
+				return true;
 			continue;
 		case DW_CFA_offset:
 			if ((op & 0x3f) > MAX_CFA_REGNUM || !cfa_skip_uleb(&p, end))
@@ -365,8 +384,9 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 		case DW_CFA_nop:
 			ok = true;
 			break;
-		case DW_CFA_set_loc:
+		case DW_CFA_set_loc: /* (not emitted by gcc or clang: tracking stops) */
 			ok = !read_encoded(&p, end, fde_enc & 0x0f, 0, false, &v);
+			s->reached = s->track;
 			break;
 		case DW_CFA_advance_loc1:
 			ok = !read_fixed(&p, end, 1, false, &v);
@@ -399,10 +419,13 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 			break;
 		case DW_CFA_remember_state:
 			ok = ++s->depth <= MAX_CFA_DEPTH;
+			s->saved = s->saved << 1 | s->ra_signed;
 			break;
 		case DW_CFA_restore_state:
 			ok = s->depth > 0;
 			s->depth -= ok;
+			s->ra_signed = s->saved & 1;
+			s->saved >>= 1;
 			break;
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_GNU_args_size:
@@ -421,6 +444,7 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 		case DW_CFA_AARCH64_negate_ra_state:
 			/* RA signed or not: libdw ignores it; the unwinder strips any RA. */
 			ok = s->aarch64;
+			s->ra_signed = !s->ra_signed;
 			break;
 		default: /* vendor extensions; DW_CFA_GNU_window_save is SPARC's */
 			ok = false;
@@ -428,6 +452,10 @@ static bool cfa_scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, stru
 		}
 		if (!ok)
 			return false;
+		if (s->reached)
+			return true;
+		if (op >= DW_CFA_advance_loc1 && op <= DW_CFA_advance_loc4 && cfa_advance(s, v))
+			return true;
 	}
 	return true;
 }
@@ -447,7 +475,7 @@ static uint32_t fde_ops(const struct reader *r, const uint8_t *insn, const uint8
 static int collect_fdes(struct reader *r, enum cfi_source src)
 {
 	const struct cfi_section *s = &r->sec[src];
-	Dwarf_Off off = 0, next;
+	Dwarf_Off off = 0, next, here;
 	Dwarf_CFI_Entry e;
 	const uint8_t *insn;
 	uint64_t lo, hi;
@@ -458,6 +486,7 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 		ret = dwarf_next_cfi(r->e_ident, s->data, src == CFI_SRC_EH_FRAME, off, &next, &e);
 		if (ret != 0)
 			break; /* end, a zero terminator, or garbage: keep what was read */
+		here = off;
 		off = next;
 		if (dwarf_cfi_cie_p(&e)) {
 			r->st->cies++;
@@ -469,6 +498,8 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 			continue;
 		}
 		err = push_fde(r, lo, hi, src, fde_ops(r, insn, e.fde.end));
+		if (!err)
+			r->fdes[r->nr_fdes - 1].off = (uint32_t)here;
 		if (err)
 			return err;
 	}
@@ -572,6 +603,30 @@ static int rule_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t p
 	return id < 0 ? (int)id : flat_builder__row(&r->b, pc, (uint32_t)id);
 }
 
+/*
+ * AArch64: whether the RA is signed in f's row at pc, which libdw does not
+ * track (it ignores DW_CFA_AARCH64_negate_ra_state): f's programs re-read
+ * from its entry, up to that row.
+ */
+static bool ra_signed(struct reader *r, const struct fde_ent *f, uint64_t pc)
+{
+	const struct cfi_section *sec = &r->sec[f->src];
+	struct cfa_scan s = { .aarch64 = true, .track = true, .loc = f->lo, .pc = pc };
+	const uint8_t *insn;
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+	uint64_t lo, hi;
+
+	if (dwarf_next_cfi(r->e_ident, sec->data, f->src == CFI_SRC_EH_FRAME, f->off, &next, &e) ||
+	    dwarf_cfi_cie_p(&e) || !fde_range(r, f->src, &e.fde, &lo, &hi, &insn))
+		return false;
+	s.code_align = r->cie.code_align;
+	if (!cfa_scan(r->cie.insn, r->cie.insn_end, r->cie.fde_enc, &s) ||
+	    (!s.reached && !cfa_scan(insn, e.fde.end, r->cie.fde_enc, &s)))
+		return false;
+	return s.ra_signed;
+}
+
 /* Walk one FDE: libdw evaluates the row at pc and says where it ends. */
 static int walk_fde(struct reader *r, const struct fde_ent *f)
 {
@@ -602,6 +657,8 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 		}
 		cfi_rule__from_frame(frame, signal, ra_reg, r->m, &rr);
 		free(frame);
+		if (r->m == &cfi_aarch64 && !rr.why && ra_signed(r, f, pc))
+			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
 		r->st->cfi_rows++;
 		plt |= rr.plt;
 		sig |= signal;

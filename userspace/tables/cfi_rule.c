@@ -287,6 +287,7 @@ static enum cfi_unsupported translate(Dwarf_Frame *frame, bool signal, int ra_re
 	/*
 	 * RA comes from memory, or on AArch64 may still be in LR (the unwinder
 	 * takes it there in the topmost frame). x86-64 has no link register.
+	 * AArch64's signing state is cfi.c's (libdw does not track it).
 	 */
 	if (!(r->ra_loc == SFBPF_LOC_SAME && m->link_reg) && !(r->flags & SFBPF_RULE_RA_DEREF))
 		return CFI_UNSUP_RA;
