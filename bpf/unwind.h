@@ -246,8 +246,14 @@ static __always_inline int unwind_read(struct sfbpf_unwind_state *st, __u64 addr
 		st->win_len = chunk;
 		off = 0;
 	}
-	/* off <= UNWIND_WINDOW - 16 here; the mask only informs the verifier. */
-	off = (off >> 3) & (UNWIND_WINDOW / 8 - 1);
+	/*
+	 * off <= UNWIND_WINDOW - 16 here; the mask only informs the verifier.
+	 * The barrier keeps it: without, clang folds it into off & -8, which
+	 * 6.12's verifier cannot bound after the window refill joins.
+	 */
+	off >>= 3;
+	barrier_var(off);
+	off &= UNWIND_WINDOW / 8 - 1;
 	out[0] = st->win[off];
 	if (nwords > 1)
 		out[1] = st->win[off + 1];
