@@ -4,12 +4,14 @@
 #   make check    install missing packages, build, run every test
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
+#   make ARCH=arm64  cross-build the programs and BPF objects into build-arm64/
 
-BUILD     ?= build
+BUILD     ?= $(if $(CROSS),build-$(ARCH),build)
 CC        ?= gcc
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
-ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH      := $(HOST_ARCH)
 PREFIX    ?= /usr/local
 
 WARN      := -Wall -Wextra -Werror
@@ -17,6 +19,25 @@ CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I. -Iuserspace
 LDLIBS    := -lbpf -ldw -ldebuginfod -lelf -lprotobuf-c -lncursesw -liberty -lcurl -lz
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Each architecture's BPF code sees its own kernel's types: the x86-64 ones in
+# vmlinux.h, the others' in bpf/arch/ARCH/vmlinux.h (make vmlinux writes them).
+VMLINUX_H := $(if $(filter x86,$(ARCH)),vmlinux.h,bpf/arch/$(ARCH)/vmlinux.h)
+BPF_INC   := $(if $(filter x86,$(ARCH)),,-Ibpf/arch/$(ARCH))
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+# make ARCH=arm64 on another machine: Debian's cross compiler and arm64
+# libraries (multiarch, installed by scripts/deps.sh arm64). Builds the
+# programs and the BPF objects only: no sanitized copies, no C tests.
+ifneq ($(ARCH),$(HOST_ARCH))
+ifneq ($(ARCH),arm64)
+$(error cross-building supports ARCH=arm64 only)
+endif
+CROSS     := aarch64-linux-gnu-
+CC        := $(CROSS)gcc
+AR        := $(CROSS)ar
+VMLINUX_BTF := /var/cache/sfbpf/arm64/vmlinux.btf
+endif
 
 # protobuf-c code generated from proto/*.proto is library code too.
 PROTOS    := $(wildcard proto/*.proto)
@@ -43,7 +64,13 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
 # A plain make only builds: packages are installed by make deps, make check
 # and make top.
+ifeq ($(CROSS),)
 all: $(PROGS:%=$(BUILD)/%) $(BUILD)/asan/sfbpf-dump $(BUILD)/asan/sfbpf-top $(TEST_BINS) $(BENCH_SKELS)
+else
+all:
+	@scripts/deps.sh $(ARCH)
+	@$(MAKE) --no-print-directory $(PROGS:%=$(BUILD)/%)
+endif
 
 # Everything the build, the tests and the benchmarks use.
 deps:
@@ -59,15 +86,15 @@ check-deps:
 
 # BPF: clang -target bpf, then a libbpf skeleton per program. Headers come
 # from the compilers' own dependency lists (-MMD -MP, *.d beside each object).
-$(BUILD)/%.bpf.o: bpf/%.bpf.c vmlinux.h
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function \
-		-MMD -MP -I. -Ibpf -c $< -o $@
+		-MMD -MP $(BPF_INC) -I. -Ibpf -c $< -o $@
 
-$(BUILD)/fpwalk.bpf.o: tests/bench/fpwalk.bpf.c vmlinux.h
+$(BUILD)/fpwalk.bpf.o: tests/bench/fpwalk.bpf.c $(VMLINUX_H)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function \
-		-MMD -MP -I. -Ibpf -c $< -o $@
+		-MMD -MP $(BPF_INC) -I. -Ibpf -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
@@ -159,7 +186,8 @@ install: all
 	install -D -m 0644 docs/sfbpf-top.8 $(DESTDIR)$(PREFIX)/share/man/man8/sfbpf-top.8
 
 vmlinux:
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+	@mkdir -p $(dir $(VMLINUX_H))
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX_H)
 
 clean:
 	rm -rf $(BUILD)

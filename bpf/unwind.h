@@ -11,8 +11,8 @@
  * on the stack: the verifier sees its fields as unknown scalars, so the
  * callback's states converge at once instead of once per depth.
  *
- * x86-64 only for now: the caller's SP is the CFA, the return address is on
- * the stack and there is no link register.
+ * x86-64 and AArch64 (arch.h): the caller's SP is the CFA; the return
+ * address is on the stack or, in AArch64's topmost frame, still in LR.
  */
 #ifndef SFBPF_UNWIND_H
 #define SFBPF_UNWIND_H
@@ -240,21 +240,15 @@ static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_un
 	return rule && !(rule->flags & SFBPF_RULE_GAP) ? rule : NULL;
 }
 
-/* x86-64 DWARF register number -> index of that register in struct pt_regs. */
-static const __u8 unwind_dwarf_to_ptregs[17] = {
-	10, 12, 11, 5, 13, 14, 4, 19, /* rax rdx rcx rbx rsi rdi rbp rsp */
-	9, 8, 7, 6, 3, 2, 1, 0, /* r8 .. r15 */
-	16, /* return address column: ip */
-};
-
 /*
  * Value of a rule's base register. SP and FP are tracked in every frame; any
- * other register only has a known value in the topmost frame (from pt_regs).
+ * other register, the link register included, only has a known value in the
+ * topmost frame (from pt_regs).
  */
 static __always_inline bool unwind_reg(const struct sfbpf_unwind_state *st, __u8 reg, __u8 regnum,
 				       bool topmost, __u64 *val)
 {
-	__u32 idx;
+	int idx;
 
 	if (reg == SFBPF_REG_SP) {
 		*val = st->sp;
@@ -264,9 +258,9 @@ static __always_inline bool unwind_reg(const struct sfbpf_unwind_state *st, __u8
 		*val = st->fp;
 		return true;
 	}
-	if (reg != SFBPF_REG_OTHER || !topmost || regnum >= sizeof(unwind_dwarf_to_ptregs))
+	idx = arch_ptregs_index(reg, regnum);
+	if (idx < 0 || !topmost)
 		return false;
-	idx = unwind_dwarf_to_ptregs[regnum];
 	return !bpf_probe_read_kernel(val, sizeof(*val), (void *)(st->regs + idx * 8));
 }
 
@@ -296,8 +290,14 @@ static __always_inline int unwind_read(struct sfbpf_unwind_state *st, __u64 addr
 		st->win_len = chunk;
 		off = 0;
 	}
-	/* off <= UNWIND_WINDOW - 16 here; the mask only informs the verifier. */
-	off = (off >> 3) & (UNWIND_WINDOW / 8 - 1);
+	/*
+	 * off <= UNWIND_WINDOW - 16 here; the mask only informs the verifier.
+	 * The barrier keeps it: without, clang folds it into off & -8, which
+	 * 6.12's verifier cannot bound after the window refill joins.
+	 */
+	off >>= 3;
+	barrier_var(off);
+	off &= UNWIND_WINDOW / 8 - 1;
 	out[0] = st->win[off];
 	if (nwords > 1)
 		out[1] = st->win[off + 1];
@@ -315,6 +315,8 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 	__u8 flags = r->flags;
 	bool ra_deref = flags & SFBPF_RULE_RA_DEREF;
 	bool fp_deref = flags & SFBPF_RULE_FP_DEREF;
+	/* RA still in the link register: the CFA may be SP itself (a leaf's entry). */
+	bool ra_lr = ARCH_HAS_LR && r->ra_loc == SFBPF_LOC_SAME;
 
 	if (flags & SFBPF_RULE_UNSUPPORTED)
 		return SFBPF_STOP_UNSUPPORTED;
@@ -330,7 +332,7 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 	if ((flags & SFBPF_RULE_CFA_DEREF) && unwind_read(st, cfa, &cfa, 1))
 		return SFBPF_STOP_READ;
 	/* A signal frame may switch stacks (sigaltstack); anything else must go up. */
-	if (cfa <= st->sp && !(flags & SFBPF_RULE_SIGNAL))
+	if ((cfa < st->sp || (cfa == st->sp && !ra_lr)) && !(flags & SFBPF_RULE_SIGNAL))
 		return SFBPF_STOP_CFA_ORDER;
 
 	switch (r->ra_loc) {
@@ -342,8 +344,10 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 		if (!unwind_reg(st, r->ra_reg, 0xff, topmost, &ra_addr))
 			return SFBPF_STOP_BAD_RULE;
 		break;
-	default: /* SAME: RA still in a link register; x86-64 has none */
-		return SFBPF_STOP_BAD_RULE;
+	default: /* SAME: RA still in the link register, known in the topmost frame only */
+		if (!ra_lr || !unwind_reg(st, SFBPF_REG_RA, 0xff, topmost, &ra_addr))
+			return SFBPF_STOP_BAD_RULE;
+		break;
 	}
 	ra_addr += (__s64)r->ra_off;
 
@@ -375,6 +379,7 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 		if (fp_deref && fp_addr >= ra_addr && unwind_read(st, fp_addr, &next->fp, 1))
 			return SFBPF_STOP_READ;
 	}
+	next->pc = arch_strip_ra(next->pc);
 	next->sp = cfa;
 	/* The caller of a signal frame was interrupted: its pc is exact. */
 	next->exact = flags & SFBPF_RULE_SIGNAL;
@@ -383,8 +388,10 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 
 /*
  * No rule for this PC (no table for its object, or none for this address):
- * one frame-pointer step, with rbp as it is, as the kernel's frame-pointer
- * walk does (a frameless function hides its caller). Sets *switched when the
+ * one frame-pointer step, with rbp (AArch64: x29) as it is, as the kernel's
+ * frame-pointer walk does (a frameless function hides its caller): the frame
+ * record at FP holds the caller's FP and the return address (AArch64: x29
+ * and x30, saved by stp x29, x30). Sets *switched when the
  * saved frame lies on another stack. The caller's return address is checked
  * against the mappings afterwards.
  */
@@ -410,7 +417,7 @@ static __always_inline int unwind_by_fp(struct sfbpf_unwind_state *st, bool topm
 	if (unwind_read(st, fp, words, 2))
 		return SFBPF_STOP_READ;
 	next->fp = words[0];
-	next->pc = words[1];
+	next->pc = arch_strip_ra(words[1]);
 	next->sp = fp + 16;
 	next->exact = false;
 	return UNWIND_NEXT;
@@ -506,6 +513,13 @@ static long unwind_step(__u32 index, void *arg)
 	obj = unwind_object(st, m);
 	if (obj)
 		rule = unwind_find_rule(st, obj, m->obj, unwind_map_off(m, lookup));
+	/*
+	 * Past an AArch64 frame-pointer step, SP is only a lower bound (arch.h):
+	 * an SP-based rule would find the wrong CFA. The frame record serves.
+	 */
+	if (rule && !ARCH_FP_STEP_EXACT_SP && st->fp_linked && rule->cfa_reg != SFBPF_REG_FP &&
+	    rule->ra_loc != SFBPF_LOC_UNDEFINED)
+		rule = NULL;
 	if (rule)
 		err = unwind_by_rule(st, rule, topmost, &next);
 	else

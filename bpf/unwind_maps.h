@@ -9,9 +9,7 @@
 #ifndef SFBPF_UNWIND_MAPS_H
 #define SFBPF_UNWIND_MAPS_H
 
-#ifndef __TARGET_ARCH_x86
-#error "the unwinder supports x86-64 only"
-#endif
+#include "arch.h"
 
 /*
  * Stack bytes read at once. A user read costs ~60 ns whatever its size up to a

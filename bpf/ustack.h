@@ -125,8 +125,8 @@ static __always_inline __u32 ustack_sample(struct sfbpf_unwind_state *st, struct
 	}
 	/*
 	 * The user registers saved at kernel entry. For a sample in user mode
-	 * they are the sample's own registers (x86-64 saves interrupted user
-	 * state there too), so one source serves both cases; a thread off the
+	 * they are the sample's own registers (x86-64 and AArch64 save interrupted
+	 * user state there too), so one source serves both cases; a thread off the
 	 * CPU cannot change them.
 	 */
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -134,9 +134,7 @@ static __always_inline __u32 ustack_sample(struct sfbpf_unwind_state *st, struct
 		s->stop = SFBPF_STOP_READ;
 		return 0;
 	}
-	st->pc = regs->ip;
-	st->sp = regs->sp;
-	st->fp = regs->bp;
+	arch_user_regs(regs, &st->pc, &st->sp, &st->fp);
 	st->regs = (__u64)regs;
 	st->max = max_user_frames;
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sfbpf needs to build and test. Idempotent: does
 # nothing (and needs no root) when everything is already present.
-# Usage: scripts/deps.sh [--check] [build|test]   (test = build + what the tests use)
+# Usage: scripts/deps.sh [--check] [build|test|arm64]   (test = build + what the tests use)
+#   arm64    cross-building (make ARCH=arm64): the cross compiler and the arm64
+#            libraries, through Debian multiarch (adds the arm64 architecture)
 #   --check  install nothing: name what is missing and fail (make bench/fuzz/soak)
 set -euo pipefail
 
@@ -20,15 +22,29 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # decode OTLP requests against their schema, prometheus_client to parse /metrics.
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
-	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client)
+	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
+	gcc-aarch64-linux-gnu)
+
+# The libraries the programs link, for the arm64 cross-build (multiarch).
+ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobuf-c-dev
+	libiberty-dev libcurl4-openssl-dev libdebuginfod-dev)
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")
+foreign=
+if [ "${1:-}" = arm64 ]; then
+	want=(make clang llvm bpftool protobuf-c-compiler gcc-aarch64-linux-gnu "${ARM64_LIBS[@]/%/:arm64}")
+	dpkg --print-foreign-architectures | grep -qx arm64 || foreign=arm64
+fi
 
 missing=()
+# Per installed instance: with multiarch, a library may be there for arm64 only.
+native=$(dpkg --print-architecture)
 for p in "${want[@]}"; do
-	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = installed ] || missing+=("$p")
+	arch="($native|all)"
+	[ "${p#*:}" = "$p" ] || arch=${p#*:}
+	st=$(dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$p" 2>/dev/null || true)
+	grep -qEx "$arch installed" <<<"$st" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -43,5 +59,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "sfbpf: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+[ -z "$foreign" ] || dpkg --add-architecture "$foreign"
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

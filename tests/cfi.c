@@ -165,7 +165,8 @@ static bool is_gap(const struct sfbpf_rule *r)
 static bool rule_eq(const struct sfbpf_rule *a, const struct sfbpf_rule *b)
 {
 	const uint8_t keep = SFBPF_RULE_CFA_DEREF | SFBPF_RULE_SIGNAL | SFBPF_RULE_GAP |
-			     SFBPF_RULE_TOPMOST_ONLY | SFBPF_RULE_UNSUPPORTED;
+			     SFBPF_RULE_TOPMOST_ONLY | SFBPF_RULE_UNSUPPORTED |
+			     SFBPF_RULE_MANGLED_RA;
 
 	if (is_gap(a) || is_gap(b))
 		return (a->flags & (SFBPF_RULE_GAP | SFBPF_RULE_UNSUPPORTED)) ==
@@ -227,7 +228,8 @@ static const char *fmt_rule(const struct sfbpf_rule *r, char *buf, size_t n)
 		 r->cfa_off, r->flags & SFBPF_RULE_CFA_DEREF ? ")" : "");
 	fmt_loc(ra, sizeof(ra), r->ra_loc, r->ra_reg, r->ra_off, r->flags & SFBPF_RULE_RA_DEREF);
 	fmt_loc(fp, sizeof(fp), r->fp_loc, r->fp_reg, r->fp_off, r->flags & SFBPF_RULE_FP_DEREF);
-	snprintf(buf, n, "cfa=%s ra=%s fp=%s%s%s", cfa, ra, fp,
+	snprintf(buf, n, "cfa=%s ra=%s%s fp=%s%s%s", cfa, ra,
+		 r->flags & SFBPF_RULE_MANGLED_RA ? "[s]" : "", fp,
 		 r->flags & SFBPF_RULE_SIGNAL ? " signal" : "",
 		 r->flags & SFBPF_RULE_TOPMOST_ONLY ? " topmost" : "");
 	return buf;

@@ -75,7 +75,7 @@ int sfbpf_fpwalk(struct bpf_perf_event_data *ctx)
 	s->tid = (__u32)id;
 	s->cpu = bpf_get_smp_processor_id();
 	s->weight = 1;
-	s->flags = (__s64)ctx->regs.ip < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
+	s->flags = (__s64)PT_REGS_IP(&ctx->regs) < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
 	s->pad = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 

@@ -14,6 +14,7 @@
 
 #include "profile/bpfprog.h"
 #include "profile/offcpu.h"
+#include "profile/pacmask.h"
 #include "offcpu.skel.h"
 #include "profile/profile.h"
 #include "util/log.h"
@@ -206,6 +207,14 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	ro->sched_lo = o->sched_start;
 	ro->sched_hi = o->sched_end;
 	ro->seg_shift = seg_shift(o);
+#ifdef __aarch64__
+	{ /* the PAC bits the unwinder strips from return addresses (bpf/arch.h) */
+		uint64_t pac;
+
+		if (!pacmask__user(&pac))
+			ro->user_pac_mask = pac;
+	}
+#endif
 }
 
 static bool record_fits(const struct sfbpf_offcpu_sample *r, size_t size)

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "profile/bpfprog.h"
+#include "profile/pacmask.h"
 #include "profile/profile.h"
 #include "profile.skel.h"
 #include "util/log.h"
@@ -194,6 +195,14 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 	/* /proc/PID/stat counts in USER_HZ ticks: the procs entries' start times. */
 	skel->rodata->clock_tick_ns = tck > 0 ? 1000000000ULL / tck : 0;
 	skel->rodata->seg_shift = seg_shift(opts);
+#ifdef __aarch64__
+	{ /* the PAC bits the unwinder strips from return addresses (bpf/arch.h) */
+		uint64_t pac;
+
+		if (!pacmask__user(&pac))
+			skel->rodata->user_pac_mask = pac;
+	}
+#endif
 }
 
 /* Samples, and the lifecycle events when someone listens. */

@@ -45,6 +45,7 @@ struct fde_ent {
 	uint8_t fde_enc; /* its CIE's pointer encoding */
 	uint8_t src; /* enum cfi_source */
 	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
+	uint32_t code_align; /* its CIE's code alignment factor (AArch64: RA signing) */
 };
 
 /* What an FDE needs from its CIE. */
@@ -53,6 +54,7 @@ struct cie_info {
 	bool valid;
 	uint8_t fde_enc; /* DW_EH_PE_* of initial_location / address_range */
 	bool zaug; /* 'z' augmentation: FDEs carry an augmentation length */
+	uint64_t code_align; /* code alignment factor */
 	const uint8_t *insn, *insn_end; /* initial instructions */
 };
 
@@ -63,6 +65,7 @@ struct exec_range {
 struct reader {
 	Elf *elf;
 	Dwarf *dwarf; /* only for .debug_frame */
+	const struct cfi_machine *m; /* x86-64 or AArch64 */
 	unsigned char e_ident[EI_NIDENT];
 	struct cfi_section sec[CFI_SRC__COUNT];
 	struct exec_range exec[MAX_EXEC_SEGMENTS]; /* executable PT_LOADs */
@@ -107,6 +110,7 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 	if (a[0] && a[0] != 'z')
 		return -EINVAL; /* pre-'z' GNU augmentations: not emitted for decades */
 	r->cie.zaug = a[0] == 'z';
+	r->cie.code_align = e.cie.code_alignment_factor;
 	r->cie.insn = e.cie.initial_instructions;
 	r->cie.insn_end = e.cie.initial_instructions_end;
 	p = e.cie.augmentation_data;
@@ -174,7 +178,8 @@ static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source 
 						  .cie_insn = r->cie.insn,
 						  .cie_insn_end = r->cie.insn_end,
 						  .fde_enc = r->cie.fde_enc,
-						  .src = src };
+						  .src = src,
+						  .code_align = (uint32_t)r->cie.code_align };
 	return 0;
 }
 
@@ -203,9 +208,9 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 }
 
 /* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
-static uint32_t fde_ops(const struct fde_ent *f)
+static uint32_t fde_ops(const struct reader *r, const struct fde_ent *f)
 {
-	struct cfi_prog_scan s = { 0 };
+	struct cfi_prog_scan s = { .aarch64 = r->m == &cfi_aarch64 };
 
 	if (!f->cie_insn || f->cie_insn > f->cie_insn_end || f->insn > f->insn_end ||
 	    !cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
@@ -342,6 +347,23 @@ static int rule_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t p
 	return id < 0 ? (int)id : flat_builder__row(&r->b, pc, (uint32_t)id);
 }
 
+/*
+ * AArch64: whether the RA is signed in f's row at pc, which libdw does not
+ * track (it ignores DW_CFA_AARCH64_negate_ra_state): f's programs re-read
+ * from its entry, up to that row.
+ */
+static bool ra_signed(const struct fde_ent *f, uint64_t pc)
+{
+	struct cfi_prog_scan s = {
+		.aarch64 = true, .track = true, .loc = f->lo, .pc = pc, .code_align = f->code_align
+	};
+
+	if (!cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
+	    (!s.reached && !cfi_prog__scan(f->insn, f->insn_end, f->fde_enc, &s)))
+		return false;
+	return s.ra_signed;
+}
+
 /* Walk one FDE: libdw evaluates the row at pc and says where it ends. */
 static int walk_fde(struct reader *r, const struct fde_ent *f)
 {
@@ -351,7 +373,7 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	Dwarf_Addr start, end;
 	Dwarf_Frame *frame;
 	uint64_t pc = f->lo, work = 0;
-	uint32_t ops = fde_ops(f);
+	uint32_t ops = fde_ops(r, f);
 	int ra_reg, err = 0;
 
 	if (!ops)
@@ -371,8 +393,10 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 			free(frame);
 			return unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);
 		}
-		cfi_rule__from_frame(frame, signal, ra_reg, &rr);
+		cfi_rule__from_frame(frame, signal, ra_reg, r->m, &rr);
 		free(frame);
+		if (r->m == &cfi_aarch64 && !rr.why && ra_signed(f, pc))
+			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
 		r->st->cfi_rows++;
 		plt |= rr.plt;
 		sig |= signal;
@@ -515,8 +539,10 @@ static int open_elf(struct reader *r, int fd)
 	if (!r->elf || elf_kind(r->elf) != ELF_K_ELF || !gelf_getehdr(r->elf, &eh))
 		return -EINVAL;
 	memcpy(r->e_ident, eh.e_ident, EI_NIDENT);
-	if (eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+	r->m = eh.e_machine == EM_X86_64  ? &cfi_x86_64 :
+	       eh.e_machine == EM_AARCH64 ? &cfi_aarch64 :
+					    NULL;
+	if (!r->m || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return -ENOTSUP;
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
 		return -EINVAL; /* relocatable: FDE addresses are not final */

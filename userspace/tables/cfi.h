@@ -11,12 +11,13 @@
  * SFBPF_RULE_UNSUPPORTED rows, never approximations. PLT expressions become
  * one row pair per entry; signal frames (CIE augmentation 'S') carry
  * SFBPF_RULE_SIGNAL; RA undefined gives the outermost rule.
- * x86-64 only (-ENOTSUP otherwise). See docs/DESIGN-cfi.md.
+ * x86-64 and little-endian AArch64 (-ENOTSUP otherwise); AArch64's RA may
+ * stay in LR (SFBPF_LOC_SAME). See docs/DESIGN-cfi.md.
  *
  * Error convention: negative errno.
  *   -ENOENT    no CFI section with an FDE (or no section headers)
  *   -EINVAL    not an ELF file, or CFI libdw refuses altogether
- *   -ENOTSUP   not x86-64
+ *   -ENOTSUP   neither x86-64 nor little-endian AArch64
  *   -E2BIG     PCs beyond 32 bits or too many rows
  *   -ENOMEM
  */

@@ -42,7 +42,7 @@ static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 	return err;
 }
 
-/* Little-endian fixed-size read (x86-64 only), sign-extended if asked. */
+/* Little-endian fixed-size read (x86-64, AArch64), sign-extended if asked. */
 static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool sign, uint64_t *v)
 {
 	uint64_t u = 0;
@@ -137,6 +137,14 @@ static bool cfa_skip_block(const uint8_t **p, const uint8_t *end)
 	return true;
 }
 
+/* Moves s's location by delta code units; true once past the row wanted. */
+static bool cfa_advance(struct cfi_prog_scan *s, uint64_t delta)
+{
+	s->loc += delta * s->code_align;
+	s->reached = s->track && s->loc > s->pc;
+	return s->reached;
+}
+
 bool cfi_prog__scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struct cfi_prog_scan *s)
 {
 	uint64_t v;
@@ -148,6 +156,8 @@ bool cfi_prog__scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struc
 		s->ops++;
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
+			if (cfa_advance(s, op & 0x3f))
+				return true;
 			continue;
 		case DW_CFA_offset:
 			if ((op & 0x3f) > MAX_CFA_REGNUM || !cfa_skip_uleb(&p, end))
@@ -162,8 +172,9 @@ bool cfi_prog__scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struc
 		case DW_CFA_nop:
 			ok = true;
 			break;
-		case DW_CFA_set_loc:
+		case DW_CFA_set_loc: /* (not emitted by gcc or clang: tracking stops) */
 			ok = !cfi_prog__read_encoded(&p, end, fde_enc & 0x0f, 0, false, &v);
+			s->reached = s->track;
 			break;
 		case DW_CFA_advance_loc1:
 			ok = !read_fixed(&p, end, 1, false, &v);
@@ -196,10 +207,13 @@ bool cfi_prog__scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struc
 			break;
 		case DW_CFA_remember_state:
 			ok = ++s->depth <= MAX_CFA_DEPTH;
+			s->saved = s->saved << 1 | s->ra_signed;
 			break;
 		case DW_CFA_restore_state:
 			ok = s->depth > 0;
 			s->depth -= ok;
+			s->ra_signed = s->saved & 1;
+			s->saved >>= 1;
 			break;
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_GNU_args_size:
@@ -215,12 +229,21 @@ bool cfi_prog__scan(const uint8_t *p, const uint8_t *end, uint8_t fde_enc, struc
 		case DW_CFA_val_expression:
 			ok = cfa_reg_ok(&p, end) && cfa_skip_block(&p, end);
 			break;
-		default: /* DW_CFA_GNU_window_save, vendor extensions: not x86-64 */
+		case DW_CFA_AARCH64_negate_ra_state:
+			/* RA signed or not: libdw ignores it; the unwinder strips any RA. */
+			ok = s->aarch64;
+			s->ra_signed = !s->ra_signed;
+			break;
+		default: /* vendor extensions; DW_CFA_GNU_window_save is SPARC's */
 			ok = false;
 			break;
 		}
 		if (!ok)
 			return false;
+		if (s->reached)
+			return true;
+		if (op >= DW_CFA_advance_loc1 && op <= DW_CFA_advance_loc4 && cfa_advance(s, v))
+			return true;
 	}
 	return true;
 }

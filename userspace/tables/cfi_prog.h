@@ -2,7 +2,7 @@
 /*
  * Reading DWARF CFI bytes for cfi.c: LEB128 numbers, encoded pointers
  * (DW_EH_PE_*), and the check of a DW_CFA program before libdw runs it.
- * x86-64 (little-endian) only. Every read stays inside [*p, end).
+ * x86-64 and AArch64 (little-endian). Every read stays inside [*p, end).
  */
 #ifndef SFBPF_CFI_PROG_H
 #define SFBPF_CFI_PROG_H
@@ -32,6 +32,14 @@ int cfi_prog__read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, u
 struct cfi_prog_scan {
 	uint64_t ops;
 	uint32_t depth; /* DW_CFA_remember_state nesting */
+	bool aarch64; /* DW_CFA_AARCH64_negate_ra_state is known */
+	/*
+	 * With track: the RA signing state (negate_ra_state toggles it,
+	 * remember/restore_state save it) from loc on, up to the row at pc;
+	 * the scan stops once past it (reached).
+	 */
+	bool track, ra_signed, reached;
+	uint64_t loc, pc, code_align, saved; /* saved: a bit per remembered state */
 };
 
 /*

@@ -19,6 +19,10 @@ struct loc {
 	bool deref; /* the value is stored at base + off */
 };
 
+const struct cfi_machine cfi_x86_64 = { .sp = CFI_REG_SP, .fp = CFI_REG_FP };
+/* x29 is the frame pointer, x30 (LR) the RA column, sp is 31. */
+const struct cfi_machine cfi_aarch64 = { .sp = 31, .fp = 29, .link_reg = true };
+
 static const char *const unsup_names[CFI_UNSUP__COUNT] = {
 	[CFI_UNSUP_NONE] = "none",
 	[CFI_UNSUP_CFA_EXPR] = "cfa-expression",
@@ -167,19 +171,20 @@ static bool fits32(int64_t v)
 	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
-static uint8_t sfbpf_reg(int dwarf_reg)
+static uint8_t sfbpf_reg(const struct cfi_machine *m, int dwarf_reg)
 {
-	return dwarf_reg == CFI_REG_SP ? SFBPF_REG_SP :
-	       dwarf_reg == CFI_REG_FP ? SFBPF_REG_FP :
-					 SFBPF_REG_OTHER;
+	return dwarf_reg == m->sp ? SFBPF_REG_SP :
+	       dwarf_reg == m->fp ? SFBPF_REG_FP :
+				    SFBPF_REG_OTHER;
 }
 
 /*
  * RA or FP location → rule fields. Register-based locations must be SP or FP:
  * the rule has no register number for them.
  */
-static enum cfi_unsupported map_loc(const struct loc *l, uint8_t deref_flag, uint8_t *loc,
-				    uint8_t *reg, int32_t *off, struct sfbpf_rule *r)
+static enum cfi_unsupported map_loc(const struct cfi_machine *m, const struct loc *l,
+				    uint8_t deref_flag, uint8_t *loc, uint8_t *reg, int32_t *off,
+				    struct sfbpf_rule *r)
 {
 	enum cfi_unsupported bad = deref_flag == SFBPF_RULE_RA_DEREF ? CFI_UNSUP_RA : CFI_UNSUP_FP;
 
@@ -191,10 +196,10 @@ static enum cfi_unsupported map_loc(const struct loc *l, uint8_t deref_flag, uin
 		*loc = SFBPF_LOC_CFA;
 		break;
 	case LOC_REGOFF:
-		if (sfbpf_reg(l->reg) == SFBPF_REG_OTHER)
+		if (sfbpf_reg(m, l->reg) == SFBPF_REG_OTHER)
 			return bad;
 		*loc = SFBPF_LOC_REG;
-		*reg = sfbpf_reg(l->reg);
+		*reg = sfbpf_reg(m, l->reg);
 		break;
 	default:
 		return bad;
@@ -212,7 +217,7 @@ static bool sp_is_cfa(const struct loc *sp, const struct loc *cfa)
 {
 	switch (sp->kind) {
 	case LOC_CFA:
-		return !sp->deref && sp->off == 0; /* val_offset(0): the x86-64 ABI default */
+		return !sp->deref && sp->off == 0; /* val_offset(0): the ABIs' default */
 	case LOC_REGOFF:
 		/* Saved SP read from where a dereferenced CFA comes from (signal frames). */
 		return sp->deref && cfa->deref && sp->reg == cfa->reg && sp->off == cfa->off;
@@ -222,8 +227,8 @@ static bool sp_is_cfa(const struct loc *sp, const struct loc *cfa)
 }
 
 /* CFA part of the rule, or the PLT shape. */
-static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, struct cfi_row_rule *out,
-				    struct loc *cfa)
+static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, const struct cfi_machine *m,
+				    struct cfi_row_rule *out, struct loc *cfa)
 {
 	struct sfbpf_rule *r = &out->rule;
 	Dwarf_Op *ops = NULL;
@@ -233,7 +238,7 @@ static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, struct cfi_r
 		return CFI_UNSUP_LIBDW;
 	if (n == 0)
 		return CFI_UNSUP_CFA_UNDEF;
-	if (match_plt(ops, n, ra_reg, &out->plt_cfa)) {
+	if (m == &cfi_x86_64 && match_plt(ops, n, ra_reg, &out->plt_cfa)) {
 		out->plt = true;
 		*cfa = (struct loc){ .kind = LOC_REGOFF, .reg = CFI_REG_SP, .off = out->plt_cfa.base };
 	} else if (!cfa_loc(ops, n, cfa)) {
@@ -242,7 +247,7 @@ static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, struct cfi_r
 	if (!fits32(cfa->off))
 		return CFI_UNSUP_RANGE;
 	r->cfa_off = (int32_t)cfa->off;
-	r->cfa_reg = sfbpf_reg(cfa->reg);
+	r->cfa_reg = sfbpf_reg(m, cfa->reg);
 	if (r->cfa_reg == SFBPF_REG_OTHER) {
 		/* DRAP-like: a scratch register holds the CFA, valid in the topmost frame only. */
 		if (cfa->reg > UINT8_MAX)
@@ -256,7 +261,7 @@ static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, struct cfi_r
 }
 
 static enum cfi_unsupported translate(Dwarf_Frame *frame, bool signal, int ra_reg,
-				      struct cfi_row_rule *out)
+				      const struct cfi_machine *m, struct cfi_row_rule *out)
 {
 	struct sfbpf_rule *r = &out->rule;
 	struct loc cfa, ra, fp, sp;
@@ -270,26 +275,31 @@ static enum cfi_unsupported translate(Dwarf_Frame *frame, bool signal, int ra_re
 		r->ra_loc = SFBPF_LOC_UNDEFINED;
 		return CFI_UNSUP_NONE;
 	}
-	why = map_cfa(frame, ra_reg, out, &cfa);
+	why = map_cfa(frame, ra_reg, m, out, &cfa);
 	if (why)
 		return why;
-	reg_loc(frame, CFI_REG_SP, &sp);
+	reg_loc(frame, m->sp, &sp);
 	if (!sp_is_cfa(&sp, &cfa))
 		return CFI_UNSUP_SP;
-	why = map_loc(&ra, SFBPF_RULE_RA_DEREF, &r->ra_loc, &r->ra_reg, &r->ra_off, r);
+	why = map_loc(m, &ra, SFBPF_RULE_RA_DEREF, &r->ra_loc, &r->ra_reg, &r->ra_off, r);
 	if (why)
 		return why;
-	/* x86-64 has no link register: RA must come from memory. */
-	if (r->ra_loc == SFBPF_LOC_SAME || !(r->flags & SFBPF_RULE_RA_DEREF))
+	/*
+	 * RA comes from memory, or on AArch64 may still be in LR (the unwinder
+	 * takes it there in the topmost frame). x86-64 has no link register.
+	 * AArch64's signing state is cfi.c's (libdw does not track it).
+	 */
+	if (!(r->ra_loc == SFBPF_LOC_SAME && m->link_reg) && !(r->flags & SFBPF_RULE_RA_DEREF))
 		return CFI_UNSUP_RA;
-	reg_loc(frame, CFI_REG_FP, &fp);
-	return map_loc(&fp, SFBPF_RULE_FP_DEREF, &r->fp_loc, &r->fp_reg, &r->fp_off, r);
+	reg_loc(frame, m->fp, &fp);
+	return map_loc(m, &fp, SFBPF_RULE_FP_DEREF, &r->fp_loc, &r->fp_reg, &r->fp_off, r);
 }
 
-void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg, struct cfi_row_rule *out)
+void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg,
+			  const struct cfi_machine *m, struct cfi_row_rule *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->why = translate(frame, signal, ra_reg, out);
+	out->why = translate(frame, signal, ra_reg, m, out);
 	if (out->why) {
 		out->plt = false;
 		cfi_rule__unsupported(&out->rule);

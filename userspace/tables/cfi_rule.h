@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * One DWARF CFI row (a libdw Dwarf_Frame) → the sfbpf rule that says the same
- * thing, or the reason no rule can. x86-64 register numbering. Used by cfi.c;
+ * thing, or the reason no rule can, for x86-64 or AArch64. Used by cfi.c;
  * see docs/DESIGN-cfi.md for which DWARF rules map to what.
  */
 #ifndef SFBPF_CFI_RULE_H
@@ -39,6 +39,14 @@ enum cfi_unsupported {
 #define CFI_REG_SP 7
 #define CFI_REG_RA 16
 
+/* A machine's DWARF registers, as the rules need them. */
+struct cfi_machine {
+	int sp, fp;
+	bool link_reg; /* RA may stay in its register (AArch64's LR, x30) */
+};
+
+extern const struct cfi_machine cfi_x86_64, cfi_aarch64;
+
 /*
  * A PLT-shaped CFA: SP + base + (((pc & mask) >= threshold) << shift), which
  * lazy-binding PLT entries describe with an expression. Expressed as two rules
@@ -57,8 +65,12 @@ struct cfi_row_rule {
 	enum cfi_unsupported why; /* NONE: rule is valid */
 };
 
-/* The rule of frame (signal: CIE augmentation 'S'; ra_reg: the CIE's RA column). */
-void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg, struct cfi_row_rule *out);
+/*
+ * The rule of frame (signal: CIE augmentation 'S'; ra_reg: the CIE's RA
+ * column) on machine m.
+ */
+void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg,
+			  const struct cfi_machine *m, struct cfi_row_rule *out);
 
 /* The rule every unsupported row carries. */
 void cfi_rule__unsupported(struct sfbpf_rule *r);
