@@ -2,9 +2,11 @@
 /* Segments of a table space, created and freed as slices need them (see segments.h). */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tables/segments.h"
@@ -45,20 +47,29 @@ int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t
 	return 0;
 }
 
-static void seg_free(struct segspace *s, uint32_t i)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Segment i's map and mapping go; unlink: take it out of the array of maps first. */
+static void seg_free(struct segspace *s, uint32_t i, bool unlink)
 {
 	struct segment *g = &s->segs[i];
 
 	if (g->fd < 0)
 		return;
-	/* Unlinked first: a sample that still holds it keeps it until it is done. */
-	if (s->outer_fd >= 0)
+	/* A sample that still holds it keeps it until it is done (RCU). */
+	if (unlink && s->outer_fd >= 0)
 		bpf_map_delete_elem(s->outer_fd, &i);
 	if (g->mem)
 		munmap(g->mem, seg_size(s->shift));
 	close(g->fd);
-	g->fd = -1;
-	g->mem = NULL;
+	s->lingering -= g->empty_since != 0;
+	*g = (struct segment){ .fd = -1 };
 	s->present--;
 }
 
@@ -66,8 +77,12 @@ void segspace__fini(struct segspace *s)
 {
 	uint32_t i;
 
+	/*
+	 * Not unlinked one by one (a grace period each): the array of maps
+	 * drops them when it goes.
+	 */
 	for (i = 0; s->segs && i < s->nr_segs; i++)
-		seg_free(s, i);
+		seg_free(s, i, false);
 	free(s->segs);
 	s->segs = NULL;
 }
@@ -98,13 +113,13 @@ int segspace__new_map(const char *name, uint32_t capacity, uint32_t shift)
 	return fd;
 }
 
-/* Creates segment i, mapped, and links it into the space. */
+/* Creates segment i, mapped, not linked yet. */
 static int seg_create(struct segspace *s, uint32_t i)
 {
 	struct segment *g = &s->segs[i];
 	size_t size = seg_size(s->shift);
-	int fd, err;
 	void *mem;
+	int fd;
 
 	fd = seg_map_create(s->shift);
 	if (fd < 0) {
@@ -114,21 +129,34 @@ static int seg_create(struct segspace *s, uint32_t i)
 	}
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED) {
-		err = -errno;
 		close(fd);
-		return err;
+		return -errno;
 	}
-	if (bpf_map_update_elem(s->outer_fd, &i, &fd, BPF_ANY)) {
-		err = -errno;
-		pr_warn("table segment %u: cannot link it: %s", i, strerror(-err));
-		munmap(mem, size);
-		close(fd);
-		return err;
-	}
-	g->fd = fd;
-	g->mem = mem;
+	*g = (struct segment){ .fd = fd, .mem = mem };
 	s->present++;
 	return 0;
+}
+
+/* Links segments [first, first + n) into the array of maps: one batch, one grace period. */
+static int seg_link(struct segspace *s, uint32_t first, uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t keys[64], count, i, k;
+	int fds[64], err = 0;
+
+	for (i = 0; i < n && !err; i += k) {
+		k = n - i < 64 ? n - i : 64;
+		for (count = 0; count < k; count++) {
+			keys[count] = first + i + count;
+			fds[count] = s->segs[first + i + count].fd;
+		}
+		if (bpf_map_update_batch(s->outer_fd, keys, fds, &count, &opts)) {
+			err = -errno;
+			pr_warn("table segments %u-%u: cannot link them: %s", first + i,
+				first + i + k - 1, strerror(-err));
+		}
+	}
+	return err;
 }
 
 /* The entries of [start, end) in segment i. */
@@ -144,19 +172,37 @@ static uint32_t overlap(const struct segspace *s, uint32_t i, uint64_t start, ui
 int segspace__get(struct segspace *s, uint32_t start, uint32_t n)
 {
 	uint64_t end = (uint64_t)start + n;
-	uint32_t i, first = start >> s->shift;
-	int err;
+	uint32_t i, first = start >> s->shift, last, lo = UINT32_MAX, hi = 0;
+	int err = 0;
 
 	if (!n)
 		return 0;
-	if (((end - 1) >> s->shift) >= s->nr_segs)
+	last = (uint32_t)((end - 1) >> s->shift);
+	if (last >= s->nr_segs)
 		return -ERANGE;
-	for (i = first; (uint64_t)i << s->shift < end; i++) {
-		if (s->segs[i].fd < 0 && (err = seg_create(s, i))) {
-			if (i > first) /* what the earlier segments got */
-				segspace__put(s, start,
-					      (uint32_t)(((uint64_t)i << s->shift) - start));
-			return err;
+	/*
+	 * Create the missing ones, then link them in one batch (a present one
+	 * between them is linked again: harmless).
+	 */
+	for (i = first; i <= last && !err; i++) {
+		if (s->segs[i].fd >= 0)
+			continue;
+		err = seg_create(s, i);
+		lo = i < lo ? i : lo;
+		hi = i + 1;
+	}
+	if (!err && hi > lo)
+		err = seg_link(s, lo, hi - lo);
+	if (err) {
+		for (i = lo; i < hi; i++)
+			if (!s->segs[i].used && !s->segs[i].empty_since)
+				seg_free(s, i, true);
+		return err;
+	}
+	for (i = first; i <= last; i++) {
+		if (s->segs[i].empty_since) {
+			s->segs[i].empty_since = 0;
+			s->lingering--;
 		}
 		s->segs[i].used += overlap(s, i, start, end);
 	}
@@ -165,15 +211,39 @@ int segspace__get(struct segspace *s, uint32_t start, uint32_t n)
 
 void segspace__put(struct segspace *s, uint32_t start, uint32_t n)
 {
-	uint64_t end = (uint64_t)start + n;
+	uint64_t end = (uint64_t)start + n, now = 0;
+	struct segment *g;
 	uint32_t i, k;
 
 	for (i = start >> s->shift; n && i < s->nr_segs && (uint64_t)i << s->shift < end; i++) {
+		g = &s->segs[i];
 		k = overlap(s, i, start, end);
-		s->segs[i].used -= k < s->segs[i].used ? k : s->segs[i].used;
-		if (!s->segs[i].used)
-			seg_free(s, i);
+		g->used -= k < g->used ? k : g->used;
+		if (g->used || g->fd < 0)
+			continue;
+		if (!s->linger_ns) {
+			seg_free(s, i, true);
+			continue;
+		}
+		now = now ? now : now_ns();
+		g->empty_since = now;
+		s->lingering++;
 	}
+}
+
+void segspace__reap(struct segspace *s)
+{
+	uint64_t now;
+	uint32_t i;
+
+	if (!s->lingering)
+		return;
+	now = now_ns();
+	for (i = 0; i < s->nr_segs; i++)
+		if (s->segs[i].empty_since && now - s->segs[i].empty_since >= s->linger_ns) {
+			seg_free(s, i, true);
+			return;
+		}
 }
 
 void segspace__write(const struct segspace *s, uint32_t start, const void *src, uint32_t n)

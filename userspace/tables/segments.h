@@ -6,6 +6,11 @@
  * what a new slice needs, segspace__put() frees segments no slice uses any
  * more: the map memory follows what is loaded, and the slices (slices.h) stay
  * the one record of who owns which entries.
+ *
+ * Linking or unlinking a map in an array of maps makes the kernel wait for an
+ * RCU grace period (10-20 ms here): the segments a slice needs are linked in
+ * one batch, and an empty segment lingers (linger_ns) before it is unlinked,
+ * one per segspace__reap() call, so that the sampling thread stalls rarely.
  */
 #ifndef SFBPF_SEGMENTS_H
 #define SFBPF_SEGMENTS_H
@@ -18,6 +23,7 @@ struct segment {
 	int fd; /* -1: absent */
 	uint32_t *mem; /* its element, mapped for writes */
 	uint32_t used; /* entries of it inside some slice */
+	uint64_t empty_since; /* present and unused since then (CLOCK_MONOTONIC ns); 0: in use */
 };
 
 struct segspace {
@@ -26,6 +32,8 @@ struct segspace {
 	uint32_t nr_segs;
 	uint32_t present; /* segments that exist */
 	uint64_t seg_bytes; /* map memory one segment takes */
+	uint64_t linger_ns; /* an empty segment is kept this long; 0: freed at once */
+	uint32_t lingering; /* empty segments kept */
 	struct segment *segs;
 };
 
@@ -38,8 +46,10 @@ int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t
 void segspace__fini(struct segspace *s);
 /* Creates the segments that entries [start, start + n) need. 0 or a negative errno. */
 int segspace__get(struct segspace *s, uint32_t start, uint32_t n);
-/* [start, start + n) is no slice's any more: frees the segments left unused. */
+/* [start, start + n) is no slice's any more: the segments left unused go (or linger). */
 void segspace__put(struct segspace *s, uint32_t start, uint32_t n);
+/* Frees one segment that has been empty for linger_ns, if any. */
+void segspace__reap(struct segspace *s);
 /* Entry i (4 bytes), to be written; its segment must exist (a slice got it). */
 static inline void *segspace__entry(const struct segspace *s, uint32_t i)
 {

@@ -93,6 +93,8 @@ struct tables *tables__new(const struct tables_opts *opts)
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
 	t->loader = tableload__new(&lopts);
 	t->push_tail = &t->push_head;
+	/* An empty segment lingers as an unreferenced table does. */
+	t->row_segs.linger_ns = t->page_segs.linger_ns = opts->linger_ns;
 	if (!ok || !t->buckets || !t->slots || !t->loader) {
 		tables__free(t);
 		return NULL;
@@ -643,6 +645,8 @@ uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 		tables_rebalance(t, now);
 		t->next_rebalance_ns = now + TABLES_REBALANCE_NS;
 	}
+	segspace__reap(&t->row_segs);
+	segspace__reap(&t->page_segs);
 	return tables__pending(t);
 }
 
