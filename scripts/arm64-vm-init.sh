@@ -40,6 +40,10 @@ mount -t proc proc $R/proc
 mount -t sysfs sys $R/sys
 mount -t devtmpfs dev $R/dev
 mkdir -p $R/dev/pts $R/dev/shm
+ln -s /proc/self/fd $R/dev/fd
+ln -s /proc/self/fd/0 $R/dev/stdin
+ln -s /proc/self/fd/1 $R/dev/stdout
+ln -s /proc/self/fd/2 $R/dev/stderr
 mount -t devpts devpts $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm
 mount -t tmpfs tmpfs $R/tmp

@@ -8,7 +8,7 @@
 #         vmlinuz      Debian trixie's linux-image-arm64 (6.12, BTF, PAC)
 #         initrd.img   busybox-static (arm64) + the virtio/ext4/9p modules,
 #                      with scripts/arm64-vm-init.sh as /init
-#         root.img     ext4: Debian bookworm arm64 (minbase) with linux-perf,
+#         root.img     ext4: Debian trixie arm64 (minbase) with linux-perf,
 #                      bpftool, python3 and the libraries sfbpf-top links
 #         vmlinux.btf  the guest kernel's /sys/kernel/btf/vmlinux
 #       The root is made by debootstrap --foreign on the host and finished
@@ -29,7 +29,8 @@
 #       symbolized stacks, pointer authentication. PASS/FAIL/SKIP lines.
 #
 # Knobs: SFBPF_ARM64_CACHE, SFBPF_ARM64_SMP (2), SFBPF_ARM64_MEM (MiB, 2048),
-# SFBPF_ARM64_TIMEOUT (seconds, 1800), SFBPF_ARM64_MIRROR (Debian mirror URL).
+# SFBPF_ARM64_TIMEOUT (seconds, 1800), SFBPF_ARM64_MIRROR (Debian mirror URL),
+# SFBPF_ARM64_ROOT_SUITE (trixie).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,11 +39,21 @@ SMP=${SFBPF_ARM64_SMP:-2}
 MEM=${SFBPF_ARM64_MEM:-2048}
 TIMEOUT=${SFBPF_ARM64_TIMEOUT:-1800}
 KSUITE=trixie # the kernel's suite: 6.12, BTF
-RSUITE=bookworm # the root's suite: what make ARCH=arm64 links against
+# The root's suite: trixie, for its perf. perf unwinds user stacks with
+# libunwind, and only libunwind >= 1.7 (trixie: 1.8) can strip the signature
+# from a return address signed by pac-ret (given the mask, which
+# tests/arm64/perf_pacmask.c supplies); bookworm's 1.6 stops there. Binaries
+# built against bookworm's arm64 libraries run on trixie (same sonames, newer
+# glibc).
+RSUITE=${SFBPF_ARM64_ROOT_SUITE:-trixie}
 # Everything sfbpf-top links (ldd build/sfbpf-top), the reference tools, and
-# busybox-static for the initramfs.
-PACKAGES=linux-perf,bpftool,python3,libbpf1,libelf1,libdw1,libdebuginfod1,libprotobuf-c1
-PACKAGES+=,libncursesw6,libcurl4,zlib1g,libzstd1,procps,kmod,busybox-static
+# busybox-static for the initramfs. trixie renamed some libraries (t64).
+case $RSUITE in
+bookworm) PACKAGES=libelf1,libdw1,libdebuginfod1,libcurl4 ;;
+*) PACKAGES=libelf1t64,libdw1t64,libdebuginfod1t64,libcurl4t64 ;;
+esac
+PACKAGES+=,linux-perf,bpftool,python3,libbpf1,libprotobuf-c1,libncursesw6,zlib1g,libzstd1
+PACKAGES+=,libunwind8,procps,kmod,busybox-static
 # The modules the initramfs loads, in this order (dependencies resolved by
 # modprobe --show-depends at setup).
 MODULES="virtio_blk virtio-rng crc32c_generic ext4 9pnet_virtio 9p"
