@@ -7,6 +7,7 @@
 #   *-pac   the same with -mbranch-protection=pac-ret (return addresses
 #           signed: SFrame's RA-signed rows)
 # Layout: OUTDIR/TC/NAME.pie (dynamic, libfixture.so through an $ORIGIN rpath),
+# OUTDIR/perf-pacmask.so (tests/arm64/perf_pacmask.c, for perf script),
 # OUTDIR/TC/NAME.static (-static, libfixture.a), and OUTDIR/TC/toolchain.env
 # (SFRAME_VERSION, PAC), written once the toolchain's outputs are built and
 # verified with readelf: the SFrame version, PT_GNU_SFRAME, and rows with a
@@ -156,8 +157,11 @@ build_toolchain() {
 		DEPS=("$SRC/$name.c" "${common[@]}" "$out/libfixture.so")
 		build "$out/$name.pie" "$CC" "${CFLAGS[@]}" "${TC_FLAGS[@]}" -fPIE -pie "$SRC/$name.c" \
 			-o "$out/$name.pie" -L"$out" -Wl,-rpath,'$ORIGIN' "${ldlibs[@]}" || return 1
-		build "$out/$name.static" "$CC" "${CFLAGS[@]}" "${TC_FLAGS[@]}" -static "$SRC/$name.c" \
-			-o "$out/$name.static" -L"$out" "${ldlibs[@]}" || return 1
+		# gcc leaves .eh_frame_hdr out of static links; perf's libunwind
+		# finds no CFI without it (SFrame is not affected).
+		build "$out/$name.static" "$CC" "${CFLAGS[@]}" "${TC_FLAGS[@]}" -static \
+			-Wl,--eh-frame-hdr "$SRC/$name.c" -o "$out/$name.static" -L"$out" "${ldlibs[@]}" ||
+			return 1
 	done
 	printf 'SFRAME_VERSION=%s\nPAC=%s\n' "$WANT_VERSION" "$PAC" >"$out/toolchain.env"
 }
@@ -175,6 +179,12 @@ main() {
 		log "$CC not installed (scripts/arm64-vm.sh setup installs gcc-aarch64-linux-gnu)"
 		exit 1
 	}
+	# perf script's PAC mask (tests/arm64/perf_pacmask.c), for the guest.
+	mkdir -p "$OUTDIR"
+	if ! up_to_date "$OUTDIR/perf-pacmask.so" "$ROOT/tests/arm64/perf_pacmask.c" "$SELF"; then
+		"$CC" "${CFLAGS[@]}" -fPIC -shared "$ROOT/tests/arm64/perf_pacmask.c" \
+			-o "$OUTDIR/perf-pacmask.so" || exit 1
+	fi
 	for tc in "${tcs[@]}"; do
 		rm -f "$OUTDIR/$tc/toolchain.env"
 		build_toolchain "$tc" || {

@@ -65,11 +65,13 @@ if ! nice scripts/build-arm64-fixtures.sh "$BUILD/fixtures" >"$LOGDIR/fixtures.l
 fi
 
 echo "== tests/arm64/unwind.test (in the guest)"
+# The tests' knobs (ARM64_*) go along into the guest.
+knobs=()
+for v in $(compgen -e | grep '^ARM64_' | grep -v '^ARM64_PERF_ONLY$'); do
+	knobs+=("$v=${!v}")
+done
 scripts/arm64-vm.sh run "$ROOT" env SFBPF_BUILD="$BUILD" SFBPF_TEST_TMP="$LOGDIR" \
-	ARM64_PERF_ONLY="$perf_only" ${ARM64_TOOLCHAINS:+ARM64_TOOLCHAINS="$ARM64_TOOLCHAINS"} \
-	${ARM64_UNWIND_FIXTURES:+ARM64_UNWIND_FIXTURES="$ARM64_UNWIND_FIXTURES"} \
-	${ARM64_VARIANTS:+ARM64_VARIANTS="$ARM64_VARIANTS"} ${ARM64_SECS:+ARM64_SECS="$ARM64_SECS"} \
-	${ARM64_HZ:+ARM64_HZ="$ARM64_HZ"} ${ARM64_MIN:+ARM64_MIN="$ARM64_MIN"} \
+	ARM64_PERF_ONLY="$perf_only" "${knobs[@]}" \
 	tests/run.sh tests/arm64/unwind.test | tee "$LOGDIR/guest.log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" = 77 ]; then
