@@ -224,8 +224,6 @@ stage2() {
 		die "second stage failed (rc $(cat "$ctl/rc" 2>/dev/null || echo none)): $(tail -5 "$ctl/stage2.log" | tr '\n' ' ')"
 	[ -s "$ctl/vmlinux.btf" ] || die "the guest kernel has no /sys/kernel/btf/vmlinux"
 	cp "$ctl/vmlinux.btf" "$W/vmlinux.btf"
-	# Shrink nothing: the image is used as a snapshot, its free space costs
-	# nothing but the sparse file's holes.
 }
 
 setup() {
@@ -251,6 +249,8 @@ setup() {
 		mv "$W/vmlinuz" "$CACHE/vmlinuz"
 		mv "$W/root.img" "$CACHE/root.img"
 		mv "$W/vmlinux.btf" "$CACHE/vmlinux.btf"
+		mv "$W/initrd.img" "$CACHE/initrd.img"
+		sha256sum <"$INIT" >"$CACHE/.sfbpf-init"
 		echo "$KVER" >"$CACHE/kernel-version"
 		echo "$STAMP" >"$CACHE/.sfbpf-complete"
 		# Only the initramfs's tree stays (for a new /init).
