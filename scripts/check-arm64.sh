@@ -8,7 +8,9 @@
 # Ends with "N passed, N failed, N skipped"; exits 1 on a failure. Where qemu
 # cannot boot the guest: one SKIP line, exit 0.
 # Knobs: ARM64_PERF_ONLY=1 (no sfbpf-top: perf checked against perf, to prove
-# the harness), and those of tests/arm64/unwind.test and scripts/arm64-vm.sh.
+# the harness), SFBPF_TOP (an arm64 sfbpf-top inside the tree, instead of
+# make ARCH=arm64's), and those of tests/arm64/unwind.test and
+# scripts/arm64-vm.sh.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${SFBPF_ARM64_BUILD:-$ROOT/build-arm64}
@@ -35,7 +37,12 @@ skip() {
 rm -rf "$LOGDIR"
 mkdir -p "$LOGDIR"
 perf_only=${ARM64_PERF_ONLY:-0}
-if [ "$perf_only" != 1 ]; then
+top=()
+if [ -n "${SFBPF_TOP:-}" ]; then
+	# A ready arm64 sfbpf-top under HOSTDIR (the guest sees only the tree).
+	echo "== SFBPF_TOP=$SFBPF_TOP (no make ARCH=arm64)"
+	top=(SFBPF_TOP="$(realpath "$SFBPF_TOP")")
+elif [ "$perf_only" != 1 ]; then
 	echo "== make ARCH=arm64"
 	# A Makefile without the cross build would build for the host, into build/.
 	if ! make -n ARCH=arm64 2>/dev/null | grep -q 'build-arm64'; then
@@ -76,7 +83,7 @@ for v in $(compgen -e | grep '^ARM64_' | grep -v '^ARM64_PERF_ONLY$'); do
 	knobs+=("$v=${!v}")
 done
 scripts/arm64-vm.sh run "$ROOT" env SFBPF_BUILD="$BUILD" SFBPF_TEST_TMP="$LOGDIR" \
-	ARM64_PERF_ONLY="$perf_only" "${knobs[@]}" \
+	ARM64_PERF_ONLY="$perf_only" "${top[@]}" "${knobs[@]}" \
 	tests/run.sh tests/arm64/unwind.test | tee "$LOGDIR/guest.log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" = 77 ]; then
