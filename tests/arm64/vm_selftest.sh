@@ -6,7 +6,8 @@
 #   pac        the CPU signs return addresses (paca, pacg in /proc/cpuinfo)
 #   bpf        bpftool feature probe: perf_event programs and bpf_loop
 #   perf       perf record --call-graph dwarf of the pac-ret chain fixture, and
-#              perf script shows its symbolized chain main -> a -> b -> hot
+#              perf script (given the PAC mask by perf-pacmask.so, see
+#              tests/arm64/perf_pacmask.c) shows its chain main -> a -> b -> hot
 #   btf        /sys/kernel/btf/vmlinux is there
 # PASS/FAIL/SKIP lines; exit 77 if the guest cannot boot, 1 on a FAIL.
 set -u
@@ -41,7 +42,8 @@ guest() {
 		return
 	fi
 	if ! perf record -q -F 199 --call-graph dwarf -o $w/perf.data -- "$bin" 2 >$w/record.out 2>&1 ||
-		! perf script -i $w/perf.data -F comm,ip,sym,dso --no-inline >$w/perf.txt 2>$w/script.err; then
+		! LD_PRELOAD=$FIX/perf-pacmask.so perf script -i $w/perf.data -F comm,ip,sym,dso --no-inline \
+			--no-demangle >$w/perf.txt 2>$w/script.err; then
 		echo "FAIL: arm64 guest: perf record/script: $(tail -2 $w/record.out $w/script.err | tr '\n' ' ')"
 		return
 	fi
