@@ -2,6 +2,7 @@
 #   make          build everything into build/ (installs nothing)
 #   make deps     install the Debian packages the build and the tests use
 #   make check    install missing packages, build, run every test
+#   make check-arm64  the unwinder on an arm64 kernel under qemu (docs/ARM64.md)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
 #   make ARCH=arm64  cross-build the programs and BPF objects into build-arm64/
@@ -159,6 +160,13 @@ check-asan: deps
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g $(SAN_FLAGS)" all
 	@scripts/build-binutils.sh
 	@SFBPF_BUILD=$(CURDIR)/build-asan ASAN_OPTIONS=detect_leaks=1 tests/run.sh $(TESTS)
+
+# The unwinder on a real arm64 kernel under qemu-system-aarch64 (docs/ARM64.md);
+# not part of check. gas 2.47 for aarch64 assembles the SFrame V3 fixtures.
+.PHONY: check-arm64
+check-arm64:
+	@scripts/build-binutils.sh 2.47
+	@scripts/check-arm64.sh
 
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
 bench: check-deps all
