@@ -10,6 +10,7 @@
 
 #include "bpf/abi.h"
 #include "procs/cgroups.h"
+#include "tables/segments.h"
 #include "profile/bpfprog.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -65,19 +66,27 @@ __u32 bpfprog__seg_shift(__u32 requested)
 	return requested < SFBPF_SEG_SHIFT_MIN ? SFBPF_SEG_SHIFT_MIN : requested;
 }
 
-int bpfprog__set_seg_shift(struct bpf_map *rows, struct bpf_map *pages, __u32 shift)
+int bpfprog__seg_template(struct bpf_map *rows, struct bpf_map *pages, __u32 shift)
 {
-	struct bpf_map *inner[2] = { bpf_map__inner_map(rows), bpf_map__inner_map(pages) };
-	int i, err;
+	/*
+	 * Not bpf_map__set_value_size() on libbpf's own inner map: libbpf 1.5
+	 * dereferences the (absent) object of an inner map there and crashes.
+	 */
+	int fd = segspace__new_segment(shift), err;
 
-	for (i = 0; i < 2; i++) {
-		err = inner[i] ? bpf_map__set_value_size(inner[i], 4u << shift) : -ENOENT;
-		if (err) {
-			pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-err));
-			return err;
-		}
+	if (fd < 0) {
+		pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-fd));
+		return fd;
 	}
-	return 0;
+	err = bpf_map__set_inner_map_fd(rows, fd);
+	if (!err)
+		err = bpf_map__set_inner_map_fd(pages, fd);
+	if (err) {
+		pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 static int set_maps(const struct bpfprog_map *maps, size_t n)

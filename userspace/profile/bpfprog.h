@@ -30,10 +30,11 @@ int bpfprog__nr_cpus(void);
 __u32 bpfprog__seg_shift(__u32 requested);
 /*
  * Gives the unwinder's table spaces (rows, pages: arrays of maps) segments of
- * 1 << shift entries: their inner maps' value size. Between open and load;
- * the program's seg_shift setting must say the same.
+ * 1 << shift entries: a segment made here is their inner map's template.
+ * Between open and load; the program's seg_shift setting must say the same.
+ * Returns the template's fd, to be closed once loaded, or a negative errno.
  */
-int bpfprog__set_seg_shift(struct bpf_map *rows, struct bpf_map *pages, __u32 shift);
+int bpfprog__seg_template(struct bpf_map *rows, struct bpf_map *pages, __u32 shift);
 
 /*
  * Checks a skeleton's __open(), attempted only when nr_cpus > 0: 0 when skel

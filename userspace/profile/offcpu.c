@@ -176,9 +176,15 @@ static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 		.cgroup = o->cgroup,
 	};
 	/* Shared table maps bring their segments' shape with them. */
-	int err = sh ? 0 : bpfprog__set_seg_shift(skel->maps.rows, skel->maps.pages, seg_shift(o));
+	int tmpl = sh ? -1 : bpfprog__seg_template(skel->maps.rows, skel->maps.pages, seg_shift(o));
+	int err;
 
-	return err ? err : bpfprog__load(skel->skeleton, &lo);
+	if (!sh && tmpl < 0)
+		return tmpl;
+	err = bpfprog__load(skel->skeleton, &lo);
+	if (tmpl >= 0)
+		close(tmpl);
+	return err;
 }
 
 static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)

@@ -151,9 +151,13 @@ static int load(struct profile_bpf *skel, const struct profile_opts *o)
 		.cgroup = o->cgroup,
 	};
 
-	int err = bpfprog__set_seg_shift(skel->maps.rows, skel->maps.pages, seg_shift(o));
+	int tmpl = bpfprog__seg_template(skel->maps.rows, skel->maps.pages, seg_shift(o)), err;
 
-	return err ? err : bpfprog__load(skel->skeleton, &lo);
+	if (tmpl < 0)
+		return tmpl;
+	err = bpfprog__load(skel->skeleton, &lo);
+	close(tmpl);
+	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t size)

@@ -96,6 +96,11 @@ static int seg_map_create(uint32_t shift)
 	return fd < 0 ? -errno : fd;
 }
 
+int segspace__new_segment(uint32_t shift)
+{
+	return seg_map_create(valid_shift(shift));
+}
+
 int segspace__new_map(const char *name, uint32_t capacity, uint32_t shift)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);

@@ -63,6 +63,8 @@ void segspace__write(const struct segspace *s, uint32_t start, const void *src, 
  * their own (bpf/unwind_maps.h).
  */
 int segspace__new_map(const char *name, uint32_t capacity, uint32_t shift);
+/* A new segment of 1 << shift entries, unlinked (an inner map's template): its fd or -errno. */
+int segspace__new_segment(uint32_t shift);
 /* Map memory the existing segments take. */
 uint64_t segspace__bytes(const struct segspace *s);
 
