@@ -35,9 +35,12 @@ NAME_LEN = 15  # BPF_OBJ_NAME_LEN - 1
 
 
 def our_map_names():
-    """Map names declared in bpf/*: SEC(".maps") and libbpf's internal maps."""
-    names = set()
+    """Map names declared in bpf/*: SEC(".maps") and libbpf's internal maps, and the
+    table segments the loader makes at run time (userspace/tables/segments.c)."""
+    names = {"sfbpf_seg"}
     for path in glob.glob(os.path.join(ROOT, "bpf", "*")):
+        if not os.path.isfile(path):
+            continue  # bpf/arch/: other architectures' kernel types
         with open(path, errors="replace") as f:
             text = f.read()
         names.update(n[:NAME_LEN] for n in re.findall(r"\}\s*(\w+)\s+SEC\(\"\.maps\"\)", text))
