@@ -34,6 +34,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 CACHE=${SFBPF_ARM64_CACHE:-/var/cache/sfbpf/arm64}
 SMP=${SFBPF_ARM64_SMP:-2}
 MEM=${SFBPF_ARM64_MEM:-2048}
@@ -68,26 +70,6 @@ die() {
 	exit 1
 }
 
-mirror() {
-	local f u
-	if [ -n "${SFBPF_ARM64_MIRROR:-}" ]; then
-		echo "$SFBPF_ARM64_MIRROR"
-		return
-	fi
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		u=$(awk '
-			/^[ \t]*#/ { next }
-			/^deb[ \t]/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) { print $i; break } }
-			/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) print $i }
-		' "$f" | grep -v -e security -e '-updates' | grep -E '/debian/?$' | head -1)
-		if [ -n "$u" ]; then
-			echo "${u%/}"
-			return
-		fi
-	done
-	echo http://deb.debian.org/debian
-}
 
 complete() {
 	[ -f "$CACHE/.sfbpf-complete" ] && [ "$(cat "$CACHE/.sfbpf-complete")" = "$STAMP" ] &&
@@ -236,7 +218,7 @@ setup() {
 	exec 9>"$CACHE.lock"
 	flock 9
 	host_packages
-	MIRROR=$(mirror)
+	MIRROR=$(debian_mirror "${SFBPF_ARM64_MIRROR:-}")
 	W=$CACHE/work
 	mkdir -p "$CACHE" "$W"
 	if ! complete; then

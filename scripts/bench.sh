@@ -22,6 +22,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 BUILD=${SFBPF_BUILD:-$ROOT/build}
 TOP=$BUILD/sfbpf-top
 BB=$BUILD/bench
@@ -274,15 +276,6 @@ LDLIBS=$(printf 'sfbpf-print-ldlibs:\n\t@echo $(LDLIBS)\n' |
 	LDLIBS="-lbpf -ldw -lelf -lz"
 read -r -a LDLIBS <<<"$LDLIBS"
 
-# up_to_date OUT DEP...: OUT exists and is newer than every DEP.
-up_to_date() {
-	local out=$1 dep
-	shift
-	[ -e "$out" ] || return 1
-	for dep in "$@"; do
-		[ "$out" -nt "$dep" ] || return 1
-	done
-}
 
 build_workloads() {
 	local src=$ROOT/tests/bench big=$BB/bigsframe.$BIG_FUNCS

@@ -23,6 +23,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 SRC=$ROOT/tests/fixtures
 CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 CC=aarch64-linux-gnu-gcc
@@ -35,14 +37,6 @@ SELF=$ROOT/scripts/build-arm64-fixtures.sh
 
 log() { echo "build-arm64-fixtures: $*" >&2; }
 
-up_to_date() {
-	local out=$1 dep
-	shift
-	[ -e "$out" ] || return 1
-	for dep in "$@"; do
-		[ "$out" -nt "$dep" ] || return 1
-	done
-}
 
 # build_ld47: ld 2.47 for aarch64 (scripts/build-binutils.sh builds only its
 # gas): ld 2.40 cannot merge V3 sections ("error in .sframe").
@@ -93,19 +87,6 @@ verify() {
 	fi
 }
 
-build() {
-	local out=$1
-	shift
-	up_to_date "$out" "${DEPS[@]}" && return 0
-	"$@" || {
-		log "failed: $*"
-		return 1
-	}
-	verify "$out" || {
-		rm -f "$out"
-		return 1
-	}
-}
 
 setup_toolchain() {
 	local tc=$1 tools

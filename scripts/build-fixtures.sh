@@ -21,6 +21,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 SRC=$ROOT/tests/fixtures
 CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 CC=${FIXTURE_CC:-gcc}
@@ -31,15 +33,6 @@ SELF=$ROOT/scripts/build-fixtures.sh
 
 log() { echo "build-fixtures: $*" >&2; }
 
-# up_to_date OUT DEP...: OUT exists and is newer than every DEP.
-up_to_date() {
-	local out=$1 dep
-	shift
-	[ -e "$out" ] || return 1
-	for dep in "$@"; do
-		[ "$out" -nt "$dep" ] || return 1
-	done
-}
 
 # verify FILE: the SFrame version and PT_GNU_SFRAME match the toolchain.
 verify() {
@@ -64,21 +57,6 @@ verify() {
 	fi
 }
 
-# build OUT CMD...: run CMD (which writes OUT) unless OUT is newer than every
-# file in DEPS, then verify OUT.
-build() {
-	local out=$1
-	shift
-	up_to_date "$out" "${DEPS[@]}" && return 0
-	"$@" || {
-		log "failed: $*"
-		return 1
-	}
-	verify "$out" || {
-		rm -f "$out"
-		return 1
-	}
-}
 
 # setup_toolchain TC: sets TC_FLAGS, READELF (for the tests), VERIFY_READELF,
 # WANT_VERSION (0: no SFrame) and STAMP (outputs older than it are rebuilt), or

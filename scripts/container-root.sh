@@ -12,6 +12,8 @@
 # archive from its apt sources (deb.debian.org if none is found).
 # Knobs: SFBPF_TRIXIE_SUITE (trixie), SFBPF_TRIXIE_MIRROR (a mirror URL).
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 DIR=${1:-${SFBPF_TRIXIE_ROOT:-/var/cache/sfbpf/trixie}}
 SUITE=${SFBPF_TRIXIE_SUITE:-trixie}
@@ -31,30 +33,7 @@ fi
 [ "$(id -u)" -eq 0 ] || die "needs root to build $DIR"
 command -v debootstrap >/dev/null || die "debootstrap not installed (scripts/deps.sh test)"
 
-# mirror: the first http(s) URI of the host's sources that serves Debian's main
-# archive (not -security, not a third-party repository).
-mirror() {
-	local f u
-	if [ -n "${SFBPF_TRIXIE_MIRROR:-}" ]; then
-		echo "$SFBPF_TRIXIE_MIRROR"
-		return
-	fi
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		u=$(awk '
-			/^[ \t]*#/ { next }
-			/^deb[ \t]/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) { print $i; break } }
-			/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) print $i }
-		' "$f" | grep -v -e security -e '-updates' | grep -E '/debian/?$' | head -1)
-		if [ -n "$u" ]; then
-			echo "${u%/}"
-			return
-		fi
-	done
-	echo http://deb.debian.org/debian
-}
-
-MIRROR=$(mirror)
+MIRROR=$(debian_mirror "${SFBPF_TRIXIE_MIRROR:-}")
 # One builder at a time (two test runs may start together).
 mkdir -p "$(dirname "$DIR")"
 exec 9>"$DIR.lock"
