@@ -66,29 +66,6 @@ __u32 bpfprog__seg_shift(__u32 requested)
 	return requested < SFBPF_SEG_SHIFT_MIN ? SFBPF_SEG_SHIFT_MIN : requested;
 }
 
-int bpfprog__seg_template(struct bpf_map *rows, struct bpf_map *pages, __u32 shift)
-{
-	/*
-	 * Not bpf_map__set_value_size() on libbpf's own inner map: libbpf 1.5
-	 * dereferences the (absent) object of an inner map there and crashes.
-	 */
-	int fd = segspace__new_segment(shift), err;
-
-	if (fd < 0) {
-		pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-fd));
-		return fd;
-	}
-	err = bpf_map__set_inner_map_fd(rows, fd);
-	if (!err)
-		err = bpf_map__set_inner_map_fd(pages, fd);
-	if (err) {
-		pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-err));
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 static int set_maps(const struct bpfprog_map *maps, size_t n)
 {
 	size_t i;
@@ -123,11 +100,38 @@ static void print_verifier_stats(const char *log, const char *what)
 	}
 }
 
+/*
+ * A segment of 1 << shift entries made here, the table spaces' inner map
+ * template: its fd, to be closed once loaded, or a negative errno.
+ */
+static int seg_template(struct bpf_map *rows, struct bpf_map *pages, __u32 shift)
+{
+	/*
+	 * Not bpf_map__set_value_size() on libbpf's own inner map: libbpf 1.5
+	 * dereferences the (absent) object of an inner map there and crashes.
+	 */
+	int fd = segspace__new_segment(shift), err;
+
+	if (fd < 0) {
+		pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-fd));
+		return fd;
+	}
+	err = bpf_map__set_inner_map_fd(rows, fd);
+	if (!err)
+		err = bpf_map__set_inner_map_fd(pages, fd);
+	if (err) {
+		pr_warn("table segments of %u entries: %s", 1u << shift, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *o)
 {
 	struct bpf_program *prog = o->prog;
+	int err, tmpl = -1;
 	char *log = NULL;
-	int err;
 
 	err = set_maps(o->maps, o->nr_maps);
 	if (err)
@@ -138,6 +142,13 @@ int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *o
 			return -ENOMEM;
 		bpf_program__set_log_buf(prog, log, VERIFIER_LOG_SIZE);
 		bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
+	}
+	if (o->seg_rows) {
+		tmpl = seg_template(o->seg_rows, o->seg_pages, o->seg_shift);
+		if (tmpl < 0) {
+			free(log);
+			return tmpl;
+		}
 	}
 	err = bpf_object__load_skeleton(skel);
 	if (err == -EPERM || err == -EACCES)
@@ -152,6 +163,8 @@ int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *o
 	if (log)
 		bpf_program__set_log_buf(prog, NULL, 0);
 	free(log);
+	if (tmpl >= 0)
+		close(tmpl);
 	if (!err && o->cgroup)
 		err = cgroups__set_target(bpf_map__fd(o->cgroup_map), o->cgroup);
 	return err;

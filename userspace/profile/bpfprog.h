@@ -29,14 +29,6 @@ int bpfprog__nr_cpus(void);
 /* The table segments' shift to use for a requested one (0: the most). */
 __u32 bpfprog__seg_shift(__u32 requested);
 /*
- * Gives the unwinder's table spaces (rows, pages: arrays of maps) segments of
- * 1 << shift entries: a segment made here is their inner map's template.
- * Between open and load; the program's seg_shift setting must say the same.
- * Returns the template's fd, to be closed once loaded, or a negative errno.
- */
-int bpfprog__seg_template(struct bpf_map *rows, struct bpf_map *pages, __u32 shift);
-
-/*
  * Checks a skeleton's __open(), attempted only when nr_cpus > 0: 0 when skel
  * was opened, else the error (nr_cpus's, or errno's), said once.
  */
@@ -57,6 +49,13 @@ struct bpfprog_load {
 	size_t nr_maps;
 	struct bpf_map *cgroup_map; /* a CGROUP_ARRAY that cgroup goes into after load */
 	const char *cgroup; /* cgroup v2 directory; NULL: no filter */
+	/*
+	 * The unwinder's table spaces (arrays of maps), when this program makes
+	 * them (NULL: shared, their shape comes with them): their segments hold
+	 * 1 << seg_shift entries, as the program's seg_shift setting says.
+	 */
+	struct bpf_map *seg_rows, *seg_pages;
+	__u32 seg_shift;
 };
 
 /*

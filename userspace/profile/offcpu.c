@@ -174,17 +174,13 @@ static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
 		.cgroup_map = skel->maps.target_cgroup,
 		.cgroup = o->cgroup,
+		/* Shared table maps bring their segments' shape with them. */
+		.seg_rows = sh ? NULL : skel->maps.rows,
+		.seg_pages = skel->maps.pages,
+		.seg_shift = seg_shift(o),
 	};
-	/* Shared table maps bring their segments' shape with them. */
-	int tmpl = sh ? -1 : bpfprog__seg_template(skel->maps.rows, skel->maps.pages, seg_shift(o));
-	int err;
 
-	if (!sh && tmpl < 0)
-		return tmpl;
-	err = bpfprog__load(skel->skeleton, &lo);
-	if (tmpl >= 0)
-		close(tmpl);
-	return err;
+	return bpfprog__load(skel->skeleton, &lo);
 }
 
 static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)

@@ -149,15 +149,12 @@ static int load(struct profile_bpf *skel, const struct profile_opts *o)
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
 		.cgroup_map = skel->maps.target_cgroup,
 		.cgroup = o->cgroup,
+		.seg_rows = skel->maps.rows,
+		.seg_pages = skel->maps.pages,
+		.seg_shift = seg_shift(o),
 	};
 
-	int tmpl = bpfprog__seg_template(skel->maps.rows, skel->maps.pages, seg_shift(o)), err;
-
-	if (tmpl < 0)
-		return tmpl;
-	err = bpfprog__load(skel->skeleton, &lo);
-	close(tmpl);
-	return err;
+	return bpfprog__load(skel->skeleton, &lo);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
