@@ -32,6 +32,7 @@
  *   symbolize exec A B event|sample|refresh   A execs B: names by sample time
  *   symbolize dlopen HELPER LIB SYM   a library loaded after the snapshot
  *   symbolize rewrite BIN OTHER       BIN rewritten in place with OTHER's bytes
+ *   symbolize reuse HELPER DATA CODE  a range read as DATA's holds CODE now
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -661,6 +662,55 @@ static int run_dlopen(const char *bin, const char *lib, const char *sym)
 	return failures != 0;
 }
 
+/*
+ * A range that held data when the maps were read holds code now (ld.so.cache,
+ * then a dlopen'ed library at its address): a sample there re-reads the maps
+ * and gets the code's module, not the data's.
+ */
+static int run_reuse(const char *bin, const char *data, const char *code)
+{
+	struct symbolizer *s = symbolizer__new();
+	char *argv[] = { (char *)bin, NULL }, cmd[4200];
+	const struct probe *held, *mapped;
+	struct helper h = {};
+	struct sym_info si;
+	uint64_t ip;
+	int err;
+
+	err = s ? helper__start(&h, argv) : -ENOMEM;
+	snprintf(cmd, sizeof(cmd), "hold %s %d\n", data, 1 << 20);
+	if (!err)
+		err = helper__command(&h, cmd);
+	held = probe_by_name(&h, "held");
+	if (!err && held)
+		err = symbolizer__note_pid(s, h.pid);
+	if (err || !held) {
+		report(false, "hold", "err %d, held %p", err, (const void *)held);
+		return 1;
+	}
+	symbolizer__user(s, h.pid, held->addr, &si);
+	report(si.module && strstr(data, si.module), "data-before", "module %s",
+	       nz(si.module));
+	usleep(30000); /* more than the 10 ms between two reads for a leaf that missed */
+	snprintf(cmd, sizeof(cmd), "swap %s\n", code);
+	err = helper__command(&h, cmd);
+	mapped = probe_by_name(&h, "code");
+	if (err || !mapped || mapped->addr != held->addr) {
+		report(false, "swap", "err %d, code at %#" PRIx64 ", held at %#" PRIx64, err,
+		       mapped ? mapped->addr : 0, held->addr);
+		helper__stop(&h);
+		return 1;
+	}
+	ip = mapped->addr + 64;
+	report(symbolizer__note_sample(s, h.pid, mono_ns(), &ip, 1) == 0, "note-sample", "");
+	helper__stop(&h);
+	symbolizer__user(s, h.pid, ip, &si);
+	report(si.module && strstr(code, si.module), "code-module", "module %s",
+	       nz(si.module));
+	symbolizer__free(s);
+	return failures != 0;
+}
+
 static int copy_into(const char *from, const char *to)
 {
 	char buf[65536];
@@ -1023,6 +1073,8 @@ int main(int argc, char **argv)
 		return run_exec(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "dlopen"))
 		return run_dlopen(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "reuse"))
+		return run_reuse(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "rewrite"))
 		return run_rewrite(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "ksym"))

@@ -6,14 +6,21 @@
  * commands on stdin until EOF:
  *   exec PATH          execv(PATH): the same process becomes another program
  *   dlopen PATH SYM    load a library, print "func SYM ADDR" and "ready"
+ *   hold PATH LEN      map LEN bytes of PATH read-only, print "map held ADDR"
+ *   swap PATH          unmap the held range and map PATH executable at its
+ *                      address, print "map code ADDR" (a range reused for code,
+ *                      as a dlopen reuses the range ld.so.cache held)
  * Built with -DVARIANT=N, the code differs (a different build of "the same"
  * program, for debug files that must not match); with -DRENAME, function
  * names end in "_b" (another program, for exec and rewritten files).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef VARIANT
@@ -64,6 +71,25 @@ static void print_func(const char *name, void *addr)
 	printf("func %s %p\n", name, addr);
 }
 
+static void *held;
+static size_t held_len;
+
+static void *map_file(const char *path, size_t len, int prot, void *at)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	void *p;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	if (!len)
+		len = fstat(fd, &st) ? 0 : (size_t)st.st_size;
+	p = len ? mmap(at, len, prot, MAP_PRIVATE | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0)
+		: MAP_FAILED;
+	close(fd);
+	return p;
+}
+
 static void command(char *line)
 {
 	char *argv[2] = { NULL, NULL }, *path, *sym;
@@ -81,6 +107,21 @@ static void command(char *line)
 		h = path && sym ? dlopen(path, RTLD_NOW) : NULL;
 		if (h)
 			print_func(sym, dlsym(h, sym));
+	} else if (!strncmp(line, "hold ", 5) && !held) {
+		path = strtok(line + 5, " ");
+		sym = strtok(NULL, " ");
+		held_len = sym ? strtoul(sym, NULL, 0) : 0;
+		held = path && held_len ? map_file(path, held_len, PROT_READ, NULL) : MAP_FAILED;
+		if (held == MAP_FAILED)
+			held = NULL;
+		else
+			printf("map held %p\n", held);
+	} else if (!strncmp(line, "swap ", 5) && held) {
+		munmap(held, held_len);
+		h = map_file(line + 5, 0, PROT_READ | PROT_EXEC, held);
+		if (h != MAP_FAILED)
+			printf("map code %p\n", h);
+		held = NULL;
 	}
 	printf("ready\n");
 	fflush(stdout);

@@ -189,6 +189,11 @@ static const struct pmap *find_pmap(const struct pmap *maps, size_t count, uint6
 	return n && addr < maps[n - 1].end ? &maps[n - 1] : NULL;
 }
 
+static bool is_code(const struct pmap *m)
+{
+	return m && (m->perms & PROCMAP_EXEC);
+}
+
 static bool overlaps_any(const struct pmap *maps, size_t count, const struct pmap *o)
 {
 	/* Mappings do not overlap: the last one starting before o ends ends last. */
@@ -439,7 +444,11 @@ int symbolizer__note_pid(struct symbolizer *s, int pid)
 	return note(s, pid, &p);
 }
 
-/* Is addr in one of g's mappings? *hint: the last one found (frames cluster). */
+/*
+ * Is addr in one of g's code mappings? *hint: the last one found (frames
+ * cluster). A data mapping does not count: the range may hold code now (ld.so
+ * maps ld.so.cache and unmaps it, and a later dlopen puts a library there).
+ */
 static bool covered(const struct gen *g, uint64_t addr, const struct pmap **hint)
 {
 	const struct pmap *m = *hint;
@@ -447,9 +456,10 @@ static bool covered(const struct gen *g, uint64_t addr, const struct pmap **hint
 	if (m && addr >= m->start && addr < m->end)
 		return true;
 	m = find_pmap(g->maps, g->count, addr);
-	if (m)
-		*hint = m;
-	return m;
+	if (!is_code(m))
+		return false;
+	*hint = m;
+	return true;
 }
 
 int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
@@ -532,19 +542,25 @@ static void resolve(struct symbolizer *s, struct proc *p, const struct pmap *m, 
 		out->name = perfmap__find(&p->jit, !p->gone, addr, &out->offset);
 }
 
-/* addr's mapping in the generation serving time_ns, else in the others, newest first. */
+/*
+ * addr's mapping in the generation serving time_ns, else in the others,
+ * newest first; code before data wherever it is (the address is a PC).
+ */
 static const struct pmap *proc__find_map(struct proc *p, uint64_t time_ns, uint64_t addr)
 {
 	struct gen *g = proc__gen_at(p, time_ns);
-	const struct pmap *m;
+	const struct pmap *m, *data;
 	unsigned i;
 
 	m = g ? find_pmap(g->maps, g->count, addr) : NULL;
-	for (i = p->ngens; !m && i > 0; i--) {
-		if (&p->gens[i - 1] != g)
-			m = find_pmap(p->gens[i - 1].maps, p->gens[i - 1].count, addr);
+	data = m;
+	for (i = p->ngens; !is_code(m) && i > 0; i--) {
+		if (&p->gens[i - 1] == g)
+			continue;
+		m = find_pmap(p->gens[i - 1].maps, p->gens[i - 1].count, addr);
+		data = data ? data : m;
 	}
-	return m;
+	return is_code(m) ? m : data;
 }
 
 int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t addr,
@@ -559,7 +575,8 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	if (!p)
 		return err;
 	m = proc__find_map(p, time_ns, addr);
-	if (!m && !p->gone && clock__mono_ns() - p->refreshed_ns >= REFRESH_NS) {
+	/* Data where code is asked for: maybe a stale read (covered()), maybe a bad frame. */
+	if (!is_code(m) && !p->gone && clock__mono_ns() - p->refreshed_ns >= REFRESH_NS) {
 		proc__snapshot(s, p, clock__mono_ns(), false, 0);
 		m = proc__find_map(p, time_ns, addr);
 	}
