@@ -23,8 +23,10 @@ lines), 2 on bad usage or unreadable input.
                         [--ratio 0.99] [--negative]
       Every caller->callee edge between named user frames in the folded stacks
       (each stack's distinct edges weighted by its count) must be an edge
-      perf saw (P: `perf script -F comm,tid,ip,sym,dso` output) for at least
-      --ratio of the weight. Edges whose callee perf never saw with a named
+      perf saw (P: `perf script -F comm,tid,ip,sym,symoff,dso` output) for at
+      least --ratio of the weight. With symoff, a frame perf names by the
+      symbol before a PLT stub (perf 6.1 names no .plt.got or .plt.sec entry)
+      gets the stub's objdump name (leaf@plt), as sfbpf names it. Edges whose callee perf never saw with a named
       caller (perf's copy of the stack ended there, e.g. frames over 64 KiB),
       and every edge above such a callee, are beyond perf's reach: reported,
       not counted. At least --min samples must be comparable. With --negative,
@@ -49,8 +51,11 @@ first, so that an edge spans them (a signal trampoline without a symbol:
 wait_loop -> on_signal).
 """
 import argparse
+import bisect
 import collections
+import os
 import re
+import subprocess
 import sys
 
 STOP_REASONS = ("outermost", "no_proc", "no_mapping", "no_row", "read",
@@ -317,6 +322,52 @@ def norm_sym(sym):
     return sym
 
 
+PLT_STUB_RE = re.compile(r"^([0-9a-fA-F]+) <([^>]+@plt)>:")
+_plt_cache = {}
+
+
+def elf_plt(dso):
+    """(symbol addresses, sorted PLT stub starts, their names) of an ELF file
+    (nm and objdump; empty if unreadable)."""
+    if dso in _plt_cache:
+        return _plt_cache[dso]
+    syms, stubs = {}, []
+    try:
+        for args in (["nm", "--defined-only", dso], ["nm", "-D", "--defined-only", dso]):
+            r = subprocess.run(args, capture_output=True, text=True)
+            for line in r.stdout.splitlines():
+                f = line.split()
+                if len(f) == 3:
+                    syms.setdefault(norm_sym(f[2]), int(f[0], 16))
+        r = subprocess.run(["objdump", "-d", "-j", ".plt", "-j", ".plt.got", "-j", ".plt.sec", dso],
+                           capture_output=True, text=True)
+        stubs = sorted((int(m.group(1), 16), m.group(2)) for m in
+                       map(PLT_STUB_RE.match, r.stdout.splitlines()) if m)
+    except OSError:
+        pass
+    _plt_cache[dso] = (syms, [a for a, _ in stubs], [n for _, n in stubs])
+    return _plt_cache[dso]
+
+
+def plt_stub(sym, dso):
+    """The PLT stub perf named SYM+0xOFF in DSO, or None. perf 6.1 names
+    no .plt.got or .plt.sec entry: a sample there gets the symbol before it
+    (_init+0x30), where objdump (and sfbpf, and later perf) say leaf@plt."""
+    m = re.match(r"^(.*)\+0x([0-9a-fA-F]+)$", sym)
+    if not m or m.group(1).endswith("@plt") or not dso.startswith("/") or not os.path.isfile(dso):
+        return None
+    syms, starts, names = elf_plt(dso)
+    base = syms.get(norm_sym(m.group(1)))
+    if base is None:
+        return None
+    addr = base + int(m.group(2), 16)
+    i = bisect.bisect_right(starts, addr) - 1
+    # Stubs are at most 16 bytes; the last one ends its section.
+    if i < 0 or addr >= starts[i] + 16 or (i + 1 < len(starts) and addr >= starts[i + 1]):
+        return None
+    return names[i]
+
+
 def parse_perf_script(text):
     """perf script output -> list of stacks, each a list of user frames from
     the root to the leaf; a frame without a symbol is None."""
@@ -342,7 +393,10 @@ def parse_perf_script(text):
         dso = m.group(3) if m.re is PERF_FRAME_RE else ""
         if addr >= KERNEL_START or dso.startswith("[kernel") or dso == "[guest.kernel.kallsyms]":
             continue
-        cur.append(None if sym in ("[unknown]", "") else norm_sym(sym))
+        if sym in ("[unknown]", ""):
+            cur.append(None)
+        else:
+            cur.append(plt_stub(sym, dso) or norm_sym(sym))
     if cur is not None:
         stacks.append(cur)
     # perf prints the leaf first.
