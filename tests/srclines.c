@@ -10,6 +10,13 @@
  *     if not FILE. Ends with "# cached N functions M" on stderr. With
  *     SRCLINES_RELEASE=1 in the environment, the DWARF is released after
  *     every lookup (srcline__release()): each new address reopens it.
+ *   srclines truncate FILE
+ *     FILE is rewritten in place while its DWARF is open (cp over it, a
+ *     build): looks up the first address on stdin, truncates FILE to 4 KiB,
+ *     then looks up the others. The process must live (a mapped page past the
+ *     new end raises SIGBUS: util/fileview.h); prints "first N" (frames of
+ *     the first address), "after-truncate ANSWERED FAILED" (new addresses
+ *     after the truncation) and "first-again N" (the cached answer).
  *   srclines bench NAME FILE [DEBUGFILE]
  *     Times the resolver on the addresses on stdin: the first lookup (it
  *     indexes the DWARF), every new address after it, and the same
@@ -71,6 +78,41 @@ static int resolve(const char *path)
 	}
 	fprintf(stderr, "# cached %zu functions %zu\n", srcline__cached(sl),
 		srcline__functions(sl));
+	srcline__free(sl);
+	return 0;
+}
+
+static int truncated(const char *path)
+{
+	const struct srcline_frame *f;
+	int fd, n, first, answered = 0, failed = 0;
+	struct srcline *sl;
+	uint64_t addr0;
+	char buf[128];
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	sl = fd >= 0 ? srcline__new(fd) : NULL;
+	if (!sl || !fgets(buf, sizeof(buf), stdin)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	addr0 = strtoull(buf, NULL, 16);
+	first = srcline__find(sl, addr0, &f);
+	printf("first %d\n", first);
+	fflush(stdout);
+	if (truncate(path, 4096)) {
+		perror(path);
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), stdin)) {
+		n = srcline__find(sl, strtoull(buf, NULL, 16), &f);
+		if (n > 0)
+			answered++;
+		else
+			failed++;
+	}
+	printf("after-truncate %d %d\n", answered, failed);
+	printf("first-again %d\n", srcline__find(sl, addr0, &f));
 	srcline__free(sl);
 	return 0;
 }
@@ -201,6 +243,8 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (argc >= 3 && !strcmp(argv[1], "resolve"))
 		return resolve(argc > 3 ? argv[3] : argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "truncate"))
+		return truncated(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))
 		return bench(argv[2], argc > 4 ? argv[4] : argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "sym"))

@@ -23,6 +23,7 @@
 #include "symbols/srcline.h"
 #include "util/arena.h"
 #include "util/clock.h"
+#include "util/fileview.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
@@ -46,8 +47,10 @@ struct answer {
 
 struct srcline {
 	int fd;
+	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
+	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
 	uint64_t used_ns; /* the DWARF last read (CLOCK_MONOTONIC) */
 	bool indexed;
 	struct range *funcs, *cus;
@@ -80,20 +83,91 @@ int srcline__elf_has_dwarf(Elf *elf)
 	return 0;
 }
 
-/* libdw over the descriptor: 0, or -ENODATA. */
+static void dwarf_close(struct srcline *sl)
+{
+	if (fileview__torn(&sl->view))
+		sl->changed = true;
+	if (sl->dw)
+		dwarf_end(sl->dw);
+	elf_end(sl->elf);
+	fileview__unmap(&sl->view);
+	sl->dw = NULL;
+	sl->elf = NULL;
+}
+
+/*
+ * Sections a lookup never reads: location lists (often the largest after
+ * .debug_info), macros, call frames, name indexes. libdw reads (and inflates,
+ * when compressed) every .debug_* section it knows when it opens: hidden
+ * here as SHT_NOBITS in libelf's copy of the section headers, they are left
+ * alone. The file is never written (no elf_update()).
+ */
+static void hide_unused(Elf *elf)
+{
+	static const char *const unused[] = { "loc",	  "loclists",	"macro",    "macinfo",
+					      "frame",	  "pubnames",	"pubtypes", "gnu_pubnames",
+					      "gnu_pubtypes", "names" };
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstrndx, i;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strncmp(name, ".debug_", 7))
+			name += 7;
+		else if (!strncmp(name, ".zdebug_", 8))
+			name += 8;
+		else
+			continue;
+		for (i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+			if (!strcmp(name, unused[i])) {
+				sh.sh_type = SHT_NOBITS;
+				gelf_update_shdr(scn, &sh);
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * libdw over the file: 0, or -ENODATA. Mapped (fileview.h: a truncation
+ * reads zeros, never SIGBUS), libdw's sections cost only the pages a lookup
+ * touches, where read into memory they would cost the whole .debug_* (the
+ * copy is the fallback). Compressed sections are inflated into memory either
+ * way (hide_unused() spares those a lookup never reads).
+ */
 static int dwarf_open(struct srcline *sl)
 {
 	if (sl->dw)
 		return 0;
-	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
-	sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	if (sl->changed)
+		return -ENODATA;
+	if (!fileview__map(sl->fd, &sl->view))
+		sl->elf = elf_memory(sl->view.base, sl->view.len);
+	else
+		sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+	if (sl->elf)
+		hide_unused(sl->elf);
 	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
 	if (!sl->dw) {
-		elf_end(sl->elf);
-		sl->elf = NULL;
+		dwarf_close(sl);
 		return -ENODATA;
 	}
 	return 0;
+}
+
+/* Did the file shrink while libdw read it? Then nothing read may be kept. */
+static bool dwarf_torn(struct srcline *sl)
+{
+	if (!fileview__torn(&sl->view))
+		return false;
+	dwarf_close(sl);
+	return true;
 }
 
 struct srcline *srcline__new(int fd)
@@ -118,19 +192,14 @@ void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
 {
 	if (!sl || !sl->dw || sl->used_ns >= unused_since_ns)
 		return;
-	dwarf_end(sl->dw);
-	elf_end(sl->elf);
-	sl->dw = NULL;
-	sl->elf = NULL;
+	dwarf_close(sl);
 }
 
 void srcline__free(struct srcline *sl)
 {
 	if (!sl)
 		return;
-	if (sl->dw)
-		dwarf_end(sl->dw);
-	elf_end(sl->elf);
+	dwarf_close(sl);
 	close(sl->fd);
 	free(sl->funcs);
 	free(sl->cus);
@@ -459,13 +528,25 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 		if (dwarf_open(sl))
 			return -ENODATA;
 		sl->used_ns = clock__mono_ns();
-		if (!sl->indexed && build_index(sl))
-			return -ENOMEM;
+		if (!sl->indexed) {
+			if (build_index(sl))
+				return -ENOMEM;
+			/*
+			 * The index visited every unit: libdw keeps each one's
+			 * abbreviations and more (MiBs for a big library) that
+			 * lookups, a few units each, do not need. Start afresh.
+			 */
+			dwarf_close(sl);
+			if (dwarf_open(sl))
+				return -ENODATA;
+		}
 		if (VEC_RESERVE(sl->frames, sl->frames_cap, sl->nframes + SRCLINE_MAX_DEPTH + 1,
 				1024) ||
 		    VEC_RESERVE(sl->answers, sl->answers_cap, sl->nanswers + 1, 256))
 			return -ENOMEM;
 		n = resolve(sl, addr, sl->frames + sl->nframes);
+		if (dwarf_torn(sl))
+			return -ENODATA;
 		sl->answers[sl->nanswers] = (struct answer){ addr, (uint32_t)sl->nframes, n };
 		if (hashmap__add(&sl->answer_ix, h, sl->nanswers))
 			return -ENOMEM;

@@ -68,10 +68,12 @@ void srcline__free(struct srcline *sl);
 int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame **frames);
 
 /*
- * Close libdw's view of the DWARF (it holds every .debug_* section read into
- * memory: tens of MiB for a big library), keeping the descriptor, the index
- * and the answers: the next lookup of an address not answered yet reopens it.
- * Only if it was not read since unused_since_ns (CLOCK_MONOTONIC).
+ * Close libdw's view of the DWARF (the file's mapping, libdw's units and line
+ * tables, and compressed sections inflated into memory: MiBs for a big
+ * library), keeping the descriptor, the index and the answers: the next
+ * lookup of an address not answered yet reopens it. Only if it was not read
+ * since unused_since_ns (CLOCK_MONOTONIC). A file that shrank while mapped
+ * (util/fileview.h) answers nothing new from then on.
  */
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
 
