@@ -190,9 +190,20 @@ struct srcline *srcline__new(int fd)
 
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
 {
-	if (!sl || !sl->dw || sl->used_ns >= unused_since_ns)
+	GElf_Ehdr eh;
+
+	if (!sl || !sl->dw)
 		return;
-	dwarf_close(sl);
+	if (sl->used_ns < unused_since_ns) {
+		dwarf_close(sl);
+		return;
+	}
+	/*
+	 * Still in use: the file's pages read so far go back (a lookup maps
+	 * the few it needs again), but the section headers hide_unused() wrote.
+	 */
+	if (gelf_getehdr(sl->elf, &eh))
+		fileview__drop(&sl->view, eh.e_shoff, (size_t)eh.e_shnum * eh.e_shentsize);
 }
 
 void srcline__free(struct srcline *sl)
