@@ -80,8 +80,8 @@ static int resolve(const char *path)
 			printf("%s\n%s:%u\n", f[i].function ? f[i].function : "??",
 			       f[i].file ? f[i].file : "??", f[i].line);
 	}
-	fprintf(stderr, "# cached %zu functions %zu\n", srcline__cached(sl),
-		srcline__functions(sl));
+	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
+		srcline__functions(sl), srcline__spilled(sl));
 	srcline__free(sl);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/demangle.h"
@@ -47,10 +48,14 @@ struct answer {
 
 struct srcline {
 	int fd;
+	int spill_fd; /* fd's copy with its compressed sections inflated, or -1 */
+	uint64_t spill_bytes;
+	bool no_spill; /* the copy could not be made: inflate in memory */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
 	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
+	bool inflated; /* libdw inflated compressed sections into memory: costly to reopen */
 	uint64_t used_ns; /* the DWARF last read (CLOCK_MONOTONIC) */
 	bool indexed;
 	struct range *funcs, *cus;
@@ -102,36 +107,104 @@ static void dwarf_close(struct srcline *sl)
  * here as SHT_NOBITS in libelf's copy of the section headers, they are left
  * alone. The file is never written (no elf_update()).
  */
-static void hide_unused(Elf *elf)
+static bool unused_section(const char *name)
 {
 	static const char *const unused[] = { "loc",	  "loclists",	"macro",    "macinfo",
 					      "frame",	  "pubnames",	"pubtypes", "gnu_pubnames",
 					      "gnu_pubtypes", "names" };
+	size_t i;
+
+	for (i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		if (!strcmp(name, unused[i]))
+			return true;
+	}
+	return false;
+}
+
+static bool hide_unused(Elf *elf)
+{
+	bool inflated = false, zdebug;
 	Elf_Scn *scn = NULL;
 	const char *name;
-	size_t shstrndx, i;
+	size_t shstrndx;
 	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return;
+		return false;
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
+		zdebug = !strncmp(name, ".zdebug_", 8);
 		if (!strncmp(name, ".debug_", 7))
 			name += 7;
-		else if (!strncmp(name, ".zdebug_", 8))
+		else if (zdebug)
 			name += 8;
 		else
 			continue;
-		for (i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-			if (!strcmp(name, unused[i])) {
-				sh.sh_type = SHT_NOBITS;
-				gelf_update_shdr(scn, &sh);
-				break;
-			}
+		if (unused_section(name)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+		} else {
+			inflated |= zdebug || (sh.sh_flags & SHF_COMPRESSED);
 		}
 	}
+	return inflated;
+}
+
+/*
+ * Compressed DWARF (Debian's -dbgsym files) is inflated by libdw into our
+ * memory, MiBs per library, for as long as it is open: a library sampled all
+ * the time keeps it. Inflated once into an unlinked file instead, the
+ * sections cost the page cache's pages, which the trims give back, and a
+ * reopen inflates nothing. The directory: $SFBPF_SPILL_DIR, else SPILL_DIR
+ * (on disk on Debian, not tmpfs); where O_TMPFILE fails, libdw inflates in
+ * memory as before.
+ */
+#define SPILL_DIR "/var/tmp"
+#define SPILL_MAX_BYTES (1ULL << 30) /* all spill files at once */
+static uint64_t spilled_bytes;
+
+/* sl->fd's copy, its kept compressed .debug_* sections inflated: 0, or -1 (then in memory). */
+static int spill(struct srcline *sl)
+{
+	const char *dir = getenv("SFBPF_SPILL_DIR");
+	int out = open(dir && *dir ? dir : SPILL_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	char buf[16384], *name;
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	size_t shstrndx;
+	off_t off = 0;
+	struct stat st;
+	GElf_Shdr sh;
+	ssize_t n;
+
+	if (out < 0)
+		return -1;
+	while ((n = pread(sl->fd, buf, sizeof(buf), off)) > 0 && write(out, buf, n) == n)
+		off += n;
+	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) || elf_getshdrstrndx(elf, &shstrndx))
+		goto fail;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7) ||
+		    unused_section(name + 7))
+			continue;
+		if (elf_compress(scn, 0, 0) < 0)
+			goto fail;
+	}
+	if (elf_update(elf, ELF_C_WRITE) < 0 || fstat(out, &st) ||
+	    spilled_bytes + st.st_size > SPILL_MAX_BYTES)
+		goto fail;
+	elf_end(elf);
+	sl->spill_fd = out;
+	sl->spill_bytes = st.st_size;
+	spilled_bytes += st.st_size;
+	return 0;
+fail:
+	elf_end(elf);
+	close(out);
+	return -1;
 }
 
 /*
@@ -145,14 +218,21 @@ static int dwarf_open(struct srcline *sl)
 {
 	if (sl->dw)
 		return 0;
+	int fd = sl->spill_fd >= 0 ? sl->spill_fd : sl->fd;
+
 	if (sl->changed)
 		return -ENODATA;
-	if (!fileview__map(sl->fd, &sl->view))
+	if (!fileview__map(fd, &sl->view))
 		sl->elf = elf_memory(sl->view.base, sl->view.len);
 	else
-		sl->elf = elf_begin(sl->fd, ELF_C_READ, NULL);
+		sl->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (sl->elf)
-		hide_unused(sl->elf);
+		sl->inflated = hide_unused(sl->elf);
+	if (sl->inflated && sl->spill_fd < 0 && !sl->no_spill) {
+		dwarf_close(sl);
+		sl->no_spill = spill(sl) != 0;
+		return dwarf_open(sl);
+	}
 	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
 	if (!sl->dw) {
 		dwarf_close(sl);
@@ -180,6 +260,7 @@ struct srcline *srcline__new(int fd)
 		return NULL;
 	}
 	sl->fd = fd;
+	sl->spill_fd = -1;
 	if (dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
@@ -194,13 +275,19 @@ void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
 
 	if (!sl || !sl->dw)
 		return;
-	if (sl->used_ns < unused_since_ns) {
+	/*
+	 * Mapped and not inflated, reopening costs a scan of the section
+	 * headers: close even in use, or libdw's units and line tables pile up
+	 * (MiBs for a big library sampled all the time).
+	 */
+	if (sl->used_ns < unused_since_ns || (sl->view.base && !sl->inflated)) {
 		dwarf_close(sl);
 		return;
 	}
 	/*
-	 * Still in use: the file's pages read so far go back (a lookup maps
-	 * the few it needs again), but the section headers hide_unused() wrote.
+	 * Inflated and in use: the file's pages read so far go back (a lookup
+	 * maps the few it needs again), but the section headers hide_unused()
+	 * wrote.
 	 */
 	if (gelf_getehdr(sl->elf, &eh))
 		fileview__drop(&sl->view, eh.e_shoff, (size_t)eh.e_shnum * eh.e_shentsize);
@@ -212,6 +299,10 @@ void srcline__free(struct srcline *sl)
 		return;
 	dwarf_close(sl);
 	close(sl->fd);
+	if (sl->spill_fd >= 0) {
+		close(sl->spill_fd);
+		spilled_bytes -= sl->spill_bytes;
+	}
 	free(sl->funcs);
 	free(sl->cus);
 	free(sl->answers);
@@ -230,6 +321,11 @@ size_t srcline__cached(const struct srcline *sl)
 size_t srcline__functions(const struct srcline *sl)
 {
 	return sl ? sl->nfuncs : 0;
+}
+
+uint64_t srcline__spilled(const struct srcline *sl)
+{
+	return sl ? sl->spill_bytes : 0;
 }
 
 /* ---- strings -------------------------------------------------------------------- */

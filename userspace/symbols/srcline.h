@@ -72,8 +72,9 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
  * tables, and compressed sections inflated into memory: MiBs for a big
  * library), keeping the descriptor, the index and the answers: the next
  * lookup of an address not answered yet reopens it. Only if it was not read
- * since unused_since_ns (CLOCK_MONOTONIC); if it was, only the pages of the
- * file mapped so far are given back. A file that shrank while mapped
+ * since unused_since_ns (CLOCK_MONOTONIC) or if reopening is cheap (mapped,
+ * no compressed section inflated); else only the pages of the file mapped so
+ * far are given back. A file that shrank while mapped
  * (util/fileview.h) answers nothing new from then on.
  */
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
@@ -81,5 +82,11 @@ void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
 /* Addresses answered so far (cached), and DWARF functions indexed. */
 size_t srcline__cached(const struct srcline *sl);
 size_t srcline__functions(const struct srcline *sl);
+/*
+ * Bytes of the file's copy with its compressed sections inflated (0: none):
+ * libdw reads that copy, an unlinked file in /var/tmp, so that the inflated
+ * sections are page cache, not our memory.
+ */
+uint64_t srcline__spilled(const struct srcline *sl);
 
 #endif /* SFBPF_SRCLINE_H */
