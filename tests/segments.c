@@ -160,6 +160,24 @@ static void compare(const struct maps *m, uint32_t shift, int64_t slot, const st
 	       bad == 1 ? "page entry" : "row", i);
 }
 
+/* Our mappings of BPF maps of seg_bytes (/proc/self/maps): segments still mapped. */
+static uint32_t mapped_segments(uint64_t seg_bytes)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char line[512];
+	uint32_t n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    hi - lo == seg_bytes)
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* The checks with segments of 1 << shift entries; fresh maps and loader. */
 static void run(uint32_t shift, char **files, uint32_t nfiles)
 {
@@ -227,6 +245,10 @@ static void run(uint32_t shift, char **files, uint32_t nfiles)
 	}
 	for (i = 0; i < nfiles; i++)
 		compare(&m, shift, slot[i], ft[i], files[i]);
+	/* Pushed: the loader's mappings of the segments would only count in its RSS. */
+	snprintf(name, sizeof(name), "segments-%u: unmapped once pushed", 1u << shift);
+	n = mapped_segments(seg_bytes);
+	report(n == 0, name, "%u segments still mapped", n);
 	tables__stats(t, &st);
 	n = kernel_segments(seg_bytes, &memlock);
 	snprintf(name, sizeof(name), "segments-%u: memory", 1u << shift);

@@ -118,13 +118,27 @@ int segspace__new_map(const char *name, uint32_t capacity, uint32_t shift)
 	return fd;
 }
 
+/* Segment i mapped for writes (it exists). 0 or a negative errno. */
+static int seg_map(struct segspace *s, uint32_t i)
+{
+	struct segment *g = &s->segs[i];
+	void *mem;
+
+	if (g->mem)
+		return 0;
+	mem = mmap(NULL, seg_size(s->shift), PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	g->mem = mem;
+	return 0;
+}
+
 /* Creates segment i, mapped, not linked yet. */
 static int seg_create(struct segspace *s, uint32_t i)
 {
 	struct segment *g = &s->segs[i];
 	size_t size = seg_size(s->shift);
-	void *mem;
-	int fd;
+	int fd, err;
 
 	fd = seg_map_create(s->shift);
 	if (fd < 0) {
@@ -132,14 +146,36 @@ static int seg_create(struct segspace *s, uint32_t i)
 			strerror(-fd));
 		return fd;
 	}
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		close(fd);
-		return -errno;
-	}
-	*g = (struct segment){ .fd = fd, .mem = mem };
+	*g = (struct segment){ .fd = fd };
 	s->present++;
-	return 0;
+	err = seg_map(s, i);
+	if (err)
+		seg_free(s, i, false);
+	return err;
+}
+
+int segspace__map(struct segspace *s, uint32_t start, uint32_t n)
+{
+	uint32_t i;
+	int err = 0;
+
+	for (i = start >> s->shift; n && !err && i < s->nr_segs &&
+				    (uint64_t)i << s->shift < (uint64_t)start + n;
+	     i++)
+		err = s->segs[i].fd >= 0 ? seg_map(s, i) : -ENOENT;
+	return err;
+}
+
+void segspace__unmap(struct segspace *s)
+{
+	uint32_t i;
+
+	for (i = 0; s->segs && i < s->nr_segs; i++) {
+		if (s->segs[i].mem) {
+			munmap(s->segs[i].mem, seg_size(s->shift));
+			s->segs[i].mem = NULL;
+		}
+	}
 }
 
 /* Links segments [first, first + n) into the array of maps: one batch, one grace period. */
@@ -190,8 +226,10 @@ int segspace__get(struct segspace *s, uint32_t start, uint32_t n)
 	 * between them is linked again: harmless).
 	 */
 	for (i = first; i <= last && !err; i++) {
-		if (s->segs[i].fd >= 0)
+		if (s->segs[i].fd >= 0) {
+			err = seg_map(s, i); /* unmapped since its last writes */
 			continue;
+		}
 		err = seg_create(s, i);
 		lo = i < lo ? i : lo;
 		hi = i + 1;

@@ -441,6 +441,10 @@ static int push_slice(struct tables *t)
 	if (tables_now_ns() < e->push_after)
 		return -EAGAIN;
 	ft = e->ft;
+	/* Mapped by segspace__get(); again if unmapped since (never, but cheap to be sure). */
+	if (segspace__map(&t->row_segs, e->row_start, ft->nr_rows) ||
+	    segspace__map(&t->page_segs, e->page_start, ft->nr_pages))
+		return -EAGAIN;
 	n = ft->nr_rows - e->pushed_rows;
 	n = n < PUSH_SLICE ? n : PUSH_SLICE;
 	write_rows(t, e, e->pushed_rows, n);
@@ -455,8 +459,12 @@ static int push_slice(struct tables *t)
 	if (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages)
 		return 1;
 	t->push_head = e->push_next;
-	if (!t->push_head)
+	if (!t->push_head) {
 		t->push_tail = &t->push_head;
+		/* Nothing left to write: the mappings would only count in our RSS. */
+		segspace__unmap(&t->row_segs);
+		segspace__unmap(&t->page_segs);
+	}
 	t->nr_pushing--;
 	push_finished(t, e);
 	return 1;
