@@ -219,6 +219,10 @@ static int load_table(struct smoke *sm)
 		err = segspace__get(&sm->row_segs, 0, sm->nr_rows);
 	if (!err)
 		err = segspace__get(&sm->page_segs, 0, obj.page_count);
+	if (!err)
+		err = segspace__map(&sm->row_segs, 0, sm->nr_rows);
+	if (!err)
+		err = segspace__map(&sm->page_segs, 0, obj.page_count);
 	if (err) {
 		fprintf(stderr, "bpf_smoke: table segments: %s\n", strerror(-err));
 		return err;

@@ -10,8 +10,8 @@
  *     if not FILE. Ends with "# cached N functions M" on stderr. With
  *     SRCLINES_RELEASE=1 in the environment, the DWARF is released after
  *     every lookup (srcline__release()): each new address reopens it; with
- *     SRCLINES_RELEASE=pages, only the file's pages read so far are given
- *     back (the DWARF still in use).
+ *     SRCLINES_RELEASE=inuse, released as still in use (closed only where
+ *     reopening is cheap).
  *   srclines truncate FILE
  *     FILE is rewritten in place while its DWARF is open (cp over it, a
  *     build): looks up the first address on stdin, truncates FILE to 4 KiB,
@@ -47,7 +47,7 @@
 static int resolve(const char *path)
 {
 	const char *rel = getenv("SRCLINES_RELEASE");
-	bool release = rel && !strcmp(rel, "1"), drop = rel && !strcmp(rel, "pages");
+	bool release = rel && !strcmp(rel, "1"), in_use = rel && !strcmp(rel, "inuse");
 	const struct srcline_frame *f;
 	struct srcline *sl;
 	char buf[128];
@@ -70,8 +70,8 @@ static int resolve(const char *path)
 		n = srcline__find(sl, addr, &f);
 		if (release)
 			srcline__release(sl, UINT64_MAX);
-		else if (drop)
-			srcline__release(sl, 0); /* in use: only its pages go */
+		else if (in_use)
+			srcline__release(sl, 0); /* still in use: closed only if cheap to reopen */
 		if (n <= 0) {
 			printf("??\n??:0\n");
 			continue;

@@ -121,6 +121,7 @@ static bool unused_section(const char *name)
 	return false;
 }
 
+/* Does libdw still have compressed sections to inflate (in memory) once they are hidden? */
 static bool hide_unused(Elf *elf)
 {
 	bool inflated = false, zdebug;
@@ -211,15 +212,14 @@ fail:
  * libdw over the file: 0, or -ENODATA. Mapped (fileview.h: a truncation
  * reads zeros, never SIGBUS), libdw's sections cost only the pages a lookup
  * touches, where read into memory they would cost the whole .debug_* (the
- * copy is the fallback). Compressed sections are inflated into memory either
- * way (hide_unused() spares those a lookup never reads).
+ * copy is the fallback). Compressed sections go to a spill() copy first.
  */
 static int dwarf_open(struct srcline *sl)
 {
-	if (sl->dw)
-		return 0;
 	int fd = sl->spill_fd >= 0 ? sl->spill_fd : sl->fd;
 
+	if (sl->dw)
+		return 0;
 	if (sl->changed)
 		return -ENODATA;
 	if (!fileview__map(fd, &sl->view))
@@ -271,26 +271,15 @@ struct srcline *srcline__new(int fd)
 
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
 {
-	GElf_Ehdr eh;
-
-	if (!sl || !sl->dw)
-		return;
 	/*
 	 * Mapped and not inflated, reopening costs a scan of the section
-	 * headers: close even in use, or libdw's units and line tables pile up
-	 * (MiBs for a big library sampled all the time).
+	 * headers: closed even in use, or libdw's units and line tables pile up
+	 * (MiBs for a big library sampled all the time), and the pages the
+	 * lookups touched go with the mapping.
 	 */
-	if (sl->used_ns < unused_since_ns || (sl->view.base && !sl->inflated)) {
+	if (sl && sl->dw &&
+	    (sl->used_ns < unused_since_ns || (sl->view.base && !sl->inflated)))
 		dwarf_close(sl);
-		return;
-	}
-	/*
-	 * Inflated and in use: the file's pages read so far go back (a lookup
-	 * maps the few it needs again), but the section headers hide_unused()
-	 * wrote.
-	 */
-	if (gelf_getehdr(sl->elf, &eh))
-		fileview__drop(&sl->view, eh.e_shoff, (size_t)eh.e_shnum * eh.e_shentsize);
 }
 
 void srcline__free(struct srcline *sl)

@@ -72,9 +72,8 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
  * tables, and compressed sections inflated into memory: MiBs for a big
  * library), keeping the descriptor, the index and the answers: the next
  * lookup of an address not answered yet reopens it. Only if it was not read
- * since unused_since_ns (CLOCK_MONOTONIC) or if reopening is cheap (mapped,
- * no compressed section inflated); else only the pages of the file mapped so
- * far are given back. A file that shrank while mapped
+ * since unused_since_ns (CLOCK_MONOTONIC), or if reopening is cheap (mapped,
+ * nothing to inflate in memory) even while in use. A file that shrank while mapped
  * (util/fileview.h) answers nothing new from then on.
  */
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns);

@@ -133,25 +133,19 @@ static int seg_map(struct segspace *s, uint32_t i)
 	return 0;
 }
 
-/* Creates segment i, mapped, not linked yet. */
+/* Creates segment i, not linked yet (segspace__map() maps it for the writes). */
 static int seg_create(struct segspace *s, uint32_t i)
 {
-	struct segment *g = &s->segs[i];
-	size_t size = seg_size(s->shift);
-	int fd, err;
+	int fd = seg_map_create(s->shift);
 
-	fd = seg_map_create(s->shift);
 	if (fd < 0) {
-		pr_warn("table segment: cannot create a %zu KiB BPF array: %s", size >> 10,
-			strerror(-fd));
+		pr_warn("table segment: cannot create a %zu KiB BPF array: %s",
+			seg_size(s->shift) >> 10, strerror(-fd));
 		return fd;
 	}
-	*g = (struct segment){ .fd = fd };
+	s->segs[i] = (struct segment){ .fd = fd };
 	s->present++;
-	err = seg_map(s, i);
-	if (err)
-		seg_free(s, i, false);
-	return err;
+	return 0;
 }
 
 int segspace__map(struct segspace *s, uint32_t start, uint32_t n)
@@ -226,10 +220,8 @@ int segspace__get(struct segspace *s, uint32_t start, uint32_t n)
 	 * between them is linked again: harmless).
 	 */
 	for (i = first; i <= last && !err; i++) {
-		if (s->segs[i].fd >= 0) {
-			err = seg_map(s, i); /* unmapped since its last writes */
+		if (s->segs[i].fd >= 0)
 			continue;
-		}
 		err = seg_create(s, i);
 		lo = i < lo ? i : lo;
 		hi = i + 1;

@@ -21,7 +21,7 @@
 
 struct segment {
 	int fd; /* -1: absent */
-	uint32_t *mem; /* its element, mapped for writes; NULL once they are done */
+	uint32_t *mem; /* its element while mapped for writes (segspace__map()), else NULL */
 	uint32_t used; /* entries of it inside some slice */
 	uint64_t empty_since; /* present and unused since then (CLOCK_MONOTONIC ns); 0: in use */
 };
@@ -51,14 +51,14 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n);
 /* Frees one segment that has been empty for linger_ns, if any. */
 void segspace__reap(struct segspace *s);
 /*
- * Unmaps every segment: no write is pending (the tables pushed all). The
- * pages stay the map's; mapped, they also counted in our RSS (MiBs of it).
- * segspace__get() maps a slice's segments again.
+ * Maps the segments of [start, start + n) (they exist: a slice got them) for
+ * writes. 0 or a negative errno. segspace__unmap() unmaps every segment once
+ * no write is pending: the pages stay the map's, and mapped they would also
+ * count in our RSS (MiBs of it).
  */
-void segspace__unmap(struct segspace *s);
-/* Maps the segments of [start, start + n) again for writes. 0 or a negative errno. */
 int segspace__map(struct segspace *s, uint32_t start, uint32_t n);
-/* Entry i (4 bytes), to be written; its segment must exist (a slice got it). */
+void segspace__unmap(struct segspace *s);
+/* Entry i (4 bytes), to be written; its segment must be mapped (segspace__map()). */
 static inline void *segspace__entry(const struct segspace *s, uint32_t i)
 {
 	return &s->segs[i >> s->shift].mem[i & ((1u << s->shift) - 1)];

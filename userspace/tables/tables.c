@@ -441,7 +441,7 @@ static int push_slice(struct tables *t)
 	if (tables_now_ns() < e->push_after)
 		return -EAGAIN;
 	ft = e->ft;
-	/* Mapped by segspace__get(); again if unmapped since (never, but cheap to be sure). */
+	/* Unmapped once the queue empties (below): mapped here, where they are written. */
 	if (segspace__map(&t->row_segs, e->row_start, ft->nr_rows) ||
 	    segspace__map(&t->page_segs, e->page_start, ft->nr_pages))
 		return -EAGAIN;

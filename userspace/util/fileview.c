@@ -101,31 +101,6 @@ bool fileview__torn(const struct fileview *v)
 	return v->base && __atomic_load_n(&slots[v->slot].torn, __ATOMIC_ACQUIRE);
 }
 
-/* The whole pages of v between byte offsets from and to (the last partial page counts whole). */
-static void drop_range(struct fileview *v, uintptr_t from, uintptr_t to)
-{
-	uintptr_t end = (v->len + ~page_mask) & page_mask;
-
-	from = (from + ~page_mask) & page_mask;
-	to = (to > end ? end : to) & page_mask;
-	if (from < to)
-		madvise((char *)v->base + from, to - from, MADV_DONTNEED);
-}
-
-void fileview__drop(struct fileview *v, size_t keep_off, size_t keep_len)
-{
-	uintptr_t first = ~page_mask + 1;
-
-	if (!v->base)
-		return;
-	if (keep_len && keep_off < v->len) {
-		drop_range(v, first, keep_off);
-		drop_range(v, keep_off + keep_len, v->len);
-	} else {
-		drop_range(v, first, v->len);
-	}
-}
-
 void fileview__unmap(struct fileview *v)
 {
 	if (!v->base)

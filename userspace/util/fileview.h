@@ -38,13 +38,6 @@ struct fileview {
 int fileview__map(int fd, struct fileview *v);
 /* Has a page of v vanished (the file shrank) since it was mapped? */
 bool fileview__torn(const struct fileview *v);
-/*
- * Give back the pages of v read so far (they stay in the page cache; the next
- * touch maps them again) but those of [keep_off, keep_off + keep_len) and
- * the first page: pages a library wrote into (libelf's headers) are private
- * copies that would revert to the file's bytes.
- */
-void fileview__drop(struct fileview *v, size_t keep_off, size_t keep_len);
 /* Unmap v (a no-op for a view never mapped). */
 void fileview__unmap(struct fileview *v);
 
