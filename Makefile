@@ -18,7 +18,9 @@ PREFIX    ?= /usr/local
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I. -Iuserspace
-LDLIBS    := -lbpf -ldw -ldebuginfod -lelf -lprotobuf-c -lncursesw -liberty -lcurl -lz
+# libcurl and libdebuginfod are loaded when --push, --otlp or --debuginfod
+# need them (util/dynlib.h), not linked.
+LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lz
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Each architecture's BPF code sees its own kernel's types: the x86-64 ones in

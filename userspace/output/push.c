@@ -21,6 +21,7 @@
 
 #include "output/push.h"
 #include "output/spool.h"
+#include "util/dynlib.h"
 #include "util/log.h"
 #include "util/clock.h"
 
@@ -33,6 +34,50 @@
 #define REMIND_SECS 600.0 /* while failing, say so again this often */
 
 enum outcome { SENT, RETRY, REFUSED, UNREADABLE };
+
+/*
+ * libcurl, loaded by the first pusher (util/dynlib.h: not every sfbpf-top
+ * pushes, and linked it costs every one of them its TLS stack).
+ */
+static struct {
+	__typeof__(curl_global_init) *global_init;
+	__typeof__(curl_global_cleanup) *global_cleanup;
+	__typeof__(curl_easy_init) *easy_init;
+	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_perform) *easy_perform;
+	__typeof__(curl_easy_getinfo) *easy_getinfo;
+	__typeof__(curl_easy_cleanup) *easy_cleanup;
+	__typeof__(curl_easy_strerror) *easy_strerror;
+	__typeof__(curl_slist_append) *slist_append;
+	__typeof__(curl_slist_free_all) *slist_free_all;
+	__typeof__(curl_mime_init) *mime_init;
+	__typeof__(curl_mime_addpart) *mime_addpart;
+	__typeof__(curl_mime_name) *mime_name;
+	__typeof__(curl_mime_filename) *mime_filename;
+	__typeof__(curl_mime_type) *mime_type;
+	__typeof__(curl_mime_data) *mime_data;
+	__typeof__(curl_mime_free) *mime_free;
+} lc;
+
+static const struct dynlib_fn lc_fns[] = {
+	{ "curl_global_init", (void **)&lc.global_init },
+	{ "curl_global_cleanup", (void **)&lc.global_cleanup },
+	{ "curl_easy_init", (void **)&lc.easy_init },
+	{ "curl_easy_setopt", (void **)&lc.easy_setopt },
+	{ "curl_easy_perform", (void **)&lc.easy_perform },
+	{ "curl_easy_getinfo", (void **)&lc.easy_getinfo },
+	{ "curl_easy_cleanup", (void **)&lc.easy_cleanup },
+	{ "curl_easy_strerror", (void **)&lc.easy_strerror },
+	{ "curl_slist_append", (void **)&lc.slist_append },
+	{ "curl_slist_free_all", (void **)&lc.slist_free_all },
+	{ "curl_mime_init", (void **)&lc.mime_init },
+	{ "curl_mime_addpart", (void **)&lc.mime_addpart },
+	{ "curl_mime_name", (void **)&lc.mime_name },
+	{ "curl_mime_filename", (void **)&lc.mime_filename },
+	{ "curl_mime_type", (void **)&lc.mime_type },
+	{ "curl_mime_data", (void **)&lc.mime_data },
+	{ "curl_mime_free", (void **)&lc.mime_free },
+};
 
 struct pusher {
 	struct push_opts opts;
@@ -217,44 +262,44 @@ static int check_abort(void *ctx, curl_off_t dlt, curl_off_t dln, curl_off_t ult
 
 static int setup_curl(struct pusher *p)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = lc.easy_init();
 	char hdr[320];
 
 	if (!c)
 		return -ENOMEM;
 	p->curl = c;
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, p->errbuf);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "sfbpf/0.1");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(p->opts.timeout * 1000));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, p);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, check_abort);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
-	curl_easy_setopt(c, CURLOPT_VERBOSE, p->opts.verbose >= 2 ? 1L : 0L);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
+	lc.easy_setopt(c, CURLOPT_ERRORBUFFER, p->errbuf);
+	lc.easy_setopt(c, CURLOPT_USERAGENT, "sfbpf/0.1");
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	lc.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(p->opts.timeout * 1000));
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+	lc.easy_setopt(c, CURLOPT_WRITEDATA, p);
+	lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, check_abort);
+	lc.easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	lc.easy_setopt(c, CURLOPT_VERBOSE, p->opts.verbose >= 2 ? 1L : 0L);
 	if (p->opts.userpwd) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERPWD, p->opts.userpwd);
+		lc.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		lc.easy_setopt(c, CURLOPT_USERPWD, p->opts.userpwd);
 	}
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
 	/* No "Expect: 100-continue" round trip before each profile. */
-	p->headers = curl_slist_append(NULL, "Expect:");
+	p->headers = lc.slist_append(NULL, "Expect:");
 	if (p->headers && p->opts.format == PUSH_OTLP &&
-	    (!curl_slist_append(p->headers, "Content-Type: application/x-protobuf") ||
-	     !curl_slist_append(p->headers, "Content-Encoding: gzip")))
+	    (!lc.slist_append(p->headers, "Content-Type: application/x-protobuf") ||
+	     !lc.slist_append(p->headers, "Content-Encoding: gzip")))
 		return -ENOMEM;
 	if (p->headers && p->opts.tenant) {
 		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", p->opts.tenant);
-		if (!curl_slist_append(p->headers, hdr))
+		if (!lc.slist_append(p->headers, hdr))
 			return -ENOMEM;
 	}
 	if (!p->headers)
 		return -ENOMEM;
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
 	return 0;
 }
 
@@ -282,32 +327,32 @@ static enum outcome post(struct pusher *p, const char *url, const void *data, si
 	long status = 0;
 	CURLcode res;
 
-	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	lc.easy_setopt(p->curl, CURLOPT_URL, url);
 	if (p->opts.format == PUSH_OTLP) {
 		/* The body as spooled: already the gzipped request. */
-		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
-		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
+		lc.easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
+		lc.easy_setopt(p->curl, CURLOPT_POSTFIELDS, data);
 	} else {
-		mime = curl_mime_init(p->curl);
-		part = mime ? curl_mime_addpart(mime) : NULL;
+		mime = lc.mime_init(p->curl);
+		part = mime ? lc.mime_addpart(mime) : NULL;
 		if (!part) {
-			curl_mime_free(mime);
+			lc.mime_free(mime);
 			snprintf(p->last_error, sizeof(p->last_error), "out of memory");
 			return RETRY;
 		}
-		curl_mime_name(part, "profile");
-		curl_mime_filename(part, "profile.pb.gz");
-		curl_mime_type(part, "application/octet-stream");
-		curl_mime_data(part, data, size);
-		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, mime);
+		lc.mime_name(part, "profile");
+		lc.mime_filename(part, "profile.pb.gz");
+		lc.mime_type(part, "application/octet-stream");
+		lc.mime_data(part, data, size);
+		lc.easy_setopt(p->curl, CURLOPT_MIMEPOST, mime);
 	}
 	p->errbuf[0] = '\0';
 	p->body_len = 0;
 	p->body[0] = '\0';
-	res = curl_easy_perform(p->curl);
+	res = lc.easy_perform(p->curl);
 	if (mime) {
-		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
-		curl_mime_free(mime);
+		lc.easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
+		lc.mime_free(mime);
 	}
 	if (res == CURLE_ABORTED_BY_CALLBACK) {
 		snprintf(p->last_error, sizeof(p->last_error),
@@ -316,10 +361,10 @@ static enum outcome post(struct pusher *p, const char *url, const void *data, si
 	}
 	if (res != CURLE_OK) {
 		snprintf(p->last_error, sizeof(p->last_error), "%s",
-			 p->errbuf[0] ? p->errbuf : curl_easy_strerror(res));
+			 p->errbuf[0] ? p->errbuf : lc.easy_strerror(res));
 		return RETRY;
 	}
-	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+	lc.easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return SENT;
 	printable(p->body);
@@ -515,7 +560,9 @@ static int init(struct pusher *p)
 	if (!p->url_redacted)
 		return -ENOMEM;
 	push_redact_url(p->opts.url, p->url_redacted, strlen(p->opts.url) + 8);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+	if (dynlib__load("libcurl.so.4", lc_fns, sizeof(lc_fns) / sizeof(lc_fns[0])))
+		return -ENOENT;
+	if (lc.global_init(CURL_GLOBAL_DEFAULT))
 		return -ENOMEM;
 	p->curl_ready = true;
 	err = setup_curl(p);
@@ -591,10 +638,12 @@ void pusher__free(struct pusher *p)
 	if (!p)
 		return;
 	pusher__stop(p, 0);
-	curl_easy_cleanup(p->curl);
-	curl_slist_free_all(p->headers);
+	if (p->curl) /* then libcurl is loaded */
+		lc.easy_cleanup(p->curl);
+	if (p->headers)
+		lc.slist_free_all(p->headers);
 	if (p->curl_ready)
-		curl_global_cleanup();
+		lc.global_cleanup();
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
 	free(p->url_redacted);

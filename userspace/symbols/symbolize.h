@@ -121,12 +121,14 @@ void symbolizer__set_lines(struct symbolizer *s, bool lines, bool inlines);
 /*
  * Fetch missing debug files through debuginfod, from $DEBUGINFOD_URLS, into
  * libdebuginfod's cache (default: off; never by default, a root profiler must
- * not reach the network unasked). 0 or -ENOMEM.
+ * not reach the network unasked). 0, -ENOENT (libdebuginfod cannot be loaded)
+ * or -ENOMEM.
  */
 int symbolizer__set_debuginfod(struct symbolizer *s, bool on);
 /*
  * Give back the memory of the DWARF not read since unused_since_ns
- * (CLOCK_MONOTONIC): the lines found so far stay, the rest reopens it.
+ * (CLOCK_MONOTONIC): the lines found so far stay, the rest reopens it. Of
+ * the DWARF read since, the file pages the lookups mapped in.
  */
 void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns);
 

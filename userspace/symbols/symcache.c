@@ -22,6 +22,7 @@
 #include "symbols/symcache.h"
 #include "tables/elfobj.h"
 #include "symbols/symtab.h"
+#include "util/dynlib.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -58,6 +59,19 @@ struct symobj {
 	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
 	size_t build_id_len;
 	char build_id_hex[ELFOBJ_BUILD_ID_HEX]; /* "" if none */
+};
+
+/* libdebuginfod, loaded when asked for (util/dynlib.h: it brings a libcurl). */
+static struct {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	__typeof__(debuginfod_end) *end;
+} di;
+
+static const struct dynlib_fn di_fns[] = {
+	{ "debuginfod_begin", (void **)&di.begin },
+	{ "debuginfod_find_debuginfo", (void **)&di.find_debuginfo },
+	{ "debuginfod_end", (void **)&di.end },
 };
 
 struct symcache {
@@ -239,7 +253,7 @@ static void symobj__fetch_debug(struct symcache *c, struct symobj *o)
 	    o->dwarf_fd >= 0 || o->lines)
 		return;
 	o->debuginfod_tried = true;
-	fd = debuginfod_find_debuginfo(c->dc, o->build_id, (int)o->build_id_len, &path);
+	fd = di.find_debuginfo(c->dc, o->build_id, (int)o->build_id_len, &path);
 	if (fd < 0) {
 		pr_info("debuginfod: no debug file for build-id %s: %s\n", hex, strerror(-fd));
 		return;
@@ -463,12 +477,14 @@ int symcache__set_debuginfod(struct symcache *c, bool on)
 {
 	if (!on || c->dc) {
 		if (!on && c->dc) {
-			debuginfod_end(c->dc);
+			di.end(c->dc);
 			c->dc = NULL;
 		}
 		return 0;
 	}
-	c->dc = debuginfod_begin();
+	if (dynlib__load("libdebuginfod.so.1", di_fns, sizeof(di_fns) / sizeof(di_fns[0])))
+		return -ENOENT;
+	c->dc = di.begin();
 	return c->dc ? 0 : -ENOMEM;
 }
 
@@ -486,6 +502,6 @@ void symcache__free(struct symcache *c)
 	symobj__free_list(c->retired);
 	free(c->debug_dirs);
 	if (c->dc)
-		debuginfod_end(c->dc);
+		di.end(c->dc);
 	free(c);
 }

@@ -39,7 +39,8 @@ int symcache__set_debug_dirs(struct symcache *c, const char *dirs);
 void symcache__set_lines(struct symcache *c, bool on);
 /*
  * Fetch missing debug files through debuginfod (off by default: a root
- * profiler must not reach the network unasked). 0 or -ENOMEM.
+ * profiler must not reach the network unasked). 0, -ENOENT (libdebuginfod
+ * cannot be loaded) or -ENOMEM.
  */
 int symcache__set_debuginfod(struct symcache *c, bool on);
 
@@ -72,7 +73,8 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 
 /*
  * Close the DWARF of objects whose lines were not read since unused_since_ns
- * (CLOCK_MONOTONIC), keeping their answers (srcline__release()).
+ * (CLOCK_MONOTONIC), keeping their answers; give back the file pages of the
+ * others (srcline__release()).
  */
 void symcache__release_lines(struct symcache *c, uint64_t unused_since_ns);
 
