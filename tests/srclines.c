@@ -10,8 +10,9 @@
  *     if not FILE. Ends with "# cached N functions M" on stderr. With
  *     SRCLINES_RELEASE=1 in the environment, the DWARF is released after
  *     every lookup (srcline__release()): each new address reopens it; with
- *     SRCLINES_RELEASE=inuse, released as still in use (closed only where
- *     reopening is cheap).
+ *     SRCLINES_RELEASE=inuse, released as still in use (kept open, the file's
+ *     pages given back). Then "# resident KB": the pages of the DWARF file
+ *     (or of its inflated copy) still mapped in at the end.
  *   srclines truncate FILE
  *     FILE is rewritten in place while its DWARF is open (cp over it, a
  *     build): looks up the first address on stdin, truncates FILE to 4 KiB,
@@ -37,12 +38,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procs/procmaps.h"
 #include "symbols/srcline.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
+
+/*
+ * KB of our mappings of the file fd opens, or of an unlinked copy of it
+ * (srcline's inflated copy): what the DWARF's pages cost our RSS.
+ */
+static unsigned long resident_kb(int fd)
+{
+	unsigned long kb = 0, lo, hi, ino, v;
+	bool counted = false;
+	char line[512];
+	struct stat st;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/self/smaps", "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %*x %*s %lu", &lo, &hi, &ino) == 3)
+			counted = strchr(line, '/') &&
+				  (ino == st.st_ino || strstr(line, "(deleted)"));
+		else if (counted && sscanf(line, "Rss: %lu kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb;
+}
 
 static int resolve(const char *path)
 {
@@ -82,6 +109,7 @@ static int resolve(const char *path)
 	}
 	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
 		srcline__functions(sl), srcline__spilled(sl));
+	fprintf(stderr, "# resident %lu KB\n", resident_kb(fd));
 	srcline__free(sl);
 	return 0;
 }

@@ -28,6 +28,8 @@
 #define BUSY_POLL_MS 10
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
 #define TRIM_EVERY_NS (5 * NSEC_PER_SEC)
+/* How long the pages of DWARF files read for source lines stay mapped in. */
+#define DWARF_PAGES_NS (250 * NSEC_PER_MSEC)
 
 static bool bit_test(const uint8_t *bitmap, uint32_t pid)
 {
@@ -348,10 +350,16 @@ static void trim(struct session *s)
 	bool loading = tables__pending(s->tables) > 0;
 	uint64_t now = clock__mono_ns();
 
+	/*
+	 * DWARF an output read (source lines): closed once unused, else its
+	 * file's pages given back (they stay in the page cache) so that only
+	 * what the last lookups touched counts in our RSS.
+	 */
+	if (s->sym && now - s->dwarf_pages_ns >= DWARF_PAGES_NS) {
+		symbolizer__release_lines(s->sym, now - TRIM_EVERY_NS);
+		s->dwarf_pages_ns = now;
+	}
 	if ((s->loading && !loading) || now - s->trimmed_ns >= TRIM_EVERY_NS) {
-		/* DWARF an output read (source lines), unless still in use. */
-		if (s->sym)
-			symbolizer__release_lines(s->sym, now - TRIM_EVERY_NS);
 		malloc_trim(0);
 		s->trimmed_ns = now;
 	}

@@ -87,6 +87,7 @@ struct session {
 	uint64_t drains; /* poll rounds */
 	bool loading; /* tables were pending at the last poll round */
 	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
+	uint64_t dwarf_pages_ns; /* DWARF files' pages last given back */
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
 	uint64_t table_budget;
 	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */

@@ -35,10 +35,16 @@
 #define MAX_NS_DEPTH 8
 /* Functions overlapping the address looked at, backwards from the last start before it. */
 #define MAX_OVERLAP 8
+/* Units indexed between two page drops (the index pass reads all of .debug_info). */
+#define INDEX_DROP_EVERY 64
 
 struct range {
 	uint64_t lo, hi;
 	Dwarf_Off die; /* the function's (or the unit's) DIE, in .debug_info */
+};
+
+struct span {
+	uint64_t off, len;
 };
 
 struct answer {
@@ -52,6 +58,9 @@ struct srcline {
 	uint64_t spill_bytes;
 	bool no_spill; /* the copy could not be made: inflate in memory */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
+	struct span written[3]; /* the headers: ELF, program, section (hide_unused() writes) */
+	bool droppable; /* written is known: the rest of view may be given back */
+	bool touched; /* libdw read the view since its pages were last dropped */
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
 	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
@@ -146,9 +155,9 @@ static bool hide_unused(Elf *elf)
 		if (unused_section(name)) {
 			sh.sh_type = SHT_NOBITS;
 			gelf_update_shdr(scn, &sh);
-		} else {
-			inflated |= zdebug || (sh.sh_flags & SHF_COMPRESSED);
+			continue;
 		}
+		inflated |= zdebug || (sh.sh_flags & SHF_COMPRESSED);
 	}
 	return inflated;
 }
@@ -209,6 +218,68 @@ fail:
 }
 
 /*
+ * Where the view may have been written: libelf reads the headers of a mapped
+ * image in place, so hide_unused()'s section headers are private copies of
+ * those pages, and giving them back would undo it.
+ */
+/* [off, off + len) within the view (a hostile header may point anywhere). */
+static struct span clamp(const struct srcline *sl, uint64_t off, uint64_t len)
+{
+	if (off > sl->view.len)
+		off = sl->view.len;
+	return (struct span){ off, len < sl->view.len - off ? len : sl->view.len - off };
+}
+
+static void note_headers(struct srcline *sl)
+{
+	size_t shnum;
+	GElf_Ehdr eh;
+
+	sl->droppable = sl->view.base && sl->elf && gelf_getehdr(sl->elf, &eh) &&
+			!elf_getshdrnum(sl->elf, &shnum);
+	if (!sl->droppable)
+		return;
+	sl->written[0] = clamp(sl, 0, eh.e_ehsize);
+	sl->written[1] = clamp(sl, eh.e_phoff, (uint64_t)eh.e_phnum * eh.e_phentsize);
+	sl->written[2] = clamp(sl, eh.e_shoff, (uint64_t)shnum * eh.e_shentsize);
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * Give back the pages of the file that libdw touched (and the kernel's
+ * fault-around mapped with them): all but the headers' are never written
+ * through the view, so they read the same at the next touch, from the page
+ * cache. libdw's own state (units, abbreviations, line tables) stays.
+ */
+static void drop_pages(struct srcline *sl)
+{
+	struct span w[3];
+	uint64_t from = 0, lo, hi;
+	unsigned int i;
+
+	sl->touched = false;
+	if (!sl->view.base || !sl->droppable)
+		return;
+	memcpy(w, sl->written, sizeof(w));
+	qsort(w, 3, sizeof(w[0]), cmp_span);
+	for (i = 0; i <= 3; i++) {
+		lo = i < 3 ? w[i].off : sl->view.len;
+		hi = i < 3 ? w[i].off + w[i].len : sl->view.len;
+		/* Rounded inward by fileview__drop(): a page holding a header is kept. */
+		if (lo > from)
+			fileview__drop(&sl->view, from, lo - from);
+		if (hi > from)
+			from = hi;
+	}
+}
+
+/*
  * libdw over the file: 0, or -ENODATA. Mapped (fileview.h: a truncation
  * reads zeros, never SIGBUS), libdw's sections cost only the pages a lookup
  * touches, where read into memory they would cost the whole .debug_* (the
@@ -228,6 +299,7 @@ static int dwarf_open(struct srcline *sl)
 		sl->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (sl->elf)
 		sl->inflated = hide_unused(sl->elf);
+	note_headers(sl);
 	if (sl->inflated && sl->spill_fd < 0 && !sl->no_spill) {
 		dwarf_close(sl);
 		sl->no_spill = spill(sl) != 0;
@@ -271,15 +343,12 @@ struct srcline *srcline__new(int fd)
 
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
 {
-	/*
-	 * Mapped and not inflated, reopening costs a scan of the section
-	 * headers: closed even in use, or libdw's units and line tables pile up
-	 * (MiBs for a big library sampled all the time), and the pages the
-	 * lookups touched go with the mapping.
-	 */
-	if (sl && sl->dw &&
-	    (sl->used_ns < unused_since_ns || (sl->view.base && !sl->inflated)))
+	if (!sl || !sl->dw)
+		return;
+	if (sl->used_ns < unused_since_ns)
 		dwarf_close(sl);
+	else if (sl->touched)
+		drop_pages(sl);
 }
 
 void srcline__free(struct srcline *sl)
@@ -441,6 +510,7 @@ static int build_index(struct srcline *sl)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
+	unsigned int units = 0;
 	uint8_t type;
 	int err = 0;
 
@@ -452,6 +522,8 @@ static int build_index(struct srcline *sl)
 		err = add_ranges(&sl->cus, &sl->ncus, &sl->cus_cap, &cudie);
 		if (!err)
 			err = index_children(sl, &cudie, 0);
+		if (++units % INDEX_DROP_EVERY == 0)
+			drop_pages(sl);
 	}
 	if (sl->nfuncs)
 		qsort(sl->funcs, sl->nfuncs, sizeof(*sl->funcs), cmp_range);
@@ -624,6 +696,7 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 		if (dwarf_open(sl))
 			return -ENODATA;
 		sl->used_ns = clock__mono_ns();
+		sl->touched = true;
 		if (!sl->indexed) {
 			if (build_index(sl))
 				return -ENOMEM;

@@ -68,12 +68,15 @@ void srcline__free(struct srcline *sl);
 int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame **frames);
 
 /*
- * Close libdw's view of the DWARF (the file's mapping, libdw's units and line
- * tables, and compressed sections inflated into memory: MiBs for a big
- * library), keeping the descriptor, the index and the answers: the next
- * lookup of an address not answered yet reopens it. Only if it was not read
- * since unused_since_ns (CLOCK_MONOTONIC), or if reopening is cheap (mapped,
- * nothing to inflate in memory) even while in use. A file that shrank while mapped
+ * If the DWARF was not read since unused_since_ns (CLOCK_MONOTONIC), close
+ * libdw's view of it (the file's mapping, libdw's units and line tables, and
+ * compressed sections inflated into memory: MiBs for a big library), keeping
+ * the descriptor, the index and the answers: the next lookup of an address
+ * not answered yet reopens it. Else give back the pages of the file mapped
+ * in since the last call (they stay in the page cache): cheap enough to call
+ * a few times a second, it keeps what lookups touch out of our RSS without
+ * the cost of a reopen (libdw reads every unit header up to the one it
+ * needs: MiBs of pages for libc). A file that shrank while mapped
  * (util/fileview.h) answers nothing new from then on.
  */
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns);

@@ -101,6 +101,24 @@ bool fileview__torn(const struct fileview *v)
 	return v->base && __atomic_load_n(&slots[v->slot].torn, __ATOMIC_ACQUIRE);
 }
 
+void fileview__drop(const struct fileview *v, size_t off, size_t len)
+{
+	uintptr_t lo, hi;
+
+	if (!v->base || off >= v->len)
+		return;
+	if (len > v->len - off)
+		len = v->len - off;
+	lo = ((uintptr_t)v->base + off + ~page_mask) & page_mask;
+	hi = ((uintptr_t)v->base + off + len) & page_mask;
+	/*
+	 * MADV_DONTNEED on a private file mapping drops our page-table entries;
+	 * the page cache keeps the pages, so the next touch is a minor fault.
+	 */
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 void fileview__unmap(struct fileview *v)
 {
 	if (!v->base)

@@ -38,6 +38,12 @@ struct fileview {
 int fileview__map(int fd, struct fileview *v);
 /* Has a page of v vanished (the file shrank) since it was mapped? */
 bool fileview__torn(const struct fileview *v);
+/*
+ * Give back the pages of [off, off + len) that v holds (those wholly inside):
+ * the range reads the file again at the next touch, so only ranges never
+ * written through the view may be given (a write would be undone).
+ */
+void fileview__drop(const struct fileview *v, size_t off, size_t len);
 /* Unmap v (a no-op for a view never mapped). */
 void fileview__unmap(struct fileview *v);
 
