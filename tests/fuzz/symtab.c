@@ -67,7 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!elf)
 		return 0;
 	t = symtab__new();
-	if (t && elf_kind(elf) == ELF_K_ELF && symtab__add_elf(t, elf, NULL) == 0) {
+	/* Every name read back from the file, as a big table's are. */
+	if (t)
+		symtab__set_file_names_min(t, 0);
+	if (t && elf_kind(elf) == ELF_K_ELF && symtab__add_elf(t, elf, fd, NULL, -1) == 0) {
 		symtab__finish(t, false);
 		probe(elf, t);
 	}

@@ -106,7 +106,7 @@ static int symobj__load_segments(struct symobj *obj, Elf *elf)
  * Symbols from debug (the separate debug file, may be NULL) or elf. On failure
  * the object stays, without symbols: not retried for every process.
  */
-static int symobj__load_elf(struct symobj *obj, Elf *elf, Elf *debug)
+static int symobj__load_elf(struct symobj *obj, Elf *elf, int fd, Elf *debug, int debug_fd)
 {
 	int err;
 
@@ -119,7 +119,7 @@ static int symobj__load_elf(struct symobj *obj, Elf *elf, Elf *debug)
 	obj->tab = symtab__new();
 	if (!obj->tab)
 		return -ENOMEM;
-	err = symtab__add_elf(obj->tab, elf, debug);
+	err = symtab__add_elf(obj->tab, elf, fd, debug, debug_fd);
 	if (err) {
 		symtab__free(obj->tab);
 		obj->tab = NULL;
@@ -165,7 +165,7 @@ static int symobj__load_fd(struct symcache *c, struct symobj *obj, int fd, const
 		obj->want_debug = !debug;
 	}
 	/* The object's own .symtab, when it has one, as before lines were read. */
-	err = symobj__load_elf(obj, elf, has_symtab ? NULL : debug);
+	err = symobj__load_elf(obj, elf, fd, has_symtab ? NULL : debug, dfd);
 	if (!err && !c->no_lines) {
 		if (has_dwarf)
 			symobj__keep_dwarf(c, obj, fcntl(fd, F_DUPFD_CLOEXEC, 0));
@@ -431,7 +431,7 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 		obj->build_id_len = elfobj__build_id(elf, obj->build_id, sizeof(obj->build_id));
 		elfobj__hex(obj->build_id, obj->build_id_len, obj->build_id_hex);
 	}
-	symobj__load_elf(obj, elf, NULL);
+	symobj__load_elf(obj, elf, -1, NULL, -1);
 	elf_end(elf);
 	obj->next = c->vdsos;
 	c->vdsos = obj;

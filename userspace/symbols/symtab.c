@@ -4,12 +4,14 @@
  * one string pool, so a table of 500k symbols is two allocations.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbols/demangle.h"
 #include "symbols/symtab.h"
@@ -19,13 +21,25 @@
 #define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
 #define VERSYM_HIDDEN 0x8000 /* .gnu.version: not the default version (binutils elf/common.h) */
 #define NAME_MANGLED 0x80000000u /* in a finished symbol's name: demangled on first lookup */
-#define NAMES_MAX 0x7fffffffu /* string pool bytes: offsets leave room for NAME_MANGLED */
+#define NAME_IN_FILE 0x40000000u /* in a finished symbol's name: an offset in the file's strtab */
+#define NAME_OFFSET 0x3fffffffu
+#define NAMES_MAX NAME_OFFSET /* string pool bytes: offsets leave room for the flags */
+#define NO_FILE_NAME UINT32_MAX /* a name made here (PLT entries, JIT maps), in no file */
+/*
+ * Tables whose kept names reach this many bytes leave them in the file (a
+ * node binary's are 7 MiB): each is read when its symbol is first hit.
+ * Descriptors kept open for that, at most: beyond, names are copied.
+ */
+#define FILE_NAMES_MIN (512u << 10)
+#define FILE_NAMES_FDS 64
+#define FILE_NAME_MAX (64u << 10) /* longest name read from a file (C++ can be long) */
 
 /* A symbol while the table is built: everything the choice between names needs. */
 struct sym {
 	uint64_t addr;
 	uint64_t end; /* addr + size while building; exclusive end once sorted */
 	uint32_t name; /* offset in strs */
+	uint32_t file_name; /* offset in the file's string table, or NO_FILE_NAME */
 	uint32_t seq; /* insertion order, the last tie-break */
 	uint8_t rank; /* binding as perf prefers it: 2 global, 1 local, 0 weak */
 	bool mangled; /* demangled on first lookup */
@@ -39,10 +53,10 @@ struct sym {
 struct fsym {
 	uint64_t addr;
 	uint32_t size;
-	uint32_t name; /* offset in strs, | NAME_MANGLED */
+	uint32_t name; /* offset in strs, or in the file with NAME_IN_FILE; | NAME_MANGLED */
 };
 
-/* A demangled name, made on first lookup, by symbol index. */
+/* A name as shown, made on first lookup (demangled, or read from the file), by symbol index. */
 struct dname {
 	uint32_t idx;
 	char name[];
@@ -58,16 +72,38 @@ struct symtab {
 	size_t nfsyms;
 	bool finished;
 	/*
-	 * Demangled names (struct dname *) by symbol index: most symbols of a
+	 * Names as shown (struct dname *) by symbol index: most symbols of a
 	 * large C++ library are never hit, and demangling all of them costs
-	 * ~3 us each when the object is loaded.
+	 * ~3 us each when the object is loaded; a big table's names stay in
+	 * its file until hit.
 	 */
-	struct hashmap demangled;
+	struct hashmap shown;
+	/*
+	 * The string table ELF names came from: its file (not ours while
+	 * building: names_fd_owned once the names stay there) and place.
+	 */
+	int names_fd;
+	bool names_fd_owned;
+	uint64_t names_off, names_len;
+	size_t file_names_min;
 };
+
+static int file_names_fds; /* names_fd owned by all tables */
 
 struct symtab *symtab__new(void)
 {
-	return calloc(1, sizeof(struct symtab));
+	struct symtab *t = calloc(1, sizeof(struct symtab));
+
+	if (t) {
+		t->names_fd = -1;
+		t->file_names_min = FILE_NAMES_MIN;
+	}
+	return t;
+}
+
+void symtab__set_file_names_min(struct symtab *t, size_t bytes)
+{
+	t->file_names_min = bytes;
 }
 
 void symtab__free(struct symtab *t)
@@ -77,9 +113,13 @@ void symtab__free(struct symtab *t)
 
 	if (!t)
 		return;
-	while (hashmap__next(&t->demangled, &it, &v))
+	while (hashmap__next(&t->shown, &it, &v))
 		free(HASHMAP_TO_PTR(v));
-	hashmap__free(&t->demangled);
+	hashmap__free(&t->shown);
+	if (t->names_fd_owned) {
+		close(t->names_fd);
+		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
+	}
 	free(t->syms);
 	free(t->fsyms);
 	free(t->strs);
@@ -87,7 +127,7 @@ void symtab__free(struct symtab *t)
 }
 
 static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
-		   enum symtab_bind bind, bool mangled, bool compat)
+		   uint32_t file_name, enum symtab_bind bind, bool mangled, bool compat)
 {
 	size_t len = strlen(name);
 	struct sym *sym;
@@ -124,6 +164,7 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 	sym->addr = addr;
 	sym->end = addr + size < addr ? UINT64_MAX : addr + size;
 	sym->name = t->strs_len;
+	sym->file_name = file_name;
 	sym->seq = t->count;
 	sym->rank = bind;
 	sym->mangled = mangled;
@@ -136,7 +177,7 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 		enum symtab_bind bind)
 {
-	return add_sym(t, addr, size, name, bind, false, false);
+	return add_sym(t, addr, size, name, NO_FILE_NAME, bind, false, false);
 }
 
 struct sym_order {
@@ -187,18 +228,52 @@ static int cmp_sym(const void *a, const void *b, void *ctx)
 }
 
 /*
+ * Do the kept names (file_bytes of them from the file) stay in the file? Then
+ * the table owns a descriptor of it, within FILE_NAMES_FDS for all tables.
+ */
+static bool keep_names_in_file(struct symtab *t, size_t file_bytes)
+{
+	int fd;
+
+	if (t->names_fd < 0 || !file_bytes || file_bytes < t->file_names_min)
+		return false;
+	if (__atomic_fetch_add(&file_names_fds, 1, __ATOMIC_RELAXED) >= FILE_NAMES_FDS) {
+		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	fd = fcntl(t->names_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	t->names_fd = fd;
+	t->names_fd_owned = true;
+	return true;
+}
+
+/*
  * The finished table: one struct fsym per kept symbol, and a string pool of
  * their names alone (a .symtab names many aliases, and the pool doubled as
- * it grew). The build arrays go.
+ * it grew), or of the names made here only when the others stay in the file.
+ * The build arrays go.
  */
 static int compact(struct symtab *t, size_t n)
 {
 	struct fsym *fs = malloc((n ? n : 1) * sizeof(*fs));
-	size_t i, len = 0;
+	size_t i, len = 0, file_bytes = 0;
+	bool in_file;
 	char *strs;
 
-	for (i = 0; i < n; i++)
-		len += strlen(t->strs + t->syms[i].name) + 1;
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(t->strs + t->syms[i].name) + 1;
+
+		if (t->syms[i].file_name != NO_FILE_NAME)
+			file_bytes += l;
+		len += l;
+	}
+	in_file = keep_names_in_file(t, file_bytes);
+	if (in_file)
+		len -= file_bytes;
 	strs = malloc(len ? len : 1);
 	if (!fs || !strs) {
 		free(fs);
@@ -208,13 +283,21 @@ static int compact(struct symtab *t, size_t n)
 	for (i = 0, len = 0; i < n; i++) {
 		const struct sym *sym = &t->syms[i];
 		uint64_t size = sym->end - sym->addr;
-		size_t l = strlen(t->strs + sym->name) + 1;
+		uint32_t name = (uint32_t)len | (sym->mangled ? NAME_MANGLED : 0);
+		size_t l;
 
-		memcpy(strs + len, t->strs + sym->name, l);
+		if (in_file && sym->file_name != NO_FILE_NAME) {
+			name = sym->file_name | NAME_IN_FILE | (sym->mangled ? NAME_MANGLED : 0);
+		} else {
+			l = strlen(t->strs + sym->name) + 1;
+			memcpy(strs + len, t->strs + sym->name, l);
+			len += l;
+		}
 		fs[i] = (struct fsym){ sym->addr, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
-				       (uint32_t)len | (sym->mangled ? NAME_MANGLED : 0) };
-		len += l;
+				       name };
 	}
+	if (!in_file)
+		t->names_fd = -1; /* the caller's, and not needed */
 	free(t->syms);
 	free(t->strs);
 	t->syms = NULL;
@@ -263,36 +346,79 @@ static bool dname_eq(const void *ctx, uint64_t val, const void *key)
 	return ((const struct dname *)HASHMAP_TO_PTR(val))->idx == *(const uint32_t *)key;
 }
 
-/* The name to show for fsyms[i]: demangled once, on first use. */
+/*
+ * The name at off in the file's string table, read (malloc'd), or NULL: the
+ * file may have changed since (then the name is whatever is there, bounded
+ * by the table and FILE_NAME_MAX, or none).
+ */
+static char *read_name(const struct symtab *t, uint32_t off)
+{
+	size_t len = 0, cap = 256, room;
+	char *buf = NULL, *n;
+	ssize_t got;
+
+	while (off < t->names_len && len < FILE_NAME_MAX) {
+		n = realloc(buf, cap + 1);
+		if (!n)
+			break;
+		buf = n;
+		room = cap - len;
+		if (room > t->names_len - off - len)
+			room = t->names_len - off - len;
+		got = pread(t->names_fd, buf + len, room, (off_t)(t->names_off + off + len));
+		if (got <= 0)
+			break;
+		buf[len + got] = '\0';
+		if (strlen(buf + len) < (size_t)got)
+			return buf;
+		len += got;
+		cap *= 2;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* The name to show for fsyms[i]: demangled or read from the file once, on first use. */
 static const char *sym_name(struct symtab *t, size_t i)
 {
 	struct fsym *sym = &t->fsyms[i];
-	const char *raw = t->strs + (sym->name & ~NAME_MANGLED);
-	uint32_t idx = (uint32_t)i, h = (uint32_t)hash__mix64(i);
+	bool in_file = sym->name & NAME_IN_FILE;
+	uint32_t idx = (uint32_t)i, h = (uint32_t)hash__mix64(i), off = sym->name & NAME_OFFSET;
+	char *raw, *d = NULL;
 	struct dname *dn;
+	const char *show;
 	int64_t found;
 	size_t len;
-	char *d;
 
-	if (!(sym->name & NAME_MANGLED))
-		return raw;
-	found = hashmap__find(&t->demangled, h, dname_eq, NULL, &idx);
+	if (!(sym->name & (NAME_MANGLED | NAME_IN_FILE)))
+		return t->strs + off;
+	found = hashmap__find(&t->shown, h, dname_eq, NULL, &idx);
 	if (found >= 0)
 		return ((struct dname *)HASHMAP_TO_PTR(found))->name;
-	d = demangle(raw);
-	len = d ? strlen(d) : 0;
-	dn = d ? malloc(sizeof(*dn) + len + 1) : NULL;
+	raw = in_file ? read_name(t, off) : t->strs + off;
+	if (!raw)
+		return NULL;
+	if (sym->name & NAME_MANGLED)
+		d = demangle(raw);
+	if (!d && !in_file) {
+		/* Not mangled after all: shown raw from now on. */
+		sym->name &= ~NAME_MANGLED;
+		return raw;
+	}
+	show = d ? d : raw;
+	len = strlen(show);
+	dn = malloc(sizeof(*dn) + len + 1);
 	if (dn) {
 		dn->idx = idx;
-		memcpy(dn->name, d, len + 1);
+		memcpy(dn->name, show, len + 1);
 	}
 	free(d);
-	if (!dn || hashmap__add(&t->demangled, h, HASHMAP_PTR(dn))) {
-		/* Not mangled after all, or no memory: show it raw. */
+	if (in_file)
+		free(raw);
+	if (!dn || hashmap__add(&t->shown, h, HASHMAP_PTR(dn))) {
+		/* No memory: the pooled name raw, else none. */
 		free(dn);
-		if (!d)
-			sym->name &= ~NAME_MANGLED;
-		return raw;
+		return in_file ? NULL : t->strs + off;
 	}
 	return dn->name;
 }
@@ -383,19 +509,42 @@ static bool sym_is_compat(const char *name, Elf_Data *versions, size_t i)
 }
 
 /*
- * Add the function symbols of one SHT_SYMTAB/SHT_DYNSYM section. In a debug
- * file .text is SHT_NOBITS but keeps its flags and address, so the text test
- * holds there too.
+ * Can names of the string table section strndx of fd's ELF be read from fd
+ * later? It becomes the table's one file of names (the first one asked).
  */
-static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct symtab *t)
+static bool names_from(struct symtab *t, Elf *elf, int fd, size_t strndx)
+{
+	Elf_Scn *scn = elf_getscn(elf, strndx);
+	GElf_Shdr sh;
+
+	if (fd < 0 || !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    (sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > NAME_OFFSET)
+		return false;
+	if (t->names_fd < 0) {
+		t->names_fd = fd;
+		t->names_off = sh.sh_offset;
+		t->names_len = sh.sh_size;
+	}
+	return t->names_fd == fd && t->names_off == sh.sh_offset && t->names_len == sh.sh_size;
+}
+
+/*
+ * Add the function symbols of one SHT_SYMTAB/SHT_DYNSYM section of fd's ELF
+ * (fd -1: names are copied). In a debug file .text is SHT_NOBITS but keeps
+ * its flags and address, so the text test holds there too.
+ */
+static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh,
+			       struct symtab *t)
 {
 	Elf_Data *data = elf_getdata(scn, NULL), *versions = NULL;
 	size_t shnum, i, nsyms;
+	bool in_file;
 	int8_t *text;
 	int err = 0;
 
 	if (!data || !sh->sh_entsize || elf_getshdrnum(elf, &shnum))
 		return 0;
+	in_file = names_from(t, elf, fd, sh->sh_link);
 	text = malloc(shnum ? shnum : 1);
 	if (!text)
 		return -ENOMEM;
@@ -418,6 +567,7 @@ static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 		if (!name || !*name)
 			continue;
 		err = add_sym(t, sym.st_value, sym.st_size, name,
+			      in_file ? (uint32_t)sym.st_name : NO_FILE_NAME,
 			      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name),
 			      sym_is_compat(name, versions, i));
 	}
@@ -425,7 +575,7 @@ static int load_symtab_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 	return err;
 }
 
-static int load_symbols(struct symtab *t, Elf *elf, unsigned type)
+static int load_symbols(struct symtab *t, Elf *elf, int fd, unsigned type)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -434,7 +584,7 @@ static int load_symbols(struct symtab *t, Elf *elf, unsigned type)
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 			continue;
-		err = load_symtab_section(elf, scn, &sh, t);
+		err = load_symtab_section(elf, fd, scn, &sh, t);
 		if (err)
 			return err;
 	}
@@ -558,7 +708,7 @@ static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot
 
 	if (!slot->sym) {
 		snprintf(buf, sizeof(buf), "*ABS*+%#" PRIx64 "@plt", (uint64_t)slot->addend);
-		return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false, false);
+		return add_sym(t, addr, size, buf, NO_FILE_NAME, SYMTAB_BIND_GLOBAL, false, false);
 	}
 	if (!symscn || !gelf_getshdr(symscn, &ssh) || !(data = elf_getdata(symscn, NULL)) ||
 	    !gelf_getsym(data, slot->sym, &sym))
@@ -569,7 +719,7 @@ static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot
 	d = demangle(name);
 	snprintf(buf, sizeof(buf), "%s@plt", d ? d : name);
 	free(d);
-	return add_sym(t, addr, size, buf, SYMTAB_BIND_GLOBAL, false, false);
+	return add_sym(t, addr, size, buf, NO_FILE_NAME, SYMTAB_BIND_GLOBAL, false, false);
 }
 
 static int add_plt_section(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
@@ -670,17 +820,17 @@ int symtab__add_perf_map(struct symtab *t, FILE *f)
 
 /* ---- whole objects -------------------------------------------------------------- */
 
-int symtab__add_elf(struct symtab *t, Elf *elf, Elf *debug)
+int symtab__add_elf(struct symtab *t, Elf *elf, int fd, Elf *debug, int debug_fd)
 {
 	size_t before = t->count;
 	int err = 0;
 
 	if (debug)
-		err = load_symbols(t, debug, SHT_SYMTAB);
+		err = load_symbols(t, debug, debug_fd, SHT_SYMTAB);
 	if (!err && t->count == before)
-		err = load_symbols(t, elf, SHT_SYMTAB);
+		err = load_symbols(t, elf, fd, SHT_SYMTAB);
 	if (!err && t->count == before)
-		err = load_symbols(t, elf, SHT_DYNSYM);
+		err = load_symbols(t, elf, fd, SHT_DYNSYM);
 	if (!err)
 		err = add_plt(t, elf);
 	return err;
