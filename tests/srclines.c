@@ -11,8 +11,9 @@
  *     SRCLINES_RELEASE=1 in the environment, the DWARF is released after
  *     every lookup (srcline__release()): each new address reopens it; with
  *     SRCLINES_RELEASE=inuse, released as still in use (kept open, the file's
- *     pages given back). Then "# resident KB": the pages of the DWARF file
- *     (or of its inflated copy) still mapped in at the end.
+ *     pages given back). Then "# resident KB, at most KB": the pages of the
+ *     DWARF file (or of its inflated copy) mapped in at the end, and (with
+ *     SRCLINES_RESIDENT=1 in the environment) the most after any lookup.
  *   srclines truncate FILE
  *     FILE is rewritten in place while its DWARF is open (cp over it, a
  *     build): looks up the first address on stdin, truncates FILE to 4 KiB,
@@ -75,6 +76,8 @@ static int resolve(const char *path)
 {
 	const char *rel = getenv("SRCLINES_RELEASE");
 	bool release = rel && !strcmp(rel, "1"), in_use = rel && !strcmp(rel, "inuse");
+	bool watch = getenv("SRCLINES_RESIDENT") != NULL;
+	unsigned long most = 0, kb;
 	const struct srcline_frame *f;
 	struct srcline *sl;
 	char buf[128];
@@ -98,7 +101,10 @@ static int resolve(const char *path)
 		if (release)
 			srcline__release(sl, UINT64_MAX);
 		else if (in_use)
-			srcline__release(sl, 0); /* still in use: closed only if cheap to reopen */
+			srcline__release(sl, 0); /* still in use: its pages given back */
+		kb = watch ? resident_kb(fd) : 0;
+		if (kb > most)
+			most = kb;
 		if (n <= 0) {
 			printf("??\n??:0\n");
 			continue;
@@ -109,7 +115,7 @@ static int resolve(const char *path)
 	}
 	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
 		srcline__functions(sl), srcline__spilled(sl));
-	fprintf(stderr, "# resident %lu KB\n", resident_kb(fd));
+	fprintf(stderr, "# resident %lu KB, at most %lu KB\n", resident_kb(fd), most);
 	srcline__free(sl);
 	return 0;
 }

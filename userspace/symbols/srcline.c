@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,8 +36,16 @@
 #define MAX_NS_DEPTH 8
 /* Functions overlapping the address looked at, backwards from the last start before it. */
 #define MAX_OVERLAP 8
-/* Units indexed between two page drops (the index pass reads all of .debug_info). */
+/*
+ * Pages of the file are given back after this many units indexed (the index
+ * pass reads all of .debug_info), or once lookups took this many page faults
+ * (the kernel maps up to 64 KiB around the page of each: 2 MiB). Lookups of
+ * neighbouring addresses fault rarely (their unit's pages are in), scattered
+ * ones up to hundreds of KiB each (a unit's DIEs and line table, references
+ * into other units).
+ */
 #define INDEX_DROP_EVERY 64
+#define LOOKUP_DROP_FAULTS 32
 
 struct range {
 	uint64_t lo, hi;
@@ -61,6 +70,7 @@ struct srcline {
 	struct span written[3]; /* the headers: ELF, program, section (hide_unused() writes) */
 	bool droppable; /* written is known: the rest of view may be given back */
 	bool touched; /* libdw read the view since its pages were last dropped */
+	unsigned long faults; /* page faults taken by lookups since then */
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
 	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
@@ -264,6 +274,7 @@ static void drop_pages(struct srcline *sl)
 	unsigned int i;
 
 	sl->touched = false;
+	sl->faults = 0;
 	if (!sl->view.base || !sl->droppable)
 		return;
 	memcpy(w, sl->written, sizeof(w));
@@ -277,6 +288,27 @@ static void drop_pages(struct srcline *sl)
 		if (hi > from)
 			from = hi;
 	}
+}
+
+/*
+ * libdw finds the unit of a DIE by reading every unit header before it,
+ * the first time: one page each (and the 64 KiB the kernel maps around it),
+ * all of .debug_info for a lookup near its end. Read them all here instead,
+ * giving the pages back as it goes; libdw keeps a few hundred bytes a unit,
+ * as it would once the last unit was looked up.
+ */
+static void intern_units(struct srcline *sl)
+{
+	unsigned int n = 0;
+	Dwarf_CU *cu = NULL;
+
+	if (!sl->droppable)
+		return;
+	while (dwarf_get_units(sl->dw, cu, &cu, NULL, NULL, NULL, NULL) == 0) {
+		if (++n % INDEX_DROP_EVERY == 0)
+			drop_pages(sl);
+	}
+	drop_pages(sl);
 }
 
 /*
@@ -310,6 +342,7 @@ static int dwarf_open(struct srcline *sl)
 		dwarf_close(sl);
 		return -ENODATA;
 	}
+	intern_units(sl);
 	return 0;
 }
 
@@ -683,8 +716,17 @@ static bool answer_eq(const void *ctx, uint64_t val, const void *key)
 	return sl->answers[val].addr == *(const uint64_t *)key;
 }
 
+/* Page faults this thread took so far (the file's pages mapped in, among others). */
+static unsigned long thread_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (unsigned long)(ru.ru_minflt + ru.ru_majflt);
+}
+
 int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame **frames)
 {
+	unsigned long faults;
 	uint32_t h = (uint32_t)hash__mix64(addr);
 	struct answer *a;
 	int64_t ix;
@@ -713,9 +755,13 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 				1024) ||
 		    VEC_RESERVE(sl->answers, sl->answers_cap, sl->nanswers + 1, 256))
 			return -ENOMEM;
+		faults = thread_faults();
 		n = resolve(sl, addr, sl->frames + sl->nframes);
 		if (dwarf_torn(sl))
 			return -ENODATA;
+		sl->faults += thread_faults() - faults;
+		if (sl->faults >= LOOKUP_DROP_FAULTS)
+			drop_pages(sl);
 		sl->answers[sl->nanswers] = (struct answer){ addr, (uint32_t)sl->nframes, n };
 		if (hashmap__add(&sl->answer_ix, h, sl->nanswers))
 			return -ENOMEM;
