@@ -16,6 +16,7 @@
 #include "symbols/demangle.h"
 #include "symbols/symtab.h"
 #include "util/hash.h"
+#include "util/arena.h"
 #include "util/hashmap.h"
 
 #define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
@@ -38,7 +39,8 @@
 struct sym {
 	uint64_t addr;
 	uint64_t end; /* addr + size while building; exclusive end once sorted */
-	uint32_t name; /* offset in strs */
+	/* In the ELF's string table (open until finished), or copied into made. */
+	const char *name;
 	uint32_t file_name; /* offset in the file's string table, or NO_FILE_NAME */
 	uint32_t seq; /* insertion order, the last tie-break */
 	uint8_t rank; /* binding as perf prefers it: 2 global, 1 local, 0 weak */
@@ -65,9 +67,10 @@ struct dname {
 struct symtab {
 	struct sym *syms; /* while building; freed by symtab__finish() */
 	size_t count, cap;
-	/* Names: while building, every one added; once finished, the kept ones, exactly sized. */
+	struct arena made; /* while building: the names not read from an ELF file */
+	/* Once finished, the kept names (not left in the file), exactly sized. */
 	char *strs;
-	size_t strs_len, strs_cap;
+	size_t strs_len;
 	struct fsym *fsyms; /* once finished: sorted, one per address */
 	size_t nfsyms;
 	bool finished;
@@ -121,19 +124,28 @@ void symtab__free(struct symtab *t)
 		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
 	}
 	free(t->syms);
+	arena__free(&t->made);
 	free(t->fsyms);
 	free(t->strs);
 	free(t);
 }
 
-static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
+/*
+ * name is kept as it is (an ELF string table's, valid until symtab__finish())
+ * or, with copy, copied: a big program's names are not copied while its table
+ * is built.
+ */
+static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *name, bool copy,
 		   uint32_t file_name, enum symtab_bind bind, bool mangled, bool compat)
 {
 	size_t len = strlen(name);
 	struct sym *sym;
+	char *kept;
 
 	if (t->finished)
 		return -EINVAL;
+	if (len >= NAMES_MAX)
+		return -E2BIG;
 	if (t->count == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct sym *n = realloc(t->syms, cap * sizeof(*n));
@@ -143,33 +155,22 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 		t->syms = n;
 		t->cap = cap;
 	}
-	if (t->strs_len + len + 1 > t->strs_cap) {
-		size_t cap = t->strs_cap ? t->strs_cap * 2 : 4096;
-		char *n;
-
-		while (cap < t->strs_len + len + 1)
-			cap *= 2;
-		if (t->strs_len + len + 1 > NAMES_MAX)
-			return -E2BIG;
-		if (cap > NAMES_MAX)
-			cap = NAMES_MAX;
-		n = realloc(t->strs, cap);
-		if (!n)
+	if (copy) {
+		kept = arena__alloc(&t->made, len + 1);
+		if (!kept)
 			return -ENOMEM;
-		t->strs = n;
-		t->strs_cap = cap;
+		memcpy(kept, name, len + 1);
+		name = kept;
 	}
-	memcpy(t->strs + t->strs_len, name, len + 1);
 	sym = &t->syms[t->count];
 	sym->addr = addr;
 	sym->end = addr + size < addr ? UINT64_MAX : addr + size;
-	sym->name = t->strs_len;
+	sym->name = name;
 	sym->file_name = file_name;
 	sym->seq = t->count;
 	sym->rank = bind;
 	sym->mangled = mangled;
 	sym->compat = compat;
-	t->strs_len += len + 1;
 	t->count++;
 	return 0;
 }
@@ -177,11 +178,10 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 		enum symtab_bind bind)
 {
-	return add_sym(t, addr, size, name, NO_FILE_NAME, bind, false, false);
+	return add_sym(t, addr, size, name, true, NO_FILE_NAME, bind, false, false);
 }
 
 struct sym_order {
-	const char *strs;
 	bool latest_wins;
 };
 
@@ -204,7 +204,7 @@ static int cmp_sym(const void *a, const void *b, void *ctx)
 {
 	const struct sym *x = a, *y = b;
 	const struct sym_order *o = ctx;
-	const char *xn = o->strs + x->name, *yn = o->strs + y->name;
+	const char *xn = x->name, *yn = y->name;
 	bool xs = x->end > x->addr, ys = y->end > y->addr;
 	size_t xl, yl;
 
@@ -253,9 +253,8 @@ static bool keep_names_in_file(struct symtab *t, size_t file_bytes)
 
 /*
  * The finished table: one struct fsym per kept symbol, and a string pool of
- * their names alone (a .symtab names many aliases, and the pool doubled as
- * it grew), or of the names made here only when the others stay in the file.
- * The build arrays go.
+ * their names alone (a .symtab names many aliases), or of the names made
+ * here only when the others stay in the file. The build arrays go.
  */
 static int compact(struct symtab *t, size_t n)
 {
@@ -265,7 +264,7 @@ static int compact(struct symtab *t, size_t n)
 	char *strs;
 
 	for (i = 0; i < n; i++) {
-		size_t l = strlen(t->strs + t->syms[i].name) + 1;
+		size_t l = strlen(t->syms[i].name) + 1;
 
 		if (t->syms[i].file_name != NO_FILE_NAME)
 			file_bytes += l;
@@ -274,6 +273,10 @@ static int compact(struct symtab *t, size_t n)
 	in_file = keep_names_in_file(t, file_bytes);
 	if (in_file)
 		len -= file_bytes;
+	if (len > NAMES_MAX) {
+		free(fs);
+		return -E2BIG;
+	}
 	strs = malloc(len ? len : 1);
 	if (!fs || !strs) {
 		free(fs);
@@ -289,8 +292,8 @@ static int compact(struct symtab *t, size_t n)
 		if (in_file && sym->file_name != NO_FILE_NAME) {
 			name = sym->file_name | NAME_IN_FILE | (sym->mangled ? NAME_MANGLED : 0);
 		} else {
-			l = strlen(t->strs + sym->name) + 1;
-			memcpy(strs + len, t->strs + sym->name, l);
+			l = strlen(sym->name) + 1;
+			memcpy(strs + len, sym->name, l);
 			len += l;
 		}
 		fs[i] = (struct fsym){ sym->addr, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
@@ -299,11 +302,11 @@ static int compact(struct symtab *t, size_t n)
 	if (!in_file)
 		t->names_fd = -1; /* the caller's, and not needed */
 	free(t->syms);
-	free(t->strs);
+	arena__free(&t->made);
 	t->syms = NULL;
 	t->count = t->cap = 0;
 	t->strs = strs;
-	t->strs_len = t->strs_cap = len;
+	t->strs_len = len;
 	t->fsyms = fs;
 	t->nfsyms = n;
 	return 0;
@@ -312,7 +315,7 @@ static int compact(struct symtab *t, size_t n)
 /* Sort, keep the best symbol per address, extend size-0 symbols to the next. */
 void symtab__finish(struct symtab *t, bool latest_wins)
 {
-	struct sym_order o = { t->strs, latest_wins };
+	struct sym_order o = { latest_wins };
 	size_t i, n = 0;
 
 	if (t->finished)
@@ -335,6 +338,7 @@ void symtab__finish(struct symtab *t, bool latest_wins)
 	if (compact(t, n)) {
 		/* No memory for the compact copy: an empty table rather than none. */
 		free(t->syms);
+		arena__free(&t->made);
 		t->syms = NULL;
 		t->count = t->cap = 0;
 	}
@@ -566,7 +570,7 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		err = add_sym(t, sym.st_value, sym.st_size, name,
+		err = add_sym(t, sym.st_value, sym.st_size, name, false,
 			      in_file ? (uint32_t)sym.st_name : NO_FILE_NAME,
 			      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name),
 			      sym_is_compat(name, versions, i));
@@ -708,7 +712,8 @@ static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot
 
 	if (!slot->sym) {
 		snprintf(buf, sizeof(buf), "*ABS*+%#" PRIx64 "@plt", (uint64_t)slot->addend);
-		return add_sym(t, addr, size, buf, NO_FILE_NAME, SYMTAB_BIND_GLOBAL, false, false);
+		return add_sym(t, addr, size, buf, true, NO_FILE_NAME, SYMTAB_BIND_GLOBAL, false,
+			       false);
 	}
 	if (!symscn || !gelf_getshdr(symscn, &ssh) || !(data = elf_getdata(symscn, NULL)) ||
 	    !gelf_getsym(data, slot->sym, &sym))
@@ -719,7 +724,7 @@ static int add_plt_entry(struct symtab *t, Elf *elf, const struct plt_slot *slot
 	d = demangle(name);
 	snprintf(buf, sizeof(buf), "%s@plt", d ? d : name);
 	free(d);
-	return add_sym(t, addr, size, buf, NO_FILE_NAME, SYMTAB_BIND_GLOBAL, false, false);
+	return add_sym(t, addr, size, buf, true, NO_FILE_NAME, SYMTAB_BIND_GLOBAL, false, false);
 }
 
 static int add_plt_section(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,

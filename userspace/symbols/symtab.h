@@ -61,7 +61,9 @@ size_t symtab__count(const struct symtab *t);
  * .plt.sec, .plt.got), named like objdump does; "*ABS*+0xADDR@plt" for an
  * IRELATIVE slot. Symbol addresses are ELF virtual addresses.
  *
- * fd and debug_fd: the files elf and debug read, or -1. When the names kept
+ * elf and debug must stay open until symtab__finish(): their names are not
+ * copied while the table is built. fd and debug_fd: the files elf and debug
+ * read, or -1. When the names kept
  * from one of them reach 512 KiB (symtab__set_file_names_min()), t keeps a
  * descriptor of it (at most 64 tables do) and reads each name from there when
  * its symbol is first looked up, instead of holding them all: MiBs for a big
