@@ -7,16 +7,18 @@
  *     (read when first looked up), and looks up every function symbol's
  *     address, the next byte and its last byte in both, twice in the second
  *     (read, then remembered): the names and offsets must be the same.
- *     Prints "same ADDRESSES NAMED DIFFER".
+ *     Prints "same ADDRESSES NAMED DIFFER KEPT" (KEPT: descriptors the
+ *     second table holds, 1: its names are in the file).
  *   symnames truncate FILE
  *     FILE's table with names in the file, then FILE truncated to 4 KiB:
  *     names read before stay, names not read yet cannot be (no crash, never
  *     another symbol's name). Prints "truncate READ_BEFORE KEPT NAMED NONE
  *     WRONG" (after the truncation, every address).
  *   symnames fds FILE N
- *     N tables of FILE with names in the file at once: at most 64 keep a
- *     descriptor, the others copy; all answer the same. Prints "fds N
- *     OPENED DIFFER" (OPENED: descriptors added while they live).
+ *     N tables of FILE with names in the file at once, twice: at most 64
+ *     keep a descriptor, the others copy; all answer the same; freed, they
+ *     give them back. Prints "fds N OPENED1 OPENED2 DIFFER" (descriptors
+ *     the tables kept, each time).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,11 +38,26 @@ struct table {
 	struct symtab *t;
 	int fd, dfd;
 	Elf *elf, *debug;
+	int kept; /* descriptors the table kept (names left in the file: 1) */
 };
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
 
 /* FILE's (and DEBUGFILE's) table; in_file: every name left in the file. */
 static int open_table(struct table *tb, const char *path, const char *dpath, bool in_file)
 {
+	int base = open_fds();
+
 	memset(tb, 0, sizeof(*tb));
 	tb->dfd = -1;
 	tb->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -70,6 +87,7 @@ static int open_table(struct table *tb, const char *path, const char *dpath, boo
 	close(tb->fd);
 	if (tb->dfd >= 0)
 		close(tb->dfd);
+	tb->kept = open_fds() - base;
 	tb->elf = tb->debug = NULL;
 	return 0;
 }
@@ -146,7 +164,7 @@ static int same(const char *path, const char *dpath)
 			}
 		}
 	}
-	printf("same %zu %zu %zu\n", n, named, differ);
+	printf("same %zu %zu %zu %d\n", n, named, differ, file.kept);
 	symtab__free(copy.t);
 	symtab__free(file.t);
 	free(addrs);
@@ -201,42 +219,36 @@ static int truncated(const char *path)
 	return 0;
 }
 
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	while (d && readdir(d))
-		n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
+/*
+ * count tables at once, twice: descriptors kept the first time, given back
+ * when the tables go, and kept again the second time.
+ */
 static int fds(const char *path, int count)
 {
 	struct table *tabs = calloc(count, sizeof(*tabs)), copy;
+	int opened[2] = { 0, 0 }, round, k;
 	size_t n, i, differ = 0;
 	uint64_t *addrs = probe_addrs(path, &n), ao, bo;
-	int before = open_fds(), opened, k;
 	const char *a, *b;
 
 	if (!tabs || !n || open_table(&copy, path, NULL, false))
 		return 1;
-	for (k = 0; k < count; k++) {
-		if (open_table(&tabs[k], path, NULL, true))
-			return 1;
-	}
-	opened = open_fds() - before;
-	for (k = 0; k < count; k++) {
-		for (i = 0; i < n; i += 7) {
-			a = symtab__find(copy.t, addrs[i], &ao);
-			b = symtab__find(tabs[k].t, addrs[i], &bo);
-			differ += !same_answer(a, ao, b, bo);
+	for (round = 0; round < 2; round++) {
+		for (k = 0; k < count; k++) {
+			if (open_table(&tabs[k], path, NULL, true))
+				return 1;
+			opened[round] += tabs[k].kept;
 		}
-		symtab__free(tabs[k].t);
+		for (k = 0; k < count; k++) {
+			for (i = 0; i < n; i += 7) {
+				a = symtab__find(copy.t, addrs[i], &ao);
+				b = symtab__find(tabs[k].t, addrs[i], &bo);
+				differ += !same_answer(a, ao, b, bo);
+			}
+			symtab__free(tabs[k].t);
+		}
 	}
-	printf("fds %d %d %zu\n", count, opened, differ);
+	printf("fds %d %d %d %zu\n", count, opened[0], opened[1], differ);
 	symtab__free(copy.t);
 	free(tabs);
 	free(addrs);

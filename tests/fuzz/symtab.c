@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libFuzzer target: function symbols of an arbitrary ELF file, the way the
- * symbolizer loads them (libelf on an mmapped file, symtab__add_elf with
- * its .symtab/.dynsym and synthesized PLT symbols, then symtab__finish), and
- * lookups (which demangle) at, inside and around every ELF symbol. A name
- * handed out must be a valid string.
+ * libFuzzer target: function symbols of an arbitrary ELF file, as the
+ * symbolizer loads them (libelf over the file, symtab__add_elf with its
+ * .symtab/.dynsym and synthesized PLT symbols, then symtab__finish, the ELF
+ * still open), with the names read back from the file when first looked up
+ * (the input's last byte odd) or copied, and lookups (which demangle) at,
+ * inside and around every ELF symbol. A name handed out must be a valid
+ * string.
  */
 #include <gelf.h>
 #include <libelf.h>
@@ -67,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!elf)
 		return 0;
 	t = symtab__new();
-	/* Every name read back from the file, as a big table's are. */
-	if (t)
+	/* Every name read back from the file, as a big table's are, or copied. */
+	if (t && size && (data[size - 1] & 1))
 		symtab__set_file_names_min(t, 0);
 	if (t && elf_kind(elf) == ELF_K_ELF && symtab__add_elf(t, elf, fd, NULL, -1) == 0) {
 		symtab__finish(t, false);

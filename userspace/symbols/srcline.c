@@ -46,6 +46,8 @@
  */
 #define INDEX_DROP_EVERY 64
 #define LOOKUP_DROP_FAULTS 32
+/* DWARF in use is closed once open this long, and reopened by the next lookup. */
+#define DWARF_REOPEN_NS (60 * 1000000000ULL)
 
 struct range {
 	uint64_t lo, hi;
@@ -67,12 +69,17 @@ struct srcline {
 	uint64_t spill_bytes;
 	bool no_spill; /* the copy could not be made: inflate in memory */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
-	struct span written[3]; /* the headers: ELF, program, section (hide_unused() writes) */
+	/*
+	 * The headers libelf reads in place: ELF, program, section (written by
+	 * hide_unused(); the other two kept as a precaution).
+	 */
+	struct span written[3];
 	bool droppable; /* written is known: the rest of view may be given back */
 	bool touched; /* libdw read the view since its pages were last dropped */
 	unsigned long faults; /* page faults taken by lookups since then */
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
+	uint64_t opened_ns; /* when dw was opened (CLOCK_MONOTONIC) */
 	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
 	bool inflated; /* libdw inflated compressed sections into memory: costly to reopen */
 	uint64_t used_ns; /* the DWARF last read (CLOCK_MONOTONIC) */
@@ -251,7 +258,11 @@ static void note_headers(struct srcline *sl)
 		return;
 	sl->written[0] = clamp(sl, 0, eh.e_ehsize);
 	sl->written[1] = clamp(sl, eh.e_phoff, (uint64_t)eh.e_phnum * eh.e_phentsize);
-	sl->written[2] = clamp(sl, eh.e_shoff, (uint64_t)shnum * eh.e_shentsize);
+	/* libelf steps through them by its own size, whatever e_shentsize says. */
+	sl->written[2] = clamp(sl, eh.e_shoff,
+			       (uint64_t)shnum * (gelf_getclass(sl->elf) == ELFCLASS32 ?
+							  sizeof(Elf32_Shdr) :
+							  sizeof(Elf64_Shdr)));
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -342,6 +353,7 @@ static int dwarf_open(struct srcline *sl)
 		dwarf_close(sl);
 		return -ENODATA;
 	}
+	sl->opened_ns = clock__mono_ns();
 	intern_units(sl);
 	return 0;
 }
@@ -378,7 +390,14 @@ void srcline__release(struct srcline *sl, uint64_t unused_since_ns)
 {
 	if (!sl || !sl->dw)
 		return;
-	if (sl->used_ns < unused_since_ns)
+	/*
+	 * In use for long, libdw's state for every unit looked up (abbreviations,
+	 * line tables) goes too, now and then, where reopening inflates nothing:
+	 * a reopen costs a scan of the unit headers (intern_units()), not their
+	 * memory for the whole run.
+	 */
+	if (sl->used_ns < unused_since_ns ||
+	    (sl->view.base && !sl->inflated && clock__mono_ns() - sl->opened_ns >= DWARF_REOPEN_NS))
 		dwarf_close(sl);
 	else if (sl->touched)
 		drop_pages(sl);
@@ -756,6 +775,7 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 		    VEC_RESERVE(sl->answers, sl->answers_cap, sl->nanswers + 1, 256))
 			return -ENOMEM;
 		faults = thread_faults();
+		sl->touched = true; /* the index pass and a reopen gave theirs back */
 		n = resolve(sl, addr, sl->frames + sl->nframes);
 		if (dwarf_torn(sl))
 			return -ENODATA;

@@ -72,7 +72,8 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
  * libdw's view of it (the file's mapping, libdw's units and line tables, and
  * compressed sections inflated into memory: MiBs for a big library), keeping
  * the descriptor, the index and the answers: the next lookup of an address
- * not answered yet reopens it. Else give back the pages of the file mapped
+ * not answered yet reopens it; so it does, where nothing is inflated in
+ * memory, once open for a minute. Else give back the pages of the file mapped
  * in since the last call (they stay in the page cache): cheap enough to call
  * a few times a second, it keeps what lookups touch out of our RSS without
  * the cost of a reopen (libdw reads every unit header up to the one it

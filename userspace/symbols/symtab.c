@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/demangle.h"
@@ -41,6 +42,7 @@ struct sym {
 	uint64_t end; /* addr + size while building; exclusive end once sorted */
 	/* In the ELF's string table (open until finished), or copied into made. */
 	const char *name;
+	uint32_t len; /* strlen(name), read once: name is not ours */
 	uint32_t file_name; /* offset in the file's string table, or NO_FILE_NAME */
 	uint32_t seq; /* insertion order, the last tie-break */
 	uint8_t rank; /* binding as perf prefers it: 2 global, 1 local, 0 weak */
@@ -88,10 +90,21 @@ struct symtab {
 	int names_fd;
 	bool names_fd_owned;
 	uint64_t names_off, names_len;
+	struct stat names_st; /* the file then: a file changed since answers no names */
 	size_t file_names_min;
 };
 
 static int file_names_fds; /* names_fd owned by all tables */
+
+static void release_names_fd(struct symtab *t)
+{
+	if (t->names_fd_owned) {
+		close(t->names_fd);
+		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
+	}
+	t->names_fd_owned = false;
+	t->names_fd = -1;
+}
 
 struct symtab *symtab__new(void)
 {
@@ -119,10 +132,7 @@ void symtab__free(struct symtab *t)
 	while (hashmap__next(&t->shown, &it, &v))
 		free(HASHMAP_TO_PTR(v));
 	hashmap__free(&t->shown);
-	if (t->names_fd_owned) {
-		close(t->names_fd);
-		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
-	}
+	release_names_fd(t);
 	free(t->syms);
 	arena__free(&t->made);
 	free(t->fsyms);
@@ -166,6 +176,7 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 	sym->addr = addr;
 	sym->end = addr + size < addr ? UINT64_MAX : addr + size;
 	sym->name = name;
+	sym->len = (uint32_t)len;
 	sym->file_name = file_name;
 	sym->seq = t->count;
 	sym->rank = bind;
@@ -220,8 +231,8 @@ static int cmp_sym(const void *a, const void *b, void *ctx)
 		return x->rank > y->rank ? -1 : 1;
 	if (underscores(xn) != underscores(yn))
 		return underscores(xn) < underscores(yn) ? -1 : 1;
-	xl = strlen(xn);
-	yl = strlen(yn);
+	xl = x->len;
+	yl = y->len;
 	if (xl != yl)
 		return xl > yl ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
@@ -242,7 +253,9 @@ static bool keep_names_in_file(struct symtab *t, size_t file_bytes)
 		return false;
 	}
 	fd = fcntl(t->names_fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &t->names_st)) {
+		if (fd >= 0)
+			close(fd);
 		__atomic_fetch_sub(&file_names_fds, 1, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -258,43 +271,38 @@ static bool keep_names_in_file(struct symtab *t, size_t file_bytes)
  */
 static int compact(struct symtab *t, size_t n)
 {
-	struct fsym *fs = malloc((n ? n : 1) * sizeof(*fs));
 	size_t i, len = 0, file_bytes = 0;
+	struct fsym *fs;
 	bool in_file;
 	char *strs;
 
 	for (i = 0; i < n; i++) {
-		size_t l = strlen(t->syms[i].name) + 1;
-
-		if (t->syms[i].file_name != NO_FILE_NAME)
-			file_bytes += l;
-		len += l;
+		/* A name too long to read back (FILE_NAME_MAX) is copied. */
+		if (t->syms[i].file_name != NO_FILE_NAME && t->syms[i].len < FILE_NAME_MAX)
+			file_bytes += t->syms[i].len + 1;
+		len += t->syms[i].len + 1;
 	}
 	in_file = keep_names_in_file(t, file_bytes);
 	if (in_file)
 		len -= file_bytes;
-	if (len > NAMES_MAX) {
+	fs = len <= NAMES_MAX ? malloc((n ? n : 1) * sizeof(*fs)) : NULL;
+	strs = fs ? malloc(len ? len : 1) : NULL;
+	if (!strs) {
 		free(fs);
-		return -E2BIG;
-	}
-	strs = malloc(len ? len : 1);
-	if (!fs || !strs) {
-		free(fs);
-		free(strs);
-		return -ENOMEM;
+		release_names_fd(t);
+		return len > NAMES_MAX ? -E2BIG : -ENOMEM;
 	}
 	for (i = 0, len = 0; i < n; i++) {
 		const struct sym *sym = &t->syms[i];
 		uint64_t size = sym->end - sym->addr;
 		uint32_t name = (uint32_t)len | (sym->mangled ? NAME_MANGLED : 0);
-		size_t l;
 
-		if (in_file && sym->file_name != NO_FILE_NAME) {
+		if (in_file && sym->file_name != NO_FILE_NAME && sym->len < FILE_NAME_MAX) {
 			name = sym->file_name | NAME_IN_FILE | (sym->mangled ? NAME_MANGLED : 0);
 		} else {
-			l = strlen(sym->name) + 1;
-			memcpy(strs + len, sym->name, l);
-			len += l;
+			memcpy(strs + len, sym->name, sym->len);
+			strs[len + sym->len] = '\0';
+			len += sym->len + 1;
 		}
 		fs[i] = (struct fsym){ sym->addr, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
 				       name };
@@ -351,15 +359,22 @@ static bool dname_eq(const void *ctx, uint64_t val, const void *key)
 }
 
 /*
- * The name at off in the file's string table, read (malloc'd), or NULL: the
- * file may have changed since (then the name is whatever is there, bounded
- * by the table and FILE_NAME_MAX, or none).
+ * The name at off in the file's string table, read (malloc'd), or NULL when
+ * the file changed since the table was built (its size or mtime) or the name
+ * cannot be read whole.
  */
 static char *read_name(const struct symtab *t, uint32_t off)
 {
 	size_t len = 0, cap = 256, room;
 	char *buf = NULL, *n;
+	struct stat st;
 	ssize_t got;
+
+	/* Rewritten in place (a library reinstalled over itself): not the names we chose. */
+	if (fstat(t->names_fd, &st) || st.st_size != t->names_st.st_size ||
+	    st.st_mtim.tv_sec != t->names_st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != t->names_st.st_mtim.tv_nsec)
+		return NULL;
 
 	while (off < t->names_len && len < FILE_NAME_MAX) {
 		n = realloc(buf, cap + 1);
@@ -397,11 +412,22 @@ static const char *sym_name(struct symtab *t, size_t i)
 	if (!(sym->name & (NAME_MANGLED | NAME_IN_FILE)))
 		return t->strs + off;
 	found = hashmap__find(&t->shown, h, dname_eq, NULL, &idx);
-	if (found >= 0)
-		return ((struct dname *)HASHMAP_TO_PTR(found))->name;
+	if (found >= 0) {
+		dn = HASHMAP_TO_PTR(found);
+		return dn->name[0] ? dn->name : NULL;
+	}
 	raw = in_file ? read_name(t, off) : t->strs + off;
-	if (!raw)
+	if (!raw) {
+		/* Remembered as "" (no name): not read again at every lookup. */
+		dn = malloc(sizeof(*dn) + 1);
+		if (dn) {
+			dn->idx = idx;
+			dn->name[0] = '\0';
+			if (hashmap__add(&t->shown, h, HASHMAP_PTR(dn)))
+				free(dn);
+		}
 		return NULL;
+	}
 	if (sym->name & NAME_MANGLED)
 		d = demangle(raw);
 	if (!d && !in_file) {
@@ -513,10 +539,10 @@ static bool sym_is_compat(const char *name, Elf_Data *versions, size_t i)
 }
 
 /*
- * Can names of the string table section strndx of fd's ELF be read from fd
- * later? It becomes the table's one file of names (the first one asked).
+ * Where the string table section strndx of fd's ELF lies, if its names can
+ * be read from fd later (uncompressed, offsets within NAME_OFFSET).
  */
-static bool names_from(struct symtab *t, Elf *elf, int fd, size_t strndx)
+static bool names_in(Elf *elf, int fd, size_t strndx, uint64_t *off, uint64_t *len)
 {
 	Elf_Scn *scn = elf_getscn(elf, strndx);
 	GElf_Shdr sh;
@@ -524,12 +550,20 @@ static bool names_from(struct symtab *t, Elf *elf, int fd, size_t strndx)
 	if (fd < 0 || !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
 	    (sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > NAME_OFFSET)
 		return false;
+	*off = sh.sh_offset;
+	*len = sh.sh_size;
+	return true;
+}
+
+/* A symbol named from that table: the table's one file of names is the first one used. */
+static bool claim_names(struct symtab *t, int fd, uint64_t off, uint64_t len)
+{
 	if (t->names_fd < 0) {
 		t->names_fd = fd;
-		t->names_off = sh.sh_offset;
-		t->names_len = sh.sh_size;
+		t->names_off = off;
+		t->names_len = len;
 	}
-	return t->names_fd == fd && t->names_off == sh.sh_offset && t->names_len == sh.sh_size;
+	return t->names_fd == fd && t->names_off == off && t->names_len == len;
 }
 
 /*
@@ -542,13 +576,14 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 {
 	Elf_Data *data = elf_getdata(scn, NULL), *versions = NULL;
 	size_t shnum, i, nsyms;
+	uint64_t names_off = 0, names_len = 0;
 	bool in_file;
 	int8_t *text;
 	int err = 0;
 
 	if (!data || !sh->sh_entsize || elf_getshdrnum(elf, &shnum))
 		return 0;
-	in_file = names_from(t, elf, fd, sh->sh_link);
+	in_file = names_in(elf, fd, sh->sh_link, &names_off, &names_len);
 	text = malloc(shnum ? shnum : 1);
 	if (!text)
 		return -ENOMEM;
@@ -571,7 +606,9 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 		if (!name || !*name)
 			continue;
 		err = add_sym(t, sym.st_value, sym.st_size, name, false,
-			      in_file ? (uint32_t)sym.st_name : NO_FILE_NAME,
+			      in_file && claim_names(t, fd, names_off, names_len) ?
+				      (uint32_t)sym.st_name :
+				      NO_FILE_NAME,
 			      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name),
 			      sym_is_compat(name, versions, i));
 	}

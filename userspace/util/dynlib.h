@@ -22,7 +22,9 @@ struct dynlib_fn {
 /*
  * Load soname and find every function of fns[0..n): 0, or -ENOENT after
  * saying which library or function is missing (what then needs it is the
- * caller's to say). Thread-safe; a second call loads nothing again.
+ * caller's to say). Thread-safe; once loaded, a call for the same soname
+ * returns 0 and leaves the pointers alone (a library has one caller, with
+ * one table of functions).
  */
 int dynlib__load(const char *soname, const struct dynlib_fn *fns, size_t n);
 
