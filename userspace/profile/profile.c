@@ -368,6 +368,16 @@ cleanup:
 	return err;
 }
 
+void profile__detach(struct profile *p)
+{
+	/*
+	 * Closing an event removes it on its CPU by IPI, which cannot run while
+	 * that CPU is inside the event's handler (and so the program).
+	 */
+	while (p && p->nr_links > 0)
+		bpf_link__destroy(p->links[--p->nr_links]);
+}
+
 int profile__attach_lifecycle(struct profile *p)
 {
 	struct profile_bpf *skel = p->skel;
@@ -459,8 +469,7 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	while (p->nr_links > 0)
-		bpf_link__destroy(p->links[--p->nr_links]);
+	profile__detach(p);
 	free(p->links);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel); /* detaches the lifecycle programs */

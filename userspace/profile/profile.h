@@ -64,6 +64,11 @@ struct profile *profile__new(const struct profile_opts *opts);
 /* Starts sampling every online CPU at freq_hz. */
 int profile__attach(struct profile *p, __u64 freq_hz);
 /*
+ * Stops sampling: once it returns no sample is being taken on any CPU, so the
+ * counters (profile__stats()) and the ring buffer hold every sample there is.
+ */
+void profile__detach(struct profile *p);
+/*
  * Starts following processes: exec and exit drop their entries and send
  * events. Independent of sampling (the off-CPU mode shares the tables).
  */

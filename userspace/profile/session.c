@@ -589,8 +589,15 @@ void session__stop(struct session *s)
 		offcpu__for_each_blocked(s->off, s->end_ns, on_blocked_at_end, s);
 	}
 	s->stopped = true;
-	if (s->prof)
+	if (s->prof) {
+		/*
+		 * Sampling stops before the last read: a sample half taken on
+		 * another CPU would count among the stops but not yet among
+		 * the emitted, and one emitted after it would never be read.
+		 */
+		profile__detach(s->prof);
 		profile__poll(s->prof, 0);
+	}
 }
 
 void session__close(struct session *s)
