@@ -234,11 +234,6 @@ fail:
 	return -1;
 }
 
-/*
- * Where the view may have been written: libelf reads the headers of a mapped
- * image in place, so hide_unused()'s section headers are private copies of
- * those pages, and giving them back would undo it.
- */
 /* [off, off + len) within the view (a hostile header may point anywhere). */
 static struct span clamp(const struct srcline *sl, uint64_t off, uint64_t len)
 {
@@ -247,6 +242,18 @@ static struct span clamp(const struct srcline *sl, uint64_t off, uint64_t len)
 	return (struct span){ off, len < sl->view.len - off ? len : sl->view.len - off };
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * Where the view may have been written, in file order: libelf reads the
+ * headers of a mapped image in place, so hide_unused()'s section headers are
+ * private copies of those pages, and giving them back would undo it.
+ */
 static void note_headers(struct srcline *sl)
 {
 	size_t shnum;
@@ -263,13 +270,7 @@ static void note_headers(struct srcline *sl)
 			       (uint64_t)shnum * (gelf_getclass(sl->elf) == ELFCLASS32 ?
 							  sizeof(Elf32_Shdr) :
 							  sizeof(Elf64_Shdr)));
-}
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
+	qsort(sl->written, 3, sizeof(sl->written[0]), cmp_span);
 }
 
 /*
@@ -280,7 +281,7 @@ static int cmp_span(const void *a, const void *b)
  */
 static void drop_pages(struct srcline *sl)
 {
-	struct span w[3];
+	const struct span *w = sl->written;
 	uint64_t from = 0, lo, hi;
 	unsigned int i;
 
@@ -288,8 +289,6 @@ static void drop_pages(struct srcline *sl)
 	sl->faults = 0;
 	if (!sl->view.base || !sl->droppable)
 		return;
-	memcpy(w, sl->written, sizeof(w));
-	qsort(w, 3, sizeof(w[0]), cmp_span);
 	for (i = 0; i <= 3; i++) {
 		lo = i < 3 ? w[i].off : sl->view.len;
 		hi = i < 3 ? w[i].off + w[i].len : sl->view.len;
@@ -757,7 +756,6 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 		if (dwarf_open(sl))
 			return -ENODATA;
 		sl->used_ns = clock__mono_ns();
-		sl->touched = true;
 		if (!sl->indexed) {
 			if (build_index(sl))
 				return -ENOMEM;
