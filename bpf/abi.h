@@ -33,6 +33,14 @@
 #define SFBPF_SEARCH_STEPS 17 /* binary search bound: rows of a page (<= 64 KiB) + 1 */
 #define SFBPF_MAP_SEARCH_STEPS 9 /* 2^9 > SFBPF_MAX_MAPPINGS */
 #define SFBPF_TASK_COMM_LEN 16
+/*
+ * Kernels without bpf_loop() (before 5.17) walk in a chain of programs
+ * (bpf/ustack.h): SFBPF_CHAIN_FRAMES frames each, at most SFBPF_CHAIN_PROGS
+ * programs (the kernel's tail-call limit, 32 calls before 5.17, + 1), so
+ * stacks stop at their product there (docs/DESIGN-unwinder.md, "Kernels").
+ */
+#define SFBPF_CHAIN_FRAMES 8
+#define SFBPF_CHAIN_PROGS 33
 
 /*
  * One flattened FRE: from its PC on (until the next row), rule applies. Its PC

@@ -78,6 +78,7 @@ TARGET_PERCPU_VALUE(stats, struct sfbpf_offcpu_stats);
 struct scratch {
 	struct sfbpf_unwind_state st;
 	struct sfbpf_offcpu_sample init;
+	__u64 entry_ns; /* a chained walk's program start (stamp_at_entry) */
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
@@ -141,15 +142,17 @@ static __always_inline __u32 record_kernel(void *ctx, __u64 *ips)
 	return ret > 0 ? (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK : 0;
 }
 
-/* Records prev's stacks in its entry; returns the entry, its period not started yet. */
+/*
+ * Prev's entry, its record's header filled in: the user and kernel stacks
+ * follow (offcpu_walk(), offcpu_finish()). NULL: prev is not recorded.
+ */
 static __always_inline struct sfbpf_offcpu_sample *
-switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offcpu_stats *cnt)
+switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct scratch *sc,
+	   struct sfbpf_offcpu_stats *cnt)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0, state, nu, nk = 0;
-	struct task_struct *task;
+	__u32 tid = (__u32)id, tgid = id >> 32, state;
 	struct sfbpf_offcpu_sample *rec;
-	struct scratch *sc;
 	int cls;
 
 	if (!tid) /* the idle task is not waiting for anything */
@@ -161,9 +164,6 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offc
 	if (!(state_mask & SFBPF_STATE_BIT(cls)))
 		return NULL;
 	if (!target_wanted(tgid))
-		return NULL;
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	if (!sc)
 		return NULL;
 	rec = bpf_map_lookup_elem(&blocked, &tid);
 	if (!rec) {
@@ -189,14 +189,6 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct sfbpf_offc
 	rec->s.pad = 0;
 	rec->s.weight = 0;
 	bpf_get_current_comm(rec->s.comm, sizeof(rec->s.comm));
-
-	task = bpf_get_current_task_btf();
-	/* No reports: the loader reads the CPU profiler's lifecycle ring, not this one's. */
-	nu = ustack_sample(&sc->st, &rec->s, &cnt->unwind, task, tgid, false);
-	if (kernel_stacks)
-		nk = record_kernel(ctx, &rec->s.ips[nu]);
-	rec->s.nr_user = nu;
-	rec->s.nr_kernel = nk;
 	return rec;
 }
 
@@ -206,7 +198,6 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	struct sfbpf_offcpu_sample *rec;
 	__u32 tid = BPF_CORE_READ(next, pid), size;
 	__u64 delta, us;
-	__u8 stop;
 
 	if (!tid)
 		return;
@@ -224,8 +215,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->s.time_ns = now;
 	us = delta / 1000;
 	rec->s.weight = us > 0xffffffffULL ? 0xffffffffU : (__u32)us;
-	stop = rec->s.stop;
-	cnt->unwind.v[SFBPF_STAT_STOP_BASE + (stop < SFBPF_STOP__COUNT ? stop : SFBPF_STOP_READ)]++;
+	ustack_count_stop(&cnt->unwind, rec->s.stop);
 
 	size = SFBPF_OFFCPU_HDR_SIZE + (rec->s.nr_user + rec->s.nr_kernel) * sizeof(__u64);
 	if (size <= SFBPF_OFFCPU_REC_SIZE) {
@@ -238,28 +228,101 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->start_ns = 0; /* consumed; the entry is reused at the next switch-out */
 }
 
-SEC("raw_tp/sched_switch")
-int sfbpf_offcpu(__u64 *ctx)
+/*
+ * The end of a context switch, after prev's user walk (rec: prev's entry, or
+ * NULL when prev is not recorded): prev's kernel stack and the start of its
+ * period, then next's switch-in. entry_ns: the program's start, with
+ * stamp_at_entry.
+ */
+static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
+					  struct sfbpf_offcpu_sample *rec,
+					  struct sfbpf_offcpu_stats *cnt, __u64 entry_ns)
 {
-	/* TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next, ...) */
-	struct task_struct *prev = (struct task_struct *)ctx[1];
 	struct task_struct *next = (struct task_struct *)ctx[2];
-	struct sfbpf_offcpu_stats *cnt;
-	struct sfbpf_offcpu_sample *rec;
-	__u64 now = stamp_at_entry ? bpf_ktime_get_ns() : 0;
-	__u32 zero = 0;
+	__u64 now = entry_ns;
+	__u32 nu, nk = 0;
 
-	cnt = bpf_map_lookup_elem(&stats, &zero);
-	if (!cnt)
-		return 0;
-	cnt->v[SFBPF_OFFCPU_STAT_SWITCHES]++;
-	rec = switch_out(ctx, prev, (bool)ctx[0], cnt);
+	if (rec) {
+		/* No reports: the loader reads the CPU profiler's lifecycle ring, not this one's. */
+		nu = ustack_end(&sc->st, &rec->s, &cnt->unwind, NULL, rec->s.pid, false);
+		if (kernel_stacks)
+			nk = record_kernel(ctx, &rec->s.ips[nu]);
+		rec->s.nr_user = nu;
+		rec->s.nr_kernel = nk;
+	}
 	if (!stamp_at_entry)
 		now = bpf_ktime_get_ns();
 	/* Last: a non-zero start is what makes the entry a blocked period. */
 	if (rec)
 		rec->start_ns = now;
 	switch_in(next, now, cnt);
+}
+
+/*
+ * One context switch, prev's user stack walked in this program (bpf_loop())
+ * or, chained, in as many programs as it needs (sfbpf_offcpu_walk): the
+ * loader loads one of sfbpf_offcpu and sfbpf_offcpu_chained, as the kernel
+ * allows.
+ */
+static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
+{
+	/* TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next, ...) */
+	struct task_struct *prev = (struct task_struct *)ctx[1];
+	const struct sfbpf_proc *proc = NULL;
+	struct sfbpf_offcpu_stats *cnt;
+	struct sfbpf_offcpu_sample *rec;
+	__u64 now = stamp_at_entry ? bpf_ktime_get_ns() : 0;
+	struct scratch *sc;
+	__u32 zero = 0;
+
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!cnt || !sc)
+		return 0;
+	cnt->v[SFBPF_OFFCPU_STAT_SWITCHES]++;
+	rec = switch_out(ctx, prev, (bool)ctx[0], sc, cnt);
+	if (rec)
+		proc = ustack_begin(&sc->st, &rec->s, &cnt->unwind, ustack_current_task(),
+				    rec->s.pid);
+	if (proc && chained) {
+		sc->entry_ns = now;
+		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
+	} else if (proc) {
+		ustack_walk(&sc->st, &rec->s, proc);
+	}
+	offcpu_finish(ctx, sc, rec, cnt, now);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int sfbpf_offcpu(__u64 *ctx)
+{
+	return offcpu_switch(ctx, false);
+}
+
+SEC("raw_tp/sched_switch")
+int sfbpf_offcpu_chained(__u64 *ctx)
+{
+	return offcpu_switch(ctx, true);
+}
+
+/* The chain's next link: prev's walk goes on where the previous program left it. */
+SEC("raw_tp")
+int sfbpf_offcpu_walk(__u64 *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct sfbpf_offcpu_sample *rec;
+	struct sfbpf_offcpu_stats *cnt;
+	struct scratch *sc;
+
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	rec = bpf_map_lookup_elem(&blocked, &tid);
+	if (!cnt || !sc)
+		return 0;
+	if (rec)
+		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
+	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns);
 	return 0;
 }
 

@@ -43,16 +43,51 @@ struct scratch {
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
 
-SEC("perf_event")
-int sfbpf_profile(struct bpf_perf_event_data *ctx)
+/*
+ * The end of a sample, after its user walk: its stop reason counted, the
+ * kernel stack, and only the used part of it to the ring buffer.
+ */
+static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, struct scratch *sc,
+					   struct sfbpf_stats *cnt, struct task_struct *task)
+{
+	struct sfbpf_sample *s = &sc->sample;
+	__u32 nu, nk = 0, size;
+	long ret;
+
+	nu = ustack_end(&sc->st, s, cnt, task, s->pid, true);
+	ustack_count_stop(cnt, s->stop);
+
+	if (kernel_stacks && (s->flags & SFBPF_SAMPLE_KERNEL_MODE)) {
+		ret = bpf_get_stack(ctx, &s->ips[nu], SFBPF_MAX_KFRAMES * sizeof(__u64), 0);
+		if (ret > 0)
+			nk = (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK;
+	}
+	s->nr_user = nu;
+	s->nr_kernel = nk;
+
+	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
+	if (size > sizeof(*s))
+		return;
+	if (bpf_ringbuf_output(&events, s, size, target_wakeup_flag(&events, wakeup_bytes)))
+		cnt->v[SFBPF_STAT_RB_DROPS]++;
+	else
+		cnt->v[SFBPF_STAT_EMITTED]++;
+}
+
+/*
+ * One sample, walked in this program (bpf_loop()) or, chained, in as many
+ * programs as the stack needs (sfbpf_profile_walk): the loader loads one of
+ * sfbpf_profile and sfbpf_profile_chained, as the kernel allows.
+ */
+static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool chained)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0, nu = 0, nk = 0, size;
+	__u32 tgid = id >> 32, zero = 0;
+	const struct sfbpf_proc *proc;
 	struct task_struct *task;
 	struct sfbpf_stats *cnt;
 	struct sfbpf_sample *s;
 	struct scratch *sc;
-	long ret;
 
 	if (skip_idle && !(__u32)id)
 		return 0;
@@ -75,25 +110,42 @@ int sfbpf_profile(struct bpf_perf_event_data *ctx)
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
-	task = bpf_get_current_task_btf();
-	nu = ustack_sample(&sc->st, s, cnt, task, tgid, true);
-	cnt->v[SFBPF_STAT_STOP_BASE + (s->stop < SFBPF_STOP__COUNT ? s->stop : SFBPF_STOP_READ)]++;
+	task = ustack_current_task();
+	proc = ustack_begin(&sc->st, s, cnt, task, tgid);
+	if (proc && chained)
+		ustack_chain(ctx, &sc->st, s->ips, tgid);
+	else if (proc)
+		ustack_walk(&sc->st, s, proc);
+	profile_finish(ctx, sc, cnt, task);
+	return 0;
+}
 
-	if (kernel_stacks && (s->flags & SFBPF_SAMPLE_KERNEL_MODE)) {
-		ret = bpf_get_stack(ctx, &s->ips[nu], SFBPF_MAX_KFRAMES * sizeof(__u64), 0);
-		if (ret > 0)
-			nk = (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK;
-	}
-	s->nr_user = nu;
-	s->nr_kernel = nk;
+SEC("perf_event")
+int sfbpf_profile(struct bpf_perf_event_data *ctx)
+{
+	return profile_sample(ctx, false);
+}
 
-	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
-	if (size > sizeof(*s))
+SEC("perf_event")
+int sfbpf_profile_chained(struct bpf_perf_event_data *ctx)
+{
+	return profile_sample(ctx, true);
+}
+
+/* The chain's next link: the walk goes on where the previous program left it. */
+SEC("perf_event")
+int sfbpf_profile_walk(struct bpf_perf_event_data *ctx)
+{
+	struct sfbpf_stats *cnt;
+	struct scratch *sc;
+	__u32 zero = 0;
+
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (!sc || !cnt)
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, target_wakeup_flag(&events, wakeup_bytes)))
-		cnt->v[SFBPF_STAT_RB_DROPS]++;
-	else
-		cnt->v[SFBPF_STAT_EMITTED]++;
+	ustack_chain(ctx, &sc->st, sc->sample.ips, sc->sample.pid);
+	profile_finish(ctx, sc, cnt, ustack_current_task());
 	return 0;
 }
 
@@ -136,7 +188,7 @@ int sfbpf_exec(__u64 *ctx)
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&notify_next, &tgid); /* a new program reports at once */
-	lifecycle_event(bpf_get_current_task_btf(), tgid, SFBPF_EVENT_EXEC);
+	lifecycle_event(ustack_current_task(), tgid, SFBPF_EVENT_EXEC);
 	return 0;
 }
 
@@ -148,11 +200,16 @@ int sfbpf_exec(__u64 *ctx)
 SEC("raw_tp/sched_process_exit")
 int sfbpf_exit(__u64 *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = ustack_current_task();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	int live;
 
 	(void)ctx;
-	if (task->signal->live.counter || !target_wanted(tgid))
+	if (have_task_btf)
+		live = task->signal->live.counter;
+	else
+		live = BPF_CORE_READ(task, signal, live.counter);
+	if (live || !target_wanted(tgid))
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&notify_next, &tgid);

@@ -7,9 +7,12 @@
  * ustack.h. Returns nothing: why a stack ended is in the state's stop field.
  *
  * One bpf_loop() iteration per frame keeps the verifier's work independent of
- * the depth. All loop state lives in a map value (struct sfbpf_unwind_state), never
- * on the stack: the verifier sees its fields as unknown scalars, so the
- * callback's states converge at once instead of once per depth.
+ * the depth. Kernels without bpf_loop() (before 5.17) chain programs by tail
+ * calls instead, each walking UNWIND_CHAIN_FRAMES frames (ustack.h). All loop
+ * state lives in a map value (struct sfbpf_unwind_state), never on the stack:
+ * the verifier sees its fields as unknown scalars, so the callback's states
+ * converge at once instead of once per depth, and a chained program finds
+ * the walk where the previous one left it.
  *
  * x86-64 and AArch64 (arch.h): the caller's SP is the CFA; the return
  * address is on the stack or, in AArch64's topmost frame, still in LR.
@@ -45,6 +48,12 @@
 #define UNWIND_MAX_FRAMES SFBPF_MAX_FRAMES
 #endif
 #define UNWIND_FRAME_MASK (UNWIND_MAX_FRAMES - 1)
+/*
+ * Frames per program of the chained walker (kernels without bpf_loop()): the
+ * verifier follows each of them (about 20k instructions a frame), so its work
+ * grows with this.
+ */
+#define UNWIND_CHAIN_FRAMES SFBPF_CHAIN_FRAMES
 /* Kernel frame counts from bpf_get_stack() (at most SFBPF_MAX_KFRAMES), masked likewise. */
 #define UNWIND_KFRAME_MASK 127
 
@@ -482,15 +491,13 @@ static __always_inline __u64 unwind_map_off(const struct sfbpf_mapping *m, __u64
 }
 
 /*
- * bpf_loop() callback: emits the current frame, then steps to its caller by
+ * One frame: emits the current frame into ips, then steps to its caller by
  * the PC's rule or, without one, by the frame pointer (the decision table is
- * in docs/DESIGN-unwinder.md).
+ * in docs/DESIGN-unwinder.md). Returns 0 to go on, 1 once st->stop is set.
  */
-static long unwind_step(__u32 index, void *arg)
+static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *ips,
+					 const struct sfbpf_proc *proc)
 {
-	struct sfbpf_unwind_ctx *c = arg;
-	struct sfbpf_unwind_state *st = c->st;
-	const struct sfbpf_proc *proc = c->proc;
 	const struct sfbpf_mapping *m;
 	const struct sfbpf_object *obj;
 	const struct sfbpf_rule *rule = NULL;
@@ -500,12 +507,11 @@ static long unwind_step(__u32 index, void *arg)
 	__u64 lookup;
 	int err, idx;
 
-	(void)index;
 	if (n >= st->max || n >= UNWIND_MAX_FRAMES) {
 		err = SFBPF_STOP_DEPTH;
 		goto stop;
 	}
-	c->ips[n & UNWIND_FRAME_MASK] = st->pc;
+	ips[n & UNWIND_FRAME_MASK] = st->pc;
 	st->n = n + 1;
 
 	lookup = st->exact ? st->pc : st->pc - 1;
@@ -567,16 +573,9 @@ stop:
 	return 1;
 }
 
-/*
- * Unwinds the user stack described by st (pc, sp, fp, regs, max set) into
- * ips[0 .. st->n). Sets st->stop.
- */
-static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ips,
-					const struct sfbpf_proc *proc)
+/* A new walk: no frames, nothing met yet. */
+static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 {
-	struct sfbpf_unwind_ctx c = { .st = st, .ips = ips, .proc = proc };
-	int idx;
-
 	st->n = 0;
 	st->fp_frames = 0;
 	st->gap_frames = 0;
@@ -588,21 +587,57 @@ static __always_inline void unwind_user(struct sfbpf_unwind_state *st, __u64 *ip
 	st->last_obj = SFBPF_OBJ_NONE;
 	st->miss_addr = 0;
 	st->stop = SFBPF_STOP_DEPTH;
-	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
-		st->stop = SFBPF_STOP_NO_MAPPING;
-		return;
-	}
-	idx = unwind_find_mapping(proc, st->pc, 0);
+}
+
+/*
+ * Prepares the walk of the user stack described by st (reset, then pc, sp,
+ * fp, regs, max set; pc not 0) into ips[0 .. st->n). Returns true when frames
+ * are to be walked (unwind_frame() until it says stop); false with st->stop
+ * set when the stack ends before its first step.
+ */
+static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *ips,
+					 const struct sfbpf_proc *proc)
+{
+	int idx = unwind_find_mapping(proc, st->pc, 0);
+
 	if (idx < 0) {
 		/* Still report where the sample hit. */
 		ips[0] = st->pc;
 		st->n = 1;
 		st->stop = SFBPF_STOP_NO_MAPPING;
 		st->miss_addr = st->pc;
-		return;
+		return false;
 	}
 	st->map = idx;
-	bpf_loop(st->max, unwind_step, &c, 0);
+	st->proc_gen = proc->generation;
+	st->stop = SFBPF_STOP_DEPTH;
+	return true;
+}
+
+/* bpf_loop() callback: one frame (unwind_frame). */
+static long unwind_step(__u32 index, void *arg)
+{
+	struct sfbpf_unwind_ctx *c = arg;
+
+	(void)index;
+	return unwind_frame(c->st, c->ips, c->proc);
+}
+
+/*
+ * Up to UNWIND_CHAIN_FRAMES frames of a walk begun by unwind_begin(), for the
+ * chained walker of kernels without bpf_loop() (ustack.h): a bounded loop the
+ * verifier follows frame by frame. Returns true once the stack has ended
+ * (st->stop set), false when the caller is to go on in another program.
+ */
+static __always_inline bool unwind_frames(struct sfbpf_unwind_state *st, __u64 *ips,
+					  const struct sfbpf_proc *proc)
+{
+	int i;
+
+	for (i = 0; i < UNWIND_CHAIN_FRAMES; i++)
+		if (unwind_frame(st, ips, proc))
+			return true;
+	return false;
 }
 
 #endif /* SFBPF_UNWIND_H */

@@ -140,6 +140,8 @@ struct sfbpf_unwind_state {
 	__u32 last_obj; /* object slot of the previous frame (hit counting) */
 	__u8 fp_linked; /* fp was read from the frame-pointer chain, not passed through */
 	__u8 pad[3];
+	__u32 proc_gen; /* the process table's generation (chained walks check it) */
+	__u32 pad2;
 	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */
 	__u64 win_base;

@@ -16,6 +16,77 @@
 /* Settings of every program that samples user stacks (set between open and load). */
 const volatile __u32 max_user_frames = UNWIND_MAX_FRAMES;
 const volatile bool user_stacks = true;
+/*
+ * What the kernel offers, as the loader probed it (docs/DESIGN-unwinder.md,
+ * "Kernels"). Branches on these are dead code the verifier never looks at, so
+ * a helper an older kernel lacks may stand in the branch it does not take.
+ */
+const volatile bool have_task_btf = true; /* bpf_get_current_task_btf(): 5.11 */
+const volatile bool have_task_pt_regs = true; /* bpf_task_pt_regs(): 5.15 */
+/*
+ * Without bpf_task_pt_regs(): the kernel's THREAD_SIZE. The user registers
+ * are saved at the top of the task's kernel stack (task_pt_regs() on x86-64
+ * and AArch64, no padding above them there).
+ */
+const volatile __u64 thread_size = 16384;
+
+/*
+ * The chained walker's next program (kernels without bpf_loop()): slot 0
+ * holds the program's own walker, set by the loader after load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_chain SEC(".maps");
+
+/*
+ * The current task: a BTF pointer where the kernel has them (its fields are
+ * then read directly), else an address whose fields are read with CO-RE
+ * (bpf_probe_read_kernel): the ustack_task_* readers below.
+ */
+static __always_inline struct task_struct *ustack_current_task(void)
+{
+	if (have_task_btf)
+		return bpf_get_current_task_btf();
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/* task has user memory and is not a kernel thread: it has a user stack. */
+static __always_inline bool ustack_task_user(struct task_struct *task)
+{
+	if (have_task_btf)
+		return task->mm && !(task->flags & USTACK_PF_KTHREAD);
+	return BPF_CORE_READ(task, mm) && !(BPF_CORE_READ(task, flags) & USTACK_PF_KTHREAD);
+}
+
+/* The group leader's start, in ns since boot. */
+static __always_inline __u64 ustack_task_start_ns(struct task_struct *task)
+{
+	if (have_task_btf)
+		return task->group_leader->start_boottime;
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+/*
+ * The task's user registers, saved at kernel entry, or NULL. For a sample in
+ * user mode they are the sample's own registers (x86-64 and AArch64 save
+ * interrupted user state there too), so one source serves both cases; a
+ * thread off the CPU cannot change them.
+ */
+static __always_inline struct pt_regs *ustack_task_regs(struct task_struct *task)
+{
+	__u64 stack;
+
+	if (have_task_pt_regs)
+		return (struct pt_regs *)bpf_task_pt_regs(task);
+	/* task_pt_regs(): the top of the kernel stack, less one struct pt_regs. */
+	stack = (__u64)BPF_CORE_READ(task, stack);
+	if (!stack)
+		return NULL;
+	return (struct pt_regs *)(stack + thread_size - bpf_core_type_size(struct pt_regs));
+}
 
 _Static_assert(SFBPF_STAT_NOTIFY_LIMITED == SFBPF_STAT_NOTIFY_SENT + 1 &&
 		       SFBPF_STAT_NOTIFY_DROPS == SFBPF_STAT_NOTIFY_SENT + 2 &&
@@ -27,7 +98,7 @@ static __always_inline __u64 unwind_start_ticks(struct task_struct *task)
 {
 	__u64 tick = clock_tick_ns;
 
-	return tick ? task->group_leader->start_boottime / tick : 0;
+	return tick ? ustack_task_start_ns(task) / tick : 0;
 }
 
 /*
@@ -77,7 +148,7 @@ __noinline int unwind_report(__u32 tgid, __u32 type, __u64 addr, __u64 start_tic
 }
 
 /*
- * After unwind_user() (or a sample without a valid entry): reports what the
+ * At the end of a sample (ustack_end()): reports what the
  * loader lacks, a process or a mapping, and counts the report's fate.
  */
 static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
@@ -101,59 +172,121 @@ static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
 }
 
 /*
- * Unwinds task's user stack into s->ips and sets s->stop; returns the number
- * of user frames (none with user_stacks off), at most UNWIND_MAX_FRAMES as the
+ * The pc, sp and frame pointer of the user registers at regs into st: read
+ * directly from bpf_task_pt_regs()'s BTF pointer, else copied (an address
+ * the verifier knows nothing of). Returns 0, or -1: unreadable.
+ */
+static __always_inline int ustack_read_regs(struct pt_regs *regs, struct sfbpf_unwind_state *st)
+{
+	struct pt_regs copy;
+
+	if (have_task_pt_regs) {
+		arch_user_regs(regs, &st->pc, &st->sp, &st->fp);
+		return 0;
+	}
+	if (bpf_probe_read_kernel(&copy, sizeof(copy), regs))
+		return -1;
+	arch_user_regs(&copy, &st->pc, &st->sp, &st->fp);
+	return 0;
+}
+
+/*
+ * Begins a user-stack sample of task into s->ips: the user registers, the
+ * process's mapping table, the walk's first frame. Returns the process's
+ * table when frames are to be walked (ustack_walk(), or the chained
+ * ustack_chain()), else NULL: the sample is complete as it is (no user
+ * stack, no table, a PC in no mapping), with the reason in st->stop.
+ * ustack_end() finishes every sample.
+ */
+static __always_inline const struct sfbpf_proc *ustack_begin(struct sfbpf_unwind_state *st,
+							     struct sfbpf_sample *s,
+							     struct sfbpf_stats *cnt,
+							     struct task_struct *task, __u32 tgid)
+{
+	const struct sfbpf_proc *proc;
+	struct pt_regs *regs;
+	bool stale;
+
+	unwind_reset(st);
+	if (!user_stacks || !tgid || !ustack_task_user(task)) {
+		st->stop = SFBPF_STOP_KERNEL_ONLY;
+		return NULL;
+	}
+	regs = ustack_task_regs(task);
+	if (!regs || ustack_read_regs(regs, st)) {
+		st->stop = SFBPF_STOP_READ;
+		return NULL;
+	}
+	st->regs = (__u64)regs;
+	st->max = max_user_frames;
+
+	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
+		st->stop = SFBPF_STOP_NO_MAPPING;
+		return NULL;
+	}
+	proc = unwind_proc(task, tgid, &stale);
+	if (!proc) {
+		/* No table yet: the leaf still tells where the time went. */
+		s->ips[0] = st->pc;
+		st->n = 1;
+		st->stop = SFBPF_STOP_NO_PROC;
+		cnt->v[SFBPF_STAT_STALE_PROC] += stale;
+		return NULL;
+	}
+	return unwind_begin(st, s->ips, proc) ? proc : NULL;
+}
+
+/*
+ * The walk of a sample begun by ustack_begin(), in this program: one
+ * bpf_loop() iteration per frame (5.17 and later).
+ */
+static __always_inline void ustack_walk(struct sfbpf_unwind_state *st, struct sfbpf_sample *s,
+					const struct sfbpf_proc *proc)
+{
+	struct sfbpf_unwind_ctx c = { .st = st, .ips = s->ips, .proc = proc };
+
+	bpf_loop(st->max, unwind_step, &c, 0);
+}
+
+/*
+ * The walk of a sample begun by ustack_begin() on a kernel without
+ * bpf_loop(): UNWIND_CHAIN_FRAMES frames here, then, while the stack goes on,
+ * the same again in the program walk_chain holds (the calling program's own
+ * walker), which finds the walk in st (per CPU: a chain runs on one CPU, to
+ * its end, before anything else uses st). Returns when the walk is over in
+ * this program: the stack ended, or the chain could go no further (its
+ * length is the kernel's tail-call limit: st->stop says depth). The process's
+ * table is looked up again in every program; a table that changed in between
+ * ends the walk (st->stop says no-proc).
+ */
+static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *st, __u64 *ips,
+					 __u32 tgid)
+{
+	const struct sfbpf_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!proc || proc->generation != st->proc_gen) {
+		st->stop = SFBPF_STOP_NO_PROC;
+		return;
+	}
+	if (unwind_frames(st, ips, proc))
+		return;
+	bpf_tail_call(ctx, &walk_chain, 0);
+	st->stop = SFBPF_STOP_DEPTH;
+}
+
+/*
+ * Ends a user-stack sample: sets s->stop and returns the number of user
+ * frames (none with user_stacks off), at most UNWIND_MAX_FRAMES as the
  * verifier knows. Counts frames, frame-pointer steps, stale entries and
  * table-less objects met in cnt; the stop reason is the caller's to count
  * (the off-CPU program counts it when the period is kept). With report, an
  * unknown process or mapping is reported to the loader (rate-limited): only
  * a program whose lifecycle ring the loader reads may ask for that.
  */
-static __always_inline __u32 ustack_sample(struct sfbpf_unwind_state *st, struct sfbpf_sample *s,
-					   struct sfbpf_stats *cnt, struct task_struct *task,
-					   __u32 tgid, bool report)
+static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sfbpf_sample *s,
+					struct sfbpf_stats *cnt, struct task_struct *task,
+					__u32 tgid, bool report)
 {
-	const struct sfbpf_proc *proc;
-	struct pt_regs *regs;
-	bool stale;
-
-	st->obj_flags = 0;
-	st->miss_addr = 0;
-	if (!user_stacks || !tgid || !task->mm || (task->flags & USTACK_PF_KTHREAD)) {
-		s->stop = SFBPF_STOP_KERNEL_ONLY;
-		return 0;
-	}
-	/*
-	 * The user registers saved at kernel entry. For a sample in user mode
-	 * they are the sample's own registers (x86-64 and AArch64 save interrupted
-	 * user state there too), so one source serves both cases; a thread off the
-	 * CPU cannot change them.
-	 */
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs) {
-		s->stop = SFBPF_STOP_READ;
-		return 0;
-	}
-	arch_user_regs(regs, &st->pc, &st->sp, &st->fp);
-	st->regs = (__u64)regs;
-	st->max = max_user_frames;
-
-	if (!st->pc) { /* no user context (e.g. an io_uring worker) */
-		s->stop = SFBPF_STOP_NO_MAPPING;
-		return 0;
-	}
-	proc = unwind_proc(task, tgid, &stale);
-	if (!proc) {
-		/* No table yet: the leaf still tells where the time went. */
-		s->ips[0] = st->pc;
-		s->stop = SFBPF_STOP_NO_PROC;
-		cnt->v[SFBPF_STAT_STALE_PROC] += stale;
-		cnt->v[SFBPF_STAT_FRAMES]++;
-		if (report)
-			unwind_account(task, tgid, st, s->stop, cnt);
-		return 1;
-	}
-	unwind_user(st, s->ips, proc);
 	s->stop = st->stop;
 	cnt->v[SFBPF_STAT_FRAMES] += st->n;
 	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
@@ -164,6 +297,23 @@ static __always_inline __u32 ustack_sample(struct sfbpf_unwind_state *st, struct
 	if (report)
 		unwind_account(task, tgid, st, s->stop, cnt);
 	return unwind_nr_frames(st->n);
+}
+
+/*
+ * Counts why a stack ended in cnt. Bounded where the access is: older
+ * verifiers (6.1) do not carry a bound checked on one register over to a copy
+ * of it made before the check, which the compiler may do for base + stop.
+ */
+static __always_inline void ustack_count_stop(struct sfbpf_stats *cnt, __u8 stop)
+{
+	__u32 i = stop;
+
+	if (i >= SFBPF_STOP__COUNT)
+		i = SFBPF_STOP_READ;
+	i += SFBPF_STAT_STOP_BASE;
+	barrier_var(i);
+	if (i < SFBPF_STAT__COUNT)
+		cnt->v[i]++;
 }
 
 #endif /* SFBPF_USTACK_H */

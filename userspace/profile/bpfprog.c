@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The shared BPF program lifecycle: see bpfprog.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,7 +16,6 @@
 #include "util/log.h"
 #include "util/clock.h"
 
-#define VERIFIER_LOG_SIZE (64u << 10)
 
 int bpfprog__check_kernel(void)
 {
@@ -25,6 +25,105 @@ int bpfprog__check_kernel(void)
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+/* libbpf's answer, 1 (has it), 0 (has not) or an error, as a yes only on 1. */
+static bool has_helper(enum bpf_func_id helper)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, helper, NULL) == 1;
+}
+
+/*
+ * Does a perf_event program that uses a hash map of these flags load? The
+ * verifier checks the map's kind when the program names it: a program of one
+ * instruction loading its address is enough.
+ */
+static bool perf_event_takes_hash(__u32 map_flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = map_flags);
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "sfbpf_probe", 4, 8, 1, &mopts), prog;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	if (map < 0)
+		return false;
+	prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "sfbpf_probe", "GPL", insns,
+			     sizeof(insns) / sizeof(insns[0]), NULL);
+	close(map);
+	if (prog < 0)
+		return false;
+	close(prog);
+	return true;
+}
+
+/* CONFIG_KASAN doubles the kernel stacks; its functions are in kallsyms. */
+static bool kernel_has_kasan(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256];
+	bool kasan = false;
+
+	while (f && !kasan && fgets(line, sizeof(line), f))
+		kasan = strstr(line, " kasan_init") || strstr(line, " __kasan_check_read");
+	if (f)
+		fclose(f);
+	return kasan;
+}
+
+/* Is name in the comma-separated list SFBPF_DISABLE_FEATURES? */
+static bool disabled(const char *name)
+{
+	const char *list = getenv("SFBPF_DISABLE_FEATURES"), *p;
+	size_t len = strlen(name);
+
+	for (p = list; p && (p = strstr(p, name)); p += len)
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return true;
+	return false;
+}
+
+const struct bpfprog_kernel *bpfprog__kernel(void)
+{
+	static struct bpfprog_kernel k;
+	static bool probed;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (probed)
+		return &k;
+	probed = true;
+	k.loop = !disabled("loop") && has_helper(BPF_FUNC_loop);
+	k.task_btf = !disabled("task_btf") && has_helper(BPF_FUNC_get_current_task_btf);
+	/* bpf_task_pt_regs() takes a BTF task pointer. */
+	k.task_pt_regs =
+		k.task_btf && !disabled("task_pt_regs") && has_helper(BPF_FUNC_task_pt_regs);
+	/*
+	 * Before 6.1 a perf_event program takes only preallocated hash maps,
+	 * and other tracing programs warn (a kernel WARN) for the others. Only
+	 * a kernel that refuses the one and takes the other says no: a probe
+	 * that fails for any other reason leaves the maps as they are.
+	 */
+	k.no_prealloc = disabled("no_prealloc") ? false :
+			perf_event_takes_hash(BPF_F_NO_PREALLOC) || !perf_event_takes_hash(0);
+	/* x86-64: 16 KiB (32 with KASAN); AArch64: the same, or a page if larger. */
+	k.thread_size = 16384;
+	if (!k.task_pt_regs && kernel_has_kasan())
+		k.thread_size *= 2;
+	if (page > 0 && (__u64)page > k.thread_size)
+		k.thread_size = page;
+	if (k.loop)
+		pr_info("unwinder: one program (bpf_loop), up to %d frames", SFBPF_MAX_FRAMES);
+	else
+		pr_info("unwinder: chained programs (no bpf_loop), up to %d frames",
+			SFBPF_CHAIN_FRAMES * SFBPF_CHAIN_PROGS);
+	pr_debug("kernel: task BTF %s, bpf_task_pt_regs %s (else THREAD_SIZE %llu), hash maps %s",
+		 k.task_btf ? "yes" : "no", k.task_pt_regs ? "yes" : "no",
+		 (unsigned long long)k.thread_size, k.no_prealloc ? "allocated" : "preallocated");
+	return &k;
 }
 
 int bpfprog__check_ring_bytes(__u32 bytes)
@@ -86,18 +185,87 @@ static int set_maps(const struct bpfprog_map *maps, size_t n)
 	return 0;
 }
 
-/* Prints the verifier's statistics lines ("processed N insns ..."). */
-static void print_verifier_stats(const char *log, const char *what)
+/*
+ * Before 6.1, tracing programs take only preallocated hash maps: the ones
+ * made here lose BPF_F_NO_PREALLOC there (a shared map comes as it was made).
+ */
+static int preallocate(const struct bpfprog_map *maps, size_t n)
 {
-	const char *line = log, *end;
+	size_t i;
+	int err;
 
-	while (line && *line) {
-		end = strchr(line, '\n');
-		if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
-			pr_debug("verifier (%s): %.*s", what,
-				 end ? (int)(end - line) : (int)strlen(line), line);
-		line = end ? end + 1 : NULL;
+	if (bpfprog__kernel()->no_prealloc)
+		return 0;
+	for (i = 0; i < n; i++) {
+		__u32 flags = bpf_map__map_flags(maps[i].map);
+
+		if (maps[i].reuse_fd >= 0 || bpf_map__type(maps[i].map) != BPF_MAP_TYPE_HASH ||
+		    !(flags & BPF_F_NO_PREALLOC))
+			continue;
+		err = bpf_map__set_map_flags(maps[i].map, flags & ~BPF_F_NO_PREALLOC);
+		if (err) {
+			pr_warn("preallocating map %s: %s", bpf_map__name(maps[i].map),
+				strerror(-err));
+			return err;
+		}
 	}
+	return 0;
+}
+
+/*
+ * Loads the sampling program's form the kernel runs, not the other: a
+ * program that calls bpf_loop() does not load without it, and the chained
+ * form is only the fallback.
+ */
+static int choose_form(const struct bpfprog_load *o)
+{
+	bool loop = bpfprog__kernel()->loop;
+	int err = 0;
+
+	if (!o->chained)
+		return 0;
+	err = bpf_program__set_autoload(o->prog, loop);
+	if (!err)
+		err = bpf_program__set_autoload(o->chained, !loop);
+	if (!err)
+		err = bpf_program__set_autoload(o->chain_link, !loop);
+	if (err)
+		pr_warn("choosing the %s program's form: %s", o->what, strerror(-err));
+	return err;
+}
+
+/* The chained form's next link: the walker, in slot 0 of walk_chain. */
+static int link_chain(const struct bpfprog_load *o)
+{
+	__u32 zero = 0;
+	int fd;
+
+	if (!o->chained || bpfprog__kernel()->loop)
+		return 0;
+	fd = bpf_program__fd(o->chain_link);
+	if (bpf_map_update_elem(bpf_map__fd(o->walk_chain), &zero, &fd, BPF_ANY)) {
+		pr_warn("linking the %s walker's chain: %s", o->what, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+struct bpf_program *bpfprog__sampler(const struct bpfprog_load *o)
+{
+	return o->chained && !bpfprog__kernel()->loop ? o->chained : o->prog;
+}
+
+/* With -vv, the verifier's log of what is loaded: util/log.c keeps its statistics. */
+static void log_verifier(const struct bpfprog_load *o)
+{
+	struct bpf_program *progs[] = { o->prog, o->chained, o->chain_link };
+	size_t i;
+
+	if (log__level() < LOG_DEBUG)
+		return;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (progs[i])
+			bpf_program__set_log_level(progs[i], 1 | 4 /* BPF_LOG_STATS */);
 }
 
 /*
@@ -129,42 +297,39 @@ static int seg_template(struct bpf_map *rows, struct bpf_map *pages, __u32 shift
 
 int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *o)
 {
-	struct bpf_program *prog = o->prog;
+	const char *vlog;
 	int err, tmpl = -1;
-	char *log = NULL;
 
 	err = set_maps(o->maps, o->nr_maps);
+	if (!err)
+		err = preallocate(o->maps, o->nr_maps);
+	if (!err)
+		err = choose_form(o);
 	if (err)
 		return err;
-	if (log__level() >= LOG_DEBUG) {
-		log = calloc(1, VERIFIER_LOG_SIZE);
-		if (!log)
-			return -ENOMEM;
-		bpf_program__set_log_buf(prog, log, VERIFIER_LOG_SIZE);
-		bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
-	}
+	log_verifier(o);
 	if (o->seg_rows) {
 		tmpl = seg_template(o->seg_rows, o->seg_pages, o->seg_shift);
-		if (tmpl < 0) {
-			free(log);
+		if (tmpl < 0)
 			return tmpl;
-		}
 	}
+	log__verifier_reset();
 	err = bpf_object__load_skeleton(skel);
-	if (err == -EPERM || err == -EACCES)
+	vlog = log__verifier_path();
+	if (err && (vlog || err == -EACCES))
+		/* EACCES is the verifier's answer, to root too: not a privilege problem. */
+		pr_warn("loading the %s BPF program: the kernel's verifier refused it (%s)%s%s",
+			o->what, strerror(-err), vlog ? "; its whole log: " : "", vlog ? vlog : "");
+	else if (err == -EPERM)
 		pr_warn("loading the %s BPF program: %s; run as root "
 			"(or with CAP_BPF and CAP_PERFMON)",
 			o->what, strerror(-err));
 	else if (err)
 		pr_warn("loading the %s BPF program: %s", o->what, strerror(-err));
-	else if (log)
-		print_verifier_stats(log, o->what);
-	/* The kernel copied what it wrote; the program must not keep the buffer. */
-	if (log)
-		bpf_program__set_log_buf(prog, NULL, 0);
-	free(log);
 	if (tmpl >= 0)
 		close(tmpl);
+	if (!err)
+		err = link_chain(o);
 	if (!err && o->cgroup)
 		err = cgroups__set_target(bpf_map__fd(o->cgroup_map), o->cgroup);
 	return err;

@@ -14,6 +14,7 @@
 #ifndef SFBPF_PROFILE_BPFPROG_H
 #define SFBPF_PROFILE_BPFPROG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <bpf/libbpf.h>
@@ -21,6 +22,30 @@
 
 /* The kernel has BTF (CO-RE relocations need it). */
 int bpfprog__check_kernel(void);
+
+/*
+ * What the kernel offers the unwinder, probed once (docs/DESIGN-unwinder.md,
+ * "Kernels"). SFBPF_DISABLE_FEATURES=loop,task_btf,task_pt_regs,no_prealloc
+ * treats those as missing, to run an older kernel's programs on a new one.
+ */
+struct bpfprog_kernel {
+	bool loop; /* bpf_loop() (5.17): the walk in one program, else chained */
+	bool task_btf; /* bpf_get_current_task_btf() (5.11): task fields read directly */
+	bool task_pt_regs; /* bpf_task_pt_regs() (5.15), else found from thread_size */
+	bool no_prealloc; /* hash maps in tracing programs need not be preallocated (6.1) */
+	__u64 thread_size; /* the kernel's THREAD_SIZE, where task_pt_regs is missing */
+};
+
+const struct bpfprog_kernel *bpfprog__kernel(void);
+
+/* Sets a skeleton's copy of bpf/ustack.h's kernel settings from bpfprog__kernel(). */
+#define bpfprog__set_kernel_rodata(ro)                                     \
+	do {                                                               \
+		const struct bpfprog_kernel *k_ = bpfprog__kernel();       \
+		(ro)->have_task_btf = k_->task_btf;                        \
+		(ro)->have_task_pt_regs = k_->task_pt_regs;                \
+		(ro)->thread_size = k_->thread_size;                       \
+	} while (0)
 /* A ring buffer size is 0 (the default) or a power of two of at least a page. */
 int bpfprog__check_ring_bytes(__u32 bytes);
 /* Possible CPUs, the size of per-CPU values; never 0. */
@@ -44,7 +69,15 @@ struct bpfprog_map {
 /* How to load an opened skeleton. */
 struct bpfprog_load {
 	const char *what; /* names the program in messages: "profiling", "off-CPU" */
-	struct bpf_program *prog; /* whose verifier statistics -vv prints */
+	/*
+	 * The sampling program in its two forms (bpf/ustack.h): prog walks with
+	 * bpf_loop(), chained with chain_link by tail calls through walk_chain.
+	 * Only the one the kernel can run is loaded (bpfprog__sampler() says
+	 * which); -vv prints the verifier's statistics of what is loaded.
+	 */
+	struct bpf_program *prog;
+	struct bpf_program *chained, *chain_link;
+	struct bpf_map *walk_chain;
 	const struct bpfprog_map *maps; /* prepared before load */
 	size_t nr_maps;
 	struct bpf_map *cgroup_map; /* a CGROUP_ARRAY that cgroup goes into after load */
@@ -59,11 +92,16 @@ struct bpfprog_load {
 };
 
 /*
- * Prepares the maps, loads the skeleton's object and sets the cgroup filter.
- * With the log at debug level (-vv), prints the verifier's statistics. A
- * permission error says what is needed.
+ * Prepares the maps (hash maps preallocated where the kernel wants them so),
+ * loads the skeleton's object with the sampling program's form the kernel can
+ * run, links the chain and sets the cgroup filter. With the log at debug
+ * level (-vv), prints the verifier's statistics. A refusal by the verifier
+ * says so, with its last lines and where the whole log went (util/log.h).
  */
 int bpfprog__load(struct bpf_object_skeleton *skel, const struct bpfprog_load *opts);
+
+/* The sampling program bpfprog__load() loaded: the one to attach. */
+struct bpf_program *bpfprog__sampler(const struct bpfprog_load *opts);
 
 /* Attaches prog to a raw tracepoint; *link is set on success. */
 int bpfprog__attach_raw_tp(struct bpf_program *prog, const char *tp, struct bpf_link **link);

@@ -25,6 +25,7 @@
 
 struct offcpu {
 	struct offcpu_bpf *skel;
+	struct bpf_program *prog; /* the sched_switch program loaded (bpfprog__sampler()) */
 	struct ring_buffer *rb;
 	int nr_cpus;
 	__u64 min_ns, max_ns;
@@ -146,8 +147,9 @@ static bool tracepoint_has_prev_state(void)
 }
 
 /* Sizes or shares every map, loads, sets the cgroup filter. */
-static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
+static int load(struct offcpu *oc, const struct offcpu_opts *o)
 {
+	struct offcpu_bpf *skel = oc->skel;
 	const struct offcpu_shared_maps *sh = o->shared;
 	/* The table spaces: arrays of segments (bpf/abi.h). */
 	__u32 row_segs = SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS), seg_shift(o));
@@ -170,6 +172,9 @@ static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	const struct bpfprog_load lo = {
 		.what = "off-CPU",
 		.prog = skel->progs.sfbpf_offcpu,
+		.chained = skel->progs.sfbpf_offcpu_chained,
+		.chain_link = skel->progs.sfbpf_offcpu_walk,
+		.walk_chain = skel->maps.walk_chain,
 		.maps = maps,
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
 		.cgroup_map = skel->maps.target_cgroup,
@@ -180,7 +185,10 @@ static int load(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 		.seg_shift = seg_shift(o),
 	};
 
-	return bpfprog__load(skel->skeleton, &lo);
+	int err = bpfprog__load(skel->skeleton, &lo);
+
+	oc->prog = bpfprog__sampler(&lo);
+	return err;
 }
 
 static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
@@ -209,6 +217,7 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 	ro->sched_lo = o->sched_start;
 	ro->sched_hi = o->sched_end;
 	ro->seg_shift = seg_shift(o);
+	bpfprog__set_kernel_rodata(ro);
 #ifdef __aarch64__
 	{ /* the PAC bits the unwinder strips from return addresses (bpf/arch.h) */
 		uint64_t pac;
@@ -259,7 +268,7 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 	if (err)
 		goto cleanup;
 	set_rodata(o->skel, opts);
-	err = load(o->skel, opts);
+	err = load(o, opts);
 	if (err)
 		goto cleanup;
 	o->rb = bpfprog__ring_new(bpf_map__fd(o->skel->maps.events), on_event, o, "off-CPU");
@@ -284,7 +293,7 @@ int offcpu__attach(struct offcpu *o)
 				     &o->skel->links.sfbpf_offcpu_exit);
 	if (err)
 		return err;
-	err = bpfprog__attach_raw_tp(o->skel->progs.sfbpf_offcpu, "sched_switch",
+	err = bpfprog__attach_raw_tp(o->prog, "sched_switch",
 				     &o->skel->links.sfbpf_offcpu);
 	if (err)
 		offcpu__detach(o);
@@ -365,7 +374,7 @@ void offcpu__maps(const struct offcpu *o, struct offcpu_shared_maps *out)
 
 int offcpu__prog_fd(const struct offcpu *o)
 {
-	return bpf_program__fd(o->skel->progs.sfbpf_offcpu);
+	return bpf_program__fd(o->prog);
 }
 
 void offcpu__free(struct offcpu *o)

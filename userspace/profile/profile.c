@@ -31,6 +31,7 @@
 
 struct profile {
 	struct profile_bpf *skel;
+	struct bpf_program *prog; /* the sampling program loaded (bpfprog__sampler()) */
 	struct ring_buffer *rb; /* samples and, with on_event, lifecycle events */
 	struct bpf_link **links;
 	int nr_links;
@@ -122,8 +123,9 @@ static __u32 seg_shift(const struct profile_opts *o)
 }
 
 /* Sizes every map, loads, sets the cgroup filter. */
-static int load(struct profile_bpf *skel, const struct profile_opts *o)
+static int load(struct profile *p, const struct profile_opts *o)
 {
+	struct profile_bpf *skel = p->skel;
 	/* The table spaces: arrays of segments (bpf/abi.h). */
 	__u32 row_segs = SFBPF_SEGS(or_default(o->max_rows, PROFILE_DEFAULT_ROWS), seg_shift(o));
 	__u32 page_segs = SFBPF_SEGS(or_default(o->max_pages, PROFILE_DEFAULT_PAGES), seg_shift(o));
@@ -145,6 +147,9 @@ static int load(struct profile_bpf *skel, const struct profile_opts *o)
 	const struct bpfprog_load lo = {
 		.what = "profiling",
 		.prog = skel->progs.sfbpf_profile,
+		.chained = skel->progs.sfbpf_profile_chained,
+		.chain_link = skel->progs.sfbpf_profile_walk,
+		.walk_chain = skel->maps.walk_chain,
 		.maps = maps,
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
 		.cgroup_map = skel->maps.target_cgroup,
@@ -154,7 +159,10 @@ static int load(struct profile_bpf *skel, const struct profile_opts *o)
 		.seg_shift = seg_shift(o),
 	};
 
-	return bpfprog__load(skel->skeleton, &lo);
+	int err = bpfprog__load(skel->skeleton, &lo);
+
+	p->prog = bpfprog__sampler(&lo);
+	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -196,6 +204,7 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 	/* /proc/PID/stat counts in USER_HZ ticks: the procs entries' start times. */
 	skel->rodata->clock_tick_ns = tck > 0 ? 1000000000ULL / tck : 0;
 	skel->rodata->seg_shift = seg_shift(opts);
+	bpfprog__set_kernel_rodata(skel->rodata);
 #ifdef __aarch64__
 	{ /* the PAC bits the unwinder strips from return addresses (bpf/arch.h) */
 		uint64_t pac;
@@ -243,7 +252,7 @@ struct profile *profile__new(const struct profile_opts *opts)
 	if (err)
 		goto cleanup;
 	set_rodata(p->skel, opts);
-	err = load(p->skel, opts);
+	err = load(p, opts);
 	if (err)
 		goto cleanup;
 	err = open_rings(p);
@@ -346,7 +355,7 @@ int profile__attach(struct profile *p, __u64 freq_hz)
 			goto cleanup;
 		}
 		p->links[p->nr_links] =
-			bpf_program__attach_perf_event(p->skel->progs.sfbpf_profile, fd);
+			bpf_program__attach_perf_event(p->prog, fd);
 		if (!p->links[p->nr_links]) {
 			err = -errno;
 			close(fd);
@@ -462,7 +471,7 @@ int profile__lifecycle_fd(const struct profile *p)
 
 int profile__prog_fd(const struct profile *p)
 {
-	return bpf_program__fd(p->skel->progs.sfbpf_profile);
+	return bpf_program__fd(p->prog);
 }
 
 void profile__free(struct profile *p)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The one diagnostics path: see log.h. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -59,15 +61,108 @@ void log__printf(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Lines of a refused program's log printed without -vv: the verifier's reason is last. */
+#define VERIFIER_TAIL_LINES 15
+
+static char verifier_path[PATH_MAX];
+
+void log__verifier_reset(void)
+{
+	verifier_path[0] = 0;
+}
+
+const char *log__verifier_path(void)
+{
+	return verifier_path[0] ? verifier_path : NULL;
+}
+
+/* log__printf() of a line of len bytes. */
+static void print_line(enum log_level level, const char *prog, const char *line, int len)
+{
+	log__printf(level, "verifier (%s): %.*s", prog, len, line);
+}
+
+/* The whole log in a new file of its own (a root tool: never a name someone may have made). */
+static void save_log(const char *prog, const char *body, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	FILE *f;
+	int fd;
+
+	snprintf(verifier_path, sizeof(verifier_path), "%s/sfbpf-verifier-%.64s-XXXXXX.log",
+		 dir && *dir ? dir : "/tmp", prog);
+	fd = mkstemps(verifier_path, 4);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || fwrite(body, 1, len, f) != len || fclose(f)) {
+		if (f)
+			fclose(f);
+		else if (fd >= 0)
+			close(fd);
+		verifier_path[0] = 0;
+	}
+}
+
+/*
+ * A program's verifier log, which libbpf passes whole in one message: after
+ * a load (debug level, with -vv) only its statistics; after a refusal the
+ * log goes to a file, and its last lines (all of them with -vv) are printed.
+ */
+static void verifier_log(enum log_level level, const char *msg)
+{
+	const char *name = strstr(msg, "prog '"), *body = strchr(msg, '\n'), *end, *line, *nl;
+	char prog[64] = "?";
+	int lines = 0, skip;
+
+	if (name && sscanf(name, "prog '%63[^']'", prog) != 1)
+		snprintf(prog, sizeof(prog), "?");
+	if (!body)
+		return;
+	body++;
+	end = strstr(body, "-- END PROG LOAD LOG --");
+	if (!end)
+		end = body + strlen(body);
+	if (level != LOG_WARN) {
+		for (line = body; line < end; line = nl + 1) {
+			nl = memchr(line, '\n', end - line);
+			nl = nl ? nl : end;
+			if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
+				print_line(LOG_DEBUG, prog, line, nl - line);
+		}
+		return;
+	}
+	save_log(prog, body, end - body);
+	for (line = body; line < end; line = nl + 1) {
+		nl = memchr(line, '\n', end - line);
+		nl = nl ? nl : end;
+		lines++;
+	}
+	skip = max_level >= LOG_DEBUG || lines <= VERIFIER_TAIL_LINES ? 0 :
+									 lines - VERIFIER_TAIL_LINES;
+	for (line = body; line < end; line = nl + 1) {
+		nl = memchr(line, '\n', end - line);
+		nl = nl ? nl : end;
+		if (skip-- <= 0)
+			print_line(LOG_WARN, prog, line, nl - line);
+	}
+}
+
 /* libbpf's own messages carry "libbpf: " already. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	enum log_level l = level == LIBBPF_WARN ? LOG_WARN :
 			   level == LIBBPF_INFO ? LOG_INFO :
 						  LOG_DEBUG;
+	char *msg;
 
 	if (l > max_level)
 		return 0;
+	if (strstr(fmt, "BEGIN PROG LOAD LOG")) {
+		if (vasprintf(&msg, fmt, ap) >= 0) {
+			verifier_log(l, msg);
+			free(msg);
+		}
+		return 0;
+	}
 	emit("", fmt, ap);
 	return 0;
 }

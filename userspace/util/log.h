@@ -25,6 +25,15 @@ void log__init(int verbosity);
 void log__set_level(enum log_level level);
 enum log_level log__level(void);
 
+/*
+ * A BPF program the kernel refused: libbpf's copy of the verifier's log is
+ * written to a file of its own ($TMPDIR or /tmp), its last lines printed (all
+ * of them with -vv). Reset before a load; the path of the log written since,
+ * or NULL.
+ */
+void log__verifier_reset(void);
+const char *log__verifier_path(void);
+
 void log__printf(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define pr_warn(...) log__printf(LOG_WARN, __VA_ARGS__)
