@@ -37,8 +37,8 @@ const volatile __u64 thread_size = 16384;
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
+	__uint(key_size, sizeof(__u32)); /* sizes: program arrays take no BTF types */
+	__uint(value_size, sizeof(__u32));
 } walk_chain SEC(".maps");
 
 /*

@@ -75,16 +75,21 @@ static bool kernel_has_kasan(void)
 	return kasan;
 }
 
-/* Is name in the comma-separated list SFBPF_DISABLE_FEATURES? */
-static bool disabled(const char *name)
+/* Is name in the comma-separated list in environment variable var? */
+static bool listed(const char *var, const char *name)
 {
-	const char *list = getenv("SFBPF_DISABLE_FEATURES"), *p;
+	const char *list = getenv(var), *p;
 	size_t len = strlen(name);
 
 	for (p = list; p && (p = strstr(p, name)); p += len)
 		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
 			return true;
 	return false;
+}
+
+static bool disabled(const char *name)
+{
+	return listed("SFBPF_DISABLE_FEATURES", name);
 }
 
 const struct bpfprog_kernel *bpfprog__kernel(void)
@@ -109,6 +114,9 @@ const struct bpfprog_kernel *bpfprog__kernel(void)
 	 */
 	k.no_prealloc = disabled("no_prealloc") ? false :
 			perf_event_takes_hash(BPF_F_NO_PREALLOC) || !perf_event_takes_hash(0);
+	/* Tests only: a feature the kernel lacks, to see the verifier refuse it. */
+	k.loop |= listed("SFBPF_FORCE_FEATURES", "loop");
+	k.task_pt_regs |= listed("SFBPF_FORCE_FEATURES", "task_pt_regs");
 	/* x86-64: 16 KiB (32 with KASAN); AArch64: the same, or a page if larger. */
 	k.thread_size = 16384;
 	if (!k.task_pt_regs && kernel_has_kasan())

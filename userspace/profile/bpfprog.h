@@ -26,7 +26,8 @@ int bpfprog__check_kernel(void);
 /*
  * What the kernel offers the unwinder, probed once (docs/DESIGN-unwinder.md,
  * "Kernels"). SFBPF_DISABLE_FEATURES=loop,task_btf,task_pt_regs,no_prealloc
- * treats those as missing, to run an older kernel's programs on a new one.
+ * treats those as missing, to run an older kernel's programs on a new one;
+ * SFBPF_FORCE_FEATURES=loop,task_pt_regs as present (tests: a refusal).
  */
 struct bpfprog_kernel {
 	bool loop; /* bpf_loop() (5.17): the walk in one program, else chained */

@@ -235,7 +235,8 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 
 	s->prof = profile__new(&opts);
 	if (!s->prof) {
-		pr_warn("cannot load the BPF program: %s", strerror(errno));
+		/* profile__new() said why; errno alone would call a refusal EACCES. */
+		pr_warn("the profiling BPF program is not loaded: sfbpf-top cannot start");
 		return -errno;
 	}
 	return 0;
@@ -281,7 +282,7 @@ static int open_offcpu(struct session *s)
 	}
 	s->off = offcpu__new(&opts);
 	if (!s->off) {
-		pr_warn("cannot load the off-CPU BPF program: %s", strerror(errno));
+		pr_warn("the off-CPU BPF program is not loaded: sfbpf-top cannot start");
 		return -errno;
 	}
 	return 0;
