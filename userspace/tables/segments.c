@@ -172,6 +172,31 @@ void segspace__unmap(struct segspace *s)
 	}
 }
 
+/*
+ * Kernels before 6.x (5.10 among them) have no batch update for arrays of
+ * maps (ENOTSUPP, 524): one update per segment there, each with its own grace
+ * period. Remembered once seen.
+ */
+#define SEG_ENOTSUPP 524
+static bool no_batch;
+
+/* Links segments [first, first + n) into the array of maps: one at a time. */
+static int seg_link_each(struct segspace *s, uint32_t first, uint32_t n)
+{
+	uint32_t i, key;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		key = first + i;
+		if (bpf_map_update_elem(s->outer_fd, &key, &s->segs[key].fd, BPF_ANY)) {
+			err = -errno;
+			pr_warn("table segment %u: cannot link it: %s", key, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* Links segments [first, first + n) into the array of maps: one batch, one grace period. */
 static int seg_link(struct segspace *s, uint32_t first, uint32_t n)
 {
@@ -181,15 +206,24 @@ static int seg_link(struct segspace *s, uint32_t first, uint32_t n)
 
 	for (i = 0; i < n && !err; i += k) {
 		k = n - i < 64 ? n - i : 64;
+		if (__atomic_load_n(&no_batch, __ATOMIC_RELAXED)) {
+			err = seg_link_each(s, first + i, k);
+			continue;
+		}
 		for (count = 0; count < k; count++) {
 			keys[count] = first + i + count;
 			fds[count] = s->segs[first + i + count].fd;
 		}
-		if (bpf_map_update_batch(s->outer_fd, keys, fds, &count, &opts)) {
-			err = -errno;
-			pr_warn("table segments %u-%u: cannot link them: %s", first + i,
-				first + i + k - 1, strerror(-err));
+		if (!bpf_map_update_batch(s->outer_fd, keys, fds, &count, &opts))
+			continue;
+		err = -errno;
+		if (err == -SEG_ENOTSUPP) { /* refused as a whole: nothing linked */
+			__atomic_store_n(&no_batch, true, __ATOMIC_RELAXED);
+			err = seg_link_each(s, first + i, k);
+			continue;
 		}
+		pr_warn("table segments %u-%u: cannot link them: %s", first + i, first + i + k - 1,
+			strerror(-err));
 	}
 	return err;
 }

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The quick check of one kernel (tests/kernels.test runs it in a guest booted
+# by scripts/kernel-vm.sh; it runs on the host too): does every BPF program
+# load, in the form this kernel gets, and unwind a stack to main?
+#   on-off     (alone with QUICK=1) --on-off on deep_recursion: the CPU
+#              profiler, off-CPU and lifecycle programs load; rec_hot's
+#              stacks are complete and off-CPU periods were recorded
+#   cpu        the CPU profiler on deep_recursion: its samples in rec_hot
+#              carry main;recurse*100;rec_hot, complete
+#   offcpu     the off-CPU program on blockers: reader_block's stack
+#   lifecycle  system-wide, a process exec'd after the start: its stacks are
+#              complete too (exec events seen)
+#   continuous --continuous writes a pprof profile naming rec_hot
+# Each run also records which form loaded in $OUT/verifier.txt, with the
+# verifier's statistics when VV=1 (-vv: slow under emulation, the verifier
+# then logs every instruction). Prints PASS/FAIL/SKIP lines.
+# Usage: tests/kernels/quick.sh FIXDIR OUT   (FIXDIR: deep and blockers built
+# with -Wa,--gsframe)
+set -u
+FIX=$1
+OUT=$2
+TOP=${SFBPF_TOP:-${SFBPF_BUILD:-$(dirname "$0")/../../build}/sfbpf-top}
+PY=$(command -v /usr/bin/python3 || command -v python3)
+KVER=$(uname -r)
+V=-v
+[ -n "${VV:-}" ] && V=-vv
+mkdir -p "$OUT"
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
+
+pass() { echo "PASS: $KVER: $*"; }
+fail() { echo "FAIL: $KVER: $*"; }
+
+# start PROG SECS: runs PROG in the background; its PID in $pid.
+start() {
+	"$@" >/dev/null &
+	pid=$!
+	pids+=("$pid")
+}
+
+# chains FOLDED COMM: COMM's rec_hot samples that are complete
+# (main;recurse*100;rec_hot from main) and all of them, "good total". A
+# sample taken before the process's table was loaded has its leaf only
+# ([truncated];rec_hot): not counted (under emulation loading takes a while).
+chains() {
+	"$PY" - "$1" "$2" <<'EOF'
+import sys
+good = total = 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[0] != sys.argv[2]:
+        continue
+    user = [f for f in frames[1:] if not f.endswith("_[k]")]
+    if not user or user[-1] != "rec_hot" or user == ["[truncated]", "rec_hot"]:
+        continue
+    total += int(n)
+    i = user.index("main") if "main" in user else -1
+    if i >= 0 and user[i + 1:] == ["recurse"] * 100 + ["rec_hot"]:
+        good += int(n)
+print(good, total)
+EOF
+}
+
+# verdict NAME FOLDED COMM MIN: complete chains in >= 95% of at least MIN
+# samples (or µs of on- and off-CPU time).
+verdict() {
+	local name=$1 good total
+	read -r good total < <(chains "$2" "$3")
+	if [ "${total:-0}" -ge "$4" ] && [ $((good * 100)) -ge $((total * 95)) ]; then
+		pass "$name: $good/$total rec_hot samples complete to main"
+	else
+		fail "$name: ${good:-0}/${total:-0} rec_hot samples complete to main (want >= 95% of >= $4)"
+	fi
+}
+
+# The form this kernel loads, and each program's verifier statistics.
+form() {
+	grep -h -E 'unwinder:|verifier \(' "$@" | sed 's/^sfbpf: //' >>"$OUT/verifier.txt"
+}
+
+# stat FILE NAME: the last value of counter NAME in a --stats output.
+stat() {
+	awk -v k="$2" '$2 == "stat" && $3 == k { v = $4 } END { print v }' "$1"
+}
+
+# --- on-off: every program at once.
+start "$FIX/deep" 3600
+"$TOP" "$V" --on-off -p "$pid" --folded "$OUT/onoff.folded" --stats 3 >"$OUT/onoff.out" \
+	2>"$OUT/onoff.err"
+rc=$?
+form "$OUT/onoff.err"
+samples=$(stat "$OUT/onoff.err" samples) blocks=$(stat "$OUT/onoff.err" offcpu.blocks)
+if [ "$rc" -ne 0 ]; then
+	fail "on-off: sfbpf-top exited $rc: $(grep -v 'verifier (' "$OUT/onoff.err" | tail -3 | tr '\n' ' ')"
+elif [ "${samples:-0}" -lt 100 ] || [ "${blocks:-0}" -lt 1 ]; then
+	fail "on-off: ${samples:-0} CPU samples (want >= 100), ${blocks:-0} off-CPU periods (want >= 1)"
+else
+	verdict "on-off ($samples samples, $blocks off-CPU periods)" "$OUT/onoff.folded" deep 1000
+fi
+[ -n "${QUICK:-}" ] && exit 0
+
+# --- cpu
+start "$FIX/deep" 3600
+"$TOP" "$V" -F 199 -p "$pid" --folded "$OUT/cpu.folded" --stats 3 >"$OUT/cpu.out" 2>"$OUT/cpu.err"
+rc=$?
+form "$OUT/cpu.err"
+if [ "$rc" -ne 0 ]; then
+	fail "cpu: sfbpf-top exited $rc: $(grep -v 'verifier (' "$OUT/cpu.err" | tail -3 | tr '\n' ' ')"
+else
+	verdict cpu "$OUT/cpu.folded" deep 100
+fi
+
+# --- offcpu: blockers' reader waits on a pipe, reader_block is in its stack.
+start "$FIX/blockers" 3600
+"$TOP" "$V" --off-cpu -p "$pid" --folded "$OUT/off.folded" 3 >"$OUT/off.out" 2>"$OUT/off.err"
+rc=$?
+form "$OUT/off.err"
+n=$(grep -c ';thread_reader;reader_mid;reader_block;' "$OUT/off.folded" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 1 ]; then
+	pass "offcpu: reader_block's stack (thread_reader;reader_mid;reader_block)"
+else
+	fail "offcpu: exit $rc, $n stacks through reader_block: $(grep -v 'verifier (' "$OUT/off.err" | tail -3 | tr '\n' ' ')"
+fi
+
+# --- lifecycle: system-wide; a process exec'd once the first table is out.
+"$TOP" -b -d 1 -n 1 -F 199 --folded "$OUT/life.folded" --stats 8 >"$OUT/life.out" 2>"$OUT/life.err" &
+top=$!
+for _ in $(seq 600); do
+	grep -q 'samples' "$OUT/life.out" 2>/dev/null && break
+	kill -0 "$top" 2>/dev/null || break
+	sleep 0.1
+done
+cp "$FIX/deep" "$OUT/deeplife"
+start "$OUT/deeplife" 4
+wait "$top"
+rc=$?
+execs=$(stat "$OUT/life.err" exec_events)
+if [ "$rc" -ne 0 ]; then
+	fail "lifecycle: sfbpf-top exited $rc: $(tail -3 "$OUT/life.err" | tr '\n' ' ')"
+elif [ "${execs:-0}" -lt 1 ]; then
+	fail "lifecycle: no exec event counted (execs '${execs}')"
+else
+	verdict "lifecycle (execs $execs)" "$OUT/life.folded" deeplife 50
+fi
+
+# --- continuous: one profile in the out-dir, naming rec_hot.
+start "$FIX/deep" 3600
+rm -rf "$OUT/cont"
+"$TOP" -p "$pid" --continuous --out-dir "$OUT/cont" --interval 1 3 >"$OUT/cont.out" 2>"$OUT/cont.err"
+rc=$?
+n=0
+for f in "$OUT"/cont/*.pb.gz; do
+	[ -f "$f" ] && gzip -dc "$f" | grep -qa rec_hot && n=$((n + 1))
+done
+if [ "$rc" -eq 0 ] && [ "$n" -ge 1 ]; then
+	pass "continuous: $n profiles name rec_hot"
+else
+	fail "continuous: exit $rc, $n profiles naming rec_hot: $(tail -3 "$OUT/cont.err" | tr '\n' ' ')"
+fi
