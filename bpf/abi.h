@@ -36,8 +36,9 @@
 /*
  * Kernels without bpf_loop() (before 5.17) walk in a chain of programs
  * (bpf/ustack.h): SFBPF_CHAIN_FRAMES frames each, at most SFBPF_CHAIN_PROGS
- * programs (the kernel's tail-call limit, 32 calls before 5.17, + 1), so
- * stacks stop at their product there (docs/DESIGN-unwinder.md, "Kernels").
+ * programs there (the kernel's tail-call limit, 32 calls before 5.17, 33
+ * since, + 1), so their stacks stop at the product: 264 frames
+ * (docs/DESIGN-unwinder.md, "Kernels").
  */
 #define SFBPF_CHAIN_FRAMES 8
 #define SFBPF_CHAIN_PROGS 33

@@ -11,11 +11,15 @@
 #   lifecycle  system-wide, a process exec'd after the start: its stacks are
 #              complete too (exec events seen)
 #   continuous --continuous writes a pprof profile naming rec_hot
+#   depth      deep1000 (1,000 frames of recursion): complete where the walk
+#              is one program (1,024 frames), cut at exactly the chain's
+#              depth (SFBPF_CHAIN_FRAMES x SFBPF_CHAIN_PROGS, stop "depth";
+#              one link more from 5.17 on) where it is chained
 # Each run also records which form loaded in $OUT/verifier.txt, with the
 # verifier's statistics when VV=1 (-vv: slow under emulation, the verifier
 # then logs every instruction). Prints PASS/FAIL/SKIP lines.
-# Usage: tests/kernels/quick.sh FIXDIR OUT   (FIXDIR: deep and blockers built
-# with -Wa,--gsframe)
+# Usage: tests/kernels/quick.sh FIXDIR OUT   (FIXDIR: deep, deep1000 and
+# blockers built with -Wa,--gsframe)
 set -u
 FIX=$1
 OUT=$2
@@ -157,4 +161,32 @@ if [ "$rc" -eq 0 ] && [ "$n" -ge 1 ]; then
 	pass "continuous: $n profiles name rec_hot"
 else
 	fail "continuous: exit $rc, $n profiles naming rec_hot: $(tail -3 "$OUT/cont.err" | tr '\n' ' ')"
+fi
+
+# --- depth: how deep each form goes.
+start "$FIX/deep1000" 3600
+"$TOP" -v -p "$pid" --folded "$OUT/depth.folded" --stats 3 >"$OUT/depth.out" 2>"$OUT/depth.err"
+rc=$?
+depth=$(sed -n 's/.*unwinder: .*up to \([0-9]*\) frames.*/\1/p' "$OUT/depth.err" | head -1)
+most=$("$PY" - "$OUT/depth.folded" <<'EOF'
+import sys
+most = 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    user = [f for f in stack.split(";")[1:] if not f.endswith("_[k]") and f != "[truncated]"]
+    most = max(most, len(user))
+print(most)
+EOF
+)
+depth_stops=$(stat "$OUT/depth.err" stop.depth)
+if [ "$rc" -ne 0 ] || [ -z "$depth" ]; then
+	fail "depth: exit $rc, form '${depth}': $(tail -3 "$OUT/depth.err" | tr '\n' ' ')"
+elif [ "$depth" -ge 1024 ] && [ "${most:-0}" -gt 1000 ] && [ "${most:-0}" -lt 1024 ]; then
+	pass "depth: one program, deep1000's stacks complete ($most frames)"
+elif [ "$depth" -lt 1024 ] && [ "${depth_stops:-0}" -gt 0 ] &&
+	{ [ "${most:-0}" -eq "$depth" ] || [ "${most:-0}" -eq $((depth + 8)) ]; }; then
+	# 5.17 and later allow one tail call more (only SFBPF_DISABLE_FEATURES=loop chains there).
+	pass "depth: chained, deep1000's stacks cut at $most frames (stop.depth $depth_stops)"
+else
+	fail "depth: form up to $depth frames, deepest stack $most frames, stop.depth ${depth_stops:-0}"
 fi
