@@ -77,47 +77,16 @@ complete() {
 }
 
 host_packages() {
-	local missing=() p
-	for p in "${HOST_PACKAGES[@]}"; do
-		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	log "apt-get install ${missing[*]}"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		"${missing[@]}" >"$CACHE.apt.log" 2>&1; then
-		apt-get update >>"$CACHE.apt.log" 2>&1 || true
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-			"${missing[@]}" >>"$CACHE.apt.log" 2>&1 ||
-			die "apt-get install ${missing[*]} failed (log: $CACHE.apt.log)"
-	fi
+	install_packages "$CACHE.apt.log" "${HOST_PACKAGES[@]}" || exit 1
 }
 
 # fetch_kernel: $KSUITE's linux-image-arm64, through an apt of its own (the
-# host's sources know neither arm64 nor trixie's binaries), into $W/kernel.
+# host's sources know neither arm64 nor trixie's binaries), into $W/kernel
+# (lib.sh's debian_kernel: KVER, KMODBASE, KVMLINUZ).
 fetch_kernel() {
-	local apt=$W/apt img deb
-	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
-	echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR $KSUITE main" \
-		>"$apt/sources.list"
-	local o=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
-		-o Dir::State::Lists="$apt/lists" -o Dir::Cache::Archives="$apt/archives"
-		-o Dir::State::Status=/dev/null -o APT::Architecture=arm64 -o APT::Architectures::=arm64
-		-o APT::Sandbox::User=root -o Debug::NoLocking=1)
-	apt-get "${o[@]}" update >"$W/kernel.log" 2>&1 || die "apt-get update ($KSUITE arm64) failed (log: $W/kernel.log)"
-	# linux-image-arm64 is a metapackage: its one dependency is the image.
-	img=$(apt-cache "${o[@]}" depends linux-image-arm64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
-	[ -n "$img" ] || die "no linux-image-arm64 in $KSUITE"
-	(cd "$W" && apt-get "${o[@]}" download "$img") >>"$W/kernel.log" 2>&1 ||
-		die "apt-get download $img failed (log: $W/kernel.log)"
-	deb=$(ls "$W"/"$img"_*_arm64.deb)
-	rm -rf "$W/kernel"
-	dpkg-deb -x "$deb" "$W/kernel"
-	KVER=${img#linux-image-}
-	[ -d "$W/kernel/usr/lib/modules/$KVER" ] || die "$deb has no modules for $KVER"
-	depmod -b "$W/kernel/usr" "$KVER"
-	cp "$W/kernel/boot/vmlinuz-$KVER" "$W/vmlinuz"
-	log "kernel: $img"
+	debian_kernel "$W" arm64 "$MIRROR $KSUITE" || exit 1
+	cp "$KVMLINUZ" "$W/vmlinuz"
+	log "kernel: $KIMAGE"
 }
 
 # build_root: debootstrap's first stage, the kernel's modules, and the image.
@@ -128,7 +97,7 @@ build_root() {
 		"$RSUITE" "$W/root" "$MIRROR" >"$W/debootstrap.log" 2>&1 ||
 		die "debootstrap --foreign failed (log: $W/debootstrap.log)"
 	mkdir -p "$W/root/usr/lib/modules"
-	cp -a "$W/kernel/usr/lib/modules/$KVER" "$W/root/usr/lib/modules/"
+	cp -a "$KMODBASE/lib/modules/$KVER" "$W/root/usr/lib/modules/"
 	echo sfbpf-arm64 >"$W/root/etc/hostname"
 	# Room for the second stage's unpacked packages (mke2fs -d sizes nothing).
 	rm -f "$W/root.img"
@@ -136,27 +105,19 @@ build_root() {
 		die "mke2fs -d $W/root failed"
 }
 
-# build_initrd: busybox (arm64, static) and the modules, decompressed.
+# build_initrd: busybox (arm64, static) and the modules, decompressed
+# (lib.sh's initrd_modules).
 build_initrd() {
-	local ird=$W/initrd deb m f
+	local ird=$W/initrd deb
 	rm -rf "$ird"
-	mkdir -p "$ird"/{bin,dev,proc,sys,ctl,newroot,mod}
+	mkdir -p "$ird"/{bin,dev,proc,sys,ctl,newroot}
 	deb=$(ls "$W"/root/var/cache/apt/archives/busybox-static_*_arm64.deb)
 	# /bin/busybox up to bookworm, /usr/bin/busybox from trixie on.
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './bin/busybox' './usr/bin/busybox' \
 		>"$ird/bin/busybox" 2>/dev/null || [ -s "$ird/bin/busybox" ] || die "no busybox in $deb"
 	chmod 755 "$ird/bin/busybox"
-	: >"$ird/mod/order"
-	for m in $MODULES; do
-		modprobe -d "$W/kernel/usr" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
-	done | awk '!seen[$0]++' | while read -r f; do
-		m=$(basename "$f" .xz)
-		case $f in
-		*.xz) xz -dc "$f" >"$ird/mod/$m" ;;
-		*) cp "$f" "$ird/mod/$m" ;;
-		esac
-		echo "$m" >>"$ird/mod/order"
-	done
+	# shellcheck disable=SC2086 # MODULES is a list
+	initrd_modules "$KMODBASE" "$KVER" "$ird/mod" $MODULES || exit 1
 }
 
 # pack_initrd OUT: $W/initrd with the current scripts/arm64-vm-init.sh as /init.
@@ -236,7 +197,7 @@ setup() {
 		echo "$KVER" >"$CACHE/kernel-version"
 		echo "$STAMP" >"$CACHE/.sfbpf-complete"
 		# Only the initramfs's tree stays (for a new /init).
-		rm -rf "$W/root" "$W/kernel" "$W"/*.deb
+		rm -rf "$W/root" "$W/kernel" "$W/apt" "$W"/*.deb
 	fi
 	# The initramfs follows scripts/arm64-vm-init.sh without a new root.
 	if [ ! -f "$CACHE/initrd.img" ] || [ "$(cat "$CACHE/.sfbpf-init" 2>/dev/null)" != "$(sha256sum <"$INIT")" ]; then

@@ -19,11 +19,14 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
 # pprof as the reference pprof reader, chromium to render flamegraphs, protoc to
-# decode OTLP requests against their schema, prometheus_client to parse /metrics.
+# decode OTLP requests against their schema, prometheus_client to parse /metrics,
+# the AArch64 cross compiler with its C library (the CFI tests build AArch64
+# objects), time for peak memory, and qemu with busybox, cpio and kmod to boot
+# Debian's own kernels (make check-kernels, tests/kernels.test).
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
 	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
-	gcc-aarch64-linux-gnu)
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross time qemu-system-x86 busybox-static cpio kmod)
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).
 ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobuf-c-dev

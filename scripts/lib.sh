@@ -51,3 +51,127 @@ build() {
 		return 1
 	}
 }
+
+# install_packages LOG PKG...: apt-get installs the PKGs not yet installed
+# (after an apt-get update when the first try fails: the lists may be stale).
+# Uses the caller's log; returns 1 when apt-get fails (its output in LOG).
+install_packages() {
+	local alog=$1 missing=() p
+	shift
+	for p in "$@"; do
+		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "apt-get install ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		"${missing[@]}" >"$alog" 2>&1 && return 0
+	apt-get update >>"$alog" 2>&1 || true
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		"${missing[@]}" >>"$alog" 2>&1 && return 0
+	log "apt-get install ${missing[*]} failed (log: $alog)"
+	return 1
+}
+
+# debian_kernel DIR ARCH SOURCE...: Debian's linux-image-ARCH, the newest of
+# the SOURCEs ("URI SUITE": "http://deb.debian.org/debian bookworm"), fetched
+# by an apt of its own under DIR/apt (the host's sources may know neither ARCH
+# nor SUITE; with Dir::State::Status=/dev/null nothing is installed and the
+# host's packages play no part) and unpacked into DIR/kernel, its modules
+# indexed (depmod). Sets KIMAGE (the package), KVER, KMODBASE (what depmod -b
+# and modprobe -d take: DIR/kernel, or DIR/kernel/usr where the modules are
+# in /usr/lib/modules) and KVMLINUZ. Log: DIR/kernel.log. Returns 1, with one
+# line through the caller's log, when it cannot.
+debian_kernel() {
+	local dir=$1 arch=$2 apt=$1/apt klog=$1/kernel.log src deb p pkgs
+	shift 2
+	rm -rf "$apt" "$dir/kernel"
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
+	for src in "$@"; do
+		echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $src main"
+	done >"$apt/sources.list"
+	local o=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache::Archives="$apt/archives"
+		-o Dir::State::Status=/dev/null -o APT::Architecture="$arch" -o APT::Architectures::="$arch"
+		-o APT::Sandbox::User=root -o Debug::NoLocking=1)
+	if ! apt-get "${o[@]}" update >"$klog" 2>&1; then
+		log "apt-get update failed for $arch from $*: $(grep -m1 '^E: ' "$klog" | cut -c4-) (log: $klog)"
+		return 1
+	fi
+	# linux-image-ARCH is a metapackage: its dependency linux-image-KVER is the
+	# kernel (sid's also depends on linux-base-ARCH).
+	KIMAGE=$(apt-cache "${o[@]}" depends "linux-image-$arch" 2>>"$klog" |
+		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
+	if [ -z "$KIMAGE" ]; then
+		log "no linux-image-$arch in $* (log: $klog)"
+		return 1
+	fi
+	KVER=${KIMAGE#linux-image-}
+	# Up to 6.x that package holds everything; from 7.x it is split into
+	# linux-binary-KVER (vmlinuz), linux-modules-KVER and linux-base-KVER
+	# (config, System.map, modules.builtin), the dependencies named *-KVER.
+	pkgs=("$KIMAGE")
+	while read -r p; do
+		pkgs+=("$p")
+	done < <(apt-cache "${o[@]}" depends "$KIMAGE" 2>>"$klog" |
+		awk -v k="-$KVER" '$1 == "Depends:" && substr($2, length($2) - length(k) + 1) == k { print $2 }')
+	if ! (cd "$apt/archives" && apt-get "${o[@]}" download "${pkgs[@]}") >>"$klog" 2>&1; then
+		log "apt-get download ${pkgs[*]} failed (log: $klog)"
+		return 1
+	fi
+	for deb in "$apt"/archives/*.deb; do
+		dpkg-deb -x "$deb" "$dir/kernel" || {
+			log "dpkg-deb -x $deb failed"
+			return 1
+		}
+	done
+	if [ -d "$dir/kernel/usr/lib/modules/$KVER" ]; then
+		KMODBASE=$dir/kernel/usr
+	elif [ -d "$dir/kernel/lib/modules/$KVER" ]; then
+		KMODBASE=$dir/kernel
+	else
+		log "${pkgs[*]}: no modules for $KVER"
+		return 1
+	fi
+	KVMLINUZ=
+	for p in "$dir/kernel/boot/vmlinuz-$KVER" "$KMODBASE/lib/modules/$KVER/vmlinuz"; do
+		[ -f "$p" ] && KVMLINUZ=$p && break
+	done
+	if [ -z "$KVMLINUZ" ]; then
+		log "${pkgs[*]}: no vmlinuz for $KVER"
+		return 1
+	fi
+	depmod -b "$KMODBASE" "$KVER" >>"$klog" 2>&1 || {
+		log "depmod $KVER failed (log: $klog)"
+		return 1
+	}
+}
+
+# initrd_modules KMODBASE KVER OUT MODULE...: the MODULEs and the modules they
+# need (modprobe --show-depends; built-in ones are skipped), decompressed into
+# OUT (busybox's insmod reads neither .xz nor .zst), and OUT/order, their file
+# names in the order to insmod them. Uses the caller's log; returns 1 when a
+# module is missing.
+initrd_modules() {
+	local base=$1 kver=$2 out=$3 list m f
+	shift 3
+	if ! list=$(for m in "$@"; do modprobe -d "$base" -S "$kver" --show-depends "$m" || exit 1; done 2>&1); then
+		log "modules for $kver: $(tail -1 <<<"$list")"
+		return 1
+	fi
+	mkdir -p "$out"
+	: >"$out/order"
+	while read -r f; do
+		m=$(basename "$f")
+		case $f in
+		*.xz) m=${m%.xz} && xz -dc "$f" >"$out/$m" ;;
+		*.zst) m=${m%.zst} && zstd -qdc "$f" >"$out/$m" ;;
+		*.gz) m=${m%.gz} && gzip -dc "$f" >"$out/$m" ;;
+		*) cp "$f" "$out/$m" ;;
+		esac || {
+			log "cannot decompress $f"
+			return 1
+		}
+		echo "$m" >>"$out/order"
+	done < <(awk '$1 == "insmod" && !seen[$2]++ { print $2 }' <<<"$list")
+}
