@@ -3,6 +3,7 @@
 #   make deps     install the Debian packages the build and the tests use
 #   make check    install missing packages, build, run every test
 #   make check-arm64  the unwinder on an arm64 kernel under qemu (docs/ARM64.md)
+#   make check-kernels  sfbpf on Debian's x86-64 kernels 5.10 to newest under qemu
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
 #   make ARCH=arm64  cross-build the programs and BPF objects into build-arm64/
@@ -169,6 +170,15 @@ check-asan: deps
 check-arm64:
 	@scripts/build-binutils.sh 2.47
 	@scripts/check-arm64.sh
+
+# sfbpf on Debian's own x86-64 kernels (bullseye 5.10, bookworm 6.1, trixie
+# 6.12, sid) under qemu-system-x86_64, against perf in each guest; not part of
+# check, which boots 5.10 and 6.1 for a quick look (tests/kernels.test).
+# KERNELS="bullseye bookworm" picks some.
+.PHONY: check-kernels
+check-kernels: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/check-kernels.sh
 
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
 bench: check-deps all

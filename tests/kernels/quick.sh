@@ -128,17 +128,32 @@ else
 fi
 
 # --- lifecycle: system-wide; a process exec'd once the first table is out.
-"$TOP" -b -d 1 -n 1 -F 199 --folded "$OUT/life.folded" --stats 8 >"$OUT/life.out" 2>"$OUT/life.err" &
+# Ended (SIGTERM: the outputs are written) three tables after one showed the
+# newcomer's main, i.e. once its table was in use, however slow the machine.
+# waitfor SECS CMD...: polls CMD every 0.1 s until it succeeds or SECS pass.
+waitfor() {
+	local n=$(($1 * 10))
+	shift
+	until "$@"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] && kill -0 "$top" 2>/dev/null || return 1
+		sleep 0.1
+	done
+}
+tables() { grep -c 'samples (' "$OUT/life.out" 2>/dev/null; }
+tables_past() { [ "$(tables)" -ge "$1" ]; }
+"$TOP" -b -d 1 -n 0 -F 199 --folded "$OUT/life.folded" --stats >"$OUT/life.out" 2>"$OUT/life.err" &
 top=$!
-for _ in $(seq 600); do
-	grep -q 'samples' "$OUT/life.out" 2>/dev/null && break
-	kill -0 "$top" 2>/dev/null || break
-	sleep 0.1
-done
+waitfor 600 grep -q 'samples (' "$OUT/life.out"
 cp "$FIX/deep" "$OUT/deeplife"
-start "$OUT/deeplife" 4
+start "$OUT/deeplife" 3600
+waitfor 600 grep -qE 'deeplife .*\[\.\] main$' "$OUT/life.out"
+seen=$(tables)
+waitfor 60 tables_past $((seen + 3))
+kill -TERM "$top" 2>/dev/null
 wait "$top"
 rc=$?
+kill "$pid" 2>/dev/null
 execs=$(stat "$OUT/life.err" exec_events)
 if [ "$rc" -ne 0 ]; then
 	fail "lifecycle: sfbpf-top exited $rc: $(tail -3 "$OUT/life.err" | tr '\n' ' ')"
