@@ -4,6 +4,7 @@
 #   make check    install missing packages, build, run every test
 #   make check-arm64  the unwinder on an arm64 kernel under qemu (docs/ARM64.md)
 #   make check-kernels  sfbpf on Debian's x86-64 kernels 5.10 to newest under qemu
+#   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
 #   make ARCH=arm64  cross-build the programs and BPF objects into build-arm64/
@@ -170,6 +171,12 @@ check-asan: deps
 check-arm64:
 	@scripts/build-binutils.sh 2.47
 	@scripts/check-arm64.sh
+
+# make check as a new machine runs it: in a fresh minimal Debian 12 root on
+# this kernel, whose packages all come from make deps (scripts/check-fresh.sh).
+.PHONY: check-fresh
+check-fresh:
+	@scripts/check-fresh.sh
 
 # sfbpf on Debian's own x86-64 kernels (bullseye 5.10, bookworm 6.1, trixie
 # 6.12, sid) under qemu-system-x86_64, against perf in each guest; not part of

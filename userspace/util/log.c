@@ -104,8 +104,9 @@ static void save_log(const char *prog, const char *body, size_t len)
 
 /*
  * A program's verifier log, which libbpf passes whole in one message: after
- * a load (debug level, with -vv) only its statistics; after a refusal the
- * log goes to a file, and its last lines (all of them with -vv) are printed.
+ * a load (debug level, with -vv) its statistics are printed and the log goes
+ * to a file; after a refusal the log goes to a file, and its last lines (all
+ * of them with -vv) are printed.
  */
 static void verifier_log(enum log_level level, const char *msg)
 {
@@ -128,6 +129,11 @@ static void verifier_log(enum log_level level, const char *msg)
 			if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
 				print_line(LOG_DEBUG, prog, line, nl - line);
 		}
+		/* -vv: the whole log of a program that loaded, for who tunes it. */
+		save_log(prog, body, end - body);
+		if (verifier_path[0])
+			log__printf(LOG_DEBUG, "verifier (%s): its whole log: %s", prog, verifier_path);
+		verifier_path[0] = 0;
 		return;
 	}
 	save_log(prog, body, end - body);
