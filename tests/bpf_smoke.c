@@ -11,7 +11,12 @@
  *   stat NAME VALUE
  *   verified_insns N, run_time_ns N run_cnt N   (again, at the end)
  *
- * Usage: bpf_smoke [-d SECS] [-f HZ] [-m FRAMES] [-t TABLE] [-U|-K] [-v] PID
+ * Usage: bpf_smoke [-d SECS] [-n MIN [-T THREADS]] [-f HZ] [-m FRAMES] [-t TABLE]
+ *                  [-U|-K] [-v] PID
+ *   -d SECS     sample for SECS (1); with -n, the most to wait
+ *   -n MIN      stop as soon as THREADS (-T, 1) threads each have MIN samples
+ *               (a busy machine makes the run longer, never the samples fewer)
+ *   -U, -K      user stacks only, kernel stacks only (as sfbpf-top's)
  */
 #include <elf.h>
 #include <errno.h>
@@ -33,6 +38,7 @@
 #define MAX_ROWS 65536
 #define MAX_RULES 256
 #define MAX_PAGES 65536
+#define MAX_TIDS 64
 
 struct smoke {
 	struct profile *prof;
@@ -48,11 +54,18 @@ struct smoke {
 	struct sfbpf_rule rules[MAX_RULES];
 	__u32 nr_rows;
 	__u32 nr_rules;
+	/* Samples per thread (-n): the first MAX_TIDS threads seen. */
+	struct {
+		__u32 tid;
+		__u32 n;
+	} tids[MAX_TIDS];
+	__u32 nr_tids;
 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bpf_smoke [-d SECS] [-f HZ] [-m FRAMES] [-t TABLE] [-U|-K] [-v] PID\n");
+	fprintf(stderr, "usage: bpf_smoke [-d SECS] [-n MIN [-T THREADS]] [-f HZ] [-m FRAMES] "
+			"[-t TABLE] [-U|-K] [-v] PID\n");
 	return 2;
 }
 
@@ -255,6 +268,12 @@ static int on_sample(void *ctx, const struct sfbpf_sample *s, size_t size)
 	__u32 i, j;
 
 	(void)size;
+	for (i = 0; i < sm->nr_tids && sm->tids[i].tid != s->tid; i++)
+		;
+	if (i == sm->nr_tids && i < MAX_TIDS)
+		sm->tids[sm->nr_tids++].tid = s->tid;
+	if (i < sm->nr_tids)
+		sm->tids[i].n++;
 	printf("sample %u %u %s %d %u", s->pid, s->tid, profile__stop_name(s->stop),
 	       !!(s->flags & SFBPF_SAMPLE_KERNEL_MODE), s->nr_kernel);
 	for (i = 0; i < s->nr_user; i++) {
@@ -271,6 +290,16 @@ static int on_sample(void *ctx, const struct sfbpf_sample *s, size_t size)
 	}
 	printf("\n");
 	return 0;
+}
+
+/* Whether THREADS threads have MIN samples each. */
+static bool enough(const struct smoke *sm, __u32 min, __u32 threads)
+{
+	__u32 i, full = 0;
+
+	for (i = 0; i < sm->nr_tids; i++)
+		full += sm->tids[i].n >= min;
+	return full >= threads;
 }
 
 static void print_prog_info(int fd)
@@ -294,18 +323,21 @@ int main(int argc, char **argv)
 	const char *table = NULL;
 	struct timespec t0, t;
 	struct smoke *sm;
+	__u32 min_samples = 0, min_threads = 1;
 	double secs = 1;
 	int c, err, i;
 	__u8 one = 1;
 
-	while ((c = getopt(argc, argv, "d:f:m:t:UKv")) != -1) {
+	while ((c = getopt(argc, argv, "d:n:T:f:m:t:UKv")) != -1) {
 		switch (c) {
 		case 'd': secs = atof(optarg); break;
+		case 'n': min_samples = strtoul(optarg, NULL, 0); break;
+		case 'T': min_threads = strtoul(optarg, NULL, 0); break;
 		case 'f': freq = strtoull(optarg, NULL, 0); break;
 		case 'm': opts.max_frames = atoi(optarg); break;
 		case 't': table = optarg; break;
-		case 'U': opts.user_stacks = false; break;
-		case 'K': opts.kernel_stacks = false; break;
+		case 'U': opts.kernel_stacks = false; break;
+		case 'K': opts.user_stacks = false; break;
 		case 'v': log__init(2); break;
 		default: return usage();
 		}
@@ -362,7 +394,8 @@ int main(int argc, char **argv)
 		if (err < 0 && err != -EINTR)
 			goto cleanup;
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs &&
+		 !(min_samples && enough(sm, min_samples, min_threads)));
 	err = profile__poll(sm->prof, 0);
 	if (err < 0)
 		goto cleanup;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Test runner: runs every tests/*.test (or those named on the command line).
 # A test prints one line per check: "PASS: name", "FAIL: name: why" or
-# "SKIP: name: why". A test that exits non-zero without reporting a FAIL counts
-# as one failure. Ends with "N passed, N failed, N skipped"; exits 1 on failure.
+# "SKIP: name: why". A test that exits non-zero without reporting a FAIL, or
+# that reports no verdict at all, counts as one failure. Ends with
+# "N passed, N failed, N skipped"; exits 1 on failure.
 set -u
 cd "$(dirname "$0")/.."
 export SFBPF_ROOT=$PWD
 export SFBPF_BUILD=${SFBPF_BUILD:-$PWD/build}
 export SFBPF_BINUTILS_CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 export SFBPF_TEST_TMP=${SFBPF_TEST_TMP:-$(mktemp -d /tmp/sfbpf-test.XXXXXX)}
+mkdir -p "$SFBPF_TEST_TMP" || exit 1
 
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(tests/*.test)
@@ -27,6 +29,11 @@ for t in "${tests[@]}"; do
 	grep -E '^(FAIL|SKIP): ' "$out" | head -40
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL: $name: exited $rc without reporting; last output:"
+		tail -15 "$out" | sed 's/^/    /'
+		f=1
+	elif [ $((p + f + s)) -eq 0 ]; then
+		# Nothing judged is not a pass: a test that checked nothing failed.
+		echo "FAIL: $name: exited $rc without a single PASS, FAIL or SKIP; last output:"
 		tail -15 "$out" | sed 's/^/    /'
 		f=1
 	fi

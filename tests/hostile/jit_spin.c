@@ -11,8 +11,9 @@
  *                               root (run it chrooted)
  *   jit_spin SECS fifo          a FIFO nobody ever writes to
  *
- * Linked statically, so it runs in an empty chroot. Writes "ready" on stdout
- * once the map exists and the loop is about to start.
+ * Linked statically, so it runs in an empty chroot. Writes "ready PID" on
+ * stdout once the map exists and the loop is about to start (PID: its own, so
+ * that a test can tell its readiness from an earlier run's).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
 	it.it_value.tv_sec = (time_t)secs;
 	it.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
 	setitimer(ITIMER_REAL, &it, NULL);
-	printf("ready\n");
+	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	spin = (void (*)(volatile int *))mem;
 	spin(&stop);
