@@ -15,6 +15,18 @@ mkdir -p "$SFBPF_TEST_TMP" || exit 1
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(tests/*.test)
 
+# LOAD=N: N CPU-bound loops run for the whole suite, as other work keeps a
+# shared CI machine busy; every test must hold under them.
+loaders=()
+if [[ ${LOAD:-0} =~ ^[1-9][0-9]*$ ]]; then
+	for ((i = 0; i < LOAD; i++)); do
+		bash -c 'while :; do :; done' &
+		loaders+=($!)
+	done
+	trap 'kill "${loaders[@]}" 2>/dev/null' EXIT
+	echo "load: $LOAD busy loops (pids ${loaders[*]})"
+fi
+
 passed=0 failed=0 skipped=0
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .test)
