@@ -3,14 +3,15 @@
  * Load generators of scripts/soak.sh, one program with modes, built with
  * SFrame (-Wa,--gsframe) so that its stacks unwind from .sframe:
  *
- *   soak_load storm SECS RATE SPIN_EVERY SPIN_SECS
- *       fork+exec "soak_short short" RATE times a second, and every
+ *   soak_load storm SECS RATE SPIN_EVERY SPIN_SECS [SHORT_SECS]
+ *       fork+exec "soak_short short [SHORT_SECS]" RATE times a second, and every
  *       SPIN_EVERY seconds "soak_spin spin SPIN_SECS" (main;a;b;hot), through
  *       the symlinks soak.sh makes beside this program (their names are the
  *       processes' comm); prints "storm_short N" and "storm_spin N"
  *       (processes started) at the end
  *   soak_load spin SECS       the chain main;a;b;hot spinning for SECS
- *   soak_load short           exits at once
+ *   soak_load short [SECS]    exits at once, or after spinning SECS in
+ *                             main;a;b;hot (long enough to be sampled)
  *   soak_load dlopen SECS LIB ON_MS OFF_MS
  *       dlopen LIB, spin ON_MS in its plugin_entry (main;run_plugin;
  *       plugin_entry;plugin_inner;plugin_hot), dlclose, sleep OFF_MS, again;
@@ -19,7 +20,9 @@
  *       RATE threads a second, each spinning ON_MS in thread_main;t_a;t_hot
  *       and exiting; prints "threads N"
  *
- * Every mode ends by itself after SECS: nothing outlives the soak.
+ * Every mode ends by itself after SECS: nothing outlives the soak. SIGTERM
+ * ends storm, dlopen and threads early, as if SECS had passed: they still
+ * wait for what they started and print their counts.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,6 +39,7 @@
 #define NOIPA __attribute__((noipa))
 
 static volatile unsigned long sink;
+static volatile sig_atomic_t terminated; /* SIGTERM: end the loop now */
 
 static double now(void)
 {
@@ -43,6 +47,18 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
+/* The loops' condition: SECS not over, no SIGTERM. */
+static int running(double t0, double secs)
+{
+	return !terminated && now() - t0 < secs;
 }
 
 static void sleep_s(double s)
@@ -105,7 +121,8 @@ static void reap(int options)
 		;
 }
 
-static int storm(double secs, double rate, double spin_every, const char *spin_secs)
+static int storm(double secs, double rate, double spin_every, const char *spin_secs,
+		 const char *short_secs)
 {
 	double t0 = now(), next_spin = t0, tick = 1.0 / rate;
 	unsigned long shorts = 0, spins = 0;
@@ -115,8 +132,8 @@ static int storm(double secs, double rate, double spin_every, const char *spin_s
 		return 1;
 	dir[n] = '\0';
 	*strrchr(dir, '/') = '\0';
-	while (now() - t0 < secs) {
-		if (!start("soak_short", "short", NULL))
+	while (running(t0, secs)) {
+		if (!start("soak_short", "short", short_secs))
 			shorts++;
 		if (now() >= next_spin) {
 			if (!start("soak_spin", "spin", spin_secs))
@@ -157,7 +174,7 @@ static int dlopen_loop(double secs, const char *lib, double on_ms, double off_ms
 	void *h;
 
 	signal(SIGALRM, on_alarm);
-	while (now() - t0 < secs) {
+	while (running(t0, secs)) {
 		h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
 			fprintf(stderr, "soak_load: %s\n", dlerror());
@@ -212,7 +229,7 @@ static int threads(double secs, double rate, double on_ms)
 	pthread_t t;
 
 	thread_on_ms = on_ms;
-	while (now() - t0 < secs) {
+	while (running(t0, secs)) {
 		if (!pthread_create(&t, NULL, thread_main, NULL)) {
 			pthread_detach(t);
 			started++;
@@ -229,14 +246,21 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(mode, "short"))
+	/* The loops end at SIGTERM; spin and short keep its default action. */
+	if (!strcmp(mode, "storm") || !strcmp(mode, "dlopen") || !strcmp(mode, "threads"))
+		signal(SIGTERM, on_term);
+	if (!strcmp(mode, "short")) {
+		if (argc == 3)
+			a(now() + atof(argv[2]));
 		return 0;
+	}
 	if (!strcmp(mode, "spin") && argc == 3) {
 		a(now() + atof(argv[2]));
 		return 0;
 	}
-	if (!strcmp(mode, "storm") && argc == 6)
-		return storm(atof(argv[2]), atof(argv[3]), atof(argv[4]), argv[5]);
+	if (!strcmp(mode, "storm") && (argc == 6 || argc == 7))
+		return storm(atof(argv[2]), atof(argv[3]), atof(argv[4]), argv[5],
+			     argc == 7 ? argv[6] : NULL);
 	if (!strcmp(mode, "dlopen") && argc == 6)
 		return dlopen_loop(atof(argv[2]), argv[3], atof(argv[4]), atof(argv[5]));
 	if (!strcmp(mode, "threads") && argc == 5)
