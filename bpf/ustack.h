@@ -256,17 +256,32 @@ static __always_inline void ustack_walk(struct sfbpf_unwind_state *st, struct sf
  * its end, before anything else uses st). Returns when the walk is over in
  * this program: the stack ended, or the chain could go no further (its
  * length is the kernel's tail-call limit: st->stop says depth). The process's
- * table is looked up again in every program; a table that changed in between
- * ends the walk (st->stop says no-proc).
+ * table is looked up again in every program; in a table refreshed in between
+ * the walk goes on from the current PC's mapping there.
  */
 static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *st, __u64 *ips,
 					 __u32 tgid)
 {
 	const struct sfbpf_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	int idx;
 
-	if (!proc || proc->generation != st->proc_gen) {
+	if (!proc) {
 		st->stop = SFBPF_STOP_NO_PROC;
 		return;
+	}
+	if (proc->generation != st->proc_gen) {
+		/*
+		 * Refreshed since the last link: the mapping index is the old
+		 * table's. Found again in the new one, the walk goes on there.
+		 */
+		idx = unwind_find_mapping(proc, st->exact ? st->pc : st->pc - 1, 0);
+		if (idx < 0) {
+			st->stop = SFBPF_STOP_NO_MAPPING;
+			st->miss_addr = st->pc;
+			return;
+		}
+		st->map = idx;
+		st->proc_gen = proc->generation;
 	}
 	if (unwind_frames(st, ips, proc))
 		return;

@@ -75,16 +75,42 @@ static bool kernel_has_kasan(void)
 	return kasan;
 }
 
-/* Is name in the comma-separated list in environment variable var? */
+/* Is name in the comma-separated list in environment variable var (spaces allowed)? */
 static bool listed(const char *var, const char *name)
 {
-	const char *list = getenv(var), *p;
-	size_t len = strlen(name);
+	const char *p = getenv(var), *end;
+	size_t len;
 
-	for (p = list; p && (p = strstr(p, name)); p += len)
-		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+	while (p && *p) {
+		p += strspn(p, ", ");
+		end = p + strcspn(p, ", ");
+		len = end - p;
+		if (len == strlen(name) && !strncmp(p, name, len))
 			return true;
+		p = end;
+	}
 	return false;
+}
+
+/* A name in var that is not a feature: said once, not silently ignored. */
+static void check_names(const char *var)
+{
+	static const char *const known[] = { "loop", "task_btf", "task_pt_regs", "no_prealloc" };
+	const char *p = getenv(var), *end;
+	size_t i, len;
+
+	while (p && *p) {
+		p += strspn(p, ", ");
+		end = p + strcspn(p, ", ");
+		len = end - p;
+		for (i = 0; len && i < sizeof(known) / sizeof(known[0]); i++)
+			if (len == strlen(known[i]) && !strncmp(p, known[i], len))
+				break;
+		if (len && i == sizeof(known) / sizeof(known[0]))
+			pr_warn("%s: no feature '%.*s' (known: loop, task_btf, task_pt_regs, "
+				"no_prealloc)", var, (int)len, p);
+		p = end;
+	}
 }
 
 static bool disabled(const char *name)
@@ -100,7 +126,8 @@ const struct bpfprog_kernel *bpfprog__kernel(void)
 
 	if (probed)
 		return &k;
-	probed = true;
+	check_names("SFBPF_DISABLE_FEATURES");
+	check_names("SFBPF_FORCE_FEATURES");
 	k.loop = !disabled("loop") && has_helper(BPF_FUNC_loop);
 	k.task_btf = !disabled("task_btf") && has_helper(BPF_FUNC_get_current_task_btf);
 	/* bpf_task_pt_regs() takes a BTF task pointer. */
@@ -131,6 +158,7 @@ const struct bpfprog_kernel *bpfprog__kernel(void)
 	pr_debug("kernel: task BTF %s, bpf_task_pt_regs %s (else THREAD_SIZE %llu), hash maps %s",
 		 k.task_btf ? "yes" : "no", k.task_pt_regs ? "yes" : "no",
 		 (unsigned long long)k.thread_size, k.no_prealloc ? "allocated" : "preallocated");
+	probed = true; /* last (the main thread probes, before any loader thread runs) */
 	return &k;
 }
 

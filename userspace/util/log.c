@@ -2,6 +2,7 @@
 /* The one diagnostics path: see log.h. */
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,18 +87,26 @@ static void print_line(enum log_level level, const char *prog, const char *line,
 static void save_log(const char *prog, const char *body, size_t len)
 {
 	const char *dir = getenv("TMPDIR");
+	bool ok;
 	FILE *f;
 	int fd;
 
 	snprintf(verifier_path, sizeof(verifier_path), "%s/sfbpf-verifier-%.64s-XXXXXX.log",
 		 dir && *dir ? dir : "/tmp", prog);
 	fd = mkstemps(verifier_path, 4);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f || fwrite(body, 1, len, f) != len || fclose(f)) {
-		if (f)
-			fclose(f);
-		else if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
+		verifier_path[0] = 0;
+		return;
+	}
+	f = fdopen(fd, "w");
+	ok = f && fwrite(body, 1, len, f) == len;
+	/* fclose() closes fd even when it fails: once, whatever happened. */
+	if (f)
+		ok = !fclose(f) && ok;
+	else
+		close(fd);
+	if (!ok) {
+		unlink(verifier_path);
 		verifier_path[0] = 0;
 	}
 }
