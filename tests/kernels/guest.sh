@@ -26,4 +26,6 @@ if bpftool feature probe kernel 2>/dev/null | grep -qw bpf_loop; then
 fi
 export UNWIND_TOOLCHAINS=${UNWIND_TOOLCHAINS:-v1} UNWIND_FIXTURES=${UNWIND_FIXTURES:-$fixtures}
 export UNWIND_NOPIE_FIXTURES=${UNWIND_NOPIE_FIXTURES:-chain}
+# perf starts in seconds natively, minutes under emulation on a busy host.
+export UNWIND_PERF_START=${UNWIND_PERF_START:-900}
 exec tests/run.sh tests/kernels/quick.test tests/unwind.test
