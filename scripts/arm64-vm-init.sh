@@ -6,7 +6,10 @@
 #           /ctl/stage2.log) and copies the kernel's BTF to /ctl/vmlinux.btf;
 #   run     mounts the shared host directory (9p tag "host") at the path named
 #           by /ctl/hostdir and runs /ctl/cmd.sh with bash in the root, its
-#           output on the console.
+#           output on the console; then saves the kernel's whole log to
+#           /ctl/dmesg.txt.
+# The same /init serves every kernel that boots the root (scripts/arm64-vm.sh:
+# trixie's 6.12, bookworm's 6.1), each initramfs with its own modules in /mod.
 # Writes /ctl/booted once the control directory is mounted (the host's proof
 # that the kernel booted) and /ctl/rc (the exit status) last, then powers off.
 /bin/busybox --install -s /bin
@@ -82,6 +85,7 @@ run)
 	chroot $R /usr/bin/env -i PATH=$GUESTPATH HOME=/root TERM=dumb LANG=C.UTF-8 \
 		/bin/bash /run/sfbpf-ctl/cmd.sh </dev/null >&3 2>&3
 	rc=$?
+	dmesg >/ctl/dmesg.txt 2>&1
 	;;
 *)
 	echo "init: unknown mode '$mode'"

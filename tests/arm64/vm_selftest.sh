@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/arm64-vm.sh selftest: boots the arm64 guest and checks what the
-# unwinding tests rely on there. Run on the host: builds the v1-pac chain
+# scripts/arm64-vm.sh selftest: boots the arm64 guest (with the kernel
+# SFBPF_ARM64_KERNEL names: trixie, the default, or bookworm) and checks what
+# the unwinding tests rely on there. Run on the host: builds the v1-pac chain
 # fixture (scripts/build-arm64-fixtures.sh), then, in the guest (this same
 # script with --guest):
 #   pac        the CPU signs return addresses (paca, pacg in /proc/cpuinfo)
