@@ -16,7 +16,6 @@
 #include "util/log.h"
 #include "util/clock.h"
 
-
 int bpfprog__check_kernel(void)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -43,8 +42,10 @@ static bool perf_event_takes_hash(__u32 map_flags)
 	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = map_flags);
 	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "sfbpf_probe", 4, 8, 1, &mopts), prog;
 	struct bpf_insn insns[] = {
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
-		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM,
+		  .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map },
 		{ 0 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -108,7 +109,8 @@ static void check_names(const char *var)
 				break;
 		if (len && i == sizeof(known) / sizeof(known[0]))
 			pr_warn("%s: no feature '%.*s' (known: loop, task_btf, task_pt_regs, "
-				"no_prealloc)", var, (int)len, p);
+				"no_prealloc)",
+				var, (int)len, p);
 		p = end;
 	}
 }
@@ -140,7 +142,8 @@ const struct bpfprog_kernel *bpfprog__kernel(void)
 	 * that fails for any other reason leaves the maps as they are.
 	 */
 	k.no_prealloc = disabled("no_prealloc") ? false :
-			perf_event_takes_hash(BPF_F_NO_PREALLOC) || !perf_event_takes_hash(0);
+						  perf_event_takes_hash(BPF_F_NO_PREALLOC) ||
+							  !perf_event_takes_hash(0);
 	/* Tests only: a feature the kernel lacks, to see the verifier refuse it. */
 	k.loop |= listed("SFBPF_FORCE_FEATURES", "loop");
 	k.task_pt_regs |= listed("SFBPF_FORCE_FEATURES", "task_pt_regs");

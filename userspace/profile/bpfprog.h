@@ -40,12 +40,12 @@ struct bpfprog_kernel {
 const struct bpfprog_kernel *bpfprog__kernel(void);
 
 /* Sets a skeleton's copy of bpf/ustack.h's kernel settings from bpfprog__kernel(). */
-#define bpfprog__set_kernel_rodata(ro)                                     \
-	do {                                                               \
-		const struct bpfprog_kernel *k_ = bpfprog__kernel();       \
-		(ro)->have_task_btf = k_->task_btf;                        \
-		(ro)->have_task_pt_regs = k_->task_pt_regs;                \
-		(ro)->thread_size = k_->thread_size;                       \
+#define bpfprog__set_kernel_rodata(ro)                               \
+	do {                                                         \
+		const struct bpfprog_kernel *k_ = bpfprog__kernel(); \
+		(ro)->have_task_btf = k_->task_btf;                  \
+		(ro)->have_task_pt_regs = k_->task_pt_regs;          \
+		(ro)->thread_size = k_->thread_size;                 \
 	} while (0)
 /* A ring buffer size is 0 (the default) or a power of two of at least a page. */
 int bpfprog__check_ring_bytes(__u32 bytes);

@@ -135,13 +135,15 @@ static void verifier_log(enum log_level level, const char *msg)
 		for (line = body; line < end; line = nl + 1) {
 			nl = memchr(line, '\n', end - line);
 			nl = nl ? nl : end;
-			if (!strncmp(line, "processed ", 10) || !strncmp(line, "verification time", 17))
+			if (!strncmp(line, "processed ", 10) ||
+			    !strncmp(line, "verification time", 17))
 				print_line(LOG_DEBUG, prog, line, nl - line);
 		}
 		/* -vv: the whole log of a program that loaded, for who tunes it. */
 		save_log(prog, body, end - body);
 		if (verifier_path[0])
-			log__printf(LOG_DEBUG, "verifier (%s): its whole log: %s", prog, verifier_path);
+			log__printf(LOG_DEBUG, "verifier (%s): its whole log: %s", prog,
+				    verifier_path);
 		verifier_path[0] = 0;
 		return;
 	}
@@ -152,7 +154,7 @@ static void verifier_log(enum log_level level, const char *msg)
 		lines++;
 	}
 	skip = max_level >= LOG_DEBUG || lines <= VERIFIER_TAIL_LINES ? 0 :
-									 lines - VERIFIER_TAIL_LINES;
+									lines - VERIFIER_TAIL_LINES;
 	for (line = body; line < end; line = nl + 1) {
 		nl = memchr(line, '\n', end - line);
 		nl = nl ? nl : end;
