@@ -237,6 +237,29 @@ static __always_inline const struct sfbpf_proc *ustack_begin(struct sfbpf_unwind
 }
 
 /*
+ * After a walk in proc: true if proc still holds the table the walk began in.
+ * A hash map may hand a replaced element to the next update at once, with
+ * no RCU grace period: always when preallocated (procs before 6.1), and
+ * through bpf_mem_alloc's per-CPU free lists after. A refresh of this
+ * process on another CPU during the walk, followed by any other update,
+ * may then have given the walk another process's mappings. Every update
+ * writes a new, never reused generation ahead of the mappings, so the walk
+ * checks it after its last read of them. A replaced entry keeps only the
+ * leaf (read from the registers, not the table): one counted, truncated
+ * sample instead of a wrong stack.
+ */
+static __always_inline bool ustack_same_table(struct sfbpf_unwind_state *st,
+					      const struct sfbpf_proc *proc)
+{
+	if (*(volatile const __u32 *)&proc->generation == st->proc_gen)
+		return true;
+	if (st->n)
+		st->n = 1;
+	st->stop = SFBPF_STOP_REPLACED;
+	return false;
+}
+
+/*
  * The walk of a sample begun by ustack_begin(), in this program: one
  * bpf_loop() iteration per frame (5.17 and later).
  */
@@ -246,6 +269,7 @@ static __always_inline void ustack_walk(struct sfbpf_unwind_state *st, struct sf
 	struct sfbpf_unwind_ctx c = { .st = st, .ips = s->ips, .proc = proc };
 
 	bpf_loop(st->max, unwind_step, &c, 0);
+	ustack_same_table(st, proc);
 }
 
 /*
@@ -263,6 +287,7 @@ static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *s
 					 __u32 tgid)
 {
 	const struct sfbpf_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+	bool done;
 	int idx;
 
 	if (!proc) {
@@ -283,7 +308,8 @@ static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *s
 		st->map = idx;
 		st->proc_gen = proc->generation;
 	}
-	if (unwind_frames(st, ips, proc))
+	done = unwind_frames(st, ips, proc);
+	if (!ustack_same_table(st, proc) || done)
 		return;
 	bpf_tail_call(ctx, &walk_chain, 0);
 	st->stop = SFBPF_STOP_DEPTH;

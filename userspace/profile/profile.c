@@ -53,6 +53,7 @@ static const char *const stop_names[SFBPF_STOP__COUNT] = {
 	[SFBPF_STOP_FP_CHAIN] = "fp-chain",
 	[SFBPF_STOP_KERNEL_ONLY] = "kernel-only",
 	[SFBPF_STOP_UNSUPPORTED] = "unsupported",
+	[SFBPF_STOP_REPLACED] = "replaced",
 };
 
 static const char *const stat_names[SFBPF_STAT__COUNT] = {
