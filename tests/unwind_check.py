@@ -513,9 +513,15 @@ def bridge_perf(perf_stacks):
     return [[f for f in s if named(f)] for s in perf_stacks]
 
 
-def check_complete(stacks, stats, perf_stacks, ratio, roots, max_other_roots=0.0):
+def check_complete(stacks, stats, perf_stacks, ratio, roots, max_other_roots=0.0,
+                   root_reached=False):
     """Returns (ok, why, details): the share of samples unwound to the
-    outermost frame, and the roots of the stacks claimed complete."""
+    outermost frame, and the roots of the stacks claimed complete. With
+    root_reached, a stack cut after one of the roots also reached its
+    outermost frame: by frame pointers alone a thread's first frame cannot
+    be told from one whose saved frame pointer is not 0 (runtime.mstart,
+    Go's thread entry, starts with whatever rbp the new thread has), so the
+    walk stops there on a failed frame-pointer step, every frame found."""
     stats = {alias_name(k): v for k, v in stats.items()}
     details = []
     if "emitted" not in stats or "stop.outermost" not in stats:
@@ -523,14 +529,21 @@ def check_complete(stacks, stats, perf_stacks, ratio, roots, max_other_roots=0.0
     emitted, outermost = stats["emitted"], stats["stop.outermost"]
     if not emitted:
         return False, "no sample emitted", details
-    share = outermost / emitted
     croots = {canon_name(r) for r in roots}
+    at_root = 0
+    if root_reached:
+        at_root = sum(s.count for s in stacks
+                      if s.truncated and s.user and canon_name(s.user[0]) in croots)
+    share = (outermost + at_root) / emitted
     bad_roots = collections.Counter()
     for s in stacks:
         if not s.truncated and s.user and canon_name(s.user[0]) not in croots:
             bad_roots[s.user[0]] += s.count
     others = collections.Counter(s.user[0] if s.user else "(none)" for s in stacks if s.truncated)
-    why = "%d of %d samples (%.2f%%) unwound to the outermost frame" % (outermost, emitted, 100 * share)
+    why = "%d of %d samples (%.2f%%) unwound to the outermost frame" % (outermost + at_root, emitted,
+                                                                         100 * share)
+    if root_reached:
+        why += " (%d of them cut just after a root)" % at_root
     if perf_stacks is not None:
         pc = sum(1 for p in perf_stacks if p and named(p[0]) and canon_name(p[0]) in croots)
         why += "; perf: %d of %d stacks (%.2f%%) reach %s" % (
@@ -616,7 +629,8 @@ def cmd_complete(args):
         return
     perf = parse_perf_script(read(args.perf)) if args.perf else None
     ok, why, details = check_complete(stacks, parse_stats(read(args.stats)), perf, args.ratio,
-                                      args.roots.split(","), args.max_other_roots)
+                                      args.roots.split(","), args.max_other_roots,
+                                      args.root_reached)
     report(args.name + ": complete", ok, why, details, args.negative)
 
 
@@ -734,6 +748,13 @@ def selftest(_args):
            "low complete share fails")
     expect(not check_complete(parse_folded("x;main;a 96\nx;[truncated];a 4\n")[0], cst, None, 0.95,
                               ["_start"])[0], "complete stacks must start at a root")
+    cut = parse_folded("x;_start;main;a 90\nx;[truncated];_start;main;a 8\nx;[truncated];a 2\n")[0]
+    cst = {"emitted": 100, "stop.outermost": 90, "stop.fp_chain": 10}
+    expect(not check_complete(cut, cst, None, 0.95, ["_start"])[0], "cut at a root: not complete by default")
+    expect(check_complete(cut, cst, None, 0.95, ["_start"], root_reached=True)[0],
+           "cut at a root: reached with root_reached")
+    expect(not check_complete(cut, cst, None, 0.99, ["_start"], root_reached=True)[0],
+           "cut elsewhere still counts against root_reached")
 
     if fails:
         out("FAIL: unwind_check selftest: %s" % "; ".join(fails))
@@ -778,6 +799,8 @@ def main():
     # A share of complete stacks allowed another root (default none); for
     # rare known defects only, said where it is used.
     p.add_argument("--max-other-roots", type=float, default=0.0)
+    p.add_argument("--root-reached", action="store_true",
+                   help="a stack cut after a root reached its outermost frame (frame pointers only)")
     p.add_argument("--negative", action="store_true")
     p.set_defaults(fn=cmd_complete)
     p = sub.add_parser("selftest")

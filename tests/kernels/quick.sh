@@ -11,6 +11,7 @@
 #   lifecycle  system-wide, a process exec'd after the start: its stacks are
 #              complete too (exec events seen)
 #   continuous --continuous writes a pprof profile naming rec_hot
+#   live       the live view (tmux): rec_hot on top, called by recurse
 #   depth      deep1000 (1,000 frames of recursion): complete where the walk
 #              is one program (1,024 frames), cut at exactly the chain's
 #              depth (SFBPF_CHAIN_FRAMES x SFBPF_CHAIN_PROGS, stop "depth";
@@ -176,6 +177,48 @@ if [ "$rc" -eq 0 ] && [ "$n" -ge 1 ]; then
 	pass "continuous: $n profiles name rec_hot"
 else
 	fail "continuous: exit $rc, $n profiles naming rec_hot: $(tail -3 "$OUT/cont.err" | tr '\n' ' ')"
+fi
+
+# --- live: the live view as a person runs it (tmux, a terminal of 120x40):
+# rec_hot on top with 50 samples, Enter lists its callers (recurse), q ends
+# it with status 0. Every wait has a bound meant for emulation.
+# until_screen SECS PATTERN: until the live view's screen matches PATTERN.
+until_screen() {
+	local i
+	for ((i = 0; i < $1 * 5; i++)); do
+		tmux -L "$LIVE" capture-pane -p -t live 2>/dev/null | grep -Eq -- "$2" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+live_screen() { tmux -L "$LIVE" capture-pane -p -t live 2>/dev/null | head -"${1:-12}" | tr '\n' '|'; }
+if ! command -v tmux >/dev/null; then
+	fail "live: tmux not installed (make deps installs it)"
+else
+	LIVE=sfbpf-quick-$$
+	start "$FIX/deep" 3600
+	rm -f "$OUT/live.rc"
+	tmux -L "$LIVE" new-session -d -s live -x 120 -y 40 \
+		"$TOP -p $pid -d 1 2>$OUT/live.err; echo \$? >$OUT/live.rc; sleep 600"
+	# The rows are "Self% Total% Samples PID ... [.] NAME".
+	if ! until_screen 300 '^ *[0-9.]+% +[0-9.]+% +([5-9][0-9]|[0-9]{3,}) .*\[\.\] rec_hot$'; then
+		fail "live: no row of rec_hot with 50 samples: $(live_screen) $(tail -2 "$OUT/live.err" | tr '\n' ' ')"
+	elif ! { tmux -L "$LIVE" send-keys -t live Home Enter && until_screen 60 'callers of rec_hot:' &&
+		until_screen 60 ' recurse( |$)'; }; then
+		fail "live: Enter on rec_hot does not list recurse among its callers: $(live_screen 20)"
+	else
+		tmux -L "$LIVE" send-keys -t live q
+		for ((i = 0; i < 300; i++)); do
+			[ -s "$OUT/live.rc" ] && break
+			sleep 0.2
+		done
+		if [ "$(cat "$OUT/live.rc" 2>/dev/null)" = 0 ]; then
+			pass "live: rec_hot on top, called by recurse; q ended it with status 0"
+		else
+			fail "live: q: exit status '$(cat "$OUT/live.rc" 2>/dev/null)': $(tail -2 "$OUT/live.err" | tr '\n' ' ')"
+		fi
+	fi
+	tmux -L "$LIVE" kill-server 2>/dev/null
 fi
 
 # --- depth: how deep each form goes.
