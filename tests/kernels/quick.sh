@@ -89,10 +89,33 @@ stat() {
 	awk -v k="$2" '$2 == "stat" && $3 == k { v = $4 } END { print v }' "$1"
 }
 
+# sample_until BASE COUNTER MIN ARGS...: sfbpf-top ARGS, its text tables
+# every second (-b) to BASE.out and its counters (--stats, at every table) to
+# BASE.err, until COUNTER (or the sum of A+B...) reaches MIN, 600 s at most;
+# then SIGTERM, which
+# writes its outputs. Waits for what is judged, not for a time: a busy
+# machine or an emulated one only takes longer. Returns sfbpf-top's status.
+sample_until() {
+	local base=$1 counter=$2 min=$3 top i v c
+	shift 3
+	"$TOP" "$@" -b -d 1 --stats 3600 >"$base.out" 2>"$base.err" &
+	top=$!
+	for ((i = 0; i < 6000; i++)); do
+		kill -0 "$top" 2>/dev/null || break
+		v=0
+		for c in ${counter//+/ }; do
+			v=$((v + $(stat "$base.err" "$c" | grep -x '[0-9]*' || echo 0)))
+		done
+		[ "$v" -ge "$min" ] && break
+		sleep 0.1
+	done
+	kill -TERM "$top" 2>/dev/null
+	wait "$top"
+}
+
 # --- on-off: every program at once.
 start "$FIX/deep" 3600
-"$TOP" "$V" --on-off -p "$pid" --folded "$OUT/onoff.folded" --stats 3 >"$OUT/onoff.out" \
-	2>"$OUT/onoff.err"
+sample_until "$OUT/onoff" stacks_complete 150 "$V" --on-off -p "$pid" --folded "$OUT/onoff.folded"
 rc=$?
 form "$OUT/onoff.err"
 samples=$(stat "$OUT/onoff.err" samples) blocks=$(stat "$OUT/onoff.err" offcpu.blocks)
@@ -107,7 +130,7 @@ fi
 
 # --- cpu
 start "$FIX/deep" 3600
-"$TOP" "$V" -F 199 -p "$pid" --folded "$OUT/cpu.folded" --stats 3 >"$OUT/cpu.out" 2>"$OUT/cpu.err"
+sample_until "$OUT/cpu" stacks_complete 150 "$V" -F 199 -p "$pid" --folded "$OUT/cpu.folded"
 rc=$?
 form "$OUT/cpu.err"
 if [ "$rc" -ne 0 ]; then
@@ -223,7 +246,9 @@ fi
 
 # --- depth: how deep each form goes.
 start "$FIX/deep1000" 3600
-"$TOP" -v -p "$pid" --folded "$OUT/depth.folded" --stats 3 >"$OUT/depth.out" 2>"$OUT/depth.err"
+# Judged on 50 samples of deep1000 walked with its table: complete (one
+# program) or cut at the chain's depth.
+sample_until "$OUT/depth" stop.outermost+stop.depth 50 -v -p "$pid" --folded "$OUT/depth.folded"
 rc=$?
 depth=$(sed -n 's/.*unwinder: .*up to \([0-9]*\) frames.*/\1/p' "$OUT/depth.err" | head -1)
 most=$("$PY" - "$OUT/depth.folded" <<'EOF'
