@@ -202,6 +202,8 @@ static void conn_request(struct metrics *m, struct conn *c)
 	pthread_mutex_unlock(&m->lock);
 	c->state = CONN_WAITING;
 	c->fresh_until = clock__mono_s() + FRESH_WAIT_S;
+	/* The wait is ours, not the client's: its deadline starts again with the answer. */
+	c->deadline = c->fresh_until + 1.0;
 	atomic_store(&m->wanted, true);
 }
 
