@@ -13,7 +13,8 @@
  * consumed) after switch-in and reused at the thread's next switch-out: a
  * blocked period costs no allocation and no copy of the 2 KiB record (user
  * stacks stop at SFBPF_OFFCPU_MAX_FRAMES, see offcpu_abi.h). Entries
- * are removed when their thread exits (sched_process_exit).
+ * are removed when their thread exits (sched_process_exit), and an exiting
+ * thread gets none: its exit hook may have run already (see switch_out).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,6 +31,7 @@
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define TASK_DEAD 0x0080
 #define TASK_NOLOAD 0x0400
+#define PF_EXITING 0x00000004 /* task->flags: do_exit() has begun (include/linux/sched.h) */
 #define KSTACK_SEARCH 8 /* frames searched for __schedule (tracing frames above it) */
 
 /* Settings, filled by userspace between open and load. */
@@ -160,6 +162,17 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct scratch *s
 	state = prev_task_state(ctx, prev);
 	if (state & TASK_DEAD) /* exiting: never switched in again */
 		return NULL;
+	/*
+	 * do_exit() sets PF_EXITING before the sched_process_exit hook runs, and
+	 * goes on after it (closing files, the last fput's task work, exit_mm on
+	 * newer kernels) where it may block: an entry made then would outlive the
+	 * thread, nobody left to delete it, until the map is full of them. Its user
+	 * stack is being torn down anyway.
+	 */
+	if (BPF_CORE_READ(prev, flags) & PF_EXITING) {
+		cnt->v[SFBPF_OFFCPU_STAT_EXITING]++;
+		return NULL;
+	}
 	cls = state_class(preempt, state);
 	if (!(state_mask & SFBPF_STATE_BIT(cls)))
 		return NULL;

@@ -43,6 +43,7 @@ enum sfbpf_offcpu_stat {
 	SFBPF_OFFCPU_STAT_SHORT, /* of those, dropped: off-CPU for less than min */
 	SFBPF_OFFCPU_STAT_LONG, /* of those, dropped: off-CPU for more than max */
 	SFBPF_OFFCPU_STAT_EXITS, /* recorded threads that exited (entry removed) */
+	SFBPF_OFFCPU_STAT_EXITING, /* switch-outs not recorded: the thread is exiting */
 	SFBPF_OFFCPU_STAT__COUNT,
 };
 

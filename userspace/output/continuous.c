@@ -38,6 +38,9 @@
 struct cont {
 	const struct continuous_opts *o;
 	struct session *s;
+	const char *out_dir; /* o->out_dir, or the state directory */
+	bool state_dir; /* out_dir is the state directory: checked at every open */
+	char state_path[4096];
 	int outfd;
 	struct spool *sp;
 	struct pusher *push;
@@ -312,9 +315,15 @@ static int open_outputs(struct cont *c)
 {
 	int fd, err;
 
-	fd = atomicfile_dir_open(c->o->out_dir, false);
+	if (c->state_dir) {
+		fd = continuous_state_dir_open(c->out_dir); /* says why itself */
+		if (fd < 0)
+			return fd;
+	} else {
+		fd = atomicfile_dir_open(c->out_dir, false);
+	}
 	if (fd < 0) {
-		pr_warn("cannot open the out-dir %s: %s", c->o->out_dir, strerror(-fd));
+		pr_warn("cannot open the out-dir %s: %s", c->out_dir, strerror(-fd));
 		return fd;
 	}
 	if (c->outfd >= 0)
@@ -375,7 +384,7 @@ static struct spool *open_spool(struct cont *c, const char *dir, const char *sub
 
 	if (dir)
 		*path = strdup(dir);
-	else if (asprintf(path, "%s/%s", o->out_dir, sub) < 0)
+	else if (asprintf(path, "%s/%s", c->out_dir, sub) < 0)
 		*path = NULL;
 	if (!*path) {
 		errno = ENOMEM;
@@ -507,7 +516,7 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 	if (err) {
 		c->write_errors++;
 		pr_warn("cannot write the profile of %" PRId64 "..%" PRId64 " into %s: %s; lost it",
-			from, until, c->o->out_dir, strerror(-err));
+			from, until, c->out_dir, strerror(-err));
 		return;
 	}
 	c->written++;
@@ -683,13 +692,23 @@ int continuous__run(struct session *s, const struct continuous_opts *o)
 	struct cont c = { .o = o, .s = s, .outfd = -1 };
 	int err;
 
-	if (!o->out_dir || !o->out_dir[0] || !o->interval ||
+	if ((o->out_dir && !o->out_dir[0]) || !o->interval ||
 	    o->interval > CONTINUOUS_MAX_INTERVAL || o->nr_labels > CONTINUOUS_MAX_LABELS ||
 	    !o->exiting)
 		return -EINVAL;
 	if (!o->keep_files && !o->push_url && !o->otlp_url) {
 		pr_warn("keeping no profiles and pushing none would keep nothing");
 		return -EINVAL;
+	}
+	c.out_dir = o->out_dir;
+	if (!c.out_dir) {
+		err = continuous_state_dir(c.state_path, sizeof(c.state_path));
+		if (err)
+			return err;
+		c.out_dir = c.state_path;
+		c.state_dir = true;
+		if (o->verbose)
+			pr_warn("continuous: state directory %s", c.out_dir);
 	}
 	pprof_setup(&c);
 	err = open_outputs(&c);

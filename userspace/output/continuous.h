@@ -45,11 +45,18 @@ struct session;
 #define CONTINUOUS_MAX_INTERVAL 3600
 #define CONTINUOUS_DEFAULT_KEEP 240 /* an hour of 15 s profiles */
 #define CONTINUOUS_DEFAULT_FLUSH 5.0
+/*
+ * The out-dir when none is given: the service's state (spools, kept
+ * profiles), where the FHS puts a program's persistent state and where
+ * systemd's StateDirectory=sfbpf makes it. Not /var/spool/sfbpf: the kept
+ * profiles are no spool, and one directory is one place to set up and clean.
+ */
+#define CONTINUOUS_STATE_DIR "/var/lib/sfbpf"
 
 struct continuous_opts {
 	unsigned interval; /* seconds per profile, 1..CONTINUOUS_MAX_INTERVAL */
 	double duration; /* seconds in all; 0: until *exiting */
-	const char *out_dir; /* created (with parents) if missing */
+	const char *out_dir; /* created (with parents) if missing; NULL: the state directory */
 	unsigned keep_files; /* profiles kept in out_dir; 0: none (push only) */
 	uint64_t keep_bytes; /* their total size at most (the newest always stays); 0: any */
 	const char *hostname; /* the hostname label; NULL: gethostname(); "": none */
@@ -95,5 +102,20 @@ int continuous__run(struct session *s, const struct continuous_opts *opts);
 int continuous_parse_label(char *arg, struct pprof_label *out, const char **why);
 /* "512M", "2G", "100k", "4096": bytes (powers of 1024). 0 or -EINVAL. */
 int continuous_parse_size(const char *arg, uint64_t *out);
+
+/*
+ * The state directory's path: $STATE_DIRECTORY (set by systemd's
+ * StateDirectory=; its first path) if absolute, else CONTINUOUS_STATE_DIR.
+ * 0 or -ENAMETOOLONG.
+ */
+int continuous_state_dir(char *buf, size_t size);
+/*
+ * Opens the state directory, making it (mode 0700, not its parents) if
+ * missing. Refused (-EPERM, -ELOOP or -ENOTDIR, a line on stderr says why):
+ * a symlink, anything but a directory, a directory owned by another uid than
+ * ours or with any permission for group or others. The directory's fd, or a
+ * negative errno.
+ */
+int continuous_state_dir_open(const char *path);
 
 #endif /* SFBPF_CONTINUOUS_H */

@@ -43,7 +43,10 @@ struct continuous_cli continuous_cli = {
 static const struct argp_option options[] = {
 	{ "continuous", OPT_CONTINUOUS, NULL, 0,
 	  "Run as a profiling service: a pprof file every interval into --out-dir", 1 },
-	{ "out-dir", OPT_OUT_DIR, "DIR", 0, "Where the profiles go (created if missing)", 1 },
+	{ "out-dir", OPT_OUT_DIR, "DIR", 0,
+	  "Where the profiles go (created if missing; default with --push or --otlp: the state "
+	  "directory " CONTINUOUS_STATE_DIR ", keeping none unless --keep)",
+	  1 },
 	{ "interval", OPT_INTERVAL, "SECS", 0,
 	  "Seconds per profile, aligned to the clock (default 15)", 1 },
 	{ "keep", OPT_KEEP, "N", 0,
@@ -149,16 +152,26 @@ static void push_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --tenant: %s", arg);
 		o->tenant = arg;
 		break;
-	case OPT_AUTH_FILE: o->auth_file = arg; break;
-	case OPT_SPOOL_DIR: o->spool_dir = arg; break;
+	case OPT_AUTH_FILE:
+		o->auth_file = arg;
+		break;
+	case OPT_SPOOL_DIR:
+		o->spool_dir = arg;
+		break;
 	case OPT_SPOOL_MAX:
 		o->spool_files = number(arg, 1000000, "--spool-max", state);
 		if (!o->spool_files)
 			argp_error(state, "--spool-max must be at least 1");
 		break;
-	case OPT_SPOOL_SIZE: o->spool_bytes = size(arg, "--spool-size", state); break;
-	case OPT_PUSH_TIMEOUT: o->push_timeout = seconds(arg, "--push-timeout", state); break;
-	case OPT_FLUSH_TIMEOUT: o->flush_timeout = seconds(arg, "--flush-timeout", state); break;
+	case OPT_SPOOL_SIZE:
+		o->spool_bytes = size(arg, "--spool-size", state);
+		break;
+	case OPT_PUSH_TIMEOUT:
+		o->push_timeout = seconds(arg, "--push-timeout", state);
+		break;
+	case OPT_FLUSH_TIMEOUT:
+		o->flush_timeout = seconds(arg, "--flush-timeout", state);
+		break;
 	}
 }
 
@@ -175,7 +188,9 @@ static void otlp_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --otlp URL %s: %s", arg, why);
 		o->otlp_url = arg;
 		break;
-	case OPT_OTLP_SPOOL_DIR: o->otlp_spool_dir = arg; break;
+	case OPT_OTLP_SPOOL_DIR:
+		o->otlp_spool_dir = arg;
+		break;
 	case OPT_METRICS:
 		if (metrics_parse_addr(arg, host, sizeof(host), port, sizeof(port)))
 			argp_error(state, "invalid --metrics %s: PORT, ADDR:PORT or [ADDR]:PORT",
@@ -186,17 +201,22 @@ static void otlp_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* Options that mean nothing without --continuous, or without --push. */
-static void check(struct argp_state *state, bool used, bool push_used)
+static void check(struct argp_state *state, bool used, bool push_used, bool keep_used)
 {
-	const struct continuous_opts *o = &continuous_cli.opts;
+	struct continuous_opts *o = &continuous_cli.opts;
 
 	if (!continuous_cli.enabled) {
 		if (used)
 			argp_error(state, "--out-dir, --push and the like need --continuous");
 		return;
 	}
-	if (!o->out_dir || !o->out_dir[0])
-		argp_error(state, "--continuous needs --out-dir DIR");
+	if (o->out_dir && !o->out_dir[0])
+		argp_error(state, "--out-dir needs a directory");
+	if (!o->out_dir && !o->push_url && !o->otlp_url)
+		argp_error(state, "--continuous needs --out-dir DIR, or --push or --otlp URL");
+	/* A service that only pushes keeps nothing behind: the state directory holds its spools. */
+	if (!o->out_dir && !keep_used)
+		o->keep_files = 0;
 	if (push_used && !o->push_url && !o->otlp_url)
 		argp_error(state, "--app-name, --tenant, --push-auth-file, --spool-* and the "
 				  "timeouts need --push or --otlp");
@@ -208,22 +228,33 @@ static void check(struct argp_state *state, bool used, bool push_used)
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
-	static bool used, push_used;
+	static bool used, push_used, keep_used;
 	struct continuous_opts *o = &continuous_cli.opts;
 
 	used |= key > OPT_CONTINUOUS && key <= OPT_METRICS;
 	push_used |= key >= OPT_APP_NAME && key <= OPT_FLUSH_TIMEOUT;
+	keep_used |= key == OPT_KEEP || key == OPT_KEEP_SIZE;
 	switch (key) {
-	case OPT_CONTINUOUS: continuous_cli.enabled = true; break;
-	case OPT_OUT_DIR: o->out_dir = arg; break;
+	case OPT_CONTINUOUS:
+		continuous_cli.enabled = true;
+		break;
+	case OPT_OUT_DIR:
+		o->out_dir = arg;
+		break;
 	case OPT_INTERVAL:
 		o->interval = number(arg, CONTINUOUS_MAX_INTERVAL, "--interval", state);
 		if (!o->interval)
 			argp_error(state, "--interval must be at least 1 second");
 		break;
-	case OPT_KEEP: o->keep_files = number(arg, 1000000, "--keep", state); break;
-	case OPT_KEEP_SIZE: o->keep_bytes = size(arg, "--keep-size", state); break;
-	case OPT_LABEL: label(arg, state); break;
+	case OPT_KEEP:
+		o->keep_files = number(arg, 1000000, "--keep", state);
+		break;
+	case OPT_KEEP_SIZE:
+		o->keep_bytes = size(arg, "--keep-size", state);
+		break;
+	case OPT_LABEL:
+		label(arg, state);
+		break;
 	case OPT_HOSTNAME:
 		if (arg[0] && !push_valid_tag_value(arg))
 			argp_error(state, "invalid --hostname: %s", arg);
@@ -236,7 +267,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		otlp_arg(key, arg, state);
 		break;
 	case ARGP_KEY_END:
-		check(state, used, push_used);
+		check(state, used, push_used, keep_used);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

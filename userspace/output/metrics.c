@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Prometheus metrics endpoint (see metrics.h): a plain HTTP/1.0 server, one
- * connection at a time, each answered and closed. Requests are small and
- * bounded (headers only, 8 KiB, 2 s), so a stuck client delays the next
- * scrape, never the profiler.
+ * Prometheus metrics endpoint (see metrics.h): a plain HTTP/1.0 server, each
+ * connection answered and closed. Requests are small and bounded (headers
+ * only, 8 KiB), every connection has 2 s to send its request and 2 s to take
+ * its answer, and at most MAX_CONNS are served at once. The lock guards only
+ * the figures: each answer is a copy, sent without it, so a client that
+ * stops reading never blocks metrics__publish() (the profiler's loop).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +31,7 @@
 #define REQUEST_MAX 8192
 #define IO_TIMEOUT_MS 2000
 #define FRESH_WAIT_S 1.0
+#define MAX_CONNS 16
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct metrics {
@@ -37,8 +41,8 @@ struct metrics {
 	bool started;
 	atomic_bool stopping;
 	atomic_bool wanted;
+	int wake; /* eventfd: a publication, or stop */
 	pthread_mutex_t lock; /* the fields below */
-	pthread_cond_t fresh;
 	uint64_t generation; /* publications so far */
 	char *text;
 	size_t len;
@@ -46,8 +50,7 @@ struct metrics {
 
 /* ---- the exposition ---------------------------------------------------------------- */
 
-static void put(struct metrics_text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void put(struct metrics_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void put(struct metrics_text *t, const char *fmt, ...)
 {
@@ -120,128 +123,239 @@ void metrics_put(struct metrics_text *t, const char *name, uint64_t value, bool 
 	metric[n] = '\0';
 	if (!gauge)
 		snprintf(metric + n, sizeof(metric) - n, "_total");
-	put(t, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", metric,
-	    help_of(name, help, sizeof(help)), metric, gauge ? "gauge" : "counter", metric,
-	    (unsigned long long)value);
+	put(t, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", metric, help_of(name, help, sizeof(help)),
+	    metric, gauge ? "gauge" : "counter", metric, (unsigned long long)value);
 }
 
 /* ---- the server -------------------------------------------------------------------- */
 
-static void send_all(int fd, const char *p, size_t n)
-{
-	ssize_t r;
+/* Where a connection is: reading its request, waiting for figures, sending the answer. */
+enum conn_state { CONN_FREE, CONN_READING, CONN_WAITING, CONN_WRITING };
 
-	while (n) {
-		r = send(fd, p, n, MSG_NOSIGNAL);
-		if (r <= 0)
-			return;
-		p += r;
-		n -= r;
+struct conn {
+	enum conn_state state;
+	int fd;
+	bool head; /* HEAD: the answer without its body */
+	double deadline; /* monotonic: closed then, whatever its state */
+	double fresh_until; /* CONN_WAITING: the last figures after this */
+	uint64_t generation; /* CONN_WAITING: publications when the request came */
+	char req[REQUEST_MAX];
+	size_t req_len;
+	char *out; /* CONN_WRITING: the whole answer, our own copy */
+	size_t out_len, out_off;
+};
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0) {
+		shutdown(c->fd, SHUT_WR);
+		close(c->fd);
 	}
+	free(c->out);
+	*c = (struct conn){ .state = CONN_FREE, .fd = -1 };
 }
 
-static void answer(int fd, const char *status, const char *ctype, const char *body, size_t n)
+/* The answer, head and body, into c's own buffer: nothing shared is held while it is sent. */
+static void conn_answer(struct conn *c, const char *status, const char *ctype, const char *body,
+			size_t n)
 {
-	char head[256];
+	size_t cap = 256 + n;
 	int h;
 
-	h = snprintf(head, sizeof(head),
+	c->out = malloc(cap);
+	if (!c->out) {
+		conn_close(c);
+		return;
+	}
+	h = snprintf(c->out, cap,
 		     "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 		     "Connection: close\r\n\r\n",
 		     status, ctype, n);
-	send_all(fd, head, h);
-	send_all(fd, body, n);
-}
-
-/* The request's headers (up to the blank line), or false. */
-static bool read_request(int fd, char *buf, size_t size)
-{
-	double end = clock__mono_s() + IO_TIMEOUT_MS / 1000.0;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	size_t len = 0;
-	ssize_t r;
-	int left;
-
-	while (len + 1 < size) {
-		left = (int)((end - clock__mono_s()) * 1000);
-		if (left <= 0 || poll(&pfd, 1, left) <= 0)
-			return false;
-		r = recv(fd, buf + len, size - 1 - len, 0);
-		if (r <= 0)
-			return false;
-		len += r;
-		buf[len] = '\0';
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
-			return true;
+	c->out_len = h;
+	if (!c->head) {
+		memcpy(c->out + h, body, n);
+		c->out_len += n;
 	}
-	return false;
+	c->out_off = 0;
+	c->state = CONN_WRITING;
+	c->deadline = clock__mono_s() + IO_TIMEOUT_MS / 1000.0;
 }
 
-/* Fresh figures from the loop, or after a second the last ones. Lock held. */
-static void wait_fresh(struct metrics *m)
+/* The request is whole: answer at once, or wait for the loop's figures. */
+static void conn_request(struct metrics *m, struct conn *c)
 {
-	uint64_t gen = m->generation;
-	double until = clock__mono_s() + FRESH_WAIT_S;
-	struct timespec ts;
+	char *path, *end;
 
-	atomic_store(&m->wanted, true);
-	while (m->generation == gen && !atomic_load(&m->stopping) && clock__mono_s() < until) {
-		double t = clock__mono_s() + 0.1;
-
-		ts.tv_sec = (time_t)t;
-		ts.tv_nsec = (long)((t - ts.tv_sec) * 1e9);
-		pthread_cond_timedwait(&m->fresh, &m->lock, &ts);
-	}
-}
-
-static void serve_one(struct metrics *m, int fd)
-{
-	char req[REQUEST_MAX], *path, *end;
-
-	if (!read_request(fd, req, sizeof(req)))
-		return;
-	if (strncmp(req, "GET ", 4) && strncmp(req, "HEAD ", 5)) {
-		answer(fd, "405 Method Not Allowed", "text/plain", "GET /metrics\n", 13);
+	c->head = !strncmp(c->req, "HEAD ", 5);
+	if (strncmp(c->req, "GET ", 4) && !c->head) {
+		conn_answer(c, "405 Method Not Allowed", "text/plain", "GET /metrics\n", 13);
 		return;
 	}
-	path = strchr(req, ' ') + 1;
+	path = strchr(c->req, ' ') + 1;
 	end = path + strcspn(path, " ?\r\n");
 	if (end - path != 8 || strncmp(path, "/metrics", 8)) {
-		answer(fd, "404 Not Found", "text/plain", "try /metrics\n", 13);
+		conn_answer(c, "404 Not Found", "text/plain", "try /metrics\n", 13);
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
-	wait_fresh(m);
-	if (!strncmp(req, "HEAD ", 5))
-		answer(fd, "200 OK", CONTENT_TYPE, "", 0);
-	else
-		answer(fd, "200 OK", CONTENT_TYPE, m->text ? m->text : "", m->len);
+	c->generation = m->generation;
 	pthread_mutex_unlock(&m->lock);
+	c->state = CONN_WAITING;
+	c->fresh_until = clock__mono_s() + FRESH_WAIT_S;
+	/* The wait is ours, not the client's: its deadline starts again with the answer. */
+	c->deadline = c->fresh_until + 1.0;
+	atomic_store(&m->wanted, true);
 }
 
+static void conn_read(struct metrics *m, struct conn *c)
+{
+	ssize_t r = recv(c->fd, c->req + c->req_len, sizeof(c->req) - 1 - c->req_len, 0);
+
+	if (r <= 0) {
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		conn_close(c);
+		return;
+	}
+	c->req_len += r;
+	c->req[c->req_len] = '\0';
+	if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n"))
+		conn_request(m, c);
+	else if (c->req_len + 1 >= sizeof(c->req))
+		conn_close(c); /* headers longer than we read: not a scraper */
+}
+
+static void conn_write(struct conn *c)
+{
+	ssize_t r = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		conn_close(c);
+		return;
+	}
+	c->out_off += r;
+	if (c->out_off == c->out_len)
+		conn_close(c);
+}
+
+/* Waiting connections whose figures came (or whose wait is over) get them, copied. */
+static void conn_serve_fresh(struct metrics *m, struct conn *conns, double now)
+{
+	bool waiting = false;
+	int i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &conns[i];
+
+		if (c->state != CONN_WAITING)
+			continue;
+		if (m->generation == c->generation && now < c->fresh_until &&
+		    !atomic_load(&m->stopping)) {
+			waiting = true;
+			continue;
+		}
+		conn_answer(c, "200 OK", CONTENT_TYPE, m->text ? m->text : "", m->len);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!waiting)
+		atomic_store(&m->wanted, false);
+}
+
+static void accept_one(struct metrics *m, struct conn *conns)
+{
+	int fd, i;
+
+	fd = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	for (i = 0; i < MAX_CONNS && conns[i].state != CONN_FREE; i++)
+		;
+	if (i == MAX_CONNS) { /* not polled for when full: cannot happen, but never leak */
+		close(fd);
+		return;
+	}
+	conns[i] = (struct conn){ .state = CONN_READING, .fd = fd };
+	conns[i].deadline = clock__mono_s() + IO_TIMEOUT_MS / 1000.0;
+}
+
+/*
+ * One thread, up to MAX_CONNS connections at once, every socket non-blocking
+ * and every connection with a deadline: a client that never sends, or never
+ * reads, holds one slot for IO_TIMEOUT_MS, never the lock, the loop or the
+ * other scrapes. When all slots are busy, new connections wait in the
+ * listen backlog.
+ */
 static void *server(void *arg)
 {
 	struct metrics *m = arg;
-	struct pollfd pfd = { .fd = m->fd, .events = POLLIN };
-	int fd;
+	struct conn conns[MAX_CONNS];
+	struct pollfd pfd[MAX_CONNS + 2];
+	struct conn *polled[MAX_CONNS + 2];
+	double now, next;
+	uint64_t ev;
+	int i, n, busy, timeout;
 
+	for (i = 0; i < MAX_CONNS; i++)
+		conns[i] = (struct conn){ .state = CONN_FREE, .fd = -1 };
 	while (!atomic_load(&m->stopping)) {
-		if (poll(&pfd, 1, 200) <= 0)
+		now = clock__mono_s();
+		conn_serve_fresh(m, conns, now);
+		next = now + 1.0;
+		n = busy = 0;
+		pfd[n++] = (struct pollfd){ .fd = m->wake, .events = POLLIN };
+		for (i = 0; i < MAX_CONNS; i++) {
+			struct conn *c = &conns[i];
+
+			if (c->state == CONN_FREE)
+				continue;
+			if (now >= c->deadline) {
+				conn_close(c);
+				continue;
+			}
+			busy++;
+			next = c->deadline < next ? c->deadline : next;
+			if (c->state == CONN_WAITING) {
+				next = c->fresh_until < next ? c->fresh_until : next;
+				continue;
+			}
+			polled[n] = c;
+			pfd[n++] = (struct pollfd){ .fd = c->fd,
+						    .events = c->state == CONN_READING ? POLLIN :
+											 POLLOUT };
+		}
+		if (busy < MAX_CONNS) {
+			polled[n] = NULL;
+			pfd[n++] = (struct pollfd){ .fd = m->fd, .events = POLLIN };
+		}
+		timeout = (int)((next - now) * 1000) + 1;
+		if (poll(pfd, n, timeout) <= 0)
 			continue;
-		fd = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve_one(m, fd);
-		shutdown(fd, SHUT_WR);
-		close(fd);
+		if (pfd[0].revents && read(m->wake, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
+			break;
+		for (i = 1; i < n; i++) {
+			if (!pfd[i].revents)
+				continue;
+			if (!polled[i])
+				accept_one(m, conns);
+			else if (polled[i]->state == CONN_READING)
+				conn_read(m, polled[i]);
+			else if (polled[i]->state == CONN_WRITING)
+				conn_write(polled[i]);
+		}
 	}
+	for (i = 0; i < MAX_CONNS; i++)
+		if (conns[i].state != CONN_FREE)
+			conn_close(&conns[i]);
 	return NULL;
 }
 
 /* ---- life cycle -------------------------------------------------------------------- */
 
-int metrics_parse_addr(const char *arg, char *host, size_t host_size, char *port,
-		       size_t port_size)
+int metrics_parse_addr(const char *arg, char *host, size_t host_size, char *port, size_t port_size)
 {
 	const char *colon = strrchr(arg, ':'), *h = arg, *p;
 	size_t hl;
@@ -258,7 +372,8 @@ int metrics_parse_addr(const char *arg, char *host, size_t host_size, char *port
 			h++;
 			hl -= 2;
 		} else if (memchr(arg, ':', hl)) {
-			return -EINVAL; /* a bare IPv6 address: brackets say where the port starts */
+			return -EINVAL; /* a bare IPv6 address: brackets say where the port starts
+					 */
 		}
 	}
 	v = strtol(p, &end, 10);
@@ -291,7 +406,8 @@ static int listen_on(struct metrics *m, const char *arg)
 	}
 	err = -EADDRNOTAVAIL;
 	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    ai->ai_protocol);
 		if (fd < 0)
 			continue;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -316,7 +432,6 @@ static int listen_on(struct metrics *m, const char *arg)
 struct metrics *metrics__start(const char *addr_port)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
-	pthread_condattr_t ca;
 	sigset_t all, old;
 	int err;
 
@@ -324,11 +439,8 @@ struct metrics *metrics__start(const char *addr_port)
 		return NULL;
 	m->fd = -1;
 	pthread_mutex_init(&m->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&m->fresh, &ca);
-	pthread_condattr_destroy(&ca);
-	err = listen_on(m, addr_port);
+	m->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	err = m->wake < 0 ? -errno : listen_on(m, addr_port);
 	if (!err) {
 		/* Signals are the main thread's. */
 		sigfillset(&all);
@@ -350,6 +462,15 @@ bool metrics__wanted(struct metrics *m)
 	return m && atomic_load(&m->wanted);
 }
 
+/* The server's poll returns. Never blocks: an eventfd's counter only saturates. */
+static void wake(struct metrics *m)
+{
+	uint64_t one = 1;
+
+	if (write(m->wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_debug("metrics: waking the server: %s", strerror(errno));
+}
+
 void metrics__publish(struct metrics *m, struct metrics_text *t)
 {
 	if (t->err) {
@@ -363,8 +484,8 @@ void metrics__publish(struct metrics *m, struct metrics_text *t)
 	m->len = t->len;
 	m->generation++;
 	atomic_store(&m->wanted, false);
-	pthread_cond_broadcast(&m->fresh);
 	pthread_mutex_unlock(&m->lock);
+	wake(m);
 	*t = (struct metrics_text){ 0 };
 }
 
@@ -379,14 +500,13 @@ void metrics__stop(struct metrics *m)
 		return;
 	atomic_store(&m->stopping, true);
 	if (m->started) {
-		pthread_mutex_lock(&m->lock);
-		pthread_cond_broadcast(&m->fresh);
-		pthread_mutex_unlock(&m->lock);
+		wake(m);
 		pthread_join(m->thread, NULL);
 	}
 	if (m->fd >= 0)
 		close(m->fd);
-	pthread_cond_destroy(&m->fresh);
+	if (m->wake >= 0)
+		close(m->wake);
 	pthread_mutex_destroy(&m->lock);
 	free(m->text);
 	free(m);

@@ -44,7 +44,7 @@ static const char *const stat_names[SFBPF_OFFCPU_STAT__COUNT] = {
 	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches", [SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
 	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full", [SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
 	[SFBPF_OFFCPU_STAT_SHORT] = "short",	   [SFBPF_OFFCPU_STAT_LONG] = "long",
-	[SFBPF_OFFCPU_STAT_EXITS] = "exits",
+	[SFBPF_OFFCPU_STAT_EXITS] = "exits",	   [SFBPF_OFFCPU_STAT_EXITING] = "exiting",
 };
 
 const char *offcpu__state_name(enum sfbpf_offcpu_state state)
@@ -293,8 +293,7 @@ int offcpu__attach(struct offcpu *o)
 				     &o->skel->links.sfbpf_offcpu_exit);
 	if (err)
 		return err;
-	err = bpfprog__attach_raw_tp(o->prog, "sched_switch",
-				     &o->skel->links.sfbpf_offcpu);
+	err = bpfprog__attach_raw_tp(o->prog, "sched_switch", &o->skel->links.sfbpf_offcpu);
 	if (err)
 		offcpu__detach(o);
 	return err;

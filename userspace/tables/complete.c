@@ -184,7 +184,7 @@ static void keep_switch_hits(const struct switch_hit *hits, uint32_t nr, struct 
 
 static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool runtime_started)
 {
-	struct complete_range found[COMPLETE_MAX_OUTERMOST];
+	struct complete_range found[COMPLETE_MAX_OUTERMOST], go_text = { 0, 0 };
 	struct switch_hit hits[COMPLETE_MAX_STACK_SWITCH];
 	uint8_t started[COMPLETE_MAX_OUTERMOST];
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -209,6 +209,12 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 			cgo = true;
 		if (!strcmp(name, "runtime.buildVersion"))
 			ci->go = true;
+		/* Where Go's linker put Go's code: cgo's C objects (external linking) are outside.
+		 */
+		if (!strcmp(name, "runtime.text") && sym.st_shndx != SHN_UNDEF)
+			go_text.start = sym.st_value;
+		if (!strcmp(name, "runtime.etext") && sym.st_shndx != SHN_UNDEF)
+			go_text.end = sym.st_value;
 		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
 		    !sym.st_size || sym.st_value + sym.st_size < sym.st_value)
 			continue;
@@ -232,6 +238,8 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 	/* The names are Go's: elsewhere (a C program's "gogo") they mean nothing. */
 	if (ci->go)
 		keep_switch_hits(hits, nr_hits, ci);
+	if (ci->go && go_text.start < go_text.end)
+		ci->go_text = go_text;
 }
 
 int complete__read_fd(int fd, struct complete_info *ci)
@@ -261,7 +269,7 @@ struct cursor {
 	const struct flat_table *t;
 	uint32_t i, rule;
 	int64_t *ids; /* the source's rule ids in the new table, + 1 (0: not yet) */
-	bool go_fp; /* Go's .debug_frame rows: add where rbp is saved (go_frame_rule) */
+	int64_t *go_ids; /* the same with go_frame_rule applied (cfi in Go's text only) */
 };
 
 static uint64_t cursor_next(const struct cursor *c)
@@ -302,20 +310,20 @@ static struct sfbpf_rule go_frame_rule(const struct sfbpf_rule *r)
 	return g;
 }
 
-/* The new table's id for the cursor's current rule. */
-static int64_t cursor_id(struct flat_builder *b, struct cursor *c)
+/* The new table's id for the cursor's current rule; go: with Go's frame layout. */
+static int64_t cursor_id(struct flat_builder *b, struct cursor *c, bool go)
 {
+	int64_t *ids = go ? c->go_ids : c->ids, id;
 	struct sfbpf_rule g;
-	int64_t id;
 
 	if (!c->t || c->rule == SFBPF_RULE_GAP_ID || c->rule >= c->t->nr_rules)
 		return SFBPF_RULE_GAP_ID;
-	if (c->ids[c->rule])
-		return c->ids[c->rule] - 1;
-	g = c->go_fp ? go_frame_rule(&c->t->rules[c->rule]) : c->t->rules[c->rule];
+	if (ids[c->rule])
+		return ids[c->rule] - 1;
+	g = go ? go_frame_rule(&c->t->rules[c->rule]) : c->t->rules[c->rule];
 	id = flat_builder__rule(b, &g);
 	if (id >= 0)
-		c->ids[c->rule] = id + 1;
+		ids[c->rule] = id + 1;
 	return id;
 }
 
@@ -347,6 +355,10 @@ static uint32_t range_points(const struct complete_info *ci, uint64_t *pts)
 		pts[n++] = ci->stack_switch[i].start;
 		pts[n++] = ci->stack_switch[i].end;
 	}
+	if (ci && ci->go_text.start < ci->go_text.end) {
+		pts[n++] = ci->go_text.start;
+		pts[n++] = ci->go_text.end;
+	}
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && pts[j - 1] > pts[j]; j--)
 			v = pts[j], pts[j] = pts[j - 1], pts[j - 1] = v;
@@ -358,7 +370,7 @@ struct merge {
 	struct cursor s, c;
 	int64_t outermost_id, plt_got_id; /* -1 until a row needs them */
 	/* Which of ci's ranges hold the current PC: that changes only at range_points. */
-	bool outermost, stack_switch, plt;
+	bool outermost, stack_switch, plt, go_text;
 };
 
 static void find_zones(struct merge *m, uint64_t pc)
@@ -368,6 +380,7 @@ static void find_zones(struct merge *m, uint64_t pc)
 	m->outermost = ci && in_range(ci->outermost, ci->nr_outermost, pc);
 	m->stack_switch = ci && in_range(ci->stack_switch, ci->nr_stack_switch, pc);
 	m->plt = ci && in_range(ci->plt, ci->nr_plt, pc);
+	m->go_text = ci && in_range(&ci->go_text, 1, pc);
 }
 
 /* Whether rule id of t describes something (not even an unsupported row). */
@@ -404,17 +417,17 @@ static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 	if (m->stack_switch)
 		return SFBPF_RULE_GAP_ID;
 	if (m->plt && m->c.t && usable(m->c.t, m->c.rule))
-		return cursor_id(b, &m->c);
+		return cursor_id(b, &m->c, m->go_text);
 	if (m->plt && in_range(&m->ci->plt_got, 1, pc))
 		return own_rule(b, &m->plt_got_id, &jump_stub_rule);
 	if (m->s.t && usable(m->s.t, m->s.rule))
-		return cursor_id(b, &m->s);
+		return cursor_id(b, &m->s, false);
 	if (m->c.t && usable(m->c.t, m->c.rule))
-		return cursor_id(b, &m->c);
+		return cursor_id(b, &m->c, m->go_text);
 	/* Neither has a rule: an unsupported row (the walk says why it stopped) over a gap. */
 	if (m->s.t && m->s.rule != SFBPF_RULE_GAP_ID)
-		return cursor_id(b, &m->s);
-	return cursor_id(b, &m->c);
+		return cursor_id(b, &m->s, false);
+	return cursor_id(b, &m->c, m->go_text);
 }
 
 /*
@@ -434,7 +447,7 @@ static int sframe_run(struct flat_builder *b, struct merge *m, uint64_t limit)
 		if (row->pc_off >= limit || !usable(t, row->rule))
 			break;
 		m->s.rule = row->rule;
-		id = cursor_id(b, &m->s);
+		id = cursor_id(b, &m->s, false);
 		err = id < 0 ? (int)id : flat_builder__row(b, row->pc_off, (uint32_t)id);
 		if (err)
 			return err;
@@ -450,11 +463,12 @@ static int64_t *new_ids(const struct flat_table *t)
 int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
 		    const struct complete_info *ci, struct flat_table **out)
 {
-	uint64_t pts[2 * (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST + COMPLETE_MAX_STACK_SWITCH)];
+	uint64_t pts[2 *
+		     (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST + COMPLETE_MAX_STACK_SWITCH + 1)];
 	uint64_t pc, next;
 	struct merge m = { .ci = ci,
 			   .s = { .t = sframe },
-			   .c = { .t = cfi, .go_fp = ci && ci->go },
+			   .c = { .t = cfi },
 			   .outermost_id = -1,
 			   .plt_got_id = -1 };
 	uint32_t nr_pts, p = 0, zones_p = UINT32_MAX;
@@ -469,8 +483,9 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 	nr_pts = range_points(ci, pts);
 	m.s.ids = new_ids(sframe);
 	m.c.ids = new_ids(cfi);
+	m.c.go_ids = new_ids(cfi);
 	err = -ENOMEM;
-	if (!m.s.ids || !m.c.ids || (err = flat_builder__init(&b)))
+	if (!m.s.ids || !m.c.ids || !m.c.go_ids || (err = flat_builder__init(&b)))
 		goto cleanup;
 	/* Every boundary of every source, in order; each holds its rule until its next one. */
 	for (pc = 0; !err;) {
@@ -512,6 +527,7 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 cleanup:
 	free(m.s.ids);
 	free(m.c.ids);
+	free(m.c.go_ids);
 	return err;
 }
 

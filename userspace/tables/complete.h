@@ -54,12 +54,19 @@ struct complete_info {
 	struct complete_range stack_switch[COMPLETE_MAX_STACK_SWITCH];
 	uint32_t nr_stack_switch;
 	bool go; /* a Go binary: .go.buildinfo, .note.go.buildid or runtime.buildVersion */
+	/*
+	 * Go's own code, [runtime.text, runtime.etext): where CFI rows get Go's
+	 * frame layout ("rbp at CFA - 16"). Empty when unknown (no symbols): then
+	 * nowhere, as a cgo binary's C code from .eh_frame lies outside it and
+	 * its frames keep rbp wherever gcc did.
+	 */
+	struct complete_range go_text;
 };
 
 /*
  * Reads the PLT sections, the outermost functions and Go's stack-switching
- * functions (from .symtab, else .dynsym) of the ELF file open at fd. 0 (an object without section headers
- * or symbols just gets an empty info), or -EINVAL when it is not ELF.
+ * functions (from .symtab, else .dynsym) of the ELF file open at fd. 0 (an object without section
+ * headers or symbols just gets an empty info), or -EINVAL when it is not ELF.
  */
 int complete__read_fd(int fd, struct complete_info *ci);
 
