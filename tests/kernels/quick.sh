@@ -36,11 +36,17 @@ trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
 pass() { echo "PASS: $KVER: $*"; }
 fail() { echo "FAIL: $KVER: $*"; }
 
-# start PROG SECS: runs PROG in the background; its PID in $pid.
+# start PROG SECS: runs PROG in the background, its PID in $pid, after
+# ending the one started before (a spinner left running slows every check
+# after it).
 start() {
+	if [ ${#pids[@]} -gt 0 ]; then
+		kill "${pids[@]}" 2>/dev/null
+		wait "${pids[@]}" 2>/dev/null
+	fi
 	"$@" >/dev/null &
 	pid=$!
-	pids+=("$pid")
+	pids=("$pid")
 }
 
 # chains FOLDED COMM: COMM's rec_hot samples that are complete
@@ -104,7 +110,7 @@ sample_until() {
 		kill -0 "$top" 2>/dev/null || break
 		v=0
 		for c in ${counter//+/ }; do
-			v=$((v + $(stat "$base.err" "$c" | grep -x '[0-9]*' || echo 0)))
+			v=$((v + $(stat "$base.err" "$c" | grep -x '[0-9][0-9]*' || echo 0)))
 		done
 		[ "$v" -ge "$min" ] && break
 		sleep 0.1
@@ -152,8 +158,9 @@ else
 fi
 
 # --- lifecycle: system-wide; a process exec'd once the first table is out.
-# Ended (SIGTERM: the outputs are written) three tables after one showed the
-# newcomer's main, i.e. once its table was in use, however slow the machine.
+# Ended (SIGTERM: the outputs are written) once the tables after the one that
+# showed the newcomer's main (its table in use) count 100 samples of it:
+# however slow the machine, the check judges enough of them.
 # waitfor SECS CMD...: polls CMD every 0.1 s until it succeeds or SECS pass.
 waitfor() {
 	local n=$(($1 * 10))
@@ -165,7 +172,14 @@ waitfor() {
 	done
 }
 tables() { grep -c 'samples (' "$OUT/life.out" 2>/dev/null; }
-tables_past() { [ "$(tables)" -ge "$1" ]; }
+# hot_past N: the tables after the one that showed the newcomer's main count
+# N samples of its rec_hot (rows: Self% Total% Samples PID COMM DSO [.] NAME).
+hot_past() {
+	sleep 0.4 # the file grows by every row of a busy machine each second
+	awk -v n="$seen" -v want="$1" '/samples \(/ { t++ }
+		t > n && $5 == "deeplife" && $NF == "rec_hot" { s += $3 }
+		END { exit !(s >= want) }' "$OUT/life.out"
+}
 "$TOP" -b -d 1 -n 0 -F 199 --folded "$OUT/life.folded" --stats >"$OUT/life.out" 2>"$OUT/life.err" &
 top=$!
 waitfor 600 grep -q 'samples (' "$OUT/life.out"
@@ -173,7 +187,7 @@ cp "$FIX/deep" "$OUT/deeplife"
 start "$OUT/deeplife" 3600
 waitfor 600 grep -qE 'deeplife .*\[\.\] main$' "$OUT/life.out"
 seen=$(tables)
-waitfor 60 tables_past $((seen + 3))
+waitfor 600 hot_past 100
 kill -TERM "$top" 2>/dev/null
 wait "$top"
 rc=$?
