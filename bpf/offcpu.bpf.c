@@ -118,7 +118,10 @@ static __always_inline bool in_sched(__u64 ip)
 /*
  * Kernel stack of the current task at ips[0..], starting at __schedule: the
  * frames above it (this program, the tracepoint glue) say nothing. Their
- * number is learned once, then skipped by bpf_get_stack() itself.
+ * number is learned from the first stack and then skipped by
+ * bpf_get_stack() itself; a stack that does not start at __schedule with it
+ * (not every stack has as many above it: seen on a busy machine, one in
+ * six came one frame short) is taken again from the top and searched.
  */
 static __always_inline __u32 record_kernel(void *ctx, __u64 *ips)
 {
@@ -130,16 +133,25 @@ static __always_inline __u32 record_kernel(void *ctx, __u64 *ips)
 	if (ret <= 0)
 		return 0;
 	n = (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK;
-	if (!sched_hi || skip || !n || in_sched(ips[0]))
+	if (!sched_hi || !n || in_sched(ips[0]))
 		return n;
-	/* First stack: find __schedule, then drop what is above it. */
+	if (skip) {
+		ret = bpf_get_stack(ctx, ips, SFBPF_MAX_KFRAMES * sizeof(__u64), 0);
+		if (ret <= 0)
+			return 0;
+		n = (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK;
+		if (!n || in_sched(ips[0]))
+			return n;
+	}
+	/* Find __schedule, then drop what is above it. */
 	for (i = 1; i < KSTACK_SEARCH && i < n; i++) {
 		if (in_sched(ips[i & UNWIND_KFRAME_MASK]))
 			break;
 	}
 	if (i >= KSTACK_SEARCH || i >= n)
 		return n;
-	kstack_skip = i;
+	if (!skip)
+		kstack_skip = i;
 	ret = bpf_get_stack(ctx, ips, SFBPF_MAX_KFRAMES * sizeof(__u64), i & BPF_F_SKIP_FIELD_MASK);
 	return ret > 0 ? (ret / sizeof(__u64)) & UNWIND_KFRAME_MASK : 0;
 }
