@@ -91,6 +91,10 @@ main() {
 	local vers=("$@")
 	[ ${#vers[@]} -gt 0 ] || vers=(2.44 2.47)
 	mkdir -p "$CACHE/src" "$CACHE/build"
+	# One builder at a time: two make checks (or make deps beside one)
+	# would remove each other's build directories.
+	exec 9>"$CACHE/.lock"
+	flock 9
 	for v in "${vers[@]}"; do
 		[ -n "${DEBVER[$v]:-}" ] || { log "unknown version $v"; exit 2; }
 		fetch_source "$v"
