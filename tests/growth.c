@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Nothing grows without bound: the symbolizer's caches against real files,
+ * driven by tests/growth.test.
+ *
+ *   growth dwarf DIR N    N copies of a library with DWARF (DIR/libN.so, each
+ *                         exporting growth_fn): dlopen'ed one after the other,
+ *                         symbolized, closed. Each must get source lines (the
+ *                         cache holds at most 256 DWARF descriptors), and the
+ *                         objects no snapshot uses must go within the budget.
+ *   growth touch LIB N    LIB mapped, its mtime changed before each of N
+ *                         refreshes: replaced objects must not pile up.
+ *   growth perfmap DIR    our own /tmp/perf-PID.map: a map over the budget is
+ *                         refused (counted), appended lines are read alone,
+ *                         a line being written is read once whole.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols/symbolize.h"
+#include "util/clock.h"
+
+#define TEST_PREFIX "growth-"
+#include "testlib.h"
+
+static int dwarf(const char *dir, int n)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct symbolizer_stats st;
+	int i, with_lines = 0, named = 0;
+	uint64_t max_objects = 0;
+	char path[4096];
+
+	if (!s)
+		return 1;
+	/* Small enough that closed libraries go, big enough for a few. */
+	symbolizer__set_budgets(s, 32 << 10, 0);
+	for (i = 0; i < n; i++) {
+		struct sym_info si;
+		void *h, *fn;
+
+		snprintf(path, sizeof(path), "%s/lib%d.so", dir, i);
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		fn = h ? dlsym(h, "growth_fn") : NULL;
+		if (!fn) {
+			report(false, "dwarf-open", "%s: %s", path, dlerror());
+			return 1;
+		}
+		symbolizer__refresh_pid(s, getpid());
+		if (!symbolizer__user(s, getpid(), (uint64_t)(uintptr_t)fn, &si)) {
+			named += si.name && !strcmp(si.name, "growth_fn");
+			with_lines += si.nr_lines > 0 && si.lines[si.nr_lines - 1].function &&
+				      !strcmp(si.lines[si.nr_lines - 1].function, "growth_fn");
+		}
+		dlclose(h);
+		symbolizer__stats(s, &st);
+		if (st.objs.objects > max_objects)
+			max_objects = st.objs.objects;
+	}
+	symbolizer__refresh_pid(s, getpid());
+	symbolizer__stats(s, &st);
+	report(named == n, "dwarf-names", "%d of %d libraries named growth_fn", named, n);
+	report(n > 256 && with_lines == n, "dwarf-lines",
+	       "%d of %d libraries (over 256 needed) had source lines", with_lines, n);
+	report(st.objs.dwarf_fds <= 256 && st.objs.dwarf_refused == 0, "dwarf-fds",
+	       "%" PRIu64 " DWARF descriptors held, %" PRIu64 " objects refused one",
+	       st.objs.dwarf_fds, st.objs.dwarf_refused);
+	report(st.objs.evicted >= (uint64_t)n / 2 && max_objects < (uint64_t)n / 2, "dwarf-evicted",
+	       "%" PRIu64 " objects evicted of %d closed; at most %" PRIu64 " cached at once",
+	       st.objs.evicted, n, max_objects);
+	report(st.objs.cold_bytes <= st.objs.budget, "dwarf-budget",
+	       "%" PRIu64 " bytes of cold objects, budget %" PRIu64, st.objs.cold_bytes,
+	       st.objs.budget);
+	symbolizer__free(s);
+	return 0;
+}
+
+static int touch(const char *lib, int n)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct symbolizer_stats st;
+	struct timespec ts[2];
+	struct sym_info si;
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL), *fn = h ? dlsym(h, "growth_fn") : NULL;
+	int i, named = 0;
+
+	if (!s || !fn) {
+		report(false, "touch-open", "%s: %s", lib, dlerror());
+		return 1;
+	}
+	symbolizer__note_pid(s, getpid());
+	for (i = 0; i < n; i++) {
+		/* A new mtime: the cache must take the file for another one. */
+		ts[0].tv_sec = ts[1].tv_sec = 1000000 + i;
+		ts[0].tv_nsec = ts[1].tv_nsec = 0;
+		if (utimensat(AT_FDCWD, lib, ts, 0)) {
+			report(false, "touch-utime", "%s: %s", lib, strerror(errno));
+			return 1;
+		}
+		symbolizer__refresh_pid(s, getpid());
+		named += !symbolizer__user(s, getpid(), (uint64_t)(uintptr_t)fn, &si) && si.name &&
+			 !strcmp(si.name, "growth_fn");
+	}
+	symbolizer__stats(s, &st);
+	report(named == n, "touch-names", "%d of %d lookups named growth_fn", named, n);
+	report(st.objs.replaced >= (uint64_t)n, "touch-replaced",
+	       "%" PRIu64 " objects replaced for %d touches", st.objs.replaced, n);
+	/* One generation may hold the previous object until the next refresh. */
+	report(st.objs.retired <= 1, "touch-retired",
+	       "%" PRIu64 " replaced objects still kept after %d touches", st.objs.retired, n);
+	dlclose(h);
+	symbolizer__free(s);
+	return 0;
+}
+
+static int write_lines(int fd, uint64_t base, int from, int to, const char *tag)
+{
+	char line[128];
+	int i, len;
+
+	for (i = from; i < to; i++) {
+		len = snprintf(line, sizeof(line), "%" PRIx64 " 10 %s_%d\n",
+			       base + (uint64_t)i * 16, tag, i);
+		if (write(fd, line, len) != len)
+			return -1;
+	}
+	return 0;
+}
+
+/* Looks up addr until it is named name or the deadline passes (re-reads are once a second). */
+static bool wait_name(struct symbolizer *s, uint64_t addr, const char *name)
+{
+	uint64_t end = clock__mono_ns() + 20000000000ull;
+	struct sym_info si;
+
+	do {
+		if (!symbolizer__user(s, getpid(), addr, &si) && si.name && !strcmp(si.name, name))
+			return true;
+		usleep(50000);
+	} while (clock__mono_ns() < end);
+	return false;
+}
+
+static int perfmap(void)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct symbolizer_stats st;
+	char path[64], name[64];
+	void *jit = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)jit;
+	struct sym_info si;
+	bool found;
+	int fd;
+
+	if (!s || jit == MAP_FAILED)
+		return 1;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* 20000 lines, ~500 KiB: times the peak factor, over a 1 MiB budget. */
+	if (fd < 0 || write_lines(fd, base, 0, 20000, "big")) {
+		report(false, "perfmap-write", "%s: %s", path, strerror(errno));
+		return 1;
+	}
+	symbolizer__set_budgets(s, 0, 1 << 20);
+	symbolizer__note_pid(s, getpid());
+	found = !symbolizer__user(s, getpid(), base + 16, &si) && si.name;
+	symbolizer__stats(s, &st);
+	report(!found && st.jit.refused >= 1 && st.jit.reads == 0 && st.jit.bytes == 0,
+	       "perfmap-refused",
+	       "found %d, refused %" PRIu64 ", reads %" PRIu64 ", bytes %" PRIu64, found,
+	       st.jit.refused, st.jit.reads, st.jit.bytes);
+	symbolizer__free(s);
+
+	/* Within the budget: 1000 lines, then 1000 appended, then half a line. */
+	s = symbolizer__new();
+	if (!s || ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) ||
+	    write_lines(fd, base, 0, 1000, "first"))
+		return 1;
+	symbolizer__set_budgets(s, 0, 16 << 20);
+	symbolizer__note_pid(s, getpid());
+	report(wait_name(s, base + 999 * 16, "first_999"), "perfmap-first", "first_999 not found");
+	if (write_lines(fd, base, 1000, 2000, "next"))
+		return 1;
+	found = wait_name(s, base + 1999 * 16, "next_1999");
+	symbolizer__stats(s, &st);
+	report(found && st.jit.reads == 1 && st.jit.tail_reads == 1, "perfmap-append",
+	       "found %d, whole reads %" PRIu64 ", tail reads %" PRIu64, found, st.jit.reads,
+	       st.jit.tail_reads);
+	report(wait_name(s, base + 5 * 16, "first_5"), "perfmap-append-old",
+	       "first_5 lost after the append");
+	/* A line written in two parts: not taken until whole. */
+	snprintf(name, sizeof(name), "%" PRIx64 " 10 par", base + (uint64_t)2000 * 16);
+	if (write(fd, name, strlen(name)) != (ssize_t)strlen(name) || write(fd, "tial\n", 5) != 5)
+		return 1;
+	found = wait_name(s, base + 2000 * 16, "partial");
+	report(found, "perfmap-partial", "a line completed later was not read whole");
+	symbolizer__stats(s, &st);
+	report(st.jit.bytes > 0 && st.jit.bytes <= st.jit.budget, "perfmap-budget",
+	       "%" PRIu64 " bytes charged, budget %" PRIu64, st.jit.bytes, st.jit.budget);
+	symbolizer__free(s);
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "dwarf"))
+		return dwarf(argv[2], atoi(argv[3])) || failures;
+	if (argc == 4 && !strcmp(argv[1], "touch"))
+		return touch(argv[2], atoi(argv[3])) || failures;
+	if (argc == 2 && !strcmp(argv[1], "perfmap"))
+		return perfmap() || failures;
+	fprintf(stderr, "usage: growth dwarf DIR N | touch LIB N | perfmap\n");
+	return 2;
+}
