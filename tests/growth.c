@@ -10,7 +10,10 @@
  *                         objects no snapshot uses must go within the budget.
  *   growth touch LIB N    LIB mapped, its mtime changed before each of N
  *                         refreshes: replaced objects must not pile up.
- *   growth perfmap DIR    our own /tmp/perf-PID.map: a map over the budget is
+ *   growth aggr           200000 distinct stacks through a 4 MiB aggregator:
+ *                         every sample and weight stays counted, hot stacks
+ *                         keep their frames, the memory stays in the budget.
+ *   growth perfmap        our own /tmp/perf-PID.map: a map over the budget is
  *                         refused (counted), appended lines are read alone,
  *                         a line being written is read once whole.
  */
@@ -25,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "profile/aggregate.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
 
@@ -212,8 +216,83 @@ static int perfmap(void)
 	return 0;
 }
 
+struct sums {
+	uint64_t samples, weight, hot, hot_stacks;
+};
+
+static int sum_one(const struct aggr_stack *st, void *ctx)
+{
+	struct sums *m = ctx;
+
+	m->samples += st->count;
+	m->weight += st->weight;
+	if (st->nr_user == 32 && st->ips[1] == 0xdead) {
+		m->hot += st->count;
+		m->hot_stacks++;
+	}
+	return 0;
+}
+
+static int aggr(void)
+{
+	static struct sfbpf_sample smp;
+	struct aggregator *a = aggregator__new();
+	const uint64_t budget = 4 << 20, n = 200000;
+	uint64_t i, weight = 0, max_bytes = 0, hot = 0;
+	struct aggr_totals t;
+	struct sums m = { 0 };
+	unsigned f;
+	int err = 0;
+
+	if (!a)
+		return 1;
+	aggregator__set_budget(a, budget);
+	smp.nr_user = 32;
+	smp.stop = SFBPF_STOP_OUTERMOST;
+	for (i = 0; i < n && !err; i++) {
+		/* Every 10th sample one of 8 hot stacks (of 7 processes: 56); the rest all
+		 * distinct. */
+		bool is_hot = i % 10 == 0;
+
+		smp.pid = 100 + (uint32_t)(i % 7);
+		snprintf(smp.comm, sizeof(smp.comm), "p%u", smp.pid);
+		smp.weight = 1 + (uint32_t)(i % 3);
+		for (f = 0; f < 32; f++)
+			smp.ips[f] = is_hot ? 0x1000 + (i / 10 % 8) * 64 + f : i * 64 + f + 1;
+		if (is_hot) {
+			smp.ips[1] = 0xdead;
+			hot++;
+		}
+		err = aggregator__add(a, &smp);
+		weight += smp.weight;
+		if (aggregator__bytes(a) > max_bytes)
+			max_bytes = aggregator__bytes(a);
+	}
+	aggregator__totals(a, &t);
+	aggregator__for_each(a, sum_one, &m);
+	report(!err && t.refused == 0, "aggr-add",
+	       "error %d at sample %" PRIu64 ", %" PRIu64 " refused", err, i, t.refused);
+	report(m.samples == n && t.samples == n && m.weight == weight, "aggr-all-counted",
+	       "stacks hold %" PRIu64 " samples, weight %" PRIu64 "; %" PRIu64
+	       " sent, weight %" PRIu64,
+	       m.samples, m.weight, n, weight);
+	report(max_bytes <= budget, "aggr-budget", "%" PRIu64 " bytes at most, budget %" PRIu64,
+	       max_bytes, budget);
+	report(t.evicted > n / 2 && t.folded > n / 2 && t.compactions > 0, "aggr-evicted",
+	       "%" PRIu64 " stacks evicted, %" PRIu64 " samples folded, %" PRIu64 " compactions",
+	       t.evicted, t.folded, t.compactions);
+	/* Hot stacks are counted recently at every compaction: never folded. */
+	report(m.hot_stacks == 56 && m.hot == hot, "aggr-hot-kept",
+	       "%" PRIu64 " hot stacks with %" PRIu64 " samples; %" PRIu64 " sent", m.hot_stacks,
+	       m.hot, hot);
+	aggregator__free(a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "aggr"))
+		return aggr() || failures;
 	if (argc == 4 && !strcmp(argv[1], "dwarf"))
 		return dwarf(argv[2], atoi(argv[3])) || failures;
 	if (argc == 4 && !strcmp(argv[1], "touch"))
