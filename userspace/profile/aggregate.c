@@ -27,6 +27,7 @@ struct aggregator {
 	size_t nchunks;
 	uint64_t budget; /* bytes of chunks and slots; 0: none */
 	uint64_t misses; /* samples that found no room since the last compaction */
+	uint64_t next_id; /* of the next new stack */
 	struct aggr_totals totals;
 };
 
@@ -183,6 +184,7 @@ static struct aggr_stack *new_stack(struct aggregator *a, const struct key *k)
 	if (!st)
 		return NULL;
 	memset(st, 0, sizeof(*st));
+	st->id = ++a->next_id;
 	st->pid = s->pid;
 	st->cgroup_id = s->cgroup_id;
 	st->nr_user = s->nr_user;
@@ -259,43 +261,36 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /*
- * Make room: the least recently counted stacks (a quarter of them, and at
- * least those last counted as long ago as the quarter's newest) are folded
- * into their process, a stack without frames (pid, comm and cgroup kept,
- * truncated): every sample stays counted, in every output, and its weight;
- * only where in the code it was is lost. The others are moved, in order,
- * into fresh chunks. 0, or -ENOMEM with nothing changed.
+ * The stacks last counted at or before sample cut are folded into their
+ * process, a stack without frames (pid, comm and cgroup kept, truncated):
+ * every sample stays counted, in every output, and its weight; only where in
+ * the code it was is lost. Or, with drop, forgotten (the live view's window,
+ * when nothing wants the whole run). The others move, in order, into fresh
+ * chunks, keeping their ids. 0, or -ENOMEM with nothing changed.
  */
-static int compact(struct aggregator *a)
+static int compact(struct aggregator *a, uint64_t cut, bool drop)
 {
 	struct aggregator *n = aggregator__new();
-	uint64_t *last = NULL, cut, evicted = 0, folded = 0, stacks;
+	uint64_t evicted = 0, folded = 0, dropped = 0, stacks;
+	const struct aggr_stack *old;
 	struct aggr_stack *st, *to;
 	const struct chunk *c;
-	size_t nr = 0, off;
+	size_t off;
 	struct key k;
 
-	if (!n || !a->totals.stacks)
-		goto fail;
-	last = malloc(a->totals.stacks * sizeof(*last));
-	if (!last)
-		goto fail;
-	for (c = a->head; c; c = c == a->tail ? NULL : c->next)
-		for (off = 0; off < c->used; off += stack_bytes(st->nr_user + st->nr_kernel)) {
-			st = (void *)((char *)c->data + off);
-			last[nr++] = st->last;
-		}
-	qsort(last, nr, sizeof(*last), cmp_u64);
-	cut = last[nr / 4];
-	free(last);
-	last = NULL;
+	if (!n)
+		return -ENOMEM;
 	for (c = a->head; c; c = c == a->tail ? NULL : c->next)
 		for (off = 0; off < c->used; off += stack_bytes(st->nr_user + st->nr_kernel)) {
 			bool evict;
 
 			st = (void *)((char *)c->data + off);
 			key_of(&k, st);
-			evict = st->last <= cut && k.n;
+			evict = st->last <= cut && (k.n || drop);
+			if (evict && drop) {
+				dropped++;
+				continue;
+			}
 			if (evict) {
 				k.nr_user = k.nr_kernel = 0;
 				k.n = 0;
@@ -306,9 +301,19 @@ static int compact(struct aggregator *a)
 			to = lookup(n, &k);
 			if (!to)
 				goto fail;
+			/*
+			 * Ids carry over, a process's stack's too when an
+			 * evicted stack creates it anew: the live view follows
+			 * stacks by id.
+			 */
+			if (!to->count && !to->folded) {
+				old = evict ? find(a, &k) : st;
+				to->id = old ? old->id : ++a->next_id;
+			}
 			to->count += st->count;
 			to->weight += st->weight;
 			to->folded += evict ? st->count : st->folded;
+			to->folded_weight += evict ? st->weight : st->folded_weight;
 			if (st->last > to->last)
 				to->last = st->last;
 		}
@@ -317,18 +322,50 @@ static int compact(struct aggregator *a)
 	n->totals.stacks = stacks;
 	n->totals.evicted += evicted;
 	n->totals.folded += folded;
+	n->totals.dropped += dropped;
 	n->totals.compactions++;
 	n->budget = a->budget;
 	n->misses = a->misses;
+	n->next_id = a->next_id;
 	free_chunks(a->head);
 	free(a->slots);
 	*a = *n;
 	free(n);
 	return 0;
 fail:
-	free(last);
 	aggregator__free(n);
 	return -ENOMEM;
+}
+
+/* Make room: fold the quarter of the stacks counted least recently. */
+static int compact_coldest(struct aggregator *a)
+{
+	uint64_t *last, cut;
+	const struct aggr_stack *st;
+	const struct chunk *c;
+	size_t nr = 0, off;
+
+	if (!a->totals.stacks)
+		return -ENOENT;
+	last = malloc(a->totals.stacks * sizeof(*last));
+	if (!last)
+		return -ENOMEM;
+	for (c = a->head; c; c = c == a->tail ? NULL : c->next)
+		for (off = 0; off < c->used; off += stack_bytes(st->nr_user + st->nr_kernel)) {
+			st = (const void *)((const char *)c->data + off);
+			last[nr++] = st->last;
+		}
+	qsort(last, nr, sizeof(*last), cmp_u64);
+	cut = last[nr / 4];
+	free(last);
+	return compact(a, cut, false);
+}
+
+int aggregator__drop_idle(struct aggregator *a, uint64_t since)
+{
+	if (!since || !a->totals.stacks)
+		return 0;
+	return compact(a, since - 1, true);
 }
 
 /* Room for one more stack of n frames within the budget? Compacts first if not. */
@@ -351,7 +388,7 @@ static bool room_for(struct aggregator *a, unsigned n)
 		return false;
 	}
 	a->misses = 1;
-	if (compact(a))
+	if (compact_coldest(a))
 		return false;
 	if (aggregator__bytes(a) + need <= a->budget)
 		a->misses = 0;
@@ -394,6 +431,7 @@ int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
 			return -ENOSPC;
 		}
 		st->folded++;
+		st->folded_weight += s->weight;
 		a->totals.folded++;
 	}
 	if (!st)

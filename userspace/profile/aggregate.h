@@ -32,7 +32,9 @@ struct aggr_stack {
 	uint64_t count; /* samples */
 	uint64_t weight; /* sum of sample weights */
 	uint64_t cgroup_id; /* the task's cgroup v2 id (a process may move) */
+	uint64_t id; /* unique in the aggregator, kept when stacks move (not after a reset) */
 	uint64_t folded; /* of count, samples whose own stack was evicted into this one */
+	uint64_t folded_weight; /* and of weight, theirs */
 	uint64_t last; /* totals.samples when last counted: coldest first out */
 	uint32_t pid;
 	uint16_t nr_user;
@@ -52,7 +54,8 @@ struct aggr_totals {
 	uint64_t evicted; /* stacks folded into their process for the budget */
 	uint64_t folded; /* samples counted without their stack: in evicted stacks, or late */
 	uint64_t refused; /* samples not counted: no room even in their process's stack */
-	uint64_t compactions; /* times room was made */
+	uint64_t compactions; /* times the stacks moved (room made, idle ones dropped) */
+	uint64_t dropped; /* stacks forgotten by aggregator__drop_idle() */
 };
 
 struct aggregator;
@@ -70,6 +73,12 @@ void aggregator__free(struct aggregator *a);
 void aggregator__set_budget(struct aggregator *a, uint64_t bytes);
 /* Bytes held now: chunks and slots. */
 uint64_t aggregator__bytes(const struct aggregator *a);
+/*
+ * Forget the stacks not counted since sample number since (totals.samples
+ * then), samples and all: for a view of recent samples that nothing else
+ * reads. Totals stay. 0 or -ENOMEM (nothing forgotten).
+ */
+int aggregator__drop_idle(struct aggregator *a, uint64_t since);
 
 /*
  * Count one sample. -EINVAL (and totals.invalid++) if its frame counts are
