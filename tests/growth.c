@@ -13,6 +13,11 @@
  *   growth aggr           200000 distinct stacks through a 4 MiB aggregator:
  *                         every sample and weight stays counted, hot stacks
  *                         keep their frames, the memory stays in the budget.
+ *   growth view           the live view's model over 3000 refreshes of new
+ *                         stacks: with idle stacks dropped it keeps a window
+ *                         (stacks, addresses bounded, the hot function on
+ *                         top); over a budgeted aggregator it counts each
+ *                         sample once however stacks are folded.
  *   growth perfmap        our own /tmp/perf-PID.map: a map over the budget is
  *                         refused (counted), appended lines are read alone,
  *                         a line being written is read once whole.
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include "profile/aggregate.h"
+#include "top/topview.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
 
@@ -289,8 +295,111 @@ static int aggr(void)
 	return 0;
 }
 
+/* n samples of one stack per call: frames from seed, in pid. */
+static int feed(struct aggregator *a, uint32_t pid, uint64_t seed, unsigned n)
+{
+	static struct sfbpf_sample smp;
+	unsigned f;
+	int err = 0;
+
+	smp.pid = pid;
+	smp.nr_user = 8;
+	smp.weight = 1;
+	smp.stop = SFBPF_STOP_OUTERMOST;
+	snprintf(smp.comm, sizeof(smp.comm), "v%u", pid);
+	for (f = 0; f < 8; f++)
+		smp.ips[f] = 0x400000 + seed * 64 + f * 8;
+	while (n-- && !err)
+		err = aggregator__add(a, &smp);
+	return err;
+}
+
+static int own_sum(const struct aggr_stack *st, void *ctx)
+{
+	*(uint64_t *)ctx += st->count - st->folded;
+	return 0;
+}
+
+#define VIEW_ROUNDS 3000
+#define VIEW_WINDOW 5
+
+static int view(void)
+{
+	struct topview_opts o = { .counts = TOPVIEW_DECAY };
+	struct aggregator *a = aggregator__new();
+	struct topview *tv = topview__new(&o, NULL, NULL);
+	const struct topview_row *const *rows;
+	uint64_t marks[VIEW_WINDOW] = { 0 }, max_stacks = 0, max_addrs = 0, own = 0;
+	struct topview_totals tt;
+	struct aggr_totals t;
+	unsigned r, i;
+	int err = 0, n;
+
+	if (!a || !tv)
+		return 1;
+	for (r = 0; r < VIEW_ROUNDS && !err; r++) {
+		/* 20 stacks never seen again, each in a process of its own; one hot stack. */
+		for (i = 0; i < 20 && !err; i++)
+			err = feed(a, 1000 + r * 20 + i, 1 + r * 20 + i, 1);
+		err = err ?: feed(a, 7, 0, 10);
+		err = err ?: topview__update(tv, a);
+		aggregator__totals(a, &t);
+		/* As the live view does: what was not counted in the last refreshes goes. */
+		err = err ?: aggregator__drop_idle(a, marks[r % VIEW_WINDOW]);
+		marks[r % VIEW_WINDOW] = t.samples;
+		topview__totals(tv, &tt);
+		if (tt.stacks > max_stacks)
+			max_stacks = tt.stacks;
+		if (tt.addrs > max_addrs)
+			max_addrs = tt.addrs;
+	}
+	topview__totals(tv, &tt);
+	aggregator__totals(a, &t);
+	report(!err, "view-run", "error %d at refresh %u", err, r);
+	/* A window of 5 refreshes of 21 stacks, plus what waits for a rebuild. */
+	report(max_stacks <= 2 * (VIEW_WINDOW + 1) * 21 + 1024 &&
+		       t.dropped >= 20 * (VIEW_ROUNDS - 10),
+	       "view-window", "at most %" PRIu64 " stacks in the model, %" PRIu64 " dropped",
+	       max_stacks, t.dropped);
+	report(tt.rebuilds > 0 && max_addrs <= 8 * (2 * (VIEW_WINDOW + 1) * 21 + 2048),
+	       "view-addrs", "%" PRIu64 " rebuilds, at most %" PRIu64 " addresses remembered",
+	       tt.rebuilds, max_addrs);
+	n = topview__select(tv, TOPVIEW_SORT_SELF, NULL, &rows);
+	/* The hot stack: 10 a refresh decaying by 7/8 settles near 80, the rest near 8 each. */
+	report(n > 0 && rows[0]->pid == 7 && rows[0]->self > 40, "view-hot",
+	       "%d rows, the first of pid %u self %.1f", n, n > 0 ? rows[0]->pid : 0,
+	       n > 0 ? rows[0]->self : 0.0);
+	topview__free(tv);
+	aggregator__free(a);
+
+	/* Budgeted (outputs at exit want every sample): folded samples count once. */
+	o.counts = TOPVIEW_CUMULATIVE;
+	a = aggregator__new();
+	tv = topview__new(&o, NULL, NULL);
+	if (!a || !tv)
+		return 1;
+	aggregator__set_budget(a, 4 << 20);
+	for (r = 0; r < 400 && !err; r++) {
+		for (i = 0; i < 200 && !err; i++)
+			err = feed(a, 1000 + i % 50, 1 + r * 200 + i, 1);
+		err = err ?: topview__update(tv, a);
+	}
+	aggregator__totals(a, &t);
+	aggregator__for_each(a, own_sum, &own);
+	topview__totals(tv, &tt);
+	report(!err && t.evicted > 0 && tt.samples == own && tt.stacks == t.stacks, "view-budget",
+	       "error %d, %" PRIu64 " evicted; view %" PRIu64 " samples in %" PRIu64
+	       " stacks, aggregator %" PRIu64 " own samples in %" PRIu64 " stacks",
+	       err, t.evicted, tt.samples, tt.stacks, own, t.stacks);
+	topview__free(tv);
+	aggregator__free(a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "view"))
+		return view() || failures;
 	if (argc == 2 && !strcmp(argv[1], "aggr"))
 		return aggr() || failures;
 	if (argc == 4 && !strcmp(argv[1], "dwarf"))
