@@ -487,8 +487,17 @@ void aggregator__totals(const struct aggregator *a, struct aggr_totals *out)
 
 void aggregator__reset(struct aggregator *a)
 {
+	struct aggr_totals kept = a->totals;
+
 	memset(a->slots, 0, a->nslots * sizeof(*a->slots));
 	memset(&a->totals, 0, sizeof(a->totals));
+	/* The budget's counts go on: metrics read them as counters that only grow. */
+	a->totals.evicted = kept.evicted;
+	a->totals.folded = kept.folded;
+	a->totals.refused = kept.refused;
+	a->totals.dropped = kept.dropped;
+	a->totals.compactions = kept.compactions;
+	a->misses = 0;
 	if (a->head)
 		a->head->used = 0;
 	a->tail = a->head;

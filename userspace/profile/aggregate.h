@@ -15,8 +15,10 @@
  * stays counted with its weight in every output and only its place in the
  * code is lost (totals.evicted stacks, totals.folded samples). The stacks
  * move then: pointers and the iteration order from before do not hold (the
- * live view notices and recounts). A sample that fits nowhere, not even in
- * its process's stack, is refused and counted (totals.refused).
+ * live view follows them by id). A sample that fits nowhere, not even in
+ * its process's stack, is refused and counted (totals.refused). While the
+ * stacks move, old and new chunks coexist: for that moment the memory held
+ * may reach twice the budget.
  */
 #ifndef SFBPF_AGGREGATE_H
 #define SFBPF_AGGREGATE_H
@@ -51,6 +53,7 @@ struct aggr_totals {
 	uint64_t truncated; /* samples with a truncated user stack */
 	uint64_t invalid; /* rejected: frame counts or size inconsistent */
 	uint64_t by_stop[SFBPF_STOP__COUNT]; /* samples per stop reason */
+	/* Since aggregator__new(), kept by aggregator__reset(): */
 	uint64_t evicted; /* stacks folded into their process for the budget */
 	uint64_t folded; /* samples counted without their stack: in evicted stacks, or late */
 	uint64_t refused; /* samples not counted: no room even in their process's stack */
@@ -93,7 +96,10 @@ typedef int (*aggr_cb)(const struct aggr_stack *st, void *ctx);
 int aggregator__for_each(const struct aggregator *a, aggr_cb cb, void *ctx);
 
 void aggregator__totals(const struct aggregator *a, struct aggr_totals *out);
-/* Forget every stack and total (next interval); memory is kept for reuse. */
+/*
+ * Forget every stack and total (next interval) but the budget's counts;
+ * memory is kept for reuse.
+ */
 void aggregator__reset(struct aggregator *a);
 
 #endif /* SFBPF_AGGREGATE_H */

@@ -292,7 +292,7 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	const struct symcache_stats *o = &st->sym.objs;
 	const struct perfmap_pool *j = &st->sym.jit;
 
-	print_counter(f, "", "stack_samples", st->stacks.samples);
+	print_gauge(f, "", "stack_samples", st->stacks.samples); /* since the last reset */
 	print_gauge(f, "", "stacks", st->stacks.stacks);
 	print_gauge(f, "", "stack_bytes", st->stack_bytes);
 	print_gauge(f, "", "stack_budget_bytes", s->budgets.stacks);
