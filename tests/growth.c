@@ -6,8 +6,9 @@
  *   growth dwarf DIR N    N copies of a library with DWARF (DIR/libN.so, each
  *                         exporting growth_fn): dlopen'ed one after the other,
  *                         symbolized, closed. Each must get source lines (the
- *                         cache holds at most 256 DWARF descriptors), and the
- *                         objects no snapshot uses must go within the budget.
+ *                         cache holds at most 256 DWARF descriptors), the
+ *                         objects no snapshot uses must go within the budget,
+ *                         and their paths once the process is forgotten.
  *   growth touch LIB N    LIB mapped, its mtime changed before each of N
  *                         refreshes: replaced objects must not pile up.
  *   growth aggr           200000 distinct stacks through a 4 MiB aggregator:
@@ -89,6 +90,12 @@ static int dwarf(const char *dir, int n)
 	report(st.objs.cold_bytes <= st.objs.budget, "dwarf-budget",
 	       "%" PRIu64 " bytes of cold objects, budget %" PRIu64, st.objs.cold_bytes,
 	       st.objs.budget);
+	/* Forgotten, the process leaves no path interned (they are swept past 1024). */
+	symbolizer__forget_pid(s, getpid());
+	symbolizer__stats(s, &st);
+	report(n > 1024 && st.strings_swept >= (uint64_t)n && st.strings == 0, "dwarf-paths",
+	       "%" PRIu64 " paths swept of %d libraries, %" PRIu64 " still interned",
+	       st.strings_swept, n, st.strings);
 	symbolizer__free(s);
 	return 0;
 }
