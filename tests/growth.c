@@ -166,6 +166,60 @@ static bool wait_name(struct symbolizer *s, uint64_t addr, const char *name)
 	return false;
 }
 
+/* Peak resident memory so far (VmHWM), in bytes. */
+static uint64_t peak_rss(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long long kb = 0;
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb << 10;
+}
+
+/* A 64 MiB map (1.6 M symbols) under the default budget: refused before any parsing. */
+static int perfmap_huge(int fd, uint64_t base)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct symbolizer_stats st;
+	static char buf[1 << 20];
+	uint64_t before, i = 0;
+	size_t len = 0;
+	int n;
+
+	if (!s || ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		return 1;
+	for (;;) {
+		n = snprintf(buf + len, sizeof(buf) - len,
+			     "%" PRIx64 " 10 huge_symbol_%" PRIu64 "\n", base + i * 16, i);
+		if ((size_t)n >= sizeof(buf) - len) {
+			if (write(fd, buf, len) != (ssize_t)len)
+				return 1;
+			len = 0;
+			if (lseek(fd, 0, SEEK_CUR) >= 64 << 20)
+				break;
+			continue;
+		}
+		len += n;
+		i++;
+	}
+	before = peak_rss();
+	symbolizer__note_pid(s, getpid());
+	symbolizer__stats(s, &st);
+	report(st.jit.refused >= 1 && st.jit.reads == 0 && st.jit.bytes == 0, "perfmap-huge",
+	       "64 MiB map: refused %" PRIu64 ", reads %" PRIu64 ", bytes %" PRIu64, st.jit.refused,
+	       st.jit.reads, st.jit.bytes);
+	/* Parsed, it took 402 MB at its peak; refused, nothing near. */
+	report(peak_rss() - before < (32 << 20), "perfmap-huge-rss",
+	       "peak RSS grew %" PRIu64 " MiB reading a 64 MiB map", (peak_rss() - before) >> 20);
+	symbolizer__free(s);
+	return 0;
+}
+
 static int perfmap(void)
 {
 	struct symbolizer *s = symbolizer__new();
@@ -224,6 +278,8 @@ static int perfmap(void)
 	report(st.jit.bytes > 0 && st.jit.bytes <= st.jit.budget, "perfmap-budget",
 	       "%" PRIu64 " bytes charged, budget %" PRIu64, st.jit.bytes, st.jit.budget);
 	symbolizer__free(s);
+	if (perfmap_huge(fd, base))
+		return 1;
 	close(fd);
 	unlink(path);
 	return 0;
