@@ -24,6 +24,10 @@ struct aggregator {
 	struct slot *slots;
 	size_t nslots; /* power of two */
 	struct chunk *head, *tail;
+	size_t nchunks;
+	uint64_t budget; /* bytes of chunks and slots; 0: none */
+	uint64_t misses; /* samples that found no room since the last compaction */
+	uint64_t next_id; /* of the next new stack */
 	struct aggr_totals totals;
 };
 
@@ -49,9 +53,12 @@ static uint64_t avalanche(uint64_t h)
 	return h ^ (h >> 32);
 }
 
-/* A sample as the aggregator sees it: its comm normalized, its stop folded. */
+/* A sample, or a stack being moved, as the aggregator sees it: comm normalized, stop folded. */
 struct key {
-	const struct sfbpf_sample *s;
+	uint32_t pid;
+	uint16_t nr_user, nr_kernel;
+	uint64_t cgroup_id;
+	const uint64_t *ips;
 	unsigned n; /* frames */
 	bool truncated;
 	char comm[SFBPF_TASK_COMM_LEN]; /* up to the NUL, zero-padded */
@@ -59,7 +66,7 @@ struct key {
 
 static uint64_t key_hash(const struct key *k)
 {
-	const struct sfbpf_sample *s = k->s;
+	const struct key *s = k;
 	uint64_t h = 0x27D4EB2F165667C5ULL, w;
 	unsigned i;
 
@@ -77,7 +84,7 @@ static uint64_t key_hash(const struct key *k)
 
 static bool key_equal(const struct aggr_stack *a, const struct key *k)
 {
-	const struct sfbpf_sample *s = k->s;
+	const struct key *s = k;
 
 	return a->pid == s->pid && a->nr_user == s->nr_user && a->nr_kernel == s->nr_kernel &&
 	       a->truncated == k->truncated && a->cgroup_id == s->cgroup_id &&
@@ -133,6 +140,7 @@ static struct aggr_stack *chunk_alloc(struct aggregator *a, size_t bytes)
 			c = malloc(sizeof(*c) + CHUNK_BYTES);
 			if (!c)
 				return NULL;
+			a->nchunks++;
 			c->next = NULL;
 			if (a->tail)
 				a->tail->next = c;
@@ -170,12 +178,13 @@ static int grow(struct aggregator *a)
 /* A new stack for k, in the chunks. */
 static struct aggr_stack *new_stack(struct aggregator *a, const struct key *k)
 {
-	const struct sfbpf_sample *s = k->s;
+	const struct key *s = k;
 	struct aggr_stack *st = chunk_alloc(a, stack_bytes(k->n));
 
 	if (!st)
 		return NULL;
 	memset(st, 0, sizeof(*st));
+	st->id = ++a->next_id;
 	st->pid = s->pid;
 	st->cgroup_id = s->cgroup_id;
 	st->nr_user = s->nr_user;
@@ -213,16 +222,196 @@ static struct aggr_stack *lookup(struct aggregator *a, const struct key *k)
 	return st;
 }
 
+/* The stack of k, or NULL. */
+static struct aggr_stack *find(const struct aggregator *a, const struct key *k)
+{
+	uint64_t h = key_hash(k);
+	size_t i;
+
+	for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1)) {
+		if (a->slots[i].hash == h && key_equal(a->slots[i].st, k))
+			return a->slots[i].st;
+	}
+	return NULL;
+}
+
+static void key_of(struct key *k, const struct aggr_stack *st)
+{
+	k->pid = st->pid;
+	k->nr_user = st->nr_user;
+	k->nr_kernel = st->nr_kernel;
+	k->cgroup_id = st->cgroup_id;
+	k->ips = st->ips;
+	k->n = st->nr_user + st->nr_kernel;
+	k->truncated = st->truncated;
+	memcpy(k->comm, st->comm, sizeof(k->comm));
+}
+
+uint64_t aggregator__bytes(const struct aggregator *a)
+{
+	return (uint64_t)a->nchunks * (sizeof(struct chunk) + CHUNK_BYTES) +
+	       a->nslots * sizeof(struct slot);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The stacks last counted at or before sample cut are folded into their
+ * process, a stack without frames (pid, comm and cgroup kept, truncated):
+ * every sample stays counted, in every output, and its weight; only where in
+ * the code it was is lost. Or, with drop, forgotten (the live view's window,
+ * when nothing wants the whole run). The others move, in order, into fresh
+ * chunks, keeping their ids. 0, or -ENOMEM with nothing changed.
+ */
+static int compact(struct aggregator *a, uint64_t cut, bool drop)
+{
+	struct aggregator *n = aggregator__new();
+	uint64_t evicted = 0, folded = 0, dropped = 0, stacks;
+	const struct aggr_stack *old;
+	struct aggr_stack *st, *to;
+	const struct chunk *c;
+	size_t off;
+	struct key k;
+
+	if (!n)
+		return -ENOMEM;
+	for (c = a->head; c; c = c == a->tail ? NULL : c->next)
+		for (off = 0; off < c->used; off += stack_bytes(st->nr_user + st->nr_kernel)) {
+			bool evict;
+
+			st = (void *)((char *)c->data + off);
+			key_of(&k, st);
+			evict = st->last <= cut && (k.n || drop);
+			if (evict && drop) {
+				dropped++;
+				continue;
+			}
+			if (evict) {
+				k.nr_user = k.nr_kernel = 0;
+				k.n = 0;
+				k.truncated = true;
+				evicted++;
+				folded += st->count;
+			}
+			to = lookup(n, &k);
+			if (!to)
+				goto fail;
+			/*
+			 * Ids carry over, a process's stack's too when an
+			 * evicted stack creates it anew: the live view follows
+			 * stacks by id.
+			 */
+			if (!to->count && !to->folded) {
+				old = evict ? find(a, &k) : st;
+				to->id = old ? old->id : ++a->next_id;
+			}
+			to->count += st->count;
+			to->weight += st->weight;
+			to->folded += evict ? st->count : st->folded;
+			to->folded_weight += evict ? st->weight : st->folded_weight;
+			if (st->last > to->last)
+				to->last = st->last;
+		}
+	stacks = n->totals.stacks;
+	n->totals = a->totals;
+	n->totals.stacks = stacks;
+	n->totals.evicted += evicted;
+	n->totals.folded += folded;
+	n->totals.dropped += dropped;
+	n->totals.compactions++;
+	n->budget = a->budget;
+	n->misses = a->misses;
+	n->next_id = a->next_id;
+	free_chunks(a->head);
+	free(a->slots);
+	*a = *n;
+	free(n);
+	return 0;
+fail:
+	aggregator__free(n);
+	return -ENOMEM;
+}
+
+/* Make room: fold the quarter of the stacks counted least recently. */
+static int compact_coldest(struct aggregator *a)
+{
+	uint64_t *last, cut;
+	const struct aggr_stack *st;
+	const struct chunk *c;
+	size_t nr = 0, off;
+
+	if (!a->totals.stacks)
+		return -ENOENT;
+	last = malloc(a->totals.stacks * sizeof(*last));
+	if (!last)
+		return -ENOMEM;
+	for (c = a->head; c; c = c == a->tail ? NULL : c->next)
+		for (off = 0; off < c->used; off += stack_bytes(st->nr_user + st->nr_kernel)) {
+			st = (const void *)((const char *)c->data + off);
+			last[nr++] = st->last;
+		}
+	qsort(last, nr, sizeof(*last), cmp_u64);
+	cut = last[nr / 4];
+	free(last);
+	return compact(a, cut, false);
+}
+
+int aggregator__drop_idle(struct aggregator *a, uint64_t since)
+{
+	if (!since || !a->totals.stacks)
+		return 0;
+	return compact(a, since - 1, true);
+}
+
+/* Room for one more stack of n frames within the budget? Compacts first if not. */
+static bool room_for(struct aggregator *a, unsigned n)
+{
+	uint64_t need = stack_bytes(n) + sizeof(struct chunk) + CHUNK_BYTES;
+
+	if (!a->budget || aggregator__bytes(a) + need <= a->budget)
+		return true;
+	/* The last chunk may still have room: no new chunk needed. */
+	if (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) &&
+	    (a->totals.stacks + 1) * 2 <= a->nslots)
+		return true;
+	/*
+	 * A compaction costs a pass over every stack: when the last one left no
+	 * room, the next waits for as many samples as a quarter of the stacks.
+	 */
+	if (a->misses && a->misses < a->totals.stacks / 4 + 64) {
+		a->misses++;
+		return false;
+	}
+	a->misses = 1;
+	if (compact_coldest(a))
+		return false;
+	if (aggregator__bytes(a) + need <= a->budget)
+		a->misses = 0;
+	return aggregator__bytes(a) + need <= a->budget ||
+	       (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) &&
+		(a->totals.stacks + 1) * 2 <= a->nslots);
+}
+
 int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
 {
 	struct aggr_stack *st;
-	struct key k = { .s = s };
+	struct key k = { 0 };
 	size_t len;
 
 	if (s->nr_user > SFBPF_MAX_FRAMES || s->nr_kernel > SFBPF_MAX_KFRAMES) {
 		a->totals.invalid++;
 		return -EINVAL;
 	}
+	k.pid = s->pid;
+	k.nr_user = s->nr_user;
+	k.nr_kernel = s->nr_kernel;
+	k.cgroup_id = s->cgroup_id;
+	k.ips = (const uint64_t *)s->ips;
 	k.n = s->nr_user + s->nr_kernel;
 	k.truncated = aggr_stop_truncated(s->stop);
 	/* Up to the NUL, zero-padded: equal comms hash equally whatever follows. */
@@ -230,14 +419,31 @@ int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
 	memcpy(k.comm, s->comm, len);
 	memset(k.comm + len, 0, sizeof(k.comm) - len);
 
-	st = lookup(a, &k);
+	st = find(a, &k);
+	if (!st && !room_for(a, k.n)) {
+		/* No room even after compaction: into its process, else refused. */
+		k.nr_user = k.nr_kernel = 0;
+		k.n = 0;
+		k.truncated = true;
+		st = find(a, &k);
+		if (!st) {
+			a->totals.refused++;
+			return -ENOSPC;
+		}
+		st->folded++;
+		st->folded_weight += s->weight;
+		a->totals.folded++;
+	}
+	if (!st)
+		st = lookup(a, &k);
 	if (!st)
 		return -ENOMEM;
 	st->count++;
 	st->weight += s->weight;
 	a->totals.samples++;
+	st->last = a->totals.samples;
 	a->totals.weight += s->weight;
-	a->totals.truncated += k.truncated;
+	a->totals.truncated += aggr_stop_truncated(s->stop);
 	if (s->stop < SFBPF_STOP__COUNT)
 		a->totals.by_stop[s->stop]++;
 	return 0;
@@ -281,9 +487,23 @@ void aggregator__totals(const struct aggregator *a, struct aggr_totals *out)
 
 void aggregator__reset(struct aggregator *a)
 {
+	struct aggr_totals kept = a->totals;
+
 	memset(a->slots, 0, a->nslots * sizeof(*a->slots));
 	memset(&a->totals, 0, sizeof(a->totals));
+	/* The budget's counts go on: metrics read them as counters that only grow. */
+	a->totals.evicted = kept.evicted;
+	a->totals.folded = kept.folded;
+	a->totals.refused = kept.refused;
+	a->totals.dropped = kept.dropped;
+	a->totals.compactions = kept.compactions;
+	a->misses = 0;
 	if (a->head)
 		a->head->used = 0;
 	a->tail = a->head;
+}
+
+void aggregator__set_budget(struct aggregator *a, uint64_t bytes)
+{
+	a->budget = bytes;
 }

@@ -87,7 +87,7 @@ static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_
 		err = aggregator__add(s->agg, s->weighted);
 		us -= part;
 	} while (us && !err);
-	return err;
+	return err == -ENOSPC ? 0 : err; /* over the stack budget: counted, reading goes on */
 }
 
 static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
@@ -99,8 +99,11 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 	note_sample(s, smp);
 	if (s->opts.tap)
 		s->opts.tap(s->opts.tap_ctx, smp);
-	if (!s->opts.off_cpu)
-		return aggregator__add_raw(s->agg, smp, size);
+	if (!s->opts.off_cpu) {
+		int err = aggregator__add_raw(s->agg, smp, size);
+
+		return err == -ENOSPC ? 0 : err; /* over the stack budget: counted */
+	}
 	/* on+off: a CPU sample stands for one period of CPU time (cpu-clock: exact). */
 	period = NSEC_PER_SEC / s->opts.freq;
 	s->oncpu_ns += period;
@@ -515,6 +518,35 @@ static int attach(struct session *s)
 	return 0;
 }
 
+static uint64_t clamp_mib(uint64_t v, uint64_t lo_mib, uint64_t hi_mib)
+{
+	return v < (lo_mib << 20) ? lo_mib << 20 : v > (hi_mib << 20) ? hi_mib << 20 : v;
+}
+
+void session__default_budgets(struct session_budgets *out)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+
+	out->stacks = clamp_mib(ram / 64, 32, 1024);
+	out->symbols = clamp_mib(ram / 256, 16, 256);
+	out->jit_maps = clamp_mib(ram / 256, 16, 256);
+}
+
+/* What the options ask for, the machine's defaults elsewhere. */
+static void set_budgets(struct session *s)
+{
+	session__default_budgets(&s->budgets);
+	if (s->opts.max_stack_mem)
+		s->budgets.stacks = s->opts.max_stack_mem;
+	if (s->opts.max_symbol_mem)
+		s->budgets.symbols = s->opts.max_symbol_mem;
+	if (s->opts.max_jit_mem)
+		s->budgets.jit_maps = s->opts.max_jit_mem;
+	aggregator__set_budget(s->agg, s->budgets.stacks);
+	symbolizer__set_budgets(s->sym, s->budgets.symbols, s->budgets.jit_maps);
+}
+
 int session__open(struct session *s, const struct session_opts *opts)
 {
 	struct tables_sizes sz;
@@ -534,6 +566,7 @@ int session__open(struct session *s, const struct session_opts *opts)
 		pr_warn("out of memory");
 		return -ENOMEM;
 	}
+	set_budgets(s);
 	if (opts->cgroup) {
 		err = cgroups__check_dir(s->cgroups, opts->cgroup);
 		if (err)

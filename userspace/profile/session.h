@@ -57,6 +57,10 @@ struct session_opts {
 	uint64_t linger_ms; /* unreferenced tables kept this long; 0: 60 s */
 	uint64_t min_residency_ms; /* loaded tables safe from eviction by hotter ones; 0: 30 s */
 	int table_wait_ms; /* before sampling, wait for the first tables: < 0 all, 0: 10 s */
+	/* Userspace memory budgets in bytes; 0: session__default_budgets(). */
+	uint64_t max_stack_mem; /* aggregated stacks (aggregate.h) */
+	uint64_t max_symbol_mem; /* objects no process maps any more, kept for reuse (symcache.h) */
+	uint64_t max_jit_mem; /* every process's JIT map together (perfmap.h) */
 	bool progress; /* a progress line while the first tables load (stderr a tty) */
 	/* Set by a signal handler: stop waiting for the first tables at once. */
 	const volatile sig_atomic_t *stop;
@@ -64,6 +68,14 @@ struct session_opts {
 	void (*tap)(void *ctx, const struct sfbpf_sample *smp);
 	void *tap_ctx;
 };
+
+/* Budgets that follow the machine (its RAM), as tables__default_budget() does. */
+struct session_budgets {
+	uint64_t stacks; /* RAM/64 within 32 MiB..1 GiB */
+	uint64_t symbols; /* RAM/256 within 16 MiB..256 MiB */
+	uint64_t jit_maps; /* RAM/256 within 16 MiB..256 MiB */
+};
+void session__default_budgets(struct session_budgets *out);
 
 struct session_exited {
 	int pid;
@@ -90,6 +102,7 @@ struct session {
 	uint64_t dwarf_pages_ns; /* DWARF files' pages last given back */
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
 	uint64_t table_budget;
+	struct session_budgets budgets; /* in force: the options, else the defaults */
 	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */
 	uint64_t received;
 	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
@@ -140,6 +153,9 @@ struct session_stats {
 	struct proctrack_stats procs;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;
+	struct aggr_totals stacks;
+	uint64_t stack_bytes;
+	struct symbolizer_stats sym;
 	uint64_t rss_bytes; /* this process's resident memory */
 	uint64_t map_bytes; /* memory of the BPF maps it holds (their fdinfo's memlock) */
 };

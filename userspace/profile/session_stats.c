@@ -104,7 +104,8 @@ static uint64_t map_bytes(void)
 		if (len <= 0)
 			continue;
 		target[len] = '\0';
-		if (strcmp(target, "anon_inode:bpf-map") || !map_fdinfo(info_dir, de->d_name, &id, &mem))
+		if (strcmp(target, "anon_inode:bpf-map") ||
+		    !map_fdinfo(info_dir, de->d_name, &id, &mem))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -154,6 +155,12 @@ void session__stats(struct session *s, struct session_stats *out)
 	if (s->lc)
 		lifecycle__stats(s->lc, &out->lifecycle);
 	out->forgotten = s->forgotten;
+	if (s->agg) {
+		aggregator__totals(s->agg, &out->stacks);
+		out->stack_bytes = aggregator__bytes(s->agg);
+	}
+	if (s->sym)
+		symbolizer__stats(s->sym, &out->sym);
 	out->rss_bytes = rss_bytes();
 	out->map_bytes = map_bytes();
 }
@@ -279,6 +286,38 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "", "map_bytes", st->map_bytes);
 }
 
+/* Userspace memory against its budgets (session_budgets): levels, and what they cost. */
+static void print_budgets(struct emitter *f, struct session *s, const struct session_stats *st)
+{
+	const struct symcache_stats *o = &st->sym.objs;
+	const struct perfmap_pool *j = &st->sym.jit;
+
+	print_gauge(f, "", "stack_samples", st->stacks.samples); /* since the last reset */
+	print_gauge(f, "", "stacks", st->stacks.stacks);
+	print_gauge(f, "", "stack_bytes", st->stack_bytes);
+	print_gauge(f, "", "stack_budget_bytes", s->budgets.stacks);
+	print_counter(f, "", "stacks_evicted", st->stacks.evicted);
+	print_counter(f, "", "stacks_dropped", st->stacks.dropped);
+	print_counter(f, "", "samples_folded", st->stacks.folded);
+	print_counter(f, "", "samples_refused", st->stacks.refused);
+	print_gauge(f, "", "symbol_objects", o->objects);
+	print_gauge(f, "", "symbol_objects_cold", o->cold);
+	print_gauge(f, "", "symbol_objects_retired", o->retired);
+	print_gauge(f, "", "symbol_cold_bytes", o->cold_bytes);
+	print_gauge(f, "", "symbol_budget_bytes", o->budget);
+	print_counter(f, "", "symbol_objects_evicted", o->evicted);
+	print_counter(f, "", "symbol_objects_replaced", o->replaced);
+	print_gauge(f, "", "symbol_paths", st->sym.strings);
+	print_counter(f, "", "symbol_paths_swept", st->sym.strings_swept);
+	print_gauge(f, "", "dwarf_fds", o->dwarf_fds);
+	print_counter(f, "", "dwarf_refused", o->dwarf_refused);
+	print_gauge(f, "", "jit_map_bytes", j->bytes);
+	print_gauge(f, "", "jit_map_budget_bytes", j->budget);
+	print_counter(f, "", "jit_map_reads", j->reads);
+	print_counter(f, "", "jit_map_tail_reads", j->tail_reads);
+	print_counter(f, "", "jit_map_refused", j->refused);
+}
+
 static void print_line(void *ctx, const char *name, uint64_t v, bool gauge)
 {
 	(void)gauge;
@@ -302,6 +341,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_gauge(f, "", "processes", st.procs.procs);
 	print_tables(f, s, &st);
 	print_lifecycle(f, &st);
+	print_budgets(f, s, &st);
 	if (!s->off)
 		return;
 	for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)

@@ -65,7 +65,10 @@ struct proc {
 struct symbolizer {
 	struct hashmap procs; /* struct proc *, by pid */
 	struct hashmap strs; /* interned char *, by content */
+	size_t strs_live; /* interned strings the snapshots used at the last sweep */
+	uint64_t strs_swept; /* strings freed by sweeps */
 	struct symcache *cache;
+	struct perfmap_pool jit_pool; /* every process's JIT map shares one budget */
 	struct proc *last; /* the last process looked up: samples come in runs of one */
 	bool no_inline; /* answer the outermost source frame only */
 };
@@ -76,7 +79,7 @@ static bool str_eq(const void *ctx, uint64_t val, const void *key)
 	return strcmp(HASHMAP_TO_PTR(val), key) == 0;
 }
 
-/* Interned strings live until symbolizer__free. */
+/* Interned strings live while a snapshot uses them (sweep_strings()). */
 static const char *intern(struct symbolizer *s, const char *str)
 {
 	uint32_t h = (uint32_t)hash__str(str);
@@ -97,8 +100,7 @@ static bool same_inode(const char *a, const char *b)
 {
 	struct stat x, y;
 
-	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
-	       x.st_ino == y.st_ino;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 /*
@@ -157,6 +159,15 @@ static void pmap__init(struct symbolizer *s, struct proc *p, struct pmap *pm,
 		pm->obj = symcache__vdso(s->cache, p->pid, m);
 	else if (!(m->flags & PROCMAP_F_ANON))
 		pm->obj = symcache__file(s->cache, p->pid, proc__root_pid(p), m);
+}
+
+/* The objects maps point at are no longer theirs. */
+static void maps__put(struct symbolizer *s, struct pmap *maps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		symcache__put(s->cache, maps[i].obj);
 }
 
 static int cmp_pmap(const void *a, const void *b)
@@ -226,18 +237,21 @@ static bool gen__replaced(const struct gen *g, const struct pmap *fresh, size_t 
 }
 
 /* Fold fresh into g: mappings g had that fresh does not overlap stay known. */
-static int gen__merge(struct gen *g, struct pmap *fresh, size_t n)
+static int gen__merge(struct symbolizer *s, struct gen *g, struct pmap *fresh, size_t n)
 {
 	struct pmap *maps = realloc(fresh, (n + g->count + 1) * sizeof(*maps));
 	size_t i, total = n;
 
 	if (!maps) {
+		maps__put(s, fresh, n);
 		free(fresh);
 		return -ENOMEM;
 	}
 	for (i = 0; i < g->count; i++) {
 		if (!overlaps_any(maps, n, &g->maps[i]))
 			maps[total++] = g->maps[i];
+		else
+			symcache__put(s->cache, g->maps[i].obj); /* replaced by fresh */
 	}
 	if (total > n)
 		qsort(maps, total, sizeof(*maps), cmp_pmap);
@@ -248,9 +262,11 @@ static int gen__merge(struct gen *g, struct pmap *fresh, size_t n)
 }
 
 /* Start a generation serving samples from since_ns on; the oldest may go. */
-static void proc__push_gen(struct proc *p, uint64_t since_ns, struct pmap *maps, size_t n)
+static void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_ns,
+			   struct pmap *maps, size_t n)
 {
 	if (p->ngens == MAX_GENS) {
+		maps__put(s, p->gens[0].maps, p->gens[0].count);
 		free(p->gens[0].maps);
 		memmove(&p->gens[0], &p->gens[1], (MAX_GENS - 1) * sizeof(p->gens[0]));
 		p->ngens--;
@@ -271,8 +287,8 @@ static void proc__push_gen(struct proc *p, uint64_t since_ns, struct pmap *maps,
  * Reads p's mappings (a snapshot the process tracker took at most max_age_ns
  * ago will do: procmaps__snapshot()) into a new or the current generation.
  */
-static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_ns,
-			  bool force_new, uint64_t max_age_ns)
+static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_ns, bool force_new,
+			  uint64_t max_age_ns)
 {
 	struct procmaps *pm;
 	struct pmap *maps;
@@ -300,8 +316,8 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 	procmaps__free(pm);
 	cur = p->ngens ? &p->gens[p->ngens - 1] : NULL;
 	if (!cur || force_new || gen__replaced(cur, maps, n))
-		proc__push_gen(p, since_ns, maps, n);
-	else if ((err = gen__merge(cur, maps, n)))
+		proc__push_gen(s, p, since_ns, maps, n);
+	else if ((err = gen__merge(s, cur, maps, n)))
 		return err;
 	if (p->need_ns && !p->jit.nspid)
 		perfmap__identify(&p->jit);
@@ -347,12 +363,14 @@ static struct proc *proc__find(struct symbolizer *s, int pid)
 	return found >= 0 ? s->last : NULL;
 }
 
-static void proc__free(struct proc *p)
+static void proc__free(struct symbolizer *s, struct proc *p)
 {
 	unsigned i;
 
-	for (i = 0; i < p->ngens; i++)
+	for (i = 0; i < p->ngens; i++) {
+		maps__put(s, p->gens[i].maps, p->gens[i].count);
 		free(p->gens[i].maps);
+	}
 	perfmap__release(&p->jit);
 	free(p);
 }
@@ -407,7 +425,7 @@ void symbolizer__free(struct symbolizer *s)
 	uint64_t v;
 
 	while (hashmap__next(&s->procs, &it, &v))
-		proc__free(HASHMAP_TO_PTR(v));
+		proc__free(s, HASHMAP_TO_PTR(v));
 	for (it = 0; hashmap__next(&s->strs, &it, &v);)
 		free(HASHMAP_TO_PTR(v));
 	hashmap__free(&s->procs);
@@ -427,7 +445,7 @@ static int note(struct symbolizer *s, int pid, struct proc **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	perfmap__init(&p->jit, pid);
+	perfmap__init(&p->jit, pid, &s->jit_pool);
 	if (hashmap__add(&s->procs, pid_hash(pid), HASHMAP_PTR(p))) {
 		free(p);
 		return -ENOMEM;
@@ -462,8 +480,8 @@ static bool covered(const struct gen *g, uint64_t addr, const struct pmap **hint
 	return true;
 }
 
-int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
-			    const uint64_t *ips, size_t n)
+int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, const uint64_t *ips,
+			    size_t n)
 {
 	const struct pmap *hint = NULL;
 	bool leaf_miss, miss;
@@ -511,6 +529,54 @@ int symbolizer__refresh_pid(struct symbolizer *s, int pid)
 	return proc__snapshot(s, p, clock__mono_ns(), false, 0);
 }
 
+/*
+ * Free the interned paths no snapshot uses any more (processes gone, code
+ * unmapped), once they are as many again as those used at the last sweep:
+ * each sweep walks every snapshot, so its cost is paid by as many new paths.
+ * Only when a process is forgotten: callers hold sym_info strings from the
+ * lookups before, never across this.
+ */
+static void sweep_strings(struct symbolizer *s)
+{
+	struct hashmap live = { 0 };
+	size_t it = 0, i;
+	unsigned g;
+	uint64_t v;
+	char *str;
+
+	if (hashmap__size(&s->strs) <= 2 * s->strs_live + 1024)
+		return;
+	while (hashmap__next(&s->procs, &it, &v)) {
+		const struct proc *p = HASHMAP_TO_PTR(v);
+
+		for (g = 0; g < p->ngens; g++) {
+			for (i = 0; i < p->gens[g].count; i++) {
+				const char *path = p->gens[g].maps[i].path;
+				uint32_t h;
+
+				if (!path)
+					continue;
+				h = (uint32_t)hash__str(path);
+				if (hashmap__find(&live, h, str_eq, NULL, path) < 0 &&
+				    hashmap__add(&live, h, HASHMAP_PTR(path))) {
+					hashmap__free(&live);
+					return; /* no memory: sweep another time */
+				}
+			}
+		}
+	}
+	for (it = 0; hashmap__next(&s->strs, &it, &v);) {
+		str = HASHMAP_TO_PTR(v);
+		if (hashmap__find(&live, (uint32_t)hash__str(str), str_eq, NULL, str) < 0) {
+			free(str);
+			s->strs_swept++;
+		}
+	}
+	hashmap__free(&s->strs);
+	s->strs = live;
+	s->strs_live = hashmap__size(&live);
+}
+
 void symbolizer__forget_pid(struct symbolizer *s, int pid)
 {
 	struct proc *p = proc__find(s, pid);
@@ -521,7 +587,26 @@ void symbolizer__forget_pid(struct symbolizer *s, int pid)
 	if (s->last == p)
 		s->last = NULL;
 	hashmap__del(&s->procs, pid_hash(pid), proc_eq, NULL, &pid);
-	proc__free(p);
+	proc__free(s, p);
+	sweep_strings(s);
+}
+
+void symbolizer__set_budgets(struct symbolizer *s, uint64_t objects, uint64_t jit_maps)
+{
+	symcache__set_budget(s->cache, objects);
+	s->jit_pool.budget = jit_maps;
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	symcache__stats(s->cache, &out->objs);
+	out->jit = s->jit_pool;
+	if (!out->jit.budget)
+		out->jit.budget = PERFMAP_DEFAULT_BUDGET;
+	out->procs = hashmap__size(&s->procs);
+	out->strings = hashmap__size(&s->strs);
+	out->strings_swept = s->strs_swept;
 }
 
 static void resolve(struct symbolizer *s, struct proc *p, const struct pmap *m, uint64_t addr,

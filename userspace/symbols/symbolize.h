@@ -39,7 +39,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbols/perfmap.h"
 #include "symbols/srcline.h"
+#include "symbols/symcache.h"
 
 struct symbolizer;
 
@@ -83,8 +85,8 @@ int symbolizer__note_pid(struct symbolizer *s, int pid);
  * the leaf missed, every second otherwise). Cheap when nothing missed: call it
  * for every sample, while the process still exists.
  */
-int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns,
-			    const uint64_t *ips, size_t n);
+int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, const uint64_t *ips,
+			    size_t n);
 /* pid exec'd at time_ns (sched_process_exec): a new generation from then on. */
 int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns);
 /* Re-read pid's mappings now (after dlopen or exec; see the generations above). */
@@ -131,5 +133,21 @@ int symbolizer__set_debuginfod(struct symbolizer *s, bool on);
  * the DWARF read since, the file pages the lookups mapped in.
  */
 void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns);
+
+/*
+ * Budgets in bytes (0: the module's default): of the objects no snapshot
+ * refers to any more, kept for the next process mapping them (symcache.h),
+ * and of every process's JIT maps together (perfmap.h).
+ */
+void symbolizer__set_budgets(struct symbolizer *s, uint64_t objects, uint64_t jit_maps);
+
+struct symbolizer_stats {
+	struct symcache_stats objs;
+	struct perfmap_pool jit; /* its budget filled in */
+	uint64_t procs; /* processes with snapshots (gauge) */
+	uint64_t strings; /* interned paths (gauge) */
+	uint64_t strings_swept; /* paths freed once no snapshot used them */
+};
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
 #endif /* SFBPF_SYMBOLIZE_H */

@@ -42,6 +42,11 @@ struct segment {
 
 struct symobj {
 	struct symobj *next; /* vdso images; objects replaced in the cache */
+	/* Unreferenced objects kept for reuse, coldest first (symcache__put). */
+	struct symobj *cold_prev, *cold_next;
+	uint32_t refs; /* mappings of snapshots pointing at it */
+	bool retired; /* replaced in objs by a newer file at its inode */
+	uint64_t bytes; /* symobj__bytes() when it went cold */
 	uint64_t dev, ino;
 	off_t size; /* size and mtime: a different file reusing the inode */
 	struct timespec mtime;
@@ -77,11 +82,14 @@ static const struct dynlib_fn di_fns[] = {
 struct symcache {
 	struct hashmap objs; /* struct symobj *, by (dev, ino) */
 	struct symobj *vdsos;
-	struct symobj *retired; /* replaced in objs; old generations may still use them */
+	struct symobj *retired; /* replaced in objs, still referenced by older snapshots */
+	struct symobj *cold_head, *cold_tail; /* unreferenced objects in objs, coldest first */
+	uint64_t budget; /* bytes of cold objects kept; 0: SYMCACHE_DEFAULT_BUDGET */
 	char *debug_dirs;
 	bool no_lines; /* symcache__set_lines(false) */
 	size_t dwarf_fds; /* descriptors held by objects for their DWARF */
 	debuginfod_client *dc; /* NULL unless asked for: never reach the network unasked */
+	struct symcache_stats st;
 };
 
 static int symobj__load_segments(struct symobj *obj, Elf *elf)
@@ -129,16 +137,26 @@ static int symobj__load_elf(struct symobj *obj, Elf *elf, int fd, Elf *debug, in
 	return 0;
 }
 
-/* Keep fd (ours now) for the object's lines, if the cache may hold another descriptor. */
+static void evict_cold_dwarf(struct symcache *c);
+
+/*
+ * Keep fd (ours now) for the object's lines, if the cache may hold another
+ * descriptor: at the limit, an unreferenced object holding one goes first
+ * (nothing can look it up any more); else the object has no lines, counted.
+ */
 static void symobj__keep_dwarf(struct symcache *c, struct symobj *obj, int fd)
 {
-	if (fd >= 0 && c->dwarf_fds < MAX_DWARF_FDS) {
+	if (fd < 0)
+		return;
+	if (c->dwarf_fds >= MAX_DWARF_FDS)
+		evict_cold_dwarf(c);
+	if (c->dwarf_fds < MAX_DWARF_FDS) {
 		obj->dwarf_fd = fd;
 		c->dwarf_fds++;
 		return;
 	}
-	if (fd >= 0)
-		close(fd);
+	c->st.dwarf_refused++;
+	close(fd);
 }
 
 /*
@@ -179,10 +197,13 @@ static int symobj__load_fd(struct symcache *c, struct symobj *obj, int fd, const
 	return err;
 }
 
-static void symobj__free(struct symobj *obj)
+/* Its descriptor for DWARF (kept, or owned by its srcline) goes back to the cache's count. */
+static void symobj__free(struct symcache *c, struct symobj *obj)
 {
 	if (!obj)
 		return;
+	if (obj->lines || obj->dwarf_fd >= 0)
+		c->dwarf_fds--;
 	symtab__free(obj->tab);
 	srcline__free(obj->lines);
 	if (obj->dwarf_fd >= 0)
@@ -192,14 +213,31 @@ static void symobj__free(struct symobj *obj)
 	free(obj);
 }
 
-static void symobj__free_list(struct symobj *obj)
+static void symobj__free_list(struct symcache *c, struct symobj *obj)
 {
 	struct symobj *next;
 
 	for (; obj; obj = next) {
 		next = obj->next;
-		symobj__free(obj);
+		symobj__free(c, obj);
 	}
+}
+
+/*
+ * What an object holds, estimated from what it counts (symtab and srcline
+ * keep no byte totals): 16 bytes a symbol plus a name of ~32, and ~128 a
+ * cached source answer or indexed function. Estimated once, when it goes
+ * cold: nothing looks it up then, so it does not change while it counts.
+ */
+static uint64_t symobj__bytes(const struct symobj *o)
+{
+	uint64_t b = sizeof(*o) + o->nsegs * sizeof(*o->segs) + o->image_len;
+
+	if (o->tab)
+		b += (uint64_t)symtab__count(o->tab) * 48;
+	if (o->lines)
+		b += (uint64_t)(srcline__cached(o->lines) + srcline__functions(o->lines)) * 128;
+	return b;
 }
 
 /* File offset -> ELF virtual address through the PT_LOAD covering it. */
@@ -305,6 +343,110 @@ void symcache__release_lines(struct symcache *c, uint64_t unused_since_ns)
 		srcline__release(o->lines, unused_since_ns);
 }
 
+/* ---- references and the budget of cold objects ---- */
+
+static uint32_t file_hash(uint64_t dev, uint64_t ino)
+{
+	return (uint32_t)hash__mix64(hash__mix64(dev) ^ ino);
+}
+
+static void cold_unlink(struct symcache *c, struct symobj *o)
+{
+	if (o->cold_prev)
+		o->cold_prev->cold_next = o->cold_next;
+	else
+		c->cold_head = o->cold_next;
+	if (o->cold_next)
+		o->cold_next->cold_prev = o->cold_prev;
+	else
+		c->cold_tail = o->cold_prev;
+	o->cold_prev = o->cold_next = NULL;
+	c->st.cold--;
+	c->st.cold_bytes -= o->bytes;
+}
+
+static void cold_push(struct symcache *c, struct symobj *o)
+{
+	o->bytes = symobj__bytes(o);
+	o->cold_prev = c->cold_tail;
+	o->cold_next = NULL;
+	if (c->cold_tail)
+		c->cold_tail->cold_next = o;
+	else
+		c->cold_head = o;
+	c->cold_tail = o;
+	c->st.cold++;
+	c->st.cold_bytes += o->bytes;
+}
+
+static bool obj_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return HASHMAP_TO_PTR(val) == key;
+}
+
+/* A cold object out of the cache: nothing refers to it. */
+static void evict(struct symcache *c, struct symobj *o)
+{
+	cold_unlink(c, o);
+	hashmap__del(&c->objs, file_hash(o->dev, o->ino), obj_eq, NULL, o);
+	c->st.evicted++;
+	symobj__free(c, o);
+}
+
+static void evict_cold_dwarf(struct symcache *c)
+{
+	struct symobj *o;
+
+	for (o = c->cold_head; o; o = o->cold_next) {
+		if (o->lines || o->dwarf_fd >= 0) {
+			evict(c, o);
+			return;
+		}
+	}
+}
+
+void symcache__put(struct symcache *c, struct symobj *o)
+{
+	struct symobj **pp;
+
+	if (!o || !o->refs || --o->refs)
+		return;
+	if (o->image) /* vdso images: one per kernel, kept */
+		return;
+	if (o->retired) {
+		for (pp = &c->retired; *pp && *pp != o; pp = &(*pp)->next)
+			;
+		if (*pp)
+			*pp = o->next;
+		symobj__free(c, o);
+		return;
+	}
+	cold_push(c, o);
+	while (c->cold_head && c->st.cold_bytes > c->budget)
+		evict(c, c->cold_head);
+}
+
+void symcache__set_budget(struct symcache *c, uint64_t bytes)
+{
+	c->budget = bytes ? bytes : SYMCACHE_DEFAULT_BUDGET;
+	while (c->cold_head && c->st.cold_bytes > c->budget)
+		evict(c, c->cold_head);
+}
+
+void symcache__stats(const struct symcache *c, struct symcache_stats *out)
+{
+	const struct symobj *o;
+
+	*out = c->st;
+	out->objects = hashmap__size(&c->objs);
+	out->retired = 0;
+	for (o = c->retired; o; o = o->next)
+		out->retired++;
+	out->dwarf_fds = c->dwarf_fds;
+	out->budget = c->budget;
+}
+
 /*
  * The file behind a mapping, without reading it: its map_files link, else
  * its path inside the process's root (safely, as it will be opened).
@@ -348,7 +490,7 @@ static bool file_eq(const void *ctx, uint64_t val, const void *key)
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	uint32_t h = (uint32_t)hash__mix64(hash__mix64(dev) ^ m->inode);
+	uint32_t h = file_hash(dev, m->inode);
 	const struct file_key key = { dev, m->inode };
 	struct symobj *obj;
 	struct stat st;
@@ -360,11 +502,22 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 	found = hashmap__find(&c->objs, h, file_eq, NULL, &key);
 	if (found >= 0) {
 		obj = HASHMAP_TO_PTR(found);
-		if (!known || symobj__same_file(obj, &st))
+		if (!known || symobj__same_file(obj, &st)) {
+			if (!obj->refs++)
+				cold_unlink(c, obj);
 			return obj;
+		}
+		/* Snapshots still pointing at it keep it until they let go. */
 		hashmap__del(&c->objs, h, file_eq, NULL, &key);
-		obj->next = c->retired;
-		c->retired = obj;
+		c->st.replaced++;
+		if (!obj->refs) {
+			cold_unlink(c, obj);
+			symobj__free(c, obj);
+		} else {
+			obj->retired = true;
+			obj->next = c->retired;
+			c->retired = obj;
+		}
 	}
 	fd = procmap__open(pid, m);
 	if (fd < 0)
@@ -383,9 +536,10 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 	symobj__load_fd(c, obj, fd, m->path, root_pid);
 	close(fd);
 	if (hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
-		symobj__free(obj);
+		symobj__free(c, obj);
 		return NULL;
 	}
+	obj->refs = 1;
 	return obj;
 }
 
@@ -415,6 +569,7 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 	for (obj = c->vdsos; obj; obj = obj->next) {
 		if (obj->image_len == len && memcmp(obj->image, img, len) == 0) {
 			free(img);
+			obj->refs++;
 			return obj;
 		}
 	}
@@ -426,6 +581,7 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 	obj->image = img;
 	obj->image_len = len;
 	obj->dwarf_fd = -1;
+	obj->refs = 1;
 	elf = elf_memory(img, len);
 	if (elf) {
 		obj->build_id_len = elfobj__build_id(elf, obj->build_id, sizeof(obj->build_id));
@@ -447,8 +603,10 @@ struct symcache *symcache__new(void)
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c)
+	if (c) {
+		c->budget = SYMCACHE_DEFAULT_BUDGET;
 		c->debug_dirs = strdup(debuginfo__default_dirs());
+	}
 	if (!c || !c->debug_dirs) {
 		free(c);
 		errno = ENOMEM;
@@ -496,10 +654,10 @@ void symcache__free(struct symcache *c)
 	uint64_t v;
 
 	while (hashmap__next(&c->objs, &it, &v))
-		symobj__free(HASHMAP_TO_PTR(v));
+		symobj__free(c, HASHMAP_TO_PTR(v));
 	hashmap__free(&c->objs);
-	symobj__free_list(c->vdsos);
-	symobj__free_list(c->retired);
+	symobj__free_list(c, c->vdsos);
+	symobj__free_list(c, c->retired);
 	free(c->debug_dirs);
 	if (c->dc)
 		di.end(c->dc);

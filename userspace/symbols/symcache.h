@@ -15,7 +15,12 @@
  *
  * Lifecycle: symcache__new(), symcache__file()/symcache__vdso() while the
  * processes live (objects must be loaded while their files are reachable),
- * lookups at any time after, symcache__free() frees every object.
+ * lookups at any time after, symcache__free() frees every object. Each
+ * getter's answer is a reference: symcache__put() it when the mapping that
+ * holds it goes. An object no reference holds ("cold") stays cached for the
+ * next process mapping its file, within a budget of memory: past it the
+ * coldest go. An object replaced by a changed file is freed with its last
+ * reference.
  * Errors: symcache__new() returns NULL + errno; the getters return NULL
  * when there is no readable object (not cached: another process may reach it).
  */
@@ -29,6 +34,21 @@ struct procmap;
 struct srcline_frame;
 struct symcache;
 struct symobj;
+
+/* Cold objects kept when no budget is set (the session sets one that follows the machine). */
+#define SYMCACHE_DEFAULT_BUDGET (64ull << 20)
+
+struct symcache_stats {
+	uint64_t objects; /* cached files (gauge) */
+	uint64_t cold; /* of those, referenced by no snapshot (gauge) */
+	uint64_t cold_bytes; /* their estimated memory (gauge) */
+	uint64_t budget; /* what cold objects may hold (gauge) */
+	uint64_t retired; /* replaced by a changed file, still referenced (gauge) */
+	uint64_t evicted; /* cold objects freed for the budget or a DWARF descriptor */
+	uint64_t replaced; /* objects replaced by a changed file */
+	uint64_t dwarf_fds; /* descriptors kept for DWARF (gauge, at most 256) */
+	uint64_t dwarf_refused; /* objects left without lines: no descriptor to spare */
+};
 
 struct symcache *symcache__new(void);
 void symcache__free(struct symcache *c);
@@ -51,6 +71,11 @@ int symcache__set_debuginfod(struct symcache *c, bool on);
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m);
 /* The [vdso] mapping m of pid. */
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
+/* Drop a reference a getter gave (NULL: nothing). */
+void symcache__put(struct symcache *c, struct symobj *o);
+/* Bytes of cold objects kept (0: SYMCACHE_DEFAULT_BUDGET); the coldest past it go now. */
+void symcache__set_budget(struct symcache *c, uint64_t bytes);
+void symcache__stats(const struct symcache *c, struct symcache_stats *out);
 
 /* Its GNU build-id in hex, "" if none (or for NULL); valid while the cache lives. */
 const char *symobj__build_id(const struct symobj *o);

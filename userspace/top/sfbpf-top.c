@@ -59,6 +59,7 @@ static struct env {
 	const char *cgroup;
 	bool interval_set; /* -d given */
 	unsigned long long max_table_mem; /* 0: the session's default */
+	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem; /* 0: defaults */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
 const char *argp_program_version = "sfbpf-top 0.1";
@@ -107,6 +108,9 @@ enum {
 	OPT_CGROUP,
 	OPT_MAX_TABLE_MEM,
 	OPT_OTLP_FILE,
+	OPT_MAX_STACK_MEM,
+	OPT_MAX_SYMBOL_MEM,
+	OPT_MAX_JIT_MEM,
 };
 
 static const struct argp_option options[] = {
@@ -134,6 +138,18 @@ static const struct argp_option options[] = {
 	{ "cgroup", OPT_CGROUP, "DIR", 0, "Only tasks of this cgroup v2 directory (and below)", 0 },
 	{ "max-table-mem", OPT_MAX_TABLE_MEM, "SIZE", 0,
 	  "BPF memory for unwind tables, e.g. 64M (default: RAM/512 within 32M..256M)", 0 },
+	{ "max-stack-mem", OPT_MAX_STACK_MEM, "SIZE", 0,
+	  "Memory for aggregated stacks; past it the coldest are folded into their process "
+	  "(default: RAM/64 within 32M..1G)",
+	  0 },
+	{ "max-symbol-mem", OPT_MAX_SYMBOL_MEM, "SIZE", 0,
+	  "Memory for symbols of files no process maps any more (default: RAM/256 within "
+	  "16M..256M)",
+	  0 },
+	{ "max-jit-mem", OPT_MAX_JIT_MEM, "SIZE", 0,
+	  "Memory for all /tmp/perf-PID.map JIT maps together (default: RAM/256 within "
+	  "16M..256M)",
+	  0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
 	{ "no-inline", OPT_NO_INLINE, NULL, 0,
@@ -265,6 +281,9 @@ static void check_args(struct argp_state *state)
 	/* Below this, the fixed part (object slots, rules) leaves no room for rows. */
 	if (env.max_table_mem && env.max_table_mem < 128 * 1024)
 		argp_error(state, "--max-table-mem below 128K leaves no room for tables");
+	/* Stacks are kept in 1 MiB chunks: a few are needed to fold into. */
+	if (env.max_stack_mem && env.max_stack_mem < 4 << 20)
+		argp_error(state, "--max-stack-mem below 4M leaves no room for stacks");
 	if (env.max_us && env.max_us < env.min_us)
 		argp_error(state, "-M is below -m");
 	if (continuous_cli.enabled &&
@@ -346,6 +365,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_TABLE_MEM:
 		env.max_table_mem = parse_size(arg, state);
+		break;
+	case OPT_MAX_STACK_MEM:
+		env.max_stack_mem = parse_size(arg, state);
+		break;
+	case OPT_MAX_SYMBOL_MEM:
+		env.max_symbol_mem = parse_size(arg, state);
+		break;
+	case OPT_MAX_JIT_MEM:
+		env.max_jit_mem = parse_size(arg, state);
 		break;
 	case 'S':
 		env.max_frames = strtoul(arg, &end, 10);
@@ -487,6 +515,8 @@ static int run_live(struct session *s)
 		.group = env.group,
 		.freq = env.freq,
 		.system_wide = !env.nr_pids,
+		/* No file at exit: the view need not keep the whole run. */
+		.window = !env.folded_path && !env.pprof_path && !env.svg_path && !env.otlp_path,
 		.stop = &exiting,
 	};
 	int err = tui__run(s, &o);
@@ -517,6 +547,32 @@ static int run_continuous(struct session *s)
 	return err;
 }
 
+/*
+ * The files keep every sample, but the stack budget may have cost some their
+ * frames (folded into their process) or, with no room even there, their
+ * place in the files: say how many, and what to raise.
+ */
+static void warn_budget(struct session *s)
+{
+	struct aggr_totals t;
+
+	aggregator__totals(s->agg, &t);
+	if (t.folded)
+		fprintf(stderr,
+			"sfbpf-top: %llu of %llu samples (%.1f%%) are in the files without their "
+			"frames (as their process's [truncated] stack): the stacks outgrew "
+			"--max-stack-mem (%llu MiB)\n",
+			(unsigned long long)t.folded, (unsigned long long)t.samples,
+			t.samples ? 100.0 * t.folded / t.samples : 0.0,
+			(unsigned long long)(s->budgets.stacks >> 20));
+	if (t.refused)
+		fprintf(stderr,
+			"sfbpf-top: %llu samples are not in the files: no room for them within "
+			"--max-stack-mem (%llu MiB)\n",
+			(unsigned long long)t.refused,
+			(unsigned long long)(s->budgets.stacks >> 20));
+}
+
 static void fill_session_opts(struct session_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -534,6 +590,9 @@ static void fill_session_opts(struct session_opts *o)
 	o->states = env.states;
 	o->cgroup = env.cgroup;
 	o->max_table_mem = env.max_table_mem;
+	o->max_stack_mem = env.max_stack_mem;
+	o->max_symbol_mem = env.max_symbol_mem;
+	o->max_jit_mem = env.max_jit_mem;
 	o->progress = isatty(STDERR_FILENO);
 	o->stop = &exiting;
 }
@@ -599,6 +658,8 @@ int main(int argc, char **argv)
 		session__print_offcpu_summary(&sess, stderr);
 	outs.duration_s = clock__mono_s() - sess.attach_time;
 	ferr = outputs__write(&sess, &outs);
+	if (env.folded_path || env.pprof_path || env.svg_path || env.otlp_path)
+		warn_budget(&sess);
 	err = err ? err : ferr;
 cleanup:
 	session__close(&sess);

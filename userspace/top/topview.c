@@ -258,6 +258,16 @@ static int stack_rows(struct topview *tv, struct tv_stack *s)
 
 /* -- stacks -- */
 
+static uint32_t id_hash(uint64_t id)
+{
+	return (uint32_t)hash__mix64(id);
+}
+
+static bool id_eq(const void *ctx, uint64_t val, const void *key)
+{
+	return ((const struct topview *)ctx)->stacks[val].id == *(const uint64_t *)key;
+}
+
 static int stack_add(struct topview *tv, const struct aggr_stack *st)
 {
 	unsigned nr = st->nr_user + st->nr_kernel, i, k = 0;
@@ -269,7 +279,7 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 		return -ENOMEM;
 	s = &tv->stacks[tv->nr_stacks];
 	memset(s, 0, sizeof(*s));
-	s->st = st;
+	s->id = st->id;
 	s->pid = st->pid;
 	s->truncated = st->truncated;
 	s->comm = intern(tv, st->pid == 0 ? "swapper" : st->comm[0] ? st->comm : "[unknown]");
@@ -291,6 +301,8 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 		s->syms[k] = sym;
 	}
 	s->nr = nr;
+	if (hashmap__add(&tv->ids_map, id_hash(s->id), tv->nr_stacks))
+		return -ENOMEM;
 	tv->nr_stacks++;
 	return stack_rows(tv, s);
 }
@@ -313,39 +325,122 @@ static void stack_count(struct topview *tv, struct tv_stack *s, double w, uint64
 		tv->rows[s->rows[i]]->total += w;
 }
 
-struct update_ctx {
-	struct topview *tv;
-	size_t i;
-};
-
+/*
+ * Samples folded into a stack from evicted ones (aggregate.h) were counted
+ * on their own stacks already: only a stack's own samples count here.
+ */
 static int update_one(const struct aggr_stack *st, void *arg)
 {
-	struct update_ctx *c = arg;
-	struct topview *tv = c->tv;
+	struct topview *tv = arg;
+	uint64_t own = st->count - st->folded, own_w = st->weight - st->folded_weight, d;
+	int64_t i = hashmap__find(&tv->ids_map, id_hash(st->id), id_eq, tv, &st->id);
 	struct tv_stack *s;
-	uint64_t d;
 	double w;
 	int err;
 
-	if (c->i < tv->nr_stacks) {
-		s = &tv->stacks[c->i];
-		if (s->st != st)
-			return -ESTALE;
-	} else {
+	if (i < 0) {
 		err = stack_add(tv, st);
 		if (err)
 			return err;
-		s = &tv->stacks[c->i];
+		i = (int64_t)tv->nr_stacks - 1;
 	}
-	c->i++;
-	d = st->count - s->seen;
-	if (d) {
-		w = tv->opts.weight ? (double)(st->weight - s->seen_weight) : (double)d;
-		s->seen = st->count;
-		s->seen_weight = st->weight;
+	s = &tv->stacks[i];
+	s->visit = tv->visit;
+	if (own > s->seen) {
+		d = own - s->seen;
+		w = tv->opts.weight ? (double)(own_w - s->seen_weight) : (double)d;
+		s->seen = own;
+		s->seen_weight = own_w;
 		stack_count(tv, s, w, d);
 	}
 	return 0;
+}
+
+/* Stack i left the aggregator (evicted, dropped as idle, reset): out of the table too. */
+static void stack_remove(struct topview *tv, size_t i)
+{
+	struct tv_stack *s = &tv->stacks[i], *last = &tv->stacks[tv->nr_stacks - 1];
+	struct topview_row *leaf;
+	unsigned k;
+
+	tv->total_weight -= s->weight;
+	tv->total_samples -= s->samples;
+	if (s->nr_rows) {
+		leaf = tv->rows[s->rows[0]];
+		leaf->self -= s->weight;
+		leaf->samples -= s->samples;
+		for (k = 0; k < s->nr_rows; k++)
+			tv->rows[s->rows[k]]->total -= s->weight;
+	}
+	hashmap__del(&tv->ids_map, id_hash(s->id), id_eq, tv, &s->id);
+	if (s != last) {
+		hashmap__del(&tv->ids_map, id_hash(last->id), id_eq, tv, &last->id);
+		*s = *last;
+		/* Re-adding what was just deleted needs no memory. */
+		hashmap__add(&tv->ids_map, id_hash(s->id), i);
+	}
+	tv->nr_stacks--;
+	tv->removed++;
+}
+
+/*
+ * The model anew from the stacks still there, once as many have gone:
+ * functions, rows, names and the address cache of stacks long gone are
+ * freed, so the model follows the aggregator's size however long it runs.
+ * Counts carry over exactly; row ids change (as with a regrouping).
+ */
+static int rebuild(struct topview *tv)
+{
+	struct topview *n = topview__new(&tv->opts, tv->sym, tv->ks), tmp;
+	const struct topview_sym *old;
+	struct tv_stack *s, *ns;
+	int64_t id;
+	size_t i;
+	unsigned k;
+	int err;
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < tv->nr_stacks; i++) {
+		s = &tv->stacks[i];
+		if (VEC_RESERVE(n->stacks, n->stacks_cap, n->nr_stacks + 1, 64))
+			goto nomem;
+		ns = &n->stacks[n->nr_stacks];
+		*ns = *s;
+		ns->weight = 0;
+		ns->samples = 0;
+		ns->comm = intern(n, s->comm);
+		ns->syms = arena__alloc(&n->stacks_arena, (s->nr ? s->nr : 1) * sizeof(*ns->syms));
+		ns->rows = arena__alloc(&n->stacks_arena, (s->nr ? s->nr : 1) * sizeof(*ns->rows));
+		if (!ns->comm || !ns->syms || !ns->rows)
+			goto nomem;
+		for (k = 0; k < s->nr; k++) {
+			old = tv->syms[s->syms[k]];
+			id = sym_get(n, old->name, old->module, old->kernel);
+			if (id < 0)
+				goto nomem;
+			ns->syms[k] = id;
+		}
+		if (hashmap__add(&n->ids_map, id_hash(ns->id), n->nr_stacks))
+			goto nomem;
+		n->nr_stacks++;
+		err = stack_rows(n, ns);
+		if (err)
+			goto fail;
+		stack_count(n, ns, s->weight, s->samples);
+	}
+	n->visit = tv->visit;
+	n->rebuilds = tv->rebuilds + 1;
+	tmp = *tv;
+	*tv = *n;
+	*n = tmp;
+	topview__free(n);
+	return 0;
+nomem:
+	err = -ENOMEM;
+fail:
+	topview__free(n);
+	return err;
 }
 
 static void scale(struct topview *tv, double f)
@@ -373,35 +468,25 @@ void topview__zero(struct topview *tv)
 	tv->total_samples = 0;
 }
 
-/* The aggregator was reset: its stacks are new ones. */
-static void forget_stacks(struct topview *tv)
-{
-	topview__zero(tv);
-	tv->nr_stacks = 0;
-	arena__free(&tv->stacks_arena);
-}
-
 int topview__update(struct topview *tv, const struct aggregator *a)
 {
-	struct update_ctx c = { tv, 0 };
-	struct aggr_totals t;
+	size_t i;
 	int err;
 
-	aggregator__totals(a, &t);
-	if (t.samples < tv->agg_samples)
-		forget_stacks(tv);
 	if (tv->opts.counts == TOPVIEW_INTERVAL)
 		topview__zero(tv);
 	else if (tv->opts.counts == TOPVIEW_DECAY)
 		scale(tv, tv->opts.decay);
-	err = aggregator__for_each(a, update_one, &c);
-	if (err == -ESTALE) {
-		forget_stacks(tv);
-		c.i = 0;
-		err = aggregator__for_each(a, update_one, &c);
-	}
-	tv->agg_samples = t.samples;
-	return err;
+	tv->visit++;
+	err = aggregator__for_each(a, update_one, tv);
+	if (err)
+		return err;
+	for (i = tv->nr_stacks; i > 0; i--)
+		if (tv->stacks[i - 1].visit != tv->visit)
+			stack_remove(tv, i - 1);
+	if (tv->removed > 1024 && tv->removed > tv->nr_stacks)
+		return rebuild(tv);
+	return 0;
 }
 
 void topview__set_counts(struct topview *tv, enum topview_counts counts)
@@ -451,6 +536,8 @@ void topview__totals(const struct topview *tv, struct topview_totals *out)
 	out->stacks = tv->nr_stacks;
 	out->rows = tv->nr_rows;
 	out->syms = tv->nr_syms;
+	out->addrs = tv->nr_addrs;
+	out->rebuilds = tv->rebuilds;
 }
 
 struct topview *topview__new(const struct topview_opts *opts, struct symbolizer *sym,
@@ -490,6 +577,7 @@ void topview__free(struct topview *tv)
 	hashmap__free(&tv->syms_map);
 	hashmap__free(&tv->addrs_map);
 	hashmap__free(&tv->rows_map);
+	hashmap__free(&tv->ids_map);
 	free(tv->strings);
 	free(tv->syms);
 	free(tv->marks);

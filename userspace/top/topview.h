@@ -23,9 +23,13 @@
  *
  * Updates are incremental: every distinct stack is symbolized once, when it
  * first appears, into function ids (each distinct address once); an update
- * reads every stack's count but only folds in those that grew. The
- * aggregator must only grow between updates (a reset is detected and
- * everything is recounted).
+ * reads every stack's count but only folds in those that grew. Stacks are
+ * followed by their aggregator id: a stack gone from the aggregator (evicted
+ * for its budget, dropped as idle, or a reset) leaves the table with what it
+ * weighed, and once as many have gone as remain, the model is rebuilt from
+ * the remaining ones, so that it never outgrows the aggregator. Samples
+ * folded into a process's stack on eviction were counted already: they are
+ * not counted again.
  *
  * Error convention: negative errno; topview__new() returns NULL + errno.
  */
@@ -93,6 +97,8 @@ struct topview_totals {
 	uint64_t samples; /* since the last zeroing */
 	uint64_t stacks; /* distinct stacks known */
 	uint32_t rows, syms;
+	uint64_t addrs; /* (process, address) pairs symbolized and remembered */
+	uint64_t rebuilds; /* times the model was rebuilt from the stacks left */
 };
 
 /* What the table shows; NULL/0 fields filter nothing. */

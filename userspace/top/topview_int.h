@@ -27,9 +27,10 @@ struct addr_entry {
 #define KERNEL_SPACE (1ULL << 32)
 
 struct tv_stack {
-	const struct aggr_stack *st; /* the aggregator's, to notice a reset */
-	uint64_t seen; /* st->count when last folded in */
-	uint64_t seen_weight; /* st->weight then */
+	uint64_t id; /* the aggregator's stack id */
+	uint32_t visit; /* the update that last found it in the aggregator */
+	uint64_t seen; /* its own samples (count - folded) when last folded in */
+	uint64_t seen_weight; /* and their weight */
 	uint64_t samples; /* since the last zeroing */
 	double weight; /* in the counting mode */
 	uint32_t *syms; /* frames, leaf (kernel leaf if any) first */
@@ -68,7 +69,10 @@ struct topview {
 
 	struct tv_stack *stacks;
 	size_t nr_stacks, stacks_cap;
-	uint64_t agg_samples; /* aggregator's total when last updated */
+	struct hashmap ids_map; /* stack index, by aggregator stack id */
+	uint32_t visit; /* updates so far */
+	size_t removed; /* stacks gone from the aggregator since the last rebuild */
+	uint64_t rebuilds;
 
 	double total_weight;
 	uint64_t total_samples;

@@ -75,6 +75,10 @@ struct tui {
 	int nr_lines;
 	size_t lines_cap;
 
+	/* The aggregator's sample count at each of the last TUI_WINDOW refreshes (a ring). */
+	uint64_t marks[TUI_WINDOW];
+	unsigned refreshes;
+
 	bool paused, help, counters, source, quit;
 	int prompt; /* 0, 'p' or '/' */
 	char input[128];
@@ -238,6 +242,30 @@ static void select_rows(struct tui *t)
 	}
 }
 
+/*
+ * The window: when nothing wants the whole run, the stacks not counted in
+ * the last TUI_WINDOW refreshes leave the aggregator (and with it the table),
+ * and the processes that exited meanwhile the symbolizer. By then decay has
+ * taken a stack below 0.5% of what it weighed (7/8 a refresh, 40 times), as
+ * perf top drops the entries its decay brought to zero. Cumulative counts
+ * are since start: they keep every stack, within the aggregator's budget.
+ */
+static void slide_window(struct tui *t)
+{
+	struct aggr_totals at;
+	unsigned slot = t->refreshes++ % TUI_WINDOW;
+	int err;
+
+	aggregator__totals(t->s->agg, &at);
+	if (t->o->window && t->counts != TOPVIEW_CUMULATIVE) {
+		err = aggregator__drop_idle(t->s->agg, t->marks[slot]);
+		if (err)
+			message(t, "forgetting idle stacks: %s", strerror(-err));
+		session__forget_exited(t->s);
+	}
+	t->marks[slot] = at.samples;
+}
+
 static void refresh_model(struct tui *t)
 {
 	int err;
@@ -249,6 +277,7 @@ static void refresh_model(struct tui *t)
 		err = topview__update(t->tv, t->s->agg);
 		if (err)
 			message(t, "updating the table: %s", strerror(-err));
+		slide_window(t);
 	}
 	check_stderr(t);
 	select_rows(t);

@@ -25,8 +25,15 @@ struct tui_opts {
 	enum topview_group group;
 	unsigned long freq; /* for the header */
 	bool system_wide;
+	/*
+	 * Nothing at exit wants the whole run (no output file): the view keeps
+	 * the stacks of the last TUI_WINDOW refreshes only (see tui.c).
+	 */
+	bool window;
 	const volatile sig_atomic_t *stop; /* set by a signal handler */
 };
+
+#define TUI_WINDOW 40
 
 /*
  * Runs the view on the terminal (stdin/stdout) until q, *stop or the
