@@ -14,7 +14,7 @@
 /* x86-64 DWARF register number -> index of that register in struct pt_regs. */
 static const __u8 unwind_dwarf_to_ptregs[17] = {
 	10, 12, 11, 5, 13, 14, 4, 19, /* rax rdx rcx rbx rsi rdi rbp rsp */
-	9, 8, 7, 6, 3, 2, 1, 0, /* r8 .. r15 */
+	9,  8,	7,  6, 3,  2,  1, 0, /* r8 .. r15 */
 	16, /* return address column: ip */
 };
 
@@ -38,6 +38,15 @@ static __always_inline void arch_user_regs(const struct pt_regs *regs, __u64 *pc
 	*pc = regs->ip;
 	*sp = regs->sp;
 	*fp = regs->bp;
+}
+
+/* The same from a pt_regs the verifier knows nothing of; 0, or an error. */
+static __always_inline long arch_read_user_regs(const struct pt_regs *regs, __u64 *pc, __u64 *sp,
+						__u64 *fp)
+{
+	return bpf_core_read(pc, sizeof(*pc), &regs->ip) |
+	       bpf_core_read(sp, sizeof(*sp), &regs->sp) |
+	       bpf_core_read(fp, sizeof(*fp), &regs->bp);
 }
 
 /* Return addresses are used as they are. */
@@ -89,6 +98,14 @@ static __always_inline void arch_user_regs(const struct pt_regs *regs, __u64 *pc
 	*pc = regs->pc;
 	*sp = regs->sp;
 	*fp = regs->regs[29];
+}
+
+static __always_inline long arch_read_user_regs(const struct pt_regs *regs, __u64 *pc, __u64 *sp,
+						__u64 *fp)
+{
+	return bpf_core_read(pc, sizeof(*pc), &regs->pc) |
+	       bpf_core_read(sp, sizeof(*sp), &regs->sp) |
+	       bpf_core_read(fp, sizeof(*fp), &regs->regs[29]);
 }
 
 static __always_inline __u64 arch_strip_ra(__u64 ra)

@@ -173,21 +173,18 @@ static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
 
 /*
  * The pc, sp and frame pointer of the user registers at regs into st: read
- * directly from bpf_task_pt_regs()'s BTF pointer, else copied (an address
- * the verifier knows nothing of). Returns 0, or -1: unreadable.
+ * directly from bpf_task_pt_regs()'s BTF pointer, else field by field (an
+ * address the verifier knows nothing of; a copy of the whole struct, 336
+ * bytes on AArch64, would not fit the 512-byte BPF stack beside the walk's).
+ * Returns 0, or -1: unreadable.
  */
 static __always_inline int ustack_read_regs(struct pt_regs *regs, struct sfbpf_unwind_state *st)
 {
-	struct pt_regs copy;
-
 	if (have_task_pt_regs) {
 		arch_user_regs(regs, &st->pc, &st->sp, &st->fp);
 		return 0;
 	}
-	if (bpf_probe_read_kernel(&copy, sizeof(copy), regs))
-		return -1;
-	arch_user_regs(&copy, &st->pc, &st->sp, &st->fp);
-	return 0;
+	return arch_read_user_regs(regs, &st->pc, &st->sp, &st->fp) ? -1 : 0;
 }
 
 /*
