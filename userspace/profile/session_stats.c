@@ -248,6 +248,9 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "evictions", ts->evictions);
 	print_counter(f, "", "promotions", ts->promotions);
 	print_counter(f, "", "aged_out", ts->aged_out);
+	print_counter(f, "", "objects_shared_same_bytes", ts->shared_same_bytes);
+	print_counter(f, "", "objects_same_id_other_bytes", ts->same_id_other_bytes);
+	print_counter(f, "", "objects_same_id_unverified", ts->same_id_unverified);
 }
 
 static void print_lifecycle(struct emitter *f, const struct session_stats *st)
