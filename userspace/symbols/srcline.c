@@ -80,7 +80,12 @@ struct srcline {
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
 	uint64_t opened_ns; /* when dw was opened (CLOCK_MONOTONIC) */
-	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
+	/*
+	 * The file shrank while mapped, or was changed in place (its identity
+	 * below): its DWARF is not the object's any more.
+	 */
+	bool changed;
+	struct stat id; /* the file when opened: device, inode, size, mtime, ctime */
 	bool inflated; /* libdw inflated compressed sections into memory: costly to reopen */
 	uint64_t used_ns; /* the DWARF last read (CLOCK_MONOTONIC) */
 	bool indexed;
@@ -135,9 +140,10 @@ static void dwarf_close(struct srcline *sl)
  */
 static bool unused_section(const char *name)
 {
-	static const char *const unused[] = { "loc",	  "loclists",	"macro",    "macinfo",
-					      "frame",	  "pubnames",	"pubtypes", "gnu_pubnames",
-					      "gnu_pubtypes", "names" };
+	static const char *const unused[] = { "loc",	  "loclists",	  "macro",
+					      "macinfo",  "frame",	  "pubnames",
+					      "pubtypes", "gnu_pubnames", "gnu_pubtypes",
+					      "names" };
 	size_t i;
 
 	for (i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
@@ -210,12 +216,13 @@ static int spill(struct srcline *sl)
 		return -1;
 	while ((n = pread(sl->fd, buf, sizeof(buf), off)) > 0 && write(out, buf, n) == n)
 		off += n;
-	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) || elf_getshdrstrndx(elf, &shstrndx))
+	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) ||
+	    elf_getshdrstrndx(elf, &shstrndx))
 		goto fail;
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7) ||
-		    unused_section(name + 7))
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strncmp(name, ".debug_", 7) || unused_section(name + 7))
 			continue;
 		if (elf_compress(scn, 0, 0) < 0)
 			goto fail;
@@ -322,6 +329,26 @@ static void intern_units(struct srcline *sl)
 }
 
 /*
+ * Was the file written since it was opened (cp over it, a build, a hostile
+ * owner)? Its size, mtime or ctime tell (ctime moves with every write, and
+ * nobody can set it back); the bytes are then not the object's, whatever
+ * libdw would make of them.
+ */
+static bool file_changed(struct srcline *sl)
+{
+	struct stat st;
+
+	if (!sl->changed &&
+	    (fstat(sl->fd, &st) || st.st_dev != sl->id.st_dev || st.st_ino != sl->id.st_ino ||
+	     st.st_size != sl->id.st_size || st.st_mtim.tv_sec != sl->id.st_mtim.tv_sec ||
+	     st.st_mtim.tv_nsec != sl->id.st_mtim.tv_nsec ||
+	     st.st_ctim.tv_sec != sl->id.st_ctim.tv_sec ||
+	     st.st_ctim.tv_nsec != sl->id.st_ctim.tv_nsec))
+		sl->changed = true;
+	return sl->changed;
+}
+
+/*
  * libdw over the file: 0, or -ENODATA. Mapped (fileview.h: a truncation
  * reads zeros, never SIGBUS), libdw's sections cost only the pages a lookup
  * touches, where read into memory they would cost the whole .debug_* (the
@@ -333,7 +360,7 @@ static int dwarf_open(struct srcline *sl)
 
 	if (sl->dw)
 		return 0;
-	if (sl->changed)
+	if (file_changed(sl))
 		return -ENODATA;
 	if (!fileview__map(fd, &sl->view))
 		sl->elf = elf_memory(sl->view.base, sl->view.len);
@@ -357,11 +384,15 @@ static int dwarf_open(struct srcline *sl)
 	return 0;
 }
 
-/* Did the file shrink while libdw read it? Then nothing read may be kept. */
+/*
+ * Did the file shrink or change while libdw read it? Then nothing read may be
+ * kept: what libdw parsed may be the new bytes, or half of each.
+ */
 static bool dwarf_torn(struct srcline *sl)
 {
-	if (!fileview__torn(&sl->view))
+	if (!fileview__torn(&sl->view) && !file_changed(sl))
 		return false;
+	sl->changed = true;
 	dwarf_close(sl);
 	return true;
 }
@@ -377,7 +408,7 @@ struct srcline *srcline__new(int fd)
 	}
 	sl->fd = fd;
 	sl->spill_fd = -1;
-	if (dwarf_open(sl)) {
+	if (fstat(fd, &sl->id) || dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
 		return NULL;
@@ -753,7 +784,8 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 	*frames = NULL;
 	ix = hashmap__find(&sl->answer_ix, h, answer_eq, sl, &addr);
 	if (ix < 0) {
-		if (dwarf_open(sl))
+		/* Open or not, libdw would read the file's bytes now. */
+		if (dwarf_torn(sl) || dwarf_open(sl))
 			return -ENODATA;
 		sl->used_ns = clock__mono_ns();
 		if (!sl->indexed) {

@@ -78,7 +78,9 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
  * a few times a second, it keeps what lookups touch out of our RSS without
  * the cost of a reopen (libdw reads every unit header up to the one it
  * needs: MiBs of pages for libc). A file that shrank while mapped
- * (util/fileview.h) answers nothing new from then on.
+ * (util/fileview.h), or was written at all since srcline__new() (its size,
+ * mtime or ctime moved: cp over it), answers nothing new from then on; an
+ * answer libdw read while the file changed is dropped, not kept.
  */
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
 
