@@ -73,6 +73,18 @@ static unsigned long resident_kb(int fd)
 	return kb;
 }
 
+/* What srclines refused so far (srcline.h), on stderr. */
+static void print_refused(void)
+{
+	struct srcline_stats ss;
+
+	srcline__stats(&ss);
+	fprintf(stderr,
+		"# refused ratio %" PRIu64 " size %" PRIu64 " memory %" PRIu64
+		" spill_full %" PRIu64 "\n",
+		ss.refused_ratio, ss.refused_size, ss.refused_memory, ss.spill_full);
+}
+
 static int resolve(const char *path)
 {
 	const char *rel = getenv("SRCLINES_RELEASE");
@@ -92,6 +104,7 @@ static int resolve(const char *path)
 	sl = srcline__new(fd);
 	if (!sl) {
 		fprintf(stderr, "%s: no DWARF: %s\n", path, strerror(errno));
+		print_refused();
 		return 1;
 	}
 	while (fgets(buf, sizeof(buf), stdin)) {
@@ -117,6 +130,7 @@ static int resolve(const char *path)
 	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
 		srcline__functions(sl), srcline__spilled(sl));
 	fprintf(stderr, "# resident %lu KB, at most %lu KB\n", resident_kb(fd), most);
+	print_refused();
 	srcline__free(sl);
 	return 0;
 }

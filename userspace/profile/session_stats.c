@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "profile/session.h"
+#include "symbols/srcline.h"
 #include "util/clock.h"
 
 /* Resident memory of this process (second field of /proc/self/statm, in pages). */
@@ -282,6 +283,19 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "", "map_bytes", st->map_bytes);
 }
 
+/* Source lines (DWARF): what compressed debug sections were refused, and the spill. */
+static void print_srclines(struct emitter *f)
+{
+	struct srcline_stats ss;
+
+	srcline__stats(&ss);
+	print_counter(f, "srcline.", "refused_ratio", ss.refused_ratio);
+	print_counter(f, "srcline.", "refused_size", ss.refused_size);
+	print_counter(f, "srcline.", "refused_memory", ss.refused_memory);
+	print_counter(f, "srcline.", "spill_full", ss.spill_full);
+	print_gauge(f, "srcline.", "spill_bytes", ss.spilled_bytes);
+}
+
 static void print_line(void *ctx, const char *name, uint64_t v, bool gauge)
 {
 	(void)gauge;
@@ -305,6 +319,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_gauge(f, "", "processes", st.procs.procs);
 	print_tables(f, s, &st);
 	print_lifecycle(f, &st);
+	print_srclines(f);
 	if (!s->off)
 		return;
 	for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)

@@ -48,6 +48,16 @@
 #define LOOKUP_DROP_FAULTS 32
 /* DWARF in use is closed once open this long, and reopened by the next lookup. */
 #define DWARF_REOPEN_NS (60 * 1000000000ULL)
+/*
+ * Compressed sections: what they may claim to inflate to, checked before
+ * anything is inflated. Real DWARF compresses 3 to 10 times; a section of
+ * zeros 1032 times (zlib's limit), a bomb. Small sections may claim any ratio.
+ */
+#define SRCLINE_MAX_RATIO 100
+#define SRCLINE_RATIO_FLOOR (1ULL << 20)
+#define SPILL_MAX_BYTES (1ULL << 30) /* all spill files at once */
+#define SRCLINE_MAX_INFLATE SPILL_MAX_BYTES /* one file's sections, inflated */
+#define SRCLINE_MAX_INFLATE_MEM (64ULL << 20) /* the same, where there is no spill file */
 
 struct range {
 	uint64_t lo, hi;
@@ -68,6 +78,8 @@ struct srcline {
 	int spill_fd; /* fd's copy with its compressed sections inflated, or -1 */
 	uint64_t spill_bytes;
 	bool no_spill; /* the copy could not be made: inflate in memory */
+	bool refused; /* its compressed sections claim too much: no DWARF (srcline_stats) */
+	uint64_t inflate_bytes; /* what its kept compressed sections claim, inflated */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
 	/*
 	 * The headers libelf reads in place: ELF, program, section (written by
@@ -99,6 +111,13 @@ struct srcline {
 	struct hashmap str_ix; /* interned strings: pointers into arena */
 	struct arena arena;
 };
+
+static struct srcline_stats srcline_stats;
+
+void srcline__stats(struct srcline_stats *out)
+{
+	*out = srcline_stats;
+}
 
 int srcline__elf_has_dwarf(Elf *elf)
 {
@@ -153,17 +172,55 @@ static bool unused_section(const char *name)
 	return false;
 }
 
-/* Does libdw still have compressed sections to inflate (in memory) once they are hidden? */
-static bool hide_unused(Elf *elf)
+/*
+ * The size a compressed section claims it inflates to, from its header
+ * (Elf32/64_Chdr, or "ZLIB" and a big-endian size for .zdebug_*), read from
+ * the file: nothing is inflated to learn it. 0 if unreadable.
+ */
+static uint64_t claimed_size(int fd, Elf *elf, const GElf_Shdr *sh, bool zdebug)
 {
-	bool inflated = false, zdebug;
+	uint8_t buf[sizeof(Elf64_Chdr)];
+	Elf32_Chdr c32;
+	Elf64_Chdr c64;
+	uint64_t v = 0;
+	int i;
+
+	if (pread(fd, buf, sizeof(buf), sh->sh_offset) != (ssize_t)sizeof(buf))
+		return 0;
+	if (zdebug) {
+		if (memcmp(buf, "ZLIB", 4))
+			return 0;
+		for (i = 4; i < 12; i++)
+			v = v << 8 | buf[i];
+		return v;
+	}
+	if (gelf_getclass(elf) == ELFCLASS32) {
+		memcpy(&c32, buf, sizeof(c32));
+		return c32.ch_size;
+	}
+	memcpy(&c64, buf, sizeof(c64));
+	return c64.ch_size;
+}
+
+/*
+ * Hides the sections a lookup never reads; adds up what the kept compressed
+ * ones would inflate to. Returns 0 (*inflated: bytes to inflate, 0: none), or
+ * -EFBIG when a section claims more than SRCLINE_MAX_RATIO times its
+ * compressed size (a compression bomb: zlib allows 1032:1), or more than
+ * SRCLINE_MAX_INFLATE in all.
+ */
+static int hide_unused(int fd, Elf *elf, uint64_t *inflated)
+{
 	Elf_Scn *scn = NULL;
 	const char *name;
 	size_t shstrndx;
+	uint64_t claim;
 	GElf_Shdr sh;
+	bool zdebug;
 
+	*inflated = 0;
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
+		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
@@ -180,9 +237,21 @@ static bool hide_unused(Elf *elf)
 			gelf_update_shdr(scn, &sh);
 			continue;
 		}
-		inflated |= zdebug || (sh.sh_flags & SHF_COMPRESSED);
+		if (!zdebug && !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		claim = claimed_size(fd, elf, &sh, zdebug);
+		if (claim > SRCLINE_RATIO_FLOOR && claim / SRCLINE_MAX_RATIO > sh.sh_size) {
+			srcline_stats.refused_ratio++;
+			return -EFBIG;
+		}
+		/* At least a byte: a section whose size cannot be read is still inflated. */
+		*inflated += claim ? claim : 1;
+		if (*inflated > SRCLINE_MAX_INFLATE) {
+			srcline_stats.refused_size++;
+			return -EFBIG;
+		}
 	}
-	return inflated;
+	return 0;
 }
 
 /*
@@ -195,7 +264,6 @@ static bool hide_unused(Elf *elf)
  * memory as before.
  */
 #define SPILL_DIR "/var/tmp"
-#define SPILL_MAX_BYTES (1ULL << 30) /* all spill files at once */
 static uint64_t spilled_bytes;
 
 /* sl->fd's copy, its kept compressed .debug_* sections inflated: 0, or -1 (then in memory). */
@@ -214,6 +282,12 @@ static int spill(struct srcline *sl)
 
 	if (out < 0)
 		return -1;
+	/* Checked before the copy: the headers' claims, checked by hide_unused(). */
+	if (fstat(sl->fd, &st) ||
+	    spilled_bytes + st.st_size + sl->inflate_bytes > SPILL_MAX_BYTES) {
+		srcline_stats.spill_full++;
+		goto fail;
+	}
 	while ((n = pread(sl->fd, buf, sizeof(buf), off)) > 0 && write(out, buf, n) == n)
 		off += n;
 	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) ||
@@ -234,6 +308,7 @@ static int spill(struct srcline *sl)
 	sl->spill_fd = out;
 	sl->spill_bytes = st.st_size;
 	spilled_bytes += st.st_size;
+	srcline_stats.spilled_bytes = spilled_bytes;
 	return 0;
 fail:
 	elf_end(elf);
@@ -360,14 +435,25 @@ static int dwarf_open(struct srcline *sl)
 
 	if (sl->dw)
 		return 0;
-	if (file_changed(sl))
+	if (sl->refused || file_changed(sl))
 		return -ENODATA;
 	if (!fileview__map(fd, &sl->view))
 		sl->elf = elf_memory(sl->view.base, sl->view.len);
 	else
 		sl->elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (sl->elf)
-		sl->inflated = hide_unused(sl->elf);
+	if (sl->elf && hide_unused(fd, sl->elf, &sl->inflate_bytes))
+		sl->refused = true;
+	sl->inflated = sl->inflate_bytes > 0;
+	if (!sl->refused && sl->inflated && sl->spill_fd < 0 && sl->no_spill &&
+	    sl->inflate_bytes > SRCLINE_MAX_INFLATE_MEM) {
+		/* No copy to inflate into: not that much into our memory. */
+		srcline_stats.refused_memory++;
+		sl->refused = true;
+	}
+	if (sl->refused) {
+		dwarf_close(sl);
+		return -ENODATA;
+	}
 	note_headers(sl);
 	if (sl->inflated && sl->spill_fd < 0 && !sl->no_spill) {
 		dwarf_close(sl);
@@ -442,6 +528,7 @@ void srcline__free(struct srcline *sl)
 	if (sl->spill_fd >= 0) {
 		close(sl->spill_fd);
 		spilled_bytes -= sl->spill_bytes;
+		srcline_stats.spilled_bytes = spilled_bytes;
 	}
 	free(sl->funcs);
 	free(sl->cus);

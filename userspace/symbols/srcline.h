@@ -94,4 +94,18 @@ size_t srcline__functions(const struct srcline *sl);
  */
 uint64_t srcline__spilled(const struct srcline *sl);
 
+/*
+ * Of all srclines so far: DWARF refused because its compressed sections
+ * claim, in their headers (read before anything is inflated), more than 100
+ * times their size (refused_ratio: a compression bomb) or more than 1 GiB in
+ * all (refused_size), or more than 64 MiB where there is no spill file to
+ * inflate them into (refused_memory); copies not made because the spill
+ * files would pass 1 GiB (spill_full); and the spill files' bytes now.
+ */
+struct srcline_stats {
+	uint64_t refused_ratio, refused_size, refused_memory, spill_full;
+	uint64_t spilled_bytes;
+};
+void srcline__stats(struct srcline_stats *out);
+
 #endif /* SFBPF_SRCLINE_H */
