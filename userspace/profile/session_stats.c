@@ -264,6 +264,7 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "", "mappings_with_table", ps->mappings_with_table);
 	print_counter(f, "", "mappings_dropped", ps->mappings_dropped);
 	print_counter(f, "", "mappings_deferred", ps->deferred);
+	print_counter(f, "", "mappings_replaced", ps->mappings_replaced);
 	print_counter(f, "", "proc_refreshes", ps->refreshes);
 	print_counter(f, "", "proc_update_failed", ps->update_failed);
 	print_counter(f, "lifecycle.", "exec", ls->exec_events);
