@@ -216,13 +216,13 @@ static void write_rows(struct tables *t, const struct entry *e, uint32_t from, u
 
 static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 {
-	struct entry *e;
-
 	struct obj_alias *a;
+	struct entry *e;
 
 	for (e = t->buckets[tables_key_hash(key)]; e; e = e->next)
 		if (same_identity(&e->key, key))
 			return e;
+	/* Other files found byte for byte equal to an entry's (tableshare.c). */
 	for (a = t->aliases[tables_key_hash(key)]; a; a = a->next)
 		if (same_identity(&a->key, key))
 			return a->e;
