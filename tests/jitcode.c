@@ -9,7 +9,11 @@
  *       builder, the same rule at every byte of the copy (at the return
  *       address of the call: CFA = SP + 16, or rbp-based); periods are found
  *       and non-trampolines (no call, two calls, an unknown instruction, SP
- *       not restored, bytes not periodic) are refused.
+ *       not restored, bytes not periodic) are refused. Arenas of this
+ *       process resolve to one template per distinct code, whose table key
+ *       is its memfd's identity (not a hash of the bytes, which a tenant's
+ *       trampoline could be crafted to match): equal code shares it,
+ *       different code never does.
  *   jitcode run VARIANT SECS   a workload as CPython -X perf builds it: a
  *       64 KiB anonymous arena filled with copies of the trampoline at a
  *       16-byte stride (VARIANT: cet, plain, fp), made read-execute, and a
@@ -18,10 +22,12 @@
  * Prints PASS/FAIL lines; exits 1 on a failure.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,20 +44,21 @@ static const uint8_t tramp_cet[] = { 0xf3, 0x0f, 0x1e, 0xfa, /* endbr64 */
 static const uint8_t tramp_plain[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
 				       0x48, 0x83, 0xc4, 0x08, 0xc3 };
 /* push %rbp; mov %rsp,%rbp; call *%rcx; pop %rbp; ret (a frame-pointer build). */
-static const uint8_t tramp_fp[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89,
-				    0xe5, 0xff, 0xd1, 0x5d, 0xc3 };
+static const uint8_t tramp_fp[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48,
+				    0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3 };
 
 static int failed;
 
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		if (!(cond)) {                             \
-			printf("FAIL: jitcode unit: ");    \
-			printf(__VA_ARGS__);               \
-			printf("\n");                      \
-			failed = 1;                        \
-			return -1;                         \
-		}                                          \
+#define CHECK(cond, ...)                                \
+	do {                                            \
+		if (!(cond)) {                          \
+			printf("FAIL: jitcode unit: "); \
+			printf(__VA_ARGS__);            \
+			printf("\n");                   \
+			fflush(stdout);                 \
+			failed = 1;                     \
+			return -1;                      \
+		}                                       \
 	} while (0)
 
 static void fill(struct jitcode_template *t, const uint8_t *code, size_t n, uint32_t period)
@@ -123,8 +130,9 @@ static int check_variant(const char *name, const uint8_t *code, size_t n, uint32
 		CHECK(!(r->flags & SFBPF_RULE_GAP) && r->cfa_off == row->cfa_off &&
 			      r->cfa_reg == (row->cfa_fp ? SFBPF_REG_FP : SFBPF_REG_SP) &&
 			      r->ra_loc == SFBPF_LOC_CFA && r->ra_off == -8 &&
-			      (row->fp_off ? r->fp_loc == SFBPF_LOC_CFA && r->fp_off == row->fp_off :
-					     r->fp_loc == SFBPF_LOC_SAME),
+			      (row->fp_off ?
+				       r->fp_loc == SFBPF_LOC_CFA && r->fp_off == row->fp_off :
+				       r->fp_loc == SFBPF_LOC_SAME),
 		      "%s: at +%u the loader's rule (cfa %s%+d, fp_loc %u %+d) is not the decoder's "
 		      "(cfa %s%+d, fp %+d)",
 		      name, off, r->cfa_reg == SFBPF_REG_FP ? "rbp" : "rsp", r->cfa_off, r->fp_loc,
@@ -150,6 +158,63 @@ static int refused(const char *name, const uint8_t *code, size_t n)
 	fill(&t, code, n, 16);
 	CHECK(jitcode__decode(&t) == -ENOENT, "%s: decoded, want refused", name);
 	return 0;
+}
+
+static uint8_t *arena_of(const uint8_t *code, size_t n)
+{
+	size_t size = 16 * 4096, i;
+	uint8_t *arena =
+		mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (arena == MAP_FAILED)
+		return NULL;
+	for (i = 0; i < size; i += 16)
+		memcpy(arena + i, code, n);
+	return mprotect(arena, size, PROT_READ | PROT_EXEC) ? NULL : arena;
+}
+
+static bool same_key(const struct obj_key *a, const struct obj_key *b)
+{
+	return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
+}
+
+/* The three arenas' templates: cet, plain, cet again. */
+static int keys_of(struct jitcode *jc, uint8_t *const arena[3])
+{
+	const struct jitcode_template *t[3] = { 0 };
+	struct obj_key own;
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		CHECK(arena[i] && !jitcode__resolve(jc, getpid(), (uintptr_t)arena[i],
+						    (uintptr_t)arena[i] + 16 * 4096, &t[i]),
+		      "arena %d not resolved", i);
+	CHECK(t[0] == t[2] && t[0] != t[1], "templates: cet %p, plain %p, cet again %p",
+	      (const void *)t[0], (const void *)t[1], (const void *)t[2]);
+	CHECK(!same_key(&t[0]->key, &t[1]->key), "two templates, one table key");
+	for (i = 0; i < 2; i++) {
+		CHECK(!fstat(t[i]->fd, &st), "fstat: %s", strerror(errno));
+		obj_key__from(&own, NULL, &st);
+		CHECK(same_key(&t[i]->key, &own) && !t[i]->key.hint_len,
+		      "template %d: its key is not its memfd's identity", i);
+	}
+	return 0;
+}
+
+static int keys(void)
+{
+	uint8_t *arena[3] = { arena_of(tramp_cet, sizeof(tramp_cet)),
+			      arena_of(tramp_plain, sizeof(tramp_plain)),
+			      arena_of(tramp_cet, sizeof(tramp_cet)) };
+	struct jitcode *jc = jitcode__new();
+	int i, err = jc ? keys_of(jc, arena) : -1;
+
+	jitcode__free(jc);
+	for (i = 0; i < 3; i++)
+		if (arena[i])
+			munmap(arena[i], 16 * 4096);
+	return err;
 }
 
 static int unit(void)
@@ -182,9 +247,10 @@ static int unit(void)
 		buf[i] = i % 32 < sizeof(tramp_cet) ? tramp_cet[i % 32] : 0xcc;
 	CHECK(jitcode__period(buf, sizeof(buf)) == 32, "period of a 32-byte arena: %d",
 	      jitcode__period(buf, sizeof(buf)));
+	keys();
 	if (!failed)
 		printf("PASS: jitcode unit: periods found (16, 32), a changed byte breaks them; "
-		       "non-trampolines refused\n");
+		       "non-trampolines refused; 3 arenas, 2 templates, keyed by their memfds\n");
 	return failed;
 }
 
@@ -220,8 +286,8 @@ static int run(const char *variant, int secs)
 		   !strcmp(variant, "fp")    ? sizeof(tramp_fp) :
 					       sizeof(tramp_cet);
 	size_t size = 16 * 4096, i;
-	uint8_t *arena = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			      0);
+	uint8_t *arena =
+		mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	volatile long s = 0;
 	time_t end = time(NULL) + secs;
 

@@ -14,10 +14,11 @@
  *     pages given back). Then "# resident KB, at most KB": the pages of the
  *     DWARF file (or of its inflated copy) mapped in at the end, and (with
  *     SRCLINES_RESIDENT=1 in the environment) the most after any lookup.
- *   srclines truncate FILE
+ *   srclines truncate FILE [NEWFILE]
  *     FILE is rewritten in place while its DWARF is open (cp over it, a
- *     build): looks up the first address on stdin, truncates FILE to 4 KiB,
- *     then looks up the others. The process must live (a mapped page past the
+ *     build): looks up the first address on stdin, truncates FILE to 4 KiB
+ *     (or copies NEWFILE over it, as cp does: same inode, new bytes), then
+ *     looks up the others. The process must live (a mapped page past the
  *     new end raises SIGBUS: util/fileview.h); prints "first N" (frames of
  *     the first address), "after-truncate ANSWERED FAILED" (new addresses
  *     after the truncation) and "first-again N" (the cached answer).
@@ -72,6 +73,18 @@ static unsigned long resident_kb(int fd)
 	return kb;
 }
 
+/* What srclines refused so far (srcline.h), on stderr. */
+static void print_refused(void)
+{
+	struct srcline_stats ss;
+
+	srcline__stats(&ss);
+	fprintf(stderr,
+		"# refused ratio %" PRIu64 " size %" PRIu64 " memory %" PRIu64
+		" spill_full %" PRIu64 "\n",
+		ss.refused_ratio, ss.refused_size, ss.refused_memory, ss.spill_full);
+}
+
 static int resolve(const char *path)
 {
 	const char *rel = getenv("SRCLINES_RELEASE");
@@ -91,6 +104,7 @@ static int resolve(const char *path)
 	sl = srcline__new(fd);
 	if (!sl) {
 		fprintf(stderr, "%s: no DWARF: %s\n", path, strerror(errno));
+		print_refused();
 		return 1;
 	}
 	while (fgets(buf, sizeof(buf), stdin)) {
@@ -116,11 +130,31 @@ static int resolve(const char *path)
 	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
 		srcline__functions(sl), srcline__spilled(sl));
 	fprintf(stderr, "# resident %lu KB, at most %lu KB\n", resident_kb(fd), most);
+	print_refused();
 	srcline__free(sl);
 	return 0;
 }
 
-static int truncated(const char *path)
+/* cp FROM PATH: PATH truncated and written with FROM's bytes, in place. */
+static int copy_over(const char *from, const char *path)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	char buf[65536];
+	ssize_t n = -1;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			n = -1;
+			break;
+		}
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return n == 0 ? 0 : -1;
+}
+
+static int truncated(const char *path, const char *from)
 {
 	const struct srcline_frame *f;
 	int fd, n, first, answered = 0, failed = 0;
@@ -138,7 +172,7 @@ static int truncated(const char *path)
 	first = srcline__find(sl, addr0, &f);
 	printf("first %d\n", first);
 	fflush(stdout);
-	if (truncate(path, 4096)) {
+	if (from ? copy_over(from, path) : truncate(path, 4096)) {
 		perror(path);
 		return 1;
 	}
@@ -281,8 +315,8 @@ int main(int argc, char **argv)
 	elf_version(EV_CURRENT);
 	if (argc >= 3 && !strcmp(argv[1], "resolve"))
 		return resolve(argc > 3 ? argv[3] : argv[2]);
-	if (argc == 3 && !strcmp(argv[1], "truncate"))
-		return truncated(argv[2]);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "truncate"))
+		return truncated(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))
 		return bench(argv[2], argc > 4 ? argv[4] : argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "sym"))

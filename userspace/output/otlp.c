@@ -19,6 +19,7 @@
 #include "output/pbwire.h"
 #include "profile/aggregate.h"
 #include "profile/stackwalk.h"
+#include "symbols/symbolize.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -345,11 +346,15 @@ static int64_t res_id(struct otlp_builder *b, const struct sw_stack *st)
 				   .cgroup_id = st->raw ? st->raw->cgroup_id : 0,
 				   .first = -1,
 				   .last = -1 };
-	int64_t comm = str_id(b, st->frames[0].name);
+	int64_t comm = str_id(b, st->frames[0].name), exe = 0;
+	const char *path = b->sym ? symbolizer__exe(b->sym, st->pid) : NULL;
 
-	if (comm < 0)
-		return comm;
+	if (path && *path)
+		exe = str_id(b, path);
+	if (comm < 0 || exe < 0)
+		return comm < 0 ? comm : exe;
 	k.comm = comm; /* kept from the resource's first stack */
+	k.exe = exe;
 	return INTERN(b, &b->res, (uint32_t)mix(mix(6, k.pid), k.cgroup_id), res_eq, &k);
 }
 
@@ -509,6 +514,7 @@ int otlp__encode(const struct aggregator *a, struct symbolizer *sym, const struc
 	*data = NULL;
 	*size = 0;
 	err = builder__init(&b, opts);
+	b.sym = sym;
 	if (!err)
 		err = stackwalk__for_each(a, sym, ks, add_sample, &b);
 	if (!err) {

@@ -95,12 +95,14 @@ struct otlp_sample {
 struct otlp_resource {
 	uint32_t pid;
 	uint64_t cgroup_id; /* with pid, the key */
-	int32_t comm; /* string index: the executable's name when /proc has none */
+	int32_t comm; /* string index: the thread's comm (the name when exe is unknown) */
+	int32_t exe; /* string index: the executable's path when first seen; 0: unknown */
 	int32_t first, last; /* its samples */
 };
 
 struct otlp_builder {
 	struct otlp_opts o;
+	struct symbolizer *sym; /* names the executables; may be NULL */
 	int64_t period;
 	struct strtab strs;
 	OTLP_TABLE(struct otlp_attr) attrs;

@@ -149,27 +149,23 @@ static void kv_int(struct pbw *w, const char *key, int64_t value)
 	pbw_end(w, m);
 }
 
-/* The executable's file name from /proc, else the comm (the process is gone). */
+/*
+ * The executable's file name as the symbolizer's snapshot saw it while the
+ * process ran, else the comm. Not /proc/PID/exe now: by the time a profile
+ * is written the PID may be another program's.
+ */
 static void exe_name(const struct otlp_builder *b, const struct otlp_resource *r, char *buf,
 		     size_t size)
 {
-	char link[64], path[PATH_MAX], *base;
-	ssize_t n = -1;
+	const char *path = b->strs.strs[r->exe ? r->exe : r->comm], *base;
+	size_t n = strlen(path);
 
-	if (r->pid) {
-		snprintf(link, sizeof(link), "/proc/%u/exe", r->pid);
-		n = readlink(link, path, sizeof(path) - 1);
-	}
-	if (n <= 0) {
-		snprintf(buf, size, "%s", b->strs.strs[r->comm]);
-		return;
-	}
-	path[n] = '\0';
-	if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
-		path[n - 10] = '\0';
-	base = strrchr(path, '/');
+	if (r->exe && n > 10 && !strcmp(path + n - 10, " (deleted)"))
+		n -= 10;
+	base = r->exe ? memrchr(path, '/', n) : NULL;
 	base = base ? base + 1 : path;
-	snprintf(buf, size, "%.*s", (int)strnlen(base, size - 1), base);
+	n -= base - path;
+	snprintf(buf, size, "%.*s", (int)(n < size - 1 ? n : size - 1), base);
 }
 
 static void put_resource(struct pbw *w, const struct otlp_builder *b, const struct otlp_resource *r)

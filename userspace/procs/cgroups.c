@@ -265,6 +265,7 @@ static bool pod_uid(const char *s, size_t n, char out[37])
 	static const unsigned dash_at[] = { 8, 13, 18, 23 };
 	const char *p;
 	size_t i, d = 0;
+	char uid[37];
 
 	if (n > 6 && !memcmp(s + n - 6, ".slice", 6))
 		n -= 6;
@@ -278,15 +279,17 @@ static bool pod_uid(const char *s, size_t n, char out[37])
 		if (d < 4 && i == dash_at[d]) {
 			if (p[i] != '-' && p[i] != '_')
 				return false;
-			out[i] = '-';
+			uid[i] = '-';
 			d++;
 		} else if (hex_run(p + i, 1)) {
-			out[i] = p[i];
+			uid[i] = p[i];
 		} else {
 			return false;
 		}
 	}
-	out[36] = '\0';
+	/* Only a whole UID: a component that fails half-way leaves out as it was. */
+	uid[36] = '\0';
+	memcpy(out, uid, sizeof(uid));
 	return true;
 }
 
@@ -303,9 +306,15 @@ void cgroups_parse_path(const char *path, struct cgroup_info *out)
 		n = end - c;
 		if (!n)
 			break;
+		/*
+		 * Below its container's cgroup a container may create any name (a
+		 * delegated subtree): another tenant's container id or pod UID. The
+		 * outermost container id is the runtime's, and labels stop there.
+		 */
 		if (container_id(c, n, out->container_id))
-			continue;
-		if (pod_uid(c, n, out->pod_uid))
+			break;
+		/* Outermost too: the pod's cgroup is made by the kubelet, above the containers. */
+		if (!out->pod_uid[0] && pod_uid(c, n, out->pod_uid))
 			continue;
 		/* Not "user@1000.service": that is a user's manager, not a service. */
 		if (n > 8 && n - 8 < sizeof(out->unit) && !memcmp(c + n - 8, ".service", 8) &&

@@ -56,10 +56,13 @@ int cgroups__set_target(int map_fd, const char *dir);
  *   podman       .../libpod-ID.scope
  *   Kubernetes   .../kubepods-QOS-podUID_WITH_UNDERSCORES.slice, .../podUID
  *
- * ID is 64 lowercase hex digits; the innermost one wins (docker in docker).
- * A pod UID is a UUID, reported with dashes. The unit is the innermost
- * systemd service ("nginx" for .../nginx.service), which names the service
- * of a task outside containers.
+ * ID is 64 lowercase hex digits. A pod UID is a UUID, reported with dashes.
+ * Both come from the outermost component that names one, and nothing below
+ * the container's own cgroup counts: a container with a delegated subtree
+ * can create cgroups of any name there (another tenant's container id or pod
+ * UID), not above it (docker in docker is labelled with the outer
+ * container). The unit is the innermost systemd service outside containers
+ * ("nginx" for .../nginx.service).
  */
 struct cgroup_info {
 	char container_id[65]; /* "" if none */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -299,15 +300,25 @@ int jitcode__image(const struct jitcode_template *t, uint8_t *buf, size_t cap)
 	if (o.err)
 		return o.err;
 
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = JITCODE_TEXT_VADDR,
-			      .sh_offset = JITCODE_TEXT_VADDR, .sh_size = t->period,
+	sh[1] = (Elf64_Shdr){ .sh_name = 1,
+			      .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = JITCODE_TEXT_VADDR,
+			      .sh_offset = JITCODE_TEXT_VADDR,
+			      .sh_size = t->period,
 			      .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
-			      .sh_addr = ehf, .sh_offset = ehf, .sh_size = ehf_end - ehf,
+	sh[2] = (Elf64_Shdr){ .sh_name = 7,
+			      .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC,
+			      .sh_addr = ehf,
+			      .sh_offset = ehf,
+			      .sh_size = ehf_end - ehf,
 			      .sh_addralign = 8 };
-	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = str,
-			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
+	sh[3] = (Elf64_Shdr){ .sh_name = 17,
+			      .sh_type = SHT_STRTAB,
+			      .sh_offset = str,
+			      .sh_size = sizeof(shstr),
+			      .sh_addralign = 1 };
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
@@ -370,22 +381,13 @@ static int read_mem(int pid, uint64_t addr, uint8_t *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	while (n--)
-		h = (h ^ *p++) * 1099511628211ULL;
-	return h;
-}
-
 /* The cached template of these bytes, made (image and all) if new. */
 static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t period,
 			const struct jitcode_template **out)
 {
 	struct jitcode_template *t;
+	struct stat st;
 	uint8_t *img;
-	uint64_t h;
 	uint32_t i;
 	int len, err;
 
@@ -416,6 +418,8 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 			err = -errno;
 		else if (write(t->fd, img, (size_t)len) != len)
 			err = -EIO;
+		else if (fstat(t->fd, &st))
+			err = -errno;
 	}
 	free(img);
 	if (err) {
@@ -425,11 +429,12 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 		*out = NULL;
 		return err;
 	}
-	h = fnv1a(bytes, period);
-	t->key.bytes[0] = 'J';
-	memcpy(t->key.bytes + 1, &h, 8);
-	memcpy(t->key.bytes + 9, &period, 4);
-	t->key.len = 13;
+	/*
+	 * The table's identity is its memfd's: templates are told apart by all
+	 * their bytes above (a hash of them could be matched by a tenant's
+	 * trampoline, crafted to take another's table), and each has its own.
+	 */
+	obj_key__from(&t->key, NULL, &st);
 	jc->nr++;
 	return 0;
 }

@@ -56,7 +56,7 @@ struct jitcode_template {
 	struct jitcode_row rows[JITCODE_MAX_ROWS];
 	uint32_t nr_rows;
 	int fd; /* memfd holding the ELF image; -1 until written */
-	struct obj_key key; /* by content: the period and the bytes */
+	struct obj_key key; /* the memfd's identity: one per distinct template (all its bytes) */
 };
 
 /*

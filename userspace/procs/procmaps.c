@@ -28,6 +28,7 @@ struct procmaps {
 	int refs; /* atomic: the cache's and each holder's */
 	int pid; /* snapshots from procmaps__snapshot(): whose, and when read */
 	uint64_t read_ns;
+	const struct procmap *exe; /* the main executable's mapping, or NULL */
 };
 
 /*
@@ -152,9 +153,8 @@ static bool parse_line(const char *p, const char *end, struct procmap *m, char *
 	if (!parse_hex(&p, end, &m->start) || !expect(&p, end, '-') ||
 	    !parse_hex(&p, end, &m->end) || !expect(&p, end, ' ') ||
 	    !parse_perms(&p, end, &m->perms) || !expect(&p, end, ' ') ||
-	    !parse_hex(&p, end, &m->offset) || !expect(&p, end, ' ') ||
-	    !parse_hex(&p, end, &maj) || !expect(&p, end, ':') ||
-	    !parse_hex(&p, end, &min) || !expect(&p, end, ' ') ||
+	    !parse_hex(&p, end, &m->offset) || !expect(&p, end, ' ') || !parse_hex(&p, end, &maj) ||
+	    !expect(&p, end, ':') || !parse_hex(&p, end, &min) || !expect(&p, end, ' ') ||
 	    !parse_dec(&p, end, &m->inode))
 		return false;
 	if (m->end <= m->start || maj > UINT32_MAX || min > UINT32_MAX)
@@ -270,6 +270,35 @@ static int read_all(int fd, char **buf, size_t *len)
 	return 0;
 }
 
+/*
+ * The mapping of pid's executable (/proc/PID/exe), read after the maps: if
+ * the process exec'd in between, no mapping is its file and there is none.
+ * By inode (the device too where it matches: /proc/PID/maps shows an
+ * overlayfs file's lower device on some kernels, stat() the overlay's).
+ */
+static void find_exe(int pid, struct procmaps *pm)
+{
+	const struct procmap *m;
+	char path[64];
+	struct stat st;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &st))
+		return;
+	for (i = 0; i < pm->count; i++) {
+		m = &pm->maps[i];
+		if ((m->flags & PROCMAP_F_ANON) || m->inode != st.st_ino)
+			continue;
+		if (major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor) {
+			pm->exe = m;
+			return;
+		}
+		if (!pm->exe)
+			pm->exe = m;
+	}
+}
+
 int procmaps__read(int pid, struct procmaps **out)
 {
 	char path[64], *buf = NULL;
@@ -286,6 +315,8 @@ int procmaps__read(int pid, struct procmaps **out)
 		return err;
 	err = parse(buf, len, false, out);
 	free(buf);
+	if (!err)
+		find_exe(pid, *out);
 	return err;
 }
 
@@ -436,6 +467,11 @@ int procmap__open(int pid, const struct procmap *m)
 		return -ESTALE;
 	}
 	return fd;
+}
+
+const struct procmap *procmaps__exe(const struct procmaps *pm)
+{
+	return pm->exe;
 }
 
 const char *procmap__basename(const char *path)

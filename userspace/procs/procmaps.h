@@ -61,6 +61,11 @@ void procmaps__forget(int pid);
 
 size_t procmaps__count(const struct procmaps *pm);
 const struct procmap *procmaps__get(const struct procmaps *pm, size_t i);
+/*
+ * The main executable's first mapping (its file is /proc/PID/exe when the
+ * maps were read), or NULL: unknown, or parsed from text.
+ */
+const struct procmap *procmaps__exe(const struct procmaps *pm);
 /* The mapping containing addr, or NULL. */
 const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr);
 

@@ -190,8 +190,20 @@ static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap 
 	fd = procmap__open(pid, m);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || elfobj__read(fd, &info) ||
-	    elfobj__offset_to_vaddr(&info, m->offset, &vaddr))
+	if (fstat(fd, &st))
+		goto cleanup;
+	/*
+	 * The key is what fstat says of the file opened (tables.h). It must be
+	 * the file the maps line names, or the line's offset would be applied
+	 * to another's segments (the range unmapped and mapped again since the
+	 * maps were read). By inode: the device of an overlayfs file differs
+	 * between the two on some kernels (the lower file's in the maps line).
+	 */
+	if (st.st_ino != m->inode) {
+		pt->stats.mappings_replaced++;
+		goto cleanup;
+	}
+	if (elfobj__read(fd, &info) || elfobj__offset_to_vaddr(&info, m->offset, &vaddr))
 		goto cleanup;
 	out->bias = m->start - vaddr;
 	obj_key__from(&key, &info, &st);

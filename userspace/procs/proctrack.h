@@ -66,6 +66,7 @@ struct proctrack_stats {
 	uint64_t deferred; /* mappings left without a table for now: loader busy */
 	uint64_t update_failed; /* entries the kernel refused (procs map full) */
 	uint64_t swept; /* entries of processes found gone by the sweep */
+	uint64_t mappings_replaced; /* the file opened was not the one the maps line named */
 };
 
 void proctrack__stats(const struct proctrack *pt, struct proctrack_stats *out);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "profile/session.h"
+#include "symbols/srcline.h"
 #include "util/clock.h"
 
 /* Resident memory of this process (second field of /proc/self/statm, in pages). */
@@ -255,6 +256,9 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "evictions", ts->evictions);
 	print_counter(f, "", "promotions", ts->promotions);
 	print_counter(f, "", "aged_out", ts->aged_out);
+	print_counter(f, "", "objects_shared_same_bytes", ts->shared_same_bytes);
+	print_counter(f, "", "objects_same_id_other_bytes", ts->same_id_other_bytes);
+	print_counter(f, "", "objects_same_id_unverified", ts->same_id_unverified);
 }
 
 static void print_lifecycle(struct emitter *f, const struct session_stats *st)
@@ -267,6 +271,7 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "", "mappings_with_table", ps->mappings_with_table);
 	print_counter(f, "", "mappings_dropped", ps->mappings_dropped);
 	print_counter(f, "", "mappings_deferred", ps->deferred);
+	print_counter(f, "", "mappings_replaced", ps->mappings_replaced);
 	print_counter(f, "", "proc_refreshes", ps->refreshes);
 	print_counter(f, "", "proc_update_failed", ps->update_failed);
 	print_counter(f, "lifecycle.", "exec", ls->exec_events);
@@ -318,6 +323,19 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_counter(f, "", "jit_map_refused", j->refused);
 }
 
+/* Source lines (DWARF): what compressed debug sections were refused, and the spill. */
+static void print_srclines(struct emitter *f)
+{
+	struct srcline_stats ss;
+
+	srcline__stats(&ss);
+	print_counter(f, "srcline.", "refused_ratio", ss.refused_ratio);
+	print_counter(f, "srcline.", "refused_size", ss.refused_size);
+	print_counter(f, "srcline.", "refused_memory", ss.refused_memory);
+	print_counter(f, "srcline.", "spill_full", ss.spill_full);
+	print_gauge(f, "srcline.", "spill_bytes", ss.spilled_bytes);
+}
+
 static void print_line(void *ctx, const char *name, uint64_t v, bool gauge)
 {
 	(void)gauge;
@@ -342,6 +360,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_tables(f, s, &st);
 	print_lifecycle(f, &st);
 	print_budgets(f, s, &st);
+	print_srclines(f);
 	if (!s->off)
 		return;
 	for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)

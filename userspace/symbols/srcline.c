@@ -23,6 +23,7 @@
 
 #include "symbols/demangle.h"
 #include "symbols/srcline.h"
+#include "symbols/srcline_elf.h"
 #include "util/arena.h"
 #include "util/clock.h"
 #include "util/fileview.h"
@@ -48,7 +49,6 @@
 #define LOOKUP_DROP_FAULTS 32
 /* DWARF in use is closed once open this long, and reopened by the next lookup. */
 #define DWARF_REOPEN_NS (60 * 1000000000ULL)
-
 struct range {
 	uint64_t lo, hi;
 	Dwarf_Off die; /* the function's (or the unit's) DIE, in .debug_info */
@@ -68,6 +68,8 @@ struct srcline {
 	int spill_fd; /* fd's copy with its compressed sections inflated, or -1 */
 	uint64_t spill_bytes;
 	bool no_spill; /* the copy could not be made: inflate in memory */
+	bool refused; /* its compressed sections claim too much: no DWARF (srcline_stats) */
+	uint64_t inflate_bytes; /* what its kept compressed sections claim, inflated */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
 	/*
 	 * The headers libelf reads in place: ELF, program, section (written by
@@ -80,7 +82,12 @@ struct srcline {
 	Elf *elf;
 	Dwarf *dw; /* NULL while released */
 	uint64_t opened_ns; /* when dw was opened (CLOCK_MONOTONIC) */
-	bool changed; /* the file shrank while mapped: its DWARF is not the object's any more */
+	/*
+	 * The file shrank while mapped, or was changed in place (its identity
+	 * below): its DWARF is not the object's any more.
+	 */
+	bool changed;
+	struct stat id; /* the file when opened: device, inode, size, mtime, ctime */
 	bool inflated; /* libdw inflated compressed sections into memory: costly to reopen */
 	uint64_t used_ns; /* the DWARF last read (CLOCK_MONOTONIC) */
 	bool indexed;
@@ -124,114 +131,6 @@ static void dwarf_close(struct srcline *sl)
 	fileview__unmap(&sl->view);
 	sl->dw = NULL;
 	sl->elf = NULL;
-}
-
-/*
- * Sections a lookup never reads: location lists (often the largest after
- * .debug_info), macros, call frames, name indexes. libdw reads (and inflates,
- * when compressed) every .debug_* section it knows when it opens: hidden
- * here as SHT_NOBITS in libelf's copy of the section headers, they are left
- * alone. The file is never written (no elf_update()).
- */
-static bool unused_section(const char *name)
-{
-	static const char *const unused[] = { "loc",	  "loclists",	"macro",    "macinfo",
-					      "frame",	  "pubnames",	"pubtypes", "gnu_pubnames",
-					      "gnu_pubtypes", "names" };
-	size_t i;
-
-	for (i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-		if (!strcmp(name, unused[i]))
-			return true;
-	}
-	return false;
-}
-
-/* Does libdw still have compressed sections to inflate (in memory) once they are hidden? */
-static bool hide_unused(Elf *elf)
-{
-	bool inflated = false, zdebug;
-	Elf_Scn *scn = NULL;
-	const char *name;
-	size_t shstrndx;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		zdebug = !strncmp(name, ".zdebug_", 8);
-		if (!strncmp(name, ".debug_", 7))
-			name += 7;
-		else if (zdebug)
-			name += 8;
-		else
-			continue;
-		if (unused_section(name)) {
-			sh.sh_type = SHT_NOBITS;
-			gelf_update_shdr(scn, &sh);
-			continue;
-		}
-		inflated |= zdebug || (sh.sh_flags & SHF_COMPRESSED);
-	}
-	return inflated;
-}
-
-/*
- * Compressed DWARF (Debian's -dbgsym files) is inflated by libdw into our
- * memory, MiBs per library, for as long as it is open: a library sampled all
- * the time keeps it. Inflated once into an unlinked file instead, the
- * sections cost the page cache's pages, which the trims give back, and a
- * reopen inflates nothing. The directory: $SFBPF_SPILL_DIR, else SPILL_DIR
- * (on disk on Debian, not tmpfs); where O_TMPFILE fails, libdw inflates in
- * memory as before.
- */
-#define SPILL_DIR "/var/tmp"
-#define SPILL_MAX_BYTES (1ULL << 30) /* all spill files at once */
-static uint64_t spilled_bytes;
-
-/* sl->fd's copy, its kept compressed .debug_* sections inflated: 0, or -1 (then in memory). */
-static int spill(struct srcline *sl)
-{
-	const char *dir = getenv("SFBPF_SPILL_DIR");
-	int out = open(dir && *dir ? dir : SPILL_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	char buf[16384], *name;
-	Elf_Scn *scn = NULL;
-	Elf *elf = NULL;
-	size_t shstrndx;
-	off_t off = 0;
-	struct stat st;
-	GElf_Shdr sh;
-	ssize_t n;
-
-	if (out < 0)
-		return -1;
-	while ((n = pread(sl->fd, buf, sizeof(buf), off)) > 0 && write(out, buf, n) == n)
-		off += n;
-	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) || elf_getshdrstrndx(elf, &shstrndx))
-		goto fail;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7) ||
-		    unused_section(name + 7))
-			continue;
-		if (elf_compress(scn, 0, 0) < 0)
-			goto fail;
-	}
-	if (elf_update(elf, ELF_C_WRITE) < 0 || fstat(out, &st) ||
-	    spilled_bytes + st.st_size > SPILL_MAX_BYTES)
-		goto fail;
-	elf_end(elf);
-	sl->spill_fd = out;
-	sl->spill_bytes = st.st_size;
-	spilled_bytes += st.st_size;
-	return 0;
-fail:
-	elf_end(elf);
-	close(out);
-	return -1;
 }
 
 /* [off, off + len) within the view (a hostile header may point anywhere). */
@@ -322,6 +221,26 @@ static void intern_units(struct srcline *sl)
 }
 
 /*
+ * Was the file written since it was opened (cp over it, a build, a hostile
+ * owner)? Its size, mtime or ctime tell (ctime moves with every write, and
+ * nobody can set it back); the bytes are then not the object's, whatever
+ * libdw would make of them.
+ */
+static bool file_changed(struct srcline *sl)
+{
+	struct stat st;
+
+	if (!sl->changed &&
+	    (fstat(sl->fd, &st) || st.st_dev != sl->id.st_dev || st.st_ino != sl->id.st_ino ||
+	     st.st_size != sl->id.st_size || st.st_mtim.tv_sec != sl->id.st_mtim.tv_sec ||
+	     st.st_mtim.tv_nsec != sl->id.st_mtim.tv_nsec ||
+	     st.st_ctim.tv_sec != sl->id.st_ctim.tv_sec ||
+	     st.st_ctim.tv_nsec != sl->id.st_ctim.tv_nsec))
+		sl->changed = true;
+	return sl->changed;
+}
+
+/*
  * libdw over the file: 0, or -ENODATA. Mapped (fileview.h: a truncation
  * reads zeros, never SIGBUS), libdw's sections cost only the pages a lookup
  * touches, where read into memory they would cost the whole .debug_* (the
@@ -333,18 +252,28 @@ static int dwarf_open(struct srcline *sl)
 
 	if (sl->dw)
 		return 0;
-	if (sl->changed)
+	if (sl->refused || file_changed(sl))
 		return -ENODATA;
 	if (!fileview__map(fd, &sl->view))
 		sl->elf = elf_memory(sl->view.base, sl->view.len);
 	else
 		sl->elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (sl->elf)
-		sl->inflated = hide_unused(sl->elf);
+	if (sl->elf && srcline_elf_prepare(fd, sl->elf, &sl->inflate_bytes))
+		sl->refused = true;
+	sl->inflated = sl->inflate_bytes > 0;
+	/* No copy to inflate into: not that much into our memory. */
+	if (!sl->refused && sl->inflated && sl->spill_fd < 0 && sl->no_spill &&
+	    srcline_elf_fits_memory(sl->inflate_bytes))
+		sl->refused = true;
+	if (sl->refused) {
+		dwarf_close(sl);
+		return -ENODATA;
+	}
 	note_headers(sl);
 	if (sl->inflated && sl->spill_fd < 0 && !sl->no_spill) {
 		dwarf_close(sl);
-		sl->no_spill = spill(sl) != 0;
+		sl->spill_fd = srcline_elf_spill(sl->fd, sl->inflate_bytes, &sl->spill_bytes);
+		sl->no_spill = sl->spill_fd < 0;
 		return dwarf_open(sl);
 	}
 	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
@@ -357,11 +286,15 @@ static int dwarf_open(struct srcline *sl)
 	return 0;
 }
 
-/* Did the file shrink while libdw read it? Then nothing read may be kept. */
+/*
+ * Did the file shrink or change while libdw read it? Then nothing read may be
+ * kept: what libdw parsed may be the new bytes, or half of each.
+ */
 static bool dwarf_torn(struct srcline *sl)
 {
-	if (!fileview__torn(&sl->view))
+	if (!fileview__torn(&sl->view) && !file_changed(sl))
 		return false;
+	sl->changed = true;
 	dwarf_close(sl);
 	return true;
 }
@@ -377,7 +310,7 @@ struct srcline *srcline__new(int fd)
 	}
 	sl->fd = fd;
 	sl->spill_fd = -1;
-	if (dwarf_open(sl)) {
+	if (fstat(fd, &sl->id) || dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
 		return NULL;
@@ -410,7 +343,7 @@ void srcline__free(struct srcline *sl)
 	close(sl->fd);
 	if (sl->spill_fd >= 0) {
 		close(sl->spill_fd);
-		spilled_bytes -= sl->spill_bytes;
+		srcline_elf_unspill(sl->spill_bytes);
 	}
 	free(sl->funcs);
 	free(sl->cus);
@@ -753,7 +686,8 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 	*frames = NULL;
 	ix = hashmap__find(&sl->answer_ix, h, answer_eq, sl, &addr);
 	if (ix < 0) {
-		if (dwarf_open(sl))
+		/* Open or not, libdw would read the file's bytes now. */
+		if (dwarf_torn(sl) || dwarf_open(sl))
 			return -ENODATA;
 		sl->used_ns = clock__mono_ns();
 		if (!sl->indexed) {

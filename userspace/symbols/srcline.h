@@ -78,7 +78,9 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
  * a few times a second, it keeps what lookups touch out of our RSS without
  * the cost of a reopen (libdw reads every unit header up to the one it
  * needs: MiBs of pages for libc). A file that shrank while mapped
- * (util/fileview.h) answers nothing new from then on.
+ * (util/fileview.h), or was written at all since srcline__new() (its size,
+ * mtime or ctime moved: cp over it), answers nothing new from then on; an
+ * answer libdw read while the file changed is dropped, not kept.
  */
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
 
@@ -91,5 +93,19 @@ size_t srcline__functions(const struct srcline *sl);
  * sections are page cache, not our memory.
  */
 uint64_t srcline__spilled(const struct srcline *sl);
+
+/*
+ * Of all srclines so far: DWARF refused because its compressed sections
+ * claim, in their headers (read before anything is inflated), more than 100
+ * times their size (refused_ratio: a compression bomb) or more than 1 GiB in
+ * all (refused_size), or more than 64 MiB where there is no spill file to
+ * inflate them into (refused_memory); copies not made because the spill
+ * files would pass 1 GiB (spill_full); and the spill files' bytes now.
+ */
+struct srcline_stats {
+	uint64_t refused_ratio, refused_size, refused_memory, spill_full;
+	uint64_t spilled_bytes;
+};
+void srcline__stats(struct srcline_stats *out);
 
 #endif /* SFBPF_SRCLINE_H */

@@ -47,6 +47,7 @@ struct gen {
 	uint64_t since_ns;
 	struct pmap *maps;
 	size_t count;
+	const char *exe; /* the executable's path when read (interned), or NULL */
 };
 
 struct proc {
@@ -263,7 +264,7 @@ static int gen__merge(struct symbolizer *s, struct gen *g, struct pmap *fresh, s
 
 /* Start a generation serving samples from since_ns on; the oldest may go. */
 static void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_ns,
-			   struct pmap *maps, size_t n)
+			   struct pmap *maps, size_t n, const char *exe)
 {
 	if (p->ngens == MAX_GENS) {
 		maps__put(s, p->gens[0].maps, p->gens[0].count);
@@ -275,7 +276,7 @@ static void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_
 		since_ns = 0; /* the first serves everything before it too */
 	else if (since_ns <= p->gens[p->ngens - 1].since_ns)
 		since_ns = p->gens[p->ngens - 1].since_ns + 1;
-	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n };
+	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n, exe };
 }
 
 /*
@@ -290,6 +291,8 @@ static void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_
 static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_ns, bool force_new,
 			  uint64_t max_age_ns)
 {
+	const struct procmap *exe_map;
+	const char *exe = NULL;
 	struct procmaps *pm;
 	struct pmap *maps;
 	struct gen *cur;
@@ -309,16 +312,24 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 		procmaps__free(pm);
 		return -ENOMEM;
 	}
+	exe_map = procmaps__exe(pm);
 	for (i = 0; i < n; i++) {
 		pmap__init(s, p, &maps[i], procmaps__get(pm, i));
 		p->need_ns |= pmap__maybe_jit(&maps[i]);
+		/* Named now, while it runs: at output time its PID may be another's. */
+		if (exe_map == procmaps__get(pm, i))
+			exe = maps[i].path;
 	}
 	procmaps__free(pm);
 	cur = p->ngens ? &p->gens[p->ngens - 1] : NULL;
-	if (!cur || force_new || gen__replaced(cur, maps, n))
-		proc__push_gen(s, p, since_ns, maps, n);
-	else if ((err = gen__merge(s, cur, maps, n)))
-		return err;
+	if (!cur || force_new || gen__replaced(cur, maps, n)) {
+		proc__push_gen(s, p, since_ns, maps, n, exe);
+	} else {
+		if (!cur->exe)
+			cur->exe = exe;
+		if ((err = gen__merge(s, cur, maps, n)))
+			return err;
+	}
 	if (p->need_ns && !p->jit.nspid)
 		perfmap__identify(&p->jit);
 	/*
@@ -676,6 +687,13 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	out->build_id = symobj__build_id(m->obj);
 	resolve(s, p, m, addr, out);
 	return 0;
+}
+
+const char *symbolizer__exe(struct symbolizer *s, int pid)
+{
+	struct proc *p = proc__find(s, pid);
+
+	return p && p->ngens ? p->gens[p->ngens - 1].exe : NULL;
 }
 
 int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_info *out)

@@ -108,6 +108,14 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_info *out);
 
 /*
+ * The path of pid's executable (as /proc/PID/maps shows it) in its latest
+ * snapshot, taken while it ran, or NULL (not noted, or unknown). Unlike
+ * /proc/PID/exe at output time, never another program's after the PID is
+ * reused. Valid as long as s.
+ */
+const char *symbolizer__exe(struct symbolizer *s, int pid);
+
+/*
  * Where to look for separate debug files: ':'-separated directories holding
  * .build-id/ and path-mirroring trees (NULL: $SFBPF_DEBUG_ROOT, else
  * /usr/lib/debug). Applies to objects loaded afterwards.

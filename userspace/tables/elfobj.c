@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tables/elfobj.h"
 
@@ -72,31 +73,50 @@ cleanup:
 	return ret;
 }
 
-/* mmap offsets are page-aligned; a segment's p_offset need not be. */
-static int load_holds(const struct elfobj_load *l, uint64_t off)
+/*
+ * mmap offsets are page-aligned, a segment's p_offset need not be: the
+ * mapping of a segment starts at its offset rounded down to the kernel's
+ * page size (16 or 64 KiB on some arm64 kernels, not 4).
+ */
+static int load_holds(const struct elfobj_load *l, uint64_t off, uint64_t page_size)
 {
-	return off >= (l->offset & ~0xfffull) && off < l->offset + l->filesz;
+	return off >= (l->offset & ~(page_size - 1)) && off < l->offset + l->filesz;
 }
 
-int elfobj__offset_to_vaddr(const struct elfobj_info *info, uint64_t off, uint64_t *vaddr)
+int elfobj__offset_to_vaddr_pg(const struct elfobj_info *info, uint64_t off, uint64_t page_size,
+			       uint64_t *vaddr)
 {
 	const struct elfobj_load *l;
 	uint32_t i;
 
+	if (!page_size || (page_size & (page_size - 1)))
+		return -EINVAL;
 	/* Prefer the executable segment: mappings we resolve are r-x. */
 	for (i = 0; i < info->nr_loads; i++) {
 		l = &info->loads[i];
-		if (load_holds(l, off) && (l->flags & PF_X)) {
+		if (load_holds(l, off, page_size) && (l->flags & PF_X)) {
 			*vaddr = l->vaddr + off - l->offset;
 			return 0;
 		}
 	}
 	for (i = 0; i < info->nr_loads; i++) {
 		l = &info->loads[i];
-		if (load_holds(l, off)) {
+		if (load_holds(l, off, page_size)) {
 			*vaddr = l->vaddr + off - l->offset;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int elfobj__offset_to_vaddr(const struct elfobj_info *info, uint64_t off, uint64_t *vaddr)
+{
+	static uint64_t page_size;
+	long ps;
+
+	if (!page_size) {
+		ps = sysconf(_SC_PAGESIZE);
+		page_size = ps > 0 ? (uint64_t)ps : 4096;
+	}
+	return elfobj__offset_to_vaddr_pg(info, off, page_size, vaddr);
 }

@@ -31,8 +31,14 @@ struct elfobj_info {
 
 /* Read identity and segments from an open ELF file. 0 or negative errno. */
 int elfobj__read(int fd, struct elfobj_info *info);
-/* ELF virtual address of file offset off, or -ENOENT if no PT_LOAD holds it. */
+/*
+ * ELF virtual address of file offset off (a mapping's, page-aligned), or
+ * -ENOENT if no PT_LOAD holds it, for this kernel's page size.
+ */
 int elfobj__offset_to_vaddr(const struct elfobj_info *info, uint64_t off, uint64_t *vaddr);
+/* The same for pages of page_size bytes (a power of two; -EINVAL otherwise). */
+int elfobj__offset_to_vaddr_pg(const struct elfobj_info *info, uint64_t off, uint64_t page_size,
+			       uint64_t *vaddr);
 
 /* A build-id as text: two lowercase hex digits per byte, NUL-terminated. */
 #define ELFOBJ_BUILD_ID_HEX (2 * ELFOBJ_BUILD_ID_MAX + 1)

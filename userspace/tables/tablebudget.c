@@ -573,8 +573,8 @@ static int reopen_at(const struct entry *e, const struct tables_src *src)
 	return fd;
 }
 
-/* e's file again, through the places it was last seen mapped, newest first. */
-static int reopen(const struct entry *e)
+/* Newest first. */
+int tables_reopen(const struct entry *e)
 {
 	uint32_t i, k;
 	int fd = -ENOENT;
@@ -626,7 +626,7 @@ void tables_rebalance(struct tables *t, uint64_t now)
 		e = promotion_candidate(t, now);
 		if (!e)
 			break;
-		fd = reopen(e);
+		fd = tables_reopen(e);
 		pr_info("%s: hot (%llu), reloading%s", e->name, (unsigned long long)e->heat,
 			fd < 0 ? " with the next process that maps it" : "");
 		if (fd < 0) {

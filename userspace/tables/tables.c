@@ -41,35 +41,47 @@ uint64_t tables_now_ns(void)
 
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
 {
+	uint64_t v[7] = { st->st_dev,	      st->st_ino,	   st->st_size,
+			  st->st_mtim.tv_sec, st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
+			  st->st_ctim.tv_nsec };
 	uint8_t n;
 
+	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
 	memset(key, 0, sizeof(*key));
+	key->bytes[0] = 'F';
+	memcpy(key->bytes + 1, v, sizeof(v));
+	key->len = 1 + sizeof(v);
 	if (info && info->build_id_len) {
-		/* The same file in every container: same build-id, size and mtime. */
 		n = info->build_id_len;
-		key->bytes[0] = 'B';
-		memcpy(key->bytes + 1, info->build_id, n);
-		memcpy(key->bytes + 1 + n, &st->st_size, 8);
-		memcpy(key->bytes + 9 + n, &st->st_mtim.tv_sec, 8);
-		memcpy(key->bytes + 17 + n, &st->st_mtim.tv_nsec, 4);
-		key->len = 21 + n;
-		return;
+		key->hint[0] = 'B';
+		memcpy(key->hint + 1, info->build_id, n);
+		memcpy(key->hint + 1 + n, &v[2], 8);
+		key->hint_len = 9 + n;
 	}
-	key->bytes[0] = 'S';
-	memcpy(key->bytes + 1, &st->st_dev, 4);
-	memcpy(key->bytes + 5, &st->st_ino, 8);
-	memcpy(key->bytes + 13, &st->st_size, 8);
-	memcpy(key->bytes + 21, &st->st_mtim.tv_sec, 8);
-	key->len = 29;
 }
 
-static uint32_t key_hash(const struct obj_key *k)
+static uint32_t bytes_hash(const uint8_t *b, uint32_t len)
 {
 	uint32_t h = 2166136261u, i;
 
-	for (i = 0; i < k->len; i++)
-		h = (h ^ k->bytes[i]) * 16777619u;
+	for (i = 0; i < len; i++)
+		h = (h ^ b[i]) * 16777619u;
 	return h % TABLES_KEY_BUCKETS;
+}
+
+uint32_t tables_key_hash(const struct obj_key *k)
+{
+	return bytes_hash(k->bytes, k->len);
+}
+
+uint32_t tables_hint_hash(const struct obj_key *k)
+{
+	return bytes_hash(k->hint, k->hint_len);
+}
+
+static bool same_identity(const struct obj_key *a, const struct obj_key *b)
+{
+	return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
 }
 
 struct tables *tables__new(const struct tables_opts *opts)
@@ -90,12 +102,14 @@ struct tables *tables__new(const struct tables_opts *opts)
 	     !segspace__init(&t->row_segs, opts->rows_fd, opts->max_rows, opts->seg_shift) &&
 	     !segspace__init(&t->page_segs, opts->pages_fd, opts->max_pages, opts->seg_shift);
 	t->buckets = calloc(TABLES_KEY_BUCKETS, sizeof(*t->buckets));
+	t->hints = calloc(TABLES_KEY_BUCKETS, sizeof(*t->hints));
+	t->aliases = calloc(TABLES_KEY_BUCKETS, sizeof(*t->aliases));
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
 	t->loader = tableload__new(&lopts);
 	t->push_tail = &t->push_head;
 	/* An empty segment lingers as an unreferenced table does. */
 	t->row_segs.linger_ns = t->page_segs.linger_ns = opts->linger_ns;
-	if (!ok || !t->buckets || !t->slots || !t->loader) {
+	if (!ok || !t->buckets || !t->hints || !t->aliases || !t->slots || !t->loader) {
 		tables__free(t);
 		return NULL;
 	}
@@ -110,6 +124,12 @@ struct tables *tables__new(const struct tables_opts *opts)
 
 static void entry__free(struct entry *e)
 {
+	struct obj_alias *a, *next;
+
+	for (a = e->aliases; a; a = next) {
+		next = a->sibling;
+		free(a);
+	}
 	flat_table__free(e->ft);
 	free(e->name);
 	free(e);
@@ -130,6 +150,8 @@ void tables__free(struct tables *t)
 			entry__free(e);
 		}
 	free(t->buckets);
+	free(t->hints);
+	free(t->aliases);
 	free(t->slots);
 	segspace__fini(&t->row_segs);
 	segspace__fini(&t->page_segs);
@@ -194,11 +216,16 @@ static void write_rows(struct tables *t, const struct entry *e, uint32_t from, u
 
 static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 {
+	struct obj_alias *a;
 	struct entry *e;
 
-	for (e = t->buckets[key_hash(key)]; e; e = e->next)
-		if (e->key.len == key->len && !memcmp(e->key.bytes, key->bytes, key->len))
+	for (e = t->buckets[tables_key_hash(key)]; e; e = e->next)
+		if (same_identity(&e->key, key))
 			return e;
+	/* Other files found byte for byte equal to an entry's (tableshare.c). */
+	for (a = t->aliases[tables_key_hash(key)]; a; a = a->next)
+		if (same_identity(&a->key, key))
+			return a->e;
 	return NULL;
 }
 
@@ -226,6 +253,19 @@ static void release_slot(struct tables *t, struct entry *e)
 	e->slot = -1;
 }
 
+/* Takes e's aliases out of the alias table (entry__free frees them). */
+static void unlink_aliases(struct tables *t, struct entry *e)
+{
+	struct obj_alias *a, **pp;
+
+	for (a = e->aliases; a; a = a->sibling)
+		for (pp = &t->aliases[tables_key_hash(&a->key)]; *pp; pp = &(*pp)->next)
+			if (*pp == a) {
+				*pp = a->next;
+				break;
+			}
+}
+
 /* Forgets e entirely: unpublished, slices and slot freed. Not while a job builds it. */
 void tables_free_entry(struct tables *t, struct entry *e)
 {
@@ -236,11 +276,18 @@ void tables_free_entry(struct tables *t, struct entry *e)
 	release_slot(t, e);
 	if (e->has_ranges)
 		tables_drop_rows(t, e);
-	for (pp = &t->buckets[key_hash(&e->key)]; *pp; pp = &(*pp)->next)
+	for (pp = &t->buckets[tables_key_hash(&e->key)]; *pp; pp = &(*pp)->next)
 		if (*pp == e) {
 			*pp = e->next;
 			break;
 		}
+	for (pp = &t->hints[tables_hint_hash(&e->key)]; e->key.hint_len && *pp;
+	     pp = &(*pp)->hint_next)
+		if (*pp == e) {
+			*pp = e->hint_next;
+			break;
+		}
+	unlink_aliases(t, e);
 	entry__free(e);
 }
 
@@ -268,7 +315,7 @@ static int64_t alloc_slot(struct tables *t)
 static struct entry *new_entry(struct tables *t, const struct obj_key *key, const char *name)
 {
 	struct entry *e = calloc(1, sizeof(*e));
-	uint32_t b = key_hash(key);
+	uint32_t b = tables_key_hash(key);
 
 	if (!e)
 		return NULL;
@@ -282,6 +329,11 @@ static struct entry *new_entry(struct tables *t, const struct obj_key *key, cons
 	e->state = OBJ_PENDING;
 	e->next = t->buckets[b];
 	t->buckets[b] = e;
+	if (key->hint_len) {
+		b = tables_hint_hash(key);
+		e->hint_next = t->hints[b];
+		t->hints[b] = e;
+	}
 	return e;
 }
 
@@ -544,6 +596,8 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	int64_t slot;
 	int err;
 
+	if (!e)
+		e = tables_find_same_bytes(t, fd, key);
 	if (e)
 		return acquire_known(t, e, fd, src);
 	slot = alloc_slot(t);

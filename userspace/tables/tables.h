@@ -2,13 +2,12 @@
 /*
  * Map loader: owns the BPF table maps (rows, rules, objects, pages) and the
  * objects loaded into them. An object (executable or shared library) is
- * loaded once however many processes map it, keyed by its identity (build-id
- * with size and mtime, else device+inode+size+mtime), and reference-counted by
- * the processes that
- * use it. Its table comes from its .sframe, else (none, or malformed) is
- * synthesized from its DWARF CFI (tableload.h). Objects without a usable
- * table are remembered too, so a file is parsed once. See docs/DESIGN.md,
- * DESIGN-cfi.md, DESIGN-lifecycle.md.
+ * loaded once however many processes map it, keyed by its identity (struct
+ * obj_key: device, inode, size, mtime, ctime; another file with the same
+ * build-id shares it only once its bytes are found equal), and
+ * reference-counted by the processes that use it. Its table comes from its .sframe, else (none, or
+ * malformed) is synthesized from its DWARF CFI (tableload.h). Objects without a usable table are
+ * remembered too, so a file is parsed once. See docs/DESIGN.md, DESIGN-cfi.md, DESIGN-lifecycle.md.
  *
  * Lifecycle (docs/DESIGN-lifecycle.md): with async set, tables are built on a
  * loader thread; an object gets its slot at once (flag PENDING: its frames
@@ -44,13 +43,21 @@ struct tables_opts {
 };
 
 /*
- * Identity of a file: its build-id confirmed by its size and mtime (a patched
- * copy that kept the build-id must not share, or poison, the original's
- * table), else device, inode, size and mtime.
+ * Identity of a file: what the kernel says it is (device and inode, from the
+ * file opened through the mapping) with its size, mtime and ctime, so that a
+ * file changed in place is a new object. Build-id, size and mtime are chosen
+ * by the file's owner: a forged copy of a library can carry the real one's, so
+ * they only name candidates (hint) whose bytes are then compared before a
+ * table is shared (the same image layer seen through two overlayfs mounts has
+ * two devices). hint_len 0: never shared beyond the identity.
  */
+#define OBJ_KEY_MAX 64
+#define OBJ_HINT_MAX (1 + ELFOBJ_BUILD_ID_MAX + 8)
 struct obj_key {
 	uint8_t len;
-	uint8_t bytes[48];
+	uint8_t bytes[OBJ_KEY_MAX];
+	uint8_t hint_len;
+	uint8_t hint[OBJ_HINT_MAX];
 };
 
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st);
@@ -81,6 +88,10 @@ struct tables_stats {
 	uint64_t max_load_ns; /* the longest build */
 	uint64_t max_rows_object; /* rows of the largest table loaded */
 	uint64_t budget_bytes; /* what the table maps may take at most (tables__map_bytes) */
+	/* Files with another's build-id and size (obj_key hint). */
+	uint64_t shared_same_bytes; /* bytes equal: the table is shared */
+	uint64_t same_id_other_bytes; /* bytes differ (a forged or patched copy): own table */
+	uint64_t same_id_unverified; /* not compared (the other gone, or too big): own table */
 	uint64_t table_bytes; /* rows, page entries and rules in use */
 	uint64_t map_bytes; /* what the table maps take now: segments, rules, slots */
 };
@@ -119,8 +130,8 @@ struct tables_src {
  * usable table (also cached), -EAGAIN when the loader is busy (try again
  * later), or a negative errno.
  */
-int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
-			    const char *name, const struct tables_src *src);
+int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key, const char *name,
+			    const struct tables_src *src);
 int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name);
 void tables__release(struct tables *t, uint32_t obj);
 

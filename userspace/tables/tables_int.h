@@ -35,9 +35,19 @@ enum obj_state {
 	OBJ_NO_TABLE,
 };
 
+/* Another file found byte for byte equal to an entry's: its identity names that entry. */
+struct obj_alias {
+	struct obj_key key;
+	struct entry *e;
+	struct obj_alias *next; /* hash chain (t->aliases) */
+	struct obj_alias *sibling; /* e's other aliases */
+};
+
 struct entry {
 	struct obj_key key;
 	struct entry *next; /* hash chain */
+	struct entry *hint_next; /* chain of t->hints: entries by build-id and size */
+	struct obj_alias *aliases;
 	struct entry *push_next; /* push queue */
 	char *name;
 	int32_t slot; /* index in the objects map, -1: none */
@@ -77,6 +87,8 @@ struct tables {
 	struct slices rows, pages; /* who owns which entries of the two arrays */
 	struct ruleset rules; /* mirrors the rules map: indexes are global rule ids */
 	struct entry **buckets;
+	struct entry **hints; /* by key.hint: the candidates for sharing */
+	struct obj_alias **aliases; /* by alias identity */
 	struct entry **slots; /* object index -> entry */
 	struct tableload *loader;
 	struct segspace row_segs, page_segs; /* where the slices' entries are */
@@ -97,6 +109,16 @@ void tables_drop_rows(struct tables *t, struct entry *e);
 void tables_free_entry(struct tables *t, struct entry *e);
 int tables_start_job(struct tables *t, struct entry *e, int fd);
 void tables_note_src(struct entry *e, const struct tables_src *src);
+uint32_t tables_key_hash(const struct obj_key *k);
+uint32_t tables_hint_hash(const struct obj_key *k);
+/*
+ * An entry whose file holds the same bytes as the file open at fd (whose
+ * identity is key, with a hint), found by key's hint and compared: key becomes
+ * its alias. NULL: none (counted in the stats).
+ */
+struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key);
+/* e's file again, through the places it was last seen mapped (an fd, or a negative errno). */
+int tables_reopen(const struct entry *e);
 
 /*
  * Makes room for ft (evicting colder tables if needed), interns its rules and

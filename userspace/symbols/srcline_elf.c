@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What srcline does to a DWARF file before libdw reads it (see
+ * srcline_elf.h): hides the sections lookups never read, judges the
+ * compressed ones by what their headers claim, and inflates them into a
+ * spill file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols/srcline.h"
+#include "symbols/srcline_elf.h"
+
+/*
+ * Compressed sections: what they may claim to inflate to, checked before
+ * anything is inflated. Real DWARF compresses 3 to 10 times; a section of
+ * zeros 1032 times (zlib's limit), a bomb. Small sections may claim any ratio.
+ */
+#define SRCLINE_MAX_RATIO 100
+#define SRCLINE_RATIO_FLOOR (1ULL << 20)
+#define SPILL_MAX_BYTES (1ULL << 30) /* all spill files at once */
+#define SRCLINE_MAX_INFLATE SPILL_MAX_BYTES /* one file's sections, inflated */
+#define SRCLINE_MAX_INFLATE_MEM (64ULL << 20) /* the same, where there is no spill file */
+
+static struct srcline_stats srcline_stats;
+
+void srcline__stats(struct srcline_stats *out)
+{
+	*out = srcline_stats;
+}
+
+/*
+ * Sections a lookup never reads: location lists (often the largest after
+ * .debug_info), macros, call frames, name indexes. libdw reads (and inflates,
+ * when compressed) every .debug_* section it knows when it opens: hidden
+ * here as SHT_NOBITS in libelf's copy of the section headers, they are left
+ * alone. The file is never written (no elf_update()).
+ */
+static bool unused_section(const char *name)
+{
+	static const char *const unused[] = { "loc",	  "loclists",	  "macro",
+					      "macinfo",  "frame",	  "pubnames",
+					      "pubtypes", "gnu_pubnames", "gnu_pubtypes",
+					      "names" };
+	size_t i;
+
+	for (i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		if (!strcmp(name, unused[i]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The size a compressed section claims it inflates to, from its header
+ * (Elf32/64_Chdr, or "ZLIB" and a big-endian size for .zdebug_*), read from
+ * the file: nothing is inflated to learn it. 0 if unreadable.
+ */
+static uint64_t claimed_size(int fd, Elf *elf, const GElf_Shdr *sh, bool zdebug)
+{
+	uint8_t buf[sizeof(Elf64_Chdr)];
+	Elf32_Chdr c32;
+	Elf64_Chdr c64;
+	uint64_t v = 0;
+	int i;
+
+	if (pread(fd, buf, sizeof(buf), sh->sh_offset) != (ssize_t)sizeof(buf))
+		return 0;
+	if (zdebug) {
+		if (memcmp(buf, "ZLIB", 4))
+			return 0;
+		for (i = 4; i < 12; i++)
+			v = v << 8 | buf[i];
+		return v;
+	}
+	if (gelf_getclass(elf) == ELFCLASS32) {
+		memcpy(&c32, buf, sizeof(c32));
+		return c32.ch_size;
+	}
+	memcpy(&c64, buf, sizeof(c64));
+	return c64.ch_size;
+}
+
+int srcline_elf_prepare(int fd, Elf *elf, uint64_t *inflated)
+{
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstrndx;
+	uint64_t claim;
+	GElf_Shdr sh;
+	bool zdebug;
+
+	*inflated = 0;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		zdebug = !strncmp(name, ".zdebug_", 8);
+		if (!strncmp(name, ".debug_", 7))
+			name += 7;
+		else if (zdebug)
+			name += 8;
+		else
+			continue;
+		if (unused_section(name)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+			continue;
+		}
+		if (!zdebug && !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		claim = claimed_size(fd, elf, &sh, zdebug);
+		if (claim > SRCLINE_RATIO_FLOOR && claim / SRCLINE_MAX_RATIO > sh.sh_size) {
+			srcline_stats.refused_ratio++;
+			return -EFBIG;
+		}
+		/* At least a byte: a section whose size cannot be read is still inflated. */
+		*inflated += claim ? claim : 1;
+		if (*inflated > SRCLINE_MAX_INFLATE) {
+			srcline_stats.refused_size++;
+			return -EFBIG;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Compressed DWARF (Debian's -dbgsym files) is inflated by libdw into our
+ * memory, MiBs per library, for as long as it is open: a library sampled all
+ * the time keeps it. Inflated once into an unlinked file instead, the
+ * sections cost the page cache's pages, which the trims give back, and a
+ * reopen inflates nothing. The directory: $SFBPF_SPILL_DIR, else SPILL_DIR
+ * (on disk on Debian, not tmpfs); where O_TMPFILE fails, libdw inflates in
+ * memory as before.
+ */
+#define SPILL_DIR "/var/tmp"
+static uint64_t spilled_bytes;
+
+int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
+{
+	const char *dir = getenv("SFBPF_SPILL_DIR");
+	int out = open(dir && *dir ? dir : SPILL_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	char buf[16384], *name;
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	size_t shstrndx;
+	off_t off = 0;
+	struct stat st;
+	GElf_Shdr sh;
+	ssize_t n;
+
+	if (out < 0)
+		return -1;
+	/* Checked before the copy: the headers' claims (srcline_elf_prepare()). */
+	if (fstat(fd, &st) || spilled_bytes + st.st_size + inflated > SPILL_MAX_BYTES) {
+		srcline_stats.spill_full++;
+		goto fail;
+	}
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0 && write(out, buf, n) == n)
+		off += n;
+	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		goto fail;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strncmp(name, ".debug_", 7) || unused_section(name + 7))
+			continue;
+		if (elf_compress(scn, 0, 0) < 0)
+			goto fail;
+	}
+	if (elf_update(elf, ELF_C_WRITE) < 0 || fstat(out, &st) ||
+	    spilled_bytes + st.st_size > SPILL_MAX_BYTES)
+		goto fail;
+	elf_end(elf);
+	*bytes = st.st_size;
+	spilled_bytes += st.st_size;
+	srcline_stats.spilled_bytes = spilled_bytes;
+	return out;
+fail:
+	elf_end(elf);
+	close(out);
+	return -1;
+}
+
+void srcline_elf_unspill(uint64_t bytes)
+{
+	spilled_bytes -= bytes;
+	srcline_stats.spilled_bytes = spilled_bytes;
+}
+
+int srcline_elf_fits_memory(uint64_t inflated)
+{
+	if (inflated <= SRCLINE_MAX_INFLATE_MEM)
+		return 0;
+	srcline_stats.refused_memory++;
+	return -EFBIG;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * srcline's ELF-level steps (internal to symbols/srcline.c), before libdw
+ * reads a file: sections a lookup never reads are hidden; compressed ones
+ * are judged by the size their headers claim, before anything is inflated
+ * (a compression bomb claims up to 1032 times its size); what is kept is
+ * inflated once into an unlinked spill file, within a budget for all of
+ * them. Refusals are counted (srcline__stats()). Not thread-safe.
+ */
+#ifndef SFBPF_SRCLINE_ELF_H
+#define SFBPF_SRCLINE_ELF_H
+
+#include <stdint.h>
+
+struct Elf;
+
+/*
+ * Hides elf's sections a lookup never reads (in libelf's copy of the
+ * headers; the file is never written) and adds up what the kept compressed
+ * ones claim to inflate to, read from fd. 0 (*inflated: bytes, 0: none), or
+ * -EFBIG when one claims more than 100 times its size or all more than
+ * 1 GiB.
+ */
+int srcline_elf_prepare(int fd, struct Elf *elf, uint64_t *inflated);
+/* 0 if inflated bytes may be inflated in memory (no spill file), else -EFBIG. */
+int srcline_elf_fits_memory(uint64_t inflated);
+/*
+ * fd's copy in an unlinked file ($SFBPF_SPILL_DIR, else /var/tmp) with its
+ * kept compressed .debug_* sections inflated (inflated: what they claim, as
+ * prepared): its descriptor (*bytes: its size), or -1 (no room within the
+ * spill budget, or no such file).
+ */
+int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes);
+/* A spill file of bytes was closed. */
+void srcline_elf_unspill(uint64_t bytes);
+
+#endif /* SFBPF_SRCLINE_ELF_H */
