@@ -19,3 +19,9 @@ check() {
 # Reference binutils built by scripts/build-binutils.sh.
 binutils_bin() { echo "$SFBPF_BINUTILS_CACHE/$1/bin"; }
 binutils_src() { echo "$SFBPF_BINUTILS_CACHE/src/binutils-$1"; }
+
+# unbuilt NAME WHAT: something make deps installs or builds (a package, the
+# binutils cache, Google's pprof, a fixture toolchain) is missing or does not
+# work. A failure, not a skip: make check runs make deps first, so a skip
+# here would only hide a fresh machine's broken setup.
+unbuilt() { fail "$1: $2 (make deps installs and builds it)"; }
