@@ -50,7 +50,7 @@
 #define MAX_COMMS 8
 #define MAX_TRACED 200000
 #define TRACE_FRAMES 32
-#define MARK_AFTER 10 /* complete samples before a process's mark */
+#define MARK_AFTER 30 /* complete samples before a process's mark: what a check judges */
 
 struct traced {
 	uint64_t time_ns, cgroup_id;
