@@ -77,9 +77,15 @@ all:
 	@$(MAKE) --no-print-directory $(PROGS:%=$(BUILD)/%)
 endif
 
-# Everything the build, the tests and the benchmarks use.
+# Everything the build, the tests and the benchmarks use: the packages, then
+# the references built from them once per machine (cached under
+# /var/cache/sfbpf): binutils 2.44 and 2.47 (SFrame V2 and V3, the conformance
+# and unwinding fixtures) and Google's pprof. The tests fail, not skip, when
+# these are missing, so make deps must leave them built.
 deps:
 	@scripts/deps.sh test
+	@scripts/build-binutils.sh
+	@scripts/pprof-tool.sh >/dev/null
 
 # What building and running the profiler needs (make top).
 build-deps:
@@ -155,7 +161,6 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a
 
 check: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/build-binutils.sh
 	@tests/run.sh
 
 # The whole suite again with every userspace binary built with ASan, UBSan and

@@ -19,3 +19,20 @@ check() {
 # Reference binutils built by scripts/build-binutils.sh.
 binutils_bin() { echo "$SFBPF_BINUTILS_CACHE/$1/bin"; }
 binutils_src() { echo "$SFBPF_BINUTILS_CACHE/src/binutils-$1"; }
+
+# unbuilt NAME WHAT: something make deps installs or builds (a package, the
+# binutils cache, Google's pprof, a fixture toolchain) is missing or does not
+# work. A failure, not a skip: make check runs make deps first, so a skip
+# here would only hide a fresh machine's broken setup.
+unbuilt() { fail "$1: $2 (make deps installs and builds it)"; }
+
+# cpu_ticks PID: the clock ticks PID has run, user + system ("" if gone).
+cpu_ticks() {
+	sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+
+# start_time PID: when PID started, in clock ticks since boot ("" if gone): a
+# PID that still has it is still the same process.
+start_time() {
+	sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{ print $20 }'
+}

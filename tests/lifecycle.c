@@ -12,17 +12,26 @@
  *       T TIME_NS PID COMM STOP NR_USER CGROUP CHAIN
  *     CHAIN is the user stack outermost first, ';'-separated (frames without
  *     a symbol as [module] or [unknown]), CGROUP the sample's cgroup path
- *     ("-" if unknown).
+ *     ("-" if unknown);
+ *   - with -k DIR, touches DIR/PID-START once a traced process has had
+ *     MARK_AFTER complete samples (stopped at the outermost frame), START
+ *     being its start time (/proc/PID/stat, field 22): a test runs a process
+ *     until it was seen unwound, however busy the machine (a PID may be
+ *     reused, a process's start time with it is not);
+ *   - after the last read, prints unhandled_execs and unhandled_exits: the
+ *     exec and exit events the BPF side had sent by then that the lifecycle
+ *     had not received (every one sent must have been read: 0).
  *
  * Usage: lifecycle [-d SECS] [-F HZ] [-m TABLE_MEM_BYTES] [-l LINGER_MS]
  *                  [-R MIN_RESIDENCY_MS] [-w TABLE_WAIT_MS] [-g CGROUP_DIR]
  *                  [-p PID] [-r READY] [-i STATS_EVERY] [-f FOLDED]
- *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-v]
+ *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-k MARK_DIR] [-v]
  * The first tables are all waited for unless -w says otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +39,18 @@
 #include <unistd.h>
 
 #include "output/folded.h"
+#include "profile/profile.h"
 #include "profile/session.h"
 #include "util/clock.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 #include "util/log.h"
+#include "util/vec.h"
 
 #define MAX_COMMS 8
 #define MAX_TRACED 200000
 #define TRACE_FRAMES 32
+#define MARK_AFTER 30 /* complete samples before a process's mark: what a check judges */
 
 struct traced {
 	uint64_t time_ns, cgroup_id;
@@ -54,6 +68,19 @@ static struct {
 	uint32_t nr, dropped;
 } trace;
 
+/* Complete samples per process (-k), a process being its PID and start time. */
+struct marked {
+	uint32_t pid, complete;
+	uint64_t start;
+};
+
+static struct {
+	const char *dir;
+	struct marked *v;
+	size_t nr, cap;
+	struct hashmap map;
+} marks;
+
 static volatile sig_atomic_t exiting;
 
 static void on_signal(int sig)
@@ -64,10 +91,84 @@ static void on_signal(int sig)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: lifecycle [-d SECS] [-F HZ] [-m TABLE_MEM] [-l LINGER_MS] "
-			"[-R MIN_RESIDENCY_MS] [-w TABLE_WAIT_MS] [-g CGROUP] [-p PID] [-r READY] "
-			"[-i STATS_EVERY] [-f FOLDED] [-P PIDS] [-c COMM]... [-t TRACE] [-v]\n");
+	fprintf(stderr,
+		"usage: lifecycle [-d SECS] [-F HZ] [-m TABLE_MEM] [-l LINGER_MS] "
+		"[-R MIN_RESIDENCY_MS] [-w TABLE_WAIT_MS] [-g CGROUP] [-p PID] [-r READY] "
+		"[-i STATS_EVERY] [-f FOLDED] [-P PIDS] [-c COMM]... [-t TRACE] [-k MARK_DIR] "
+		"[-v]\n");
 	return 2;
+}
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A process's start time in clock ticks after boot (/proc/PID/stat field 22); 0: gone. */
+static uint64_t start_ticks(uint32_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* The command may hold spaces and parentheses: fields go on after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2,
+			 "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %llu",
+			 &start) != 1)
+		return 0;
+	return start;
+}
+
+static bool marked_eq(const void *ctx, uint64_t val, const void *key)
+{
+	const struct marked *k = key, *m = &marks.v[val];
+
+	(void)ctx;
+	return m->pid == k->pid && m->start == k->start;
+}
+
+/*
+ * One more complete sample of pid: the MARK_AFTER-th is marked. The start
+ * time is read when the sample is: a sample read after its process exited
+ * finds none (and counts for nothing), and a PID reused within a sample's
+ * read latency (50 ms) would need a whole round of the PID space.
+ */
+static void count_complete(uint32_t pid)
+{
+	struct marked key = { .pid = pid, .start = start_ticks(pid) };
+	uint32_t h = (uint32_t)hash__mix64(((uint64_t)pid << 40) ^ key.start);
+	char path[PATH_MAX];
+	int64_t id;
+
+	if (!key.start)
+		return;
+	id = hashmap__find(&marks.map, h, marked_eq, NULL, &key);
+	if (id < 0) {
+		if (VEC_RESERVE(marks.v, marks.cap, marks.nr + 1, 64) ||
+		    hashmap__add(&marks.map, h, marks.nr))
+			return;
+		id = (int64_t)marks.nr++;
+		marks.v[id] = key;
+	}
+	if (++marks.v[id].complete != MARK_AFTER)
+		return;
+	snprintf(path, sizeof(path), "%s/%u-%llu", marks.dir, pid, (unsigned long long)key.start);
+	touch(path);
 }
 
 static void tap(void *ctx, const struct sfbpf_sample *smp)
@@ -81,6 +182,8 @@ static void tap(void *ctx, const struct sfbpf_sample *smp)
 			break;
 	if (i == trace.nr_comms)
 		return;
+	if (marks.dir && smp->stop == SFBPF_STOP_OUTERMOST)
+		count_complete(smp->pid);
 	if (trace.nr >= MAX_TRACED) {
 		trace.dropped++;
 		return;
@@ -125,8 +228,8 @@ static int write_trace(struct session *s, const char *path)
 		const struct traced *t = &trace.samples[k];
 
 		cg = session__cgroup_path(s, t->cgroup_id);
-		fprintf(f, "T %llu %u %s %s %u %s ", (unsigned long long)t->time_ns, t->pid, t->comm,
-			profile__stop_name(t->stop), t->nr_user, cg ? cg : "-");
+		fprintf(f, "T %llu %u %s %s %u %s ", (unsigned long long)t->time_ns, t->pid,
+			t->comm, profile__stop_name(t->stop), t->nr_user, cg ? cg : "-");
 		for (i = t->nr - 1; i >= 0; i--) {
 			frame_name(s, t, i, name, sizeof(name));
 			fprintf(f, "%s%s", name, i ? ";" : "");
@@ -153,14 +256,6 @@ static int write_pids(struct session *s, const char *path)
 	return fclose(f) ? -errno : 0;
 }
 
-static void touch(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd >= 0)
-		close(fd);
-}
-
 struct args {
 	double secs, stats_every;
 	const char *ready, *folded, *pids, *trace;
@@ -170,7 +265,7 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:F:m:l:R:w:g:p:r:i:f:P:c:t:v")) != -1) {
+	while ((opt = getopt(argc, argv, "d:F:m:l:R:w:g:p:r:i:f:P:c:t:k:v")) != -1) {
 		switch (opt) {
 		case 'd':
 			a->secs = atof(optarg);
@@ -216,6 +311,9 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 		case 't':
 			a->trace = optarg;
 			break;
+		case 'k':
+			marks.dir = optarg;
+			break;
 		case 'v':
 			log__init(log__level() + 1);
 			break;
@@ -247,11 +345,43 @@ static int run(struct session *s, const struct args *a)
 	return 0;
 }
 
+/*
+ * Every exec and exit event the BPF side sent before a moment is received by
+ * the lifecycle once the ring is read after it: the counters of sent events
+ * are taken first, then the ring is read, then the received ones. (The
+ * lifecycle programs stay attached after session__stop: events sent after
+ * the first reading only add to the received side.)
+ */
+static void print_unhandled(struct session *s)
+{
+	struct session_stats before, after;
+	uint64_t execs, exits;
+
+	session__stats(s, &before);
+	if (s->prof)
+		profile__consume(s->prof);
+	session__stats(s, &after);
+	execs = before.bpf[SFBPF_STAT_EXECS];
+	exits = before.bpf[SFBPF_STAT_EXITS];
+	printf("sfbpf: stat unhandled_execs %llu\n",
+	       (unsigned long long)(execs > after.lifecycle.exec_events ?
+					    execs - after.lifecycle.exec_events :
+					    0));
+	printf("sfbpf: stat unhandled_exits %llu\n",
+	       (unsigned long long)(exits > after.lifecycle.exit_events ?
+					    exits - after.lifecycle.exit_events :
+					    0));
+}
+
 int main(int argc, char **argv)
 {
 	static struct session sess;
-	struct session_opts o = { .user_stacks = true, .kernel_stacks = true, .freq = 199,
-				  .progress = true, .table_wait_ms = -1, .tap = tap };
+	struct session_opts o = { .user_stacks = true,
+				  .kernel_stacks = true,
+				  .freq = 199,
+				  .progress = true,
+				  .table_wait_ms = -1,
+				  .tap = tap };
 	struct args a = { 0 };
 	int err;
 
@@ -275,6 +405,7 @@ int main(int argc, char **argv)
 	err = run(&sess, &a);
 	session__stop(&sess);
 	session__print_stats(&sess, stdout);
+	print_unhandled(&sess);
 	if (!err && a.folded)
 		err = folded__write(sess.agg, sess.sym, sess.ksyms, NULL, a.folded);
 	if (!err && a.pids)
@@ -285,5 +416,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lifecycle: writing the results: %s\n", strerror(-err));
 	session__close(&sess);
 	free(trace.samples);
+	hashmap__free(&marks.map);
+	free(marks.v);
 	return err ? 1 : 0;
 }

@@ -11,11 +11,13 @@ is "outermost" and its chain ends with the suffix.
   lifecycle_check.py loaded --name N --trace F --comm C --suffix S
         [--pid P] [--since NS] [--min 30] [--ratio 0.97]
         [--first-within MS] [--min-pids 1] [--max-no-proc 1.0]
-      Samples of comm C (of pid P, from time NS on): per process, once its
-      first complete sample was seen, at least --ratio of its samples are
-      complete; the first one comes within MS of the process's first sample
-      (or of NS, with --since); at least --min samples and --min-pids
-      processes; at most --max-no-proc of all samples stopped at no-proc.
+      Samples of comm C (of pid P, from time NS on): every process sampled
+      has a complete sample (the test runs each long enough: until the
+      driver saw it unwound), and once its first one was seen, at least
+      --ratio of its samples are complete; the first one comes within MS of
+      the process's first sample (or of NS, with --since); at least --min
+      samples and --min-pids processes; at most --max-no-proc of all samples
+      stopped at no-proc.
   lifecycle_check.py absent --name N --trace F --comm C
       No sample of comm C.
   lifecycle_check.py cgroup --name N --trace F --comm C --path P [--min 30]
@@ -106,9 +108,12 @@ def cmd_loaded(a):
     why = ("%d samples of %d processes; %d before their first complete chain; "
            "%d/%d complete after; %d no-proc" % (len(ss), len(by_pid), before, good, after, no_proc))
     ok = after > 0 and good >= a.ratio * after and len(by_pid) >= a.min_pids
-    # A process sampled only before its table loaded is fine: a short one.
-    if len(by_pid) == 1 and never:
+    if len(by_pid) < a.min_pids:
+        why += "; want >= %d processes" % a.min_pids
+    if never:
         ok = False
+        why += "; %d processes never complete: %s" % (
+            len(never), ", ".join("%d (%d samples)" % (p, len(by_pid[p])) for p in never[:5]))
     if late:
         ok = False
         why += "; first complete chain late: " + ", ".join(late[:5])

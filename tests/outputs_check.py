@@ -8,6 +8,9 @@ screenshot). Prints PASS/FAIL lines; exit status 0 unless it could not run.
   outputs_check.py pprof-raw FOLDED RAW [--type T] [--unit U] [--period N] [--weight]
   outputs_check.py pprof-traces FOLDED TRACES PERIOD_NS
   outputs_check.py pprof-top FOLDED TOP FUNC
+  outputs_check.py pprof-mappings RAW MAPS... --want PATH[,PATH...]
+      Every file mapping of the profile is an executable mapping of one of
+      the /proc/PID/maps copies (start, limit and offset), each PATH among them.
   outputs_check.py svg FOLDED SVG
   outputs_check.py svg-dom DOM FUNC FOLDED       (after ?s=^FUNC$)
   outputs_check.py svg-zoom DOM FUNC             (after ?z=^FUNC$)
@@ -184,6 +187,42 @@ def check_raw_labels(raw_path, labels):
 
 
 # ---- pprof -traces and -top -------------------------------------------------------------
+
+def read_proc_maps(path):
+    """Executable file mappings of a /proc/PID/maps copy: (start, end, offset, path)."""
+    out = set()
+    with open(path) as f:
+        for line in f:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and "x" in fields[1] and fields[5].startswith("/"):
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                out.add((lo, hi, int(fields[2], 16), fields[5].rstrip("\n")))
+    return out
+
+
+def check_mappings(raw_path, maps_paths, want):
+    """Each file mapping of the profile as the kernel showed it, range and offset."""
+    with open(raw_path) as f:
+        p = parse_raw(f.read())
+    seen = set()
+    for path in maps_paths:
+        seen |= read_proc_maps(path)
+    files = [m for m in p["maps"].values() if m["file"].startswith("/")]
+    wrong = [m for m in files if (m["start"], m["limit"], m["offset"], m["file"]) not in seen]
+    missing = sorted(set(want) - {m["file"] for m in files})
+    ok = len(files) >= len(want) and not wrong and not missing and len(seen) >= len(want)
+    why = "%d file mappings, %d executable mappings in %d maps files" % (
+        len(files), len(seen), len(maps_paths))
+    if wrong:
+        m = wrong[0]
+        near = sorted(x for x in seen if x[3] == m["file"])
+        why += "; %d not as the kernel showed them, e.g. %s %#x/%#x/%#x (maps: %s)" % (
+            len(wrong), m["file"], m["start"], m["limit"], m["offset"],
+            ", ".join("%#x-%#x@%#x" % x[:3] for x in near[:3]) or "none")
+    if missing:
+        why += "; no mapping for %s" % ", ".join(missing)
+    report(ok, "pprof-mapping-ranges-match-proc-maps", why)
+
 
 def parse_ms(s):
     m = re.fullmatch(r"([\d.]+)(ns|us|µs|ms|s)", s)
@@ -479,6 +518,9 @@ def main(argv):
         check_traces(args[0], args[1], int(args[2]))
     elif cmd == "pprof-top":
         check_top(args[0], args[1], args[2])
+    elif cmd == "pprof-mappings":
+        i = args.index("--want")
+        check_mappings(args[0], args[1:i], args[i + 1].split(","))
     elif cmd == "svg":
         check_svg(args[0], args[1])
     elif cmd == "svg-dom":

@@ -9,7 +9,8 @@ bad usage or unreadable input.
   realworld_check.py score --name N --folded F --perf P --comm C[,C...]
         --roots R[,R...] [--stats S] [--root DIR] [--min 300]
         [--root-ratio 0.95] [--root-slack 0.01] [--max-truncated 0.02]
-        [--edge-ratio 0.99] [--fp] [--expect-frame NAME ...]
+        [--edge-ratio 0.99] [--max-beyond 0.2] [--no-edges] [--fp]
+        [--expect-frame NAME ...]
         [--pprof PB --symbols SUBSTR ...]
   realworld_check.py selftest
 
@@ -36,7 +37,11 @@ runs under a comm no other process has). The checks:
                 (perf's unwinding always stopped at it: no CFI for a JIT
                 trampoline, stack copy exhausted) cannot be judged: it and the
                 edges above it in that stack are counted as beyond perf's
-                reach and reported, not scored. With --fp (perf -g), sfbpf's
+                reach and reported, not scored; but at most --max-beyond of
+                all edge-samples may be set aside so, and at least --min must
+                be compared (the line says both counts); --no-edges: not
+                judged (a run perf cannot unwind, judged in another run
+                of the same program). With --fp (perf -g), sfbpf's
                 gp -> p -> leaf agrees when perf saw gp -> leaf: perf's
                 frame-pointer walk from a leaf without a frame of its own (an
                 assembly routine, a prologue) skips the leaf's caller p.
@@ -420,6 +425,27 @@ def report(name, ok, why, details=()):
         out("    " + d)
 
 
+def score_edges(name, args, stacks, perf_stacks, aliases):
+    """The edges check (see the module's doc)."""
+    agree, etotal, beyond, bad = edge_agreement(stacks, perf_stacks, aliases, args.fp)
+    frac = agree / etotal if etotal else 0.0
+    # What sampling alone costs: perf's odd samples against its even ones.
+    fa, ft, _, _ = edge_agreement(perf_stacks[0::2], perf_stacks[1::2], aliases, args.fp)
+    aside = beyond / (etotal + beyond) if etotal + beyond else 0.0
+    why = ("%.2f%% of %d compared edge-samples are edges perf saw (need >= %.2f%% of >= %d);"
+           " %d of %d (%.1f%%) set aside as beyond perf's reach (at most %.0f%%);"
+           " perf's halves agree %.2f%%") % (
+        100 * frac, etotal, 100 * args.edge_ratio, args.min, beyond, etotal + beyond,
+        100 * aside, 100 * args.max_beyond, pct(fa, ft))
+    details = ["not seen by perf (%d): %s -> %s" % (n, a, b) for (a, b), n in bad.most_common(5)]
+    ok = etotal >= args.min and frac >= args.edge_ratio and aside <= args.max_beyond
+    if etotal < args.min:
+        why += "; fewer than %d comparable" % args.min
+    if aside > args.max_beyond:
+        why += "; too much set aside to judge"
+    report(name + ": edges", ok, why, details if not ok else details[:2])
+
+
 def score(args):
     comms = set(args.comm.split(","))
     stacks, bad_lines = parse_folded(read(args.folded), comms)
@@ -485,19 +511,8 @@ def score(args):
                        " ".join("%s=%d" % kv for kv in sorted(reasons.items(), key=lambda kv: -kv[1])))
     report(name + ": truncated", not bad_trunc, why, details)
 
-    # edges
-    agree, etotal, beyond, bad = edge_agreement(stacks, perf_stacks, aliases, args.fp)
-    frac = agree / etotal if etotal else 0.0
-    # What sampling alone costs: perf's odd samples against its even ones.
-    fa, ft, _, _ = edge_agreement(perf_stacks[0::2], perf_stacks[1::2], aliases, args.fp)
-    why = ("%.2f%% of %d edge-samples are edges perf saw (need >= %.2f%%; %d beyond perf's reach;"
-           " perf's halves agree %.2f%%)") % (
-        100 * frac, etotal, 100 * args.edge_ratio, beyond, pct(fa, ft))
-    details = ["not seen by perf (%d): %s -> %s" % (n, a, b) for (a, b), n in bad.most_common(5)]
-    ok = etotal >= args.min and frac >= args.edge_ratio
-    if etotal < args.min:
-        why += "; fewer than %d comparable" % args.min
-    report(name + ": edges", ok, why, details if not ok else details[:2])
+    if not args.no_edges:
+        score_edges(name, args, stacks, perf_stacks, aliases)
 
     # expected frames
     for want in args.expect_frame or []:
@@ -807,6 +822,8 @@ def main():
     p.add_argument("--root-slack", type=float, default=0.01)
     p.add_argument("--max-truncated", type=float, default=0.02)
     p.add_argument("--edge-ratio", type=float, default=0.99)
+    p.add_argument("--max-beyond", type=float, default=0.2)
+    p.add_argument("--no-edges", action="store_true")
     p.add_argument("--expect-frame", action="append")
     p.add_argument("--fp", action="store_true")
     p.add_argument("--symbols", action="append")
