@@ -36,3 +36,18 @@ cpu_ticks() {
 start_time() {
 	sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{ print $20 }'
 }
+
+# wait_exec PID BIN [SECS]: until PID (a forked shell) has exec'd BIN, 30 s at
+# most; fails if PID is gone or runs something else then. What a test reads
+# of the process after it (its comm, its maps) is then BIN's, however busy
+# the machine.
+wait_exec() {
+	local i bin
+	bin=$(readlink -f "$2")
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 1
+		[ "$(readlink "/proc/$1/exe")" = "$bin" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
