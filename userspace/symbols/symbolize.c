@@ -325,7 +325,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 	if (!cur || force_new || gen__replaced(cur, maps, n)) {
 		proc__push_gen(s, p, since_ns, maps, n, exe);
 	} else {
-		if (!cur->exe)
+		if (exe) /* the executable as this snapshot shows it */
 			cur->exe = exe;
 		if ((err = gen__merge(s, cur, maps, n)))
 			return err;
@@ -547,6 +547,19 @@ int symbolizer__refresh_pid(struct symbolizer *s, int pid)
  * Only when a process is forgotten: callers hold sym_info strings from the
  * lookups before, never across this.
  */
+/* str (interned, or NULL) into live; -1: no memory. */
+static int mark_live(struct hashmap *live, const char *str)
+{
+	uint32_t h;
+
+	if (!str)
+		return 0;
+	h = (uint32_t)hash__str(str);
+	if (hashmap__find(live, h, str_eq, NULL, str) >= 0)
+		return 0;
+	return hashmap__add(live, h, HASHMAP_PTR(str)) ? -1 : 0;
+}
+
 static void sweep_strings(struct symbolizer *s)
 {
 	struct hashmap live = { 0 };
@@ -561,19 +574,16 @@ static void sweep_strings(struct symbolizer *s)
 		const struct proc *p = HASHMAP_TO_PTR(v);
 
 		for (g = 0; g < p->ngens; g++) {
-			for (i = 0; i < p->gens[g].count; i++) {
-				const char *path = p->gens[g].maps[i].path;
-				uint32_t h;
-
-				if (!path)
-					continue;
-				h = (uint32_t)hash__str(path);
-				if (hashmap__find(&live, h, str_eq, NULL, path) < 0 &&
-				    hashmap__add(&live, h, HASHMAP_PTR(path))) {
-					hashmap__free(&live);
-					return; /* no memory: sweep another time */
-				}
-			}
+			/*
+			 * A generation's executable may be a path none of its
+			 * mappings has any more (merged with a snapshot in
+			 * which the binary was replaced): it is live too.
+			 */
+			if (mark_live(&live, p->gens[g].exe))
+				goto no_memory;
+			for (i = 0; i < p->gens[g].count; i++)
+				if (mark_live(&live, p->gens[g].maps[i].path))
+					goto no_memory;
 		}
 	}
 	for (it = 0; hashmap__next(&s->strs, &it, &v);) {
@@ -586,6 +596,9 @@ static void sweep_strings(struct symbolizer *s)
 	hashmap__free(&s->strs);
 	s->strs = live;
 	s->strs_live = hashmap__size(&live);
+	return;
+no_memory:
+	hashmap__free(&live); /* sweep another time */
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, int pid)

@@ -111,7 +111,8 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_in
  * The path of pid's executable (as /proc/PID/maps shows it) in its latest
  * snapshot, taken while it ran, or NULL (not noted, or unknown). Unlike
  * /proc/PID/exe at output time, never another program's after the PID is
- * reused. Valid as long as s.
+ * reused. Valid until s next forgets a process (symbolizer__forget_pid()
+ * sweeps its strings): copy it to keep it.
  */
 const char *symbolizer__exe(struct symbolizer *s, int pid);
 
