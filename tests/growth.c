@@ -307,6 +307,7 @@ static int aggr(void)
 	static struct sfbpf_sample smp;
 	struct aggregator *a = aggregator__new();
 	const uint64_t budget = 4 << 20, n = 200000;
+	unsigned budget_i, judged;
 	uint64_t i, weight = 0, max_bytes = 0, hot = 0;
 	struct aggr_totals t;
 	struct sums m = { 0 };
@@ -355,6 +356,33 @@ static int aggr(void)
 	       "%" PRIu64 " hot stacks with %" PRIu64 " samples; %" PRIu64 " sent", m.hot_stacks,
 	       m.hot, hot);
 	aggregator__free(a);
+	/*
+	 * Small stacks, many per chunk: past 64 K stacks the slot array's doubling
+	 * (2 MiB) is more than a chunk, and is what crosses the budget. Budgets
+	 * 256 KiB apart put that doubling near the limit of some.
+	 */
+	for (budget_i = 0, judged = 0; budget_i < 24; budget_i++) {
+		uint64_t b = (8ull << 20) + budget_i * (256 << 10);
+
+		a = aggregator__new();
+		if (!a)
+			return 1;
+		aggregator__set_budget(a, b);
+		smp.nr_user = 1;
+		max_bytes = 0;
+		for (i = 0; i < 100000; i++) {
+			smp.ips[0] = i + 1;
+			aggregator__add(a, &smp);
+			if (aggregator__bytes(a) > max_bytes)
+				max_bytes = aggregator__bytes(a);
+		}
+		aggregator__totals(a, &t);
+		judged += t.evicted > 0;
+		report(max_bytes <= b, "aggr-budget-slots",
+		       "%" PRIu64 " bytes at most, budget %" PRIu64, max_bytes, b);
+		aggregator__free(a);
+	}
+	report(judged >= 12, "aggr-budget-slots-judged", "%u of 24 budgets filled", judged);
 	return 0;
 }
 

@@ -7,7 +7,9 @@
  *     Spoofed paths: a container that creates, in its delegated subtree, a
  *     cgroup named with another tenant's container id or pod UID keeps its
  *     own labels (cgroups_parse_path takes the outermost, and nothing below
- *     the container's cgroup).
+ *     the container's cgroup); nor does a user's delegated subtree
+ *     (user@UID.service) or a bare 64-digit name outside a runtime's parent
+ *     give any.
  *   tenant_cgroups live DIR
  *     The same through the kernel: DIR/docker-A.scope/docker-B.scope made in
  *     cgroupfs (DIR a fresh directory under the cgroup2 mount), its id (the
@@ -49,6 +51,27 @@ static int parse(void)
 		{ "/kubepods/pod" UA "/crio-" A64 "/pod" UB, A64, UA, "" },
 		/* A host service's name made inside a container: not the container's unit. */
 		{ "/system.slice/docker-" A64 ".scope/nginx.service", A64, "", "" },
+		/*
+		 * A user's delegated subtree (user@UID.service): any name may be
+		 * made there, so neither container ids nor pod UIDs count.
+		 */
+		{ "/user.slice/user-1000.slice/user@1000.service/docker-" B64 ".scope", "", "",
+		  "" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/kubepods-burstable-pod" UB_
+		  ".slice/cri-containerd-" B64 ".scope",
+		  "", "", "" },
+		{ "/user.slice/user-1000.slice/user@1000.service/kubepods/pod" UB "/" B64, "", "",
+		  "" },
+		{ "/user.slice/user-1000.slice/user@1000.service/docker/" B64, "", "", "" },
+		/* A user's own units stay labelled. */
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/web.service", "", "",
+		  "web" },
+		/* A bare 64-digit name counts only under a runtime's parent. */
+		{ "/" B64, "", "", "" },
+		{ "/system.slice/" B64, "", "", "" },
+		{ "/system.slice/cron.service/" B64, "", "", "cron" },
+		{ "/system.slice/containerd.service/" B64, "", "", "containerd" },
+		{ "/containerd/" A64, A64, "", "" },
 		/* A UID that fails half-way leaves no partial label. */
 		{ "/kubepods/pod0d2c6a4e-1b3f-4c5d-8e9f-a0b1c2d3e4fZ/" A64, A64, "", "" },
 	};

@@ -239,8 +239,27 @@ static bool hex_run(const char *s, size_t n)
 	return true;
 }
 
-/* A 64-digit container id as the whole of [s, s + n), after a runtime's prefix. */
-static bool container_id(const char *s, size_t n, char out[65])
+static bool component_is(const char *s, size_t n, const char *name)
+{
+	return n == strlen(name) && !memcmp(s, name, n);
+}
+
+/*
+ * A runtime's parent of bare container ids (cgroupfs drivers: "/docker/ID");
+ * bare ids are also taken anywhere below kubepods ("/kubepods/besteffort/podUID/ID").
+ * Anywhere else a 64-digit name is just a name anyone with a subtree may pick.
+ */
+static bool runtime_parent(const char *s, size_t n)
+{
+	return component_is(s, n, "docker") || component_is(s, n, "containerd") ||
+	       component_is(s, n, "crio") || component_is(s, n, "libpod");
+}
+
+/*
+ * A 64-digit container id as the whole of [s, s + n), after a runtime's
+ * prefix, or bare when bare_ok (under a runtime's parent).
+ */
+static bool container_id(const char *s, size_t n, bool bare_ok, char out[65])
 {
 	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
 						"libpod-", "containerd-",     "" };
@@ -250,6 +269,8 @@ static bool container_id(const char *s, size_t n, char out[65])
 		n -= 6;
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		pl = strlen(prefixes[i]);
+		if (!pl && !bare_ok)
+			continue;
 		if (n == pl + 64 && !memcmp(s, prefixes[i], pl) && hex_run(s + pl, 64)) {
 			memcpy(out, s + pl, 64);
 			out[64] = '\0';
@@ -296,6 +317,7 @@ static bool pod_uid(const char *s, size_t n, char out[37])
 void cgroups_parse_path(const char *path, struct cgroup_info *out)
 {
 	const char *c, *end;
+	bool parent_rt = false, kube = false, user_tree = false;
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
@@ -307,18 +329,28 @@ void cgroups_parse_path(const char *path, struct cgroup_info *out)
 		if (!n)
 			break;
 		/*
+		 * "user@UID.service" is a user's manager: the user may create any
+		 * name below it (systemd delegates that subtree), so no container or
+		 * pod label is taken at or below it (rootless containers included);
+		 * units there are the user's own.
+		 */
+		if (n > 13 && !memcmp(c, "user@", 5) && !memcmp(c + n - 8, ".service", 8)) {
+			user_tree = true;
+			continue;
+		}
+		/*
 		 * Below its container's cgroup a container may create any name (a
 		 * delegated subtree): another tenant's container id or pod UID. The
 		 * outermost container id is the runtime's, and labels stop there.
 		 */
-		if (container_id(c, n, out->container_id))
+		if (!user_tree && container_id(c, n, parent_rt || kube, out->container_id))
 			break;
+		parent_rt = runtime_parent(c, n);
+		kube = kube || (n >= 8 && !memcmp(c, "kubepods", 8));
 		/* Outermost too: the pod's cgroup is made by the kubelet, above the containers. */
-		if (!out->pod_uid[0] && pod_uid(c, n, out->pod_uid))
+		if (!user_tree && !out->pod_uid[0] && pod_uid(c, n, out->pod_uid))
 			continue;
-		/* Not "user@1000.service": that is a user's manager, not a service. */
-		if (n > 8 && n - 8 < sizeof(out->unit) && !memcmp(c + n - 8, ".service", 8) &&
-		    (n < 5 || memcmp(c, "user@", 5))) {
+		if (n > 8 && n - 8 < sizeof(out->unit) && !memcmp(c + n - 8, ".service", 8)) {
 			memcpy(out->unit, c, n - 8);
 			out->unit[n - 8] = '\0';
 		}

@@ -368,12 +368,18 @@ int aggregator__drop_idle(struct aggregator *a, uint64_t since)
 	return compact(a, since - 1, true);
 }
 
+/* What the slot array grows by when one more stack is added (lookup() doubles it). */
+static uint64_t slots_growth(const struct aggregator *a)
+{
+	return (a->totals.stacks + 1) * 2 > a->nslots ? a->nslots * sizeof(struct slot) : 0;
+}
+
 /* Room for one more stack of n frames within the budget? Compacts first if not. */
 static bool room_for(struct aggregator *a, unsigned n)
 {
 	uint64_t need = stack_bytes(n) + sizeof(struct chunk) + CHUNK_BYTES;
 
-	if (!a->budget || aggregator__bytes(a) + need <= a->budget)
+	if (!a->budget || aggregator__bytes(a) + need + slots_growth(a) <= a->budget)
 		return true;
 	/* The last chunk may still have room: no new chunk needed. */
 	if (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) &&
@@ -390,6 +396,8 @@ static bool room_for(struct aggregator *a, unsigned n)
 	a->misses = 1;
 	if (compact_coldest(a))
 		return false;
+	/* Fewer stacks now: the slot array may not need to grow any more. */
+	need += slots_growth(a);
 	if (aggregator__bytes(a) + need <= a->budget)
 		a->misses = 0;
 	return aggregator__bytes(a) + need <= a->budget ||

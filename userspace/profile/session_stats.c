@@ -259,6 +259,7 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "objects_shared_same_bytes", ts->shared_same_bytes);
 	print_counter(f, "", "objects_same_id_other_bytes", ts->same_id_other_bytes);
 	print_counter(f, "", "objects_same_id_unverified", ts->same_id_unverified);
+	print_counter(f, "", "objects_same_id_alias_cap", ts->same_id_alias_cap);
 }
 
 static void print_lifecycle(struct emitter *f, const struct session_stats *st)

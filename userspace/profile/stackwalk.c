@@ -2,11 +2,14 @@
 /*
  * Symbolized stack walk (see stackwalk.h).
  *
- * The symbolizer's strings are only valid until its next call, so user frames'
- * strings are copied into a pool that is reused for every stack. The pool may
- * move while a stack is built: frames record pool offsets, turned into
- * pointers once the stack is complete. Kernel names, comms and constant names
- * are stable for the whole walk and are used in place.
+ * The symbolizer's strings are only valid until its next call, and those that
+ * point into its cached objects (build-ids, DWARF names and files) only while
+ * the object is cached: a lookup later in the same stack may take a new
+ * snapshot of the process and evict an object an earlier frame named. So
+ * every string of a user frame is copied into a pool that is reused for every
+ * stack. The pool may move while a stack is built: frames record pool
+ * offsets, turned into pointers once the stack is complete. Kernel names,
+ * comms and constant names are stable for the whole walk and are used in place.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@
 
 /* Where a user frame's strings are in the pool (NO_OFF: not pooled). */
 struct pooled {
-	size_t name, module, path;
+	size_t name, module, path, build_id, file, decl_file;
 };
 
 struct walker {
@@ -113,35 +116,41 @@ static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 		return err;
 	f = &w->frames[*n];
 	o = &w->offs[*n];
-	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF };
+	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF };
 	*f = (struct sw_frame){ .kind = SW_USER, .addr = addr };
 	f->mapped = si.mapped;
 	f->elf_addr = si.elf_addr;
 	f->map_start = si.map_start;
 	f->map_end = si.map_end;
 	f->map_offset = si.map_offset;
-	f->build_id = si.build_id; /* the symbolizer's: stays put while it lives */
+	/* "" (none) is constant; a build-id lives in its symcache object: pooled. */
+	f->build_id = si.build_id && !si.build_id[0] ? "" : NULL;
 	err = pool_str(w, si.module, &o->module);
 	if (!err)
 		err = pool_str(w, si.path, &o->path);
+	if (!err && !f->build_id)
+		err = pool_str(w, si.build_id, &o->build_id);
 	if (err)
 		return err;
-	/* Source strings stay put while the symbolizer lives: used in place. */
 	for (i = 0; i < si.nr_lines; i++) {
 		const struct srcline_frame *l = &si.lines[si.nr_lines - 1 - i];
 
 		if (i) {
 			f[i] = f[0];
 			o[i] = o[0];
-			o[i].name = NO_OFF;
 			f[i].inlined = true;
 			f[i].symbol = l->function != NULL;
-			f[i].name = l->function ? l->function : "[unknown]";
+			f[i].name = "[unknown]";
+			err = pool_str(w, l->function, &o[i].name);
 		}
-		f[i].file = l->file;
 		f[i].line = l->line;
-		f[i].decl_file = l->decl_file;
 		f[i].decl_line = l->decl_line;
+		if (!err)
+			err = pool_str(w, l->file, &o[i].file);
+		if (!err)
+			err = pool_str(w, l->decl_file, &o[i].decl_file);
+		if (err)
+			return err;
 	}
 	*n += si.nr_lines ? si.nr_lines : 1;
 	if (si.name && si.name[0]) {
@@ -151,10 +160,9 @@ static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 	/* No symbol, but the DWARF names the function. */
 	if (si.nr_lines && si.lines[si.nr_lines - 1].function) {
 		f->symbol = true;
-		f->name = si.lines[si.nr_lines - 1].function;
-		return 0;
+		return pool_str(w, si.lines[si.nr_lines - 1].function, &o->name);
 	}
-	f->decl_file = NULL;
+	o->decl_file = NO_OFF;
 	f->decl_line = 0;
 	return user_fallback_name(w, &si, f, o);
 }
@@ -212,9 +220,15 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 		kernel_frame(w, kips[j] - (j > 0), &w->frames[n++]);
 	/* The pool is complete: it will not move any more. */
 	for (i = out.first_user; i < out.first_kernel; i++) {
-		w->frames[i].name = pool_ptr(w, w->offs[i].name, w->frames[i].name);
-		w->frames[i].module = pool_ptr(w, w->offs[i].module, NULL);
-		w->frames[i].path = pool_ptr(w, w->offs[i].path, NULL);
+		struct sw_frame *f = &w->frames[i];
+		const struct pooled *o = &w->offs[i];
+
+		f->name = pool_ptr(w, o->name, f->name);
+		f->module = pool_ptr(w, o->module, NULL);
+		f->path = pool_ptr(w, o->path, NULL);
+		f->build_id = pool_ptr(w, o->build_id, f->build_id);
+		f->file = pool_ptr(w, o->file, NULL);
+		f->decl_file = pool_ptr(w, o->decl_file, NULL);
 	}
 	out.frames = w->frames;
 	out.nr_frames = n;

@@ -63,7 +63,11 @@ struct sw_frame {
 	uint32_t decl_line; /* the function's first line, 0 if unknown */
 };
 
-/* One symbolized stack. Strings and frames are valid during the callback only. */
+/*
+ * One symbolized stack. Strings and frames are valid during the callback only;
+ * user frames' strings are the walk's own copies, none points into the
+ * symbolizer's caches (which may evict an object while the stack is walked).
+ */
 struct sw_stack {
 	const struct aggr_stack *raw;
 	uint32_t pid;
@@ -82,7 +86,7 @@ typedef int (*sw_cb)(const struct sw_stack *st, void *ctx);
  * at (and returns) a nonzero return of cb. sym and ks may be NULL (every frame
  * unknown). Returns 0 or a negative errno.
  */
-int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym,
-			const struct ksyms *ks, sw_cb cb, void *ctx);
+int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
+			sw_cb cb, void *ctx);
 
 #endif /* SFBPF_STACKWALK_H */

@@ -77,14 +77,17 @@ void symcache__put(struct symcache *c, struct symobj *o);
 void symcache__set_budget(struct symcache *c, uint64_t bytes);
 void symcache__stats(const struct symcache *c, struct symcache_stats *out);
 
-/* Its GNU build-id in hex, "" if none (or for NULL); valid while the cache lives. */
+/*
+ * Its GNU build-id in hex, "" if none (or for NULL); valid while o is: a
+ * snapshot taken meanwhile may drop the last reference and evict it.
+ */
 const char *symobj__build_id(const struct symobj *o);
 /* Was the object parsed as ELF (file offsets convert to ELF addresses)? false for NULL. */
 bool symobj__is_elf(const struct symobj *o);
 /*
  * The function at file offset off of an ELF object: *elf_addr receives off's
  * ELF virtual address, the return value the symbol's name (NULL if none;
- * valid while the cache lives), *offset the distance into it.
+ * valid while o is, see symobj__build_id), *offset the distance into it.
  */
 const char *symobj__find(struct symobj *o, uint64_t off, uint64_t *elf_addr, uint64_t *offset);
 

@@ -18,6 +18,8 @@
 
 #define TABLES_KEY_BUCKETS 4096
 #define TABLES_SRCS 4 /* places an object was seen mapped, remembered to reopen it */
+#define TABLES_MAX_ALIASES 64 /* files sharing one entry's table besides its own */
+#define TABLES_DIFFERS 4 /* differing identities remembered per entry (a ring) */
 /* Hit counts are read and tables rebalanced this often. */
 #define TABLES_REBALANCE_NS (5 * 1000000000ULL)
 
@@ -48,6 +50,10 @@ struct entry {
 	struct entry *next; /* hash chain */
 	struct entry *hint_next; /* chain of t->hints: entries by build-id and size */
 	struct obj_alias *aliases;
+	uint32_t nr_aliases; /* at TABLES_MAX_ALIASES newcomers get their own table */
+	/* Identities (tableshare.c's hash) whose bytes were found to differ: not compared again. */
+	uint64_t differs[TABLES_DIFFERS];
+	uint8_t differs_next;
 	struct entry *push_next; /* push queue */
 	char *name;
 	int32_t slot; /* index in the objects map, -1: none */

@@ -6,6 +6,11 @@
  * other's entry. A build-id is chosen by whoever built the file, so without
  * the comparison a tenant's forged copy of a library, mapped first, would
  * give its table to every process mapping the real one.
+ *
+ * The comparison runs on the sampling thread and may read 2 x 256 MiB, so it
+ * is bounded: at most SHARE_MAX_CMP entries are compared per acquire, an
+ * identity found different from an entry is not compared with it again, and
+ * an entry takes at most TABLES_MAX_ALIASES aliases (which live as long as it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 /* Larger files get their own table: comparing them would stall the sampling thread. */
 #define SHARE_MAX_BYTES (256ull << 20)
 #define CMP_CHUNK (64u << 10)
+#define SHARE_MAX_CMP 2
 
 /* Whether files a and b hold the same size bytes (both read, chunk by chunk). */
 static bool same_bytes(int a, int b, uint64_t size)
@@ -49,6 +55,37 @@ static bool still(int fd, const struct obj_key *key)
 	return now.len == key->len && !memcmp(now.bytes, key->bytes, key->len);
 }
 
+/* The identity part of key, hashed (never 0: an empty ring slot). */
+static uint64_t identity_hash(const struct obj_key *key)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint8_t i;
+
+	for (i = 0; i < key->len; i++)
+		h = (h ^ key->bytes[i]) * 0x100000001b3ULL;
+	return h | 1;
+}
+
+/*
+ * A hash collision only costs a file its share (an own table), never gives
+ * it another's: a remembered identity is never shared with.
+ */
+static bool known_different(const struct entry *e, uint64_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < TABLES_DIFFERS; i++)
+		if (e->differs[i] == id)
+			return true;
+	return false;
+}
+
+static void note_different(struct entry *e, uint64_t id)
+{
+	e->differs[e->differs_next] = id;
+	e->differs_next = (e->differs_next + 1) % TABLES_DIFFERS;
+}
+
 static int add_alias(struct tables *t, struct entry *e, const struct obj_key *key)
 {
 	struct obj_alias *a = calloc(1, sizeof(*a));
@@ -60,6 +97,7 @@ static int add_alias(struct tables *t, struct entry *e, const struct obj_key *ke
 	a->e = e;
 	a->sibling = e->aliases;
 	e->aliases = a;
+	e->nr_aliases++;
 	a->next = t->aliases[b];
 	t->aliases[b] = a;
 	return 0;
@@ -67,9 +105,10 @@ static int add_alias(struct tables *t, struct entry *e, const struct obj_key *ke
 
 struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key)
 {
+	uint64_t size, id = identity_hash(key);
+	unsigned compared = 0;
+	bool differ, stable;
 	struct entry *e;
-	uint64_t size;
-	bool same;
 	int other;
 
 	if (!key->hint_len)
@@ -80,14 +119,27 @@ struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_
 		if (e->key.hint_len != key->hint_len ||
 		    memcmp(e->key.hint, key->hint, key->hint_len))
 			continue;
-		if (size > SHARE_MAX_BYTES || (other = tables_reopen(e)) < 0) {
+		if (known_different(e, id)) {
+			t->stats.same_id_other_bytes++;
+			continue;
+		}
+		if (e->nr_aliases >= TABLES_MAX_ALIASES) {
+			t->stats.same_id_alias_cap++;
+			continue;
+		}
+		if (size > SHARE_MAX_BYTES || compared >= SHARE_MAX_CMP ||
+		    (other = tables_reopen(e)) < 0) {
 			t->stats.same_id_unverified++;
 			continue;
 		}
+		compared++;
+		differ = !same_bytes(fd, other, size);
 		/* Either file changed while compared: no verdict, an own table. */
-		same = same_bytes(fd, other, size) && still(other, &e->key) && still(fd, key);
+		stable = still(other, &e->key) && still(fd, key);
 		close(other);
-		if (!same) {
+		if (differ || !stable) {
+			if (differ && stable)
+				note_different(e, id);
 			t->stats.same_id_other_bytes++;
 			continue;
 		}
