@@ -22,6 +22,12 @@
  *     new end raises SIGBUS: util/fileview.h); prints "first N" (frames of
  *     the first address), "after-truncate ANSWERED FAILED" (new addresses
  *     after the truncation) and "first-again N" (the cached answer).
+ *   srclines spill FILE [NEWFILE]
+ *     The spill step alone (srcline_elf.h): FILE's compressed sections are
+ *     judged, then (with NEWFILE) FILE is written with NEWFILE's bytes in
+ *     place, as its owner may between the judgement and the copy, then
+ *     FILE is spilled; prints "judged CLAIMED", "spill RESULT BYTES" (the
+ *     descriptor or a negative errno, the copy's size) and the refusals.
  *   srclines bench NAME FILE [DEBUGFILE]
  *     Times the resolver on the addresses on stdin: the first lookup (it
  *     indexes the DWARF), every new address after it, and the same
@@ -45,6 +51,7 @@
 
 #include "procs/procmaps.h"
 #include "symbols/srcline.h"
+#include "symbols/srcline_elf.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
 
@@ -189,6 +196,34 @@ static int truncated(const char *path, const char *from)
 	return 0;
 }
 
+static int spill(const char *path, const char *from)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), out;
+	uint64_t claimed = 0, bytes = 0;
+	Elf *elf;
+
+	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	if (!elf || srcline_elf_prepare(fd, elf, &claimed)) {
+		fprintf(stderr, "%s: not judged fit to spill\n", path);
+		return 1;
+	}
+	elf_end(elf);
+	printf("judged %" PRIu64 "\n", claimed);
+	if (from && copy_over(from, path)) {
+		perror(path);
+		return 1;
+	}
+	out = srcline_elf_spill(fd, claimed, &bytes);
+	printf("spill %d %" PRIu64 "\n", out, bytes);
+	print_refused();
+	if (out >= 0) {
+		close(out);
+		srcline_elf_unspill(bytes);
+	}
+	close(fd);
+	return 0;
+}
+
 static int bench(const char *name, const char *path)
 {
 	const struct srcline_frame *f;
@@ -317,6 +352,8 @@ int main(int argc, char **argv)
 		return resolve(argc > 3 ? argv[3] : argv[2]);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "truncate"))
 		return truncated(argv[2], argc == 4 ? argv[3] : NULL);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spill"))
+		return spill(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))
 		return bench(argv[2], argc > 4 ? argv[4] : argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "sym"))

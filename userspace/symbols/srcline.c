@@ -261,8 +261,11 @@ static int dwarf_open(struct srcline *sl)
 	if (sl->elf && srcline_elf_prepare(fd, sl->elf, &sl->inflate_bytes))
 		sl->refused = true;
 	sl->inflated = sl->inflate_bytes > 0;
-	/* No copy to inflate into: not that much into our memory. */
-	if (!sl->refused && sl->inflated && sl->spill_fd < 0 && sl->no_spill &&
+	/*
+	 * What libdw will inflate into our memory: all of it where there is no
+	 * copy, else what the copy left compressed (.zdebug_*). Not that much.
+	 */
+	if (!sl->refused && sl->inflated && (sl->spill_fd >= 0 || sl->no_spill) &&
 	    srcline_elf_fits_memory(sl->inflate_bytes))
 		sl->refused = true;
 	if (sl->refused) {
@@ -273,7 +276,11 @@ static int dwarf_open(struct srcline *sl)
 	if (sl->inflated && sl->spill_fd < 0 && !sl->no_spill) {
 		dwarf_close(sl);
 		sl->spill_fd = srcline_elf_spill(sl->fd, sl->inflate_bytes, &sl->spill_bytes);
+		/* The copy's claims, judged again, are a bomb: no DWARF, not inflated in memory. */
+		sl->refused = sl->spill_fd == -EFBIG;
 		sl->no_spill = sl->spill_fd < 0;
+		if (sl->spill_fd < 0)
+			sl->spill_fd = -1;
 		return dwarf_open(sl);
 	}
 	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;

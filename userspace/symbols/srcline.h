@@ -98,8 +98,10 @@ uint64_t srcline__spilled(const struct srcline *sl);
  * Of all srclines so far: DWARF refused because its compressed sections
  * claim, in their headers (read before anything is inflated), more than 100
  * times their size (refused_ratio: a compression bomb) or more than 1 GiB in
- * all (refused_size), or more than 64 MiB where there is no spill file to
- * inflate them into (refused_memory); copies not made because the spill
+ * all (refused_size), or more than 64 MiB that libdw would inflate in memory
+ * (no spill file to inflate them into, or .zdebug_* sections, which the
+ * spill leaves compressed: refused_memory); the same claims are judged again
+ * in the spill file's copy, which the file's owner cannot change; copies not made because the spill
  * files would pass 1 GiB (spill_full); and the spill files' bytes now.
  */
 struct srcline_stats {

@@ -124,11 +124,13 @@ int srcline_elf_prepare(int fd, Elf *elf, uint64_t *inflated)
 			return -EFBIG;
 		}
 		/* At least a byte: a section whose size cannot be read is still inflated. */
-		*inflated += claim ? claim : 1;
-		if (*inflated > SRCLINE_MAX_INFLATE) {
+		claim = claim ? claim : 1;
+		/* Compared before adding: a hostile claim near 2^64 would wrap the sum. */
+		if (claim > SRCLINE_MAX_INFLATE - *inflated) {
 			srcline_stats.refused_size++;
 			return -EFBIG;
 		}
+		*inflated += claim;
 	}
 	return 0;
 }
@@ -149,31 +151,53 @@ int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
 {
 	const char *dir = getenv("SFBPF_SPILL_DIR");
 	int out = open(dir && *dir ? dir : SPILL_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	uint64_t claimed, size;
 	char buf[16384], *name;
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
+	int ret = -ENOSPC;
 	size_t shstrndx;
-	off_t off = 0;
+	uint64_t off = 0;
 	struct stat st;
 	GElf_Shdr sh;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (out < 0)
-		return -1;
-	/* Checked before the copy: the headers' claims (srcline_elf_prepare()). */
+		return -ENOSPC;
+	/* The live file's claims (srcline_elf_prepare()): no copy made that cannot fit. */
 	if (fstat(fd, &st) || spilled_bytes + st.st_size + inflated > SPILL_MAX_BYTES) {
 		srcline_stats.spill_full++;
 		goto fail;
 	}
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0 && write(out, buf, n) == n)
+	/* What was measured, no more: bytes appended meanwhile are not copied. */
+	size = st.st_size;
+	while (off < size &&
+	       (n = pread(fd, buf, size - off < sizeof(buf) ? size - off : sizeof(buf), off)) > 0 &&
+	       write(out, buf, n) == n)
 		off += n;
-	if (n != 0 || !(elf = elf_begin(out, ELF_C_RDWR, NULL)) ||
-	    elf_getshdrstrndx(elf, &shstrndx))
+	if (off != size || !(elf = elf_begin(out, ELF_C_RDWR, NULL)))
 		goto fail;
+	/*
+	 * The file's owner may have written it since its claims were judged (a
+	 * benign file then a bomb): what is inflated is judged again here, on
+	 * the copy, which nobody else can write. Unused sections are hidden in
+	 * the copy too (written as SHT_NOBITS: they take no room).
+	 */
+	if (srcline_elf_prepare(out, elf, &claimed)) {
+		ret = -EFBIG;
+		goto fail;
+	}
+	if (spilled_bytes + size + claimed > SPILL_MAX_BYTES) {
+		srcline_stats.spill_full++;
+		goto fail;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		goto fail;
+	/* .zdebug_* stay compressed: srcline.c caps what libdw inflates of them in memory. */
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strncmp(name, ".debug_", 7) || unused_section(name + 7))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strncmp(name, ".debug_", 7))
 			continue;
 		if (elf_compress(scn, 0, 0) < 0)
 			goto fail;
@@ -189,7 +213,7 @@ int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
 fail:
 	elf_end(elf);
 	close(out);
-	return -1;
+	return ret;
 }
 
 void srcline_elf_unspill(uint64_t bytes)

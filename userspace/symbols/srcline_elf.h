@@ -25,10 +25,14 @@ int srcline_elf_prepare(int fd, struct Elf *elf, uint64_t *inflated);
 /* 0 if inflated bytes may be inflated in memory (no spill file), else -EFBIG. */
 int srcline_elf_fits_memory(uint64_t inflated);
 /*
- * fd's copy in an unlinked file ($SFBPF_SPILL_DIR, else /var/tmp) with its
- * kept compressed .debug_* sections inflated (inflated: what they claim, as
- * prepared): its descriptor (*bytes: its size), or -1 (no room within the
- * spill budget, or no such file).
+ * fd's copy (its first st_size bytes) in an unlinked file ($SFBPF_SPILL_DIR,
+ * else /var/tmp) with its kept compressed .debug_* sections inflated
+ * (inflated: what they claimed when prepared; the copy's own claims are
+ * judged again, before anything is inflated, for fd may have been written
+ * since): its descriptor (*bytes: its size), -EFBIG (the copy's sections
+ * claim too much, counted as srcline_elf_prepare() counts), or -ENOSPC (no
+ * room within the spill budget, or no such file, or the copy failed).
+ * .zdebug_* sections are left compressed.
  */
 int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes);
 /* A spill file of bytes was closed. */
