@@ -72,6 +72,9 @@ static int parse(void)
 		{ "/system.slice/cron.service/" B64, "", "", "cron" },
 		{ "/system.slice/containerd.service/" B64, "", "", "containerd" },
 		{ "/containerd/" A64, A64, "", "" },
+		/* containerd's namespaces (cgroupfs): top-level, made by root only. */
+		{ "/default/" A64, A64, "", "" },
+		{ "/k8s.io/" A64 "/" B64, A64, "", "" },
 		/* A UID that fails half-way leaves no partial label. */
 		{ "/kubepods/pod0d2c6a4e-1b3f-4c5d-8e9f-a0b1c2d3e4fZ/" A64, A64, "", "" },
 	};

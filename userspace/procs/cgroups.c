@@ -246,7 +246,9 @@ static bool component_is(const char *s, size_t n, const char *name)
 
 /*
  * A runtime's parent of bare container ids (cgroupfs drivers: "/docker/ID");
- * bare ids are also taken anywhere below kubepods ("/kubepods/besteffort/podUID/ID").
+ * bare ids are also taken anywhere below kubepods ("/kubepods/besteffort/podUID/ID")
+ * and right below a top-level cgroup other than systemd's slices (containerd's
+ * namespaces: "/default/ID", "/k8s.io/ID"), which only root can create.
  * Anywhere else a 64-digit name is just a name anyone with a subtree may pick.
  */
 static bool runtime_parent(const char *s, size_t n)
@@ -317,8 +319,8 @@ static bool pod_uid(const char *s, size_t n, char out[37])
 void cgroups_parse_path(const char *path, struct cgroup_info *out)
 {
 	const char *c, *end;
-	bool parent_rt = false, kube = false, user_tree = false;
-	size_t n;
+	bool parent_rt = false, kube = false, user_tree = false, ns_parent = false;
+	size_t n, depth = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (c = path; c && *c; c = end) {
@@ -343,8 +345,10 @@ void cgroups_parse_path(const char *path, struct cgroup_info *out)
 		 * delegated subtree): another tenant's container id or pod UID. The
 		 * outermost container id is the runtime's, and labels stop there.
 		 */
-		if (!user_tree && container_id(c, n, parent_rt || kube, out->container_id))
+		if (!user_tree &&
+		    container_id(c, n, parent_rt || kube || ns_parent, out->container_id))
 			break;
+		ns_parent = depth++ == 0 && !(n > 6 && !memcmp(c + n - 6, ".slice", 6));
 		parent_rt = runtime_parent(c, n);
 		kube = kube || (n >= 8 && !memcmp(c, "kubepods", 8));
 		/* Outermost too: the pod's cgroup is made by the kubelet, above the containers. */
