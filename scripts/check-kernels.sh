@@ -22,6 +22,10 @@ KERNELS=${KERNELS:-bullseye bookworm trixie sid}
 # A whole guest run under emulation: 5.10's chained programs take the
 # verifier minutes at every start there.
 export SFBPF_KERNELS_TIMEOUT=${SFBPF_KERNELS_TIMEOUT:-3600}
+# The guest's /tmp is a tmpfs of half its memory, and unwind.test keeps perf's
+# text of every fixture there (deep1000's alone is ~140 MB, more on a slow
+# kernel whose runs last longer): 2 GiB of memory filled it on 7.2.
+export SFBPF_KERNELS_MEM=${SFBPF_KERNELS_MEM:-4096}
 passed=0 failed=0 skipped=0
 start=$SECONDS
 rm -rf "$LOGDIR"
