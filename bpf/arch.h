@@ -12,11 +12,13 @@
 #if defined(__TARGET_ARCH_x86)
 
 /* x86-64 DWARF register number -> index of that register in struct pt_regs. */
+/* clang-format off */ /* eight registers a row */
 static const __u8 unwind_dwarf_to_ptregs[17] = {
 	10, 12, 11, 5, 13, 14, 4, 19, /* rax rdx rcx rbx rsi rdi rbp rsp */
-	9,  8,	7,  6, 3,  2,  1, 0, /* r8 .. r15 */
+	9, 8, 7, 6, 3, 2, 1, 0, /* r8 .. r15 */
 	16, /* return address column: ip */
 };
+/* clang-format on */
 
 /* No link register: the return address is always on the stack. */
 #define ARCH_HAS_LR 0
