@@ -950,20 +950,27 @@ static bool plt_lookup(const struct plt_ref *r, const char *path, uint64_t vaddr
  *  - in a PLT section (PLTS), perf is no reference: perf before 6.2 names .plt
  *    entries by .rela.plt order, which is not PLT order (libc), or "_init",
  *    and .plt.got entries not at all ("[unknown]"). Those samples are set
- *    aside, at most PLT_ASIDE_MAX of them (5 %: the workload's PLT stubs,
- *    a jump each, take 0.5-1.5 % of its samples), and each of our names
- *    there must be objdump's label of the entry (none where objdump labels
- *    no entry).
+ *    aside, and each of our names there must be objdump's label of the entry
+ *    (none where objdump labels no entry). What is set aside is bounded by
+ *    what perf says of it, not by its share of the samples (which the CPU's
+ *    caches and a busy neighbour move: 5 % was once exceeded under load):
+ *    perf must name each such sample as a PLT stub ("NAME@plt"), "_init" or
+ *    "[unknown]", never a function, so a wrong section range cannot hide
+ *    real mismatches.
  *  - where perf shows a compat symbol version of libc (ALIASES), we show
  *    another name of the same address on purpose (symtab.h).
  */
-#define PLT_ASIDE_MAX(total) ((total) / 20)
+static bool perf_names_plt(const char *want)
+{
+	return ends_with(want, "@plt") || !strcmp(want, "_init") || !strcmp(want, "[unknown]");
+}
 
 static int run_perf_compare(int pid, const char *file, const char *aliases, const char *plts)
 {
 	struct symbolizer *s = symbolizer__new();
 	struct ksyms *ks = ksyms__new();
-	size_t total = 0, same = 0, less = 0, wrong = 0, plt = 0, plt_wrong = 0, compat = 0;
+	size_t total = 0, same = 0, less = 0, wrong = 0, plt = 0, plt_wrong = 0, plt_func = 0;
+	size_t compat = 0;
 	struct plt_ref pref = {};
 	FILE *f = fopen(file, "r");
 	char line[1024], *want;
@@ -992,6 +999,10 @@ static int run_perf_compare(int pid, const char *file, const char *aliases, cons
 		if (si.path && si.mapped && plt_lookup(&pref, si.path, si.elf_addr, &ref)) {
 			/* Set aside from perf's names: judged against objdump's label. */
 			plt++;
+			if (!perf_names_plt(want) && plt_func++ < 5)
+				printf("# %#" PRIx64 " (%s %#" PRIx64 ", PLT): perf names a "
+				       "function there, %s\n",
+				       ip, si.path, si.elf_addr, want);
 			if (*ref ? !got || strcmp(got, ref) : got && ends_with(got, "@plt")) {
 				if (plt_wrong++ < 5)
 					printf("# %#" PRIx64 " (%s %#" PRIx64 ", PLT): objdump %s, "
@@ -1027,10 +1038,10 @@ static int run_perf_compare(int pid, const char *file, const char *aliases, cons
 	report(total - plt > 50 && !wrong && !less, "agrees-with-perf", "%zu of %zu names differ",
 	       wrong + less, total - plt);
 	if (plts) {
-		report(pref.n > 0 && plt <= PLT_ASIDE_MAX(total), "plt-set-aside-bounded",
-		       "%zu of %zu samples in PLT sections, at most %zu may be set aside (%zu "
+		report(pref.n > 0 && !plt_func, "plt-set-aside-are-stubs",
+		       "%zu of %zu samples set aside in PLT sections are functions to perf (%zu "
 		       "labels in %s)",
-		       plt, total, (size_t)PLT_ASIDE_MAX(total), pref.n, plts);
+		       plt_func, plt, pref.n, plts);
 		report(!plt_wrong, "plt-names-as-objdump", "%zu of %zu PLT samples", plt_wrong,
 		       plt);
 	}
