@@ -523,11 +523,14 @@ def check_complete(stacks, stats, perf_stacks, ratio, roots, max_other_roots=0.0
                    root_reached=False):
     """Returns (ok, why, details): the share of samples unwound to the
     outermost frame, and the roots of the stacks claimed complete. With
-    root_reached, a stack cut after one of the roots also reached its
-    outermost frame: by frame pointers alone a thread's first frame cannot
-    be told from one whose saved frame pointer is not 0 (runtime.mstart,
-    Go's thread entry, starts with whatever rbp the new thread has), so the
-    walk stops there on a failed frame-pointer step, every frame found."""
+    root_reached, a cut stack with one of the roots among its frames also
+    reached its outermost frame: by frame pointers alone a thread's first
+    frame cannot be told from one whose saved frame pointer is not 0
+    (runtime.mstart, Go's thread entry, starts with the rbp its parent had
+    at clone(), which points into the parent's stack), so the walk goes on
+    from there through whatever that stack now holds (perf -g shows the
+    same: runtime.mstart.abi0;runtime.execute;[unknown]) until a step
+    fails, every real frame found."""
     stats = {alias_name(k): v for k, v in stats.items()}
     details = []
     if "emitted" not in stats or "stop.outermost" not in stats:
@@ -539,7 +542,7 @@ def check_complete(stacks, stats, perf_stacks, ratio, roots, max_other_roots=0.0
     at_root = 0
     if root_reached:
         at_root = sum(s.count for s in stacks
-                      if s.truncated and s.user and canon_name(s.user[0]) in croots)
+                      if s.truncated and any(canon_name(f) in croots for f in s.user))
     share = (outermost + at_root) / emitted
     bad_roots = collections.Counter()
     for s in stacks:
@@ -549,9 +552,12 @@ def check_complete(stacks, stats, perf_stacks, ratio, roots, max_other_roots=0.0
     why = "%d of %d samples (%.2f%%) unwound to the outermost frame" % (outermost + at_root, emitted,
                                                                          100 * share)
     if root_reached:
-        why += " (%d of them cut just after a root)" % at_root
+        why += " (%d of them cut beyond a root)" % at_root
     if perf_stacks is not None:
-        pc = sum(1 for p in perf_stacks if p and named(p[0]) and canon_name(p[0]) in croots)
+        if root_reached:
+            pc = sum(1 for p in perf_stacks if any(named(f) and canon_name(f) in croots for f in p))
+        else:
+            pc = sum(1 for p in perf_stacks if p and named(p[0]) and canon_name(p[0]) in croots)
         why += "; perf: %d of %d stacks (%.2f%%) reach %s" % (
             pc, len(perf_stacks), 100 * pc / max(1, len(perf_stacks)), "/".join(roots))
     for st, n in stats.items():
@@ -761,6 +767,12 @@ def selftest(_args):
            "cut at a root: reached with root_reached")
     expect(not check_complete(cut, cst, None, 0.99, ["_start"], root_reached=True)[0],
            "cut elsewhere still counts against root_reached")
+    beyond = parse_folded("x;_start;main;a 90\nx;[truncated];stale;_start;main;a 8\n"
+                          "x;[truncated];main;a 2\n")[0]
+    expect(check_complete(beyond, cst, None, 0.95, ["_start"], root_reached=True)[0],
+           "cut beyond a root (a stale frame pointer above it): reached with root_reached")
+    expect(not check_complete(beyond, cst, None, 0.95, ["_start"])[0],
+           "cut beyond a root: not complete by default")
 
     if fails:
         out("FAIL: unwind_check selftest: %s" % "; ".join(fails))
