@@ -956,10 +956,13 @@ static bool plt_lookup(const struct plt_ref *r, const char *path, uint64_t vaddr
  *    caches and a busy neighbour move: 5 % was once exceeded under load):
  *    perf must name each such sample as a PLT stub ("NAME@plt"), "_init" or
  *    "[unknown]", never a function, so a wrong section range cannot hide
- *    real mismatches.
+ *    real mismatches; and at most a quarter may be set aside
+ *    (PLT_ASIDE_MAX), so that perf judges most names.
  *  - where perf shows a compat symbol version of libc (ALIASES), we show
  *    another name of the same address on purpose (symtab.h).
  */
+#define PLT_ASIDE_MAX(total) ((total) / 4)
+
 static bool perf_names_plt(const char *want)
 {
 	return ends_with(want, "@plt") || !strcmp(want, "_init") || !strcmp(want, "[unknown]");
@@ -1038,6 +1041,9 @@ static int run_perf_compare(int pid, const char *file, const char *aliases, cons
 	report(total - plt > 50 && !wrong && !less, "agrees-with-perf", "%zu of %zu names differ",
 	       wrong + less, total - plt);
 	if (plts) {
+		report(plt <= PLT_ASIDE_MAX(total), "plt-set-aside-bounded",
+		       "%zu of %zu samples in PLT sections, at most %zu may be set aside", plt,
+		       total, (size_t)PLT_ASIDE_MAX(total));
 		report(pref.n > 0 && !plt_func, "plt-set-aside-are-stubs",
 		       "%zu of %zu samples set aside in PLT sections are functions to perf (%zu "
 		       "labels in %s)",
