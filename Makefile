@@ -82,9 +82,14 @@ endif
 # /var/cache/sfbpf): binutils 2.44 and 2.47 (SFrame V2 and V3, the conformance
 # and unwinding fixtures) and Google's pprof. The tests fail, not skip, when
 # these are missing, so make deps must leave them built.
-deps:
-	@scripts/deps.sh test
+deps: test-deps
 	@scripts/build-binutils.sh
+
+# make check builds binutils itself (tests/run.sh), beside the tests that do
+# not need them: on a new machine that is 10 to 20 minutes less.
+.PHONY: test-deps
+test-deps:
+	@scripts/deps.sh test
 	@scripts/pprof-tool.sh >/dev/null
 
 # What building and running the profiler needs (make top).
@@ -159,7 +164,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-check: deps
+check: test-deps
 	@$(MAKE) --no-print-directory all
 	@tests/run.sh
 

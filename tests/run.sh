@@ -12,8 +12,19 @@ export SFBPF_BINUTILS_CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 export SFBPF_TEST_TMP=${SFBPF_TEST_TMP:-$(mktemp -d /tmp/sfbpf-test.XXXXXX)}
 mkdir -p "$SFBPF_TEST_TMP" || exit 1
 
+# needs_binutils TEST: TEST says it uses the reference binutils (gas 2.44 and
+# 2.47, their readelf, or fixtures built with them) with a "# needs: binutils"
+# line.
+needs_binutils() { grep -q '^# needs: binutils' "$1"; }
+
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(tests/*.test)
+if [ ${#tests[@]} -eq 0 ]; then
+	# Those that need the reference binutils last: on a new machine they
+	# build (scripts/build-binutils.sh, 10 to 20 minutes) while the others
+	# run.
+	for t in tests/*.test; do needs_binutils "$t" || tests+=("$t"); done
+	for t in tests/*.test; do needs_binutils "$t" && tests+=("$t"); done
+fi
 
 # LOAD=N: N CPU-bound loops run for the whole suite, as other work keeps a
 # shared CI machine busy; every test must hold under them.
@@ -28,8 +39,32 @@ if [[ ${LOAD:-0} =~ ^[1-9][0-9]*$ ]]; then
 fi
 
 passed=0 failed=0 skipped=0
+builder=
+for t in "${tests[@]}"; do
+	if needs_binutils "$t"; then
+		builder=start
+		break
+	fi
+done
+if [ -n "$builder" ]; then
+	# Quick when built (a lock and the stamps); its failure is reported before
+	# the first test that needs it, whose checks then fail as unbuilt.
+	"$SFBPF_ROOT/scripts/build-binutils.sh" >"$SFBPF_TEST_TMP/build-binutils.log" 2>&1 &
+	builder=$!
+fi
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .test)
+	if [ -n "$builder" ] && needs_binutils "$t"; then
+		start=$SECONDS
+		if ! wait "$builder"; then
+			echo "FAIL: build-binutils: scripts/build-binutils.sh failed" \
+				"(log: $SFBPF_TEST_TMP/build-binutils.log):"
+			tail -5 "$SFBPF_TEST_TMP/build-binutils.log" | sed 's/^/    /'
+			failed=$((failed + 1))
+		fi
+		[ $((SECONDS - start)) -gt 1 ] && echo "   (waited $((SECONDS - start))s for build-binutils)"
+		builder=
+	fi
 	echo "== $name"
 	out="$SFBPF_TEST_TMP/$name.out"
 	start=$SECONDS
