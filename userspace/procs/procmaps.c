@@ -20,6 +20,7 @@
 
 #include "procs/procmaps.h"
 #include "util/clock.h"
+#include "util/search.h"
 
 struct procmaps {
 	struct procmap *maps;
@@ -383,19 +384,11 @@ const struct procmap *procmaps__get(const struct procmaps *pm, size_t i)
 
 const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!pm)
 		return NULL;
-	hi = pm->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_UPTO(pm->maps, pm->count, start, addr);
 	if (lo == 0 || addr >= pm->maps[lo - 1].end)
 		return NULL;
 	return &pm->maps[lo - 1];

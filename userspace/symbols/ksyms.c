@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "symbols/ksyms.h"
+#include "util/search.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3 /* <elf.h> */
@@ -250,19 +251,11 @@ void ksyms__free(struct ksyms *ks)
 
 const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!ks)
 		return NULL;
-	hi = ks->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_UPTO(ks->syms, ks->count, addr, addr);
 	if (lo == 0 || addr >= ks->syms[lo - 1].end)
 		return NULL;
 	return &ks->syms[lo - 1];

@@ -26,6 +26,7 @@
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
+#include "util/search.h"
 
 #define REFRESH_NS 1000000000ULL /* re-read maps at most once a second */
 #define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
@@ -181,17 +182,7 @@ static int cmp_pmap(const void *a, const void *b)
 /* How many of maps (sorted by start) start at or below addr. */
 static size_t maps_upto(const struct pmap *maps, size_t count, uint64_t addr)
 {
-	size_t lo = 0, hi = count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SEARCH_UPTO(maps, count, start, addr);
 }
 
 static const struct pmap *find_pmap(const struct pmap *maps, size_t count, uint64_t addr)

@@ -19,6 +19,7 @@
 #include "util/hash.h"
 #include "util/arena.h"
 #include "util/hashmap.h"
+#include "util/search.h"
 
 #define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
 #define VERSYM_HIDDEN 0x8000 /* .gnu.version: not the default version (binutils elf/common.h) */
@@ -456,19 +457,11 @@ static const char *sym_name(struct symtab *t, size_t i)
 const char *symtab__find(struct symtab *t, uint64_t addr, uint64_t *offset)
 {
 	const struct fsym *sym;
-	size_t lo = 0, hi, i;
+	size_t lo, i;
 
 	if (!t)
 		return NULL;
-	hi = t->nfsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->fsyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_UPTO(t->fsyms, t->nfsyms, addr, addr);
 	/* The nearest preceding symbol, or one enclosing it (nested symbols). */
 	for (i = lo; i > 0 && lo - i < NESTED_LOOKBACK; i--) {
 		sym = &t->fsyms[i - 1];
