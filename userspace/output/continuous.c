@@ -27,6 +27,7 @@
 #include "output/spool.h"
 #include "util/log.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define POLL_MS 100 /* longest wait in the ring buffer: bounds a profile's lateness */
 #define NSEC 1000000000LL
@@ -248,7 +249,7 @@ static int old_cmp(const void *a, const void *b)
 /* Our profiles in the out-dir, oldest first. */
 static int list_profiles(int dirfd, struct old_file **out, size_t *count)
 {
-	struct old_file *v = NULL, *p;
+	struct old_file *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *d;
 	struct stat st;
@@ -263,15 +264,10 @@ static int list_profiles(int dirfd, struct old_file **out, size_t *count)
 		if (seq < 0 || strlen(d->d_name) >= sizeof(v->name) ||
 		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			p = realloc(v, cap * sizeof(*v));
-			if (!p) {
-				free(v);
-				closedir(dir);
-				return -ENOMEM;
-			}
-			v = p;
+		if (VEC_RESERVE(v, cap, n + 1, 64)) {
+			free(v);
+			closedir(dir);
+			return -ENOMEM;
 		}
 		memcpy(v[n].name, d->d_name, strlen(d->d_name) + 1); /* length checked above */
 		v[n].seq = seq;

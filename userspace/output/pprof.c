@@ -89,17 +89,6 @@ struct builder {
 	char kernel_build_id[ELFOBJ_BUILD_ID_HEX];
 };
 
-/* Grow *arr (elements of size sz) to hold one more than *n; new slots zeroed. */
-static int grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-	size_t old = *cap;
-
-	if (vec__reserve(arr, cap, n + 1, sz, 256))
-		return -ENOMEM;
-	memset(*(char **)arr + old * sz, 0, (*cap - old) * sz);
-	return 0;
-}
-
 /* Index of s in the string table (output/strtab.h); negative errno. */
 static int64_t str_id(struct builder *b, const char *s)
 {
@@ -133,7 +122,7 @@ static int64_t func_id(struct builder *b, const char *name, const char *file, in
 	id = hashmap__find(&b->func_ix, (uint32_t)h, func_eq, b, &key);
 	if (id >= 0)
 		return id + 1;
-	if (grow(&b->funcs, &b->funcs_cap, b->nfuncs, sizeof(*b->funcs)))
+	if (VEC_RESERVE(b->funcs, b->funcs_cap, b->nfuncs + 1, 256))
 		return -ENOMEM;
 	key.id = b->nfuncs + 1;
 	b->funcs[b->nfuncs] = key;
@@ -168,7 +157,7 @@ static int64_t map_id(struct builder *b, const struct mapping *key)
 	id = hashmap__find(&b->map_ix, (uint32_t)h, map_eq, b, key);
 	if (id >= 0)
 		return id + 1;
-	if (grow(&b->maps, &b->maps_cap, b->nmaps, sizeof(*b->maps)))
+	if (VEC_RESERVE(b->maps, b->maps_cap, b->nmaps + 1, 256))
 		return -ENOMEM;
 	b->maps[b->nmaps] = *key;
 	b->maps[b->nmaps].pb.id = b->nmaps + 1;
@@ -271,7 +260,7 @@ static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, const PbLin
 	id = hashmap__find(&b->loc_ix, (uint32_t)h, loc_eq, b, &key);
 	if (id >= 0)
 		return id + 1;
-	if (grow(&b->locs, &b->locs_cap, b->nlocs, sizeof(*b->locs)))
+	if (VEC_RESERVE(b->locs, b->locs_cap, b->nlocs + 1, 256))
 		return -ENOMEM;
 	key.lines = malloc(n * (sizeof(PbLine) + sizeof(PbLine *)));
 	if (!key.lines)
@@ -375,7 +364,7 @@ static int64_t frame_loc(struct builder *b, uint32_t pid, const struct sw_frame 
 	key.loc = place_frame(b, f, n);
 	if (key.loc < 0)
 		return key.loc;
-	if (grow(&b->frames, &b->frames_cap, b->nframes, sizeof(*b->frames)) ||
+	if (VEC_RESERVE(b->frames, b->frames_cap, b->nframes + 1, 256) ||
 	    hashmap__add(&b->frame_ix, h, b->nframes))
 		return -ENOMEM;
 	b->frames[b->nframes++] = key;
@@ -420,7 +409,7 @@ static int add_sample(const struct sw_stack *st, void *ctx)
 
 	if (!st->count && !st->weight)
 		return 0;
-	if (grow(&b->samples, &b->samples_cap, b->nsamples, sizeof(*b->samples)))
+	if (VEC_RESERVE(b->samples, b->samples_cap, b->nsamples + 1, 256))
 		return -ENOMEM;
 	m = calloc(1, sizeof(*m) + nlabels * sizeof(PbLabel *) + nlocs * sizeof(uint64_t));
 	if (!m)

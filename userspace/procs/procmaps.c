@@ -21,6 +21,7 @@
 #include "procs/procmaps.h"
 #include "util/clock.h"
 #include "util/search.h"
+#include "util/vec.h"
 
 struct procmaps {
 	struct procmap *maps;
@@ -237,21 +238,15 @@ int procmaps__parse(const char *buf, size_t len, struct procmaps **out)
 /* Read all of fd; a process exiting mid-read gives ESRCH or a short file. */
 static int read_all(int fd, char **buf, size_t *len)
 {
-	size_t cap = 16384, n = 0;
-	char *b = malloc(cap), *nb;
+	size_t cap = 0, n = 0;
+	char *b = NULL;
 	ssize_t r;
 
-	if (!b)
-		return -ENOMEM;
 	for (;;) {
-		if (cap - n < 4096) {
-			nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				return -ENOMEM;
-			}
-			b = nb;
-			cap *= 2;
+		/* Room for at least 4 KiB more on each read. */
+		if (VEC_RESERVE(b, cap, n + 4096, 16384)) {
+			free(b);
+			return -ENOMEM;
 		}
 		r = read(fd, b + n, cap - n);
 		if (r < 0 && errno == EINTR)

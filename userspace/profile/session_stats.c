@@ -15,6 +15,7 @@
 #include "profile/session.h"
 #include "symbols/srcline.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 /* Resident memory of this process (second field of /proc/self/statm, in pages). */
 static uint64_t rss_bytes(void)
@@ -79,7 +80,7 @@ static uint64_t map_bytes(void)
 	struct {
 		uint32_t id;
 		uint64_t memlock;
-	} *maps = NULL, *grown;
+	} *maps = NULL;
 	size_t n = 0, cap = 0, i;
 	uint64_t total = 0;
 	uint32_t id = 0;
@@ -108,13 +109,8 @@ static uint64_t map_bytes(void)
 		if (strcmp(target, "anon_inode:bpf-map") ||
 		    !map_fdinfo(info_dir, de->d_name, &id, &mem))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(maps, cap * sizeof(*maps));
-			if (!grown)
-				break;
-			maps = grown;
-		}
+		if (VEC_RESERVE(maps, cap, n + 1, 64))
+			break;
 		maps[n].id = id;
 		maps[n++].memlock = mem;
 	}

@@ -56,18 +56,8 @@ static size_t pool_add(struct walker *w, const char *s, size_t n, const char *pr
 {
 	size_t np = strlen(prefix), ns = strlen(suffix), need = np + n + ns + 1, off;
 
-	if (w->len + need > w->cap) {
-		size_t cap = w->cap ? w->cap : 4096;
-		char *p;
-
-		while (cap < w->len + need)
-			cap *= 2;
-		p = realloc(w->pool, cap);
-		if (!p)
-			return NO_OFF;
-		w->pool = p;
-		w->cap = cap;
-	}
+	if (VEC_RESERVE(w->pool, w->cap, w->len + need, 4096))
+		return NO_OFF;
 	off = w->len;
 	memcpy(w->pool + off, prefix, np);
 	memcpy(w->pool + off + np, s, n);

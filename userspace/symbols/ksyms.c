@@ -14,6 +14,7 @@
 
 #include "symbols/ksyms.h"
 #include "util/search.h"
+#include "util/vec.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3 /* <elf.h> */
@@ -45,18 +46,8 @@ struct loader {
 
 static int pool_add(struct loader *ld, const char *s, size_t len, size_t *off)
 {
-	if (ld->pool_len + len + 1 > ld->pool_cap) {
-		size_t cap = ld->pool_cap ? ld->pool_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < ld->pool_len + len + 1)
-			cap *= 2;
-		p = realloc(ld->pool, cap);
-		if (!p)
-			return -ENOMEM;
-		ld->pool = p;
-		ld->pool_cap = cap;
-	}
+	if (VEC_RESERVE(ld->pool, ld->pool_cap, ld->pool_len + len + 1, 1 << 20))
+		return -ENOMEM;
 	memcpy(ld->pool + ld->pool_len, s, len);
 	ld->pool[ld->pool_len + len] = '\0';
 	*off = ld->pool_len;
@@ -107,15 +98,8 @@ static int parse_line(struct loader *ld, char *line)
 	if (!*name)
 		return 0;
 
-	if (ld->count == ld->cap) {
-		size_t cap = ld->cap ? ld->cap * 2 : 65536;
-		struct kentry *n = realloc(ld->ents, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ld->ents = n;
-		ld->cap = cap;
-	}
+	if (VEC_RESERVE(ld->ents, ld->cap, ld->count + 1, 65536))
+		return -ENOMEM;
 	e = &ld->ents[ld->count];
 	e->addr = addr;
 	e->mod_off = SIZE_MAX;

@@ -20,6 +20,7 @@
 #include "util/arena.h"
 #include "util/hashmap.h"
 #include "util/search.h"
+#include "util/vec.h"
 
 #define NESTED_LOOKBACK 8 /* symbols searched back for one enclosing addr */
 #define VERSYM_HIDDEN 0x8000 /* .gnu.version: not the default version (binutils elf/common.h) */
@@ -157,15 +158,8 @@ static int add_sym(struct symtab *t, uint64_t addr, uint64_t size, const char *n
 		return -EINVAL;
 	if (len >= NAMES_MAX)
 		return -E2BIG;
-	if (t->count == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct sym *n = realloc(t->syms, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->syms = n;
-		t->cap = cap;
-	}
+	if (VEC_RESERVE(t->syms, t->cap, t->count + 1, 256))
+		return -ENOMEM;
 	if (copy) {
 		kept = arena__alloc(&t->made, len + 1);
 		if (!kept)
@@ -366,8 +360,8 @@ static bool dname_eq(const void *ctx, uint64_t val, const void *key)
  */
 static char *read_name(const struct symtab *t, uint32_t off)
 {
-	size_t len = 0, cap = 256, room;
-	char *buf = NULL, *n;
+	size_t len = 0, size = 0, room;
+	char *buf = NULL;
 	struct stat st;
 	ssize_t got;
 
@@ -378,11 +372,10 @@ static char *read_name(const struct symtab *t, uint32_t off)
 		return NULL;
 
 	while (off < t->names_len && len < FILE_NAME_MAX) {
-		n = realloc(buf, cap + 1);
-		if (!n)
+		/* Room for 256 bytes more at least, and the NUL. */
+		if (VEC_RESERVE(buf, size, len + 257, 257))
 			break;
-		buf = n;
-		room = cap - len;
+		room = size - 1 - len;
 		if (room > t->names_len - off - len)
 			room = t->names_len - off - len;
 		got = pread(t->names_fd, buf + len, room, (off_t)(t->names_off + off + len));
@@ -392,7 +385,6 @@ static char *read_name(const struct symtab *t, uint32_t off)
 		if (strlen(buf + len) < (size_t)got)
 			return buf;
 		len += got;
-		cap *= 2;
 	}
 	free(buf);
 	return NULL;
@@ -678,15 +670,8 @@ static int collect_slots(Elf_Scn *scn, const GElf_Shdr *sh, struct plt_slots *s)
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
 		    type != R_X86_64_IRELATIVE)
 			continue;
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			struct plt_slot *v = realloc(s->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			s->v = v;
-			s->cap = cap;
-		}
+		if (VEC_RESERVE(s->v, s->cap, s->n + 1, 64))
+			return -ENOMEM;
 		s->v[s->n++] = (struct plt_slot){ r.r_offset, r.r_addend, GELF_R_SYM(r.r_info),
 						  sh->sh_link };
 	}

@@ -17,6 +17,7 @@
 #include "tables/cfi.h"
 #include "tables/cfi_prog.h"
 #include "tables/flatbuild.h"
+#include "util/vec.h"
 
 #define MAX_PLT_ROWS (1u << 16) /* expansion bound for one PLT-shaped row */
 #define MAX_EXEC_SEGMENTS 16
@@ -71,7 +72,8 @@ struct reader {
 	struct exec_range exec[MAX_EXEC_SEGMENTS]; /* executable PT_LOADs */
 	uint32_t nr_exec;
 	struct fde_ent *fdes;
-	uint32_t nr_fdes, cap_fdes;
+	uint32_t nr_fdes;
+	size_t cap_fdes;
 	struct cie_info cie; /* last CIE parsed: FDEs share few CIEs, in runs */
 	struct flat_builder b;
 	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
@@ -160,17 +162,8 @@ static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
 static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
 		    const uint8_t *insn, const uint8_t *insn_end)
 {
-	struct fde_ent *n;
-	uint32_t ncap;
-
-	if (r->nr_fdes == r->cap_fdes) {
-		ncap = r->cap_fdes ? r->cap_fdes * 2 : 256;
-		n = realloc(r->fdes, (size_t)ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->fdes = n;
-		r->cap_fdes = ncap;
-	}
+	if (VEC_RESERVE(r->fdes, r->cap_fdes, (size_t)r->nr_fdes + 1, 256))
+		return -ENOMEM;
 	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo,
 						  .hi = hi,
 						  .insn = insn,

@@ -12,6 +12,7 @@
 
 #include "tables/flatbuild.h"
 #include "tables/flatten.h"
+#include "util/vec.h"
 
 #define MAX_MASK_ROWS (1u << 16) /* expansion bound for one PCMASK FDE */
 
@@ -38,26 +39,10 @@ struct builder {
 	struct flat_table *t; /* fb.t */
 	/* Scratch: one FDE's FREs (start offsets, rule ids), and the last one's end. */
 	uint32_t *starts, *ids;
-	uint32_t cap_fres, last_end;
+	uint32_t last_end;
+	size_t cap_fres;
 	struct rule_cache_ent cache[1u << RULE_CACHE_BITS];
 };
-
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, (size_t)ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 static int64_t intern_rule(struct builder *b, const struct sfbpf_rule *r)
 {
@@ -220,12 +205,13 @@ static int collect_fres(struct builder *b, const struct sframe_fde *f)
 
 static int emit_fde(struct builder *b, const struct sframe_fde *f)
 {
-	uint32_t *ids, *starts, n, j, block, nblocks, rep, cap = b->cap_fres;
+	uint32_t *ids, *starts, n, j, block, nblocks, rep;
+	size_t cap = b->cap_fres;
 	int ret;
 
 	/* Both arrays grow alike: cap_fres is the capacity of each. */
-	if (grow((void **)&b->starts, &cap, f->num_fres + 1, sizeof(*b->starts)) ||
-	    grow((void **)&b->ids, &b->cap_fres, f->num_fres + 1, sizeof(*b->ids)))
+	if (VEC_RESERVE(b->starts, cap, (size_t)f->num_fres + 1, 64) ||
+	    VEC_RESERVE(b->ids, b->cap_fres, (size_t)f->num_fres + 1, 64))
 		return -ENOMEM;
 	ret = collect_fres(b, f);
 	if (ret < 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tables/rangealloc.h"
+#include "util/vec.h"
 
 struct extent {
 	uint32_t start, len;
@@ -13,7 +14,8 @@ struct extent {
 struct rangealloc {
 	uint32_t capacity, used;
 	struct extent *free; /* sorted by start, never adjacent */
-	uint32_t nr_free, cap_free;
+	uint32_t nr_free;
+	size_t cap_free;
 };
 
 struct rangealloc *rangealloc__new(uint32_t capacity)
@@ -68,14 +70,8 @@ int64_t rangealloc__alloc(struct rangealloc *ra, uint32_t n)
 
 static int insert_at(struct rangealloc *ra, uint32_t i, struct extent e)
 {
-	if (ra->nr_free == ra->cap_free) {
-		struct extent *n = realloc(ra->free, 2 * ra->cap_free * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ra->free = n;
-		ra->cap_free *= 2;
-	}
+	if (VEC_RESERVE(ra->free, ra->cap_free, (size_t)ra->nr_free + 1, 16))
+		return -ENOMEM;
 	memmove(&ra->free[i + 1], &ra->free[i], (ra->nr_free - i) * sizeof(e));
 	ra->free[i] = e;
 	ra->nr_free++;

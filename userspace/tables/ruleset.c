@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tables/ruleset.h"
+#include "util/vec.h"
 
 /* Every byte of the rule (what memcmp compares), 8 at a time: interning is per row. */
 static uint32_t hash_rule(const struct sfbpf_rule *r)
@@ -51,15 +52,8 @@ int64_t ruleset__intern(struct ruleset *rs, const struct sfbpf_rule *r, uint32_t
 	}
 	if (rs->nr_rules >= max)
 		return -ENOSPC;
-	if (rs->nr_rules == rs->cap_rules) {
-		uint32_t ncap = rs->cap_rules ? rs->cap_rules * 2 : 64;
-		struct sfbpf_rule *n = realloc(rs->rules, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		rs->rules = n;
-		rs->cap_rules = ncap;
-	}
+	if (VEC_RESERVE(rs->rules, rs->cap_rules, (size_t)rs->nr_rules + 1, 64))
+		return -ENOMEM;
 	rs->rules[rs->nr_rules] = *r;
 	rs->hash[h] = rs->nr_rules + 1;
 	return rs->nr_rules++;

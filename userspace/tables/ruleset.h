@@ -13,7 +13,8 @@
 
 struct ruleset {
 	struct sfbpf_rule *rules;
-	uint32_t nr_rules, cap_rules;
+	uint32_t nr_rules;
+	size_t cap_rules;
 	uint32_t *hash; /* open addressing: rule index + 1, 0 = empty */
 	uint32_t hash_size;
 };
