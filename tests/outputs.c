@@ -41,14 +41,6 @@
 #include "testlib.h"
 #include "util/clock.h"
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static char *path_in(const char *dir, const char *name)
 {
 	static char buf[8][4096];
@@ -115,7 +107,7 @@ static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
 	fo.subtitle = subtitle;
 	if (parse_pids(pids, &so))
 		return 2;
-	po.time_nanos = realtime_ns();
+	po.time_nanos = clock__wall_ns();
 	err = session__open(&s, &so);
 	if (err) {
 		report(false, "session", "session__open: %s", strerror(-err));
@@ -294,7 +286,7 @@ static int run_synthetic(const char *dir)
 		return 1;
 	}
 	g_root(1);
-	po.time_nanos = realtime_ns() - po.duration_nanos;
+	po.time_nanos = clock__wall_ns() - po.duration_nanos;
 	synthetic_samples(a, jit, sched, sys);
 	aggregator__totals(a, &t);
 	write_all(dir, a, sym, ks, &po, &fo);

@@ -59,14 +59,6 @@ struct cont {
 	uint64_t otlp_errors, otlp_spool_errors;
 };
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 /* ---- options --------------------------------------------------------------------- */
 
 int continuous_parse_label(char *arg, struct pprof_label *out, const char **why)
@@ -617,7 +609,7 @@ static int loop(struct cont *c)
 {
 	const struct continuous_opts *o = c->o;
 	double end = o->duration > 0 ? clock__mono_s() + o->duration : 0;
-	int64_t start = realtime_ns(), next = next_boundary(c, start), now, len;
+	int64_t start = clock__wall_ns(), next = next_boundary(c, start), now, len;
 	struct aggr_totals t;
 	int wait_ms, err = 0;
 
@@ -629,7 +621,7 @@ static int loop(struct cont *c)
 				pr_warn("continuous: reopening outputs");
 			open_outputs(c);
 		}
-		now = realtime_ns();
+		now = clock__wall_ns();
 		/* The clock was set back: realign rather than wait out the step. */
 		if (next - now > len)
 			next = next_boundary(c, now);
@@ -652,7 +644,7 @@ static int loop(struct cont *c)
 	}
 	/* The interval in progress: what arrived until now, the ring buffer drained. */
 	session__stop(c->s);
-	now = realtime_ns();
+	now = clock__wall_ns();
 	aggregator__totals(c->s->agg, &t);
 	if (t.samples)
 		emit(c, start, now);

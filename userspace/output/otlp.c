@@ -13,13 +13,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "output/otlp_int.h"
 #include "output/pbwire.h"
 #include "profile/aggregate.h"
 #include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -442,7 +442,6 @@ static int zero_entries(struct otlp_builder *b)
 /* The options' defaults, the tables' zero entries, the strings every profile header needs. */
 static int builder__init(struct otlp_builder *b, const struct otlp_opts *o)
 {
-	struct timespec ts;
 	int64_t ids[4];
 
 	b->o = *o;
@@ -457,8 +456,8 @@ static int builder__init(struct otlp_builder *b, const struct otlp_opts *o)
 		b->period = 1000000000LL / b->o.po.freq;
 	if (!b->period && !b->o.po.value_from_weight)
 		return -EINVAL;
-	if (!b->o.po.time_nanos && !clock_gettime(CLOCK_REALTIME, &ts))
-		b->o.po.time_nanos = ts.tv_sec * 1000000000LL + ts.tv_nsec - b->o.po.duration_nanos;
+	if (!b->o.po.time_nanos)
+		b->o.po.time_nanos = clock__wall_ns() - b->o.po.duration_nanos;
 	/* The pools are never NULL: lookups compare their (empty) ends with memcmp(). */
 	if (strtab__init(&b->strs) || VEC_RESERVE(b->lines.v, b->lines.cap, 1, 1024) ||
 	    VEC_RESERVE(b->stack_locs.v, b->stack_locs.cap, 1, 4096) || zero_entries(b))

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "output/flamegraph.h"
@@ -15,6 +14,7 @@
 #include "output/outputs.h"
 #include "output/pprof.h"
 #include "procs/cgroups.h"
+#include "util/clock.h"
 
 static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
 {
@@ -50,10 +50,7 @@ void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
 
 int64_t outputs_wall_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return clock__wall_ns();
 }
 
 static bool weighted(const struct session *s)

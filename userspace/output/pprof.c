@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 
 #include "profile/aggregate.h"
@@ -20,6 +19,7 @@
 #include "profile.pb-c.h"
 #include "profile/stackwalk.h"
 #include "symbols/srcline.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -612,7 +612,6 @@ static int emit(struct builder *b, FILE *f)
 
 static int builder__init(struct builder *b, const struct pprof_opts *opts)
 {
-	struct timespec ts;
 	size_t i;
 
 	if (opts)
@@ -628,8 +627,8 @@ static int builder__init(struct builder *b, const struct pprof_opts *opts)
 		b->period = 1000000000LL / b->opts.freq;
 	if (!b->period && !b->opts.value_from_weight)
 		return -EINVAL; /* count x period needs a period */
-	if (!b->opts.time_nanos && !clock_gettime(CLOCK_REALTIME, &ts))
-		b->opts.time_nanos = ts.tv_sec * 1000000000LL + ts.tv_nsec - b->opts.duration_nanos;
+	if (!b->opts.time_nanos)
+		b->opts.time_nanos = clock__wall_ns() - b->opts.duration_nanos;
 	b->extra_labels = calloc(b->opts.nr_labels + 1, sizeof(*b->extra_labels));
 	if (!b->extra_labels || strtab__init(&b->strs))
 		return -ENOMEM;

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "procs/lifecycle.h"
+#include "util/clock.h"
 
 #define QUEUE_LEN 8192u /* power of two */
 #define DEFAULT_EXEC_DELAY_NS (20 * 1000000ULL)
@@ -45,14 +45,6 @@ struct lifecycle {
 	struct lifecycle_stats stats;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 struct lifecycle *lifecycle__new(const struct lifecycle_opts *opts)
 {
 	struct lifecycle *lc = calloc(1, sizeof(*lc));
@@ -76,7 +68,7 @@ struct lifecycle *lifecycle__new(const struct lifecycle_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
-	lc->next_sweep_ns = now_ns() + lc->opts.sweep_every_ns;
+	lc->next_sweep_ns = clock__mono_ns() + lc->opts.sweep_every_ns;
 	return lc;
 }
 
@@ -150,7 +142,7 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		if (lc->opts.on_exec)
 			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns);
 		if (lc->opts.follow_execs)
-			queue_later(lc, pid, now_ns() + lc->opts.exec_delay_ns);
+			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
 		break;
 	case SFBPF_EVENT_EXIT:
 		lc->stats.exit_events++;
@@ -184,7 +176,7 @@ static void back_off(struct lifecycle *lc, int pid)
 		level++;
 	set_backoff(lc, pid, level);
 	delay = lc->opts.notify_interval_ns << level;
-	next = now_ns() + (delay < MAX_BACKOFF_NS ? delay : MAX_BACKOFF_NS);
+	next = clock__mono_ns() + (delay < MAX_BACKOFF_NS ? delay : MAX_BACKOFF_NS);
 	if (lc->opts.notify_fd >= 0)
 		bpf_map_update_elem(lc->opts.notify_fd, &key, &next, BPF_ANY);
 }
@@ -202,7 +194,7 @@ static void refresh(struct lifecycle *lc, int pid, bool force)
 	case PROCTRACK_INCOMPLETE:
 		lc->stats.refreshes++;
 		lc->stats.incomplete++;
-		queue_later(lc, pid, now_ns() + RETRY_DELAY_NS);
+		queue_later(lc, pid, clock__mono_ns() + RETRY_DELAY_NS);
 		break;
 	case PROCTRACK_UNCHANGED:
 		lc->stats.unchanged++;
@@ -261,12 +253,12 @@ static bool take_later(struct lifecycle *lc, uint64_t now)
 
 uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns)
 {
-	uint64_t start = now_ns(), deadline = start + budget_ns, now = start;
+	uint64_t start = clock__mono_ns(), deadline = start + budget_ns, now = start;
 
 	while (now < deadline && take_now(lc))
-		now = now_ns();
+		now = clock__mono_ns();
 	while (now < deadline && take_later(lc, now))
-		now = now_ns();
+		now = clock__mono_ns();
 	if (now >= lc->next_sweep_ns) {
 		lc->stats.swept += proctrack__sweep(lc->opts.procs, SWEEP_BATCH);
 		lc->next_sweep_ns = now + lc->opts.sweep_every_ns;

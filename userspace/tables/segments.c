@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tables/segments.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 static uint32_t valid_shift(uint32_t shift)
@@ -45,14 +45,6 @@ int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t
 	 */
 	s->seg_bytes = seg_size(s->shift) + (page > 0 ? (uint64_t)page : 4096);
 	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* Segment i's map and mapping go; unlink: take it out of the array of maps first. */
@@ -294,7 +286,7 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n)
 			seg_free(s, i, true);
 			continue;
 		}
-		now = now ? now : now_ns();
+		now = now ? now : clock__mono_ns();
 		g->empty_since = now;
 		s->lingering++;
 	}
@@ -307,7 +299,7 @@ void segspace__reap(struct segspace *s)
 
 	if (!s->lingering)
 		return;
-	now = now_ns();
+	now = clock__mono_ns();
 	for (i = 0; i < s->nr_segs; i++)
 		if (s->segs[i].empty_since && now - s->segs[i].empty_since >= s->linger_ns) {
 			seg_free(s, i, true);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The monotonic clock, in the units callers want. Intervals, timeouts and
- * ages are measured on it: wall-clock steps (NTP, an operator) must not
- * stretch or shrink them.
+ * The clocks, in the units callers want. Intervals, timeouts and ages are
+ * measured on the monotonic clock: wall-clock steps (NTP, an operator) must
+ * not stretch or shrink them. The wall clock is for what is stamped with the
+ * time of day only: a profile's start, a file's name.
  */
 #ifndef SFBPF_UTIL_CLOCK_H
 #define SFBPF_UTIL_CLOCK_H
@@ -26,6 +27,15 @@ static inline int64_t clock__mono_ms(void)
 static inline double clock__mono_s(void)
 {
 	return (double)clock__mono_ns() / 1e9;
+}
+
+/* Nanoseconds since the epoch (CLOCK_REALTIME). */
+static inline int64_t clock__wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 #endif /* SFBPF_UTIL_CLOCK_H */
