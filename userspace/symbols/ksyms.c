@@ -16,10 +16,6 @@
 #include "util/search.h"
 #include "util/vec.h"
 
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3 /* <elf.h> */
-#endif
-
 #define KSYM_PAGE 4096ULL
 
 struct kentry {
@@ -264,9 +260,9 @@ size_t ksyms__count(const struct ksyms *ks)
 /* /sys/kernel/notes is the kernel's raw ELF note section. */
 int ksyms__kernel_build_id(char hex[ELFOBJ_BUILD_ID_HEX])
 {
-	uint8_t buf[4096];
-	size_t off = 0;
+	uint8_t buf[4096], id[ELFOBJ_BUILD_ID_MAX];
 	ssize_t len;
+	size_t n;
 	int fd;
 
 	hex[0] = '\0';
@@ -277,21 +273,9 @@ int ksyms__kernel_build_id(char hex[ELFOBJ_BUILD_ID_HEX])
 	close(fd);
 	if (len < 0)
 		return -EIO;
-	while (off + 12 <= (size_t)len) {
-		uint32_t namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + ((namesz + 3) & ~3u);
-		if (namesz > (size_t)len || descsz > (size_t)len || desc_off + descsz > (size_t)len)
-			break;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name_off, "GNU", 4)) {
-			elfobj__hex(buf + desc_off, descsz, hex);
-			return 0;
-		}
-		off = desc_off + ((descsz + 3) & ~3u);
-	}
-	return -ENOENT;
+	n = elfobj__notes_build_id(buf, (size_t)len, id, sizeof(id));
+	if (!n)
+		return -ENOENT;
+	elfobj__hex(id, n, hex);
+	return 0;
 }

@@ -2,6 +2,7 @@
 /* ELF identity and segments (see elfobj.h), with libelf. */
 #include <errno.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <elfutils/libdwelf.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,52 @@ size_t elfobj__build_id(Elf *elf, uint8_t *buf, size_t len)
 		n = (ssize_t)len;
 	memcpy(buf, id, (size_t)n);
 	return (size_t)n;
+}
+
+/*
+ * A raw note section is not an ELF file: it is wrapped in the smallest image
+ * libelf opens, a header and one PT_NOTE over the notes, in this machine's
+ * byte order, so that the kernel's build-id is read by the same libdw reader
+ * as every object's.
+ */
+size_t elfobj__notes_build_id(const void *notes, size_t notes_len, uint8_t *buf, size_t len)
+{
+	const size_t at = sizeof(GElf_Ehdr) + sizeof(GElf_Phdr);
+	GElf_Ehdr *eh;
+	GElf_Phdr *ph;
+	size_t n = 0;
+	char *image;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return 0;
+	image = calloc(1, at + notes_len);
+	if (!image)
+		return 0;
+	eh = (GElf_Ehdr *)image;
+	ph = (GElf_Phdr *)(image + sizeof(*eh));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phoff = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	ph->p_type = PT_NOTE;
+	ph->p_offset = at;
+	ph->p_filesz = notes_len;
+	ph->p_align = 4;
+	memcpy(image + at, notes, notes_len);
+	elf = elf_memory(image, at + notes_len);
+	if (elf) {
+		n = elfobj__build_id(elf, buf, len);
+		elf_end(elf);
+	}
+	free(image);
+	return n;
 }
 
 void elfobj__hex(const uint8_t *id, size_t len, char hex[ELFOBJ_BUILD_ID_HEX])

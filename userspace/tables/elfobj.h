@@ -51,6 +51,11 @@ struct Elf;
  * returns its length in bytes (at most len), 0 if it has none.
  */
 size_t elfobj__build_id(struct Elf *elf, uint8_t *buf, size_t len);
+/*
+ * The same from a raw note section of notes_len bytes in this machine's byte
+ * order (the kernel's /sys/kernel/notes); 0 if it has none or without memory.
+ */
+size_t elfobj__notes_build_id(const void *notes, size_t notes_len, uint8_t *buf, size_t len);
 /* Hex-encode a build-id of len bytes (at most ELFOBJ_BUILD_ID_MAX). */
 void elfobj__hex(const uint8_t *id, size_t len, char hex[ELFOBJ_BUILD_ID_HEX]);
 
