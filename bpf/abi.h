@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The whole ABI between the BPF unwinder (profile.bpf.c, ustack.h) and userspace.
- * Included by BPF code (after vmlinux.h) and by userspace (after <stdint.h>).
+ * The ABI between the BPF unwinder (profile.bpf.c, ustack.h) and userspace:
+ * every type and constant both sides read. Included by BPF code (after
+ * vmlinux.h) and by userspace (after <stdint.h>). Two more files are ABI too:
+ * offcpu_abi.h, the off-CPU program's records on top of this one, and the
+ * maps and settings of unwind_maps.h (and arch.h's user_pac_mask), whose
+ * names, sizes and `const volatile` values the loader sets through the
+ * skeletons before load (userspace/profile/profile.c, offcpu.c, bpfprog.c).
  *
  * Tables: a userspace loader flattens each object's SFrame section into rows,
  * one per FRE, sorted by PC offset (the ELF virtual address the FRE starts at).
