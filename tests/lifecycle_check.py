@@ -37,7 +37,8 @@ import collections
 import re
 import sys
 
-STAT_RE = re.compile(r"^sfbpf: stat (\S+) (-?\d+)\s*$")
+from statsparse import stat_series
+
 
 Sample = collections.namedtuple("Sample", "time pid comm stop nu cgroup chain")
 
@@ -66,14 +67,9 @@ def read_trace(path, comm=None, pid=None, since=None):
 
 
 def read_stats(path):
-    last, series = {}, collections.defaultdict(list)
     with open(path) as f:
-        for line in f:
-            m = STAT_RE.match(line)
-            if m:
-                last[m.group(1)] = int(m.group(2))
-                series[m.group(1)].append(int(m.group(2)))
-    return last, series
+        series = collections.defaultdict(list, stat_series(f))
+    return {k: v[-1] for k, v in series.items()}, series
 
 
 def complete(s, suffix):

@@ -64,6 +64,8 @@ import re
 import subprocess
 import sys
 
+from statsparse import parse_stats
+
 TRUNCATED = "[truncated]"
 
 
@@ -158,15 +160,6 @@ def parse_perf(text, comms):
         user.reverse()
         stacks.append(Stack(comm, False, user, 1))
     return stacks, dsos
-
-
-def parse_stats(text):
-    stats = {}
-    for line in text.splitlines():
-        m = re.match(r"^sfbpf: stat (\S+) (-?[0-9]+)\s*$", line)
-        if m:
-            stats[m.group(1)] = int(m.group(2))
-    return stats
 
 
 # ---------------------------------------------------------------- names at one address

@@ -58,6 +58,8 @@ import re
 import subprocess
 import sys
 
+from statsparse import parse_stats
+
 STOP_REASONS = ("outermost", "no_proc", "no_mapping", "no_row", "read",
                 "cfa_order", "depth", "bad_rule", "fp_chain", "kernel_only",
                 "unsupported")
@@ -161,16 +163,6 @@ def parse_folded(text):
             continue
         stacks.append(Stack(comm, truncated, user, kernel, count, line))
     return stacks, errors
-
-
-def parse_stats(text):
-    """sfbpf: stat NAME VALUE lines -> dict (other lines are ignored)."""
-    stats = {}
-    for line in text.splitlines():
-        m = re.match(r"^sfbpf: stat (\S+) (-?[0-9]+)\s*$", line)
-        if m:
-            stats[m.group(1)] = int(m.group(2))
-    return stats
 
 
 def alias_name(name):
