@@ -34,36 +34,7 @@
 #include "tables/complete.h"
 #include "tables/flatbuild.h"
 #include "tables/tableload.h"
-
-static int loader_table(const char *path, struct flat_table **out)
-{
-	struct tableload_opts opts = { 0 };
-	struct tableload *tl = tableload__new(&opts);
-	struct tableload_job *job;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
-
-	*out = NULL;
-	if (fd < 0 || !tl) {
-		if (fd >= 0)
-			close(fd);
-		tableload__free(tl);
-		return -errno;
-	}
-	job = tableload_job__new(fd, path, NULL);
-	close(fd);
-	if (!job || tableload__submit(tl, job)) {
-		tableload_job__free(job);
-		tableload__free(tl);
-		return -ENOMEM;
-	}
-	job = tableload__take(tl);
-	err = job->err;
-	*out = job->ft;
-	job->ft = NULL;
-	tableload_job__free(job);
-	tableload__free(tl);
-	return err;
-}
+#include "testload.h"
 
 static const struct sfbpf_rule *rule_at(const struct flat_table *t, uint64_t pc)
 {
@@ -80,7 +51,9 @@ static void fmt(const struct sfbpf_rule *r, char *buf, size_t n)
 		snprintf(buf, n, "outermost");
 	else
 		snprintf(buf, n, "cfa=%s%+d ra_loc=%u ra_off=%d fp_loc=%u fp_off=%d flags=%#x",
-			 r->cfa_reg == SFBPF_REG_SP ? "sp" : r->cfa_reg == SFBPF_REG_FP ? "fp" : "r?",
+			 r->cfa_reg == SFBPF_REG_SP ? "sp" :
+			 r->cfa_reg == SFBPF_REG_FP ? "fp" :
+						      "r?",
 			 r->cfa_off, r->ra_loc, r->ra_off, r->fp_loc, r->fp_off, r->flags);
 }
 
@@ -115,7 +88,8 @@ static int find(const char *path, bool symbols, const char *const *names, struct
 			nm = elf_strptr(elf, shstrndx, sh.sh_name);
 			for (k = 0; nm && names[k] && n < max; k++)
 				if (!strcmp(nm, names[k])) {
-					out[n] = (struct range){ sh.sh_addr, sh.sh_addr + sh.sh_size, "" };
+					out[n] = (struct range){ sh.sh_addr,
+								 sh.sh_addr + sh.sh_size, "" };
 					snprintf(out[n++].name, sizeof(out->name), "%s", nm);
 				}
 			continue;
@@ -123,11 +97,13 @@ static int find(const char *path, bool symbols, const char *const *names, struct
 		if (sh.sh_type != SHT_SYMTAB || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
 			continue;
 		for (i = 0; i < sh.sh_size / sh.sh_entsize && n < max; i++) {
-			if (!gelf_getsym(d, (int)i, &s) || !(nm = elf_strptr(elf, sh.sh_link, s.st_name)))
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    !(nm = elf_strptr(elf, sh.sh_link, s.st_name)))
 				continue;
 			for (k = 0; names[k] && n < max; k++)
 				if (!strcmp(nm, names[k]) && s.st_size) {
-					out[n] = (struct range){ s.st_value, s.st_value + s.st_size, "" };
+					out[n] = (struct range){ s.st_value, s.st_value + s.st_size,
+								 "" };
 					snprintf(out[n++].name, sizeof(out->name), "%s", nm);
 				}
 		}
@@ -150,7 +126,7 @@ static int plt_file(const char *path)
 	int n = find(path, false, plts, r, 8), i, ret = -1;
 	uint64_t pc;
 
-	if (loader_table(path, &lt) || cfi__flatten_path(path, &ct, NULL)) {
+	if (testload_path(NULL, path, &lt) || cfi__flatten_path(path, &ct, NULL)) {
 		printf("FAIL: complete plt %s: no table\n", path);
 		goto out;
 	}
@@ -175,7 +151,8 @@ static int plt_file(const char *path)
 		goto out;
 	}
 	printf("PASS: complete plt %s: %lu PLT bytes, %lu with CFI rows (taken), %lu in .plt.got "
-	       "(CFA = SP + 8)\n", path, checked, cfi, got);
+	       "(CFA = SP + 8)\n",
+	       path, checked, cfi, got);
 	ret = 0;
 	goto out;
 bad:
@@ -202,7 +179,7 @@ static int outermost_file(const char *path)
 		printf("FAIL: complete outermost %s: no runtime.goexit in .symtab\n", path);
 		return -1;
 	}
-	if (loader_table(path, &lt)) {
+	if (testload_path(NULL, path, &lt)) {
 		printf("FAIL: complete outermost %s: no table\n", path);
 		return -1;
 	}
@@ -217,15 +194,15 @@ static int outermost_file(const char *path)
 		if (rule_at(lt, pc)->ra_loc == SFBPF_LOC_UNDEFINED)
 			goto bad;
 		printf("PASS: complete outermost %s: %s [%#llx, %#llx) outermost, its neighbours "
-		       "not\n", path, r[i].name, (unsigned long long)r[i].lo,
-		       (unsigned long long)r[i].hi);
+		       "not\n",
+		       path, r[i].name, (unsigned long long)r[i].lo, (unsigned long long)r[i].hi);
 	}
 	ret = 0;
 	goto out;
 bad:
 	fmt(rule_at(lt, pc), b, sizeof(b));
-	printf("FAIL: complete outermost %s: %s [%#llx, %#llx): at %#llx the loader has %s\n",
-	       path, r[i].name, (unsigned long long)r[i].lo, (unsigned long long)r[i].hi,
+	printf("FAIL: complete outermost %s: %s [%#llx, %#llx): at %#llx the loader has %s\n", path,
+	       r[i].name, (unsigned long long)r[i].lo, (unsigned long long)r[i].hi,
 	       (unsigned long long)pc, b);
 out:
 	flat_table__free(lt);
@@ -287,7 +264,7 @@ static int go_file(int argc, char **argv)
 		printf("FAIL: complete go %s: %d of %d functions found in .symtab\n", path, n, nn);
 		return -1;
 	}
-	if (loader_table(path, &lt)) {
+	if (testload_path(NULL, path, &lt)) {
 		printf("FAIL: complete go %s: no table\n", path);
 		return -1;
 	}
@@ -336,20 +313,27 @@ static struct flat_table *make(const struct spec *s, int n)
 
 static int gapfill(void)
 {
-	static const struct sfbpf_rule a = { .cfa_off = 16, .ra_loc = SFBPF_LOC_CFA,
-					     .ra_off = -8, .flags = SFBPF_RULE_RA_DEREF };
-	static const struct sfbpf_rule c = { .cfa_off = 24, .ra_loc = SFBPF_LOC_CFA,
-					     .ra_off = -8, .flags = SFBPF_RULE_RA_DEREF };
-	static const struct sfbpf_rule unsup = { .flags = SFBPF_RULE_GAP |
-							  SFBPF_RULE_UNSUPPORTED };
+	static const struct sfbpf_rule a = {
+		.cfa_off = 16, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8, .flags = SFBPF_RULE_RA_DEREF
+	};
+	static const struct sfbpf_rule c = {
+		.cfa_off = 24, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8, .flags = SFBPF_RULE_RA_DEREF
+	};
+	static const struct sfbpf_rule unsup = { .flags = SFBPF_RULE_GAP | SFBPF_RULE_UNSUPPORTED };
 	/* SFrame: f1 [0x1000, 0x1010), a gap (an FDE without FREs) to 0x1020, an
 	 * unsupported row to 0x1030, f3 to 0x1040; the end. */
-	const struct spec s[] = { { 0x1000, &a }, { 0x1010, NULL }, { 0x1020, &unsup },
-				  { 0x1030, &a }, { 0x1040, NULL } };
+	const struct spec s[] = { { 0x1000, &a },
+				  { 0x1010, NULL },
+				  { 0x1020, &unsup },
+				  { 0x1030, &a },
+				  { 0x1040, NULL } };
 	/* CFI describes everything from 0x0f00 to 0x1100 with rule c. */
 	const struct spec cf[] = { { 0x0f00, &c }, { 0x1100, NULL } };
-	const struct { uint64_t pc; const struct sfbpf_rule *want; } expect[] = {
-		{ 0x0f00, &c }, { 0x1000, &a }, { 0x100f, &a }, { 0x1010, &c }, { 0x101f, &c },
+	const struct {
+		uint64_t pc;
+		const struct sfbpf_rule *want;
+	} expect[] = {
+		{ 0x0f00, &c }, { 0x1000, &a }, { 0x100f, &a }, { 0x1010, &c },	  { 0x101f, &c },
 		{ 0x1020, &c }, { 0x1030, &a }, { 0x1040, &c }, { 0x1050, NULL }, { 0x1060, &c },
 	};
 	struct complete_info ci = { .nr_outermost = 1, .outermost = { { 0x1050, 0x1058 } } };
@@ -402,7 +386,7 @@ static int dump_file(const char *path)
 	struct flat_table *t = NULL;
 	char b[128];
 	uint32_t i;
-	int err = loader_table(path, &t);
+	int err = testload_path(NULL, path, &t);
 
 	if (err) {
 		fprintf(stderr, "%s: %s\n", path, strerror(-err));

@@ -34,6 +34,7 @@
 #include "procs/jitcode.h"
 #include "tables/flatten.h"
 #include "tables/tableload.h"
+#include "testload.h"
 
 /* Python/asm_trampoline.S, x86-64, as CPython 3.12/3.13 assemble it. */
 static const uint8_t tramp_cet[] = { 0xf3, 0x0f, 0x1e, 0xfa, /* endbr64 */
@@ -71,9 +72,6 @@ static void fill(struct jitcode_template *t, const uint8_t *code, size_t n, uint
 /* The loader's table for t's image: the same builder sfbpf-top runs. */
 static int loader_table(const struct jitcode_template *t, struct flat_table **out)
 {
-	struct tableload_opts opts = { 0 };
-	struct tableload *tl;
-	struct tableload_job *job;
 	uint8_t img[3 * JITCODE_TEXT_VADDR];
 	int len = jitcode__image(t, img, sizeof(img)), fd, err;
 
@@ -81,22 +79,10 @@ static int loader_table(const struct jitcode_template *t, struct flat_table **ou
 	if (len < 0)
 		return len;
 	fd = memfd_create("jitcode-test", MFD_CLOEXEC);
-	if (fd < 0 || write(fd, img, (size_t)len) != len)
+	if (fd < 0)
 		return -EIO;
-	tl = tableload__new(&opts);
-	job = tableload_job__new(fd, "image", NULL);
+	err = write(fd, img, (size_t)len) == len ? testload_fd(NULL, fd, "image", out) : -EIO;
 	close(fd);
-	if (!tl || !job || tableload__submit(tl, job)) {
-		tableload_job__free(job);
-		tableload__free(tl);
-		return -ENOMEM;
-	}
-	job = tableload__take(tl);
-	err = job->err;
-	*out = job->ft;
-	job->ft = NULL;
-	tableload_job__free(job);
-	tableload__free(tl);
 	return err;
 }
 

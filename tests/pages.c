@@ -20,29 +20,14 @@
 #include "tables/flatten.h"
 #include "tables/rowpack.h"
 #include "tables/tableload.h"
+#include "testload.h"
 
 /* The table of path, as the loader builds it; NULL if it has none. */
 static struct flat_table *build(struct tableload *tl, const char *path)
 {
-	struct tableload_job *job;
-	struct flat_table *ft = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct flat_table *ft;
 
-	if (fd < 0)
-		return NULL;
-	job = tableload_job__new(fd, path, NULL);
-	close(fd);
-	if (!job || tableload__submit(tl, job)) {
-		tableload_job__free(job);
-		return NULL;
-	}
-	job = tableload__take(tl);
-	if (job && !job->err) {
-		ft = job->ft;
-		job->ft = NULL;
-	}
-	tableload_job__free(job);
-	return ft;
+	return testload_path(tl, path, &ft) ? NULL : ft;
 }
 
 /* No rule for pc: past the index, or on a gap row (the unwinder stops either way). */

@@ -24,6 +24,7 @@
 #include "tables/tableload.h"
 #include "tables/tables.h"
 #include "testlib.h"
+#include "testload.h"
 
 #define CAP_ROWS (256u << 10)
 #define CAP_PAGES (64u << 10)
@@ -98,24 +99,11 @@ static int read_entry(int outer, uint32_t shift, uint32_t i, uint32_t *out)
 /* The table of path as the loader builds it, with its page index coarsened as pushed. */
 static struct flat_table *build(const char *path)
 {
-	struct tableload_opts o = { .threaded = false };
-	struct tableload *tl = tableload__new(&o);
-	struct tableload_job *job;
-	struct flat_table *ft = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct flat_table *ft;
 
-	if (fd >= 0 && tl && (job = tableload_job__new(fd, path, NULL))) {
-		if (!tableload__submit(tl, job) && (job = tableload__take(tl)) && !job->err) {
-			ft = job->ft;
-			job->ft = NULL;
-		}
-		tableload_job__free(job);
-	}
-	if (fd >= 0)
-		close(fd);
-	tableload__free(tl);
-	if (ft)
-		flat_table__coarsen_pages(ft);
+	if (testload_path(NULL, path, &ft))
+		return NULL;
+	flat_table__coarsen_pages(ft);
 	return ft;
 }
 
@@ -169,8 +157,8 @@ static uint32_t mapped_segments(uint64_t seg_bytes)
 	uint32_t n = 0;
 
 	while (f && fgets(line, sizeof(line), f)) {
-		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
-		    hi - lo == seg_bytes)
+		if (strstr(line, "anon_inode:bpf-map") &&
+		    sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi - lo == seg_bytes)
 			n++;
 	}
 	if (f)
