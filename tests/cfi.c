@@ -37,6 +37,7 @@
 #include "tables/flatbuild.h"
 #include "tables/flatten.h"
 #include "sframe/sframe_elf.h"
+#include "testlib.h"
 
 /* ---------------------------------------------------------------- ELF facts */
 
@@ -73,7 +74,8 @@ static void read_symtab(struct elfinfo *ei, Elf *elf, Elf_Scn *scn, const GElf_S
 
 	ei->syms = calloc(n + 1, sizeof(*ei->syms));
 	for (i = 0; d && ei->syms && i < n; i++) {
-		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value)
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		ei->syms[ei->nr_syms].lo = s.st_value;
@@ -205,7 +207,8 @@ static void fmt_loc(char *buf, size_t n, uint8_t loc, uint8_t reg, int32_t off, 
 		snprintf(buf, n, "%sc%+d%s", deref ? "*(" : "", off, deref ? ")" : "");
 		break;
 	default:
-		snprintf(buf, n, "%s%s%+d%s", deref ? "*(" : "", regs[reg & 3], off, deref ? ")" : "");
+		snprintf(buf, n, "%s%s%+d%s", deref ? "*(" : "", regs[reg & 3], off,
+			 deref ? ")" : "");
 	}
 }
 
@@ -248,8 +251,8 @@ struct cmp_counts {
 /* Functions linked from objects assembled without --gsframe (crt1.o, crti.o). */
 static bool crt_function(const char *name)
 {
-	return name && (!strcmp(name, "_start") || !strcmp(name, "_init") || !strcmp(name, "_fini") ||
-			!strcmp(name, "_dl_relocate_static_pie"));
+	return name && (!strcmp(name, "_start") || !strcmp(name, "_init") ||
+			!strcmp(name, "_fini") || !strcmp(name, "_dl_relocate_static_pie"));
 }
 
 /* Can SFrame version v express rule r? (gas skips the function otherwise.) */
@@ -294,17 +297,17 @@ static int no_sframe_span(const struct elfinfo *ei, const struct flat_table *c, 
 		/* crt1's _start says RA undefined: the outermost frame, nothing else. */
 		if ((r->flags & SFBPF_RULE_UNSUPPORTED) ||
 		    (sym && !strcmp(sym, "_start") && r->ra_loc != SFBPF_LOC_UNDEFINED)) {
-			printf("FAIL: cfi compare %s: pc 0x%llx (%s, %s): CFI row %s\n", path,
-			       (unsigned long long)pc, sym ? sym : "?", sect,
-			       fmt_rule(r, buf, sizeof(buf)));
+			test_fail("cfi compare %s: pc 0x%llx (%s, %s): CFI row %s", path,
+				  (unsigned long long)pc, sym ? sym : "?", sect,
+				  fmt_rule(r, buf, sizeof(buf)));
 			return -1;
 		}
 		expressible &= sframe_can_express(r, version);
 	}
 	if (!crt_function(sym) && !plt && expressible) {
-		printf("FAIL: cfi compare %s: 0x%llx..0x%llx (%s, %s) has CFI rows (%s) but no SFrame\n",
-		       path, (unsigned long long)lo, (unsigned long long)hi, sym ? sym : "?", sect,
-		       fmt_rule(rule_at(c, lo), buf, sizeof(buf)));
+		test_fail("cfi compare %s: 0x%llx..0x%llx (%s, %s) has CFI rows (%s) but no SFrame",
+			  path, (unsigned long long)lo, (unsigned long long)hi, sym ? sym : "?",
+			  sect, fmt_rule(rule_at(c, lo), buf, sizeof(buf)));
 		return -1;
 	}
 	k->no_sframe += hi - lo;
@@ -354,9 +357,9 @@ static int compare_pcs(const struct elfinfo *ei, const struct flat_table *s,
 		} else if (plt_got_exception(ei, pc, rs, rc)) {
 			k->plt_got++;
 		} else {
-			printf("FAIL: cfi compare %s: pc 0x%llx (%s): .sframe %s, .eh_frame %s\n", path,
-			       (unsigned long long)pc, sym_of(ei, pc) ?: sect_of(ei, pc),
-			       fmt_rule(rs, b1, sizeof(b1)), fmt_rule(rc, b2, sizeof(b2)));
+			test_fail("cfi compare %s: pc 0x%llx (%s): .sframe %s, .eh_frame %s", path,
+				  (unsigned long long)pc, sym_of(ei, pc) ?: sect_of(ei, pc),
+				  fmt_rule(rs, b1, sizeof(b1)), fmt_rule(rc, b2, sizeof(b2)));
 			return -1;
 		}
 	}
@@ -370,15 +373,19 @@ static const struct sfbpf_rule *loader_choice(const struct elfinfo *ei, const st
 					      const struct flat_table *c, uint64_t pc)
 {
 	static const struct sfbpf_rule jump_stub = {
-		.cfa_reg = SFBPF_REG_SP, .cfa_off = 8, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8,
-		.fp_loc = SFBPF_LOC_SAME, .flags = SFBPF_RULE_RA_DEREF,
+		.cfa_reg = SFBPF_REG_SP,
+		.cfa_off = 8,
+		.ra_loc = SFBPF_LOC_CFA,
+		.ra_off = -8,
+		.fp_loc = SFBPF_LOC_SAME,
+		.flags = SFBPF_RULE_RA_DEREF,
 	};
 	const struct sfbpf_rule *rs = rule_at(s, pc), *rc = rule_at(c, pc);
 	const char *sect = sect_of(ei, pc);
 	int64_t row = flat_table__lookup(s, (uint32_t)pc);
 
-	if (!strncmp(sect, ".plt", 4) && (!strcmp(sect + 4, "") || !strcmp(sect + 4, ".sec") ||
-					  !strcmp(sect + 4, ".got"))) {
+	if (!strncmp(sect, ".plt", 4) &&
+	    (!strcmp(sect + 4, "") || !strcmp(sect + 4, ".sec") || !strcmp(sect + 4, ".got"))) {
 		if (!is_gap(rc))
 			return rc;
 		if (!strcmp(sect, ".plt.got"))
@@ -411,12 +418,12 @@ static int check_merge(const struct elfinfo *ei, const struct flat_table *s,
 	if (!err)
 		err = complete__merge(s, c, &ci, &m);
 	if (err) {
-		printf("FAIL: cfi compare %s: merge: %s\n", path, strerror(-err));
+		test_fail("cfi compare %s: merge: %s", path, strerror(-err));
 		return -1;
 	}
 	lo = s->nr_rows && c->nr_rows ? (s->pc_min < c->pc_min ? s->pc_min : c->pc_min) :
-	     s->nr_rows		? s->pc_min :
-					  c->pc_min;
+	     s->nr_rows		      ? s->pc_min :
+					c->pc_min;
 	hi = s->nr_rows ? s->rows[s->nr_rows - 1].pc_off : 0;
 	if (c->nr_rows && c->rows[c->nr_rows - 1].pc_off > hi)
 		hi = c->rows[c->nr_rows - 1].pc_off;
@@ -424,14 +431,14 @@ static int check_merge(const struct elfinfo *ei, const struct flat_table *s,
 		rm = rule_at(m, pc);
 		want = loader_choice(ei, s, c, pc);
 		if (memcmp(rm, want, sizeof(*rm))) {
-			printf("FAIL: cfi compare %s: merged table at 0x%llx: %s, want %s\n", path,
-			       (unsigned long long)pc, fmt_rule(rm, b1, sizeof(b1)),
-			       fmt_rule(want, b2, sizeof(b2)));
+			test_fail("cfi compare %s: merged table at 0x%llx: %s, want %s", path,
+				  (unsigned long long)pc, fmt_rule(rm, b1, sizeof(b1)),
+				  fmt_rule(want, b2, sizeof(b2)));
 			ret = -1;
 		}
 	}
 	if (!ret && check_table(m)) {
-		printf("FAIL: cfi compare %s: merged table: %s\n", path, check_table(m));
+		test_fail("cfi compare %s: merged table: %s", path, check_table(m));
 		ret = -1;
 	}
 	flat_table__free(m);
@@ -448,16 +455,16 @@ static int load_sframe_table(const char *path, struct flat_table **t, int *versi
 
 	err = sframe_elf__load(path, &s, &eerr);
 	if (err) {
-		printf("FAIL: cfi compare %s: no .sframe: %s\n", path, eerr.msg);
+		test_fail("cfi compare %s: no .sframe: %s", path, eerr.msg);
 		return err;
 	}
 	err = sframe_decoder__new(s.data, s.size, s.addr, &d, &serr);
 	if (err)
-		printf("FAIL: cfi compare %s: .sframe: %s\n", path, serr.msg);
+		test_fail("cfi compare %s: .sframe: %s", path, serr.msg);
 	else
 		*version = sframe_decoder__header(d)->version;
 	if (!err && (err = flat_table__from_sframe(d, t)))
-		printf("FAIL: cfi compare %s: flatten: %s\n", path, strerror(-err));
+		test_fail("cfi compare %s: flatten: %s", path, strerror(-err));
 	sframe_decoder__free(d);
 	sframe_elf__release(&s);
 	return err;
@@ -474,32 +481,33 @@ static int compare_file(const char *path)
 	int version = 0, ret = -1, err;
 
 	if (elfinfo__read(&ei, path)) {
-		printf("FAIL: cfi compare %s: cannot read the ELF file\n", path);
+		test_fail("cfi compare %s: cannot read the ELF file", path);
 		return -1;
 	}
 	if (load_sframe_table(path, &s, &version))
 		goto cleanup;
 	err = cfi__flatten_path(path, &c, &st);
 	if (err) {
-		printf("FAIL: cfi compare %s: CFI reader: %s\n", path, strerror(-err));
+		test_fail("cfi compare %s: CFI reader: %s", path, strerror(-err));
 		goto cleanup;
 	}
 	if (need_debug_frame && !st.fdes[CFI_SRC_DEBUG_FRAME]) {
-		printf("FAIL: cfi compare %s: no FDE read from .debug_frame\n", path);
+		test_fail("cfi compare %s: no FDE read from .debug_frame", path);
 		goto cleanup;
 	}
 	if (compare_pcs(&ei, s, c, version, &k, path) || check_merge(&ei, s, c, path))
 		goto cleanup;
 	if (k.pcs == 0 || k.equal * 10 < k.pcs * 9) {
-		printf("FAIL: cfi compare %s: only %lu of %lu PCs compared equal\n", path, k.equal,
-		       k.pcs);
+		test_fail("cfi compare %s: only %lu of %lu PCs compared equal", path, k.equal,
+			  k.pcs);
 		goto cleanup;
 	}
-	printf("PASS: cfi compare %s: V%d, %u+%u FDEs (.eh_frame+.debug_frame), %lu PCs: %lu equal, "
-	       "%lu plt-got; %lu bytes in %lu functions without SFrame (%s); %u unsupported rows; "
-	       "merged table checked\n",
-	       path, version, st.fdes[0], st.fdes[1], k.pcs, k.equal, k.plt_got, k.no_sframe,
-	       k.fns_no_sframe, k.names, st.unsupported_rows);
+	test_pass(
+		"cfi compare %s: V%d, %u+%u FDEs (.eh_frame+.debug_frame), %lu PCs: %lu equal, "
+		"%lu plt-got; %lu bytes in %lu functions without SFrame (%s); %u unsupported rows; "
+		"merged table checked",
+		path, version, st.fdes[0], st.fdes[1], k.pcs, k.equal, k.plt_got, k.no_sframe,
+		k.fns_no_sframe, k.names, st.unsupported_rows);
 	ret = 0;
 cleanup:
 	flat_table__free(s);
@@ -550,28 +558,28 @@ static int scan_file(const char *path)
 
 	err = cfi__flatten_path(path, &t, &st);
 	if (err) {
-		printf("FAIL: cfi scan %s: %s\n", path, strerror(-err));
+		test_fail("cfi scan %s: %s", path, strerror(-err));
 		return -1;
 	}
 	why = check_table(t);
 	if (why) {
-		printf("FAIL: cfi scan %s: %s\n", path, why);
+		test_fail("cfi scan %s: %s", path, why);
 		flat_table__free(t);
 		return -1;
 	}
 	for (i = 1; i < CFI_UNSUP__COUNT; i++)
 		if (st.unsupported[i])
-			snprintf(reasons + strlen(reasons), sizeof(reasons) - strlen(reasons), " %s=%u",
-				 cfi_unsupported__name(i), st.unsupported[i]);
-	printf("PASS: cfi scan %s: %u+%u FDEs (%u skipped, %u shadowed), %u CFI rows -> %u rows, "
-	       "%u rules; plt %u, signal %u, outermost rows %u, topmost-only rows %u; "
-	       "unsupported rows %u (%.3f%% of %llu code bytes)%s%s; %.1f ms\n",
-	       path, st.fdes[CFI_SRC_EH_FRAME], st.fdes[CFI_SRC_DEBUG_FRAME], st.skipped_fdes,
-	       st.shadowed_fdes, st.cfi_rows, st.rows, st.rules, st.plt_fdes, st.signal_fdes,
-	       st.outermost_rows, st.topmost_rows, st.unsupported_rows,
-	       st.code_bytes ? 100.0 * st.unsupported_bytes / st.code_bytes : 0.0,
-	       (unsigned long long)st.code_bytes, reasons[0] ? ":" : "", reasons,
-	       (now_ns() - start) / 1e6);
+			snprintf(reasons + strlen(reasons), sizeof(reasons) - strlen(reasons),
+				 " %s=%u", cfi_unsupported__name(i), st.unsupported[i]);
+	test_pass("cfi scan %s: %u+%u FDEs (%u skipped, %u shadowed), %u CFI rows -> %u rows, "
+		  "%u rules; plt %u, signal %u, outermost rows %u, topmost-only rows %u; "
+		  "unsupported rows %u (%.3f%% of %llu code bytes)%s%s; %.1f ms",
+		  path, st.fdes[CFI_SRC_EH_FRAME], st.fdes[CFI_SRC_DEBUG_FRAME], st.skipped_fdes,
+		  st.shadowed_fdes, st.cfi_rows, st.rows, st.rules, st.plt_fdes, st.signal_fdes,
+		  st.outermost_rows, st.topmost_rows, st.unsupported_rows,
+		  st.code_bytes ? 100.0 * st.unsupported_bytes / st.code_bytes : 0.0,
+		  (unsigned long long)st.code_bytes, reasons[0] ? ":" : "", reasons,
+		  (now_ns() - start) / 1e6);
 	flat_table__free(t);
 	return 0;
 }
@@ -586,9 +594,14 @@ static int scan_file(const char *path)
 static int signal_file(const char *path)
 {
 	struct sfbpf_rule want = {
-		.cfa_reg = SFBPF_REG_SP, .cfa_off = 40 + 15 * 8,
-		.ra_loc = SFBPF_LOC_REG, .ra_reg = SFBPF_REG_SP, .ra_off = 40 + 16 * 8,
-		.fp_loc = SFBPF_LOC_REG, .fp_reg = SFBPF_REG_SP, .fp_off = 40 + 10 * 8,
+		.cfa_reg = SFBPF_REG_SP,
+		.cfa_off = 40 + 15 * 8,
+		.ra_loc = SFBPF_LOC_REG,
+		.ra_reg = SFBPF_REG_SP,
+		.ra_off = 40 + 16 * 8,
+		.fp_loc = SFBPF_LOC_REG,
+		.fp_reg = SFBPF_REG_SP,
+		.fp_off = 40 + 10 * 8,
 		.flags = SFBPF_RULE_SIGNAL | SFBPF_RULE_CFA_DEREF | SFBPF_RULE_RA_DEREF |
 			 SFBPF_RULE_FP_DEREF,
 	};
@@ -599,7 +612,7 @@ static int signal_file(const char *path)
 	int err = cfi__flatten_path(path, &t, NULL);
 
 	if (err) {
-		printf("FAIL: cfi signal %s: %s\n", path, strerror(-err));
+		test_fail("cfi signal %s: %s", path, strerror(-err));
 		return -1;
 	}
 	for (i = 0; i < t->nr_rows; i++) {
@@ -611,15 +624,16 @@ static int signal_file(const char *path)
 			good++;
 		} else {
 			bad++;
-			printf("    row at 0x%x: %s\n", t->rows[i].pc_off, fmt_rule(r, buf, sizeof(buf)));
+			printf("    row at 0x%x: %s\n", t->rows[i].pc_off,
+			       fmt_rule(r, buf, sizeof(buf)));
 		}
 	}
 	if (!good || bad)
-		printf("FAIL: cfi signal %s: %u signal rows with the rt_sigframe rule, %u other\n",
-		       path, good, bad);
+		test_fail("cfi signal %s: %u signal rows with the rt_sigframe rule, %u other", path,
+			  good, bad);
 	else
-		printf("PASS: cfi signal %s: %u signal-frame rows: %s\n", path, good,
-		       fmt_rule(&want, buf, sizeof(buf)));
+		test_pass("cfi signal %s: %u signal-frame rows: %s", path, good,
+			  fmt_rule(&want, buf, sizeof(buf)));
 	flat_table__free(t);
 	return good && !bad ? 0 : -1;
 }
@@ -711,13 +725,13 @@ static int corrupt_file(const char *path, int rounds)
 
 	fd = open(path, O_RDONLY);
 	if (nspans <= 0 || fd < 0 || fstat(fd, &sb)) {
-		printf("FAIL: cfi corrupt %s: no CFI section to corrupt\n", path);
+		test_fail("cfi corrupt %s: no CFI section to corrupt", path);
 		return -1;
 	}
 	orig = malloc(sb.st_size);
 	copy = malloc(sb.st_size);
 	if (!orig || !copy || pread(fd, orig, sb.st_size, 0) != sb.st_size) {
-		printf("FAIL: cfi corrupt %s: cannot read\n", path);
+		test_fail("cfi corrupt %s: cannot read", path);
 		return -1;
 	}
 	close(fd);
@@ -727,14 +741,15 @@ static int corrupt_file(const char *path, int rounds)
 
 		memcpy(copy, orig, sb.st_size);
 		for (j = 0; j < n; j++) {
-			uint64_t at = sp->off + rng() % sp->size, len = rng() % 4 ? 1 : 1 + rng() % 16;
+			uint64_t at = sp->off + rng() % sp->size,
+				 len = rng() % 4 ? 1 : 1 + rng() % 16;
 
 			for (; len-- && at < sp->off + sp->size; at++)
 				copy[at] = rng() % 3 ? (uint8_t)rng() : (rng() % 2 ? 0 : 0xff);
 		}
 		fd = memfd_create("cfi-corrupt", 0);
 		if (fd < 0 || write(fd, copy, sb.st_size) != sb.st_size) {
-			printf("FAIL: cfi corrupt %s: memfd\n", path);
+			test_fail("cfi corrupt %s: memfd", path);
 			return -1;
 		}
 		err = cfi__flatten_fd(fd, &t, &st);
@@ -746,14 +761,15 @@ static int corrupt_file(const char *path, int rounds)
 		why = check_table(t);
 		flat_table__free(t);
 		if (why) {
-			printf("FAIL: cfi corrupt %s: round %d: %s\n", path, i, why);
+			test_fail("cfi corrupt %s: round %d: %s", path, i, why);
 			return -1;
 		}
 		ok++;
 		unsup += st.unsupported_rows > 0;
 	}
-	printf("PASS: cfi corrupt %s: %d rounds: %u well-formed tables (%u with unsupported rows), "
-	       "%u errors\n", path, rounds, ok, unsup, rounds - ok);
+	test_pass("cfi corrupt %s: %d rounds: %u well-formed tables (%u with unsupported rows), "
+		  "%u errors",
+		  path, rounds, ok, unsup, rounds - ok);
 	free(orig);
 	free(copy);
 	return 0;
@@ -777,8 +793,10 @@ int main(int argc, char **argv)
 	else if (argc == 4 && !strcmp(argv[1], "corrupt"))
 		return corrupt_file(argv[2], atoi(argv[3])) ? 1 : 0;
 	if (!fn) {
-		fprintf(stderr, "usage: %s compare|compare-dbg|scan|signal|dump ELF...\n"
-				"       %s corrupt ELF ROUNDS\n", argv[0], argv[0]);
+		fprintf(stderr,
+			"usage: %s compare|compare-dbg|scan|signal|dump ELF...\n"
+			"       %s corrupt ELF ROUNDS\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	for (i = 2; i < argc; i++)

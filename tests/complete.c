@@ -34,6 +34,7 @@
 #include "tables/complete.h"
 #include "tables/flatbuild.h"
 #include "tables/tableload.h"
+#include "testlib.h"
 #include "testload.h"
 
 static const struct sfbpf_rule *rule_at(const struct flat_table *t, uint64_t pc)
@@ -127,7 +128,7 @@ static int plt_file(const char *path)
 	uint64_t pc;
 
 	if (testload_path(NULL, path, &lt) || cfi__flatten_path(path, &ct, NULL)) {
-		printf("FAIL: complete plt %s: no table\n", path);
+		test_fail("complete plt %s: no table", path);
 		goto out;
 	}
 	for (i = 0; i < n; i++)
@@ -147,19 +148,19 @@ static int plt_file(const char *path)
 			}
 		}
 	if (!checked || !got) {
-		printf("FAIL: complete plt %s: %s\n", path, checked ? "no .plt.got" : "no PLT");
+		test_fail("complete plt %s: %s", path, checked ? "no .plt.got" : "no PLT");
 		goto out;
 	}
-	printf("PASS: complete plt %s: %lu PLT bytes, %lu with CFI rows (taken), %lu in .plt.got "
-	       "(CFA = SP + 8)\n",
-	       path, checked, cfi, got);
+	test_pass("complete plt %s: %lu PLT bytes, %lu with CFI rows (taken), %lu in .plt.got "
+		  "(CFA = SP + 8)",
+		  path, checked, cfi, got);
 	ret = 0;
 	goto out;
 bad:
 	fmt(l, b1, sizeof(b1));
 	fmt(c, b2, sizeof(b2));
-	printf("FAIL: complete plt %s: at %#llx (%s) the loader has %s; CFI %s\n", path,
-	       (unsigned long long)pc, r[i].name, b1, b2);
+	test_fail("complete plt %s: at %#llx (%s) the loader has %s; CFI %s", path,
+		  (unsigned long long)pc, r[i].name, b1, b2);
 out:
 	flat_table__free(lt);
 	flat_table__free(ct);
@@ -176,11 +177,11 @@ static int outermost_file(const char *path)
 	uint64_t pc;
 
 	if (n <= 0) {
-		printf("FAIL: complete outermost %s: no runtime.goexit in .symtab\n", path);
+		test_fail("complete outermost %s: no runtime.goexit in .symtab", path);
 		return -1;
 	}
 	if (testload_path(NULL, path, &lt)) {
-		printf("FAIL: complete outermost %s: no table\n", path);
+		test_fail("complete outermost %s: no table", path);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -193,17 +194,18 @@ static int outermost_file(const char *path)
 		pc = r[i].hi;
 		if (rule_at(lt, pc)->ra_loc == SFBPF_LOC_UNDEFINED)
 			goto bad;
-		printf("PASS: complete outermost %s: %s [%#llx, %#llx) outermost, its neighbours "
-		       "not\n",
-		       path, r[i].name, (unsigned long long)r[i].lo, (unsigned long long)r[i].hi);
+		test_pass("complete outermost %s: %s [%#llx, %#llx) outermost, its neighbours "
+			  "not",
+			  path, r[i].name, (unsigned long long)r[i].lo,
+			  (unsigned long long)r[i].hi);
 	}
 	ret = 0;
 	goto out;
 bad:
 	fmt(rule_at(lt, pc), b, sizeof(b));
-	printf("FAIL: complete outermost %s: %s [%#llx, %#llx): at %#llx the loader has %s\n", path,
-	       r[i].name, (unsigned long long)r[i].lo, (unsigned long long)r[i].hi,
-	       (unsigned long long)pc, b);
+	test_fail("complete outermost %s: %s [%#llx, %#llx): at %#llx the loader has %s", path,
+		  r[i].name, (unsigned long long)r[i].lo, (unsigned long long)r[i].hi,
+		  (unsigned long long)pc, b);
 out:
 	flat_table__free(lt);
 	return ret;
@@ -231,17 +233,16 @@ static int go_frames(const char *path, const struct flat_table *lt)
 			if (r->fp_loc != SFBPF_LOC_CFA || r->fp_off != -16 ||
 			    !(r->flags & SFBPF_RULE_FP_DEREF)) {
 				fmt(r, b, sizeof(b));
-				printf("FAIL: complete go %s: %s at %#llx: %s, want rbp at CFA-16\n",
-				       path, f[i].name, (unsigned long long)pc, b);
+				test_fail("complete go %s: %s at %#llx: %s, want rbp at CFA-16",
+					  path, f[i].name, (unsigned long long)pc, b);
 				return -1;
 			}
 		}
 	if (!framed) {
-		printf("FAIL: complete go %s: no main.* function with a frame\n", path);
+		test_fail("complete go %s: no main.* function with a frame", path);
 		return -1;
 	}
-	printf("PASS: complete go %s: %lu bytes of main.* frames say rbp is at CFA-16\n", path,
-	       framed);
+	test_pass("complete go %s: %lu bytes of main.* frames say rbp is at CFA-16", path, framed);
 	return 0;
 }
 
@@ -261,25 +262,25 @@ static int go_file(int argc, char **argv)
 	names[nn] = NULL;
 	n = find(path, true, names, r, 64);
 	if (n < nn) {
-		printf("FAIL: complete go %s: %d of %d functions found in .symtab\n", path, n, nn);
+		test_fail("complete go %s: %d of %d functions found in .symtab", path, n, nn);
 		return -1;
 	}
 	if (testload_path(NULL, path, &lt)) {
-		printf("FAIL: complete go %s: no table\n", path);
+		test_fail("complete go %s: no table", path);
 		return -1;
 	}
 	for (i = 0; i < n; i++)
 		for (pc = r[i].lo; pc < r[i].hi; pc++, bytes++)
 			if (!(rule_at(lt, pc)->flags & SFBPF_RULE_GAP)) {
 				fmt(rule_at(lt, pc), b, sizeof(b));
-				printf("FAIL: complete go %s: %s [%#llx, %#llx) switches stacks, at "
-				       "%#llx the loader has %s, want a gap\n",
-				       path, r[i].name, (unsigned long long)r[i].lo,
-				       (unsigned long long)r[i].hi, (unsigned long long)pc, b);
+				test_fail("complete go %s: %s [%#llx, %#llx) switches stacks, at "
+					  "%#llx the loader has %s, want a gap",
+					  path, r[i].name, (unsigned long long)r[i].lo,
+					  (unsigned long long)r[i].hi, (unsigned long long)pc, b);
 				goto out;
 			}
-	printf("PASS: complete go %s: %d stack-switching functions (%llu bytes) are gap rows\n",
-	       path, n, (unsigned long long)bytes);
+	test_pass("complete go %s: %d stack-switching functions (%llu bytes) are gap rows", path, n,
+		  (unsigned long long)bytes);
 	ret = go_frames(path, lt);
 out:
 	flat_table__free(lt);
@@ -350,13 +351,13 @@ static int gapfill(void)
 		st->nr_unsupported_fres = 1;
 	}
 	if (!st || !ct || complete__merge(st, ct, &ci, &m)) {
-		printf("FAIL: complete gapfill: cannot build the tables\n");
+		test_fail("complete gapfill: cannot build the tables");
 		goto out;
 	}
 	if (m->nr_fdes != 4 || m->nr_reserved_fdes != 2 || m->nr_unsupported_fres != 1) {
-		printf("FAIL: complete gapfill: counters %u FDEs, %u reserved, %u unsupported FREs, "
-		       "want 4, 2, 1\n",
-		       m->nr_fdes, m->nr_reserved_fdes, m->nr_unsupported_fres);
+		test_fail("complete gapfill: counters %u FDEs, %u reserved, %u unsupported FREs, "
+			  "want 4, 2, 1",
+			  m->nr_fdes, m->nr_reserved_fdes, m->nr_unsupported_fres);
 		goto out;
 	}
 	for (i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
@@ -367,12 +368,12 @@ static int gapfill(void)
 		fmt(got, b1, sizeof(b1));
 		if (expect[i].want)
 			fmt(expect[i].want, b2, sizeof(b2));
-		printf("FAIL: complete gapfill: at %#llx: %s, want %s\n",
-		       (unsigned long long)expect[i].pc, b1, expect[i].want ? b2 : "outermost");
+		test_fail("complete gapfill: at %#llx: %s, want %s",
+			  (unsigned long long)expect[i].pc, b1, expect[i].want ? b2 : "outermost");
 		goto out;
 	}
-	printf("PASS: complete gapfill: gaps and unsupported rows inside .sframe's range filled "
-	       "from CFI, SFrame rows kept, outermost range over both\n");
+	test_pass("complete gapfill: gaps and unsupported rows inside .sframe's range filled "
+		  "from CFI, SFrame rows kept, outermost range over both");
 	ret = 0;
 out:
 	flat_table__free(st);

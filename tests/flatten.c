@@ -19,6 +19,7 @@
 #include "tables/flatten.h"
 #include "sframe/sframe_elf.h"
 #include "sframe_builder.h"
+#include "testlib.h"
 
 static int expect_reg(const struct sframe_rule *r)
 {
@@ -73,23 +74,23 @@ static int check_fde(const struct sframe_decoder *d, const struct flat_table *t,
 		r = flat_table__lookup(t, (uint32_t)pc);
 		if (sframe_decoder__find_fre(d, f, pc, &fre)) {
 			if (r >= 0 && t->rows[r].rule != SFBPF_RULE_GAP_ID) {
-				printf("FAIL: %s: pc 0x%llx has no FRE but row %lld\n", path,
-				       (unsigned long long)pc, (long long)r);
+				test_fail("%s: pc 0x%llx has no FRE but row %lld", path,
+					  (unsigned long long)pc, (long long)r);
 				return -1;
 			}
 			continue;
 		}
 		why = r < 0 ? "no row" : mismatch(&t->rules[t->rows[r].rule], &fre);
 		if (why) {
-			printf("FAIL: %s: pc 0x%llx (FDE %u, FRE %u): %s\n", path,
-			       (unsigned long long)pc, f->index, fre.index, why);
+			test_fail("%s: pc 0x%llx (FDE %u, FRE %u): %s", path,
+				  (unsigned long long)pc, f->index, fre.index, why);
 			return -1;
 		}
 	}
 	/* The byte after the function is either the next function or a gap. */
 	if (sframe_decoder__find_fde(d, pc, &next) && !is_gap(t, pc)) {
-		printf("FAIL: %s: pc 0x%llx after FDE %u matches a row\n", path,
-		       (unsigned long long)pc, f->index);
+		test_fail("%s: pc 0x%llx after FDE %u matches a row", path, (unsigned long long)pc,
+			  f->index);
 		return -1;
 	}
 	return 0;
@@ -108,15 +109,15 @@ static int check_file(const char *path)
 	int ret = -1;
 
 	if (sframe_elf__load(path, &s, &eerr)) {
-		printf("FAIL: %s: %s\n", path, eerr.msg);
+		test_fail("%s: %s", path, eerr.msg);
 		return -1;
 	}
 	if (sframe_decoder__new(s.data, s.size, s.addr, &d, &serr)) {
-		printf("FAIL: %s: %s\n", path, serr.msg);
+		test_fail("%s: %s", path, serr.msg);
 		goto cleanup;
 	}
 	if (flat_table__from_sframe(d, &t)) {
-		printf("FAIL: %s: flatten failed\n", path);
+		test_fail("%s: flatten failed", path);
 		goto cleanup;
 	}
 	for (i = 0; i < sframe_decoder__num_fdes(d); i++) {
@@ -126,11 +127,11 @@ static int check_file(const char *path)
 	}
 	if (t->nr_rows && (!is_gap(t, t->pc_min ? t->pc_min - 1 : 0) ||
 			   !is_gap(t, t->rows[t->nr_rows - 1].pc_off))) {
-		printf("FAIL: %s: PCs outside all functions match rows\n", path);
+		test_fail("%s: PCs outside all functions match rows", path);
 		goto cleanup;
 	}
-	printf("PASS: flatten %s: %u FDEs, %u FREs -> %u rows, %u rules, %u pages, %lu PCs\n", path,
-	       t->nr_fdes, t->nr_fres, t->nr_rows, t->nr_rules, t->nr_pages, pcs);
+	test_pass("flatten %s: %u FDEs, %u FREs -> %u rows, %u rules, %u pages, %lu PCs", path,
+		  t->nr_fdes, t->nr_fres, t->nr_rows, t->nr_rules, t->nr_pages, pcs);
 	ret = 0;
 cleanup:
 	flat_table__free(t);
@@ -210,7 +211,7 @@ static void build_gas_orders(struct sfb_sect *s)
 	sfb_add_fre(fn, 8, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
 }
 
-#define GAS_ORDERS_ROWS                                                                   \
+#define GAS_ORDERS_ROWS                                                                  \
 	"0xf000:sp+8;0xf001:sp+16 fp=c-16;0xf004:fp+16 fp=c-16;0xf020:gap;0xf022:sp+24;" \
 	"0xf030:gap;0xf040:sp+8;0xf050:gap;"
 
@@ -295,26 +296,28 @@ static int check_built(const struct built_case *c)
 	for (uint32_t i = 0; i < s.nfuncs; i++)
 		reserved += sfb_reserved(&s, &s.funcs[i]) != SFRAME_FDE_OK;
 	if (sfb_build(&s, &o)) {
-		printf("FAIL: flatten built %s: builder overflow\n", c->name);
+		test_fail("flatten built %s: builder overflow", c->name);
 		return -1;
 	}
 	if (sframe_decoder__new(o.buf, o.size, BUILT_ADDR, &d, &err)) {
-		printf("FAIL: flatten built %s: decoder rejects it: %s: %s\n", c->name,
-		       sframe_errcode__name(err.code), err.msg);
+		test_fail("flatten built %s: decoder rejects it: %s: %s", c->name,
+			  sframe_errcode__name(err.code), err.msg);
 		return -1;
 	}
 	if (flat_table__from_sframe(d, &t)) {
-		printf("FAIL: flatten built %s: flatten failed\n", c->name);
+		test_fail("flatten built %s: flatten failed", c->name);
 		goto out;
 	}
 	rows_str(t, got, sizeof(got));
 	if (strcmp(got, c->want))
-		printf("FAIL: flatten built %s: rows %s, want %s\n", c->name, got, c->want);
+		test_fail("flatten built %s: rows %s, want %s", c->name, got, c->want);
 	else if (t->nr_reserved_fdes != reserved)
-		printf("FAIL: flatten built %s: %u reserved FDEs counted, want %u\n", c->name,
-		       t->nr_reserved_fdes, reserved);
-	else
-		ret = printf("PASS: flatten built %s: %s\n", c->name, got) < 0;
+		test_fail("flatten built %s: %u reserved FDEs counted, want %u", c->name,
+			  t->nr_reserved_fdes, reserved);
+	else {
+		test_pass("flatten built %s: %s", c->name, got);
+		ret = 0;
+	}
 out:
 	flat_table__free(t);
 	sframe_decoder__free(d);

@@ -34,6 +34,7 @@
 #include "procs/jitcode.h"
 #include "tables/flatten.h"
 #include "tables/tableload.h"
+#include "testlib.h"
 #include "testload.h"
 
 /* Python/asm_trampoline.S, x86-64, as CPython 3.12/3.13 assemble it. */
@@ -50,16 +51,13 @@ static const uint8_t tramp_fp[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48,
 
 static int failed;
 
-#define CHECK(cond, ...)                                \
-	do {                                            \
-		if (!(cond)) {                          \
-			printf("FAIL: jitcode unit: "); \
-			printf(__VA_ARGS__);            \
-			printf("\n");                   \
-			fflush(stdout);                 \
-			failed = 1;                     \
-			return -1;                      \
-		}                                       \
+#define CHECK(cond, fmt, ...)                                           \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			test_fail("jitcode unit: " fmt, ##__VA_ARGS__); \
+			failed = 1;                                     \
+			return -1;                                      \
+		}                                                       \
 	} while (0)
 
 static void fill(struct jitcode_template *t, const uint8_t *code, size_t n, uint32_t period)
@@ -131,9 +129,9 @@ static int check_variant(const char *name, const uint8_t *code, size_t n, uint32
 			      want_fp ? "rbp" : "rsp", want_cfa_off);
 	}
 	flat_table__free(ft);
-	printf("PASS: jitcode unit: %s: %u rows, the loader's table agrees at every byte; CFA "
-	       "%s%+d at the return address\n",
-	       name, t.nr_rows, want_fp ? "rbp" : "rsp", want_cfa_off);
+	test_pass("jitcode unit: %s: %u rows, the loader's table agrees at every byte; CFA "
+		  "%s%+d at the return address",
+		  name, t.nr_rows, want_fp ? "rbp" : "rsp", want_cfa_off);
 	return 0;
 }
 
@@ -235,8 +233,8 @@ static int unit(void)
 	      jitcode__period(buf, sizeof(buf)));
 	keys();
 	if (!failed)
-		printf("PASS: jitcode unit: periods found (16, 32), a changed byte breaks them; "
-		       "non-trampolines refused; 3 arenas, 2 templates, keyed by their memfds\n");
+		test_pass("jitcode unit: periods found (16, 32), a changed byte breaks them; "
+			  "non-trampolines refused; 3 arenas, 2 templates, keyed by their memfds");
 	return failed;
 }
 

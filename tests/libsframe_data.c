@@ -22,6 +22,9 @@
 
 #include "sframe/sframe.h"
 
+#define TEST_PREFIX "libsframe_data: "
+#include "testlib.h"
+
 #define NONE -1 /* a rule printed as "u" (not tracked) */
 
 /*
@@ -64,7 +67,7 @@ struct expect {
  * RA register 16, FP register 17, both register-based).
  */
 static const struct flex_row be_v3_rows[] = {
-	{ 0x00, 160, NONE, NONE }, { 0x04, 160, 16, NONE }, { 0x08, 160, 16, 17 },
+	{ 0x00, 160, NONE, NONE }, { 0x04, 160, 16, NONE },   { 0x08, 160, 16, 17 },
 	{ 0x14, 160, 16, NONE },   { 0x18, 160, NONE, NONE },
 };
 
@@ -74,43 +77,37 @@ static const struct expect expects[] = {
 	/* frecnt-2.c: foo() and main(), 2 FDEs with 4 FREs each. */
 	{ .name = "DATA2", .source = "frecnt-2.c", .num_fdes = 2, .fres_per_fde = 4 },
 	/* frecnt-v2.c: the same program, generated as an SFrame V2 section. */
-	{ .name = "DATA-V2", .source = "frecnt-v2.c", .version = 2, .num_fdes = 2,
+	{ .name = "DATA-V2",
+	  .source = "frecnt-v2.c",
+	  .version = 2,
+	  .num_fdes = 2,
 	  .fres_per_fde = 4 },
 	/*
 	 * be-flipping.c: built with gcc -mbig-endian, 1 FDE with 5 FREs. Of the
 	 * ABIs gas emits SFrame for, only AArch64 has -mbig-endian.
 	 */
-	{ .name = "DATA-BE", .source = "be-flipping.c", .big_endian = true,
-	  .abi = SFRAME_ABI_AARCH64_ENDIAN_BIG, .num_fdes = 1, .fres_per_fde = 5 },
+	{ .name = "DATA-BE",
+	  .source = "be-flipping.c",
+	  .big_endian = true,
+	  .abi = SFRAME_ABI_AARCH64_ENDIAN_BIG,
+	  .num_fdes = 1,
+	  .fres_per_fde = 5 },
 	/*
 	 * README-be-flipping-v3 and be-flipping-v3.c: s390x gas --gsframe-3, one
 	 * flexible FDE of 26 bytes with 5 FREs; flags FDE_SORTED and PCREL.
 	 */
-	{ .name = "DATA-BE-V3", .source = "be-flipping-v3.c, README-be-flipping-v3",
-	  .version = 3, .big_endian = true, .abi = SFRAME_ABI_S390X_ENDIAN_BIG,
-	  .flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL, .num_fdes = 1,
-	  .fres_per_fde = 5, .func_size = 26, .fde_type = SFRAME_FDE_TYPE_FLEX,
+	{ .name = "DATA-BE-V3",
+	  .source = "be-flipping-v3.c, README-be-flipping-v3",
+	  .version = 3,
+	  .big_endian = true,
+	  .abi = SFRAME_ABI_S390X_ENDIAN_BIG,
+	  .flags = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL,
+	  .num_fdes = 1,
+	  .fres_per_fde = 5,
+	  .func_size = 26,
+	  .fde_type = SFRAME_FDE_TYPE_FLEX,
 	  .rows = be_v3_rows },
 };
-
-static const char *label;
-static int failures;
-
-static void check(bool ok, const char *what, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		printf("PASS: libsframe_data: %s: %s\n", label, what);
-		return;
-	}
-	failures++;
-	printf("FAIL: libsframe_data: %s: %s: ", label, what);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 static void *read_file(const char *path, size_t *size)
 {
@@ -141,13 +138,15 @@ static bool row_matches(const struct sframe_fre *fre, const struct flex_row *row
 	if (fre->start_off != row->start || fre->cfa.kind != SFRAME_RULE_OFFSET ||
 	    fre->cfa.base != SFRAME_BASE_SP || fre->cfa.deref || fre->cfa.offset != row->cfa_off)
 		return false;
-	if (row->ra_reg == NONE ? ra->kind != SFRAME_RULE_SAME :
-				  ra->kind != SFRAME_RULE_OFFSET || ra->base != SFRAME_BASE_REG ||
-					  (int64_t)ra->regnum != row->ra_reg || ra->deref || ra->offset)
+	if (row->ra_reg == NONE ?
+		    ra->kind != SFRAME_RULE_SAME :
+		    ra->kind != SFRAME_RULE_OFFSET || ra->base != SFRAME_BASE_REG ||
+			    (int64_t)ra->regnum != row->ra_reg || ra->deref || ra->offset)
 		return false;
-	return row->fp_reg == NONE ? fp->kind == SFRAME_RULE_SAME :
-				     fp->kind == SFRAME_RULE_OFFSET && fp->base == SFRAME_BASE_REG &&
-					     (int64_t)fp->regnum == row->fp_reg && !fp->deref && !fp->offset;
+	return row->fp_reg == NONE ?
+		       fp->kind == SFRAME_RULE_SAME :
+		       fp->kind == SFRAME_RULE_OFFSET && fp->base == SFRAME_BASE_REG &&
+			       (int64_t)fp->regnum == row->fp_reg && !fp->deref && !fp->offset;
 }
 
 static void check_rows(const struct sframe_decoder *d, const struct expect *e)
@@ -158,22 +157,22 @@ static void check_rows(const struct sframe_decoder *d, const struct expect *e)
 	uint32_t i = 0;
 
 	if (sframe_decoder__fde(d, 0, &fde)) {
-		check(false, "FDE 0 rows", "no FDE 0");
+		report(false, "FDE 0 rows", "no FDE 0");
 		return;
 	}
-	check(fde.func_size == e->func_size, "FDE 0 size", "%u bytes, expected %u (%s)",
-	      fde.func_size, e->func_size, e->source);
-	check(fde.fde_type == e->fde_type, "FDE 0 type", "%u, expected %u (%s)", fde.fde_type,
-	      e->fde_type, e->source);
+	report(fde.func_size == e->func_size, "FDE 0 size", "%u bytes, expected %u (%s)",
+	       fde.func_size, e->func_size, e->source);
+	report(fde.fde_type == e->fde_type, "FDE 0 type", "%u, expected %u (%s)", fde.fde_type,
+	       e->fde_type, e->source);
 	sframe_fre_iter__init(&it, d, &fde);
 	while (i < e->fres_per_fde && sframe_fre_iter__next(&it, &fre)) {
 		char what[32];
 
 		snprintf(what, sizeof(what), "FDE 0 FRE %u", i);
-		check(row_matches(&fre, &e->rows[i]), what,
-		      "start 0x%x CFA kind %u base %u off %lld, RA kind %u reg %u, FP kind %u reg %u",
-		      fre.start_off, fre.cfa.kind, fre.cfa.base, (long long)fre.cfa.offset,
-		      fre.ra.kind, fre.ra.regnum, fre.fp.kind, fre.fp.regnum);
+		report(row_matches(&fre, &e->rows[i]), what,
+		       "start 0x%x CFA kind %u base %u off %lld, RA kind %u reg %u, FP kind %u reg %u",
+		       fre.start_off, fre.cfa.kind, fre.cfa.base, (long long)fre.cfa.offset,
+		       fre.ra.kind, fre.ra.regnum, fre.fp.kind, fre.fp.regnum);
 		i++;
 	}
 }
@@ -184,20 +183,20 @@ static void check_header(const struct sframe_decoder *d, const struct expect *e)
 	const struct sframe_header *h = sframe_decoder__header(d);
 
 	if (e->version)
-		check(h->version == e->version, "version", "%u, expected %d (%s)", h->version,
-		      e->version, e->source);
+		report(h->version == e->version, "version", "%u, expected %d (%s)", h->version,
+		       e->version, e->source);
 	if (e->big_endian)
-		check(h->foreign_endian == (__BYTE_ORDER != __BIG_ENDIAN), "byte order",
-		      "foreign_endian %d for a big-endian section (%s)", h->foreign_endian,
-		      e->source);
+		report(h->foreign_endian == (__BYTE_ORDER != __BIG_ENDIAN), "byte order",
+		       "foreign_endian %d for a big-endian section (%s)", h->foreign_endian,
+		       e->source);
 	if (e->abi)
-		check(h->abi_arch == e->abi, "ABI", "%u, expected %u (%s)", h->abi_arch, e->abi,
-		      e->source);
+		report(h->abi_arch == e->abi, "ABI", "%u, expected %u (%s)", h->abi_arch, e->abi,
+		       e->source);
 	if (e->flags)
-		check(h->flags == e->flags, "flags", "0x%x, expected 0x%x (%s)", h->flags, e->flags,
-		      e->source);
-	check(sframe_decoder__num_fdes(d) == e->num_fdes, "FDE count", "%u, expected %u (%s)",
-	      sframe_decoder__num_fdes(d), e->num_fdes, e->source);
+		report(h->flags == e->flags, "flags", "0x%x, expected 0x%x (%s)", h->flags,
+		       e->flags, e->source);
+	report(sframe_decoder__num_fdes(d) == e->num_fdes, "FDE count", "%u, expected %u (%s)",
+	       sframe_decoder__num_fdes(d), e->num_fdes, e->source);
 }
 
 static bool finds_fde(const struct sframe_decoder *d, uint64_t pc, uint32_t index)
@@ -231,10 +230,12 @@ static void check_walk(const struct sframe_decoder *d, const struct expect *e)
 		sframe_fre_iter__init(&it, d, &fde);
 		while (sframe_fre_iter__next(&it, &fre)) {
 			if ((int64_t)fre.start_off <= prev && !bad[0])
-				snprintf(bad, sizeof(bad), "FDE %u FRE %u: start 0x%x not increasing",
-					 i, cnt, fre.start_off);
+				snprintf(bad, sizeof(bad),
+					 "FDE %u FRE %u: start 0x%x not increasing", i, cnt,
+					 fre.start_off);
 			if (fde.pctype == SFRAME_FDE_PCTYPE_INC &&
-			    (sframe_decoder__find_fre(d, &fde, fde.func_start + fre.start_off, &hit) ||
+			    (sframe_decoder__find_fre(d, &fde, fde.func_start + fre.start_off,
+						      &hit) ||
 			     hit.index != fre.index ||
 			     sframe_decoder__find_fre(d, &fde, fde.func_start + fre.end_off - 1,
 						      &hit) ||
@@ -252,7 +253,7 @@ static void check_walk(const struct sframe_decoder *d, const struct expect *e)
 	if (total != sframe_decoder__header(d)->num_fres && !bad[0])
 		snprintf(bad, sizeof(bad), "%u FREs in all, header says %u", total,
 			 sframe_decoder__header(d)->num_fres);
-	check(!bad[0], "FRE walk and lookups", "%s", bad);
+	report(!bad[0], "FRE walk and lookups", "%s", bad);
 }
 
 static const struct expect *find_expect(const char *path)
@@ -273,22 +274,22 @@ static void check_file(const char *arg)
 	struct sframe_decoder *d = NULL;
 	struct sframe_error err = { 0 };
 	const struct expect *e;
-	char name[128];
+	static char name[128]; /* test_tag until the next file */
 	size_t size = 0;
 	void *data;
 	int ret;
 
-	snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-	label = name;
+	snprintf(name, sizeof(name), "%.*s: ", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+	test_tag = name;
 	e = find_expect(path);
 	data = read_file(path, &size);
 	if (!data) {
-		check(false, "read", "%s: %s", path, strerror(errno));
+		report(false, "read", "%s: %s", path, strerror(errno));
 		return;
 	}
 	ret = sframe_decoder__new(data, size, SECT_ADDR, &d, &err);
-	check(ret == 0, "decode", "%s at 0x%llx: %s", sframe_errcode__name(err.code),
-	      (unsigned long long)err.offset, err.msg);
+	report(ret == 0, "decode", "%s at 0x%llx: %s", sframe_errcode__name(err.code),
+	       (unsigned long long)err.offset, err.msg);
 	if (ret == 0) {
 		if (e) {
 			check_header(d, e);

@@ -20,6 +20,7 @@
 #include "tables/flatten.h"
 #include "tables/rowpack.h"
 #include "tables/tableload.h"
+#include "testlib.h"
 #include "testload.h"
 
 /* The table of path, as the loader builds it; NULL if it has none. */
@@ -51,19 +52,19 @@ static int compare(const struct flat_table *fine, const struct flat_table *coars
 		/* The maps' 4-byte rows must find exactly the row the full PCs do. */
 		if (rowpack__lookup(fine, (uint32_t)pc) != a ||
 		    rowpack__lookup(coarse, (uint32_t)pc) != b) {
-			printf("FAIL: pages %s: pc %#llx: packed rows find rows %lld / %lld, full "
-			       "PCs %lld / %lld (256-byte / %u-byte pages)\n",
-			       path, (unsigned long long)pc,
-			       (long long)rowpack__lookup(fine, (uint32_t)pc),
-			       (long long)rowpack__lookup(coarse, (uint32_t)pc), (long long)a,
-			       (long long)b, 1u << flat_table__page_shift(coarse));
+			test_fail("pages %s: pc %#llx: packed rows find rows %lld / %lld, full "
+				  "PCs %lld / %lld (256-byte / %u-byte pages)",
+				  path, (unsigned long long)pc,
+				  (long long)rowpack__lookup(fine, (uint32_t)pc),
+				  (long long)rowpack__lookup(coarse, (uint32_t)pc), (long long)a,
+				  (long long)b, 1u << flat_table__page_shift(coarse));
 			return -1;
 		}
 		if (a != b && !(no_rule(fine, a) && no_rule(coarse, b))) {
-			printf("FAIL: pages %s: pc %#llx: row %lld with 256-byte pages, %lld with "
-			       "%u-byte pages\n",
-			       path, (unsigned long long)pc, (long long)a, (long long)b,
-			       1u << flat_table__page_shift(coarse));
+			test_fail("pages %s: pc %#llx: row %lld with 256-byte pages, %lld with "
+				  "%u-byte pages",
+				  path, (unsigned long long)pc, (long long)a, (long long)b,
+				  1u << flat_table__page_shift(coarse));
 			return -1;
 		}
 	}
@@ -76,7 +77,7 @@ static int check(struct tableload *tl, const char *path, int want_coarse)
 	int err = -1;
 
 	if (!fine || !coarse || !fine->nr_rows) {
-		printf("FAIL: pages %s: no table\n", path);
+		test_fail("pages %s: no table", path);
 		goto out;
 	}
 	flat_table__coarsen_pages(coarse);
@@ -84,20 +85,20 @@ static int check(struct tableload *tl, const char *path, int want_coarse)
 	       coarse->nr_pages, flat_table__page_shift(coarse));
 	if (coarse->nr_pages > coarse->nr_rows / FLAT_ROWS_PER_PAGE + 2 &&
 	    flat_table__page_shift(coarse) < SFBPF_PAGE_SHIFT + SFBPF_OBJ_PAGE_SHIFT_MAX) {
-		printf("FAIL: pages %s: %u page entries for %u rows\n", path, coarse->nr_pages,
-		       coarse->nr_rows);
+		test_fail("pages %s: %u page entries for %u rows", path, coarse->nr_pages,
+			  coarse->nr_rows);
 		goto out;
 	}
 	if (want_coarse && flat_table__page_shift(coarse) == SFBPF_PAGE_SHIFT) {
-		printf("FAIL: pages %s: not coarsened (%u rows, %u pages): not a sparse table\n",
-		       path, fine->nr_rows, fine->nr_pages);
+		test_fail("pages %s: not coarsened (%u rows, %u pages): not a sparse table", path,
+			  fine->nr_rows, fine->nr_pages);
 		goto out;
 	}
 	if (compare(fine, coarse, path))
 		goto out;
-	printf("PASS: pages %s: every PC finds the same row with %u-byte pages, and in the "
-	       "packed rows\n",
-	       path, 1u << flat_table__page_shift(coarse));
+	test_pass("pages %s: every PC finds the same row with %u-byte pages, and in the "
+		  "packed rows",
+		  path, 1u << flat_table__page_shift(coarse));
 	err = 0;
 out:
 	flat_table__free(fine);

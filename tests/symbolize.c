@@ -54,24 +54,15 @@
 #include "symbols/ksyms.h"
 #include "procs/procmaps.h"
 #include "symbols/symbolize.h"
+#include "testlib.h"
 
-static int failures;
-static const char *tag = "";
-
-static void report(bool ok, const char *name, const char *fmt, ...)
+/* --tag T: every check named "T-NAME". */
+static void set_tag(const char *t)
 {
-	va_list ap;
+	static char buf[256];
 
-	printf("%s: %s%s%s", ok ? "PASS" : "FAIL", tag, *tag ? "-" : "", name);
-	if (!ok) {
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		failures++;
-	}
-	printf("\n");
-	fflush(stdout);
+	snprintf(buf, sizeof(buf), "%s-", t);
+	test_tag = *t ? buf : "";
 }
 
 static const char *nz(const char *s)
@@ -229,8 +220,8 @@ static void check_func(struct symbolizer *s, const struct helper *h, const struc
 	report(!err && si.name && !strcmp(si.name, p->name) && si.offset == 0 &&
 		       !strcmp(nz(si.module), base) && si.elf_addr == want_elf,
 	       name,
-	       "err %d got %s+%" PRIu64 " in %s elf %#" PRIx64 ", want %s in %s elf %#" PRIx64,
-	       err, nz(si.name), si.offset, nz(si.module), si.elf_addr, p->name, base, want_elf);
+	       "err %d got %s+%" PRIu64 " in %s elf %#" PRIx64 ", want %s in %s elf %#" PRIx64, err,
+	       nz(si.name), si.offset, nz(si.module), si.elf_addr, p->name, base, want_elf);
 	snprintf(name, sizeof(name), "%s-offset-%s", p->name, when);
 	report(si7.name && !strcmp(si7.name, p->name) && si7.offset == 7, name, "got %s+%" PRIu64,
 	       nz(si7.name), si7.offset);
@@ -271,8 +262,7 @@ static void check_all(struct symbolizer *s, const struct helper *h, const struct
 	report(!err && si.name && p &&
 		       (!strcmp(si.name, p->name) ||
 			!strcmp(si.name, p->name + strlen("__vdso_"))) &&
-		       si.offset == 0 &&
-		       !strcmp(nz(si.module), "[vdso]"),
+		       si.offset == 0 && !strcmp(nz(si.module), "[vdso]"),
 	       name, "err %d got %s+%" PRIu64 " in %s, want %s", err, nz(si.name), si.offset,
 	       nz(si.module), p ? p->name : "?");
 
@@ -281,8 +271,7 @@ static void check_all(struct symbolizer *s, const struct helper *h, const struct
 	snprintf(name, sizeof(name), "jit-perf-map-%s", when);
 	report(!err && si.name && !strcmp(si.name, p->name) && si.offset == 4 &&
 		       !strcmp(nz(si.module), "[anon]"),
-	       name, "err %d got %s+%" PRIu64 " in %s", err, nz(si.name), si.offset,
-	       nz(si.module));
+	       name, "err %d got %s+%" PRIu64 " in %s", err, nz(si.name), si.offset, nz(si.module));
 
 	p = probe(h, "heap", NULL);
 	err = p ? symbolizer__user(s, h->pid, p->addr, &si) : -1;
@@ -314,8 +303,7 @@ static void check_all(struct symbolizer *s, const struct helper *h, const struct
  * Every function of libc (FILE: "VADDR NAME" lines from readelf, sorted by
  * VADDR) must symbolize, at its runtime address, to a name defined there.
  */
-static void check_libc_all(struct symbolizer *s, const struct helper *h,
-			   const struct user_args *a)
+static void check_libc_all(struct symbolizer *s, const struct helper *h, const struct user_args *a)
 {
 	const struct probe *p = probe(h, "libc", "getpid");
 	char line[512], name[256], names[4096] = ",", prev_names[4096];
@@ -379,7 +367,7 @@ static int run_user(const struct user_args *a)
 	}
 	if (a->deleted)
 		report(unlink(a->bin) == 0, "unlink-binary", "%s", strerror(errno));
-	report(symbolizer__note_pid(s, h.pid) == 0, "note-pid", "");
+	report(symbolizer__note_pid(s, h.pid) == 0, "note-pid", "symbolizer__note_pid failed");
 	check_all(s, &h, a, "live");
 	check_libc_all(s, &h, a);
 	if (a->libc_best && probe(&h, "libc", "getpid"))
@@ -536,7 +524,7 @@ static int run_expect(const struct expect_args *a)
 		       "own-pid-namespace", "helper %d, innermost %d, NSpid %d, it says %d", h.pid,
 		       pid, own_nspid(pid), p ? (int)p->addr : -1);
 	}
-	report(symbolizer__note_pid(s, pid) == 0, "note-pid", "");
+	report(symbolizer__note_pid(s, pid) == 0, "note-pid", "symbolizer__note_pid failed");
 	helper__stop(&h); /* objects were loaded by note_pid: they must serve after exit */
 	for (i = 0; i < a->n; i++) {
 		p = probe_by_name(&h, a->probes[i]);
@@ -653,15 +641,15 @@ static int run_dlopen(const char *bin, const char *lib, const char *sym)
 		return 1;
 	}
 	ip = probe_by_name(&h, sym)->addr;
-	report(symbolizer__note_sample(s, h.pid, t1, &ip, 1) == 0, "note-sample", "");
+	report(symbolizer__note_sample(s, h.pid, t1, &ip, 1) == 0, "note-sample",
+	       "symbolizer__note_sample failed");
 	helper__stop(&h);
 	check_probes(s, &h, n0, h.n, t1, "after-dlopen");
 	/* Nothing was unmapped: the maps were merged, earlier samples see the library too. */
 	check_probes(s, &h, n0, h.n, t0, "merged");
 	check_probes(s, &h, 0, n0, t1, "program");
 	symbolizer__user(s, h.pid, ip, &si);
-	report(si.module && strstr(lib, si.module), "library-module", "module %s",
-	       nz(si.module));
+	report(si.module && strstr(lib, si.module), "library-module", "module %s", nz(si.module));
 	symbolizer__free(s);
 	return failures != 0;
 }
@@ -693,8 +681,7 @@ static int run_reuse(const char *bin, const char *data, const char *code)
 		return 1;
 	}
 	symbolizer__user(s, h.pid, held->addr, &si);
-	report(si.module && strstr(data, si.module), "data-before", "module %s",
-	       nz(si.module));
+	report(si.module && strstr(data, si.module), "data-before", "module %s", nz(si.module));
 	usleep(30000); /* more than the 10 ms between two reads for a leaf that missed */
 	snprintf(cmd, sizeof(cmd), "swap %s\n", code);
 	err = helper__command(&h, cmd);
@@ -706,11 +693,11 @@ static int run_reuse(const char *bin, const char *data, const char *code)
 		return 1;
 	}
 	ip = mapped->addr + 64;
-	report(symbolizer__note_sample(s, h.pid, mono_ns(), &ip, 1) == 0, "note-sample", "");
+	report(symbolizer__note_sample(s, h.pid, mono_ns(), &ip, 1) == 0, "note-sample",
+	       "symbolizer__note_sample failed");
 	helper__stop(&h);
 	symbolizer__user(s, h.pid, ip, &si);
-	report(si.module && strstr(code, si.module), "code-module", "module %s",
-	       nz(si.module));
+	report(si.module && strstr(code, si.module), "code-module", "module %s", nz(si.module));
 	symbolizer__free(s);
 	return failures != 0;
 }
@@ -920,8 +907,7 @@ static int load_plt_ref(const char *file, struct plt_ref *r)
  * objdump labels its entry with in *name ("" where no "NAME@plt" entry covers
  * it: the PLT header, a label like "x@plt-0x10").
  */
-static bool plt_lookup(const struct plt_ref *r, const char *path, uint64_t vaddr,
-		       const char **name)
+static bool plt_lookup(const struct plt_ref *r, const char *path, uint64_t vaddr, const char **name)
 {
 	const struct plt_label *sec = NULL, *best = NULL;
 	size_t i;
@@ -1023,8 +1009,8 @@ static int run_perf_compare(int pid, const char *file, const char *aliases, cons
 			   alias_is(aliases, si.elf_addr - si.offset, want, 1) &&
 			   alias_is(aliases, si.elf_addr - si.offset, got, 0)) {
 			if (compat++ < 3)
-				printf("# %#" PRIx64 ": perf %s, we %s (not a compat version)\n", ip,
-				       want, got);
+				printf("# %#" PRIx64 ": perf %s, we %s (not a compat version)\n",
+				       ip, want, got);
 		} else if (!got) {
 			less++;
 			if (less <= 5)
@@ -1078,33 +1064,37 @@ static int run_procmaps(void)
 	FILE *f;
 	int err;
 
-	report(procmaps__parse(synthetic, sizeof(synthetic) - 1, &pm) == 0, "parse", "");
+	report(procmaps__parse(synthetic, sizeof(synthetic) - 1, &pm) == 0, "parse",
+	       "procmaps__parse failed");
 	report(procmaps__count(pm) == 6, "count", "%zu", procmaps__count(pm));
 	m = procmaps__get(pm, 0);
 	report(m && m->start == 0x400000 && m->end == 0x452000 &&
-		       m->perms == (PROCMAP_READ | PROCMAP_EXEC) &&
-		       m->dev_major == 8 && m->dev_minor == 2 && m->inode == 173521 &&
+		       m->perms == (PROCMAP_READ | PROCMAP_EXEC) && m->dev_major == 8 &&
+		       m->dev_minor == 2 && m->inode == 173521 &&
 		       !strcmp(m->path, "/usr/bin/dbus-daemon") && !m->flags,
-	       "fields", "");
+	       "fields", "a mapping's fields differ");
 	m = procmaps__find(pm, 0x7f0000000800);
 	report(m && (m->flags & PROCMAP_F_DELETED) && (m->perms & PROCMAP_SHARED) &&
 		       m->offset == 0x2000 && !strcmp(m->path, "/tmp/with space"),
 	       "deleted-and-spaces", "path '%s'", m ? m->path : "-");
 	m = procmaps__find(pm, 0x7ffd5ad64000);
-	report(m && (m->flags & PROCMAP_F_VDSO) && (m->flags & PROCMAP_F_ANON), "vdso", "");
+	report(m && (m->flags & PROCMAP_F_VDSO) && (m->flags & PROCMAP_F_ANON), "vdso",
+	       "[vdso] not flagged vDSO and anonymous");
 	m = procmaps__find(pm, 0x7f0000002000);
-	report(m && m->flags == PROCMAP_F_ANON && !m->path[0], "anonymous", "");
+	report(m && m->flags == PROCMAP_F_ANON && !m->path[0], "anonymous",
+	       "not an anonymous mapping without a path");
 	m = procmaps__find(pm, 0x7f0000004fff);
 	report(m && (m->flags & PROCMAP_F_PSEUDO) && !strcmp(m->path, "[anon:jit cache]"),
-	       "named-anon", "");
-	report(!procmaps__find(pm, 0x7f0000001000) && !procmaps__find(pm, 0x3fffff), "gaps", "");
-	report(procmaps__get(pm, 1)->start == 0x651000, "sorted", "");
+	       "named-anon", "not a named anonymous mapping");
+	report(!procmaps__find(pm, 0x7f0000001000) && !procmaps__find(pm, 0x3fffff), "gaps",
+	       "an address in a gap finds a mapping");
+	report(procmaps__get(pm, 1)->start == 0x651000, "sorted", "not sorted by start");
 	procmaps__free(pm);
 
 	pm = NULL;
 	report(procmaps__parse("0-1000 r-xp 0 0:0 0\nzzz\n", 24, &pm) == -EINVAL && !pm,
-	       "malformed", "");
-	report(procmaps__read(0x7ffffff0, &pm) == -ESRCH, "no-such-process", "");
+	       "malformed", "a malformed line accepted");
+	report(procmaps__read(0x7ffffff0, &pm) == -ESRCH, "no-such-process", "not -ESRCH");
 
 	/* Live: the parser must see every line cat-like reading sees. */
 	f = fopen("/proc/self/maps", "r");
@@ -1122,7 +1112,8 @@ static int run_procmaps(void)
 	report(!err && procmaps__count(pm) == n, "self-maps", "err %d, %zu vs %zu lines", err,
 	       procmaps__count(pm), n);
 	m = procmaps__find(pm, (uint64_t)(uintptr_t)&run_procmaps);
-	report(m && (m->perms & PROCMAP_EXEC) && strstr(m->path, "symbolize"), "self-text", "");
+	report(m && (m->perms & PROCMAP_EXEC) && strstr(m->path, "symbolize"), "self-text",
+	       "no executable mapping of this program");
 	procmaps__free(pm);
 	free(text);
 	return failures != 0;
@@ -1144,7 +1135,7 @@ static int parse_expect(int argc, char **argv)
 			a.innermost = true;
 			i--;
 		} else if (!strcmp(o, "--tag"))
-			tag = v;
+			set_tag(v);
 		else if (!strcmp(o, "--debug-dirs"))
 			a.debug_dirs = v;
 		else if (!strcmp(o, "--bin") && !a.argc)
@@ -1179,7 +1170,7 @@ int main(int argc, char **argv)
 			else if (!v)
 				return 2;
 			else if (!strcmp(argv[i], "--tag"))
-				tag = v, i++;
+				set_tag(v), i++;
 			else if (!strcmp(argv[i], "--bin"))
 				a.bin = v, i++;
 			else if (!strcmp(argv[i], "--bad") && a.argc < 6)
