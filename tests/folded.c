@@ -24,6 +24,7 @@
 #include "symbols/symbolize.h"
 
 #include "testlib.h"
+#include "testsample.h"
 
 /* Real functions of this process; noipa keeps their names and bodies intact. */
 __attribute__((noipa)) int f_leaf(int x)
@@ -71,28 +72,6 @@ static uint64_t kallsyms_unique(const char *name)
 }
 
 static struct sfbpf_sample *sample;
-
-static int add(struct aggregator *a, uint32_t pid, const char *comm, int stop, const uint64_t *user,
-	       int nu, const uint64_t *kern, int nk, uint32_t weight, int times)
-{
-	int i, err = 0;
-
-	memset(sample, 0, sizeof(*sample));
-	sample->pid = sample->tid = pid;
-	sample->stop = stop;
-	sample->weight = weight;
-	sample->nr_user = nu;
-	sample->nr_kernel = nk;
-	memcpy(sample->comm, comm, strnlen(comm, sizeof(sample->comm) - 1));
-	if (user)
-		memcpy(sample->ips, user, nu * sizeof(*user));
-	if (kern)
-		memcpy(sample->ips + nu, kern, nk * sizeof(*kern));
-	for (i = 0; i < times && !err; i++)
-		err = aggregator__add_raw(a, sample,
-					  SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(uint64_t));
-	return err;
-}
 
 static char *slurp(const char *path)
 {
@@ -164,30 +143,36 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 		uint64_t k3[] = { 0x10, sched + 1 };
 		uint64_t k4[] = { sched };
 
-		add(a, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, k1, 2, 1, 3);
-		add(a, self, "app", SFBPF_STOP_OUTERMOST, u2, 3, k2, 2, 1, 2);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, k1, 2, 1, 3);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_OUTERMOST, u2, 3, k2, 2, 1, 2);
 		lines[n++] = "app;f_root;f_mid;f_leaf;do_syscall_64_[k];schedule_[k] 5";
-		add(a, self, "app", SFBPF_STOP_DEPTH, u3, 2, NULL, 0, 1, 1);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_DEPTH, u3, 2, NULL, 0, 1, 1);
 		lines[n++] = "app;[truncated];f_mid;f_leaf 1";
-		add(a, 0, "swapper/0", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 4);
-		add(a, 0, "swapper/1", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 1);
+		test_sample_add(a, sample, 0, "swapper/0", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2,
+				1, 4);
+		test_sample_add(a, sample, 0, "swapper/1", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2,
+				1, 1);
 		lines[n++] = "swapper;do_syscall_64_[k];schedule_[k] 5";
-		add(a, self, "app", SFBPF_STOP_NO_MAPPING, u4, 2, NULL, 0, 1, 1);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_NO_MAPPING, u4, 2, NULL, 0, 1,
+				1);
 		lines[n++] = "app;[truncated];f_root;[unknown] 1";
-		add(a, self, "app", SFBPF_STOP_OUTERMOST, u5, 2, NULL, 0, 1, 1);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_OUTERMOST, u5, 2, NULL, 0, 1, 1);
 		lines[n++] = "app;[folded];[anon] 1";
-		add(a, self, "a;b\nc", SFBPF_STOP_OUTERMOST, u6, 2, NULL, 0, 1, 1);
+		test_sample_add(a, sample, self, "a;b\nc", SFBPF_STOP_OUTERMOST, u6, 2, NULL, 0, 1,
+				1);
 		lines[n++] = "a:b_c;f_root;f_leaf 1";
-		add(a, self, "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k3, 2, 1, 1);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k3, 2, 1,
+				1);
 		lines[n++] = "app;schedule_[k];[unknown]_[k] 1";
-		add(a, 1, "kw", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k4, 1, 1, 1);
-		add(a, self, "kw", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k4, 1, 1, 1);
+		test_sample_add(a, sample, 1, "kw", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k4, 1, 1, 1);
+		test_sample_add(a, sample, self, "kw", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k4, 1, 1,
+				1);
 		lines[n++] = "kw;schedule_[k] 2";
-		add(a, self, "app", SFBPF_STOP_NO_PROC, NULL, 0, k4, 1, 1, 1);
+		test_sample_add(a, sample, self, "app", SFBPF_STOP_NO_PROC, NULL, 0, k4, 1, 1, 1);
 		lines[n++] = "app;[truncated];schedule_[k] 1";
 	}
-	report(add(a, self, "bad", SFBPF_STOP_OUTERMOST, NULL, SFBPF_MAX_FRAMES + 1, NULL, 0, 1,
-		   1) == -EINVAL,
+	report(test_sample_add(a, sample, self, "bad", SFBPF_STOP_OUTERMOST, NULL,
+			       SFBPF_MAX_FRAMES + 1, NULL, 0, 1, 1) == -EINVAL,
 	       "reject-too-many-frames", "%s", "");
 	report(aggregator__add_raw(a, sample, SFBPF_SAMPLE_HDR_SIZE - 1) == -EINVAL,
 	       "reject-short-record", "%s", "");
@@ -195,8 +180,8 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	aggregator__totals(a, &t);
 	report(t.samples == 18 && t.invalid == 2 && t.truncated == 3 && t.stacks == 12 &&
 		       t.by_stop[SFBPF_STOP_OUTERMOST] == 7 &&
-		       t.by_stop[SFBPF_STOP_KERNEL_ONLY] == 8 &&
-		       t.by_stop[SFBPF_STOP_DEPTH] == 1 && t.by_stop[SFBPF_STOP_NO_PROC] == 1,
+		       t.by_stop[SFBPF_STOP_KERNEL_ONLY] == 8 && t.by_stop[SFBPF_STOP_DEPTH] == 1 &&
+		       t.by_stop[SFBPF_STOP_NO_PROC] == 1,
 	       "totals",
 	       "samples %" PRIu64 " invalid %" PRIu64 " truncated %" PRIu64 " stacks %" PRIu64,
 	       t.samples, t.invalid, t.truncated, t.stacks);
@@ -221,7 +206,8 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 		       "pid-in-comm", "%s", got ? got : "");
 		free(got);
 	}
-	report(folded__write(a, sym, ks, NULL, "/nonexistent/dir/x") == -ENOENT, "bad-path", "%s", "");
+	report(folded__write(a, sym, ks, NULL, "/nonexistent/dir/x") == -ENOENT, "bad-path", "%s",
+	       "");
 
 	/* Weights: summed per line. */
 	aggregator__reset(a);
@@ -230,8 +216,8 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	{
 		uint64_t k[] = { sched };
 
-		add(a, self, "w", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 7, 1);
-		add(a, self, "w", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 5, 1);
+		test_sample_add(a, sample, self, "w", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 7, 1);
+		test_sample_add(a, sample, self, "w", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 5, 1);
 	}
 	opts = (struct folded_opts){ .weight = true };
 	snprintf(out, sizeof(out), "%s/folded-weight.txt", dir);
@@ -278,8 +264,8 @@ static void test_stress(void)
 				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 				user[j] = 0x7f0000000000ULL + (x & 0xffffff);
 			}
-			add(a, 1000 + i % 7, "stress", SFBPF_STOP_OUTERMOST, user, 24, NULL, 0,
-			    1, 1);
+			test_sample_add(a, sample, 1000 + i % 7, "stress", SFBPF_STOP_OUTERMOST,
+					user, 24, NULL, 0, 1, 1);
 		}
 	}
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
@@ -289,8 +275,8 @@ static void test_stress(void)
 	printf("# 600000 samples, 300000 distinct stacks: %.2fs CPU\n", secs);
 	report(t.stacks == 300000 && c.stacks == 300000 && c.samples == 600000 && !c.bad,
 	       "stress-300k-stacks",
-	       "stacks %" PRIu64 "/%" PRIu64 " samples %" PRIu64 " bad %" PRIu64,
-	       t.stacks, c.stacks, c.samples, c.bad);
+	       "stacks %" PRIu64 "/%" PRIu64 " samples %" PRIu64 " bad %" PRIu64, t.stacks,
+	       c.stacks, c.samples, c.bad);
 	aggregator__free(a);
 }
 

@@ -39,6 +39,7 @@
 
 #define TEST_PREFIX "outputs-"
 #include "testlib.h"
+#include "testsample.h"
 #include "util/clock.h"
 
 static char *path_in(const char *dir, const char *name)
@@ -72,8 +73,9 @@ static void write_meta(const char *dir, const struct pprof_opts *po, uint64_t sa
 
 	if (!f)
 		return;
-	fprintf(f, "freq %lu\nperiod %" PRId64 "\nduration_ns %" PRId64 "\ntime_ns %" PRId64
-		   "\nsamples %" PRIu64 "\n",
+	fprintf(f,
+		"freq %lu\nperiod %" PRId64 "\nduration_ns %" PRId64 "\ntime_ns %" PRId64
+		"\nsamples %" PRIu64 "\n",
 		po->freq, po->period ? po->period : (int64_t)(1000000000 / po->freq),
 		po->duration_nanos, po->time_nanos, samples);
 	fclose(f);
@@ -149,27 +151,6 @@ __attribute__((noipa)) static int g_root(int x)
 
 static struct sfbpf_sample *sample;
 
-static void add(struct aggregator *a, uint32_t pid, const char *comm, int stop,
-		const uint64_t *user, int nu, const uint64_t *kern, int nk, uint32_t weight,
-		int times)
-{
-	int i;
-
-	memset(sample, 0, sizeof(*sample));
-	sample->pid = sample->tid = pid;
-	sample->stop = stop;
-	sample->weight = weight;
-	sample->nr_user = nu;
-	sample->nr_kernel = nk;
-	memcpy(sample->comm, comm, strnlen(comm, sizeof(sample->comm) - 1));
-	if (nu)
-		memcpy(sample->ips, user, nu * sizeof(*user));
-	if (nk)
-		memcpy(sample->ips + nu, kern, nk * sizeof(*kern));
-	for (i = 0; i < times; i++)
-		aggregator__add(a, sample);
-}
-
 /* JIT code named by a perf map: names no format may choke on. */
 static const char *const jit_names[] = {
 	"jit<T>::run&go \"quoted\" 'single'",
@@ -208,15 +189,15 @@ static void synthetic_samples(struct aggregator *a, void *jit, uint64_t sched, u
 	uint64_t k1[] = { sched, sys + 1 };
 	uint64_t k2[] = { 0x10, sched + 1 };
 
-	add(a, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, NULL, 0, 1, 40);
-	add(a, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, k1, 2, 1, 10);
-	add(a, self, "app", SFBPF_STOP_DEPTH, u2, 2, NULL, 0, 1, 5);
-	add(a, self, "app", SFBPF_STOP_NO_MAPPING, u3, 2, NULL, 0, 1, 3);
-	add(a, self, "app", SFBPF_STOP_OUTERMOST, u4, 5, NULL, 0, 1, 7);
-	add(a, self, "we<ird>&\"c", SFBPF_STOP_OUTERMOST, u1, 3, NULL, 0, 1, 2);
-	add(a, 0, "swapper/1", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 20);
-	add(a, self, "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k2, 2, 1, 1);
-	add(a, 1, "init", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 12);
+	test_sample_add(a, sample, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, NULL, 0, 1, 40);
+	test_sample_add(a, sample, self, "app", SFBPF_STOP_OUTERMOST, u1, 3, k1, 2, 1, 10);
+	test_sample_add(a, sample, self, "app", SFBPF_STOP_DEPTH, u2, 2, NULL, 0, 1, 5);
+	test_sample_add(a, sample, self, "app", SFBPF_STOP_NO_MAPPING, u3, 2, NULL, 0, 1, 3);
+	test_sample_add(a, sample, self, "app", SFBPF_STOP_OUTERMOST, u4, 5, NULL, 0, 1, 7);
+	test_sample_add(a, sample, self, "we<ird>&\"c", SFBPF_STOP_OUTERMOST, u1, 3, NULL, 0, 1, 2);
+	test_sample_add(a, sample, 0, "swapper/1", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 20);
+	test_sample_add(a, sample, self, "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k2, 2, 1, 1);
+	test_sample_add(a, sample, 1, "init", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k1, 2, 1, 12);
 }
 
 static uint64_t kernel_addr(const struct ksyms *ks, const char *name)
@@ -227,8 +208,7 @@ static uint64_t kernel_addr(const struct ksyms *ks, const char *name)
 }
 
 /* Error handling the tests cannot see from outside. */
-static void check_errors(const struct aggregator *a, struct symbolizer *sym,
-			 const struct ksyms *ks)
+static void check_errors(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks)
 {
 	struct pprof_opts no_period = { 0 };
 	int err;
@@ -252,14 +232,15 @@ static void write_offcpu(const char *dir, struct symbolizer *sym, const struct k
 	struct aggregator *a = aggregator__new();
 	uint64_t u1[] = { U(g_leaf), U(g_mid) + 1, U(g_root) + 1 };
 	uint64_t k[] = { sched };
-	struct pprof_opts po = { .type = "off_cpu", .value_from_weight = true,
+	struct pprof_opts po = { .type = "off_cpu",
+				 .value_from_weight = true,
 				 .duration_nanos = 1000000000 };
 	struct folded_opts fo = { .weight = true };
 	int err;
 
-	add(a, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 1500000, 3);
-	add(a, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 250000, 2);
-	add(a, getpid(), "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 7000, 1);
+	test_sample_add(a, sample, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 1500000, 3);
+	test_sample_add(a, sample, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 250000, 2);
+	test_sample_add(a, sample, getpid(), "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 7000, 1);
 	err = pprof__write(a, sym, ks, &po, path_in(dir, "offcpu.pb.gz"));
 	report(!err, "write-offcpu", "%s", strerror(-err));
 	err = folded__write(a, sym, ks, &fo, path_in(dir, "folded-weight.txt"));
@@ -273,8 +254,11 @@ static int run_synthetic(const char *dir)
 	struct ksyms *ks = ksyms__new();
 	struct aggregator *a = aggregator__new();
 	struct pprof_label labels[] = { { "hostname", "test-host" }, { "service", "svc<1>" } };
-	struct pprof_opts po = { .freq = 99, .duration_nanos = 2000000000, .labels = labels,
-				 .nr_labels = 2, .comment = "synthetic" };
+	struct pprof_opts po = { .freq = 99,
+				 .duration_nanos = 2000000000,
+				 .labels = labels,
+				 .nr_labels = 2,
+				 .comment = "synthetic" };
 	struct flamegraph_opts fo = { .title = "Synthetic <flame> & graph", .subtitle = "x\"y" };
 	struct aggr_totals t;
 	uint64_t sched = kernel_addr(ks, "schedule"), sys = kernel_addr(ks, "do_syscall_64");
@@ -340,7 +324,8 @@ static int run_stress(const char *dir)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			user[j] = (j % 3 ? base : 0x100000) + (x & 0x3fff);
 		}
-		add(a, getpid(), "stress", SFBPF_STOP_OUTERMOST, user, 24, NULL, 0, 1, 1);
+		test_sample_add(a, sample, getpid(), "stress", SFBPF_STOP_OUTERMOST, user, 24, NULL,
+				0, 1, 1);
 	}
 	tf = cpu_secs();
 	err = folded__write(a, sym, NULL, NULL, path_in(dir, "stress.folded"));
@@ -350,12 +335,11 @@ static int run_stress(const char *dir)
 	err = err ? err : flamegraph__write_svg(a, sym, NULL, NULL, path_in(dir, "stress.svg"));
 	t2 = cpu_secs();
 	printf("# stress: folded %.2fs, pprof %.2fs %ld bytes, svg %.2fs %ld bytes\n", t0 - tf,
-	       t1 - t0,
-	       file_size(path_in(dir, "stress.pb.gz")), t2 - t1,
+	       t1 - t0, file_size(path_in(dir, "stress.pb.gz")), t2 - t1,
 	       file_size(path_in(dir, "stress.svg")));
 	report(!err, "stress-write", "%s", strerror(-err));
-	report(t1 - t0 < 20 && t2 - t1 < 20, "stress-time", "pprof %.1fs, svg %.1fs",
-	       t1 - t0, t2 - t1);
+	report(t1 - t0 < 20 && t2 - t1 < 20, "stress-time", "pprof %.1fs, svg %.1fs", t1 - t0,
+	       t2 - t1);
 	report(file_size(path_in(dir, "stress.svg")) < 20 << 20, "stress-svg-size", "%ld bytes",
 	       file_size(path_in(dir, "stress.svg")));
 	aggregator__free(a);
