@@ -136,6 +136,7 @@ build_toolchain() {
 	for name in $FIXTURES; do
 		read -ra ldlibs <<<"$(sed -n 's|^/\* ldlibs: \(.*\) \*/$|\1|p' "$SRC/$name.c")"
 		DEPS=("$SRC/$name.c" "${common[@]}" "$out/libfixture.so")
+		mapfile -t -O ${#DEPS[@]} DEPS < <(included_sources "$SRC/$name.c")
 		build "$out/$name.pie" "$CC" "${CFLAGS[@]}" "${TC_FLAGS[@]}" -fPIE -pie "$SRC/$name.c" \
 			-o "$out/$name.pie" -L"$out" -Wl,-rpath,'$ORIGIN' "${ldlibs[@]}" || return 1
 		# gcc leaves .eh_frame_hdr out of static links; perf's libunwind

@@ -111,6 +111,7 @@ build_toolchain() {
 		[ "$tc" = none ] && [ "$name" != chain ] && continue
 		read -ra ldlibs <<<"$(sed -n 's|^/\* ldlibs: \(.*\) \*/$|\1|p' "$src")"
 		DEPS=("$src" "${common[@]}")
+		mapfile -t -O ${#DEPS[@]} DEPS < <(included_sources "$src")
 		for lib in "${ldlibs[@]}"; do
 			[[ $lib == -l* ]] && [ -f "$out/lib${lib#-l}.so" ] && DEPS+=("$out/lib${lib#-l}.so")
 		done

@@ -35,6 +35,15 @@ up_to_date() {
 	done
 }
 
+# included_sources SRC: the sources SRC includes as '#include "NAME.c"' (one
+# program built again with other settings), as paths beside SRC: a fixture
+# built from them is out of date when they change.
+included_sources() {
+	sed -n 's|^#include "\([^"/]*\.c\)"$|\1|p' "$1" | while read -r inc; do
+		echo "$(dirname "$1")/$inc"
+	done
+}
+
 # build OUT CMD...: runs CMD (which writes OUT) unless OUT is newer than every
 # file in the caller's DEPS, then checks OUT with the caller's verify (a
 # failing OUT is removed). Uses the caller's log.
