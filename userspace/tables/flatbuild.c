@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tables/flatbuild.h"
+#include "util/vec.h"
 
 int flat_builder__init(struct flat_builder *b)
 {
@@ -46,11 +47,14 @@ int flat_builder__reserve(struct flat_builder *b, uint64_t nr)
 
 int flat_builder__grow(struct flat_builder *b)
 {
+	size_t cap = b->cap_rows;
+
 	if (b->t->nr_rows >= FLAT_MAX_ROWS)
 		return -E2BIG;
-	if (b->t->nr_rows < b->cap_rows)
-		return 0;
-	return resize(b, b->cap_rows ? b->cap_rows * 2 : 64);
+	if (VEC_RESERVE(b->t->rows, cap, (size_t)b->t->nr_rows + 1, 64))
+		return -ENOMEM;
+	b->cap_rows = (uint32_t)cap; /* at most twice FLAT_MAX_ROWS */
+	return 0;
 }
 
 int64_t flat_builder__last_pc(const struct flat_builder *b)
