@@ -36,6 +36,8 @@ import sys
 import threading
 import urllib.parse
 
+from pbdecode import fields, varint
+
 LOCK = threading.Lock()
 
 
@@ -226,38 +228,7 @@ def serve(args):
     os._exit(0)
 
 
-# ---- profile.proto, decoded by hand -------------------------------------------------
-
-
-def varint(buf, pos):
-    v = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, pos
-
-
-def fields(buf):
-    """(field number, wire type, value) of one message; values are ints or bytes."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = varint(buf, pos)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, pos = varint(buf, pos)
-        elif wt == 2:
-            n, pos = varint(buf, pos)
-            v, pos = buf[pos:pos + n], pos + n
-        elif wt == 1:
-            v, pos = int.from_bytes(buf[pos:pos + 8], "little"), pos + 8
-        elif wt == 5:
-            v, pos = int.from_bytes(buf[pos:pos + 4], "little"), pos + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield num, wt, v
+# ---- profile.proto, decoded by hand (pbdecode.py) ----------------------------------
 
 
 def inspect(path):

@@ -64,6 +64,7 @@ import re
 import subprocess
 import sys
 
+import pbdecode
 from statsparse import parse_stats
 
 TRUNCATED = "[truncated]"
@@ -525,49 +526,12 @@ def score(args):
 
 # ---------------------------------------------------------------- symbols, address by address
 
-def varint(buf, i):
-    v = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v, i
-        shift += 7
-
-
 def pb_fields(buf):
-    """(field, wire type, value) of one protobuf message: ints or bytes."""
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(buf, i)
-        elif wt == 2:
-            n, i = varint(buf, i)
-            v = buf[i:i + n]
-            i += n
-        elif wt == 1:
-            v = int.from_bytes(buf[i:i + 8], "little")
-            i += 8
-        elif wt == 5:
-            v = int.from_bytes(buf[i:i + 4], "little")
-            i += 4
-        else:
-            raise InputError("pprof: wire type %d" % wt)
-        yield f, wt, v
-
-
-def pb_ints(wt, v):
-    """A repeated integer field, packed or not."""
-    if wt == 0:
-        return [v]
-    out_, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i)
-        out_.append(x)
-    return out_
+    """pbdecode.fields, its errors the input's."""
+    try:
+        yield from pbdecode.fields(buf)
+    except pbdecode.WireError as e:
+        raise InputError("pprof: %s" % e)
 
 
 def read_pprof(path):
@@ -621,9 +585,9 @@ def read_pprof(path):
         ids, vals, labels = [], [], {}
         for ff, wt, vv in pb_fields(v):
             if ff == 1:
-                ids += pb_ints(wt, vv)
+                ids += pbdecode.packed_ints(wt, vv)
             elif ff == 2:
-                vals += pb_ints(wt, vv)
+                vals += pbdecode.packed_ints(wt, vv)
             elif ff == 3:
                 k = sv = 0
                 num = None
