@@ -165,7 +165,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 check: test-deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(shell nproc) all
 	@tests/run.sh
 
 # The whole suite again with every userspace binary built with ASan, UBSan and
