@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tables/flatten.h"
+#include "tables/sha256.h"
 #include "tables/slices.h"
 #include "tables/ruleset.h"
 #include "tables/segments.h"
@@ -37,6 +38,17 @@ enum obj_state {
 	OBJ_NO_TABLE,
 };
 
+/*
+ * What an entry's digest (tablebytes.h) says: nothing yet; what its file held
+ * when a would-be alias was compared while its build was pending (the build
+ * must then come out of the same bytes); the bytes its table was built from.
+ */
+enum obj_digest {
+	DIGEST_NONE,
+	DIGEST_CLAIMED,
+	DIGEST_BUILT,
+};
+
 /* Another file found byte for byte equal to an entry's: its identity names that entry. */
 struct obj_alias {
 	struct obj_key key;
@@ -54,6 +66,9 @@ struct entry {
 	/* Identities (tableshare.c's hash) whose bytes were found to differ: not compared again. */
 	uint64_t differs[TABLES_DIFFERS];
 	uint8_t differs_next;
+	/* Aliases are compared with this, never with the file as it is now. */
+	enum obj_digest digest_state;
+	uint8_t digest[SHA256_BYTES];
 	struct entry *push_next; /* push queue */
 	char *name;
 	int32_t slot; /* index in the objects map, -1: none */
