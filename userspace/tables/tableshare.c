@@ -135,14 +135,18 @@ struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_
 			t->stats.same_id_unverified++;
 			continue;
 		}
+		/* Built without a digest (not ELF64, too much to read): never shared. */
+		if (e->digest_state == DIGEST_NONE && !e->in_job) {
+			t->stats.same_id_unverified++;
+			continue;
+		}
 		/* Read once; a file changed while read gets no verdict: an own table. */
 		if (!read && (tablebytes__read(fd, mine, NULL) || !still(fd, key))) {
 			t->stats.same_id_unverified++;
 			return NULL;
 		}
 		read = true;
-		/* Built without a digest (not ELF64, too much to read): never shared. */
-		if (e->digest_state == DIGEST_NONE && (!e->in_job || !claim(e))) {
+		if (e->digest_state == DIGEST_NONE && !claim(e)) {
 			t->stats.same_id_unverified++;
 			continue;
 		}
