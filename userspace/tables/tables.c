@@ -222,7 +222,7 @@ static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 	for (e = t->buckets[tables_key_hash(key)]; e; e = e->next)
 		if (same_identity(&e->key, key))
 			return e;
-	/* Other files found byte for byte equal to an entry's (tableshare.c). */
+	/* Other files whose tables would be built from an entry's bytes (tableshare.c). */
 	for (a = t->aliases[tables_key_hash(key)]; a; a = a->next)
 		if (same_identity(&a->key, key))
 			return a->e;

@@ -49,7 +49,7 @@ enum obj_digest {
 	DIGEST_BUILT,
 };
 
-/* Another file found byte for byte equal to an entry's: its identity names that entry. */
+/* Another file whose table would be built from an entry's bytes: its identity names that entry. */
 struct obj_alias {
 	struct obj_key key;
 	struct entry *e;
@@ -133,9 +133,10 @@ void tables_note_src(struct entry *e, const struct tables_src *src);
 uint32_t tables_key_hash(const struct obj_key *k);
 uint32_t tables_hint_hash(const struct obj_key *k);
 /*
- * An entry whose file holds the same bytes as the file open at fd (whose
- * identity is key, with a hint), found by key's hint and compared: key becomes
- * its alias. NULL: none (counted in the stats).
+ * An entry whose table was built from the bytes a table of the file open at
+ * fd would be built from (whose identity is key, with a hint; tablebytes.h),
+ * found by key's hint and compared by digest: key becomes its alias. NULL:
+ * none (counted in the stats).
  */
 struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key);
 /* e's file again, through the places it was last seen mapped (an fd, or a negative errno). */
