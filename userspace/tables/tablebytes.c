@@ -131,8 +131,10 @@ static int take_sections(struct reading *r, const Elf64_Ehdr *eh)
 	names_len = sh[eh->e_shstrndx].sh_type == SHT_NOBITS ? 0 : sh[eh->e_shstrndx].sh_size;
 	if (names_len > r->size || sh[eh->e_shstrndx].sh_offset > r->size - names_len)
 		names_len = 0;
-	names = malloc(names_len + 1);
-	err = names ? take(r, sh[eh->e_shstrndx].sh_offset, names_len, names) : -ENOMEM;
+	/* Bounded before it is allocated (take() would refuse it after). */
+	names = names_len <= TABLEBYTES_MAX ? malloc(names_len + 1) : NULL;
+	err = !names ? (names_len > TABLEBYTES_MAX ? -EFBIG : -ENOMEM) :
+		       take(r, sh[eh->e_shstrndx].sh_offset, names_len, names);
 	if (err)
 		goto out;
 	choose(eh, sh, names, names_len, want);
