@@ -14,6 +14,8 @@
  *     pages given back). Then "# resident KB, at most KB": the pages of the
  *     DWARF file (or of its inflated copy) mapped in at the end, and (with
  *     SRCLINES_RESIDENT=1 in the environment) the most after any lookup.
+ *     Also "# mapped at most N": the most mappings of FILE itself (not a
+ *     copy) while its DWARF was open.
  *   srclines truncate FILE [NEWFILE]
  *     FILE is rewritten in place while its DWARF is open (cp over it, a
  *     build): looks up the first address on stdin, truncates FILE to 4 KiB
@@ -22,6 +24,11 @@
  *     new end raises SIGBUS: util/fileview.h); prints "first N" (frames of
  *     the first address), "after-truncate ANSWERED FAILED" (new addresses
  *     after the truncation) and "first-again N" (the cached answer).
+ *   srclines kept FILE [NEWFILE]
+ *     The symbol cache's way (symcache.h): FILE mapped here and loaded, its
+ *     DWARF descriptor kept; with NEWFILE, FILE is then rewritten in place
+ *     (cp) before the first lookup of the ELF addresses on stdin; prints
+ *     "answered N" (addresses with lines).
  *   srclines spill FILE [NEWFILE]
  *     The spill step alone (srcline_elf.h): FILE's compressed sections are
  *     judged, then (with NEWFILE) FILE is written with NEWFILE's bytes in
@@ -46,12 +53,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "procs/procmaps.h"
 #include "symbols/srcline.h"
 #include "symbols/srcline_elf.h"
+#include "symbols/symcache.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
 
@@ -80,6 +90,26 @@ static unsigned long resident_kb(int fd)
 	return kb;
 }
 
+/* Mappings of the file fd opens (its device and inode, not a copy): what libdw may read in place.
+ */
+static int mappings_of(int fd)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	char line[512];
+	struct stat st;
+	int n = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/self/maps", "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += sscanf(line, "%*x-%*x %*s %*x %x:%x %lu", &maj, &min, &ino) == 3 &&
+		     ino == st.st_ino && makedev(maj, min) == st.st_dev;
+	fclose(f);
+	return n;
+}
+
 /* What srclines refused so far (srcline.h), on stderr. */
 static void print_refused(void)
 {
@@ -100,15 +130,15 @@ static int resolve(const char *path)
 	unsigned long most = 0, kb;
 	const struct srcline_frame *f;
 	struct srcline *sl;
+	int fd, n, i, mapped = 0;
 	char buf[128];
-	int fd, n, i;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		perror(path);
 		return 1;
 	}
-	sl = srcline__new(fd);
+	sl = srcline__new(fd, NULL);
 	if (!sl) {
 		fprintf(stderr, "%s: no DWARF: %s\n", path, strerror(errno));
 		print_refused();
@@ -126,6 +156,9 @@ static int resolve(const char *path)
 		kb = watch ? resident_kb(fd) : 0;
 		if (kb > most)
 			most = kb;
+		i = mappings_of(fd);
+		if (i > mapped)
+			mapped = i;
 		if (n <= 0) {
 			printf("??\n??:0\n");
 			continue;
@@ -137,6 +170,7 @@ static int resolve(const char *path)
 	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
 		srcline__functions(sl), srcline__spilled(sl));
 	fprintf(stderr, "# resident %lu KB, at most %lu KB\n", resident_kb(fd), most);
+	fprintf(stderr, "# mapped at most %d\n", mapped);
 	print_refused();
 	srcline__free(sl);
 	return 0;
@@ -170,7 +204,7 @@ static int truncated(const char *path, const char *from)
 	char buf[128];
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	sl = fd >= 0 ? srcline__new(fd) : NULL;
+	sl = fd >= 0 ? srcline__new(fd, NULL) : NULL;
 	if (!sl || !fgets(buf, sizeof(buf), stdin)) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		return 1;
@@ -196,6 +230,46 @@ static int truncated(const char *path, const char *from)
 	return 0;
 }
 
+/*
+ * The symbol cache's path: PATH mapped here and loaded (its DWARF descriptor
+ * kept), then, with NEWFILE, rewritten in place before the first lookup.
+ */
+static int kept(const char *path, const char *from)
+{
+	struct symcache *c = symcache__new();
+	const struct srcline_frame *f;
+	const struct procmap *m = NULL;
+	struct procmaps *pm = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), answered = 0;
+	struct symobj *o = NULL;
+	struct stat st;
+	char buf[128];
+	void *map;
+	size_t i;
+
+	if (!c || fd < 0 || fstat(fd, &st) ||
+	    (map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
+	    procmaps__read(getpid(), &pm))
+		return 1;
+	for (i = 0; i < procmaps__count(pm) && !m; i++)
+		if (procmaps__get(pm, i)->inode == st.st_ino && !procmaps__get(pm, i)->offset)
+			m = procmaps__get(pm, i);
+	o = m ? symcache__file(c, getpid(), 0, m) : NULL;
+	if (!o || (from && copy_over(from, path))) {
+		fprintf(stderr, "%s: not loaded or not rewritten\n", path);
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), stdin))
+		answered += symcache__lines(c, o, strtoull(buf, NULL, 16), &f) > 0;
+	printf("answered %d\n", answered);
+	symcache__put(c, o);
+	procmaps__free(pm);
+	symcache__free(c);
+	munmap(map, st.st_size);
+	close(fd);
+	return 0;
+}
+
 static int spill(const char *path, const char *from)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), out;
@@ -203,7 +277,7 @@ static int spill(const char *path, const char *from)
 	Elf *elf;
 
 	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	if (!elf || srcline_elf_prepare(fd, elf, &claimed)) {
+	if (!elf || srcline_elf_prepare(fd, elf, false, &claimed)) {
 		fprintf(stderr, "%s: not judged fit to spill\n", path);
 		return 1;
 	}
@@ -240,7 +314,7 @@ static int bench(const char *name, const char *path)
 		addrs[n++] = strtoull(buf, NULL, 16);
 	}
 	t0 = clock__mono_ns();
-	sl = fd >= 0 ? srcline__new(fd) : NULL;
+	sl = fd >= 0 ? srcline__new(fd, NULL) : NULL;
 	if (!sl || !n) {
 		fprintf(stderr, "%s: no DWARF or no addresses\n", path);
 		return 1;
@@ -352,6 +426,8 @@ int main(int argc, char **argv)
 		return resolve(argc > 3 ? argv[3] : argv[2]);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "truncate"))
 		return truncated(argv[2], argc == 4 ? argv[3] : NULL);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "kept"))
+		return kept(argv[2], argc == 4 ? argv[3] : NULL);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spill"))
 		return spill(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))

@@ -37,93 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/abi.h"
-#include "tables/elfobj.h"
-#include "tables/tables_int.h"
+#include "tablebudget.h"
 #include "testlib.h"
-
-#define MIN_RESIDENCY_NS (600 * 1000000000ULL)
-
-struct file {
-	const char *path;
-	int fd;
-	void *map;
-	size_t len;
-	struct obj_key key;
-	struct tables_src src;
-};
-
-struct maps {
-	int rows, pages, rules, objects, hits;
-};
-
-static int open_file(struct file *f, const char *path)
-{
-	struct elfobj_info info;
-	struct stat st;
-
-	f->path = path;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0 || fstat(f->fd, &st) || elfobj__read(f->fd, &info))
-		return -1;
-	obj_key__from(&f->key, &info, &st);
-	/* Mapped here, so that the loader can reopen it through our map_files. */
-	f->len = st.st_size;
-	f->map = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, f->fd, 0);
-	if (f->map == MAP_FAILED)
-		return -1;
-	f->src.pid = getpid();
-	f->src.start = (uintptr_t)f->map;
-	f->src.end = f->src.start + ((f->len + 4095) & ~4095UL);
-	return 0;
-}
-
-static int create_maps(struct maps *m, uint32_t rows, uint32_t pages, uint32_t rules,
-		       uint32_t objects)
-{
-	m->rows = segspace__new_map("t_rows", rows, 0);
-	m->pages = segspace__new_map("t_pages", pages, 0);
-	m->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4, sizeof(struct sfbpf_rule),
-				  rules, NULL);
-	m->objects = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_objects", 4,
-				    sizeof(struct sfbpf_object), objects, NULL);
-	m->hits = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_hits", 4, 8, objects, NULL);
-	if (m->rows < 0 || m->pages < 0 || m->rules < 0 || m->objects < 0 || m->hits < 0)
-		return -1;
-	return 0;
-}
-
-static void close_maps(struct maps *m)
-{
-	close(m->rows);
-	close(m->pages);
-	close(m->rules);
-	close(m->objects);
-	close(m->hits);
-}
-
-static struct tables *new_tables(const struct maps *m, uint32_t rows, uint32_t pages,
-				 uint32_t rules, uint32_t objects, uint64_t min_residency_ns)
-{
-	struct tables_opts o = {
-		.rows_fd = m->rows, .rules_fd = m->rules, .objects_fd = m->objects,
-		.pages_fd = m->pages, .max_rows = rows, .max_rules = rules,
-		.max_objects = objects, .max_pages = pages, .obj_hits_fd = m->hits,
-		.linger_ns = MIN_RESIDENCY_NS, .min_residency_ns = min_residency_ns,
-	};
-
-	return tables__new(&o);
-}
-
-/* Every finished table published (freed slices are quiet after 2 ms). */
-static void settle(struct tables *t)
-{
-	struct timespec nap = { 0, 1000000 };
-	int i;
-
-	for (i = 0; i < 1000 && tables__process(t, 0); i++)
-		nanosleep(&nap, NULL);
-}
 
 static void add_hits(const struct maps *m, int64_t slot, uint64_t n)
 {
@@ -133,17 +48,6 @@ static void add_hits(const struct maps *m, int64_t slot, uint64_t n)
 	bpf_map_lookup_elem(m->hits, &key, &v);
 	v += n;
 	bpf_map_update_elem(m->hits, &key, &v, BPF_ANY);
-}
-
-/* Rows of the table published in slot (0: none), and its flags. */
-static uint32_t published(const struct maps *m, int64_t slot, uint32_t *flags)
-{
-	struct sfbpf_object obj = { 0 };
-	uint32_t key = slot;
-
-	bpf_map_lookup_elem(m->objects, &key, &obj);
-	*flags = obj.flags;
-	return obj.flags & SFBPF_OBJ_F_NO_ROWS ? 0 : obj.row_count;
 }
 
 /* The rows of each file's table, in a budget with room for both. */
@@ -275,8 +179,8 @@ static void yield(struct file *f, const uint32_t *nr, uint32_t rows)
 	rc = published(&m, c, &fc);
 	report(parked && !ra && !rb && rc == nr[2] && !t->parked && st.promotions == 2,
 	       "tablebudget: a parked reload yields to a hotter one",
-	       "B parked first %d, rows %u %u %u, still parked %d, promotions %llu", parked, ra,
-	       rb, rc, t->parked != NULL, (unsigned long long)st.promotions);
+	       "B parked first %d, rows %u %u %u, still parked %d, promotions %llu", parked, ra, rb,
+	       rc, t->parked != NULL, (unsigned long long)st.promotions);
 	tables__free(t);
 	close_maps(&m);
 }
@@ -301,8 +205,9 @@ int main(int argc, char **argv)
 	    !memcmp(&f[0].key, &f[1].key, sizeof(f[0].key)) ||
 	    !memcmp(&f[0].key, &f[2].key, sizeof(f[0].key)) ||
 	    !memcmp(&f[1].key, &f[2].key, sizeof(f[0].key))) {
-		report(false, "tablebudget: setup", "%s, %s, %s: unreadable ELF files, or one identity",
-		       argv[1], argv[2], argv[3]);
+		report(false, "tablebudget: setup",
+		       "%s, %s, %s: unreadable ELF files, or one identity", argv[1], argv[2],
+		       argv[3]);
 		return 1;
 	}
 	if (measure(f, nr)) {
@@ -395,7 +300,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (ret == -EAGAIN)
-		report(false, "tablebudget: a reload refused for now is admitted once its way clears",
+		report(false,
+		       "tablebudget: a reload refused for now is admitted once its way clears",
 		       "never refused: A was past its residency before B's reload was admitted");
 	nr[2] = nr[1]; /* C: a copy of B */
 	yield(f, nr, rows);

@@ -8,6 +8,8 @@
  *   groupings, filters, sort keys, caller/callee trees and counting modes
  *   must equal the values written down from the construction.
  * scale: 100k distinct stacks; a refresh after 1000 of them grew is timed.
+ * evictions: 150k distinct stacks in a 4 MiB budget: every sample counted
+ *   once in the totals and in its process, in every counting mode.
  * fixture (root, with a fixture path): one real stack main;a;b;hot of the
  *   chain fixture, sampled by the BPF profiler, is fed N times, and the same
  *   stack without its leaf (main;a;b) M times: hot self = N, b self = M,
@@ -115,9 +117,8 @@ static void expect(const char *test, const struct topview_row *const *rows, int 
 		report(false, what, "no such row");
 		return;
 	}
-	report(near(r->self, self) && near(r->total, total) &&
-		       r->samples == samples,
-	       what, "self %g total %g samples %" PRIu64 ", want %g %g %" PRIu64, r->self, r->total,
+	report(near(r->self, self) && near(r->total, total) && r->samples == samples, what,
+	       "self %g total %g samples %" PRIu64 ", want %g %g %" PRIu64, r->self, r->total,
 	       r->samples, self, total, samples);
 }
 
@@ -355,16 +356,14 @@ static void test_modes(struct symbolizer *sym, struct ksyms *ks, uint32_t p1, ui
 		topview__update(tv, a);
 		topview__totals(tv, &t);
 		report(t.samples == 0 && t.stacks == 7, label(name, cases[i].counts, "no recount"),
-		       "recounted %" PRIu64 " samples",
-		       t.samples);
+		       "recounted %" PRIu64 " samples", t.samples);
 		/* A reset aggregator starts over. */
 		aggregator__reset(a);
 		feed(a, p1, p2, p3, 1);
 		topview__update(tv, a);
 		topview__totals(tv, &t);
 		report(t.samples == 12 && t.stacks == 3, label(name, cases[i].counts, "reset"),
-		       "after reset: %" PRIu64 " samples",
-		       t.samples);
+		       "after reset: %" PRIu64 " samples", t.samples);
 		topview__free(tv);
 		aggregator__free(a);
 	}
@@ -427,13 +426,94 @@ static void test_scale(struct symbolizer *sym, uint32_t p1)
 	aggregator__free(a);
 }
 
+/* Samples per pid in the rows (each sample is one row's: its leaf's). */
+static uint64_t pid_samples(struct topview *tv, uint32_t pid)
+{
+	const struct topview_row *const *r;
+	uint64_t sum = 0;
+	int i, n = topview__select(tv, TOPVIEW_SORT_SELF, NULL, &r);
+
+	for (i = 0; i < n; i++)
+		if (r[i]->pid == pid)
+			sum += r[i]->samples;
+	return sum;
+}
+
+/*
+ * A 4 MiB stack budget (the least) and 150k distinct stacks of two processes:
+ * evicted stacks leave their samples to their process's [truncated] row.
+ * Every sample counts once, in the totals and in its process, in every mode
+ * (interval: summed over the updates).
+ */
+static void test_evictions(struct symbolizer *sym, uint32_t p1, uint32_t p2)
+{
+	static const enum topview_counts modes[] = { TOPVIEW_CUMULATIVE, TOPVIEW_INTERVAL,
+						     TOPVIEW_DECAY };
+	const uint64_t fns[] = { U(tv_a), U(tv_b), U(tv_c), U(tv_hot), U(main) };
+	uint64_t ips[20], x, fed[2], got[2], total;
+	struct topview_totals t;
+	struct aggr_totals at;
+	char name[64];
+	size_t m;
+	int i, j;
+
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		struct topview_opts o = { .counts = modes[m], .group = TOPVIEW_GROUP_PID };
+		struct aggregator *a = aggregator__new();
+		struct topview *tv = topview__new(&o, sym, NULL);
+		bool interval = modes[m] == TOPVIEW_INTERVAL;
+
+		aggregator__set_budget(a, 4ull << 20);
+		x = 0x9e3779b97f4a7c15ULL;
+		fed[0] = fed[1] = got[0] = got[1] = total = 0;
+		for (i = 0; i < 150000; i++) {
+			for (j = 0; j < 20; j++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				ips[j] = fns[x % 5] + 1 + (x >> 8) % 4;
+			}
+			/* 1 to 3 samples, of either process. */
+			add(a, i % 2 ? p2 : p1, "evict", SFBPF_STOP_OUTERMOST, ips, 20, NULL, 0,
+			    1 + i % 3);
+			fed[i % 2] += 1 + i % 3;
+			if (i % 5000 != 4999)
+				continue;
+			topview__update(tv, a);
+			if (interval) {
+				topview__totals(tv, &t);
+				total += t.samples;
+				got[0] += pid_samples(tv, p1);
+				got[1] += pid_samples(tv, p2);
+			}
+		}
+		if (!interval) {
+			topview__totals(tv, &t);
+			total = t.samples;
+			got[0] = pid_samples(tv, p1);
+			got[1] = pid_samples(tv, p2);
+		}
+		aggregator__totals(a, &at);
+		snprintf(name, sizeof(name), "evictions %s", topview_counts_name(modes[m]));
+		report(at.evicted >= 10000 && !at.refused && at.samples == fed[0] + fed[1], name,
+		       "%" PRIu64 " stacks evicted (want >= 10000), %" PRIu64 " refused, %" PRIu64
+		       " samples of %" PRIu64,
+		       at.evicted, at.refused, at.samples, fed[0] + fed[1]);
+		report(total == fed[0] + fed[1] && got[0] == fed[0] && got[1] == fed[1],
+		       label(name, modes[m], "counted once"),
+		       "totals %" PRIu64 ", processes %" PRIu64 " %" PRIu64 ", want %" PRIu64
+		       " %" PRIu64 " %" PRIu64,
+		       total, got[0], got[1], fed[0] + fed[1], fed[0], fed[1]);
+		topview__free(tv);
+		aggregator__free(a);
+	}
+}
+
 static int run_synthetic(const char *kallsyms)
 {
 	struct symbolizer *sym = symbolizer__new();
 	struct ksyms *ks = ksyms__new_from_file(kallsyms);
 	struct aggregator *a = aggregator__new();
-	struct topview *tv = topview__new(&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE },
-					  sym, ks);
+	struct topview *tv =
+		topview__new(&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE }, sym, ks);
 	uint32_t p1 = getpid();
 	pid_t p2 = spawn_sleeper(), p3 = spawn_sleeper();
 
@@ -453,6 +533,7 @@ static int run_synthetic(const char *kallsyms)
 	test_trees(tv, p1);
 	test_modes(sym, ks, p1, p2, p3);
 	test_scale(sym, p1);
+	test_evictions(sym, p1, p2);
 	kill(p2, SIGKILL);
 	kill(p3, SIGKILL);
 	waitpid(p2, NULL, 0);
@@ -463,7 +544,6 @@ static int run_synthetic(const char *kallsyms)
 	symbolizer__free(sym);
 	return 0;
 }
-
 
 /* ---- a real fixture (root) ---- */
 
@@ -517,8 +597,7 @@ static void test_real_stack(struct session *s)
 		return;
 	}
 	a = aggregator__new();
-	tv = topview__new(&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE }, s->sym,
-			  s->ksyms);
+	tv = topview__new(&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE }, s->sym, s->ksyms);
 	add(a, pid, st->comm, st->truncated ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_OUTERMOST, st->ips,
 	    st->nr_user, NULL, 0, N);
 	add(a, pid, st->comm, st->truncated ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_OUTERMOST,
@@ -630,14 +709,14 @@ static void test_against_folded(struct session *s)
 				       row ? row->total : -1);
 		}
 	}
-	report(!bad && n == nk && nk > 0, "fixture vs folded",
-	       "%d of %d frames differ, %d rows", bad, nk, n);
+	report(!bad && n == nk && nk > 0, "fixture vs folded", "%d of %d frames differ, %d rows",
+	       bad, nk, n);
 	row = n ? r[0] : NULL;
 	report(row && !strcmp(row->sym->name, "hot") && row->self > 0.5 * t.weight,
 	       "fixture hot on top", "top row %s %.0f of %.0f", row ? row->sym->name : "none",
 	       row ? row->self : 0, t.weight);
-	printf("# fixture: %" PRIu64 " samples, %" PRIu64 " stacks, %d rows\n", t.samples,
-	       t.stacks, n);
+	printf("# fixture: %" PRIu64 " samples, %" PRIu64 " stacks, %d rows\n", t.samples, t.stacks,
+	       n);
 	free(text);
 	topview__free(tv);
 }
@@ -645,8 +724,9 @@ static void test_against_folded(struct session *s)
 static void run_fixture(const char *path)
 {
 	static struct session s;
-	struct session_opts o = { .nr_pids = 1, .freq = 499, .user_stacks = true,
-				  .kernel_stacks = true };
+	struct session_opts o = {
+		.nr_pids = 1, .freq = 499, .user_stacks = true, .kernel_stacks = true
+	};
 	pid_t pid;
 	double end;
 

@@ -249,16 +249,23 @@ static bool file_changed(struct srcline *sl)
 static int dwarf_open(struct srcline *sl)
 {
 	int fd = sl->spill_fd >= 0 ? sl->spill_fd : sl->fd;
+	/*
+	 * Compressed sections and no copy of ours (no spill file, or no room):
+	 * libdw inflates them from what it reads, which must then be our memory,
+	 * not a mapping of a file its owner can rewrite while zlib and libelf
+	 * parse it. Read privately, within the in-memory cap.
+	 */
+	bool private_read = sl->no_spill && sl->spill_fd < 0;
 
 	if (sl->dw)
 		return 0;
 	if (sl->refused || file_changed(sl))
 		return -ENODATA;
-	if (!fileview__map(fd, &sl->view))
+	if (!private_read && !fileview__map(fd, &sl->view))
 		sl->elf = elf_memory(sl->view.base, sl->view.len);
 	else
 		sl->elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (sl->elf && srcline_elf_prepare(fd, sl->elf, &sl->inflate_bytes))
+	if (sl->elf && srcline_elf_prepare(fd, sl->elf, private_read, &sl->inflate_bytes))
 		sl->refused = true;
 	sl->inflated = sl->inflate_bytes > 0;
 	/*
@@ -306,7 +313,7 @@ static bool dwarf_torn(struct srcline *sl)
 	return true;
 }
 
-struct srcline *srcline__new(int fd)
+struct srcline *srcline__new(int fd, const struct stat *id)
 {
 	struct srcline *sl = calloc(1, sizeof(*sl));
 
@@ -317,7 +324,9 @@ struct srcline *srcline__new(int fd)
 	}
 	sl->fd = fd;
 	sl->spill_fd = -1;
-	if (fstat(fd, &sl->id) || dwarf_open(sl)) {
+	if (id)
+		sl->id = *id;
+	if ((!id && fstat(fd, &sl->id)) || dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
 		return NULL;

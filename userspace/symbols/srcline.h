@@ -56,8 +56,14 @@ struct srcline_frame {
 /* Does elf carry DWARF worth opening (a .debug_info section)? */
 int srcline__elf_has_dwarf(struct Elf *elf);
 
-/* fd: an ELF file with DWARF, owned by the srcline from now on (closed on failure too). */
-struct srcline *srcline__new(int fd);
+/*
+ * fd: an ELF file with DWARF, owned by the srcline from now on (closed on
+ * failure too). id: fd's fstat() when the caller took the descriptor (the
+ * bytes its symbols came from), or NULL for now: a file written since
+ * answers nothing.
+ */
+struct stat;
+struct srcline *srcline__new(int fd, const struct stat *id);
 void srcline__free(struct srcline *sl);
 
 /*
@@ -78,7 +84,7 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
  * a few times a second, it keeps what lookups touch out of our RSS without
  * the cost of a reopen (libdw reads every unit header up to the one it
  * needs: MiBs of pages for libc). A file that shrank while mapped
- * (util/fileview.h), or was written at all since srcline__new() (its size,
+ * (util/fileview.h), or was written at all since its identity was taken (its size,
  * mtime or ctime moved: cp over it), answers nothing new from then on; an
  * answer libdw read while the file changed is dropped, not kept.
  */
@@ -100,7 +106,9 @@ uint64_t srcline__spilled(const struct srcline *sl);
  * times their size (refused_ratio: a compression bomb) or more than 1 GiB in
  * all (refused_size), or more than 64 MiB that libdw would inflate in memory
  * (no spill file to inflate them into, or .zdebug_* sections, which the
- * spill leaves compressed: refused_memory); the same claims are judged again
+ * spill leaves compressed: refused_memory; with no spill file the DWARF is
+ * read into memory, not mapped, so what is read counts too, and the claims
+ * are those of the bytes read); the same claims are judged again
  * in the spill file's copy, which the file's owner cannot change; copies not made because the spill
  * files would pass 1 GiB (spill_full); and the spill files' bytes now.
  */

@@ -60,19 +60,30 @@ static bool unused_section(const char *name)
 
 /*
  * The size a compressed section claims it inflates to, from its header
- * (Elf32/64_Chdr, or "ZLIB" and a big-endian size for .zdebug_*), read from
- * the file: nothing is inflated to learn it. 0 if unreadable.
+ * (Elf32/64_Chdr, or "ZLIB" and a big-endian size for .zdebug_*): nothing is
+ * inflated to learn it. Read from the file, or, with private_read, from
+ * libelf's own copy of the section (elf_rawdata: read once, then kept), the
+ * very bytes libdw will inflate: the file's owner cannot claim one size here
+ * and another there. 0 if unreadable.
  */
-static uint64_t claimed_size(int fd, Elf *elf, const GElf_Shdr *sh, bool zdebug)
+static uint64_t claimed_size(int fd, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
+			     bool private_read)
 {
 	uint8_t buf[sizeof(Elf64_Chdr)];
+	Elf_Data *raw;
 	Elf32_Chdr c32;
 	Elf64_Chdr c64;
 	uint64_t v = 0;
 	int i;
 
-	if (pread(fd, buf, sizeof(buf), sh->sh_offset) != (ssize_t)sizeof(buf))
+	if (private_read) {
+		raw = elf_rawdata(scn, NULL);
+		if (!raw || !raw->d_buf || raw->d_size < sizeof(buf))
+			return 0;
+		memcpy(buf, raw->d_buf, sizeof(buf));
+	} else if (pread(fd, buf, sizeof(buf), sh->sh_offset) != (ssize_t)sizeof(buf)) {
 		return 0;
+	}
 	if (zdebug) {
 		if (memcmp(buf, "ZLIB", 4))
 			return 0;
@@ -88,12 +99,26 @@ static uint64_t claimed_size(int fd, Elf *elf, const GElf_Shdr *sh, bool zdebug)
 	return c64.ch_size;
 }
 
-int srcline_elf_prepare(int fd, Elf *elf, uint64_t *inflated)
+/* A .debug_* or .zdebug_* section's name without the prefix, or NULL. */
+static const char *debug_name(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh, bool *zdebug)
 {
+	const char *name;
+
+	if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS ||
+	    !(name = elf_strptr(elf, shstrndx, sh->sh_name)))
+		return NULL;
+	*zdebug = !strncmp(name, ".zdebug_", 8);
+	if (!strncmp(name, ".debug_", 7))
+		return name + 7;
+	return *zdebug ? name + 8 : NULL;
+}
+
+int srcline_elf_prepare(int fd, Elf *elf, bool private_read, uint64_t *inflated)
+{
+	uint64_t claim, raw = 0;
 	Elf_Scn *scn = NULL;
 	const char *name;
 	size_t shstrndx;
-	uint64_t claim;
 	GElf_Shdr sh;
 	bool zdebug;
 
@@ -101,24 +126,27 @@ int srcline_elf_prepare(int fd, Elf *elf, uint64_t *inflated)
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		zdebug = !strncmp(name, ".zdebug_", 8);
-		if (!strncmp(name, ".debug_", 7))
-			name += 7;
-		else if (zdebug)
-			name += 8;
-		else
+		if (!(name = debug_name(elf, shstrndx, scn, &sh, &zdebug)))
 			continue;
 		if (unused_section(name)) {
 			sh.sh_type = SHT_NOBITS;
 			gelf_update_shdr(scn, &sh);
 			continue;
 		}
-		if (!zdebug && !(sh.sh_flags & SHF_COMPRESSED))
+		/* Compared before adding, as below. */
+		raw = sh.sh_size > SRCLINE_MAX_INFLATE_MEM - raw ? SRCLINE_MAX_INFLATE_MEM + 1 :
+								   raw + sh.sh_size;
+	}
+	/* Read into memory, libdw's sections cost what they weigh: judged before they are read. */
+	if (private_read && raw > SRCLINE_MAX_INFLATE_MEM) {
+		srcline_stats.refused_memory++;
+		return -EFBIG;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!(name = debug_name(elf, shstrndx, scn, &sh, &zdebug)) ||
+		    (!zdebug && !(sh.sh_flags & SHF_COMPRESSED)))
 			continue;
-		claim = claimed_size(fd, elf, &sh, zdebug);
+		claim = claimed_size(fd, elf, scn, &sh, zdebug, private_read);
 		if (claim > SRCLINE_RATIO_FLOOR && claim / SRCLINE_MAX_RATIO > sh.sh_size) {
 			srcline_stats.refused_ratio++;
 			return -EFBIG;
@@ -132,6 +160,8 @@ int srcline_elf_prepare(int fd, Elf *elf, uint64_t *inflated)
 		}
 		*inflated += claim;
 	}
+	if (private_read && *inflated && srcline_elf_fits_memory(raw + *inflated))
+		return -EFBIG;
 	return 0;
 }
 
@@ -183,7 +213,7 @@ int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
 	 * the copy, which nobody else can write. Unused sections are hidden in
 	 * the copy too (written as SHT_NOBITS: they take no room).
 	 */
-	if (srcline_elf_prepare(out, elf, &claimed)) {
+	if (srcline_elf_prepare(out, elf, false, &claimed)) {
 		ret = -EFBIG;
 		goto fail;
 	}

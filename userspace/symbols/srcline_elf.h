@@ -10,6 +10,7 @@
 #ifndef SFBPF_SRCLINE_ELF_H
 #define SFBPF_SRCLINE_ELF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct Elf;
@@ -19,9 +20,12 @@ struct Elf;
  * headers; the file is never written) and adds up what the kept compressed
  * ones claim to inflate to, read from fd. 0 (*inflated: bytes, 0: none), or
  * -EFBIG when one claims more than 100 times its size or all more than
- * 1 GiB.
+ * 1 GiB. private_read: elf reads fd into memory (ELF_C_READ), where libdw
+ * will inflate them: the claims are read from libelf's copy of each section,
+ * and the kept sections with what they inflate to must fit the 64 MiB that
+ * may be inflated in memory (-EFBIG, counted as refused_memory).
  */
-int srcline_elf_prepare(int fd, struct Elf *elf, uint64_t *inflated);
+int srcline_elf_prepare(int fd, struct Elf *elf, bool private_read, uint64_t *inflated);
 /* 0 if inflated bytes may be inflated in memory (no spill file), else -EFBIG. */
 int srcline_elf_fits_memory(uint64_t inflated);
 /*

@@ -57,6 +57,7 @@ struct symobj {
 	void *image; /* vdso bytes, to share the object by content */
 	size_t image_len;
 	int dwarf_fd; /* the file holding its DWARF until first used; -1: none */
+	struct stat dwarf_id; /* dwarf_fd's file when kept: srcline answers only while it holds */
 	struct srcline *lines; /* opened at the first lookup */
 	bool lines_tried;
 	bool want_debug; /* no local debug file, and symbols or DWARF missing */
@@ -148,6 +149,11 @@ static void symobj__keep_dwarf(struct symcache *c, struct symobj *obj, int fd)
 {
 	if (fd < 0)
 		return;
+	/* Its identity now, with the symbols just read: lines from the same bytes or none. */
+	if (fstat(fd, &obj->dwarf_id)) {
+		close(fd);
+		return;
+	}
 	if (c->dwarf_fds >= MAX_DWARF_FDS)
 		evict_cold_dwarf(c);
 	if (c->dwarf_fds < MAX_DWARF_FDS) {
@@ -322,7 +328,7 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 		o->lines_tried = true;
 		if (o->dwarf_fd >= 0) {
 			/* srcline owns (and counts) the descriptor now, even on failure. */
-			o->lines = srcline__new(o->dwarf_fd);
+			o->lines = srcline__new(o->dwarf_fd, &o->dwarf_id);
 			o->dwarf_fd = -1;
 			if (!o->lines)
 				c->dwarf_fds--;

@@ -13,6 +13,7 @@
 
 #include "tables/cfi.h"
 #include "tables/complete.h"
+#include "tables/tablebytes.h"
 #include "sframe/sframe_elf.h"
 #include "tables/tableload.h"
 #include "util/log.h"
@@ -126,8 +127,19 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	struct flat_table *ft = NULL, *sft = NULL, *cft = NULL;
 	struct complete_info ci;
 	uint64_t start = now_ns();
-	int err, cerr;
+	int err, cerr, copy;
 
+	/*
+	 * A table that may be shared is built from a private copy of the bytes
+	 * its digest names: the file's owner can rewrite it during the build.
+	 * Without a copy (not ELF64, too much to read) it is built from the file
+	 * and never shared.
+	 */
+	if (job->want_digest && !tablebytes__read(job->fd, job->digest, &copy)) {
+		close(job->fd);
+		job->fd = copy;
+		job->has_digest = true;
+	}
 	err = sframe_table(job, &sft);
 	if (!tl->opts.no_cfi && err != -ENOMEM && err != -E2BIG) {
 		if (complete__read_fd(job->fd, &ci))

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "tables/flatten.h"
+#include "tables/sha256.h"
 
 struct tableload_job {
 	/* Input. */
@@ -27,12 +28,16 @@ struct tableload_job {
 	char *name; /* owned; for messages */
 	uint64_t size; /* file size: the queue's order */
 	void *owner; /* the submitter's handle */
+	bool want_digest; /* build from a private copy of the bytes read, and name them */
 	/* Output. */
 	int err; /* 0, or why there is no table (-ENOENT: no .sframe nor CFI) */
 	struct flat_table *ft; /* owned by the job until taken */
 	bool from_cfi; /* synthesized from DWARF CFI alone */
 	bool rejected; /* the .sframe section was malformed */
 	uint64_t sframe_bytes;
+	/* want_digest: the digest of exactly what the table was built from (tablebytes.h). */
+	bool has_digest;
+	uint8_t digest[SHA256_BYTES];
 	uint64_t build_ns; /* time spent building */
 	struct tableload_job *next;
 };

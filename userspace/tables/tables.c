@@ -222,7 +222,7 @@ static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 	for (e = t->buckets[tables_key_hash(key)]; e; e = e->next)
 		if (same_identity(&e->key, key))
 			return e;
-	/* Other files found byte for byte equal to an entry's (tableshare.c). */
+	/* Other files whose tables would be built from an entry's bytes (tableshare.c). */
 	for (a = t->aliases[tables_key_hash(key)]; a; a = a->next)
 		if (same_identity(&a->key, key))
 			return a->e;
@@ -347,6 +347,8 @@ int tables_start_job(struct tables *t, struct entry *e, int fd)
 
 	if (!job)
 		return -ENOMEM;
+	/* Only files with a build-id are ever compared (tableshare.c). */
+	job->want_digest = e->key.hint_len != 0;
 	e->in_job = true;
 	e->job_seq = ++t->job_seq;
 	err = tableload__submit(t->loader, job);
@@ -407,6 +409,22 @@ static void job_done(struct tables *t, struct tableload_job *job)
 	if (job->err) {
 		set_no_table(t, e, job->err);
 		return;
+	}
+	/*
+	 * Its aliases were found equal to e->digest: a table built from other
+	 * bytes (the file rewritten in place, within one ctime tick, since it
+	 * was compared or first built) is not theirs, nor e's any more.
+	 */
+	if (e->digest_state != DIGEST_NONE &&
+	    (!job->has_digest || memcmp(job->digest, e->digest, SHA256_BYTES))) {
+		pr_info("%s: rewritten in place since its bytes were compared", e->name);
+		t->stats.same_id_other_bytes++;
+		set_no_table(t, e, -ESTALE);
+		return;
+	}
+	if (job->has_digest) {
+		memcpy(e->digest, job->digest, SHA256_BYTES);
+		e->digest_state = DIGEST_BUILT;
 	}
 	e->from_cfi = job->from_cfi;
 	e->sframe_bytes = job->sframe_bytes;

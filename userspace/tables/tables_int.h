@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tables/flatten.h"
+#include "tables/sha256.h"
 #include "tables/slices.h"
 #include "tables/ruleset.h"
 #include "tables/segments.h"
@@ -37,7 +38,18 @@ enum obj_state {
 	OBJ_NO_TABLE,
 };
 
-/* Another file found byte for byte equal to an entry's: its identity names that entry. */
+/*
+ * What an entry's digest (tablebytes.h) says: nothing yet; what its file held
+ * when a would-be alias was compared while its build was pending (the build
+ * must then come out of the same bytes); the bytes its table was built from.
+ */
+enum obj_digest {
+	DIGEST_NONE,
+	DIGEST_CLAIMED,
+	DIGEST_BUILT,
+};
+
+/* Another file whose table would be built from an entry's bytes: its identity names that entry. */
 struct obj_alias {
 	struct obj_key key;
 	struct entry *e;
@@ -54,6 +66,9 @@ struct entry {
 	/* Identities (tableshare.c's hash) whose bytes were found to differ: not compared again. */
 	uint64_t differs[TABLES_DIFFERS];
 	uint8_t differs_next;
+	/* Aliases are compared with this, never with the file as it is now. */
+	enum obj_digest digest_state;
+	uint8_t digest[SHA256_BYTES];
 	struct entry *push_next; /* push queue */
 	char *name;
 	int32_t slot; /* index in the objects map, -1: none */
@@ -118,9 +133,10 @@ void tables_note_src(struct entry *e, const struct tables_src *src);
 uint32_t tables_key_hash(const struct obj_key *k);
 uint32_t tables_hint_hash(const struct obj_key *k);
 /*
- * An entry whose file holds the same bytes as the file open at fd (whose
- * identity is key, with a hint), found by key's hint and compared: key becomes
- * its alias. NULL: none (counted in the stats).
+ * An entry whose table was built from the bytes a table of the file open at
+ * fd would be built from (whose identity is key, with a hint; tablebytes.h),
+ * found by key's hint and compared by digest: key becomes its alias. NULL:
+ * none (counted in the stats).
  */
 struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key);
 /* e's file again, through the places it was last seen mapped (an fd, or a negative errno). */

@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Sharing a table between two files (see struct obj_key): a file whose
- * build-id and size are another's uses that one's table only once their bytes
- * are found equal, compared here; it is then remembered as an alias of the
+ * build-id and size are another's uses that one's table only once the bytes
+ * its table would be built from (tablebytes.h) are found equal to the bytes
+ * that one's table was built from; it is then remembered as an alias of the
  * other's entry. A build-id is chosen by whoever built the file, so without
  * the comparison a tenant's forged copy of a library, mapped first, would
  * give its table to every process mapping the real one.
  *
- * The comparison runs on the sampling thread and may read 2 x 256 MiB, so it
- * is bounded: at most SHARE_MAX_CMP entries are compared per acquire, an
- * identity found different from an entry is not compared with it again, and
- * an entry takes at most TABLES_MAX_ALIASES aliases (which live as long as it).
+ * The entry's side is its digest, taken by the loader from the private copy
+ * it built from, never the file as it is now: the file's owner could make it
+ * equal for the comparison and forged for the build (or the reverse) within
+ * one ctime tick, which the identity does not see. An entry still being built
+ * has no digest yet: its file's is taken now (claimed), and the build must
+ * come out of the same bytes or gives no table (tables.c job_done).
+ *
+ * The comparison runs on the sampling thread and reads up to TABLEBYTES_MAX
+ * of each file, so it is bounded: the newcomer's bytes are read once, at most
+ * SHARE_MAX_CMP entries are compared per acquire, an identity found different
+ * from an entry is not compared with it again, and an entry takes at most
+ * TABLES_MAX_ALIASES aliases (which live as long as it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,30 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tables/tablebytes.h"
 #include "tables/tables_int.h"
 
-/* Larger files get their own table: comparing them would stall the sampling thread. */
-#define SHARE_MAX_BYTES (256ull << 20)
-#define CMP_CHUNK (64u << 10)
 #define SHARE_MAX_CMP 2
-
-/* Whether files a and b hold the same size bytes (both read, chunk by chunk). */
-static bool same_bytes(int a, int b, uint64_t size)
-{
-	uint8_t *x = malloc(2 * CMP_CHUNK), *y = x + CMP_CHUNK;
-	uint64_t off = 0;
-	ssize_t n, m;
-	bool same = x != NULL;
-
-	while (same && off < size) {
-		n = pread(a, x, CMP_CHUNK, off);
-		m = pread(b, y, CMP_CHUNK, off);
-		same = n > 0 && n == m && !memcmp(x, y, n);
-		off += n > 0 ? n : 0;
-	}
-	free(x);
-	return same && off == size;
-}
 
 /* Whether the file open at fd still is what key names (not changed meanwhile). */
 static bool still(int fd, const struct obj_key *key)
@@ -103,18 +92,33 @@ static int add_alias(struct tables *t, struct entry *e, const struct obj_key *ke
 	return 0;
 }
 
+/* e's digest from its file as it is now, for a build still pending (see above). */
+static bool claim(struct entry *e)
+{
+	int other = tables_reopen(e), err;
+	bool stable;
+
+	if (other < 0)
+		return false;
+	err = tablebytes__read(other, e->digest, NULL);
+	stable = still(other, &e->key);
+	close(other);
+	if (err || !stable)
+		return false;
+	e->digest_state = DIGEST_CLAIMED;
+	return true;
+}
+
 struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key)
 {
-	uint64_t size, id = identity_hash(key);
+	uint8_t mine[SHA256_BYTES];
+	uint64_t id = identity_hash(key);
 	unsigned compared = 0;
-	bool differ, stable;
+	bool read = false;
 	struct entry *e;
-	int other;
 
 	if (!key->hint_len)
 		return NULL;
-	/* The hint ends with the size (obj_key__from). */
-	memcpy(&size, key->hint + key->hint_len - 8, 8);
 	for (e = t->hints[tables_hint_hash(key)]; e; e = e->hint_next) {
 		if (e->key.hint_len != key->hint_len ||
 		    memcmp(e->key.hint, key->hint, key->hint_len))
@@ -127,19 +131,28 @@ struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_
 			t->stats.same_id_alias_cap++;
 			continue;
 		}
-		if (size > SHARE_MAX_BYTES || compared >= SHARE_MAX_CMP ||
-		    (other = tables_reopen(e)) < 0) {
+		if (compared >= SHARE_MAX_CMP) {
+			t->stats.same_id_unverified++;
+			continue;
+		}
+		/* Built without a digest (not ELF64, too much to read): never shared. */
+		if (e->digest_state == DIGEST_NONE && !e->in_job) {
+			t->stats.same_id_unverified++;
+			continue;
+		}
+		/* Read once; a file changed while read gets no verdict: an own table. */
+		if (!read && (tablebytes__read(fd, mine, NULL) || !still(fd, key))) {
+			t->stats.same_id_unverified++;
+			return NULL;
+		}
+		read = true;
+		if (e->digest_state == DIGEST_NONE && !claim(e)) {
 			t->stats.same_id_unverified++;
 			continue;
 		}
 		compared++;
-		differ = !same_bytes(fd, other, size);
-		/* Either file changed while compared: no verdict, an own table. */
-		stable = still(other, &e->key) && still(fd, key);
-		close(other);
-		if (differ || !stable) {
-			if (differ && stable)
-				note_different(e, id);
+		if (memcmp(mine, e->digest, SHA256_BYTES)) {
+			note_different(e, id);
 			t->stats.same_id_other_bytes++;
 			continue;
 		}

@@ -282,6 +282,7 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 	s->id = st->id;
 	s->pid = st->pid;
 	s->truncated = st->truncated;
+	s->cgroup_id = st->cgroup_id;
 	s->comm = intern(tv, st->pid == 0 ? "swapper" : st->comm[0] ? st->comm : "[unknown]");
 	s->syms = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->syms));
 	s->rows = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->rows));
@@ -301,6 +302,11 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 		s->syms[k] = sym;
 	}
 	s->nr = nr;
+	/* A process's stack (evicted ones folded in): a row of its own, as batch prints it. */
+	if (!nr && st->truncated) {
+		s->syms[0] = tv->truncated_sym;
+		s->nr = 1;
+	}
 	if (hashmap__add(&tv->ids_map, id_hash(s->id), tv->nr_stacks))
 		return -ENOMEM;
 	tv->nr_stacks++;
@@ -325,16 +331,32 @@ static void stack_count(struct topview *tv, struct tv_stack *s, double w, uint64
 		tv->rows[s->rows[i]]->total += w;
 }
 
+/* Process stacks by (pid, comm, cgroup): where an evicted stack's samples went. */
+static uint32_t fold_hash(const struct tv_stack *s)
+{
+	return (uint32_t)hash__mix64(s->pid * 0x9E3779B97F4A7C15ULL ^ (uintptr_t)s->comm ^
+				     s->cgroup_id * 31);
+}
+
+static bool fold_eq(const void *ctx, uint64_t i, const void *key)
+{
+	const struct tv_stack *a = &((const struct topview *)ctx)->stacks[i], *b = key;
+
+	return a->pid == b->pid && a->comm == b->comm && a->cgroup_id == b->cgroup_id;
+}
+
 /*
- * Samples folded into a stack from evicted ones (aggregate.h) were counted
- * on their own stacks already: only a stack's own samples count here.
+ * A stack counts all its samples, those folded into it from evicted stacks
+ * (aggregate.h) too: an evicted stack leaves the table (stack_remove) with
+ * what it weighed, and its samples live on in its process's stack, counted
+ * there (unfold() takes out what the evicted stack had counted already).
  */
 static int update_one(const struct aggr_stack *st, void *arg)
 {
 	struct topview *tv = arg;
-	uint64_t own = st->count - st->folded, own_w = st->weight - st->folded_weight, d;
 	int64_t i = hashmap__find(&tv->ids_map, id_hash(st->id), id_eq, tv, &st->id);
 	struct tv_stack *s;
+	uint64_t d;
 	double w;
 	int err;
 
@@ -346,14 +368,41 @@ static int update_one(const struct aggr_stack *st, void *arg)
 	}
 	s = &tv->stacks[i];
 	s->visit = tv->visit;
-	if (own > s->seen) {
-		d = own - s->seen;
-		w = tv->opts.weight ? (double)(own_w - s->seen_weight) : (double)d;
-		s->seen = own;
-		s->seen_weight = own_w;
+	if (st->count > s->seen) {
+		d = st->count - s->seen;
+		w = tv->opts.weight ? (double)(st->weight - s->seen_weight) : (double)d;
+		s->seen = st->count;
+		s->seen_weight = st->weight;
 		stack_count(tv, s, w, d);
 	}
+	s->fold_left = 0;
+	if (st->folded > s->seen_folded) {
+		s->fold_left = st->folded - s->seen_folded;
+		s->seen_folded = st->folded;
+		if (hashmap__add(&tv->folds_map, fold_hash(s), i))
+			return -ENOMEM;
+	}
 	return 0;
+}
+
+/*
+ * Stack x is gone from the aggregator. Evicted, its samples were counted
+ * again, all of them, in its process's stack this update: what x had
+ * counted itself (seen) comes off there, and what x weighs in the table now
+ * (cumulative: the same; interval: nothing; decay: less) goes there instead,
+ * as x leaves the table. Every sample stays counted once, in its process.
+ * Dropped as idle (no process stack took it), nothing moves.
+ */
+static void unfold(struct topview *tv, const struct tv_stack *x)
+{
+	int64_t i = hashmap__find(&tv->folds_map, fold_hash(x), fold_eq, tv, x);
+	struct tv_stack *p = i >= 0 ? &tv->stacks[i] : NULL;
+	double seen_w = tv->opts.weight ? (double)x->seen_weight : (double)x->seen;
+
+	if (!p || p == x || p->fold_left < x->seen)
+		return;
+	p->fold_left -= x->seen;
+	stack_count(tv, p, x->weight - seen_w, x->samples - x->seen);
 }
 
 /* Stack i left the aggregator (evicted, dropped as idle, reset): out of the table too. */
@@ -478,9 +527,14 @@ int topview__update(struct topview *tv, const struct aggregator *a)
 	else if (tv->opts.counts == TOPVIEW_DECAY)
 		scale(tv, tv->opts.decay);
 	tv->visit++;
+	hashmap__clear(&tv->folds_map);
 	err = aggregator__for_each(a, update_one, tv);
 	if (err)
 		return err;
+	/* Before any removal: removals move stacks, the folds map holds indexes. */
+	for (i = 0; i < tv->nr_stacks; i++)
+		if (tv->stacks[i].visit != tv->visit)
+			unfold(tv, &tv->stacks[i]);
 	for (i = tv->nr_stacks; i > 0; i--)
 		if (tv->stacks[i - 1].visit != tv->visit)
 			stack_remove(tv, i - 1);
@@ -578,6 +632,7 @@ void topview__free(struct topview *tv)
 	hashmap__free(&tv->addrs_map);
 	hashmap__free(&tv->rows_map);
 	hashmap__free(&tv->ids_map);
+	hashmap__free(&tv->folds_map);
 	free(tv->strings);
 	free(tv->syms);
 	free(tv->marks);

@@ -27,9 +27,10 @@
  * followed by their aggregator id: a stack gone from the aggregator (evicted
  * for its budget, dropped as idle, or a reset) leaves the table with what it
  * weighed, and once as many have gone as remain, the model is rebuilt from
- * the remaining ones, so that it never outgrows the aggregator. Samples
- * folded into a process's stack on eviction were counted already: they are
- * not counted again.
+ * the remaining ones, so that it never outgrows the aggregator. A stack
+ * evicted for the budget leaves its samples to its process's stack (a
+ * "[truncated]" row, as in batch outputs): counted there once, in every
+ * counting mode, never lost nor counted twice.
  *
  * Error convention: negative errno; topview__new() returns NULL + errno.
  */

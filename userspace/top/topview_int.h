@@ -29,8 +29,15 @@ struct addr_entry {
 struct tv_stack {
 	uint64_t id; /* the aggregator's stack id */
 	uint32_t visit; /* the update that last found it in the aggregator */
-	uint64_t seen; /* its own samples (count - folded) when last folded in */
+	uint64_t seen; /* its samples (count, folded ones included) when last counted */
 	uint64_t seen_weight; /* and their weight */
+	/*
+	 * A process's stack (no frames): samples of evicted stacks folded into it
+	 * when last counted, and of those in this update, what the evicted
+	 * stacks have not yet claimed (see unfold()).
+	 */
+	uint64_t seen_folded, fold_left;
+	uint64_t cgroup_id;
 	uint64_t samples; /* since the last zeroing */
 	double weight; /* in the counting mode */
 	uint32_t *syms; /* frames, leaf (kernel leaf if any) first */
@@ -70,6 +77,8 @@ struct topview {
 	struct tv_stack *stacks;
 	size_t nr_stacks, stacks_cap;
 	struct hashmap ids_map; /* stack index, by aggregator stack id */
+	struct hashmap
+		folds_map; /* this update's process stacks that took evicted ones, by process */
 	uint32_t visit; /* updates so far */
 	size_t removed; /* stacks gone from the aggregator since the last rebuild */
 	uint64_t rebuilds;

@@ -64,7 +64,9 @@ static int tree_path(struct tree *t, const struct tv_stack *s, int j, int step,
 		t->n[node].weight += s->weight;
 		depth++;
 	}
-	if (step > 0 && s->truncated && depth < TREE_MAX_DEPTH && !(f && f->hide_user)) {
+	/* (A process's stack of evicted ones is [truncated] already.) */
+	if (step > 0 && s->truncated && s->syms[s->nr - 1] != tv->truncated_sym &&
+	    depth < TREE_MAX_DEPTH && !(f && f->hide_user)) {
 		node = tree_child(t, node, tv->truncated_sym);
 		if (node < 0)
 			return (int)node;

@@ -4,7 +4,7 @@
  * POLL_MS at a time), read every pending key, refresh the model when the
  * interval is up, redraw when something changed. The screen is rebuilt from
  * the model each time: a list of body lines (rows, and the expanded row's
- * caller/callee trees) of which a window is shown.
+ * caller/callee trees) of which a window is shown, drawn by tuidraw.c.
  */
 #include <curses.h>
 #include <errno.h>
@@ -21,75 +21,15 @@
 #include "top/topview.h"
 #include "top/tui.h"
 #include "top/tuipages.h"
+#include "top/tui_int.h"
 #include "util/clock.h"
 
 #define POLL_MS 50 /* longest wait for samples: bounds the key latency */
-#define MAX_PIDS 32
 #define TREE_MIN_SHARE 0.005 /* tree nodes under 0.5% of the function's Total: pruned */
 #define TREE_MAX_NODES 300
-#define TOP_LINES 3 /* two lines of figures, then the column titles */
 #define MESSAGE_SECS 4
 #define KEY_ESC 27
 #define CTRL(c) ((c)&0x1f)
-
-enum { PAIR_HOT = 1, PAIR_WARM, PAIR_TITLE, PAIR_KERNEL };
-
-enum line_kind { LINE_ROW, LINE_TITLE, LINE_NODE };
-
-struct line {
-	enum line_kind kind;
-	int row; /* LINE_ROW: index in rows */
-	const char *title; /* LINE_TITLE: "callers", "callees" */
-	const struct topview_node *node; /* LINE_NODE */
-};
-
-struct nodes {
-	struct topview_node *v; /* a copy: topview reuses its buffer */
-	int n;
-	size_t cap;
-};
-
-struct tui {
-	struct session *s;
-	const struct tui_opts *o;
-	struct topview *tv;
-	enum topview_counts counts;
-	enum topview_sort sort;
-	struct topview_filter filter;
-	int pids[MAX_PIDS];
-	char search[128];
-
-	struct topview_status prev, now;
-	double rate;
-	const struct topview_row *const *rows;
-	int nr_rows;
-	int sel; /* selected row */
-	uint32_t sel_id;
-	bool follow; /* after a move, the selection follows its function */
-	bool expanded;
-	uint32_t expanded_id;
-	int top; /* first body line on screen */
-	bool reveal; /* scroll the expanded tree into view at the next draw */
-	struct nodes callers, callees;
-	struct line *lines;
-	int nr_lines;
-	size_t lines_cap;
-
-	/* The aggregator's sample count at each of the last TUI_WINDOW refreshes (a ring). */
-	uint64_t marks[TUI_WINDOW];
-	unsigned refreshes;
-
-	bool paused, help, counters, source, quit;
-	int prompt; /* 0, 'p' or '/' */
-	char input[128];
-	char message[192];
-	double message_until;
-	double next_refresh;
-
-	FILE *errlog; /* stderr while the screen is ours */
-	int saved_stderr;
-	long errlog_seen;
-};
 
 static void message(struct tui *t, const char *fmt, ...)
 {
@@ -283,246 +223,6 @@ static void refresh_model(struct tui *t)
 	select_rows(t);
 }
 
-/* ---- drawing ---- */
-
-#define put tui_put
-#define mvput tui_mvput
-
-struct layout {
-	int comm, dso; /* column widths; 0: not shown */
-};
-
-static struct layout layout_for(int cols)
-{
-	struct layout l = { 15, 20 };
-
-	if (cols < 100)
-		l.dso = 14;
-	if (cols < 80)
-		l.comm = 0;
-	return l;
-}
-
-static int body_height(void)
-{
-	return LINES - TOP_LINES - 1 > 1 ? LINES - TOP_LINES - 1 : 1;
-}
-
-static void draw_header(struct tui *t)
-{
-	char unwound[64], tables[128], filt[192] = "";
-	int len = 0, i;
-
-	topview_status__unwound(&t->now, unwound, sizeof(unwound));
-	topview_status__tables(&t->now, tables, sizeof(tables));
-	attron(A_BOLD);
-	mvput(0, 0, "sfbpf-top");
-	attroff(A_BOLD);
-	put("  %lu Hz x %ld CPUs%s  %.0f samples/s  unwound %s  drops %" PRIu64 "%s", t->o->freq,
-	    sysconf(_SC_NPROCESSORS_ONLN), t->o->system_wide ? " system-wide" : "", t->rate,
-	    unwound, t->now.drops, t->paused ? "   " : "");
-	if (t->paused) {
-		attron(A_REVERSE | A_BOLD);
-		put(" PAUSED ");
-		attroff(A_REVERSE | A_BOLD);
-	}
-	for (i = 0; i < t->filter.nr_pids; i++)
-		len += snprintf(filt + len, sizeof(filt) - len, "%s%d", i ? "," : "  pid ",
-				t->pids[i]);
-	if (t->filter.search)
-		len += snprintf(filt + len, sizeof(filt) - len, "  /%s", t->search);
-	if (t->filter.hide_kernel || t->filter.hide_user)
-		snprintf(filt + len, sizeof(filt) - len, "  hiding %s%s",
-			 t->filter.hide_kernel ? "[k]" : "", t->filter.hide_user ? "[.]" : "");
-	mvput(1, 0,
-	      "processes %u  objects %u (+%u without table)  tables %s  counts %s  "
-	      "sort %s  group %s%s",
-	      t->now.processes, t->now.objects, t->now.objects_without_table, tables,
-	      topview_counts_name(t->counts), topview_sort_name(t->sort),
-	      topview_group_name(topview__group(t->tv)), filt);
-}
-
-static void title_cell(struct tui *t, int sort, const char *fmt, const char *text)
-{
-	if (sort == (int)t->sort)
-		attron(A_BOLD | A_UNDERLINE);
-	put(fmt, text);
-	if (sort == (int)t->sort)
-		attroff(A_BOLD | A_UNDERLINE);
-	put(" ");
-}
-
-static void draw_titles(struct tui *t, const struct layout *l)
-{
-	move(TOP_LINES - 1, 0);
-	attron(COLOR_PAIR(PAIR_TITLE));
-	title_cell(t, TOPVIEW_SORT_SELF, "%7s", "Self%");
-	title_cell(t, TOPVIEW_SORT_TOTAL, "%7s", "Total%");
-	title_cell(t, TOPVIEW_SORT_SAMPLES, "%8s", "Samples");
-	put("%7s ", "PID");
-	if (l->comm)
-		put("%-*s ", l->comm, "Command");
-	put("%-*s %s", l->dso, "Shared Object", "Symbol");
-	chgat(-1, A_NORMAL, PAIR_TITLE, NULL);
-	attroff(COLOR_PAIR(PAIR_TITLE));
-}
-
-static void pct(double share, attr_t base)
-{
-	int pair = share >= 5 ? PAIR_HOT : share >= 0.5 ? PAIR_WARM : 0;
-
-	attron(COLOR_PAIR(pair));
-	put("%6.2f%%", share);
-	attroff(COLOR_PAIR(pair));
-	attron(base);
-	put(" ");
-}
-
-static void draw_row(struct tui *t, int y, const struct topview_row *r, const struct layout *l,
-		     double all, bool selected)
-{
-	attr_t base = selected ? A_REVERSE : A_NORMAL;
-	char pid[16] = "-";
-
-	if (r->pid)
-		snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
-	move(y, 0);
-	attron(base);
-	pct(100 * r->self / all, base);
-	pct(100 * r->total / all, base);
-	put("%8" PRIu64 " %7s ", r->samples, pid);
-	if (l->comm)
-		put("%-*.*s ", l->comm, l->comm, r->comm);
-	put("%-*.*s ", l->dso, l->dso, r->sym->module);
-	if (r->sym->kernel)
-		attron(COLOR_PAIR(PAIR_KERNEL));
-	put("%s ", r->sym->kernel ? "[k]" : "[.]");
-	attroff(COLOR_PAIR(PAIR_KERNEL));
-	attron(base);
-	put("%s", r->sym->name);
-	if (selected)
-		chgat(-1, A_REVERSE, 0, NULL);
-	attroff(base);
-	(void)t;
-}
-
-static void draw_line(struct tui *t, int y, const struct line *ln, const struct layout *l,
-		      double all)
-{
-	const struct topview_row *r;
-	const struct topview_node *n = ln->node;
-
-	switch (ln->kind) {
-	case LINE_ROW:
-		draw_row(t, y, t->rows[ln->row], l, all, ln->row == t->sel);
-		break;
-	case LINE_TITLE:
-		r = topview__row(t->tv, t->expanded_id);
-		attron(A_BOLD);
-		mvput(y, 4, "%s of %s:", ln->title, r ? r->sym->name : "?");
-		attroff(A_BOLD);
-		break;
-	case LINE_NODE:
-		mvput(y, 4 + 2 * n->depth, "%6.2f%%  %s", 100 * n->weight / all, n->sym->name);
-		attron(A_DIM);
-		put("  %s%s", n->sym->kernel ? "[k] " : "", n->sym->module);
-		attroff(A_DIM);
-		break;
-	}
-}
-
-/* Index of the selected row's line (rows come in order, trees after theirs). */
-static int sel_line(const struct tui *t)
-{
-	int i;
-
-	for (i = 0; i < t->nr_lines; i++)
-		if (t->lines[i].kind == LINE_ROW && t->lines[i].row == t->sel)
-			return i;
-	return 0;
-}
-
-/* Scrolls so that the selection, and after Enter as much of its tree, is visible. */
-static void scroll_to_selection(struct tui *t)
-{
-	int h = body_height(), s = sel_line(t), end = s;
-
-	if (t->reveal) {
-		while (end + 1 < t->nr_lines && t->lines[end + 1].kind != LINE_ROW)
-			end++;
-		if (end >= t->top + h)
-			t->top = end - h + 1 > s ? s : end - h + 1;
-		t->reveal = false;
-	}
-	if (s < t->top)
-		t->top = s;
-	if (s >= t->top + h)
-		t->top = s - h + 1;
-	if (t->top > t->nr_lines - h)
-		t->top = t->nr_lines - h;
-	if (t->top < 0)
-		t->top = 0;
-}
-
-static void draw_status(struct tui *t)
-{
-	static const char prompt_pid[] = "Show PIDs (comma-separated; empty: all): ";
-	static const char prompt_sym[] = "Show symbols containing (empty: all): ";
-
-	move(LINES - 1, 0);
-	clrtoeol();
-	if (t->prompt) {
-		put("%s%s", t->prompt == 'p' ? prompt_pid : prompt_sym, t->input);
-		curs_set(1);
-		return;
-	}
-	curs_set(0);
-	if (t->message[0] && clock__mono_s() < t->message_until) {
-		attron(A_BOLD);
-		put("%s", t->message);
-		attroff(A_BOLD);
-		return;
-	}
-	attron(A_DIM);
-	put("q quit  h help  i counters  a source  Enter callers/callees  s < > sort  p pid  / search  "
-	    "K U hide  g group  c counts  z zero  P pause");
-	attroff(A_DIM);
-}
-
-static void draw(struct tui *t)
-{
-	struct layout l = layout_for(COLS);
-	struct topview_totals tot;
-	int i, y, h = body_height();
-
-	if (t->help) {
-		tuipages__help();
-		return;
-	}
-	if (t->counters) {
-		tuipages__counters(t->s);
-		return;
-	}
-	if (t->source) {
-		tuipages__source(t->s, t->nr_rows ? t->rows[t->sel] : NULL);
-		return;
-	}
-	topview__totals(t->tv, &tot);
-	erase();
-	draw_header(t);
-	draw_titles(t, &l);
-	scroll_to_selection(t);
-	for (i = t->top, y = TOP_LINES; i < t->nr_lines && y < TOP_LINES + h; i++, y++)
-		draw_line(t, y, &t->lines[i], &l, tot.weight > 0 ? tot.weight : 1);
-	if (!t->nr_lines)
-		mvput(TOP_LINES, 2,
-		      tot.samples || t->filter.nr_pids || t->filter.search ?
-			      "(no function matches)" :
-			      "(waiting for samples)");
-	draw_status(t);
-	refresh();
-}
-
 /* ---- keys ---- */
 
 static void apply_pids(struct tui *t)
@@ -660,7 +360,7 @@ static void view_key(struct tui *t, int ch)
 
 static void handle_key(struct tui *t, int ch)
 {
-	int h = body_height();
+	int h = tuidraw__body_height();
 
 	if (ch == KEY_RESIZE || ch == CTRL('l')) {
 		clearok(curscr, TRUE);
@@ -776,7 +476,7 @@ static int loop(struct tui *t)
 			dirty = true;
 		}
 		if (dirty)
-			draw(t);
+			tuidraw__draw(t);
 		dirty = false;
 		wait = t->next_refresh - now;
 		err = session__poll(t->s, wait * 1000 < POLL_MS ? (int)(wait * 1000) + 1 : POLL_MS);
