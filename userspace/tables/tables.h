@@ -4,7 +4,8 @@
  * objects loaded into them. An object (executable or shared library) is
  * loaded once however many processes map it, keyed by its identity (struct
  * obj_key: device, inode, size, mtime, ctime; another file with the same
- * build-id shares it only once its bytes are found equal), and
+ * build-id shares it only once the bytes a table is built from digest the
+ * same: tablebytes.h), and
  * reference-counted by the processes that use it. Its table comes from its .sframe, else (none, or
  * malformed) is synthesized from its DWARF CFI (tableload.h). Objects without a usable table are
  * remembered too, so a file is parsed once. See docs/DESIGN.md, DESIGN-cfi.md, DESIGN-lifecycle.md.
@@ -47,7 +48,7 @@ struct tables_opts {
  * file opened through the mapping) with its size, mtime and ctime, so that a
  * file changed in place is a new object. Build-id, size and mtime are chosen
  * by the file's owner: a forged copy of a library can carry the real one's, so
- * they only name candidates (hint) whose bytes are then compared before a
+ * they only name candidates (hint) whose table bytes are then digested before a
  * table is shared (the same image layer seen through two overlayfs mounts has
  * two devices). hint_len 0: never shared beyond the identity.
  */
@@ -92,7 +93,7 @@ struct tables_stats {
 	uint64_t shared_same_bytes; /* bytes equal: the table is shared */
 	uint64_t same_id_other_bytes; /* bytes differ (a forged or patched copy): own table */
 	uint64_t
-		same_id_unverified; /* not compared (the other gone, too big, 2 compared already) */
+		same_id_unverified; /* not compared (the other gone, over 64 MiB to digest, 2 compared already) */
 	uint64_t same_id_alias_cap; /* not compared: the other shares with TABLES_MAX_ALIASES */
 	uint64_t table_bytes; /* rows, page entries and rules in use */
 	uint64_t map_bytes; /* what the table maps take now: segments, rules, slots */
