@@ -92,8 +92,8 @@ struct tables_stats {
 	/* Files with another's build-id and size (obj_key hint). */
 	uint64_t shared_same_bytes; /* bytes equal: the table is shared */
 	uint64_t same_id_other_bytes; /* bytes differ (a forged or patched copy): own table */
-	uint64_t
-		same_id_unverified; /* not compared (the other gone, over 64 MiB to digest, 2 compared already) */
+	uint64_t same_id_unverified; /* not compared (the other gone, over 64 MiB to digest, 2
+					compared already) */
 	uint64_t same_id_alias_cap; /* not compared: the other shares with TABLES_MAX_ALIASES */
 	uint64_t table_bytes; /* rows, page entries and rules in use */
 	uint64_t map_bytes; /* what the table maps take now: segments, rules, slots */
