@@ -48,11 +48,6 @@ void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
 	po->cgroup_ctx = s;
 }
 
-int64_t outputs_wall_ns(void)
-{
-	return clock__wall_ns();
-}
-
 static bool weighted(const struct session *s)
 {
 	return s->opts.off_cpu || s->opts.on_off;

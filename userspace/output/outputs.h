@@ -31,8 +31,6 @@ struct outputs_opts {
 int outputs__check(const struct outputs_opts *o);
 /* Writes every requested output; reports failures on stderr; 0 or the first error. */
 int outputs__write(struct session *s, const struct outputs_opts *o);
-/* CLOCK_REALTIME now, in ns: the start time profiles carry (util/clock.h's clock__wall_ns). */
-int64_t outputs_wall_ns(void);
 
 /*
  * The pprof options that follow from the session's mode (sample type, weights,

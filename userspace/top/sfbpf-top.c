@@ -633,7 +633,7 @@ int main(int argc, char **argv)
 				      .pprof_path = env.pprof_path,
 				      .svg_path = env.svg_path,
 				      .otlp_path = env.otlp_path,
-				      .start_ns = outputs_wall_ns() };
+				      .start_ns = clock__wall_ns() };
 	/* A path that cannot be written fails now, not after the whole run. */
 	if (outputs__check(&outs))
 		return 1;
