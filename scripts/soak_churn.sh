@@ -36,22 +36,27 @@
 # of symbols each, go cold slowly: 2M took more than the warm-up to fill).
 #
 # Judged as scripts/soak.sh does: a warm-up until a measured steady state
-# (every judged series, over the last SOAK_WINDOWS (24) windows of SOAK_WINDOW
-# (5) s, grows at less than half the rate its bound allows over DURATION; at
-# most SOAK_WARMUP_MAX (900) s), then DURATION s judged: the growth of each
+# (every judged series, over the last SOAK_WINDOWS (60) windows of SOAK_WINDOW
+# (5) s, grows at less than the rate its bound allows over DURATION: five
+# minutes, as the symbol cache fills and evicts in cycles of minutes; at most
+# SOAK_WARMUP_MAX (1200) s: 11 to 12 minutes here), then DURATION s judged:
+# the growth of each
 # series (Theil-Sen slope times the time judged) within its bound, sampled
-# every second by scripts/soak_churn.py and judged on its maximum in each 10 s
-# (the service's interval: what it resets every interval, such as its
-# stacks, rises within each one and is judged on its peaks):
+# every second by scripts/soak_churn.py and judged on its maxima per what the
+# program keeps at once (the service: an interval, 10 s, its stacks reset
+# after each; the live view: its window of 40 refreshes, 40 s):
 #   what the program counts (/metrics of the service, first of all):
 #     stack_bytes, symbol_cold_bytes, jit_map_bytes, table_map_bytes
 #                 a quarter of their budget (and never above it): a budget
 #                 that holds grows by nothing once full
-#     stacks, symbol_objects, symbol_paths, mappings, procs_bytes,
-#     processes, objects, objects_lingering, srcline_spill_bytes, dwarf_fds
+#     stacks, symbol_objects, mappings, procs_bytes, processes, objects,
+#     objects_lingering, srcline_spill_bytes, dwarf_fds
 #                 half what each held once steady (64, or 1 MiB, at least):
 #                 anything kept per churned binary grows by thousands over a
 #                 run; dwarf_fds never above its cap, 256
+#     symbol_paths  never above twice what it held once steady + 1024: the
+#                 interned paths are swept at twice those live + 1024
+#                 (symbolize.c), a sawtooth of ten minutes
 #   what the system sees of both processes:
 #     anon RSS    the largest profile, uncompressed, + 128 KiB a thread
 #                 (glibc's trim threshold, what an arena may keep), as
@@ -94,8 +99,8 @@ RATE=${SOAK_CHURN_RATE:-4}
 DLOPEN_RATE=${SOAK_CHURN_DLOPEN_RATE:-2}
 STORM_RATE=${SOAK_RATE:-100}
 WINDOW=${SOAK_WINDOW:-5}
-WINDOWS=${SOAK_WINDOWS:-24}
-WARMUP_MAX=${SOAK_WARMUP_MAX:-900}
+WINDOWS=${SOAK_WINDOWS:-60}
+WARMUP_MAX=${SOAK_WARMUP_MAX:-1200}
 BUDGETS=(--max-stack-mem 32M --max-symbol-mem 512K --max-jit-mem 16M --max-table-mem 32M)
 # The build-id every copy starts from (soak_churn.c finds and rewrites it).
 BUILD_ID=0x5c0af00dc452173e9b61e2047d883ab5106fc927
@@ -135,7 +140,7 @@ PY=$(command -v /usr/bin/python3 || command -v python3)
 DIR=${SOAK_DIR:-$(mktemp -d /tmp/sfbpf-soak-churn.XXXXXX)}
 mkdir -p "$DIR/bin"
 rm -rf "$DIR/kept" "$DIR/profiles" "$DIR"/series.jsonl "$DIR"/steady* "$DIR"/tui.rc
-G=(-O2 -g -Wa,--gsframe "-Wl,--build-id=$BUILD_ID")
+G=(-O2 -g "-Wa,--gsframe" "-Wl,--build-id=$BUILD_ID")
 if ! gcc "${G[@]}" "$ROOT/scripts/soak_churn.c" -o "$DIR/soak_churn" -ldl 2>"$DIR/build.log" ||
 	! gcc "${G[@]}" -gz=zlib "$ROOT/scripts/soak_churn.c" -o "$DIR/soak_churn_z" -ldl \
 		2>>"$DIR/build.log" ||
@@ -164,7 +169,7 @@ LOAD_PIDS=()
 SVC_PID=
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-	local p d i
+	local p i
 	for p in "${LOAD_PIDS[@]}" $SVC_PID; do
 		kill "$p" 2>/dev/null
 	done
@@ -175,7 +180,7 @@ cleanup() {
 		[ -d "$CG" ] || break
 		sleep 0.1
 	done
-	rm -rf "$DIR/bin"
+	rm -rf "${DIR:?}/bin"
 }
 trap cleanup EXIT
 now() { echo "${EPOCHREALTIME/./}" | cut -c1-13; } # ms
@@ -200,7 +205,7 @@ TUI_PID=
 start=$(now)
 until [ -n "$TUI_PID" ] && sampling "$SVC_PID" && sampling "$TUI_PID"; do
 	pane=$(tmux -L "$SOCK" list-panes -t churn -F '#{pane_pid}' 2>/dev/null)
-	TUI_PID=$(cat /proc/"$pane"/task/"$pane"/children 2>/dev/null | awk '{ print $1 }')
+	TUI_PID=$(awk '{ print $1 }' /proc/"$pane"/task/"$pane"/children 2>/dev/null)
 	if ! kill -0 "$SVC_PID" 2>/dev/null || [ -s "$DIR/tui.rc" ] ||
 		[ $(($(now) - start)) -gt 300000 ]; then
 		echo "FAIL: soak-churn-start: both did not start sampling: service:" \
