@@ -30,8 +30,9 @@
  *       code (a counting loop) at a new address, runs it for 20 ms
  *       (main;jit_loop;jit_child;jit_call;jit_gen_N) and adds it to its
  *       /tmp/perf-PID.map with 64 more symbols; every 8th second the map is
- *       rewritten from scratch. The map goes with the child. Prints "jit_procs
- *       N" and "jit_rewrites N".
+ *       rewritten from scratch (with every generation so far). The map is
+ *       deleted 30 s after its process exited (when its last profile was
+ *       written). Prints "jit_procs N" and "jit_rewrites N".
  *
  * Every mode ends by itself after SECS; SIGTERM ends exec, dlopen and jit
  * early, as if SECS had passed: they wait for what they started, clean up and
@@ -423,17 +424,29 @@ NOIPA static void jit_call(void (*fn)(unsigned long), double end)
 	sink++;
 }
 
+/* One generation's lines: its code, run, and 64 symbols of code never run (what a map costs). */
+static void jit_lines(FILE *f, unsigned long gen, const void *code)
+{
+	fprintf(f, "%lx %zx jit_gen_%lu\n", (unsigned long)code, sizeof(jit_code), gen);
+	for (int i = 0; i < 64; i++)
+		fprintf(f, "%lx 40 jit_stub_%lu_%d\n", 0x7e0000000000UL + gen * 4096 + i * 64, gen,
+			i);
+}
+
+#define JIT_MAX_GENS 256
+
 NOIPA static int jit_child(double life, unsigned long *rewrites)
 {
+	static void *codes[JIT_MAX_GENS];
 	double t0 = now();
 	char map[64];
-	unsigned long gen = 0;
+	unsigned long gen = 0, g;
 	void *code = NULL;
 	long page = sysconf(_SC_PAGESIZE);
 	FILE *f = NULL;
 
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
-	while (!terminated && now() - t0 < life) {
+	while (!terminated && now() - t0 < life && gen < JIT_MAX_GENS) {
 		void *prev = code;
 
 		/* A new address each time: the hint moves past the last one. */
@@ -447,6 +460,12 @@ NOIPA static int jit_child(double life, unsigned long *rewrites)
 			return 1;
 		if (prev)
 			munmap(prev, page);
+		codes[gen] = code;
+		/*
+		 * Appended, and every 8th time rewritten from scratch: with every
+		 * generation, as a JIT's map names all code it ran (samples of old
+		 * code are named after it, at the profile's end).
+		 */
 		if (gen % 8 == 0) {
 			if (f)
 				fclose(f);
@@ -454,12 +473,10 @@ NOIPA static int jit_child(double life, unsigned long *rewrites)
 			if (!f)
 				return 1;
 			(*rewrites)++;
+			for (g = 0; g < gen; g++)
+				jit_lines(f, g, codes[g]);
 		}
-		fprintf(f, "%lx %zx jit_gen_%lu\n", (unsigned long)code, sizeof(jit_code), gen);
-		/* Symbols of code never run, as a JIT's map carries: what the map costs. */
-		for (int i = 0; i < 64; i++)
-			fprintf(f, "%lx 40 jit_stub_%lu_%d\n",
-				0x7e0000000000UL + gen * 4096 + i * 64, gen, i);
+		jit_lines(f, gen, code);
 		fflush(f);
 		jit_call((void (*)(unsigned long))code, now() + 0.02);
 		gen++;
@@ -467,24 +484,39 @@ NOIPA static int jit_child(double life, unsigned long *rewrites)
 	}
 	if (f)
 		fclose(f);
-	unlink(map);
 	return 0;
+}
+
+#define JIT_MAX_KIDS 64
+#define JIT_MAP_LINGER 30 /* s a map stays after its process: its last profile is written */
+
+static void jit_unlink(pid_t pid)
+{
+	char map[64];
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+	unlink(map);
 }
 
 static int jit_loop(double secs, double every, double life)
 {
+	struct {
+		pid_t pid;
+		double gone; /* when it exited, or 0 */
+	} kids[JIT_MAX_KIDS] = { 0 };
 	double t0 = now(), next = t0;
 	unsigned long procs = 0, rewrites = 0;
-	pid_t kids[64] = { 0 };
 	int pipefd[2], i;
+	pid_t pid;
 
 	/* Children report their rewrites through a pipe: one unsigned long each. */
 	if (pipe(pipefd))
 		return 1;
 	while (running(t0, secs)) {
 		if (now() >= next) {
-			pid_t pid = fork();
-
+			for (i = 0; i < JIT_MAX_KIDS && kids[i].pid; i++)
+				;
+			pid = i < JIT_MAX_KIDS ? fork() : -1;
 			if (pid == 0) {
 				unsigned long n = 0;
 				int rc;
@@ -495,21 +527,35 @@ static int jit_loop(double secs, double every, double life)
 					rc = 1;
 				_exit(rc);
 			}
-			if (pid > 0)
-				kids[procs++ % 64] = pid;
+			if (pid > 0) {
+				kids[i].pid = pid;
+				kids[i].gone = 0;
+				procs++;
+			}
 			next += every;
 		}
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			for (i = 0; i < JIT_MAX_KIDS; i++)
+				if (kids[i].pid == pid)
+					kids[i].gone = now();
+		for (i = 0; i < JIT_MAX_KIDS; i++)
+			if (kids[i].gone && now() - kids[i].gone > JIT_MAP_LINGER) {
+				jit_unlink(kids[i].pid);
+				kids[i].pid = 0;
+				kids[i].gone = 0;
+			}
 		sleep_s(0.1);
 	}
-	/* The children end at LIFE, or now (a pid reused by then is not ours: waited for first). */
+	/* The children end at LIFE, or now (only those not waited for yet: still ours). */
 	close(pipefd[1]);
-	for (i = 0; i < 64; i++)
-		if (kids[i] > 0 && waitpid(kids[i], NULL, WNOHANG) == 0)
-			kill(kids[i], SIGTERM);
+	for (i = 0; i < JIT_MAX_KIDS; i++)
+		if (kids[i].pid && !kids[i].gone)
+			kill(kids[i].pid, SIGTERM);
 	while (waitpid(-1, NULL, 0) > 0)
 		;
+	for (i = 0; i < JIT_MAX_KIDS; i++)
+		if (kids[i].pid)
+			jit_unlink(kids[i].pid);
 	for (unsigned long n; read(pipefd[0], &n, sizeof(n)) == sizeof(n);)
 		rewrites += n;
 	printf("jit_procs %lu\njit_rewrites %lu\n", procs, rewrites);
