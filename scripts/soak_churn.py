@@ -365,7 +365,7 @@ def judge_profiles(d, steady_wall_ns, min_complete):
     plugin = ["plugin_hot", "plugin_inner", "plugin_entry", "churn_plugin", "dlopen_loop",
               "__libc_start_call_main"]  # main tail-calls dlopen_loop
     contained = dict(re.findall(r"^container (\S+) (\S+)$", open(d + "/load.txt").read(), re.M))
-    n = dict.fromkeys(("bin", "bin_ok", "lines_ok", "plug", "plug_ok", "cont", "cont_ok", "jit",
+    n = dict.fromkeys(("bin", "bin_ok", "libc_named", "lines_ok", "plug", "plug_ok", "cont", "cont_ok", "jit",
                        "jit_named", "jit_complete"), 0)
     files = 0
     for f in sorted(glob.glob(d + "/kept/*.pb.gz")):
@@ -379,7 +379,10 @@ def judge_profiles(d, steady_wall_ns, min_complete):
             names = [fn for fn, _, _ in frames]
             if re.match(r"ch[gz]-\d+$", comm) and names and names[0] == "churn_hot":
                 n["bin"] += count
-                n["bin_ok"] += count * (names[:len(want)] == want)
+                # Unwound: through main to the program's entry (_start), over libc's frames.
+                n["bin_ok"] += count * (names[:4] == want[:4] and len(names) >= 7 and
+                                        names[-1] == "_start")
+                n["libc_named"] += count * (names[:len(want)] == want)
                 n["lines_ok"] += count * (frames[0][1] > 0)
                 cg = contained.get(comm)
                 if cg:
@@ -401,10 +404,13 @@ def judge_profiles(d, steady_wall_ns, min_complete):
                                                                        "jit_loop"])
     pct = lambda a, b: 100.0 * n[a] / n[b] if n[b] else 0.0  # noqa: E731
     check("stacks-binaries", n["bin"] >= 200 and pct("bin_ok", "bin") >= min_complete,
-          "%.1f %% of %d samples in churn_hot of the distinct binaries unwind to "
-          "__libc_start_call_main;main;churn_a;churn_b;churn_hot (%d profiles after the steady "
-          "state; %d samples and %.0f %% at least)" % (pct("bin_ok", "bin"), n["bin"], files,
-                                                      200, min_complete))
+          "%.1f %% of %d samples in churn_hot of the distinct binaries unwind to _start "
+          "through main;churn_a;churn_b;churn_hot and libc's frames (%d profiles after the "
+          "steady state; %d samples and %.0f %% at least)" % (pct("bin_ok", "bin"), n["bin"],
+                                                             files, 200, min_complete))
+    check("stacks-names", n["bin"] >= 200 and pct("libc_named", "bin") >= min_complete,
+          "%.1f %% of them name libc's frame: __libc_start_call_main;main;churn_a;churn_b;"
+          "churn_hot" % pct("libc_named", "bin"))
     check("srclines", n["bin"] >= 200 and pct("lines_ok", "bin") >= min_complete,
           "%.1f %% of %d churn_hot samples have a source line (-g and -gz copies)"
           % (pct("lines_ok", "bin"), n["bin"]))

@@ -70,7 +70,9 @@
 # and, from the service's profiles after the steady state ("every stack stays
 # right"), at least SOAK_MIN_COMPLETE (85) % of (with minimum counts):
 #   stacks-binaries  churn_hot samples of the distinct binaries unwound to
-#                    __libc_start_call_main;main;churn_a;churn_b;churn_hot
+#                    the program's _start through main;churn_a;churn_b;
+#                    churn_hot and libc's frames
+#   stacks-names     ...and naming libc's: __libc_start_call_main;main;...
 #   srclines         churn_hot frames with a source line (-g and -gz copies)
 #   stacks-plugins   plugin_hot samples of the distinct libraries unwound to
 #                    __libc_start_call_main through churn_plugin
@@ -264,7 +266,8 @@ for ((i = 0; i < 300; i++)); do
 	sleep 0.1
 done
 TUI_RC=$(cat "$DIR/tui.rc" 2>/dev/null)
-log "service exited $SVC_RC, live view ${TUI_RC:-did not exit at q}; load: $(tr '\n' ' ' <"$DIR/load.txt")"
+log "service exited $SVC_RC, live view ${TUI_RC:-did not exit at q}; load:" \
+	"$(grep -v '^container ' "$DIR/load.txt" | tr '\n' ' ')"
 
 failed=0
 result() { # NAME OK WHY
