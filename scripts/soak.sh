@@ -53,7 +53,11 @@
 # Prints the medians and peaks. Exit status 1 if a check failed.
 #
 # Usage: scripts/soak.sh [--asan] [--top PATH] [--mode batch|continuous] [--cgroup] DURATION
+#        scripts/soak.sh --churn [--top PATH] DURATION
 #   DURATION  seconds judged after the steady state (30 at least)
+#   --churn   the churn soak, "a week in an hour": scripts/soak_churn.sh
+#             (distinct binaries, libraries, perf maps, containers; the live
+#             view and --continuous at once; its header says what is judged)
 #   --asan    run build/asan/sfbpf-top (ASan + UBSan; quarantine 16 MB)
 #   --mode    batch (default): sfbpf-top -b -d SOAK_INTERVAL --stats, every row
 #             of every table kept; continuous: --continuous --interval
@@ -77,6 +81,7 @@ WARMUP_MAX=${SOAK_WARMUP_MAX:-600}
 ASAN=0
 MODE="batch"
 CGROUP=0
+CHURN=0
 
 usage() {
 	sed -n '/^# Usage:/,/^[^#]/s/^# \{0,1\}//p' "$0" >&2
@@ -89,10 +94,15 @@ while [ $# -gt 1 ]; do
 	--top) TOP=$2 && shift ;;
 	--mode) MODE=$2 && shift ;;
 	--cgroup) CGROUP=1 ;;
+	--churn) CHURN=1 ;;
 	*) usage ;;
 	esac
 	shift
 done
+if [ "$CHURN" = 1 ]; then
+	[ "$TOP" = "$BUILD/sfbpf-top" ] || exec "$ROOT/scripts/soak_churn.sh" --top "$TOP" "$@"
+	exec "$ROOT/scripts/soak_churn.sh" "$@"
+fi
 if [ $# -ne 1 ] || ! [[ $1 =~ ^[0-9]+$ ]] || [ "$1" -lt 30 ]; then
 	usage
 fi
