@@ -5,7 +5,8 @@
  * resolver opens the directory by that id as a kernfs file handle
  * (open_by_handle_at on the cgroup2 mount, needs CAP_DAC_READ_SEARCH) and
  * reads its path back. Results are cached (ids are never reused); a cgroup
- * removed before it was resolved stays unknown.
+ * removed before it was resolved stays unknown, so the session resolves each
+ * id when its first sample arrives.
  */
 #ifndef SFBPF_CGROUPS_H
 #define SFBPF_CGROUPS_H

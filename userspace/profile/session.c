@@ -60,6 +60,14 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 	symbolizer__note_sample(s->sym, smp->pid, smp->time_ns, (const uint64_t *)smp->ips,
 				smp->nr_user);
 	bit_set(s->sampled, smp->pid, true);
+	/*
+	 * The cgroup's path now, while its task runs: a container's cgroup is
+	 * removed when it stops, before the profile holding its last samples
+	 * is written, and an id no longer opens then (cached: one lookup per
+	 * new id).
+	 */
+	if (s->cgroups && smp->cgroup_id)
+		cgroups__path(s->cgroups, smp->cgroup_id);
 }
 
 /*
