@@ -497,6 +497,12 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 	if (c->opush && t.samples)
 		spool_otlp(c, from, until);
 	aggregator__reset(c->s->agg);
+	/*
+	 * No stack refers to an exited process any more: its mappings, and the
+	 * symbol objects and DWARF they hold, can go (as batch and the live view
+	 * do at each table), not only after SESSION_MAX_EXITED later exits.
+	 */
+	session__forget_exited(c->s);
 	/* The next profile is an interval away: the DWARF its lines took can go. */
 	if (c->s->sym)
 		symbolizer__release_lines(c->s->sym, UINT64_MAX);
