@@ -45,7 +45,7 @@ runs under a comm no other process has). The checks:
                 gp -> p -> leaf agrees when perf saw gp -> leaf: perf's
                 frame-pointer walk from a leaf without a frame of its own (an
                 assembly routine, a prologue) skips the leaf's caller p.
-  N: frame F    (--expect-frame) some sfbpf stack holds a frame named F
+  N: frame F    (--expect-frame) some sfbpf stack holds a frame named F (F|G: either)
                 (or starting with F when F ends with '*').
   N: symbols S (--symbols S, with --pprof: sfbpf-top's pprof output of the
                 same run) every sampled address in a mapping whose file holds
@@ -509,11 +509,16 @@ def score(args):
         score_edges(name, args, stacks, perf_stacks, aliases)
 
     # expected frames
+    # NAME|NAME: any of them (V8 names optimized code "JS:*f" from node 20,
+    # "LazyCompile:*f" before: Debian 12's node 18).
     for want in args.expect_frame or []:
-        pre = want.endswith("*")
-        w = want[:-1] if pre else want
-        n = sum(s.count for s in stacks if any((f.startswith(w) if pre else f == w) for f in s.user))
-        ex = [f for s in stacks for f in s.user if pre and f.startswith(w)][:1]
+        alts = [(a[:-1], True) if a.endswith("*") else (a, False) for a in want.split("|")]
+
+        def hit(f):
+            return any(f.startswith(w) if pre else f == w for w, pre in alts)
+
+        n = sum(s.count for s in stacks if any(hit(f) for f in s.user))
+        ex = [f for s in stacks for f in s.user if hit(f)][:1]
         report("%s: frame %s" % (name, want), n > 0, "%d of %d samples hold it%s" % (
             n, total, (" (e.g. %s)" % ex[0]) if ex else ""))
 
