@@ -84,11 +84,18 @@ trap cleanup EXIT
 pristine
 if [ -d "$R" ]; then
 	# A run killed mid-way may have left mounts below its root.
-	grep -F " $R/" /proc/self/mounts | awk '{ print $2 }' | sort -r | xargs -r -n1 umount -l
+	grep -F -e " $R/" -e " $R " /proc/self/mounts | awk '{ print $2 }' | sort -r |
+		xargs -r -n1 umount -l
 	rm -rf "$R"
 fi
 mkdir -p "$R"
 tar -C "$R" -xf "$PRISTINE"
+# The root a mount of its own, as a machine's / is: unshare -m (the container
+# tests) changes the propagation of /, which fails on a directory that is not
+# a mount point.
+mount --bind "$R" "$R"
+mount --make-private "$R"
+mounted+=("$R")
 cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
 mnt proc proc "$R/proc"
 mnt sysfs sys "$R/sys"
