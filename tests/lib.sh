@@ -51,3 +51,9 @@ wait_exec() {
 	done
 	return 1
 }
+
+# sampling PID: sfbpf-top PID samples (holds its perf_event link or the
+# sched_switch tracepoint's): what it says on a terminal only.
+sampling() {
+	grep -qsE '^link_type:\s*perf|^tp_name:\s*sched_switch' "/proc/$1/fdinfo"/*
+}
