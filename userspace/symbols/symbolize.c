@@ -30,6 +30,7 @@
 
 #define REFRESH_NS 1000000000ULL /* re-read maps at most once a second */
 #define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
+#define YOUNG_READS 4 /* ... or in a new image's first reads (symbolizer__note_sample) */
 #define MAX_GENS 8 /* snapshots kept per process (exec chains) */
 
 /* ---- per-process state ------------------------------------------------------ */
@@ -61,6 +62,7 @@ struct proc {
 	unsigned ngens;
 	uint64_t refreshed_ns;
 	uint64_t leaf_miss_ns; /* earliest sample whose leaf missed, since the last read */
+	unsigned reads; /* of its maps since first sight or its last exec */
 	struct perfmap jit;
 };
 
@@ -292,6 +294,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 
 	p->refreshed_ns = clock__mono_ns();
 	p->leaf_miss_ns = 0;
+	p->reads++;
 	err = procmaps__snapshot(p->pid, max_age_ns, &pm);
 	if (err) {
 		p->gone = err == -ESRCH;
@@ -506,7 +509,15 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 		return 0;
 	if (leaf_miss && (!p->leaf_miss_ns || time_ns < p->leaf_miss_ns))
 		p->leaf_miss_ns = time_ns;
-	if (clock__mono_ns() - p->refreshed_ns < (leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS))
+	/*
+	 * The first reads of a new process or image may come before the
+	 * dynamic loader mapped its libraries (the tracker reads at the exec):
+	 * a caller in libc then misses, and a process living less than
+	 * REFRESH_NS (a build's, a shell's) would keep no name for it. Past
+	 * those, callers that miss are more often garbage: once a second.
+	 */
+	if (clock__mono_ns() - p->refreshed_ns <
+	    (leaf_miss || p->reads < YOUNG_READS ? LEAF_REFRESH_NS : REFRESH_NS))
 		return 0;
 	/* Samples since the first leaf miss were the new code's. */
 	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false, 0);
@@ -515,11 +526,16 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns)
 {
 	struct proc *p = proc__find(s, pid);
+	int err;
 
 	procmaps__forget(pid); /* the image before the exec must not serve */
 	if (!p)
-		return note(s, pid, &p);
-	return proc__snapshot(s, p, time_ns, true, 0);
+		err = note(s, pid, &p);
+	else
+		err = proc__snapshot(s, p, time_ns, true, 0);
+	if (p)
+		p->reads = 0;
+	return err;
 }
 
 int symbolizer__refresh_pid(struct symbolizer *s, int pid)
