@@ -11,6 +11,9 @@ export SFBPF_BUILD=${SFBPF_BUILD:-$PWD/build}
 export SFBPF_BINUTILS_CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 export SFBPF_TEST_TMP=${SFBPF_TEST_TMP:-$(mktemp -d /tmp/sfbpf-test.XXXXXX)}
 mkdir -p "$SFBPF_TEST_TMP" || exit 1
+# Not inherited: a machine that sets it hid a test reading a Python server's
+# block-buffered output (a new machine, CI's, does not set it).
+unset PYTHONUNBUFFERED
 
 # needs_binutils TEST: TEST says it uses the reference binutils (gas 2.44 and
 # 2.47, their readelf, or fixtures built with them) with a "# needs: binutils"
