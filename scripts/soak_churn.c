@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "soak_loop.h"
+
 #define NOIPA __attribute__((noipa))
 
 /*
@@ -66,34 +68,6 @@ static const unsigned char tag_inverted[] = { 0xa3, 0xf5, 0x0f, 0xf2, 0x3b, 0xad
 #define TAG_LEN 20
 
 static volatile unsigned long sink;
-static volatile sig_atomic_t terminated;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void on_term(int sig)
-{
-	(void)sig;
-	terminated = 1;
-}
-
-static int running(double t0, double secs)
-{
-	return !terminated && now() - t0 < secs;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
-
-	while (s > 0 && nanosleep(&ts, &ts) && errno == EINTR && !terminated)
-		;
-}
 
 /* ---- run: main;churn_a;churn_b;churn_hot -------------------------------------------- */
 

@@ -36,38 +36,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "soak_loop.h"
+
 #define NOIPA __attribute__((noipa))
 
 static volatile unsigned long sink;
-static volatile sig_atomic_t terminated; /* SIGTERM: end the loop now */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void on_term(int sig)
-{
-	(void)sig;
-	terminated = 1;
-}
-
-/* The loops' condition: SECS not over, no SIGTERM. */
-static int running(double t0, double secs)
-{
-	return !terminated && now() - t0 < secs;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
-
-	while (s > 0 && nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 /* ---- spin: main;a;b;hot -------------------------------------------------------- */
 
