@@ -11,8 +11,12 @@
 #   2. Every run unpacks it anew into $DIR/run, mounts /proc, /sys, /dev,
 #      bpffs, debugfs, tracefs and cgroup2 in it, clones this repository's
 #      HEAD into /root/sfbpf and runs `make check` there (with LOAD passed on).
-#   3. Unmounts everything; the run's root stays until the next run (its
-#      logs: the tests' /tmp/sfbpf-test.* inside it).
+#   3. All of it in a mount namespace of its own, entered with pivot_root,
+#      not chroot: a chroot shares the host's mount table, so /proc/PID/root,
+#      /proc/self/mounts and the bpffs a test looks for named host paths
+#      ($DIR/run/...) and the suite judged an artifact, not sfbpf. The
+#      namespace's mounts go with it; the run's root stays until the next run
+#      (its logs: the tests' /tmp/sfbpf-test.* inside it).
 # Ends with make check's closing line; exits with its status.
 # Knobs: SFBPF_FRESH_DIR (/var/cache/sfbpf/fresh), SFBPF_FRESH_MIRROR.
 set -euo pipefail
@@ -30,6 +34,11 @@ die() {
 	exit 1
 }
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, mounts, BPF)"
+# Everything below in a private mount namespace: no mount made here leaks to
+# the host, and none of the host's stays visible once the root is pivoted.
+if [ -z "${SFBPF_FRESH_NS:-}" ]; then
+	exec unshare -m --propagation private env SFBPF_FRESH_NS=1 "$0" "$@"
+fi
 mkdir -p "$DIR"
 exec 9>"$DIR.lock"
 flock -n 9 || die "another check-fresh is running ($DIR.lock)"
@@ -109,7 +118,16 @@ mnt cgroup2 cgroup2 "$R/sys/fs/cgroup"
 git clone -q "$ROOT" "$R/root/sfbpf"
 log "make check in $R/root/sfbpf ($(git -C "$ROOT" log -1 --format='%h %s'))"
 rc=0
-chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+# pivot_root into the run's root and drop the host's tree from the namespace:
+# the suite sees a machine whose / is this root, as a new machine's is.
+trap - EXIT
+cd "$R"
+mkdir -p .oldroot
+pivot_root . .oldroot
+cd /
+umount -l /.oldroot
+rmdir /.oldroot
+/usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/root TERM=dumb LANG=C.UTF-8 ${LOAD:+LOAD="$LOAD"} \
 	bash -c 'cd /root/sfbpf && make check' || rc=$?
 exit "$rc"
