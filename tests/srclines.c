@@ -24,11 +24,13 @@
  *     new end raises SIGBUS: util/fileview.h); prints "first N" (frames of
  *     the first address), "after-truncate ANSWERED FAILED" (new addresses
  *     after the truncation) and "first-again N" (the cached answer).
- *   srclines kept FILE [NEWFILE]
+ *   srclines kept FILE [NEWFILE [--keep-mtime] | --unlink]
  *     The symbol cache's way (symcache.h): FILE mapped here and loaded, its
  *     DWARF descriptor kept; with NEWFILE, FILE is then rewritten in place
- *     (cp) before the first lookup of the ELF addresses on stdin; prints
- *     "answered N" (addresses with lines).
+ *     (cp) before the first lookup of the ELF addresses on stdin, and with
+ *     --keep-mtime its mtime put back (only the ctime tells); with --unlink,
+ *     FILE is deleted instead (as a short program's binary after it exits);
+ *     prints "answered N" (addresses with lines).
  *   srclines spill FILE [NEWFILE]
  *     The spill step alone (srcline_elf.h): FILE's compressed sections are
  *     judged, then (with NEWFILE) FILE is written with NEWFILE's bytes in
@@ -234,7 +236,7 @@ static int truncated(const char *path, const char *from)
  * The symbol cache's path: PATH mapped here and loaded (its DWARF descriptor
  * kept), then, with NEWFILE, rewritten in place before the first lookup.
  */
-static int kept(const char *path, const char *from)
+static int kept(const char *path, const char *from, bool keep_mtime)
 {
 	struct symcache *c = symcache__new();
 	const struct srcline_frame *f;
@@ -255,7 +257,16 @@ static int kept(const char *path, const char *from)
 		if (procmaps__get(pm, i)->inode == st.st_ino && !procmaps__get(pm, i)->offset)
 			m = procmaps__get(pm, i);
 	o = m ? symcache__file(c, getpid(), 0, m) : NULL;
-	if (!o || (from && copy_over(from, path))) {
+	if (from && !strcmp(from, "--unlink")) {
+		if (unlink(path))
+			o = NULL;
+	} else if (from) {
+		const struct timespec times[2] = { st.st_atim, st.st_mtim };
+
+		if (copy_over(from, path) || (keep_mtime && utimensat(AT_FDCWD, path, times, 0)))
+			o = NULL;
+	}
+	if (!o) {
 		fprintf(stderr, "%s: not loaded or not rewritten\n", path);
 		return 1;
 	}
@@ -426,8 +437,9 @@ int main(int argc, char **argv)
 		return resolve(argc > 3 ? argv[3] : argv[2]);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "truncate"))
 		return truncated(argv[2], argc == 4 ? argv[3] : NULL);
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "kept"))
-		return kept(argv[2], argc == 4 ? argv[3] : NULL);
+	if (argc >= 3 && argc <= 5 && !strcmp(argv[1], "kept"))
+		return kept(argv[2], argc >= 4 ? argv[3] : NULL,
+			    argc == 5 && !strcmp(argv[4], "--keep-mtime"));
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spill"))
 		return spill(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))

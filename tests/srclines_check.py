@@ -21,6 +21,11 @@ addr2line -f -i, and inlined frames against perf script --inline.
       chain (the inlined functions up to and with the function they are in)
       holding at least 5 % of perf's samples of COMM must be a leaf chain of
       the folded output too.
+  srclines_check.py pprof-lines DIR FUNCTION FILE FIRST LAST
+      Every *.pb.gz profile under DIR (pprof, as --continuous writes them),
+      decoded by hand (pbdecode.py): of the samples with a frame in
+      FUNCTION (the innermost one), how many carry a line FIRST..LAST of a
+      file named FILE there. Prints "WITH_LINE TOTAL" (sample counts).
 """
 import re
 import subprocess
@@ -236,11 +241,62 @@ def cmd_perf(name, script, folded, comm):
     return 0
 
 
+def cmd_pprof_lines(out_dir, function, filename, first, last):
+    import glob
+    import gzip
+    import os
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from pbdecode import fields, packed_ints
+
+    total = with_line = 0
+    for path in sorted(glob.glob(os.path.join(out_dir, "**", "*.pb.gz"), recursive=True)):
+        raw = gzip.decompress(open(path, "rb").read())
+        strings, samples, locs, funcs = [], [], {}, {}
+        for num, wt, v in fields(raw):
+            if num == 6:
+                strings.append(v.decode())
+            elif num == 2:
+                samples.append(v)
+            elif num == 4:
+                lid, lines = 0, []
+                for n, _, x in fields(v):
+                    if n == 1:
+                        lid = x
+                    elif n == 4:
+                        lines.append({a: b for a, _, b in fields(x)})
+                locs[lid] = lines
+            elif num == 5:
+                f = {n: x for n, _, x in fields(v)}
+                funcs[f.get(1, 0)] = f
+        for s in samples:
+            ids, values = [], []
+            for n, wt, v in fields(s):
+                if n == 1:
+                    ids += packed_ints(wt, v)
+                elif n == 2:
+                    values += packed_ints(wt, v)
+            count = values[0] if values else 0
+            for lid in ids:
+                hit = [ln for ln in locs.get(lid, [])
+                       if strings[funcs.get(ln.get(1, 0), {}).get(2, 0)] == function]
+                if hit:
+                    total += count
+                    fn = funcs[hit[0].get(1, 0)]
+                    if (first <= hit[0].get(2, 0) <= last and
+                            strings[fn.get(4, 0)].endswith("/" + filename)):
+                        with_line += count
+                    break
+    print(with_line, total)
+    return 0
+
+
 def main(argv):
     if len(argv) >= 6 and argv[1] == "a2l":
         return cmd_a2l(argv[2], argv[3], argv[4], float(argv[5]), argv[6:])
     if len(argv) >= 8 and argv[1] == "pprof":
         return cmd_pprof(argv[2], argv[3], argv[4], float(argv[5]), argv[6], argv[7:])
+    if len(argv) == 7 and argv[1] == "pprof-lines":
+        return cmd_pprof_lines(argv[2], argv[3], argv[4], int(argv[5]), int(argv[6]))
     if len(argv) == 6 and argv[1] == "perf":
         return cmd_perf(argv[2], argv[3], argv[4], argv[5])
     print(__doc__, file=sys.stderr)
