@@ -93,8 +93,8 @@ trap cleanup EXIT
 pristine
 if [ -d "$R" ]; then
 	# A run killed mid-way may have left mounts below its root.
-	grep -F -e " $R/" -e " $R " /proc/self/mounts | awk '{ print $2 }' | sort -r |
-		xargs -r -n1 umount -l
+	{ grep -F -e " $R/" -e " $R " /proc/self/mounts || true; } | awk '{ print $2 }' |
+		sort -r | xargs -r -n1 umount -l
 	rm -rf "$R"
 fi
 mkdir -p "$R"
