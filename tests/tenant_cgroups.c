@@ -14,7 +14,10 @@
  *     The same through the kernel: DIR/docker-A.scope/docker-B.scope made in
  *     cgroupfs (DIR a fresh directory under the cgroup2 mount), its id (the
  *     directory's inode) resolved by cgroups__path() as the profiler does
- *     for a sample, then labelled: container A.
+ *     for a sample, then labelled: container A. Then both removed (the
+ *     container stopped) and 2048 other ids looked up: its path is still
+ *     known (the cache once started over and dropped it: the profile
+ *     written after a container stopped lost its labels).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -118,6 +121,22 @@ static int live(const char *dir)
 	report(path && strstr(path, B64) && !strcmp(ci.container_id, A64), "tenant-cgroups-live",
 	       "id %llu: path %s, container '%s'", (unsigned long long)st.st_ino,
 	       path ? path : "(unknown)", ci.container_id);
+	/*
+	 * The container stops: its cgroups go before the profile holding its
+	 * samples is written, and 2048 other ids come meanwhile (unknown ones:
+	 * each takes a slot all the same). Its path is still the one noted.
+	 */
+	if (rmdir(inner) || rmdir(outer)) {
+		err = errno;
+		report(false, "tenant-cgroups-removed-kept", "rmdir: %s", strerror(err));
+		goto out;
+	}
+	for (uint64_t i = 0; i < 2048; i++)
+		cgroups__path(cg, (1ULL << 62) + i);
+	path = cgroups__path(cg, st.st_ino);
+	report(path && strstr(path, B64), "tenant-cgroups-removed-kept",
+	       "removed cgroup %llu after 2048 other ids: path %s", (unsigned long long)st.st_ino,
+	       path ? path : "(unknown)");
 out:
 	rmdir(inner);
 	rmdir(outer);

@@ -16,7 +16,7 @@
 #include "procs/cgroups.h"
 #include "util/log.h"
 
-#define CACHE_SLOTS 4096 /* power of two; the cache starts over when full */
+#define CACHE_SLOTS 4096 /* power of two; a generation holds at most half */
 #define FILEID_KERNFS 0xfe
 
 struct cg_entry {
@@ -24,11 +24,24 @@ struct cg_entry {
 	char *path; /* NULL: unknown */
 };
 
+/*
+ * Two generations: ids go into the current one; when it is half full, the
+ * previous one is dropped and the current one becomes it. An id looked up
+ * there is copied into the current one. A container's path, noted at its
+ * first sample (session.c), so survives at least CACHE_SLOTS / 2 new ids
+ * before its profile is written: starting over at once would drop the paths
+ * of containers removed since, which no longer resolve.
+ */
+struct cg_gen {
+	struct cg_entry slot[CACHE_SLOTS];
+	uint32_t used;
+};
+
 struct cgroups {
 	char *mount;
 	int mount_fd;
-	struct cg_entry cache[CACHE_SLOTS];
-	uint32_t used;
+	struct cg_gen gen[2];
+	unsigned int cur; /* gen[cur] current, gen[!cur] previous */
 };
 
 /* The cgroup2 mount point from /proc/self/mountinfo (field 5; fs type after " - "). */
@@ -74,22 +87,23 @@ struct cgroups *cgroups__new(void)
 	return cg;
 }
 
-static void clear(struct cgroups *cg)
+static void clear(struct cg_gen *g)
 {
 	uint32_t i;
 
 	for (i = 0; i < CACHE_SLOTS; i++) {
-		free(cg->cache[i].path);
-		cg->cache[i] = (struct cg_entry){ 0 };
+		free(g->slot[i].path);
+		g->slot[i] = (struct cg_entry){ 0 };
 	}
-	cg->used = 0;
+	g->used = 0;
 }
 
 void cgroups__free(struct cgroups *cg)
 {
 	if (!cg)
 		return;
-	clear(cg);
+	clear(&cg->gen[0]);
+	clear(&cg->gen[1]);
 	close(cg->mount_fd);
 	free(cg->mount);
 	free(cg);
@@ -167,27 +181,36 @@ static char *resolve(struct cgroups *cg, uint64_t id)
 	return strdup(path[mlen] ? path + mlen : "/");
 }
 
-const char *cgroups__path(struct cgroups *cg, uint64_t id)
+/* id's entry in g, or the free slot where it goes. */
+static struct cg_entry *probe(struct cg_gen *g, uint64_t id)
 {
 	uint32_t i = (uint32_t)(id * 0x9e3779b97f4a7c15ULL >> 52) & (CACHE_SLOTS - 1);
-	struct cg_entry *e;
+
+	while (g->slot[i].id && g->slot[i].id != id)
+		i = (i + 1) & (CACHE_SLOTS - 1);
+	return &g->slot[i];
+}
+
+const char *cgroups__path(struct cgroups *cg, uint64_t id)
+{
+	struct cg_gen *g = &cg->gen[cg->cur];
+	struct cg_entry *e, *old;
 
 	if (!id)
 		return NULL;
-	for (;; i = (i + 1) & (CACHE_SLOTS - 1)) {
-		e = &cg->cache[i];
-		if (e->id == id)
-			return e->path;
-		if (!e->id)
-			break;
-	}
-	if (cg->used >= CACHE_SLOTS / 2) {
-		clear(cg);
+	e = probe(g, id);
+	if (e->id)
+		return e->path;
+	if (g->used >= CACHE_SLOTS / 2) {
+		cg->cur = !cg->cur;
+		clear(&cg->gen[cg->cur]);
 		return cgroups__path(cg, id);
 	}
+	old = probe(&cg->gen[!cg->cur], id);
 	e->id = id;
-	e->path = resolve(cg, id);
-	cg->used++;
+	/* Known to the previous generation: its path, even if gone since. */
+	e->path = old->id && old->path ? strdup(old->path) : resolve(cg, id);
+	g->used++;
 	return e->path;
 }
 

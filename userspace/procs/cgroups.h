@@ -22,7 +22,9 @@ void cgroups__free(struct cgroups *cg);
 /*
  * The cgroup's path below the cgroup2 mount ("/" for the root,
  * "/system.slice/ssh.service"...), or NULL when unknown. Valid until the
- * resolver is freed.
+ * next call (the cache drops its older half as it fills: copy it to keep it).
+ * A path once resolved is kept for at least 2048 new ids after its last
+ * lookup, even when its cgroup is removed meanwhile.
  */
 const char *cgroups__path(struct cgroups *cg, uint64_t id);
 /* Where the cgroup2 hierarchy is mounted ("/sys/fs/cgroup"). */
