@@ -12,6 +12,8 @@
  * comms and constant names are stable for the whole walk and are used in place.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,18 +74,21 @@ static int pool_str(struct walker *w, const char *s, size_t *off)
 	return s && *off == NO_OFF ? -ENOMEM : 0;
 }
 
-/* Name of a user frame without a symbol: "[MODULE]", "[vdso]" or "[unknown]". */
-static int user_fallback_name(struct walker *w, const struct sym_info *si, struct sw_frame *f,
-			      struct pooled *o)
+const char *stackwalk__user_name(const struct sym_info *si, char *buf, size_t len, bool *symbol)
 {
-	if (!si->mapped || !si->module || !si->module[0]) {
-		f->name = "[unknown]";
-		return 0;
-	}
+	*symbol = true;
+	if (si->name && si->name[0])
+		return si->name;
+	/* No symbol, but the DWARF names the function. */
+	if (si->nr_lines && si->lines[si->nr_lines - 1].function)
+		return si->lines[si->nr_lines - 1].function;
+	*symbol = false;
+	if (!si->mapped || !si->module || !si->module[0])
+		return "[unknown]";
 	if (si->module[0] == '[')
-		return pool_str(w, si->module, &o->name);
-	o->name = pool_add(w, si->module, strlen(si->module), "[", "]");
-	return o->name == NO_OFF ? -ENOMEM : 0;
+		return si->module;
+	snprintf(buf, len, "[%s]", si->module);
+	return buf;
 }
 
 /*
@@ -93,7 +98,9 @@ static int user_fallback_name(struct walker *w, const struct sym_info *si, struc
  */
 static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 {
+	char buf[PATH_MAX + 2];
 	struct sym_info si = {};
+	const char *name;
 	struct sw_frame *f;
 	struct pooled *o;
 	size_t i;
@@ -143,18 +150,12 @@ static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 			return err;
 	}
 	*n += si.nr_lines ? si.nr_lines : 1;
-	if (si.name && si.name[0]) {
-		f->symbol = true;
-		return pool_str(w, si.name, &o->name);
+	name = stackwalk__user_name(&si, buf, sizeof(buf), &f->symbol);
+	if (!f->symbol) {
+		o->decl_file = NO_OFF;
+		f->decl_line = 0;
 	}
-	/* No symbol, but the DWARF names the function. */
-	if (si.nr_lines && si.lines[si.nr_lines - 1].function) {
-		f->symbol = true;
-		return pool_str(w, si.lines[si.nr_lines - 1].function, &o->name);
-	}
-	o->decl_file = NO_OFF;
-	f->decl_line = 0;
-	return user_fallback_name(w, &si, f, o);
+	return pool_str(w, name, &o->name);
 }
 
 static void kernel_frame(struct walker *w, uint64_t addr, struct sw_frame *f)

@@ -36,6 +36,7 @@ struct aggregator;
 struct aggr_stack;
 struct symbolizer;
 struct ksyms;
+struct sym_info;
 
 enum sw_kind {
 	SW_COMM = 0, /* root pseudo-frame: the task's command */
@@ -88,5 +89,15 @@ typedef int (*sw_cb)(const struct sw_stack *st, void *ctx);
  */
 int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
 			sw_cb cb, void *ctx);
+
+/*
+ * The name of the user frame si describes (symbolizer__user()), by the rules
+ * above, for the outputs that symbolize addresses one at a time (the live
+ * view, its source view): the symbol, else the function the DWARF names
+ * there (*symbol set); else "[MODULE]" written into buf, an already bracketed
+ * module as it is ("[vdso]"), or "[unknown]". Valid while si's strings and
+ * buf are.
+ */
+const char *stackwalk__user_name(const struct sym_info *si, char *buf, size_t len, bool *symbol);
 
 #endif /* SFBPF_STACKWALK_H */

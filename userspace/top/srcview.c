@@ -2,6 +2,7 @@
 /* The live view's source page: a function's samples per source line (see srcview.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "profile/aggregate.h"
+#include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
 #include "top/srcview.h"
 #include "util/vec.h"
@@ -20,15 +22,6 @@ struct collect {
 };
 
 /* The leaf's name as topview names user frames: the symbol, else the DWARF function. */
-static const char *leaf_name(const struct sym_info *si)
-{
-	if (si->name && si->name[0])
-		return si->name;
-	if (si->nr_lines && si->lines[si->nr_lines - 1].function)
-		return si->lines[si->nr_lines - 1].function;
-	return NULL;
-}
-
 static int add(struct srcview *v, const char *file, uint32_t line, const char *fn, uint64_t n)
 {
 	size_t i;
@@ -53,8 +46,10 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 	struct collect *c = ctx;
 	const struct srcview_query *q = c->q;
 	const struct srcline_frame *l;
+	char buf[PATH_MAX + 2];
 	struct sym_info si;
 	const char *name;
+	bool symbol;
 
 	if (!st->nr_user || st->nr_kernel || !st->count)
 		return 0;
@@ -63,8 +58,8 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 		return 0;
 	if (symbolizer__user(c->sym, st->pid, st->ips[0], &si))
 		return 0;
-	name = leaf_name(&si);
-	if (!name || strcmp(name, q->name) || !si.module || strcmp(si.module, q->module))
+	name = stackwalk__user_name(&si, buf, sizeof(buf), &symbol);
+	if (!symbol || strcmp(name, q->name) || !si.module || strcmp(si.module, q->module))
 		return 0;
 	c->v->samples += st->count;
 	if (!si.nr_lines)

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "util/vec.h"
 #include "symbols/ksyms.h"
 #include "profile/session.h"
+#include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
 #include "top/topview.h"
 #include "top/topview_int.h"
@@ -127,29 +129,20 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 	return tv->nr_syms++;
 }
 
-/*
- * A user frame, named as stackwalk.h names frames for every other output.
- * (stackwalk walks whole aggregators; here only new stacks are symbolized.)
- */
+/* A user frame, named as every other output names it (stackwalk.h). */
 static int64_t sym_user(struct topview *tv, uint32_t pid, uint64_t addr)
 {
+	char buf[PATH_MAX + 2];
 	struct sym_info si = {};
-	char buf[256];
+	const char *name;
+	bool symbol;
 
 	if (tv->sym)
 		symbolizer__user(tv->sym, pid, addr, &si);
-	/* As stackwalk.h: the symbol, else the function the DWARF names there. */
-	if ((!si.name || !si.name[0]) && si.nr_lines)
-		si.name = si.lines[si.nr_lines - 1].function;
-	if (si.name && si.name[0])
-		return sym_get(tv, si.name, si.module && si.module[0] ? si.module : "[unknown]",
-			       false);
-	if (!si.mapped || !si.module || !si.module[0])
-		return sym_get(tv, "[unknown]", "[unknown]", false);
-	if (si.module[0] == '[')
-		return sym_get(tv, si.module, si.module, false);
-	snprintf(buf, sizeof(buf), "[%s]", si.module);
-	return sym_get(tv, buf, si.module, false);
+	name = stackwalk__user_name(&si, buf, sizeof(buf), &symbol);
+	if (!symbol && !strcmp(name, "[unknown]"))
+		return sym_get(tv, name, "[unknown]", false);
+	return sym_get(tv, name, si.module && si.module[0] ? si.module : "[unknown]", false);
 }
 
 static int64_t sym_kernel(struct topview *tv, uint64_t addr)
