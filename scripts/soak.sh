@@ -235,7 +235,9 @@ else:
             largest, block = max(largest, block), 0
         block += len(line)
     largest = max(largest, block)
-rows = [list(map(int, l.split())) for l in open(d + "/memory.tsv").readlines()[1:]]
+# A line being appended by the sampler may be read half written: whole ones only.
+rows = [list(map(int, l.split())) for l in open(d + "/memory.tsv").readlines()[1:]
+        if len(l.split()) == 6 and l.endswith("\n")]
 threads = max([r[5] for r in rows] or [1])
 # The most the tables took in any block of counters (batch: every table;
 # continuous: at exit only, when the load's tables may be gone already).
@@ -263,7 +265,9 @@ steady() {
 import statistics, sys
 d, window_ms, duration, asan, min_n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], \
     int(sys.argv[5])
-rows = [list(map(int, l.split())) for l in open(d + "/memory.tsv").readlines()[1:]]
+# A line being appended by the sampler may be read half written: whole ones only.
+rows = [list(map(int, l.split())) for l in open(d + "/memory.tsv").readlines()[1:]
+        if len(l.split()) == 6 and l.endswith("\n")]
 last = [r for r in rows if rows and r[0] >= rows[-1][0] - window_ms]
 if not rows or rows[-1][0] - rows[0][0] < window_ms or len(last) < min_n:
     print("too early: %d samples over the last %d s" % (len(last), window_ms // 1000))
@@ -395,7 +399,8 @@ load = dict((k, int(v)) for k, v in re.findall(r"^(\w+) (\d+)$", open(d + "/load
 # Memory after the steady state: Theil-Sen slope (median of the pairwise
 # slopes: a transient step does not count, a steady rise does) times the time
 # judged, in absolute KiB, against the bound of what the program keeps.
-rows = [tuple(map(int, line.split())) for line in open(d + "/memory.tsv").readlines()[1:]]
+rows = [tuple(map(int, line.split())) for line in open(d + "/memory.tsv").readlines()[1:]
+        if len(line.split()) == 6 and line.endswith("\n")]
 steady = open(d + "/steady_ms").read().strip()
 rss_bound, table_bytes, largest, threads = map(int, open(d + "/bounds").read().split())
 if not steady:
