@@ -13,6 +13,8 @@ link_id, memlock), not by name alone.
                                    deferred frees; one line each, exit 1 if any
   bpfobjs.py pins                  sfbpf objects pinned under /sys/fs/bpf (by
                                    path name or by id): one line each, exit 1
+  bpfobjs.py ours PID              ids of the sfbpf maps (by name) PID holds a
+                                   descriptor of, one a line
   bpfobjs.py memlock PID           BPF map and program memory held by PID's
                                    descriptors: "maps BYTES progs BYTES"
   bpfobjs.py signal-on-fd PID SIG1 TEXT SIG2 SECS
@@ -182,6 +184,20 @@ def main(argv):
         for line in found:
             print(line)
         return 1 if found else 0
+    if len(argv) == 3 and argv[1] == "ours":
+        ours = objects()["maps"]
+        ids = set()
+        for info in glob.glob("/proc/%d/fdinfo/*" % int(argv[2])):
+            try:
+                with open(info) as f:
+                    m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
+            except OSError:
+                continue
+            if m and int(m.group(1)) in ours:
+                ids.add(int(m.group(1)))
+        for i in sorted(ids):
+            print(i)
+        return 0 if ids else 1
     if len(argv) == 3 and argv[1] == "memlock":
         print("maps %d progs %d" % memlock(int(argv[2])))
         return 0
