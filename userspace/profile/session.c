@@ -48,6 +48,8 @@ static void bit_set(uint8_t *bitmap, uint32_t pid, bool on)
 		bitmap[i / 8] &= ~(1u << (i % 8));
 }
 
+static void queue_exited(struct session *s, int pid);
+
 /* Bookkeeping every sample needs before it is aggregated. */
 static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 {
@@ -59,7 +61,19 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 	 */
 	symbolizer__note_sample(s->sym, smp->pid, smp->time_ns, (const uint64_t *)smp->ips,
 				smp->nr_user);
-	bit_set(s->sampled, smp->pid, true);
+	if (!bit_test(s->sampled, smp->pid)) {
+		bit_set(s->sampled, smp->pid, true);
+		/*
+		 * Read after its exit (taken in do_exit, or read in a later
+		 * round than the exit event): nothing would forget it. Queued
+		 * now, it goes after the next table or profile. (A new process
+		 * that reused the PID is noted again at its next sample.)
+		 */
+		if (bit_test(s->gone, smp->pid)) {
+			bit_set(s->gone, smp->pid, false);
+			queue_exited(s, smp->pid);
+		}
+	}
 	/*
 	 * The cgroup's path now, while its task runs: a container's cgroup is
 	 * removed when it stops, before the profile holding its last samples
@@ -158,6 +172,7 @@ static void on_proc_exec(void *ctx, int pid, uint64_t time_ns)
 {
 	struct session *s = ctx;
 
+	bit_set(s->gone, pid, false);
 	if (bit_test(s->sampled, pid))
 		symbolizer__note_exec(s->sym, pid, time_ns);
 }
@@ -171,6 +186,15 @@ static void forget_oldest(struct session *s)
 	s->forgotten++;
 }
 
+/* pid's exit, to be forgotten once the samples before it are read and written. */
+static void queue_exited(struct session *s, int pid)
+{
+	if (s->exited_tail - s->exited_head >= SESSION_MAX_EXITED)
+		forget_oldest(s);
+	s->exited[s->exited_tail++ % SESSION_MAX_EXITED] =
+		(struct session_exited){ .pid = pid, .drain = s->drains };
+}
+
 /*
  * An exited process: its mappings stay with the symbolizer (the aggregated
  * stacks are symbolized at output time) until SESSION_MAX_EXITED later exits,
@@ -181,12 +205,10 @@ static void on_proc_exit(void *ctx, int pid, uint64_t time_ns)
 	struct session *s = ctx;
 
 	(void)time_ns;
-	if (!bit_test(s->sampled, pid))
-		return;
-	if (s->exited_tail - s->exited_head >= SESSION_MAX_EXITED)
-		forget_oldest(s);
-	s->exited[s->exited_tail++ % SESSION_MAX_EXITED] =
-		(struct session_exited){ .pid = pid, .drain = s->drains };
+	/* A sample read after this (note_sample) finds the exit already seen. */
+	bit_set(s->gone, pid, true);
+	if (bit_test(s->sampled, pid))
+		queue_exited(s, pid);
 }
 
 void session__forget_exited(struct session *s)
@@ -569,8 +591,9 @@ int session__open(struct session *s, const struct session_opts *opts)
 	s->ksyms = ksyms__new(); /* NULL is fine: kernel frames stay addresses */
 	s->cgroups = cgroups__new(); /* NULL is fine: cgroups stay ids */
 	s->sampled = calloc(PID_BITMAP_BITS / 8, 1);
+	s->gone = calloc(PID_BITMAP_BITS / 8, 1);
 	s->exited = calloc(SESSION_MAX_EXITED, sizeof(*s->exited));
-	if (!s->agg || !s->sym || !s->sampled || !s->exited) {
+	if (!s->agg || !s->sym || !s->sampled || !s->gone || !s->exited) {
 		pr_warn("out of memory");
 		return -ENOMEM;
 	}
@@ -654,6 +677,7 @@ void session__close(struct session *s)
 	ksyms__free(s->ksyms);
 	cgroups__free(s->cgroups);
 	free(s->sampled);
+	free(s->gone);
 	free(s->exited);
 	free(s->weighted);
 	memset(s, 0, sizeof(*s));

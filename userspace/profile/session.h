@@ -94,6 +94,7 @@ struct session {
 	struct symbolizer *sym;
 	struct ksyms *ksyms;
 	uint8_t *sampled; /* pids with samples: the symbolizer knows them */
+	uint8_t *gone; /* pids whose exit was seen (until an exec, or a sample queues it) */
 	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
 	uint32_t exited_head, exited_tail;
 	uint64_t drains; /* poll rounds */
@@ -157,6 +158,8 @@ struct session_stats {
 	uint64_t stack_bytes;
 	struct symbolizer_stats sym;
 	uint64_t rss_bytes; /* this process's resident memory */
+	uint64_t heap_in_use_bytes; /* malloc's blocks handed out (mallinfo2) */
+	uint64_t heap_free_bytes; /* free, kept in malloc's arenas */
 	uint64_t map_bytes; /* memory of the BPF maps it holds (their fdinfo's memlock) */
 };
 

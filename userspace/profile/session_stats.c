@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,20 @@ static uint64_t rss_bytes(void)
 		fclose(f);
 	}
 	return rss;
+}
+
+/*
+ * The heap as glibc's allocator sees it: bytes handed out (small blocks and
+ * whole mappings) and bytes free but kept in its arenas. Resident memory
+ * that grows while the first stays level is the allocator's fragmentation,
+ * not something the program holds.
+ */
+static void heap_bytes(uint64_t *in_use, uint64_t *free_kept)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	*in_use = mi.uordblks + mi.hblkhd;
+	*free_kept = mi.fordblks;
 }
 
 /* The "map_id:" and "memlock:" lines of a descriptor's fdinfo; false if either is missing. */
@@ -159,6 +174,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	if (s->sym)
 		symbolizer__stats(s->sym, &out->sym);
 	out->rss_bytes = rss_bytes();
+	heap_bytes(&out->heap_in_use_bytes, &out->heap_free_bytes);
 	out->map_bytes = map_bytes();
 }
 
@@ -285,6 +301,8 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "lifecycle.", "queued", ls->queued);
 	print_counter(f, "", "exited_forgotten", st->forgotten);
 	print_gauge(f, "", "rss_bytes", st->rss_bytes);
+	print_gauge(f, "", "heap_in_use_bytes", st->heap_in_use_bytes);
+	print_gauge(f, "", "heap_free_bytes", st->heap_free_bytes);
 	print_gauge(f, "", "map_bytes", st->map_bytes);
 }
 
@@ -354,6 +372,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_unwinding(f, &st);
 	print_counter(f, "", "received", st.received);
 	print_gauge(f, "", "processes", st.procs.procs);
+	print_gauge(f, "", "symbol_processes", st.sym.procs);
 	print_tables(f, s, &st);
 	print_lifecycle(f, &st);
 	print_budgets(f, s, &st);
