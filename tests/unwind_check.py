@@ -449,9 +449,26 @@ def check_edges(stacks, perf_stacks, min_weight, ratio):
             else:
                 missing[e] += s.count
     beyond = sum(beyond_edges.values())
+    # An edge too rare for perf's sample to hold: with M perf stacks, one
+    # that has weight w of sfbpf's N samples is expected w * M / N times in
+    # perf's, and missed with probability ~e^-(w*M/N). Those expected fewer
+    # than 3 times are set aside (perf had no fair chance to see them),
+    # within a cap: at most 3 % of the edge-samples, else they count.
+    n_samples = sum(s.count for s in stacks) or 1
+    rare = {e: w for e, w in missing.items() if w * len(perf_stacks) / n_samples < 3}
+    rare_w = sum(rare.values())
+    if rare and rare_w <= 0.03 * total:
+        for e in rare:
+            del missing[e]
+        total -= rare_w
+    else:
+        rare, rare_w = {}, 0
     details = []
     for (a, b), n in missing.most_common(10):
         details.append("not seen by perf: %s -> %s (weight %d)" % (a, b, n))
+    for (a, b), n in sorted(rare.items(), key=lambda kv: -kv[1])[:5]:
+        details.append("too rare for perf's %d stacks (set aside): %s -> %s (weight %d)"
+                       % (len(perf_stacks), a, b, n))
     if beyond_edges:
         ends = sorted(horizon & {x for s in stacks for x in s.user})
         details.append("beyond perf's reach (perf never named a caller of %s): %s" % (
@@ -464,7 +481,8 @@ def check_edges(stacks, perf_stacks, min_weight, ratio):
     frac = matched / total
     msg = "%d of %d edge-samples (%.2f%%) are edges perf saw (%d perf stacks, %d distinct perf edges" % (
         matched, total, 100 * frac, len(perf_stacks), len(pedges))
-    msg += ", %d edge-samples beyond perf's reach)" % beyond if beyond else ")"
+    msg += ", %d edge-samples beyond perf's reach" % beyond if beyond else ""
+    msg += ", %d too rare for its sample)" % rare_w if rare_w else ")"
     return frac >= ratio, msg, details
 
 
