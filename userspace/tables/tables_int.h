@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tables/flatten.h"
+#include "tables/flattable.h"
 #include "tables/sha256.h"
 #include "tables/slices.h"
 #include "tables/ruleset.h"
