@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tables/rowpack.h"
-#include "tables/segments.h"
+#include "maps/rowpack.h"
+#include "maps/segments.h"
 #include "tables/tableload.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 #include "testlib.h"
 #include "testload.h"
 

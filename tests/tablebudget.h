@@ -17,8 +17,8 @@
 
 #include "bpf/abi.h"
 #include "tables/elfobj.h"
-#include "tables/segments.h"
-#include "tables/tables_int.h"
+#include "maps/segments.h"
+#include "maps/tables_int.h"
 
 #define MIN_RESIDENCY_NS (600 * 1000000000ULL)
 

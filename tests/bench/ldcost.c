@@ -28,7 +28,7 @@
 
 #include "tables/elfobj.h"
 #include "profile/profile.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 static uint64_t now_ns(void)
 {

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tables/rowpack.h"
-#include "tables/tables_int.h"
+#include "maps/rowpack.h"
+#include "maps/tables_int.h"
 #include "util/log.h"
 
 /*

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tables/tables_int.h"
+#include "maps/tables_int.h"
 #include "util/log.h"
 
 #define MIB (1ULL << 20)

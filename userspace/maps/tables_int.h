@@ -11,11 +11,11 @@
 
 #include "tables/flattable.h"
 #include "tables/sha256.h"
-#include "tables/slices.h"
+#include "maps/slices.h"
 #include "tables/ruleset.h"
-#include "tables/segments.h"
+#include "maps/segments.h"
 #include "tables/tableload.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 #define TABLES_KEY_BUCKETS 4096
 #define TABLES_SRCS 4 /* places an object was seen mapped, remembered to reopen it */
