@@ -18,7 +18,8 @@
 #include "bpf/abi.h"
 #include "tables/elfobj.h"
 #include "maps/segments.h"
-#include "maps/tables_int.h"
+#include "maps/tablebudget.h"
+#include "util/clock.h"
 
 #define MIN_RESIDENCY_NS (600 * 1000000000ULL)
 

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "tables/tablebytes.h"
-#include "maps/tables_int.h"
+#include "maps/tableshare.h"
 
 #define SHARE_MAX_CMP 2
 
