@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table budget's eviction rule (userspace/tables/tablebudget.c) on real
+ * The table budget's eviction rule (userspace/maps/tablebudget.c) on real
  * BPF maps, without the BPF program: the test bumps the hit counters as the
  * unwinder would, and runs the rebalance itself instead of waiting 5 s.
  *

@@ -87,7 +87,7 @@ struct entry {
 	uint32_t refs;
 	/* Its table's size (kept when evicted: what a reload needs). */
 	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;
-	uint8_t page_shift; /* of its page index (flatten.h) */
+	uint8_t page_shift; /* of its page index (flattable.h) */
 	/* PUSHING: the table, how much is written, and not before when. */
 	struct flat_table *ft;
 	uint32_t pushed_rows, pushed_pages;
