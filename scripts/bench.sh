@@ -1274,7 +1274,7 @@ EOF
 			cat <<EOF
 ## 3. Loader
 
-Per object (\`tests/bench/ldcost.c\`: the table loader of \`userspace/tables/tables.c\`
+Per object (\`tests/bench/ldcost.c\`: the table loader of \`userspace/maps/tables.c\`
 into the maps of a loaded, unattached unwinder, a fresh loader per object,
 $LD_REPS repetitions, medians): rows, deduplicated rules and page index
 entries pushed, their bytes in the maps (4 bytes a row or page entry, 24 a

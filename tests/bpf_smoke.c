@@ -32,7 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "profile/profile.h"
-#include "tables/segments.h"
+#include "maps/segments.h"
 #include "util/log.h"
 
 #define MAX_ROWS 65536

@@ -38,7 +38,7 @@ NAME_LEN = 15  # BPF_OBJ_NAME_LEN - 1
 
 def our_map_names():
     """Map names declared in bpf/*: SEC(".maps") and libbpf's internal maps, and the
-    table segments the loader makes at run time (userspace/tables/segments.c)."""
+    table segments the loader makes at run time (userspace/maps/segments.c)."""
     names = {"sfbpf_seg"}
     for path in glob.glob(os.path.join(ROOT, "bpf", "*")):
         if not os.path.isfile(path):

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "tables/flatten.h"
-#include "tables/rowpack.h"
+#include "maps/rowpack.h"
 #include "tables/tableload.h"
 #include "testlib.h"
 #include "testload.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table maps' segments (userspace/tables/segments.h) on real BPF maps:
+ * The table maps' segments (userspace/maps/segments.h) on real BPF maps:
  * tables loaded through the loader (tables.h) are read back from the
  * kernel's maps — object entry, page index, 4-byte rows (bpf/abi.h) — and
  * must be the table the loader builds, packed (rowpack.h); the segments
@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tables/rowpack.h"
-#include "tables/segments.h"
+#include "maps/rowpack.h"
+#include "maps/segments.h"
 #include "tables/tableload.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 #include "testlib.h"
 #include "testload.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table budget's eviction rule (userspace/tables/tablebudget.c) on real
+ * The table budget's eviction rule (userspace/maps/tablebudget.c) on real
  * BPF maps, without the BPF program: the test bumps the hit counters as the
  * unwinder would, and runs the rebalance itself instead of waiting 5 s.
  *
@@ -106,7 +106,7 @@ static int park(struct file *f, const uint32_t *nr, uint32_t rows, uint64_t resi
 	b = tables__acquire_src(t, f[1].fd, &f[1].key, f[1].path, &f[1].src);
 	settle(t);
 	add_hits(&m, b, 100000);
-	tables_rebalance(t, tables_now_ns()); /* B's reload: built at once (no thread) */
+	tables_rebalance(t, clock__mono_ns()); /* B's reload: built at once (no thread) */
 	add_hits(&m, a, 40000);
 	tables__process(t, 0);
 	tables__stats(t, &st);
@@ -115,8 +115,8 @@ static int park(struct file *f, const uint32_t *nr, uint32_t rows, uint64_t resi
 		close_maps(&m);
 		return -EAGAIN;
 	}
-	deadline = tables_now_ns() + residency_ns + 3000000000ULL;
-	while (!published(&m, b, &fb) && tables_now_ns() < deadline) {
+	deadline = clock__mono_ns() + residency_ns + 3000000000ULL;
+	while (!published(&m, b, &fb) && clock__mono_ns() < deadline) {
 		nanosleep(&nap, NULL);
 		tables__process(t, 0);
 	}
@@ -160,7 +160,7 @@ static void yield(struct file *f, const uint32_t *nr, uint32_t rows)
 	c = tables__acquire_src(t, f[2].fd, &f[2].key, f[2].path, &f[2].src);
 	settle(t);
 	add_hits(&m, b, 100000);
-	tables_rebalance(t, tables_now_ns());
+	tables_rebalance(t, clock__mono_ns());
 	add_hits(&m, a, 4000000); /* as a rate, far above B's until A is 800 s old */
 	tables__process(t, 0);
 	parked = t->parked && t->parked->slot == b;
@@ -171,7 +171,7 @@ static void yield(struct file *f, const uint32_t *nr, uint32_t rows)
 	 * 80 ms old: a quiet machine ran the check sooner and failed it.)
 	 */
 	add_hits(&m, c, 1000000000000000ULL);
-	tables_rebalance(t, tables_now_ns());
+	tables_rebalance(t, clock__mono_ns());
 	settle(t);
 	tables__stats(t, &st);
 	ra = published(&m, a, &fa);
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 
 	/* B is hit (its frames walk by frame pointers), A is not. */
 	add_hits(&m, b, 1000);
-	tables_rebalance(t, tables_now_ns());
+	tables_rebalance(t, clock__mono_ns());
 	settle(t);
 	tables__stats(t, &st);
 	ra = published(&m, a, &fa);
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 	/* Now A is hot, but B, fresh, took more hits still since it was loaded. */
 	add_hits(&m, a, 1000);
 	add_hits(&m, b, 2000);
-	tables_rebalance(t, tables_now_ns());
+	tables_rebalance(t, clock__mono_ns());
 	settle(t);
 	tables__stats(t, &st);
 	ra = published(&m, a, &fa);

@@ -17,8 +17,9 @@
 
 #include "bpf/abi.h"
 #include "tables/elfobj.h"
-#include "tables/segments.h"
-#include "tables/tables_int.h"
+#include "maps/segments.h"
+#include "maps/tablebudget.h"
+#include "util/clock.h"
 
 #define MIN_RESIDENCY_NS (600 * 1000000000ULL)
 

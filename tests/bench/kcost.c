@@ -41,7 +41,7 @@
 #include "fpwalk.skel.h"
 #include "profile/profile.h"
 #include "procs/proctrack.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 #define MAX_DEPTHS 16
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Loader cost per object: the table loader (userspace/tables/tables.h) turns each
+ * Loader cost per object: the table loader (userspace/maps/tables.h) turns each
  * FILE's unwind data into rows pushed into the BPF maps of a loaded unwinder,
  * from a fresh loader every time so each object is measured alone (its rules
  * and page index included). Prints one line per repetition and file:
@@ -28,7 +28,7 @@
 
 #include "tables/elfobj.h"
 #include "profile/profile.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 static uint64_t now_ns(void)
 {

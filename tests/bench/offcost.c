@@ -36,7 +36,7 @@
 #include "profile/offcpu.h"
 #include "profile/profile.h"
 #include "procs/proctrack.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 static int reps = 5;
 static unsigned long rounds = 200000;

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "bpf/abi.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 #define JITCODE_MIN_PERIOD 16
 #define JITCODE_MAX_PERIOD 256

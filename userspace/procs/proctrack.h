@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 struct proctrack;
 

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 #define VDSO_MAX_SIZE (64u << 10) /* a few pages on any kernel */
 

@@ -11,7 +11,7 @@
 
 #include "bpf/abi.h"
 #include "procs/cgroups.h"
-#include "tables/segments.h"
+#include "maps/segments.h"
 #include "profile/bpfprog.h"
 #include "util/log.h"
 #include "util/clock.h"

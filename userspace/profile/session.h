@@ -28,7 +28,7 @@
 #include "profile/profile.h"
 #include "procs/proctrack.h"
 #include "symbols/symbolize.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 #define SESSION_MAX_PIDS 1024
 /*

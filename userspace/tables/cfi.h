@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "tables/cfi_rule.h"
-#include "tables/flatten.h"
+#include "tables/flattable.h"
 
 enum cfi_source {
 	CFI_SRC_EH_FRAME = 0,

@@ -520,7 +520,7 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 		flat_builder__abort(&b);
 		goto cleanup;
 	}
-	/* What the primary source's decoder counted (flatten.h): all of it, not a subset. */
+	/* What the primary source's decoder counted (flattable.h): all of it, not a subset. */
 	if (meta)
 		flat_table__copy_counts(b.t, meta);
 	err = flat_builder__finish(&b, out);

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "tables/cfi.h"
-#include "tables/flatten.h"
+#include "tables/flattable.h"
 
 #define COMPLETE_MAX_PLT 4
 #define COMPLETE_MAX_OUTERMOST 8

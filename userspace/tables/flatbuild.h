@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "tables/flatten.h"
+#include "tables/flattable.h"
 #include "tables/ruleset.h"
 
 /* What one object may contribute: twice the BPF rows map's default capacity. */

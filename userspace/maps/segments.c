@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "tables/segments.h"
+#include "maps/segments.h"
 #include "util/clock.h"
 #include "util/log.h"
 

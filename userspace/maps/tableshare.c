@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "tables/tablebytes.h"
-#include "tables/tables_int.h"
+#include "maps/tableshare.h"
 
 #define SHARE_MAX_CMP 2
 

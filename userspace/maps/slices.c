@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 
-#include "tables/slices.h"
+#include "maps/slices.h"
 
 int slices__init(struct slices *s, uint32_t cap)
 {

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tables/rangealloc.h"
+#include "maps/rangealloc.h"
 
 struct slices {
 	struct rangealloc *big, *small;

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internals of the map loader shared by tables.c (registry, loading,
- * publishing) and tablebudget.c (sizing, admission, eviction, hotness).
+ * The map loader's entries, one per object, and its state (struct tables):
+ * what tables.c (registry, loading, publishing), tablebudget.c (sizing,
+ * admission, eviction, hotness) and tableshare.c (aliases) share, with the
+ * operations on an entry all three call (entries.c), so that the three call
+ * down to it and not each other back.
  */
-#ifndef SFBPF_TABLES_INT_H
-#define SFBPF_TABLES_INT_H
+#ifndef SFBPF_MAPS_ENTRIES_H
+#define SFBPF_MAPS_ENTRIES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tables/flatten.h"
+#include "tables/flattable.h"
 #include "tables/sha256.h"
-#include "tables/slices.h"
+#include "maps/slices.h"
 #include "tables/ruleset.h"
-#include "tables/segments.h"
+#include "maps/segments.h"
 #include "tables/tableload.h"
-#include "tables/tables.h"
+#include "maps/tables.h"
 
 #define TABLES_KEY_BUCKETS 4096
 #define TABLES_SRCS 4 /* places an object was seen mapped, remembered to reopen it */
@@ -84,7 +87,7 @@ struct entry {
 	uint32_t refs;
 	/* Its table's size (kept when evicted: what a reload needs). */
 	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;
-	uint8_t page_shift; /* of its page index (flatten.h) */
+	uint8_t page_shift; /* of its page index (flattable.h) */
 	/* PUSHING: the table, how much is written, and not before when. */
 	struct flat_table *ft;
 	uint32_t pushed_rows, pushed_pages;
@@ -124,41 +127,24 @@ struct tables {
 	struct tables_stats stats;
 };
 
-uint64_t tables_now_ns(void);
+/*
+ * What every layer of maps/ does to an entry (entries.c, with tables.h's
+ * obj_key__from). Nothing here chooses what to evict or when (tablebudget.h).
+ */
 void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags);
 void tables_drop_rows(struct tables *t, struct entry *e);
+/* Unpublishes e and gives its slot back; e stays (a table-less file is remembered). */
+void tables_release_slot(struct tables *t, struct entry *e);
 void tables_free_entry(struct tables *t, struct entry *e);
+/* e's memory only, nothing unpublished (tables__free). */
+void entry__free(struct entry *e);
+/* Drops e's parked reload, if it is the parked one (before e is freed). */
+void tables_unpark(struct tables *t, struct entry *e);
 int tables_start_job(struct tables *t, struct entry *e, int fd);
 void tables_note_src(struct entry *e, const struct tables_src *src);
 uint32_t tables_key_hash(const struct obj_key *k);
 uint32_t tables_hint_hash(const struct obj_key *k);
-/*
- * An entry whose table was built from the bytes a table of the file open at
- * fd would be built from (whose identity is key, with a hint; tablebytes.h),
- * found by key's hint and compared by digest: key becomes its alias. NULL:
- * none (counted in the stats).
- */
-struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key);
 /* e's file again, through the places it was last seen mapped (an fd, or a negative errno). */
 int tables_reopen(const struct entry *e);
 
-/*
- * Makes room for ft (evicting colder tables if needed), interns its rules and
- * takes its slices; ft is then e->ft (or freed). 0, -ENOSPC (no room), or an
- * error. With park (a reload of a referenced table), no room yet parks it
- * instead: ft kept in e->ft, t->parked = e, -EAGAIN.
- */
-int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool park);
-/*
- * Tries the parked reload again (throttled): true once it has its slices (the
- * caller pushes it); dropped when its time is up.
- */
-bool tables_retry_parked(struct tables *t, uint64_t now);
-/* Drops e's parked reload, if it is the parked one (before e is freed). */
-void tables_unpark(struct tables *t, struct entry *e);
-/* A table was published: its hits from now on tell how hot it is while fresh. */
-void tables_note_loaded(struct tables *t, struct entry *e);
-/* Reads the hit counters, decays heat, and reloads hot over-budget tables. */
-void tables_rebalance(struct tables *t, uint64_t now);
-
-#endif /* SFBPF_TABLES_INT_H */
+#endif /* SFBPF_MAPS_ENTRIES_H */

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "tables/flatten.h"
+#include "tables/flattable.h"
 
 /* Row i of t as the maps hold it; its rule is t's (global once admitted). */
 static inline struct sfbpf_row rowpack__row(const struct flat_table *t, uint32_t i)

@@ -5,7 +5,9 @@
  * out by a range allocator, and segments exist where slices are. An object
  * becomes visible to the BPF side only when its entry in the objects map is
  * written, after its rows, rules and pages are in place.
- * The budget and the choice of what to evict are in tablebudget.c.
+ * The budget and the choice of what to evict are in tablebudget.c, what is
+ * done to one entry (slot, slices, freeing, reopening) in entries.c: this file
+ * calls both, neither calls it.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -18,8 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tables/rowpack.h"
-#include "tables/tables_int.h"
+#include "maps/rowpack.h"
+#include "maps/tablebudget.h"
+#include "maps/tableshare.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /*
@@ -30,54 +34,6 @@
 #define AGE_EVERY_NS 1000000000ULL
 /* A table-less file is parsed again after this long unused. */
 #define NEGATIVE_TTL_NS (600 * 1000000000ULL)
-
-uint64_t tables_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
-{
-	uint64_t v[7] = { st->st_dev,	      st->st_ino,	   st->st_size,
-			  st->st_mtim.tv_sec, st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
-			  st->st_ctim.tv_nsec };
-	uint8_t n;
-
-	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
-	memset(key, 0, sizeof(*key));
-	key->bytes[0] = 'F';
-	memcpy(key->bytes + 1, v, sizeof(v));
-	key->len = 1 + sizeof(v);
-	if (info && info->build_id_len) {
-		n = info->build_id_len;
-		key->hint[0] = 'B';
-		memcpy(key->hint + 1, info->build_id, n);
-		memcpy(key->hint + 1 + n, &v[2], 8);
-		key->hint_len = 9 + n;
-	}
-}
-
-static uint32_t bytes_hash(const uint8_t *b, uint32_t len)
-{
-	uint32_t h = 2166136261u, i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h % TABLES_KEY_BUCKETS;
-}
-
-uint32_t tables_key_hash(const struct obj_key *k)
-{
-	return bytes_hash(k->bytes, k->len);
-}
-
-uint32_t tables_hint_hash(const struct obj_key *k)
-{
-	return bytes_hash(k->hint, k->hint_len);
-}
 
 static bool same_identity(const struct obj_key *a, const struct obj_key *b)
 {
@@ -117,22 +73,9 @@ struct tables *tables__new(const struct tables_opts *opts)
 	t->stats.pages_capacity = opts->max_pages;
 	t->stats.rules_capacity = t->opts.max_rules;
 	t->stats.budget_bytes = opts->budget_bytes ? opts->budget_bytes : tables__map_bytes(&sz);
-	t->next_age_ns = tables_now_ns() + AGE_EVERY_NS;
-	t->next_rebalance_ns = tables_now_ns() + TABLES_REBALANCE_NS;
+	t->next_age_ns = clock__mono_ns() + AGE_EVERY_NS;
+	t->next_rebalance_ns = clock__mono_ns() + TABLES_REBALANCE_NS;
 	return t;
-}
-
-static void entry__free(struct entry *e)
-{
-	struct obj_alias *a, *next;
-
-	for (a = e->aliases; a; a = next) {
-		next = a->sibling;
-		free(a);
-	}
-	flat_table__free(e->ft);
-	free(e->name);
-	free(e);
 }
 
 void tables__free(struct tables *t)
@@ -162,16 +105,6 @@ void tables__free(struct tables *t)
 }
 
 /* ---- the objects map ------------------------------------------------------ */
-
-/* A slot without rows: its frames use the frame-pointer chain (flags say why). */
-void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags)
-{
-	struct sfbpf_object obj = { .flags = flags };
-	uint32_t key = slot;
-
-	if (slot >= 0)
-		bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY);
-}
 
 static int publish_table(struct tables *t, const struct entry *e)
 {
@@ -229,68 +162,6 @@ static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 	return NULL;
 }
 
-/* Gives back e's slices of the rows and pages arrays (its slot stays). */
-void tables_drop_rows(struct tables *t, struct entry *e)
-{
-	if (e->nr_rows || e->nr_pages) {
-		slices__release(&t->rows, e->row_start, e->nr_rows);
-		slices__release(&t->pages, e->page_start, e->nr_pages);
-		segspace__put(&t->row_segs, e->row_start, e->nr_rows);
-		segspace__put(&t->page_segs, e->page_start, e->nr_pages);
-		/* Samples in flight may still read them: see push_after. */
-		t->recycled_ns = tables_now_ns();
-	}
-	e->row_start = e->page_start = 0;
-	e->has_ranges = false;
-}
-
-static void release_slot(struct tables *t, struct entry *e)
-{
-	if (e->slot < 0)
-		return;
-	tables_publish_flags(t, e->slot, 0);
-	t->slots[e->slot] = NULL;
-	e->slot = -1;
-}
-
-/* Takes e's aliases out of the alias table (entry__free frees them). */
-static void unlink_aliases(struct tables *t, struct entry *e)
-{
-	struct obj_alias *a, **pp;
-
-	for (a = e->aliases; a; a = a->sibling)
-		for (pp = &t->aliases[tables_key_hash(&a->key)]; *pp; pp = &(*pp)->next)
-			if (*pp == a) {
-				*pp = a->next;
-				break;
-			}
-}
-
-/* Forgets e entirely: unpublished, slices and slot freed. Not while a job builds it. */
-void tables_free_entry(struct tables *t, struct entry *e)
-{
-	struct entry **pp;
-
-	tables_unpark(t, e);
-	/* Unpublish first so no new sample walks into the freed slices. */
-	release_slot(t, e);
-	if (e->has_ranges)
-		tables_drop_rows(t, e);
-	for (pp = &t->buckets[tables_key_hash(&e->key)]; *pp; pp = &(*pp)->next)
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
-	for (pp = &t->hints[tables_hint_hash(&e->key)]; e->key.hint_len && *pp;
-	     pp = &(*pp)->hint_next)
-		if (*pp == e) {
-			*pp = e->hint_next;
-			break;
-		}
-	unlink_aliases(t, e);
-	entry__free(e);
-}
-
 /* A free slot, reclaiming the oldest lingering table if there is none. */
 static int64_t alloc_slot(struct tables *t)
 {
@@ -339,28 +210,6 @@ static struct entry *new_entry(struct tables *t, const struct obj_key *key, cons
 
 /* ---- building and pushing ------------------------------------------------- */
 
-/* Submits e's build from fd. -EAGAIN when the loader's queue is full. */
-int tables_start_job(struct tables *t, struct entry *e, int fd)
-{
-	struct tableload_job *job = tableload_job__new(fd, e->name, e);
-	int err;
-
-	if (!job)
-		return -ENOMEM;
-	/* Only files with a build-id are ever compared (tableshare.c). */
-	job->want_digest = e->key.hint_len != 0;
-	e->in_job = true;
-	e->job_seq = ++t->job_seq;
-	err = tableload__submit(t->loader, job);
-	if (err) {
-		e->in_job = false;
-		tableload_job__free(job);
-		t->stats.load_busy++;
-		return -EAGAIN;
-	}
-	return 0;
-}
-
 /* No table for e: remembered (with its slot while referenced). */
 static void set_no_table(struct tables *t, struct entry *e, int err)
 {
@@ -371,7 +220,7 @@ static void set_no_table(struct tables *t, struct entry *e, int err)
 	if (e->refs)
 		tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_TABLE);
 	else
-		release_slot(t, e);
+		tables_release_slot(t, e);
 	pr_info("%s: table not loaded: %s", e->name,
 		err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
 }
@@ -477,7 +326,7 @@ static void push_finished(struct tables *t, struct entry *e)
 		return;
 	}
 	e->state = OBJ_LOADED;
-	e->loaded_ns = e->used_ns = tables_now_ns();
+	e->loaded_ns = e->used_ns = clock__mono_ns();
 	tables_note_loaded(t, e);
 	if (e->from_cfi) {
 		t->stats.objects_eh_frame++;
@@ -508,7 +357,7 @@ static int push_slice(struct tables *t)
 
 	if (!e)
 		return 0;
-	if (tables_now_ns() < e->push_after)
+	if (clock__mono_ns() < e->push_after)
 		return -EAGAIN;
 	ft = e->ft;
 	/* Unmapped once the queue empties (below): mapped here, where they are written. */
@@ -543,7 +392,7 @@ static int push_slice(struct tables *t)
 /* Pushes until the queue is empty or the deadline passes (0: no deadline). */
 static void push_until(struct tables *t, uint64_t deadline)
 {
-	uint64_t start = tables_now_ns();
+	uint64_t start = clock__mono_ns();
 	struct timespec nap = { 0, 200000 };
 	int ret;
 
@@ -553,10 +402,10 @@ static void push_until(struct tables *t, uint64_t deadline)
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		if (ret <= 0 || (deadline && tables_now_ns() >= deadline))
+		if (ret <= 0 || (deadline && clock__mono_ns() >= deadline))
 			break;
 	}
-	t->stats.push_ns += tables_now_ns() - start;
+	t->stats.push_ns += clock__mono_ns() - start;
 }
 
 /* Synchronous loader: what was just built goes to the maps at once. */
@@ -570,27 +419,11 @@ static void settle(struct tables *t)
 
 /* ---- acquire and release -------------------------------------------------- */
 
-/* A process mapping e: remembered (once per process) to reopen the file later. */
-void tables_note_src(struct entry *e, const struct tables_src *src)
-{
-	uint32_t i;
-
-	if (!src || src->pid <= 0)
-		return;
-	for (i = 0; i < TABLES_SRCS; i++)
-		if (e->src[i].pid == src->pid) {
-			e->src[i] = *src;
-			return;
-		}
-	e->src[e->src_next] = *src;
-	e->src_next = (e->src_next + 1) % TABLES_SRCS;
-}
-
 /* A known object: one more reference (and a reload, if it turned hot). */
 static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 			     const struct tables_src *src)
 {
-	e->used_ns = tables_now_ns();
+	e->used_ns = clock__mono_ns();
 	tables_note_src(e, src);
 	/* Only table-less files are remembered without a slot. */
 	if (e->slot < 0)
@@ -627,7 +460,7 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	if (!e)
 		return -ENOMEM;
 	e->slot = slot;
-	e->used_ns = tables_now_ns();
+	e->used_ns = clock__mono_ns();
 	tables_note_src(e, src);
 	t->slots[slot] = e;
 	reset_hits(t, slot);
@@ -643,7 +476,7 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 		settle(t);
 		if (e->state == OBJ_NO_TABLE) {
 			e->refs = 0;
-			release_slot(t, e);
+			tables_release_slot(t, e);
 			return -ENOENT;
 		}
 	}
@@ -661,7 +494,7 @@ void tables__release(struct tables *t, uint32_t obj)
 
 	if (obj >= t->opts.max_objects || !(e = t->slots[obj]) || !e->refs)
 		return;
-	e->used_ns = tables_now_ns();
+	e->used_ns = clock__mono_ns();
 	if (--e->refs)
 		return;
 	switch (e->state) {
@@ -674,7 +507,7 @@ void tables__release(struct tables *t, uint32_t obj)
 			tables_free_entry(t, e); /* nothing in the maps; rebuilt if needed */
 		break;
 	case OBJ_NO_TABLE:
-		release_slot(t, e); /* remembered without a slot */
+		tables_release_slot(t, e); /* remembered without a slot */
 		break;
 	default: /* loading: finished, then lingers (or goes) */
 		break;
@@ -708,7 +541,7 @@ static void age(struct tables *t, uint64_t now)
 
 uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 {
-	uint64_t now = tables_now_ns();
+	uint64_t now = clock__mono_ns();
 	struct entry *parked;
 
 	collect_done(t);
@@ -716,7 +549,7 @@ uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 	if (tables_retry_parked(t, now))
 		queue_push(t, parked);
 	push_until(t, now + (budget_ns ? budget_ns : 1));
-	now = tables_now_ns();
+	now = clock__mono_ns();
 	if (t->opts.linger_ns && now >= t->next_age_ns) {
 		age(t, now);
 		t->next_age_ns = now + AGE_EVERY_NS;

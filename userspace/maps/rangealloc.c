@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tables/rangealloc.h"
+#include "maps/rangealloc.h"
 #include "util/vec.h"
 
 struct extent {

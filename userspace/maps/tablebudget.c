@@ -27,7 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tables/tables_int.h"
+#include "maps/tablebudget.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define MIB (1ULL << 20)
@@ -387,7 +388,7 @@ static int get_segments(struct tables *t, const struct entry *e, int64_t rs, int
 /* Slices for e's table (and their segments), evicting until they fit. */
 static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps)
 {
-	uint64_t now = tables_now_ns();
+	uint64_t now = clock__mono_ns();
 	int round;
 
 	if (!fits_arena(t, e))
@@ -475,8 +476,8 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool 
 		/* Its rules are interned and its rows carry their global ids: kept as is. */
 		free(ids);
 		e->ft = ft;
-		e->parked_until = tables_now_ns() + PARK_NS;
-		e->park_retry_ns = tables_now_ns() + PARK_RETRY_NS;
+		e->parked_until = clock__mono_ns() + PARK_NS;
+		e->park_retry_ns = clock__mono_ns() + PARK_RETRY_NS;
 		t->parked = e;
 		return -EAGAIN;
 	}
@@ -489,17 +490,6 @@ fail:
 	free(ids);
 	flat_table__free(ft);
 	return err;
-}
-
-void tables_unpark(struct tables *t, struct entry *e)
-{
-	if (!e || t->parked != e)
-		return;
-	t->parked = NULL;
-	e->promoting = false;
-	t->promoting--;
-	flat_table__free(e->ft);
-	e->ft = NULL;
 }
 
 bool tables_retry_parked(struct tables *t, uint64_t now)
@@ -545,46 +535,6 @@ static void read_heat(struct tables *t)
 		e->hits_seen = e->hits_live = hits;
 		e->heat = e->heat / 2 + delta;
 	}
-}
-
-/* e's file through one mapping: the fd if it is still e's file. */
-static int reopen_at(const struct entry *e, const struct tables_src *src)
-{
-	struct elfobj_info info;
-	struct obj_key key;
-	struct stat st;
-	char path[96];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, src->pid,
-		 src->start, src->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || elfobj__read(fd, &info)) {
-		close(fd);
-		return -EIO;
-	}
-	obj_key__from(&key, &info, &st);
-	if (key.len != e->key.len || memcmp(key.bytes, e->key.bytes, key.len)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
-/* Newest first. */
-int tables_reopen(const struct entry *e)
-{
-	uint32_t i, k;
-	int fd = -ENOENT;
-
-	for (i = 1; i <= TABLES_SRCS && fd < 0; i++) {
-		k = (e->src_next + TABLES_SRCS - i) % TABLES_SRCS;
-		if (e->src[k].pid > 0)
-			fd = reopen_at(e, &e->src[k]);
-	}
-	return fd;
 }
 
 /* The hottest over-budget table that could get room, not yet being reloaded. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The packed rows' lookup, as bpf/unwind.h does it (see rowpack.h). */
-#include "tables/rowpack.h"
+#include "maps/rowpack.h"
 
 int64_t rowpack__lookup(const struct flat_table *t, uint32_t pc)
 {

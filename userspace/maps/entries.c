@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The map loader's entries (see entries.h): an object's identity and hashes,
+ * its slot in the objects map, its slices given back, its build started, the
+ * places it was seen mapped and its file reopened through them, and the entry
+ * freed. What tables.c (acquire, release, push), tablebudget.c (admission,
+ * eviction, hotness) and tableshare.c all do to an entry, kept below the three
+ * so that each calls down to it and none calls back up.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "maps/entries.h"
+#include "util/clock.h"
+
+void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
+{
+	uint64_t v[7] = { st->st_dev,	      st->st_ino,	   st->st_size,
+			  st->st_mtim.tv_sec, st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
+			  st->st_ctim.tv_nsec };
+	uint8_t n;
+
+	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
+	memset(key, 0, sizeof(*key));
+	key->bytes[0] = 'F';
+	memcpy(key->bytes + 1, v, sizeof(v));
+	key->len = 1 + sizeof(v);
+	if (info && info->build_id_len) {
+		n = info->build_id_len;
+		key->hint[0] = 'B';
+		memcpy(key->hint + 1, info->build_id, n);
+		memcpy(key->hint + 1 + n, &v[2], 8);
+		key->hint_len = 9 + n;
+	}
+}
+
+static uint32_t bytes_hash(const uint8_t *b, uint32_t len)
+{
+	uint32_t h = 2166136261u, i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h % TABLES_KEY_BUCKETS;
+}
+
+uint32_t tables_key_hash(const struct obj_key *k)
+{
+	return bytes_hash(k->bytes, k->len);
+}
+
+uint32_t tables_hint_hash(const struct obj_key *k)
+{
+	return bytes_hash(k->hint, k->hint_len);
+}
+
+/* ---- the objects map ------------------------------------------------------ */
+
+/* A slot without rows: its frames use the frame-pointer chain (flags say why). */
+void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags)
+{
+	struct sfbpf_object obj = { .flags = flags };
+	uint32_t key = slot;
+
+	if (slot >= 0)
+		bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY);
+}
+
+/* ---- entries -------------------------------------------------------------- */
+
+void entry__free(struct entry *e)
+{
+	struct obj_alias *a, *next;
+
+	for (a = e->aliases; a; a = next) {
+		next = a->sibling;
+		free(a);
+	}
+	flat_table__free(e->ft);
+	free(e->name);
+	free(e);
+}
+
+/* Gives back e's slices of the rows and pages arrays (its slot stays). */
+void tables_drop_rows(struct tables *t, struct entry *e)
+{
+	if (e->nr_rows || e->nr_pages) {
+		slices__release(&t->rows, e->row_start, e->nr_rows);
+		slices__release(&t->pages, e->page_start, e->nr_pages);
+		segspace__put(&t->row_segs, e->row_start, e->nr_rows);
+		segspace__put(&t->page_segs, e->page_start, e->nr_pages);
+		/* Samples in flight may still read them: see push_after. */
+		t->recycled_ns = clock__mono_ns();
+	}
+	e->row_start = e->page_start = 0;
+	e->has_ranges = false;
+}
+
+void tables_release_slot(struct tables *t, struct entry *e)
+{
+	if (e->slot < 0)
+		return;
+	tables_publish_flags(t, e->slot, 0);
+	t->slots[e->slot] = NULL;
+	e->slot = -1;
+}
+
+/* Takes e's aliases out of the alias table (entry__free frees them). */
+static void unlink_aliases(struct tables *t, struct entry *e)
+{
+	struct obj_alias *a, **pp;
+
+	for (a = e->aliases; a; a = a->sibling)
+		for (pp = &t->aliases[tables_key_hash(&a->key)]; *pp; pp = &(*pp)->next)
+			if (*pp == a) {
+				*pp = a->next;
+				break;
+			}
+}
+
+/* Forgets e entirely: unpublished, slices and slot freed. Not while a job builds it. */
+void tables_free_entry(struct tables *t, struct entry *e)
+{
+	struct entry **pp;
+
+	tables_unpark(t, e);
+	/* Unpublish first so no new sample walks into the freed slices. */
+	tables_release_slot(t, e);
+	if (e->has_ranges)
+		tables_drop_rows(t, e);
+	for (pp = &t->buckets[tables_key_hash(&e->key)]; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	for (pp = &t->hints[tables_hint_hash(&e->key)]; e->key.hint_len && *pp;
+	     pp = &(*pp)->hint_next)
+		if (*pp == e) {
+			*pp = e->hint_next;
+			break;
+		}
+	unlink_aliases(t, e);
+	entry__free(e);
+}
+
+void tables_unpark(struct tables *t, struct entry *e)
+{
+	if (!e || t->parked != e)
+		return;
+	t->parked = NULL;
+	e->promoting = false;
+	t->promoting--;
+	flat_table__free(e->ft);
+	e->ft = NULL;
+}
+
+/* ---- building and reopening ----------------------------------------------- */
+
+/* Submits e's build from fd. -EAGAIN when the loader's queue is full. */
+int tables_start_job(struct tables *t, struct entry *e, int fd)
+{
+	struct tableload_job *job = tableload_job__new(fd, e->name, e);
+	int err;
+
+	if (!job)
+		return -ENOMEM;
+	/* Only files with a build-id are ever compared (tableshare.c). */
+	job->want_digest = e->key.hint_len != 0;
+	e->in_job = true;
+	e->job_seq = ++t->job_seq;
+	err = tableload__submit(t->loader, job);
+	if (err) {
+		e->in_job = false;
+		tableload_job__free(job);
+		t->stats.load_busy++;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* A process mapping e: remembered (once per process) to reopen the file later. */
+void tables_note_src(struct entry *e, const struct tables_src *src)
+{
+	uint32_t i;
+
+	if (!src || src->pid <= 0)
+		return;
+	for (i = 0; i < TABLES_SRCS; i++)
+		if (e->src[i].pid == src->pid) {
+			e->src[i] = *src;
+			return;
+		}
+	e->src[e->src_next] = *src;
+	e->src_next = (e->src_next + 1) % TABLES_SRCS;
+}
+
+/* e's file through one mapping: the fd if it is still e's file. */
+static int reopen_at(const struct entry *e, const struct tables_src *src)
+{
+	struct elfobj_info info;
+	struct obj_key key;
+	struct stat st;
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, src->pid,
+		 src->start, src->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || elfobj__read(fd, &info)) {
+		close(fd);
+		return -EIO;
+	}
+	obj_key__from(&key, &info, &st);
+	if (key.len != e->key.len || memcmp(key.bytes, e->key.bytes, key.len)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Newest first. */
+int tables_reopen(const struct entry *e)
+{
+	uint32_t i, k;
+	int fd = -ENOENT;
+
+	for (i = 1; i <= TABLES_SRCS && fd < 0; i++) {
+		k = (e->src_next + TABLES_SRCS - i) % TABLES_SRCS;
+		if (e->src[k].pid > 0)
+			fd = reopen_at(e, &e->src[k]);
+	}
+	return fd;
+}
