@@ -10,14 +10,14 @@ Reports the cycles of each (strongly connected components of more than one
 node) and every include or call from a folder to one below it in
 userspace/README.md's table (a back-up arrow).
 Exits 1 when there is a loop or a back-up arrow.
-usage: scripts/housegraph.py . [BUILD]   (after make: it reads build/obj)
+usage: scripts/housegraph.py [TREE [BUILD]]   (after make: it reads build/obj; TREE: this checkout)
 """
 import os
 import re
 import subprocess
 import sys
 
-tree = sys.argv[1]
+tree = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[2] if len(sys.argv) > 2 else os.path.join(tree, "build")
 us = os.path.join(tree, "userspace")
 
