@@ -305,10 +305,15 @@ int main(int argc, char **argv)
 		report(false, "setup", "fewer than two objects with a table");
 		return 0;
 	}
-	/* The header is 152 bytes: 200 is in the rows. */
+	/*
+	 * A byte of the gap rule's CFA offset (the header is 152 bytes, nr_rows
+	 * at 64, rows 8 bytes each): a table still well formed, which only the
+	 * digest tells from the stored one.
+	 */
 	refused("corrupt", a,
-		"printf \"$(printf '\\\\%03o' $(( ($(od -An -tu1 -j200 -N1 \"$F\") + 1) % 256 )))\" | "
-		"dd of=\"$F\" bs=1 seek=200 conv=notrunc status=none",
+		"o=$((152 + $(od -An -tu4 -j64 -N4 \"$F\") * 8)); "
+		"printf \"$(printf '\\\\%03o' $(( ($(od -An -tu1 -j$o -N1 \"$F\") + 1) % 256 )))\" | "
+		"dd of=\"$F\" bs=1 seek=$o conv=notrunc status=none",
 		offsetof(struct tablecache_stats, refused_corrupt));
 	refused("truncated", a, "truncate -s -1 \"$F\"",
 		offsetof(struct tablecache_stats, refused_corrupt));
