@@ -217,21 +217,22 @@ static void symlink_name(int o)
 	char target[4096], link[4096];
 	struct stat before, after;
 
+	/* The object's own valid file, moved out: followed, the link would give a hit. */
 	snprintf(target, sizeof(target), "%s.target", dir);
 	snprintf(link, sizeof(link), "%s/%s", dir, objs[o].name);
-	unlink(link);
-	if (system("printf x >\"$SFBPF_TC_DIR.target\"") || stat(target, &before) ||
-	    symlink(target, link)) {
+	if (rename(link, target) || stat(target, &before) || symlink(target, link)) {
 		report(false, "symlink", "setup failed");
 		return;
 	}
 	job = reload(o, &st);
 	stat(target, &after);
 	report(job && !job->from_cache && same_table(job->ft, objs[o].ft) &&
-		       st.refused_corrupt == 1 && after.st_size == 1 &&
+		       st.refused_corrupt == 1 && !st.hits && after.st_size == before.st_size &&
+		       after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
 		       after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
-	       "symlink", "refused %llu, target size %lld", (unsigned long long)st.refused_corrupt,
-	       (long long)after.st_size);
+	       "symlink", "refused %llu, hits %llu, target size %lld (was %lld)",
+	       (unsigned long long)st.refused_corrupt, (unsigned long long)st.hits,
+	       (long long)after.st_size, (long long)before.st_size);
 	tableload_job__free(job);
 	unlink(target);
 }
