@@ -134,6 +134,10 @@ static bool from_cache(const struct tableload *tl, struct tableload_job *job,
 	job->rejected = meta.rejected;
 	job->sframe_bytes = meta.sframe_bytes;
 	pr_info("%s: %u rows from the table cache (%s)", job->name, job->ft->nr_rows, name);
+	/* Said again: whoever reads this run's messages did not see the build's. */
+	if (job->rejected)
+		pr_warn("%s: rejected .sframe (when its table was built; now from the table cache)",
+			job->name);
 	return true;
 }
 
