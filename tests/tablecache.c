@@ -15,6 +15,9 @@
  *   budget    a budget of the two largest files: evictions counted, the
  *             directory under the budget, the newest tables kept;
  *   check     flat_table__check refuses rows out of order and a rule out of range.
+ * Usage: tablecache time DIR FILE
+ *   one cold build of FILE's table (stored into DIR, which must not hold it),
+ *   then one read back: "rows=N cold_us=N warm_us=N" (scripts/bench.sh).
  * Exit status: 0 when the checks ran, 2 on bad usage, 1 on setup failure.
  */
 #include <errno.h>
@@ -262,6 +265,27 @@ static void check(int o)
 	       "%s: a broken table passed, or a good one failed", objs[o].path);
 }
 
+static int timing(const char *path)
+{
+	struct tableload_job *cold, *warm;
+	struct tablecache *c = open_cache(0);
+	int ret = 1;
+
+	cold = load(c, path);
+	warm = load(c, path);
+	if (cold && warm && cold->ft && !cold->from_cache && warm->from_cache &&
+	    same_table(cold->ft, warm->ft)) {
+		printf("rows=%u cold_us=%llu warm_us=%llu\n", cold->ft->nr_rows,
+		       (unsigned long long)cold->build_ns / 1000,
+		       (unsigned long long)warm->build_ns / 1000);
+		ret = 0;
+	}
+	tableload_job__free(cold);
+	tableload_job__free(warm);
+	tablecache__free(c);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t digest[SHA256_BYTES];
@@ -270,6 +294,10 @@ int main(int argc, char **argv)
 	int i, min, fd, a = -1, b = -1;
 	char sh[256];
 
+	if (argc == 4 && !strcmp(argv[1], "time")) {
+		dir = argv[2];
+		return timing(argv[3]);
+	}
 	if (argc < 4 || argc - 3 > TEST_MAX_FILES)
 		return 2;
 	dir = argv[1];
