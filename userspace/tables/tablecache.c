@@ -560,7 +560,9 @@ int tablecache__store(struct tablecache *c, const uint8_t digest[SHA256_BYTES],
 		unlinkat(c->dir_fd, tmp, 0);
 
 	pthread_mutex_lock(&c->lock);
-	c->st.bytes -= err ? size : (old < c->st.bytes ? old : c->st.bytes);
+	/* Clamped: an eviction meanwhile counted the directory afresh. */
+	old = err ? size : old;
+	c->st.bytes -= old < c->st.bytes ? old : c->st.bytes;
 	if (err)
 		c->st.store_failed++;
 	else
