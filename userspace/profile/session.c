@@ -341,7 +341,6 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.on_exit = on_proc_exit,
 		.ctx = s,
 	};
-
 	struct tablecache_opts copts = {
 		.dir = s->opts.table_cache,
 		.max_bytes = s->opts.max_table_cache,

@@ -168,7 +168,7 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	if ((job->want_digest || tl->opts.cache) && !tablebytes__read(job->fd, digest, &copy)) {
 		close(job->fd);
 		job->fd = copy;
-		cacheable = tl->opts.cache;
+		cacheable = tl->opts.cache != NULL;
 		if (job->want_digest) {
 			memcpy(job->digest, digest, SHA256_BYTES);
 			job->has_digest = true;
