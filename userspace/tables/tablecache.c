@@ -14,6 +14,7 @@
 
 #include "tables/flatbuild.h"
 #include "tables/tablecache.h"
+#include "util/fullio.h"
 #include "util/log.h"
 #include "util/vec.h"
 
@@ -310,38 +311,6 @@ static void count(struct tablecache *c, uint64_t *counter)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static int pread_full(int fd, void *p, size_t n, uint64_t off)
-{
-	size_t done = 0;
-	ssize_t r;
-
-	while (done < n) {
-		r = pread(fd, (char *)p + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *p, size_t n)
-{
-	size_t done = 0;
-	ssize_t w;
-
-	while (done < n) {
-		w = write(fd, (const char *)p + done, n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		done += (size_t)w;
-	}
-	return 0;
-}
-
 /* The payload's three arrays, in file order. */
 static void arrays(const struct flat_table *t, const void *p[3], size_t n[3])
 {
@@ -387,7 +356,7 @@ static int read_table(int fd, uint64_t size, const uint8_t key[SHA256_BYTES],
 	size_t n[3];
 	int i;
 
-	if (size < sizeof(h) || pread_full(fd, &h, sizeof(h), 0) || memcmp(h.magic, MAGIC, 8))
+	if (size < sizeof(h) || fullio__pread(fd, &h, sizeof(h), 0) || memcmp(h.magic, MAGIC, 8))
 		return REFUSE_CORRUPT;
 	if (h.version != TABLECACHE_VERSION || h.endian != ENDIAN_MARK ||
 	    h.hdr_bytes != sizeof(h) || h.row_bytes != sizeof(struct flat_row) ||
@@ -421,7 +390,7 @@ static int read_table(int fd, uint64_t size, const uint8_t key[SHA256_BYTES],
 	t->nr_unsupported_fres = h.nr_unsupported_fres;
 	arrays(t, (const void **)p, n);
 	for (i = 0, off = sizeof(h); i < 3; off += n[i++])
-		if (pread_full(fd, p[i], n[i], off))
+		if (fullio__pread(fd, p[i], n[i], off))
 			goto corrupt;
 	file_digest(&h, t, sha);
 	if (memcmp(sha, h.sha, SHA256_BYTES) || flat_table__check(t))
@@ -488,11 +457,11 @@ static int write_table(int fd, const struct tablecache_hdr *h, const struct flat
 {
 	const void *p[3];
 	size_t n[3];
-	int i, err = write_full(fd, h, sizeof(*h));
+	int i, err = fullio__write(fd, h, sizeof(*h));
 
 	arrays(t, p, n);
 	for (i = 0; !err && i < 3; i++)
-		err = write_full(fd, p[i], n[i]);
+		err = fullio__write(fd, p[i], n[i]);
 	return err;
 }
 
