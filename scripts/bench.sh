@@ -8,6 +8,7 @@
 #   footprint   sfbpf-top's resident memory while the whole machine is busy
 #   throughput  highest sampling rate with no ring-buffer drops
 #   offcpu      cost per context switch of the off-CPU program
+#   tablecache  a table built cold vs read back from the table cache (restart)
 # Every benchmark prints one "bench: NAME: ..." summary line on stdout; the
 # tables, the commands and the machine go to docs/BENCHMARKS.md (with --quick,
 # to a file in the temporary directory unless --out is given). Repeated runs,
@@ -27,10 +28,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/scripts/lib.sh"
 BUILD=${SFBPF_BUILD:-$ROOT/build}
 TOP=$BUILD/sfbpf-top
+# Every table built, as on a first start: a table read back from the cache
+# (tablecache, below) would make the repetitions after the first cheaper.
+TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost slowdown loader footprint throughput offcpu srcline"
+ALL_PARTS="kcost slowdown loader footprint throughput offcpu srcline tablecache"
 
 QUICK=0
 OUT=
@@ -457,7 +461,7 @@ prof_start() {
 	none) ;;
 	sfbpf)
 		# Like perf record: record now, symbolize into a file at exit.
-		"$TOP" -F "$hz" --stats --folded "$TMP/prof.folded" >/dev/null 2>"$TMP/prof.err" &
+		"$TOP" "${TOP_OPTS[@]}" -F "$hz" --stats --folded "$TMP/prof.folded" >/dev/null 2>"$TMP/prof.err" &
 		PROF_PID=$!
 		BG_PIDS+=("$PROF_PID")
 		if ! "$BB/benchutil" wait-attached "$PROF_PID" "$NCPU" 120 >/dev/null; then
@@ -737,7 +741,7 @@ sfbpf_run() {
 	local out=$1 t0 ready pid
 	shift
 	t0=$EPOCHREALTIME
-	"$TOP" --stats --folded "$TMP/ld.folded" "$@" >/dev/null 2>"$out" &
+	"$TOP" "${TOP_OPTS[@]}" --stats --folded "$TMP/ld.folded" "$@" >/dev/null 2>"$out" &
 	pid=$!
 	BG_PIDS+=("$pid")
 	ready=$("$BB/benchutil" wait-attached "$pid" "$NCPU" 120) || {
@@ -915,7 +919,7 @@ while True: f(22)'
 	progs+=", perl, a shell starting ls 20 times a second"
 	sleep 1
 	for ((rep = 0; rep < FP_REPS; rep++)); do
-		"$TOP" -b -d 1 -n 10 --stats "$FP_SECS" >/dev/null 2>"$TMP/footprint.err" &
+		"$TOP" "${TOP_OPTS[@]}" -b -d 1 -n 10 --stats "$FP_SECS" >/dev/null 2>"$TMP/footprint.err" &
 		pid=$!
 		BG_PIDS+=("$pid")
 		max=0 hwm=0 last=0
@@ -968,7 +972,7 @@ bench_throughput() {
 	sleep 0.3
 	log "throughput: sfbpf-top system-wide at ${TP_RATES// /, } Hz, ${TP_SECS}s each"
 	for rate in $TP_RATES; do
-		"$TOP" -F "$rate" --stats --folded "$TMP/tp.folded" >/dev/null 2>"$TMP/tp.err" &
+		"$TOP" "${TOP_OPTS[@]}" -F "$rate" --stats --folded "$TMP/tp.folded" >/dev/null 2>"$TMP/tp.err" &
 		pid=$!
 		BG_PIDS+=("$pid")
 		# The program's own counters, read at both ends of a timed window:
@@ -1122,6 +1126,75 @@ bench_srcline() {
 		printf "bench: srcline: %s: %.1f ms to index, %.1f us per new address, %.0f ns cached (%d addresses)\n", \
 			kv($0, "object"), kv($0, "index_ms"), kv($0, "new_ns") / 1000, kv($0, "cached_ns"), kv($0, "addrs")
 	}' md="$MD/srcline.table" "$raw"
+}
+
+# --- 7. table cache ----------------------------------------------------------
+
+# What a restart saves: each object's table built (digest, private copy,
+# build, store) and then read back from a new cache directory (digest,
+# read, SHA-256 and validation), in the loader's own code (tests/tablecache.c).
+bench_tablecache() {
+	local raw=$TMP/tablecache.txt rep f files=() libc dir line
+	: >"$raw"
+	if ! up_to_date "$BB/tablecache" "$ROOT/tests/tablecache.c" "$BUILD/libsfbpf.a"; then
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
+			"$ROOT/tests/tablecache.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/tablecache" \
+			2>"$TMP/tablecache.build" || {
+			cat "$TMP/tablecache.build" >&2
+			echo "bench: tablecache: FAILED (tests/tablecache.c does not build against this tree)"
+			return 1
+		}
+	fi
+	if [ -n "${ZSTD:-}" ]; then files+=("$ZSTD"); fi
+	f=$BB/bigsframe.$BIG_FUNCS.v3
+	if [ -x "$f" ]; then files+=("$f"); fi
+	libc=$(ldd "$BB/mtwork" | awk '$1 ~ /^libc\.so/ { print $3 }')
+	if [ -n "$libc" ]; then files+=("$libc"); fi
+	log "tablecache: ${#files[@]} objects, $LD_REPS repetitions"
+	for ((rep = 0; rep < LD_REPS; rep++)); do
+		for f in "${files[@]}"; do
+			dir=$(mktemp -d "$TMP/tablecache.XXXXXX")
+			line=$("$BB/tablecache" time "$dir" "$f") || {
+				echo "bench: tablecache: FAILED ($f: no table, or not read back equal)"
+				return 1
+			}
+			echo "tablecache object=$(basename "$f") $line" >>"$raw"
+			rm -rf "$dir"
+		done
+	done
+	cp "$raw" "$MD/tablecache.raw"
+	awk "$AWK_LIB"'
+	$1 == "tablecache" {
+		o = kv($0, "object")
+		if (!(o in rows))
+			order[++n] = o
+		rows[o] = kv($0, "rows")
+		c[o, ++nr[o]] = kv($0, "cold_us")
+		w[o, nr[o]] = kv($0, "warm_us")
+	}
+	END {
+		print "| object | rows | built (cold) | read back (warm) | rows/s read back | cold / warm |" > md
+		print "|---|---|---|---|---|---|" > md
+		for (i = 1; i <= n; i++) {
+			o = order[i]
+			for (k = 1; k <= nr[o]; k++) {
+				cc[k] = c[o, k]
+				ww[k] = w[o, k]
+			}
+			cm = median(cc, nr[o])
+			wm = median(ww, nr[o])
+			rate = 0
+			ratio = 0
+			if (wm > 0) {
+				rate = rows[o] / wm
+				ratio = cm / wm
+			}
+			printf "| %s | %d | %.1f ms | %.1f ms | %.1f M | %.1fx |\n", o, rows[o], cm / 1000, \
+				wm / 1000, rate, ratio > md
+			printf "bench: tablecache: %s: %d rows built in %.1f ms, read back in %.1f ms (%.1fx; medians of %d)\n", \
+				o, rows[o], cm / 1000, wm / 1000, ratio, nr[o]
+		}
+	}' md="$MD/tablecache.table" "$raw"
 }
 
 # --- report ---------------------------------------------------------------------
@@ -1390,6 +1463,22 @@ $(cat "$MD/srcline.table")
 
 EOF
 		fi
+		if [ -f "$MD/tablecache.table" ]; then
+			cat <<EOF
+## 7. Table cache
+
+What a restart of sfbpf-top saves per object (\`userspace/tables/tablecache.c\`):
+its table built as on a first start (the digest of the bytes the build
+reads and their private copy, the build, the store into the cache), then
+read back by the loader from a new cache (the digest again, the file read,
+its SHA-256 and \`flat_table__check()\`). Medians of $LD_REPS.
+
+Command: \`$(rel "$BB")/tablecache time DIR FILE\`
+
+$(cat "$MD/tablecache.table")
+
+EOF
+		fi
 		cat <<EOF
 ## Reproducing
 
@@ -1417,7 +1506,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 BPF_STATS_AT_START=$(cat /proc/sys/kernel/bpf_stats_enabled)
 build_workloads
 ZSTD=
-case " $PARTS " in *" slowdown "* | *" loader "*) find_zstd ;; esac
+case " $PARTS " in *" slowdown "* | *" loader "* | *" tablecache "*) find_zstd ;; esac
 rc=0
 for part in $PARTS; do
 	case " $ALL_PARTS " in

@@ -42,7 +42,9 @@ static bool same_identity(const struct obj_key *a, const struct obj_key *b)
 
 struct tables *tables__new(const struct tables_opts *opts)
 {
-	struct tableload_opts lopts = { .threaded = opts->async, .no_cfi = opts->no_cfi };
+	struct tableload_opts lopts = { .threaded = opts->async,
+					.no_cfi = opts->no_cfi,
+					.cache = opts->cache };
 	struct tables *t = calloc(1, sizeof(*t));
 	struct tables_sizes sz = { opts->max_rows, opts->max_pages, opts->max_rules,
 				   opts->max_objects, opts->seg_shift };

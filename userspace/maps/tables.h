@@ -30,12 +30,15 @@
 
 #include "tables/elfobj.h"
 
+struct tablecache;
+
 struct tables_opts {
 	int rows_fd, rules_fd, objects_fd, pages_fd;
 	uint32_t max_rows, max_rules, max_objects, max_pages;
 	uint32_t seg_shift; /* the row and page maps' segments (tables_sizes); 0: the most */
 	uint64_t budget_bytes; /* what the sizes came from (stats); 0: what they take */
 	bool no_cfi; /* SFrame only: no tables synthesized from .eh_frame/.debug_frame */
+	struct tablecache *cache; /* tables kept across restarts (tablecache.h), or NULL */
 	/* Lifecycle; zero values keep the simple synchronous loader. */
 	int obj_hits_fd; /* > 0: the unwinder's per-slot hit counts (eviction order) */
 	bool async; /* build tables on a loader thread (tables__process publishes) */

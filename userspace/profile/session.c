@@ -363,7 +363,18 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.on_exit = on_proc_exit,
 		.ctx = s,
 	};
+	struct tablecache_opts copts = {
+		.dir = s->opts.table_cache,
+		.max_bytes = s->opts.max_table_cache,
+		.no_cfi = s->opts.sframe_only,
+	};
 
+	if (!s->opts.no_table_cache) {
+		s->table_cache = tablecache__new(&copts);
+		if (!s->table_cache)
+			return -ENOMEM;
+		topts.cache = tablecache__enabled(s->table_cache) ? s->table_cache : NULL;
+	}
 	s->tables = tables__new(&topts);
 	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
 	lopts.procs = s->procs;
@@ -670,6 +681,7 @@ void session__close(struct session *s)
 	lifecycle__free(s->lc);
 	proctrack__free(s->procs);
 	tables__free(s->tables);
+	tablecache__free(s->table_cache);
 	offcpu__free(s->off);
 	profile__free(s->prof);
 	aggregator__free(s->agg);

@@ -29,6 +29,7 @@
 #include "procs/proctrack.h"
 #include "symbols/symbolize.h"
 #include "maps/tables.h"
+#include "tables/tablecache.h"
 
 #define SESSION_MAX_PIDS 1024
 /*
@@ -57,6 +58,10 @@ struct session_opts {
 	uint64_t linger_ms; /* unreferenced tables kept this long; 0: 60 s */
 	uint64_t min_residency_ms; /* loaded tables safe from eviction by hotter ones; 0: 30 s */
 	int table_wait_ms; /* before sampling, wait for the first tables: < 0 all, 0: 10 s */
+	/* Built tables kept across restarts (tables/tablecache.h). */
+	bool no_table_cache;
+	const char *table_cache; /* its directory; NULL: TABLECACHE_DEFAULT_DIR */
+	uint64_t max_table_cache; /* bytes; 0: tablecache__default_budget() */
 	/* Userspace memory budgets in bytes; 0: session__default_budgets(). */
 	uint64_t max_stack_mem; /* aggregated stacks (aggregate.h) */
 	uint64_t max_symbol_mem; /* objects no process maps any more, kept for reuse (symcache.h) */
@@ -87,6 +92,7 @@ struct session {
 	struct profile *prof; /* owns the table maps and the lifecycle programs */
 	bool cpu; /* CPU samples (the profile program attached to the CPUs) */
 	struct tables *tables;
+	struct tablecache *table_cache; /* NULL: --no-table-cache */
 	struct proctrack *procs;
 	struct lifecycle *lc;
 	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
@@ -151,6 +157,7 @@ struct session_stats {
 	uint64_t window_ns; /* traced so far (or until session__stop) */
 	uint64_t received;
 	struct tables_stats tables;
+	struct tablecache_stats table_cache;
 	struct proctrack_stats procs;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;

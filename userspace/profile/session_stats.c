@@ -162,6 +162,8 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->received = s->received;
 	if (s->tables)
 		tables__stats(s->tables, &out->tables);
+	if (s->table_cache)
+		tablecache__stats(s->table_cache, &out->table_cache);
 	if (s->procs)
 		proctrack__stats(s->procs, &out->procs);
 	if (s->lc)
@@ -274,6 +276,24 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "objects_same_id_alias_cap", ts->same_id_alias_cap);
 }
 
+/* The tables kept across restarts (tables/tablecache.h); all 0 with --no-table-cache. */
+static void print_table_cache(struct emitter *f, const struct session_stats *st)
+{
+	const struct tablecache_stats *cs = &st->table_cache;
+
+	print_counter(f, "", "table_cache_hits", cs->hits);
+	print_counter(f, "", "table_cache_misses", cs->misses);
+	print_counter(f, "", "table_cache_stored", cs->stored);
+	print_counter(f, "", "table_cache_store_failed", cs->store_failed);
+	print_counter(f, "", "table_cache_evicted", cs->evicted);
+	print_counter(f, "", "table_cache_refused_corrupt", cs->refused_corrupt);
+	print_counter(f, "", "table_cache_refused_foreign", cs->refused_foreign);
+	print_counter(f, "", "table_cache_refused_version", cs->refused_version);
+	print_gauge(f, "", "table_cache_refused_dir", cs->refused_dir);
+	print_gauge(f, "", "table_cache_bytes", cs->bytes);
+	print_gauge(f, "", "table_cache_budget_bytes", cs->max_bytes);
+}
+
 static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 {
 	const struct proctrack_stats *ps = &st->procs;
@@ -374,6 +394,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_gauge(f, "", "processes", st.procs.procs);
 	print_gauge(f, "", "symbol_processes", st.sym.procs);
 	print_tables(f, s, &st);
+	print_table_cache(f, &st);
 	print_lifecycle(f, &st);
 	print_budgets(f, s, &st);
 	print_srclines(f);

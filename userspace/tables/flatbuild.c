@@ -102,6 +102,31 @@ int flat_builder__finish(struct flat_builder *b, struct flat_table **out)
 	return 0;
 }
 
+int flat_table__check(const struct flat_table *t)
+{
+	uint32_t r, p = 0, page;
+
+	if (!t->nr_rules || !(t->rules[0].flags & SFBPF_RULE_GAP) || t->page_shift ||
+	    t->nr_rows > FLAT_MAX_ROWS)
+		return -EINVAL;
+	if (!t->nr_rows)
+		return t->nr_pages ? -EINVAL : 0;
+	if (t->pc_min != (t->rows[0].pc_off & ~((1u << SFBPF_PAGE_SHIFT) - 1)) ||
+	    t->nr_pages != ((t->rows[t->nr_rows - 1].pc_off - t->pc_min) >> SFBPF_PAGE_SHIFT) + 2)
+		return -EINVAL;
+	/* The rows, and the pages as build_pages() sets them, in one pass. */
+	for (r = 0; r < t->nr_rows; r++) {
+		if (t->rows[r].rule >= t->nr_rules ||
+		    (r && t->rows[r].pc_off <= t->rows[r - 1].pc_off))
+			return -EINVAL;
+		page = (t->rows[r].pc_off - t->pc_min) >> SFBPF_PAGE_SHIFT;
+		for (; p <= page; p++)
+			if (t->pages[p] != r)
+				return -EINVAL;
+	}
+	return p == t->nr_pages - 1 && t->pages[p] == t->nr_rows ? 0 : -EINVAL;
+}
+
 void flat_builder__abort(struct flat_builder *b)
 {
 	ruleset__clear(&b->rules);

@@ -74,6 +74,15 @@ int flat_builder__finish(struct flat_builder *b, struct flat_table **out);
 void flat_builder__abort(struct flat_builder *b);
 
 /*
+ * 0 if t holds what a table flat_builder__finish() handed over holds: rule 0
+ * the gap rule, rows in strictly increasing PC order whose rules are in
+ * range, and the page index build_pages() makes of those rows (page_shift 0:
+ * not yet coarsened). -EINVAL otherwise. For tables that come from elsewhere
+ * (the table cache, tablecache.h): the push and the BPF search trust these.
+ */
+int flat_table__check(const struct flat_table *t);
+
+/*
  * One table from two descriptions of the same object: primary's rows, and
  * fallback's where primary has a gap (rule 0) — e.g. SFrame rows, completed
  * with CFI rows for the functions gas did not see (crt1.o's _start). Returns

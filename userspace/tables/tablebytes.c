@@ -11,6 +11,7 @@
 
 #include "sframe/sframe_elf.h"
 #include "tables/tablebytes.h"
+#include "util/fullio.h"
 
 #define CHUNK (64u << 10)
 
@@ -20,22 +21,6 @@ struct reading {
 	struct sha256 sha;
 	uint8_t *buf; /* CHUNK bytes */
 };
-
-static int pread_full(int fd, void *p, size_t n, uint64_t off)
-{
-	size_t done = 0;
-	ssize_t r;
-
-	while (done < n) {
-		r = pread(fd, (char *)p + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		done += (size_t)r;
-	}
-	return 0;
-}
 
 /* Hashes (and copies) [off, off + len); into out too when it is given (len bytes). */
 static int take(struct reading *r, uint64_t off, uint64_t len, void *out)
@@ -54,7 +39,7 @@ static int take(struct reading *r, uint64_t off, uint64_t len, void *out)
 	sha256__update(&r->sha, &len, sizeof(len));
 	for (done = 0; done < len; done += n) {
 		n = len - done < CHUNK ? len - done : CHUNK;
-		err = pread_full(r->fd, r->buf, n, off + done);
+		err = fullio__pread(r->fd, r->buf, n, off + done);
 		if (err)
 			return err;
 		sha256__update(&r->sha, r->buf, n);

@@ -14,6 +14,7 @@
 #include "tables/cfi.h"
 #include "tables/complete.h"
 #include "tables/tablebytes.h"
+#include "tables/tablecache.h"
 #include "sframe/sframe_elf.h"
 #include "tables/tableload.h"
 #include "util/log.h"
@@ -116,6 +117,31 @@ static int cfi_table(struct tableload_job *job, const struct flat_table *sft,
 }
 
 /*
+ * job's table from the cache, if it holds a usable one for these bytes.
+ * A refused file (tablecache.h) is counted there: the table is built anew.
+ */
+static bool from_cache(const struct tableload *tl, struct tableload_job *job,
+		       const uint8_t digest[SHA256_BYTES])
+{
+	char name[2 * SHA256_BYTES + 1];
+	struct tablecache_meta meta;
+
+	if (tablecache__lookup(tl->opts.cache, digest, &job->ft, &meta))
+		return false;
+	tablecache__name(tl->opts.cache, digest, name);
+	job->from_cache = true;
+	job->from_cfi = meta.from_cfi;
+	job->rejected = meta.rejected;
+	job->sframe_bytes = meta.sframe_bytes;
+	pr_info("%s: %u rows from the table cache (%s)", job->name, job->ft->nr_rows, name);
+	/* Said again: whoever reads this run's messages did not see the build's. */
+	if (job->rejected)
+		pr_warn("%s: rejected .sframe (when its table was built; now from the table cache)",
+			job->name);
+	return true;
+}
+
+/*
  * Builds job's table from every source (complete.h): .sframe rows, CFI rows
  * in PLT sections and wherever .sframe has a gap (code assembled without
  * --gsframe, such as crt1.o's _start: with it, stacks end at the outermost
@@ -125,20 +151,33 @@ static int cfi_table(struct tableload_job *job, const struct flat_table *sft,
 static void build(const struct tableload *tl, struct tableload_job *job)
 {
 	struct flat_table *ft = NULL, *sft = NULL, *cft = NULL;
+	char name[2 * SHA256_BYTES + 1];
+	struct tablecache_meta meta;
 	struct complete_info ci;
 	uint64_t start = now_ns();
+	uint8_t digest[SHA256_BYTES];
+	bool cacheable = false;
 	int err, cerr, copy;
 
 	/*
-	 * A table that may be shared is built from a private copy of the bytes
-	 * its digest names: the file's owner can rewrite it during the build.
-	 * Without a copy (not ELF64, too much to read) it is built from the file
-	 * and never shared.
+	 * A table that may be shared, or kept in the cache, is built from a
+	 * private copy of the bytes its digest names: the file's owner can
+	 * rewrite it during the build. Without a copy (not ELF64, too much to
+	 * read) it is built from the file, never shared nor cached.
 	 */
-	if (job->want_digest && !tablebytes__read(job->fd, job->digest, &copy)) {
+	if ((job->want_digest || tl->opts.cache) && !tablebytes__read(job->fd, digest, &copy)) {
 		close(job->fd);
 		job->fd = copy;
-		job->has_digest = true;
+		cacheable = tl->opts.cache != NULL;
+		if (job->want_digest) {
+			memcpy(job->digest, digest, SHA256_BYTES);
+			job->has_digest = true;
+		}
+	}
+	if (cacheable && from_cache(tl, job, digest)) {
+		ft = job->ft;
+		err = 0;
+		goto done;
 	}
 	err = sframe_table(job, &sft);
 	if (!tl->opts.no_cfi && err != -ENOMEM && err != -E2BIG) {
@@ -159,6 +198,16 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 		flat_table__free(ft);
 		ft = NULL;
 	}
+	/* Stored before tables_admit() rewrites its rules' ids and coarsens its pages. */
+	if (cacheable && ft) {
+		meta = (struct tablecache_meta){ .from_cfi = job->from_cfi,
+						 .rejected = job->rejected,
+						 .sframe_bytes = job->sframe_bytes };
+		tablecache__name(tl->opts.cache, digest, name);
+		if (!tablecache__store(tl->opts.cache, digest, ft, &meta))
+			pr_info("%s: table stored in the table cache as %s", job->name, name);
+	}
+done:
 	job->err = err;
 	job->ft = ft;
 	job->build_ns = now_ns() - start;
@@ -187,6 +236,7 @@ static void destroy(struct tableload *tl)
 {
 	free_list(tl->queue);
 	free_list(tl->done);
+	tablecache__free(tl->opts.cache);
 	pthread_cond_destroy(&tl->cond);
 	pthread_mutex_destroy(&tl->lock);
 	free(tl);
@@ -236,6 +286,7 @@ struct tableload *tableload__new(const struct tableload_opts *opts)
 		return NULL;
 	}
 	tl->opts = *opts;
+	tl->opts.cache = tablecache__ref(opts->cache);
 	tl->done_tail = &tl->done;
 	pthread_mutex_init(&tl->lock, NULL);
 	pthread_cond_init(&tl->cond, NULL);

@@ -38,13 +38,22 @@ struct tableload_job {
 	/* want_digest: the digest of exactly what the table was built from (tablebytes.h). */
 	bool has_digest;
 	uint8_t digest[SHA256_BYTES];
-	uint64_t build_ns; /* time spent building */
+	uint64_t build_ns; /* time spent building (or reading it back from the cache) */
+	bool from_cache; /* read back from opts.cache */
 	struct tableload_job *next;
 };
+
+struct tablecache;
 
 struct tableload_opts {
 	bool threaded;
 	bool no_cfi; /* SFrame only */
+	/*
+	 * Tables kept across restarts (tablecache.h), or NULL. With one, every
+	 * table is built from the private copy of its bytes (want_digest), read
+	 * back from the cache under their digest, and stored once built.
+	 */
+	struct tablecache *cache;
 };
 
 struct tableload;

@@ -59,6 +59,9 @@ static struct env {
 	const char *cgroup;
 	bool interval_set; /* -d given */
 	unsigned long long max_table_mem; /* 0: the session's default */
+	const char *table_cache; /* NULL: the default directory */
+	bool no_table_cache;
+	unsigned long long max_table_cache; /* 0: the default */
 	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem; /* 0: defaults */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
@@ -111,6 +114,9 @@ enum {
 	OPT_MAX_STACK_MEM,
 	OPT_MAX_SYMBOL_MEM,
 	OPT_MAX_JIT_MEM,
+	OPT_TABLE_CACHE,
+	OPT_NO_TABLE_CACHE,
+	OPT_MAX_TABLE_CACHE,
 };
 
 static const struct argp_option options[] = {
@@ -149,6 +155,13 @@ static const struct argp_option options[] = {
 	{ "max-jit-mem", OPT_MAX_JIT_MEM, "SIZE", 0,
 	  "Memory for all /tmp/perf-PID.map JIT maps together (default: RAM/256 within "
 	  "16M..256M)",
+	  0 },
+	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0,
+	  "Keep built unwind tables in DIR across restarts (default /var/cache/sfbpf/tables)", 0 },
+	{ "no-table-cache", OPT_NO_TABLE_CACHE, NULL, 0, "Build every table anew, keep none", 0 },
+	{ "max-table-cache", OPT_MAX_TABLE_CACHE, "SIZE", 0,
+	  "Disk for the table cache; least recently used tables go first (default: 2% of its "
+	  "filesystem, at most 1G)",
 	  0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
@@ -284,6 +297,9 @@ static void check_args(struct argp_state *state)
 	/* Stacks are kept in 1 MiB chunks: a few are needed to fold into. */
 	if (env.max_stack_mem && env.max_stack_mem < 4 << 20)
 		argp_error(state, "--max-stack-mem below 4M leaves no room for stacks");
+	if (env.no_table_cache && (env.table_cache || env.max_table_cache))
+		argp_error(state, "--no-table-cache goes with neither --table-cache nor "
+				  "--max-table-cache");
 	if (env.max_us && env.max_us < env.min_us)
 		argp_error(state, "-M is below -m");
 	if (continuous_cli.enabled &&
@@ -365,6 +381,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_TABLE_MEM:
 		env.max_table_mem = parse_size(arg, state);
+		break;
+	case OPT_TABLE_CACHE:
+		env.table_cache = arg;
+		break;
+	case OPT_NO_TABLE_CACHE:
+		env.no_table_cache = true;
+		break;
+	case OPT_MAX_TABLE_CACHE:
+		env.max_table_cache = parse_size(arg, state);
 		break;
 	case OPT_MAX_STACK_MEM:
 		env.max_stack_mem = parse_size(arg, state);
@@ -591,6 +616,9 @@ static void fill_session_opts(struct session_opts *o)
 	o->cgroup = env.cgroup;
 	o->max_table_mem = env.max_table_mem;
 	o->max_stack_mem = env.max_stack_mem;
+	o->table_cache = env.table_cache;
+	o->no_table_cache = env.no_table_cache;
+	o->max_table_cache = env.max_table_cache;
 	o->max_symbol_mem = env.max_symbol_mem;
 	o->max_jit_mem = env.max_jit_mem;
 	o->progress = isatty(STDERR_FILENO);
