@@ -14,6 +14,11 @@ mkdir -p "$SFBPF_TEST_TMP" || exit 1
 # Not inherited: a machine that sets it hid a test reading a Python server's
 # block-buffered output (a new machine, CI's, does not set it).
 unset PYTHONUNBUFFERED
+# No table cache unless a test asks for one (table_cache.test: --table-cache):
+# a table built by one test, read back warm by the next, would change what
+# the next one measures (a table still loading, a first chain late), and the
+# machine's own cache in /var/cache/sfbpf/tables is not the suite's.
+export SFBPF_TABLE_CACHE=off
 
 # needs_binutils TEST: TEST says it uses the reference binutils (gas 2.44 and
 # 2.47, their readelf, or fixtures built with them) with a "# needs: binutils"

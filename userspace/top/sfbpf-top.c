@@ -598,6 +598,23 @@ static void warn_budget(struct session *s)
 			(unsigned long long)(s->budgets.stacks >> 20));
 }
 
+/*
+ * SFBPF_TABLE_CACHE: the table cache's directory, or "off", where no option
+ * says: a test suite keeps its runs apart from each other and from the
+ * machine's cache, a container points it at a volume.
+ */
+static void table_cache_from_env(struct session_opts *o)
+{
+	const char *v = getenv("SFBPF_TABLE_CACHE");
+
+	if (!v || !*v || o->table_cache || o->no_table_cache)
+		return;
+	if (strcmp(v, "off"))
+		o->table_cache = v;
+	else if (!o->max_table_cache)
+		o->no_table_cache = true;
+}
+
 static void fill_session_opts(struct session_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -619,6 +636,7 @@ static void fill_session_opts(struct session_opts *o)
 	o->table_cache = env.table_cache;
 	o->no_table_cache = env.no_table_cache;
 	o->max_table_cache = env.max_table_cache;
+	table_cache_from_env(o);
 	o->max_symbol_mem = env.max_symbol_mem;
 	o->max_jit_mem = env.max_jit_mem;
 	o->progress = isatty(STDERR_FILENO);
