@@ -4,6 +4,7 @@
  * frames (python.h). Every read is one process_vm_readv of the target: no
  * ptrace, nothing stopped.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -246,12 +247,41 @@ static int find_layout(struct python *py, unsigned int minor)
 	return 0;
 }
 
-static bool is_task(int pid, uint64_t tid)
+/*
+ * The TIDs of pid's tasks as the process itself sees them (the last NSpid
+ * of each): what CPython stores as native_thread_id, in a PID namespace too.
+ */
+static size_t task_ids(int pid, uint64_t *ids, size_t max)
 {
-	char path[64];
+	char path[64], line[256];
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%llu", pid, (unsigned long long)tid);
-	return tid && tid < (1ull << 32) && !access(path, F_OK);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && n < max && (d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", pid, d->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			char *last;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			last = strrchr(line, '\t');
+			ids[n++] = strtoull(last ? last + 1 : line + 6, NULL, 10);
+			break;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
 }
 
 /* The first walk: judges the layout on what it reads (python_checks). */
@@ -262,12 +292,19 @@ static int check_layout(struct python *py)
 	size_t nr;
 	int err;
 
+	uint64_t tids[PY_MAX_THREADS];
+	size_t ntids = task_ids(py->pid, tids, PY_MAX_THREADS);
+
 	err = python__threads(py, &threads, &nr);
 	if (err)
 		return err;
 	for (size_t i = 0; i < nr; i++) {
-		c->threads_task += py->layout.tstate_native_id != PY_NONE &&
-				   is_task(py->pid, threads[i].native_id);
+		for (size_t j = 0; py->layout.tstate_native_id != PY_NONE && j < ntids; j++) {
+			if (tids[j] == threads[i].native_id) {
+				c->threads_task++;
+				break;
+			}
+		}
 		c->codes += threads[i].nr_frames + threads[i].untyped;
 		c->codes_typed += threads[i].nr_frames;
 	}
