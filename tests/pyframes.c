@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Prints a CPython process's Python stacks as interp/python.c reads them
+ * from outside, for tests/pyframes.test.
+ *
+ *   pyframes PID           one block per thread, innermost frame first:
+ *                            thread IDENT NATIVE_ID
+ *                              NAME (FILE:LINE)[ *]
+ *                          " *": the outermost frame of a call of the native
+ *                          eval loop (each such call is one native frame)
+ *   pyframes --layout PID  the layout's offsets, name=value
+ *
+ * The first line is always "python VERSION SOURCE" and the attach-time
+ * checks (counts). Exit status 1 when the process cannot be read.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/python.h"
+#include "util/log.h"
+
+int main(int argc, char **argv)
+{
+	const struct python_checks *c;
+	struct python_thread *threads;
+	struct python *py;
+	bool layout = argc == 3 && !strcmp(argv[1], "--layout");
+	size_t nr;
+	int err;
+
+	if (argc != 2 && !layout) {
+		fprintf(stderr, "usage: pyframes [--layout] PID\n");
+		return 2;
+	}
+	log__init(1);
+	err = python__attach(atoi(argv[argc - 1]), &py);
+	if (err) {
+		fprintf(stderr, "pyframes: %s\n", strerror(-err));
+		return 1;
+	}
+	c = python__checks(py);
+	printf("python %s %s threads %u interp %u task %u codes %u typed %u\n", python__version(py),
+	       python__layout_src(py) == PYTHON_LAYOUT_BUILTIN ? "builtin" : "debug-offsets",
+	       c->threads, c->threads_interp, c->threads_task, c->codes, c->codes_typed);
+	if (layout) {
+		python__print_layout(py, stdout);
+		python__free(py);
+		return 0;
+	}
+	err = python__threads(py, &threads, &nr);
+	for (size_t i = 0; !err && i < nr; i++) {
+		printf("thread %llu %llu\n", (unsigned long long)threads[i].thread_id,
+		       (unsigned long long)threads[i].native_id);
+		for (uint32_t j = 0; j < threads[i].nr_frames; j++) {
+			char name[256], file[1024];
+			int line;
+
+			if (python__code_line(py, &threads[i].frames[j], name, sizeof(name), file,
+					      sizeof(file), &line))
+				printf("  ? (?:0)\n");
+			else
+				printf("  %s (%s:%d)%s\n", name, file, line,
+				       threads[i].frames[j].entry ? " *" : "");
+		}
+	}
+	if (!err)
+		python__threads_free(threads, nr);
+	python__free(py);
+	if (err)
+		fprintf(stderr, "pyframes: %s\n", strerror(-err));
+	return err ? 1 : 0;
+}

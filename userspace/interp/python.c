@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attaching to a CPython process from outside and walking its threads'
+ * frames (python.h). Every read is one process_vm_readv of the target: no
+ * ptrace, nothing stopped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "interp/python.h"
+#include "interp/python_int.h"
+#include "procs/procmaps.h"
+#include "tables/elfobj.h"
+#include "util/log.h"
+#include "util/vec.h"
+
+#define PY_MAX_INTERPS 64
+#define PY_MAX_THREADS 4096
+#define PY_MAX_FRAMES 1024
+#define PY_MAX_LINETABLE (1u << 20)
+
+struct python {
+	int pid;
+	uint64_t runtime; /* _PyRuntime's address in the process */
+	uint64_t code_type; /* PyCode_Type's */
+	struct py_layout layout;
+	enum python_layout_src src;
+	struct python_checks checks;
+	char version[32];
+};
+
+/* The symbols an interpreter object is recognised and versioned by. */
+enum py_sym {
+	SYM_RUNTIME, /* _PyRuntime: the object is the interpreter */
+	SYM_VERSION, /* Py_Version (3.11+): PY_VERSION_HEX */
+	SYM_CODE_TYPE, /* PyCode_Type: what every code object's type is */
+	SYM_ITER_SEND, /* PyIter_Send: new in 3.10 */
+	SYM_FRAME_GET_CODE, /* PyFrame_GetCode: new in 3.9 */
+	SYM_NR,
+};
+
+static const char *const sym_names[SYM_NR] = {
+	[SYM_RUNTIME] = "_PyRuntime",
+	[SYM_VERSION] = "Py_Version",
+	[SYM_CODE_TYPE] = "PyCode_Type",
+	[SYM_ITER_SEND] = "PyIter_Send",
+	[SYM_FRAME_GET_CODE] = "PyFrame_GetCode",
+};
+
+static int py_read(int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
+}
+
+static int py_read_u64(int pid, uint64_t addr, uint64_t *v)
+{
+	return py_read(pid, addr, v, sizeof(*v));
+}
+
+/* Defined symbols' values from .symtab, else .dynsym (stripped binaries keep it). */
+static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR])
+{
+	Elf_Scn *scn = NULL;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		Elf64_Word want = pass ? SHT_SYMTAB : SHT_DYNSYM;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t i, n;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			n = sh.sh_size / sh.sh_entsize;
+			for (i = 0; data && i < n; i++) {
+				GElf_Sym s;
+				const char *name;
+				int k;
+
+				if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, s.st_name);
+				for (k = 0; name && k < SYM_NR; k++)
+					if (!vals[k] && !strcmp(name, sym_names[k]))
+						vals[k] = s.st_value;
+			}
+		}
+	}
+}
+
+/*
+ * The object mapped at m defines _PyRuntime: its symbols' addresses in the
+ * process (0 for those it lacks). 0, -ENOENT (not the interpreter), or an
+ * error opening or reading it.
+ */
+static int object_syms(int pid, const struct procmaps *pm, const struct procmap *m,
+		       uint64_t addrs[SYM_NR])
+{
+	struct elfobj_info info;
+	uint64_t vals[SYM_NR] = { 0 }, vaddr, bias = 0;
+	Elf *elf;
+	int fd, err, k;
+
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = elf ? elfobj__read(fd, &info) : -EINVAL;
+	if (!err)
+		elf_find_syms(elf, vals);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err)
+		return err;
+	if (!vals[SYM_RUNTIME])
+		return -ENOENT;
+	/* The load bias from the first mapping of this file that a PT_LOAD holds. */
+	err = -ENOENT;
+	for (size_t i = 0; i < procmaps__count(pm) && err; i++) {
+		const struct procmap *o = procmaps__get(pm, i);
+
+		if (o->inode == m->inode && o->dev_major == m->dev_major &&
+		    o->dev_minor == m->dev_minor &&
+		    !elfobj__offset_to_vaddr(&info, o->offset, &vaddr)) {
+			bias = o->start - vaddr;
+			err = 0;
+		}
+	}
+	if (err)
+		return err;
+	for (k = 0; k < SYM_NR; k++)
+		addrs[k] = vals[k] ? vals[k] + bias : 0;
+	return 0;
+}
+
+/*
+ * Which mappings may hold the interpreter: the executable (a static python,
+ * or a program embedding it) and any object whose name says python
+ * (libpython3.N.so, python3.N under another directory).
+ */
+static bool maybe_python(const struct procmaps *pm, const struct procmap *m)
+{
+	const char *base = procmap__basename(m->path);
+
+	if (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO))
+		return false;
+	return m == procmaps__exe(pm) || strstr(base, "python");
+}
+
+static int find_interpreter(int pid, uint64_t addrs[SYM_NR])
+{
+	struct procmaps *pm;
+	uint64_t last_inode = 0;
+	int err;
+
+	err = procmaps__read(pid, &pm);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < procmaps__count(pm) && err; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if (!maybe_python(pm, m) || m->inode == last_inode)
+			continue;
+		last_inode = m->inode;
+		err = object_syms(pid, pm, m, addrs);
+		if (err && err != -ENOENT)
+			pr_debug("python: pid %d: %s: %s\n", pid, m->path, strerror(-err));
+		if (err)
+			err = -ENOENT;
+	}
+	procmaps__free(pm);
+	return err;
+}
+
+/* The version from Py_Version, or for 3.9/3.10 from the API they added. */
+static int find_version(struct python *py, const uint64_t addrs[SYM_NR], unsigned int *minor)
+{
+	uint32_t hex;
+
+	if (addrs[SYM_VERSION]) {
+		int err = py_read(py->pid, addrs[SYM_VERSION], &hex, sizeof(hex));
+
+		if (err)
+			return err;
+		if ((hex >> 24) != 3)
+			return -ENOTSUP;
+		*minor = (hex >> 16) & 0xff;
+		snprintf(py->version, sizeof(py->version), "3.%u.%u", *minor, (hex >> 8) & 0xff);
+		return 0;
+	}
+	if (addrs[SYM_ITER_SEND])
+		*minor = 10;
+	else if (addrs[SYM_FRAME_GET_CODE])
+		*minor = 9;
+	else
+		return -ENOTSUP;
+	snprintf(py->version, sizeof(py->version), "3.%u", *minor);
+	return 0;
+}
+
+static int find_layout(struct python *py, unsigned int minor)
+{
+	const struct py_layout *l = py_layout__builtin(minor);
+	uint8_t buf[PY_DEBUG_OFFSETS_LEN];
+	int err;
+
+	if (l) {
+		py->layout = *l;
+		py->src = PYTHON_LAYOUT_BUILTIN;
+		return 0;
+	}
+	if (minor < 13)
+		return -ENOTSUP;
+	err = py_read(py->pid, py->runtime, buf, sizeof(buf));
+	if (err)
+		return err;
+	err = py_layout__from_debug_offsets(buf, sizeof(buf), &py->layout);
+	if (err)
+		return err;
+	if (((py->layout.hexversion >> 16) & 0xff) != minor)
+		return -EPROTO;
+	py->src = PYTHON_LAYOUT_DEBUG_OFFSETS;
+	return 0;
+}
+
+/*
+ * The TIDs of pid's tasks as the process itself sees them (the last NSpid
+ * of each): what CPython stores as native_thread_id, in a PID namespace too.
+ */
+static size_t task_ids(int pid, uint64_t *ids, size_t max)
+{
+	char path[64], line[256];
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && n < max && (d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", pid, d->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			char *last;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			last = strrchr(line, '\t');
+			ids[n++] = strtoull(last ? last + 1 : line + 6, NULL, 10);
+			break;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/* The first walk: judges the layout on what it reads (python_checks). */
+static int check_layout(struct python *py)
+{
+	struct python_checks *c = &py->checks;
+	struct python_thread *threads;
+	size_t nr;
+	int err;
+
+	uint64_t tids[PY_MAX_THREADS];
+	size_t ntids = task_ids(py->pid, tids, PY_MAX_THREADS);
+
+	err = python__threads(py, &threads, &nr);
+	if (err)
+		return err;
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t j = 0; py->layout.tstate_native_id != PY_NONE && j < ntids; j++) {
+			if (tids[j] == threads[i].native_id) {
+				c->threads_task++;
+				break;
+			}
+		}
+		c->codes += threads[i].nr_frames + threads[i].untyped;
+		c->codes_typed += threads[i].nr_frames;
+	}
+	python__threads_free(threads, nr);
+	/* Every thread state must point back at its interpreter; from 3.11 carry a
+	 * TID of the process (a thread exiting may be gone from /proc already:
+	 * most, not all); and most frames must hold code objects (a frame read
+	 * while its thread pops it may hold anything: not all). */
+	if (!c->threads || c->threads_interp != c->threads)
+		return -EPROTO;
+	if (py->layout.tstate_native_id != PY_NONE && 2 * c->threads_task < c->threads)
+		return -EPROTO;
+	if (2 * c->codes_typed < c->codes)
+		return -EPROTO;
+	return 0;
+}
+
+int python__attach(int pid, struct python **out)
+{
+	uint64_t addrs[SYM_NR] = { 0 };
+	struct python *py;
+	unsigned int minor = 0;
+	int err;
+
+	*out = NULL;
+	err = find_interpreter(pid, addrs);
+	if (err)
+		return err;
+	if (!addrs[SYM_CODE_TYPE])
+		return -ENOTSUP;
+	py = calloc(1, sizeof(*py));
+	if (!py)
+		return -ENOMEM;
+	py->pid = pid;
+	py->runtime = addrs[SYM_RUNTIME];
+	py->code_type = addrs[SYM_CODE_TYPE];
+	err = find_version(py, addrs, &minor);
+	if (!err)
+		err = find_layout(py, minor);
+	if (err == -ENOTSUP)
+		pr_info("python: pid %d: CPython %s has no known layout\n", pid,
+			py->version[0] ? py->version : "before 3.9");
+	if (!err)
+		err = check_layout(py);
+	if (err) {
+		free(py);
+		return err;
+	}
+	*out = py;
+	return 0;
+}
+
+void python__free(struct python *py)
+{
+	free(py);
+}
+
+const char *python__version(const struct python *py)
+{
+	return py->version;
+}
+
+enum python_layout_src python__layout_src(const struct python *py)
+{
+	return py->src;
+}
+
+const struct python_checks *python__checks(const struct python *py)
+{
+	return &py->checks;
+}
+
+void python__print_layout(const struct python *py, FILE *f)
+{
+	py_layout__print(&py->layout, f);
+}
+
+enum frame_kind { FRAME_CODE, FRAME_SHIM, FRAME_UNTYPED };
+
+/* The frame's code object, if it is one, and its instruction's byte offset. */
+static int frame_read(struct python *py, uint64_t f, struct python_frame *fr, enum frame_kind *kind)
+{
+	const struct py_layout *l = &py->layout;
+	uint64_t code, type, instr;
+	int32_t lasti;
+	uint8_t owner, entry;
+	int err;
+
+	*kind = FRAME_SHIM;
+	if (l->frame_owner != PY_NONE && l->owner_cstack != PY_NONE) {
+		err = py_read(py->pid, f + l->frame_owner, &owner, 1);
+		if (err || owner == l->owner_cstack)
+			return err;
+	}
+	err = py_read_u64(py->pid, f + l->frame_code, &code);
+	if (!err)
+		err = py_read_u64(py->pid, code + l->ob_type, &type);
+	if (err)
+		return err;
+	if (type != py->code_type) {
+		*kind = FRAME_UNTYPED;
+		return 0;
+	}
+	fr->code = code;
+	/* Before 3.11 each frame object is run by a call of its own. */
+	fr->entry = l->instr != PY_INSTR_POINTER;
+	if (l->frame_is_entry != PY_NONE) {
+		err = py_read(py->pid, f + l->frame_is_entry, &entry, 1);
+		if (err)
+			return err;
+		fr->entry = entry;
+	}
+	if (l->instr == PY_INSTR_POINTER) {
+		err = py_read_u64(py->pid, f + l->frame_instr, &instr);
+		if (err)
+			return err;
+		/* Before its first instruction (3.11/3.12: one unit before) the frame
+		 * is incomplete: Python's own tracebacks leave it out too. */
+		fr->lasti = (int64_t)(instr - (code + l->code_adaptive));
+		*kind = fr->lasti < 0 ? FRAME_SHIM : FRAME_CODE;
+		return 0;
+	}
+	err = py_read(py->pid, f + l->frame_instr, &lasti, sizeof(lasti));
+	if (err)
+		return err;
+	fr->lasti = lasti < 0 ? -1 : l->instr == PY_INSTR_LASTI_UNITS ? 2 * (int64_t)lasti : lasti;
+	*kind = FRAME_CODE;
+	return 0;
+}
+
+static int thread_read(struct python *py, uint64_t ts, uint64_t interp, struct python_thread *t)
+{
+	const struct py_layout *l = &py->layout;
+	size_t cap = 0;
+	uint64_t f, back;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->tstate = ts;
+	err = py_read_u64(py->pid, ts + l->tstate_interp, &back);
+	if (!err && back == interp)
+		py->checks.threads_interp++;
+	py->checks.threads++;
+	if (!err)
+		err = py_read_u64(py->pid, ts + l->tstate_thread_id, &t->thread_id);
+	if (!err && l->tstate_native_id != PY_NONE)
+		err = py_read_u64(py->pid, ts + l->tstate_native_id, &t->native_id);
+	if (!err)
+		err = py_read_u64(py->pid, ts + l->tstate_frame, &f);
+	if (!err && f && l->cframe_frame != PY_NONE)
+		err = py_read_u64(py->pid, f + l->cframe_frame, &f);
+	if (err)
+		return err;
+	for (int n = 0; f && n < PY_MAX_FRAMES; n++) {
+		struct python_frame fr;
+		enum frame_kind kind;
+
+		err = frame_read(py, f, &fr, &kind);
+		if (err)
+			break; /* the thread moved on: keep what was read */
+		if (kind == FRAME_UNTYPED) {
+			t->untyped++;
+		} else if (kind == FRAME_SHIM) {
+			/* 3.12+: the eval call that pushed this shim runs the
+			 * frames above it, down to the one just taken. */
+			t->shims++;
+			if (l->owner_cstack != PY_NONE && t->nr_frames)
+				t->frames[t->nr_frames - 1].entry = true;
+		} else {
+			if (VEC_RESERVE(t->frames, cap, t->nr_frames + 1, 16))
+				return -ENOMEM;
+			t->frames[t->nr_frames++] = fr;
+		}
+		if (py_read_u64(py->pid, f + l->frame_previous, &f))
+			break;
+	}
+	return 0;
+}
+
+int python__threads(struct python *py, struct python_thread **threads, size_t *nr)
+{
+	const struct py_layout *l = &py->layout;
+	struct python_thread *out = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t interp, ts;
+	int err, ni;
+
+	py->checks.threads = 0;
+	py->checks.threads_interp = 0;
+	err = py_read_u64(py->pid, py->runtime + l->runtime_interp_head, &interp);
+	for (ni = 0; !err && interp && ni < PY_MAX_INTERPS; ni++) {
+		err = py_read_u64(py->pid, interp + l->interp_threads_head, &ts);
+		while (!err && ts && n < PY_MAX_THREADS) {
+			if (VEC_RESERVE(out, cap, n + 1, 8)) {
+				err = -ENOMEM;
+				break;
+			}
+			err = thread_read(py, ts, interp, &out[n]);
+			if (err)
+				break;
+			n++;
+			err = py_read_u64(py->pid, ts + l->tstate_next, &ts);
+		}
+		if (!err)
+			err = py_read_u64(py->pid, interp + l->interp_next, &interp);
+	}
+	if (err) {
+		python__threads_free(out, n);
+		return err;
+	}
+	*threads = out;
+	*nr = n;
+	return 0;
+}
+
+void python__threads_free(struct python_thread *threads, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(threads[i].frames);
+	free(threads);
+}
+
+/* Append code point c to buf as UTF-8, if it fits with the NUL. */
+static size_t put_utf8(char *buf, size_t len, size_t at, uint32_t c)
+{
+	char tmp[4];
+	size_t n;
+
+	if (c < 0x80) {
+		tmp[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		tmp[0] = (char)(0xc0 | c >> 6);
+		tmp[1] = (char)(0x80 | (c & 63));
+		n = 2;
+	} else if (c < 0x10000) {
+		tmp[0] = (char)(0xe0 | c >> 12);
+		tmp[1] = (char)(0x80 | ((c >> 6) & 63));
+		tmp[2] = (char)(0x80 | (c & 63));
+		n = 3;
+	} else {
+		tmp[0] = (char)(0xf0 | (c >> 18 & 7));
+		tmp[1] = (char)(0x80 | ((c >> 12) & 63));
+		tmp[2] = (char)(0x80 | ((c >> 6) & 63));
+		tmp[3] = (char)(0x80 | (c & 63));
+		n = 4;
+	}
+	if (at + n >= len)
+		return at;
+	memcpy(buf + at, tmp, n);
+	return at + n;
+}
+
+/*
+ * A str object as UTF-8. Names and file names are compact strings: the
+ * characters follow the object, one byte each when ASCII, else 1, 2 or 4
+ * bytes (state's kind bits 2-4; compact bit 5, ASCII bit 6).
+ */
+static int read_str(struct python *py, uint64_t s, char *buf, size_t len)
+{
+	const struct py_layout *l = &py->layout;
+	uint32_t state, kind;
+	int64_t n;
+	uint8_t chars[1024];
+	size_t at = 0;
+	int err;
+
+	buf[0] = 0;
+	err = py_read(py->pid, s + l->str_state, &state, sizeof(state));
+	if (!err)
+		err = py_read(py->pid, s + l->str_length, &n, sizeof(n));
+	if (err)
+		return err;
+	kind = (state >> 2) & 7;
+	if (!(state & (1u << 5)) || n < 0 || (kind != 1 && kind != 2 && kind != 4))
+		return -EPROTO;
+	if ((uint64_t)n * kind > sizeof(chars))
+		n = sizeof(chars) / kind;
+	err = py_read(py->pid, s + (state & (1u << 6) ? l->str_ascii_size : l->str_compact_size),
+		      chars, (size_t)n * kind);
+	if (err)
+		return err;
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t c = kind == 1 ? chars[i] :
+			     kind == 2 ? ((uint16_t *)chars)[i] :
+					 ((uint32_t *)chars)[i];
+
+		at = put_utf8(buf, len, at, c);
+	}
+	buf[at] = 0;
+	return 0;
+}
+
+int python__code_line(struct python *py, const struct python_frame *fr, char *name, size_t name_len,
+		      char *file, size_t file_len, int *line)
+{
+	const struct py_layout *l = &py->layout;
+	uint64_t name_obj, file_obj, tab_obj, type;
+	int64_t tab_len;
+	int32_t first;
+	uint8_t *tab;
+	int err;
+
+	*line = 0;
+	err = py_read_u64(py->pid, fr->code + l->ob_type, &type);
+	if (!err && type != py->code_type)
+		err = -EPROTO;
+	if (!err)
+		err = py_read_u64(
+			py->pid,
+			fr->code + (l->code_qualname != PY_NONE ? l->code_qualname : l->code_name),
+			&name_obj);
+	if (!err)
+		err = py_read_u64(py->pid, fr->code + l->code_filename, &file_obj);
+	if (!err)
+		err = py_read(py->pid, fr->code + l->code_firstlineno, &first, sizeof(first));
+	if (!err)
+		err = py_read_u64(py->pid, fr->code + l->code_linetable, &tab_obj);
+	if (!err)
+		err = read_str(py, name_obj, name, name_len);
+	if (!err)
+		err = read_str(py, file_obj, file, file_len);
+	if (!err)
+		err = py_read(py->pid, tab_obj + l->bytes_size, &tab_len, sizeof(tab_len));
+	if (err)
+		return err;
+	if (tab_len < 0 || tab_len > PY_MAX_LINETABLE)
+		return -EPROTO;
+	tab = malloc((size_t)tab_len + 1);
+	if (!tab)
+		return -ENOMEM;
+	err = py_read(py->pid, tab_obj + l->bytes_data, tab, (size_t)tab_len);
+	if (!err)
+		*line = py_lines__line(l->lines, tab, (size_t)tab_len, first, fr->lasti);
+	free(tab);
+	return err;
+}

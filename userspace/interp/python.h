@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * CPython's own frames, read from outside a running process: which object
+ * holds the interpreter (the executable, or libpython3.N.so), its version,
+ * where `_PyRuntime` is, and the layout of the structures a stack walk reads
+ * (docs/DESIGN-python.md), then every thread's chain of Python frames read
+ * with process_vm_readv. The process is never stopped, traced or changed:
+ * a frame read while the thread moves on may be stale, and every pointer
+ * followed is checked (a code object must have PyCode_Type's address as its
+ * type) before anything is taken from it.
+ *
+ * This is the userspace half of issue #29 and the proof of its layouts: the
+ * BPF walk will read the same fields, in the same order, from the layout
+ * python__layout() gives.
+ *
+ * Lifecycle: python__attach() → python__threads() / python__code_line() any
+ * number of times → python__free().
+ * Error rule: negative errno.
+ *   -ENOENT   no CPython in the process (no object defines _PyRuntime)
+ *   -ENOTSUP  a CPython this code has no layout for (before 3.9, 3.14+, a
+ *             free-threaded or debug build), said once with pr_info
+ *   -EPROTO   the layout failed the attach-time checks (python_checks)
+ *   -ESRCH    the process is gone; -EFAULT an unreadable address
+ */
+#ifndef SFBPF_INTERP_PYTHON_H
+#define SFBPF_INTERP_PYTHON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct python;
+
+/* Where the layout came from. */
+enum python_layout_src {
+	PYTHON_LAYOUT_BUILTIN = 0, /* the minor version's own (3.9-3.12) */
+	PYTHON_LAYOUT_DEBUG_OFFSETS = 1, /* _Py_DebugOffsets at _PyRuntime (3.13) */
+};
+
+/* What the attach-time checks judged (each a count of things checked). */
+struct python_checks {
+	uint32_t threads; /* thread states reached from the interpreters */
+	uint32_t threads_interp; /* ... whose interp field is the interpreter */
+	uint32_t threads_task; /* ... whose native id is a task of the process (3.11+) */
+	uint32_t codes; /* code objects met in the first walk */
+	uint32_t codes_typed; /* ... whose type is PyCode_Type */
+};
+
+struct python_frame {
+	uint64_t code; /* the code object's address in the process */
+	int64_t lasti; /* byte offset of the instruction in its bytecode; -1: not started */
+	/* The outermost frame one call of the native eval loop
+	 * (_PyEval_EvalFrameDefault) runs: that native frame stands for this
+	 * frame and the younger ones up to the next entry frame. */
+	bool entry;
+};
+
+struct python_thread {
+	uint64_t tstate; /* PyThreadState's address */
+	uint64_t thread_id; /* pthread_self() of the thread: threading.get_ident() */
+	uint64_t native_id; /* the kernel's TID (3.11+; 0 before: not kept) */
+	uint32_t nr_frames;
+	uint32_t shims; /* frames that run no code: C-stack entry shims (3.12+), incomplete */
+	uint32_t untyped; /* frames whose code is not a code object (left out) */
+	struct python_frame *frames; /* innermost first */
+};
+
+/* Attach to pid (nothing in it changes). 0 or a negative errno (above). */
+int python__attach(int pid, struct python **out);
+void python__free(struct python *py);
+
+/* "3.11.2" and where the layout came from; the checks of the attach. */
+const char *python__version(const struct python *py);
+enum python_layout_src python__layout_src(const struct python *py);
+const struct python_checks *python__checks(const struct python *py);
+/* The layout's offsets, one "name=value" per line (what the tests compare with DWARF). */
+void python__print_layout(const struct python *py, FILE *f);
+
+/*
+ * Every thread's frames, read now. *threads is an array of *nr; free it
+ * with python__threads_free(). At most 4,096 threads and 1,024 frames each.
+ */
+int python__threads(struct python *py, struct python_thread **threads, size_t *nr);
+void python__threads_free(struct python_thread *threads, size_t nr);
+
+/*
+ * A frame's name as Python shows it (co_qualname from 3.11, co_name before),
+ * its file and the line of the instruction at lasti (0: none). Strings are
+ * NUL-terminated, cut to their buffers.
+ */
+int python__code_line(struct python *py, const struct python_frame *fr, char *name, size_t name_len,
+		      char *file, size_t file_len, int *line);
+
+#endif /* SFBPF_INTERP_PYTHON_H */
