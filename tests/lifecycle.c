@@ -6,7 +6,8 @@
  *     at start loaded), then runs for SECS seconds or until SIGINT/SIGTERM;
  *   - every STATS_EVERY seconds (-i), prints the counters to stderr;
  *   - at the end prints the counters ("sfbpf: stat NAME VALUE") on stdout,
- *     writes the folded stacks (-f) and the tracked PIDs (-P: one per line);
+ *     writes the folded stacks (-f) and the tracked PIDs (-P: "PID alive|gone"
+ *     per line, whether a process has the PID when it is written);
  *   - with -c COMM (repeatable), keeps every sample of those commands and
  *     writes them to the trace file (-t), one per line, symbolized at the end:
  *       T TIME_NS PID COMM STOP NR_USER CGROUP CHAIN
@@ -240,9 +241,29 @@ static int write_trace(struct session *s, const char *path)
 	return fclose(f) ? -errno : 0;
 }
 
+/*
+ * "PID alive" or "PID gone": a tracked PID may have been reused by a live
+ * process since (the machine runs other work), which is rightly tracked; one
+ * with no process, or a zombie, is a process whose exit was missed.
+ */
 static int print_pid(void *ctx, int pid)
 {
-	fprintf(ctx, "%d\n", pid);
+	char path[64], buf[512], *p;
+	bool alive = false;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		alive = p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	}
+	fprintf(ctx, "%d %s\n", pid, alive ? "alive" : "gone");
 	return 0;
 }
 

@@ -24,7 +24,8 @@ is "outermost" and its chain ends with the suffix.
       Every sample of comm C carries cgroup path P.
   lifecycle_check.py gone --name N --trace F --pids F --comm C [--comm C...]
       No process of those comms in the trace is still tracked (PIDS file:
-      the driver's tracked PIDs at the end), and there was at least one.
+      the driver's tracked PIDs at the end, "PID alive|gone": a PID a live
+      process has again is not one of them), and there was at least one.
   lifecycle_check.py expect --name N --stats F EXPR
       EXPR, a Python expression over s (the last value of every counter in
       F), holds; the counters named in it are printed.
@@ -135,11 +136,18 @@ def cmd_cgroup(a):
 
 def cmd_gone(a):
     pids = {s.pid for c in a.comm for s in read_trace(a.trace, c)}
+    tracked, reused = set(), set()
     with open(a.pids) as f:
-        tracked = {int(l) for l in f if l.strip().isdigit()}
+        for line in f:
+            fields = line.split()
+            if fields and fields[0].isdigit():
+                # A PID a live process has again (reused: the machine runs
+                # other work) is rightly tracked; a dead one is a missed exit.
+                (reused if fields[1:2] == ["alive"] else tracked).add(int(fields[0]))
     left = sorted(pids & tracked)
-    out(pids and not left, a.name, "%d exited processes traced, %d still tracked%s" % (
-        len(pids), len(left), (": %s" % left[:10]) if left else ""))
+    out(pids and not left, a.name, "%d exited processes traced, %d still tracked%s%s" % (
+        len(pids), len(left), (": %s" % left[:10]) if left else "",
+        ", %d of their PIDs live again" % len(pids & reused) if pids & reused else ""))
 
 
 def cmd_expect(a):
