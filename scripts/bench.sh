@@ -104,9 +104,7 @@ SAVED_MAX_RATE=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 
 cleanup() {
 	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	kill_ours -KILL "${BG_PIDS[@]}"
 	wait 2>/dev/null || true
 	# High sampling rates make the kernel lower this limit; put it back.
 	echo "$SAVED_MAX_RATE" >/proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || true

@@ -1,6 +1,31 @@
 # Shell functions the build scripts share (sourced, not run).
 # shellcheck shell=bash
 
+# ours PID: whether PID is a process this shell started (a descendant of it).
+# A PID reaped long ago may be another process's by now: on a busy machine (a
+# CI runner, other suites) PIDs come round within minutes (pid_max 32768), and
+# a cleanup that signals every PID it ever started once stopped another
+# suite's profiler.
+ours() {
+	local p=$1 i
+	for ((i = 0; i < 16; i++)); do
+		p=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+		[ -n "$p" ] && [ "$p" -gt 1 ] || return 1
+		[ "$p" = "$$" ] && return 0
+	done
+	return 1
+}
+
+# kill_ours [-SIG] PID...: signals (TERM by default) those of the PIDs that are ours.
+kill_ours() {
+	local sig=-TERM p
+	case ${1:-} in -*) sig=$1 && shift ;; esac
+	for p in "$@"; do
+		ours "$p" && kill "$sig" "$p" 2>/dev/null
+	done
+	return 0
+}
+
 # debian_mirror [OVERRIDE]: OVERRIDE if set, else the first http(s) URI of the
 # host's apt sources that serves Debian's main archive (not -security, not
 # -updates, not a third-party repository), else deb.debian.org.

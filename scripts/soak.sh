@@ -69,6 +69,8 @@
 # tables: 5), SOAK_WINDOW (5), SOAK_WINDOWS (6), SOAK_WARMUP_MAX (600).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 BUILD=${SFBPF_BUILD:-$ROOT/build}
 TOP=$BUILD/sfbpf-top
 HZ=${SOAK_HZ:-99}
@@ -149,9 +151,7 @@ LOAD_PIDS=()
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	local p i
-	for p in "${LOAD_PIDS[@]}" "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
+	kill_ours "${LOAD_PIDS[@]}" "${PIDS[@]}"
 	if [ -n "$CG" ]; then
 		# The storm's last children end within their spin; then the directory goes.
 		for ((i = 0; i < 100; i++)); do

@@ -92,6 +92,8 @@
 # SOAK_WINDOW, SOAK_WINDOWS, SOAK_WARMUP_MAX, SOAK_MIN_COMPLETE.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 BUILD=${SFBPF_BUILD:-$ROOT/build}
 TOP=$BUILD/sfbpf-top
 HZ=${SOAK_HZ:-99}
@@ -172,9 +174,8 @@ SVC_PID=
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	local p i
-	for p in "${LOAD_PIDS[@]}" $SVC_PID; do
-		kill "$p" 2>/dev/null
-	done
+	# shellcheck disable=SC2086 # SVC_PID: none or one
+	kill_ours "${LOAD_PIDS[@]}" $SVC_PID
 	tmux -L "$SOCK" kill-server 2>/dev/null
 	# The containers' cgroups are removed by the load; what is left, deepest first.
 	for ((i = 0; i < 100; i++)); do

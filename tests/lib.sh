@@ -4,6 +4,9 @@
 : "${SFBPF_BUILD:=$SFBPF_ROOT/build}"
 : "${SFBPF_BINUTILS_CACHE:=/var/cache/sfbpf/binutils}"
 : "${SFBPF_TEST_TMP:=$(mktemp -d /tmp/sfbpf-test.XXXXXX)}"
+# ours, kill_ours: signal only the processes a test started.
+# shellcheck source=scripts/lib.sh
+source "$SFBPF_ROOT/scripts/lib.sh"
 
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; }
