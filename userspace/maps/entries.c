@@ -40,6 +40,16 @@ void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const st
 	}
 }
 
+void obj_key__file(const struct obj_key *key, char buf[OBJ_KEY_FILE_MAX])
+{
+	uint64_t v[2] = { 0, 0 };
+
+	if (key->len >= 1 + sizeof(v) && key->bytes[0] == 'F')
+		memcpy(v, key->bytes + 1, sizeof(v));
+	snprintf(buf, OBJ_KEY_FILE_MAX, "dev %llu, inode %llu", (unsigned long long)v[0],
+		 (unsigned long long)v[1]);
+}
+
 static uint32_t bytes_hash(const uint8_t *b, uint32_t len)
 {
 	uint32_t h = 2166136261u, i;

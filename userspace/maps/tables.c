@@ -215,6 +215,8 @@ static struct entry *new_entry(struct tables *t, const struct obj_key *key, cons
 /* No table for e: remembered (with its slot while referenced). */
 static void set_no_table(struct tables *t, struct entry *e, int err)
 {
+	char file[OBJ_KEY_FILE_MAX];
+
 	if (e->has_ranges)
 		tables_drop_rows(t, e);
 	e->state = OBJ_NO_TABLE;
@@ -223,8 +225,9 @@ static void set_no_table(struct tables *t, struct entry *e, int err)
 		tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_TABLE);
 	else
 		tables_release_slot(t, e);
-	pr_info("%s: table not loaded: %s", e->name,
-		err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err));
+	obj_key__file(&e->key, file);
+	pr_info("%s: table not loaded: %s (%s)", e->name,
+		err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err), file);
 }
 
 /* e has its slices: its rows are written from the sampling thread, in slices. */
@@ -320,6 +323,7 @@ static void collect_done(struct tables *t)
 static void push_finished(struct tables *t, struct entry *e)
 {
 	struct flat_table *ft = e->ft;
+	char file[OBJ_KEY_FILE_MAX];
 	int err;
 
 	err = publish_table(t, e);
@@ -330,6 +334,9 @@ static void push_finished(struct tables *t, struct entry *e)
 	e->state = OBJ_LOADED;
 	e->loaded_ns = e->used_ns = clock__mono_ns();
 	tables_note_loaded(t, e);
+	/* The moment the walk can use it; the file named as the kernel knows it. */
+	obj_key__file(&e->key, file);
+	pr_info("%s: table in use, %u rows (%s)", e->name, ft->nr_rows, file);
 	if (e->from_cfi) {
 		t->stats.objects_eh_frame++;
 		t->stats.rows_eh_frame += ft->nr_rows;
@@ -446,11 +453,14 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 			    const struct tables_src *src)
 {
 	struct entry *e = find_entry(t, key);
+	char file[OBJ_KEY_FILE_MAX];
 	int64_t slot;
 	int err;
 
-	if (!e)
-		e = tables_find_same_bytes(t, fd, key);
+	if (!e && (e = tables_find_same_bytes(t, fd, key))) {
+		obj_key__file(key, file);
+		pr_info("%s: the table of %s, same bytes (%s)", name ? name : "?", e->name, file);
+	}
 	if (e)
 		return acquire_known(t, e, fd, src);
 	slot = alloc_slot(t);

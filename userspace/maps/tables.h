@@ -65,6 +65,12 @@ struct obj_key {
 };
 
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st);
+/*
+ * "dev D, inode I" of key (st_dev and st_ino, as stat(1) prints them with %d
+ * and %i): which file a message is about, where two files share a name.
+ */
+#define OBJ_KEY_FILE_MAX 48
+void obj_key__file(const struct obj_key *key, char buf[OBJ_KEY_FILE_MAX]);
 
 struct tables_stats {
 	uint32_t objects; /* with a table in the maps */
