@@ -87,7 +87,18 @@ def cmd_loaded(a):
         by_pid[s.pid].append(s)
     good = after = before = 0
     late, never, others = [], [], collections.Counter()
+    exiting = 0
     for pid, ps in by_pid.items():
+        # A user process without an mm (kernel-only) is exiting: its last
+        # samples may have no user stack to unwind. Set aside only there,
+        # after its last sample with a user stack; anywhere else they count.
+        ps = sorted(ps, key=lambda s: s.time)
+        n = len(ps)
+        while n > 1 and ps[n - 1].stop == "kernel-only":
+            n -= 1
+        if any(s.stop != "kernel-only" for s in ps[:n]):
+            exiting += len(ps) - n
+            ps = ps[:n]
         first = next((s for s in ps if complete(s, a.suffix)), None)
         if not first:
             never.append(pid)
@@ -103,7 +114,8 @@ def cmd_loaded(a):
             late.append("%d: %.0f ms" % (pid, (first.time - origin) / 1e6))
     no_proc = sum(s.stop == "no-proc" for s in ss)
     why = ("%d samples of %d processes; %d before their first complete chain; "
-           "%d/%d complete after; %d no-proc" % (len(ss), len(by_pid), before, good, after, no_proc))
+           "%d/%d complete after; %d no-proc; %d while exiting (no mm) set aside"
+           % (len(ss), len(by_pid), before, good, after, no_proc, exiting))
     ok = after > 0 and good >= a.ratio * after and len(by_pid) >= a.min_pids
     if len(by_pid) < a.min_pids:
         why += "; want >= %d processes" % a.min_pids
