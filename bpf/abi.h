@@ -240,6 +240,7 @@ enum sfbpf_stat {
 	SFBPF_STAT_EVENT_DROPS, /* exec/exit events lost: the event ring was full */
 	SFBPF_STAT_GAP_FP_FRAMES, /* of fp-frames, PCs without a row in an object with a table */
 	SFBPF_STAT_FP_SWITCHES, /* frame-pointer steps onto another stack (Go's system stack) */
+	SFBPF_STAT_LEAF_FP_STEPS, /* topmost PC in no known mapping: caller found by an FP step */
 	SFBPF_STAT__COUNT,
 };
 

@@ -586,6 +586,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->obj_flags = 0;
 	st->last_obj = SFBPF_OBJ_NONE;
 	st->miss_addr = 0;
+	st->leaf_miss = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
 
@@ -598,17 +599,44 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *ips,
 					 const struct sfbpf_proc *proc)
 {
+	struct sfbpf_unwind_frame next = {};
+	bool switched = false;
 	int idx = unwind_find_mapping(proc, st->pc, 0);
 
-	if (idx < 0) {
-		/* Still report where the sample hit. */
-		ips[0] = st->pc;
-		st->n = 1;
-		st->stop = SFBPF_STOP_NO_MAPPING;
-		st->miss_addr = st->pc;
-		return false;
+	if (idx >= 0) {
+		st->map = idx;
+		st->proc_gen = proc->generation;
+		st->stop = SFBPF_STOP_DEPTH;
+		return true;
 	}
+	/* Still report where the sample hit. */
+	ips[0] = st->pc;
+	st->n = 1;
+	st->stop = SFBPF_STOP_NO_MAPPING;
+	st->miss_addr = st->pc;
+	/*
+	 * Code mapped since the loader last read the process's mappings (a
+	 * JIT's new code, run for milliseconds before the refresh the report
+	 * asks for) hides the whole stack. One frame-pointer step, as the
+	 * kernel's walk takes it (a frameless leaf hides its caller), finds
+	 * the caller; kept only if its return address lands in a known
+	 * mapping, where tables take over again (row 0 of DESIGN-unwinder.md).
+	 */
+	if (st->max < 2 || unwind_by_fp(st, true, &next, &switched) != UNWIND_NEXT || !next.pc)
+		return false;
+	idx = unwind_find_mapping(proc, next.pc - 1, 0);
+	if (idx < 0)
+		return false;
+	st->leaf_miss = st->pc;
+	st->miss_addr = 0;
+	st->pc = next.pc;
+	st->sp = next.sp;
+	st->fp = next.fp;
+	st->exact = 0;
 	st->map = idx;
+	st->fp_linked = 1;
+	st->fp_frames++;
+	st->switches += switched;
 	st->proc_gen = proc->generation;
 	st->stop = SFBPF_STOP_DEPTH;
 	return true;

@@ -143,6 +143,7 @@ struct sfbpf_unwind_state {
 	__u32 proc_gen; /* the process table's generation (chained walks check it) */
 	__u32 pad2;
 	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
+	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */
 	__u64 win_base;
 	__u64 win[UNWIND_WINDOW / 8 + 1]; /* + a slack word for the verifier's bounds */

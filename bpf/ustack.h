@@ -164,6 +164,10 @@ static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
 	} else if (stop == SFBPF_STOP_NO_MAPPING && st->miss_addr) {
 		type = SFBPF_EVENT_NO_MAPPING;
 		addr = st->miss_addr;
+	} else if (st->leaf_miss) {
+		/* Walked past by a frame-pointer step: the loader still lacks it. */
+		type = SFBPF_EVENT_NO_MAPPING;
+		addr = st->leaf_miss;
 	}
 	if (!type)
 		return;
@@ -330,6 +334,7 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
 	cnt->v[SFBPF_STAT_GAP_FP_FRAMES] += st->gap_frames;
 	cnt->v[SFBPF_STAT_FP_SWITCHES] += st->switches;
+	cnt->v[SFBPF_STAT_LEAF_FP_STEPS] += st->leaf_miss != 0;
 	cnt->v[SFBPF_STAT_PENDING] += (st->obj_flags & SFBPF_OBJ_F_PENDING) != 0;
 	cnt->v[SFBPF_STAT_NO_BUDGET] += (st->obj_flags & SFBPF_OBJ_F_NO_BUDGET) != 0;
 	if (report)

@@ -73,6 +73,7 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_EVENT_DROPS] = "event-drops",
 	[SFBPF_STAT_GAP_FP_FRAMES] = "gap-fp-frames",
 	[SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
+	[SFBPF_STAT_LEAF_FP_STEPS] = "unknown-leaf-fp-steps",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)

@@ -145,6 +145,20 @@ static bool pmap__maybe_jit(const struct pmap *m)
 	return true;
 }
 
+/*
+ * Anonymous memory no longer executable when the maps were read, under a
+ * sampled PC: a JIT's code unmapped or reprotected since it ran (a PC is
+ * where the CPU was: it was code then). The JIT's perf map still names it.
+ */
+static bool pmap__was_jit(const struct pmap *m)
+{
+	if ((m->perms & PROCMAP_EXEC) || symobj__is_elf(m->obj))
+		return false;
+	if (m->flags & PROCMAP_F_PSEUDO)
+		return strncmp(m->path, "[anon:", 6) == 0;
+	return (m->flags & PROCMAP_F_ANON) != 0;
+}
+
 static void pmap__init(struct symbolizer *s, struct proc *p, struct pmap *pm,
 		       const struct procmap *m)
 {
@@ -654,7 +668,7 @@ static void resolve(struct symbolizer *s, struct proc *p, const struct pmap *m, 
 			out->lines = s->no_inline ? f + n - 1 : f;
 			out->nr_lines = s->no_inline ? 1 : (size_t)n;
 		}
-	} else if (pmap__maybe_jit(m))
+	} else if (pmap__maybe_jit(m) || pmap__was_jit(m))
 		out->name = perfmap__find(&p->jit, !p->gone, addr, &out->offset);
 }
 
