@@ -44,6 +44,8 @@
 #include "maps/tables.h"
 
 #define MAX_DEPTHS 16
+/* A window's wall time may be this many times SECS on a busy machine. */
+#define SLOWEST 30
 
 static struct {
 	double secs;
@@ -62,6 +64,32 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * CPU time pid has run (user + system), in seconds, or -1 once it is gone.
+ * The windows below are in the processes' own CPU time, not in wall time: on
+ * a busy machine two processes pinned to one CPU may get a small share of
+ * it, and a wall-clock window then held no sample of one of them.
+ */
+static double cpu_secs(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	/* After the comm: state, 5 ints, flags and 4 fault counts, then utime and stime. */
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
 }
 
 static int on_sf_sample(void *ctx, const struct sfbpf_sample *s, size_t size)
@@ -97,7 +125,7 @@ static pid_t spawn(const char *bin, int frames, int cpu)
 	char secs[16], depth[16];
 	pid_t pid;
 
-	snprintf(secs, sizeof(secs), "%d", (int)env.secs + 60);
+	snprintf(secs, sizeof(secs), "%d", (int)(env.secs * SLOWEST) + 180);
 	snprintf(depth, sizeof(depth), "%d", frames);
 	pid = fork();
 	if (pid == 0) {
@@ -283,6 +311,28 @@ static int setup(struct bench *b)
 	return b->fp_rb ? 0 : -1;
 }
 
+/* Until both have run secs of CPU beyond base_*, or deadline (wall); -1 if one is gone. */
+static int run_both(struct bench *b, pid_t a, double base_a, pid_t c, double base_c, double secs,
+		    double deadline)
+{
+	double ca, cc;
+
+	for (;;) {
+		ca = cpu_secs(a);
+		cc = cpu_secs(c);
+		if (ca < 0 || cc < 0)
+			return -1;
+		if ((ca - base_a >= secs && cc - base_c >= secs) || now() >= deadline)
+			return 0;
+		if (b) {
+			profile__poll(b->prof, 5);
+			ring_buffer__poll(b->fp_rb, 5);
+		} else {
+			usleep(5000);
+		}
+	}
+}
+
 /* One depth, one repetition: both processes side by side on one CPU. */
 static int measure(struct bench *b, int rep, int frames, int cpu)
 {
@@ -290,13 +340,16 @@ static int measure(struct bench *b, int rep, int frames, int cpu)
 	pid_t sf_pid, fp_pid;
 	int sf_ev = -1, fp_ev = -1, err = -1;
 	unsigned long long sf_recv, fp_recv;
-	double end;
 
 	sf_pid = spawn(env.sf_bin, frames, cpu);
 	fp_pid = spawn(env.fp_bin, frames, cpu);
 	if (sf_pid < 0 || fp_pid < 0)
 		goto out;
-	usleep(200 * 1000); /* exec, dynamic linking, descent */
+	/* Exec, dynamic linking, descent: 0.1 s of each one's CPU (0.2 s of wall time, idle). */
+	if (run_both(NULL, sf_pid, 0, fp_pid, 0, 0.1, now() + 120)) {
+		fprintf(stderr, "kcost: a recurse process exited\n");
+		goto out;
+	}
 	err = proctrack__refresh(b->procs, sf_pid);
 	if (err < 0) {
 		fprintf(stderr, "kcost: loading tables of %s: %s\n", env.sf_bin, strerror(-err));
@@ -313,10 +366,11 @@ static int measure(struct bench *b, int rep, int frames, int cpu)
 	fp_recv = received_fp;
 	ioctl(sf_ev, PERF_EVENT_IOC_ENABLE, 0);
 	ioctl(fp_ev, PERF_EVENT_IOC_ENABLE, 0);
-	end = now() + env.secs;
-	while (now() < end) {
-		profile__poll(b->prof, 5);
-		ring_buffer__poll(b->fp_rb, 5);
+	/* SECS of wall time on an idle CPU: half of it each, in CPU time. */
+	if (run_both(b, sf_pid, cpu_secs(sf_pid), fp_pid, cpu_secs(fp_pid), env.secs / 2,
+		     now() + env.secs * SLOWEST)) {
+		fprintf(stderr, "kcost: a recurse process exited\n");
+		goto out;
 	}
 	ioctl(sf_ev, PERF_EVENT_IOC_DISABLE, 0);
 	ioctl(fp_ev, PERF_EVENT_IOC_DISABLE, 0);
