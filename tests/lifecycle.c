@@ -109,9 +109,9 @@ static void touch(const char *path)
 }
 
 /* A process's start time in clock ticks after boot (/proc/PID/stat field 22); 0: gone. */
-static uint64_t start_ticks(uint32_t pid)
+static uint64_t start_ticks(uint32_t pid, const char *comm)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024], *p, *c;
 	unsigned long long start = 0;
 	ssize_t n;
 	int fd;
@@ -127,6 +127,15 @@ static uint64_t start_ticks(uint32_t pid)
 	buf[n] = 0;
 	/* The command may hold spaces and parentheses: fields go on after the last ')'. */
 	p = strrchr(buf, ')');
+	c = strchr(buf, '(');
+	/*
+	 * Another program under this PID now (pid_reuse forks the next one
+	 * with it at once): a late sample of the old one is not the new one's.
+	 */
+	if (comm && p && c &&
+	    (p - c - 1 != (ssize_t)strnlen(comm, SFBPF_TASK_COMM_LEN) ||
+	     strncmp(c + 1, comm, p - c - 1)))
+		return 0;
 	if (!p || sscanf(p + 2,
 			 "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
 			 "%*s %*s %*s %*s %llu",
@@ -147,11 +156,13 @@ static bool marked_eq(const void *ctx, uint64_t val, const void *key)
  * One more complete sample of pid: the MARK_AFTER-th is marked. The start
  * time is read when the sample is: a sample read after its process exited
  * finds none (and counts for nothing), and a PID reused within a sample's
- * read latency (50 ms) would need a whole round of the PID space.
+ * read latency (50 ms) would need a whole round of the PID space, or the same
+ * program again: a process of another comm under the PID (pid_reuse's next
+ * fork) is not the sample's, and the sample counts for nothing.
  */
-static void count_complete(uint32_t pid)
+static void count_complete(uint32_t pid, const char *comm)
 {
-	struct marked key = { .pid = pid, .start = start_ticks(pid) };
+	struct marked key = { .pid = pid, .start = start_ticks(pid, comm) };
 	uint32_t h = (uint32_t)hash__mix64(((uint64_t)pid << 40) ^ key.start);
 	char path[PATH_MAX];
 	int64_t id;
@@ -184,7 +195,7 @@ static void tap(void *ctx, const struct sfbpf_sample *smp)
 	if (i == trace.nr_comms)
 		return;
 	if (marks.dir && smp->stop == SFBPF_STOP_OUTERMOST)
-		count_complete(smp->pid);
+		count_complete(smp->pid, smp->comm);
 	if (trace.nr >= MAX_TRACED) {
 		trace.dropped++;
 		return;
