@@ -60,3 +60,32 @@ wait_exec() {
 sampling() {
 	grep -qsE '^link_type:\s*perf|^tp_name:\s*sched_switch' "/proc/$1/fdinfo"/*
 }
+
+# plt_ref PID: the PLT sections (.plt, .plt.sec, .plt.got) of PID's executable
+# objects and their entries, as objdump labels them: "section PATH START SIZE"
+# and "entry PATH START NAME" (hex ELF addresses). perf's names are no
+# reference there (perf 6.1 names .plt by .rela.plt order, .plt.got not at
+# all): samples in them are judged against these instead.
+plt_ref() {
+	awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' "/proc/$1/maps" | sort -u | while read -r obj; do
+		readelf -SW "$obj" 2>/dev/null | sed -n 's/^ *\[ *[0-9]*\] *//p' |
+			awk -v p="$obj" '$1 ~ /^\.plt(\.got|\.sec)?$/ { print "section", p, $3, $5 }'
+		objdump -d -C -j .plt -j .plt.sec -j .plt.got "$obj" 2>/dev/null |
+			awk -v p="$obj" '/^[0-9a-f]+ <.*>:$/ {
+				name = substr($0, index($0, "<") + 1)
+				sub(/>:$/, "", name)
+				print "entry", p, $1, name }'
+	done
+}
+
+# wait_running PID: until PID has run on a CPU (its loop started), 60 s at most.
+wait_running() {
+	local i t
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$1" 2>/dev/null || return 1
+		t=$(sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+		[ "${t:-0}" -gt 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
