@@ -62,6 +62,7 @@ static struct env {
 	const char *table_cache; /* NULL: the default directory */
 	bool no_table_cache;
 	unsigned long long max_table_cache; /* 0: the default */
+	int table_wait_ms; /* --table-wait: 0 the session's default, < 0 every table */
 	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem; /* 0: defaults */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
@@ -117,6 +118,7 @@ enum {
 	OPT_TABLE_CACHE,
 	OPT_NO_TABLE_CACHE,
 	OPT_MAX_TABLE_CACHE,
+	OPT_TABLE_WAIT,
 };
 
 static const struct argp_option options[] = {
@@ -162,6 +164,10 @@ static const struct argp_option options[] = {
 	{ "max-table-cache", OPT_MAX_TABLE_CACHE, "SIZE", 0,
 	  "Disk for the table cache; least recently used tables go first (default: 2% of its "
 	  "filesystem, at most 1G)",
+	  0 },
+	{ "table-wait", OPT_TABLE_WAIT, "SECS|all", 0,
+	  "Before sampling, wait at most SECS for the tables of running processes (default 10; "
+	  "all: for every one)",
 	  0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
@@ -280,6 +286,26 @@ static unsigned long long parse_size(const char *arg, struct argp_state *state)
 	return v << shift;
 }
 
+/*
+ * --table-wait: seconds (fractions allowed, up to an hour) or "all". A batch
+ * profile that must be complete from its first sample waits for every table;
+ * a live view on a busy host would rather start at once.
+ */
+static int parse_table_wait(const char *arg, struct argp_state *state)
+{
+	double secs;
+	char *end;
+
+	if (!strcmp(arg, "all"))
+		return -1;
+	errno = 0;
+	secs = strtod(arg, &end);
+	if (errno || end == arg || *end || !(secs >= 0 && secs <= 3600))
+		argp_error(state, "invalid --table-wait: %s (seconds, 0 to 3600, or all)", arg);
+	/* 0 is the session's default: "at once" is a millisecond. */
+	return secs * 1000 < 1 ? 1 : (int)(secs * 1000);
+}
+
 static void check_args(struct argp_state *state)
 {
 	if (env.user_only && env.kernel_only)
@@ -390,6 +416,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_TABLE_CACHE:
 		env.max_table_cache = parse_size(arg, state);
+		break;
+	case OPT_TABLE_WAIT:
+		env.table_wait_ms = parse_table_wait(arg, state);
 		break;
 	case OPT_MAX_STACK_MEM:
 		env.max_stack_mem = parse_size(arg, state);
@@ -636,6 +665,7 @@ static void fill_session_opts(struct session_opts *o)
 	o->table_cache = env.table_cache;
 	o->no_table_cache = env.no_table_cache;
 	o->max_table_cache = env.max_table_cache;
+	o->table_wait_ms = env.table_wait_ms;
 	table_cache_from_env(o);
 	o->max_symbol_mem = env.max_symbol_mem;
 	o->max_jit_mem = env.max_jit_mem;
