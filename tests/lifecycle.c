@@ -26,7 +26,8 @@
  * Usage: lifecycle [-d SECS] [-F HZ] [-m TABLE_MEM_BYTES] [-l LINGER_MS]
  *                  [-R MIN_RESIDENCY_MS] [-w TABLE_WAIT_MS] [-g CGROUP_DIR]
  *                  [-p PID] [-r READY] [-i STATS_EVERY] [-f FOLDED]
- *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-k MARK_DIR] [-v]
+ *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-k MARK_DIR] [-N] [-v]
+ * -N: no partial tables (the sampled code's rows first) while a table builds.
  * The first tables are all waited for unless -w says otherwise.
  */
 #include <errno.h>
@@ -297,7 +298,7 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:F:m:l:R:w:g:p:r:i:f:P:c:t:k:v")) != -1) {
+	while ((opt = getopt(argc, argv, "d:F:m:l:R:w:g:p:r:i:f:P:c:t:k:Nv")) != -1) {
 		switch (opt) {
 		case 'd':
 			a->secs = atof(optarg);
@@ -345,6 +346,9 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 			break;
 		case 'k':
 			marks.dir = optarg;
+			break;
+		case 'N':
+			o->no_partial_tables = true;
 			break;
 		case 'v':
 			log__init(log__level() + 1);

@@ -16,6 +16,7 @@
 #include "procs/proctrack.h"
 #include "procs/vdso.h"
 #include "procs/jitcode.h"
+#include "util/clock.h"
 
 #define PID_BUCKETS 1024
 
@@ -40,6 +41,10 @@ struct proctrack {
 	struct jitcode *jit; /* trampoline arenas' templates; made at the first one */
 	struct proctrack_stats stats;
 	struct sfbpf_proc scratch; /* the map value being built (8 KiB+) */
+	/* The last entry read back for note_truncated, and when (reused briefly). */
+	struct sfbpf_proc looked;
+	int looked_pid;
+	uint64_t looked_ns;
 };
 
 struct proctrack *proctrack__new(struct tables *tables, int procs_fd)
@@ -441,6 +446,60 @@ int proctrack__sweep(struct proctrack *pt, uint32_t max)
 	}
 	pt->sweep_bucket = (pt->sweep_bucket + i) % PID_BUCKETS;
 	return removed;
+}
+
+/* A burst of samples of one process reads its entry once. */
+#define LOOKED_FRESH_NS 10000000ULL
+
+/* The mapping of pid's entry holding pc, or NULL. */
+static const struct sfbpf_mapping *find_mapping(const struct sfbpf_proc *p, uint64_t pc)
+{
+	uint32_t lo = 0, hi = p->count < SFBPF_MAX_MAPPINGS ? p->count : SFBPF_MAX_MAPPINGS, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < p->maps[mid].start)
+			hi = mid;
+		else if (pc >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+void proctrack__note_truncated(struct proctrack *pt, int pid, const uint64_t *ips, uint32_t n)
+{
+	const struct sfbpf_mapping *m;
+	uint64_t now, pc;
+	__u32 key = pid;
+	uint32_t i;
+
+	if (!n || !tables__partial_wanted(pt->tables) || !proctrack__has(pt, pid))
+		return;
+	/*
+	 * The BPF entry holds each mapping's slot and bias as the walk saw
+	 * them. Read back at most every LOOKED_FRESH_NS per process: a mapping
+	 * replaced meanwhile only asks for the wrong rows of a real object.
+	 */
+	now = clock__mono_ns();
+	if (pid != pt->looked_pid || now - pt->looked_ns > LOOKED_FRESH_NS) {
+		pt->looked_pid = 0;
+		if (bpf_map_lookup_elem(pt->procs_fd, &key, &pt->looked))
+			return;
+		pt->looked_pid = pid;
+		pt->looked_ns = now;
+	}
+	for (i = 0; i < n; i++) {
+		/* A return address is the instruction after the call: its caller's is before. */
+		pc = i ? ips[i] - 1 : ips[i];
+		m = find_mapping(&pt->looked, pc);
+		if (!m || m->obj == SFBPF_OBJ_NONE || (m->flags & SFBPF_MAP_PERIOD_MASK))
+			continue;
+		/* Frames past the first without a row came from the frame-pointer chain. */
+		if (tables__want_pc(pt->tables, m->obj, pc - m->bias))
+			break;
+	}
 }
 
 void proctrack__stats(const struct proctrack *pt, struct proctrack_stats *out)

@@ -53,6 +53,14 @@ bool proctrack__has(const struct proctrack *pt, int pid);
 /* Calls fn for every tracked pid until it returns non-zero (which is returned). */
 int proctrack__for_each(const struct proctrack *pt, int (*fn)(void *ctx, int pid), void *ctx);
 
+/*
+ * A stack of pid's that did not reach its outermost frame (ips[0] the leaf,
+ * n user frames): while some object's table is being built, its first PC in
+ * such an object without a row is handed to the loader (tables__want_pc),
+ * whose rows are then built first. Cheap when no table is being built.
+ */
+void proctrack__note_truncated(struct proctrack *pt, int pid, const uint64_t *ips, uint32_t n);
+
 /* Start time of pid in clock ticks since boot (/proc/PID/stat field 22), or -errno. */
 int proctrack_start_ticks(int pid, uint64_t *ticks);
 
