@@ -28,6 +28,8 @@
  *                  [-p PID] [-r READY] [-i STATS_EVERY] [-f FOLDED]
  *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-k MARK_DIR] [-N] [-v]
  * -N: no partial tables (the sampled code's rows first) while a table builds.
+ * SFBPF_TABLE_CACHE (a directory, or off) as sfbpf-top reads it: tests/run.sh
+ * sets off, so that no test reads back a table another one built.
  * The first tables are all waited for unless -w says otherwise.
  */
 #include <errno.h>
@@ -419,11 +421,17 @@ int main(int argc, char **argv)
 				  .table_wait_ms = -1,
 				  .tap = tap };
 	struct args a = { 0 };
+	const char *cache;
 	int err;
 
 	err = parse(argc, argv, &o, &a);
 	if (err)
 		return err;
+	cache = getenv("SFBPF_TABLE_CACHE");
+	if (cache && !strcmp(cache, "off"))
+		o.no_table_cache = true;
+	else if (cache && *cache)
+		o.table_cache = cache;
 	trace.samples = calloc(MAX_TRACED, sizeof(*trace.samples));
 	if (!trace.samples)
 		return 1;
