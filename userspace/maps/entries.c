@@ -91,7 +91,9 @@ static void part_free(struct entry_part *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	flat_table__free(p->ft);
+	flat_table__free(p->local);
 	free(p->pcs);
+	free(p->fresh);
 	free(p);
 }
 

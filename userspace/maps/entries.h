@@ -78,10 +78,13 @@ struct entry_part {
 	struct cfi_index *ix;
 	struct complete_info ci;
 	bool failed; /* no index (no CFI, file gone): no more PCs taken */
-	uint64_t *pcs; /* ELF addresses asked for, in the order asked */
+	uint64_t *pcs; /* ELF addresses asked for, sorted */
 	uint32_t nr_pcs;
 	size_t cap_pcs;
-	uint32_t nr_built; /* pcs[0 .. nr_built) are in the published table */
+	uint64_t *fresh; /* of those, the ones asked for since the last build */
+	uint32_t nr_fresh;
+	size_t cap_fresh;
+	struct flat_table *local; /* the rows built so far, with the table's own rule ids */
 	/* The published table (global rule ids) and its slices. */
 	struct flat_table *ft;
 	bool has_ranges;

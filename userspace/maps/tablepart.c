@@ -12,6 +12,7 @@
 #include "maps/rowpack.h"
 #include "maps/tablebudget.h"
 #include "maps/tablepart.h"
+#include "tables/flatbuild.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/vec.h"
@@ -44,6 +45,21 @@ static bool covered(const struct tables *t, const struct entry_part *p, uint32_t
 	return rule < t->rules.nr_rules && !(t->rules.rules[rule].flags & SFBPF_RULE_GAP);
 }
 
+/* Where pc is, or would go, in p's sorted PCs. */
+static uint32_t pc_index(const struct entry_part *p, uint64_t pc)
+{
+	uint32_t lo = 0, hi = p->nr_pcs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->pcs[mid] < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int tablepart_want(struct tables *t, struct entry *e, uint64_t pc)
 {
 	struct entry_part *p;
@@ -63,13 +79,17 @@ int tablepart_want(struct tables *t, struct entry *e, uint64_t pc)
 	p = e->part;
 	if (covered(t, p, (uint32_t)pc))
 		return 0;
-	for (i = 0; i < p->nr_pcs; i++)
-		if (p->pcs[i] == pc)
-			return 1;
-	if (p->nr_pcs == TABLEPART_MAX_PCS ||
-	    VEC_RESERVE(p->pcs, p->cap_pcs, (size_t)p->nr_pcs + 1, 64))
+	i = pc_index(p, pc);
+	if (i < p->nr_pcs && p->pcs[i] == pc)
 		return 1;
-	p->pcs[p->nr_pcs++] = pc;
+	if (p->nr_pcs == TABLEPART_MAX_PCS ||
+	    VEC_RESERVE(p->pcs, p->cap_pcs, (size_t)p->nr_pcs + 1, 64) ||
+	    VEC_RESERVE(p->fresh, p->cap_fresh, (size_t)p->nr_fresh + 1, 64))
+		return 1;
+	memmove(p->pcs + i + 1, p->pcs + i, (p->nr_pcs - i) * sizeof(*p->pcs));
+	p->pcs[i] = pc;
+	p->nr_pcs++;
+	p->fresh[p->nr_fresh++] = pc;
 	t->stats.partial_pcs++;
 	return 1;
 }
@@ -104,30 +124,44 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The table of the FDEs covering p's PCs (rules still local), or NULL and an error. */
+/*
+ * The rows of the FDEs covering the PCs asked for since the last build,
+ * merged into those built before (each FDE is walked once: a table of
+ * thousands of FDEs is not walked again for one more), then completed as
+ * the whole table is (rules still local): 0, -ENOENT (none of them has an
+ * FDE: nothing new), or an error.
+ */
 static int build(struct entry_part *p, struct flat_table **out)
 {
-	struct cfi_range *want = calloc(p->nr_pcs, sizeof(*want));
-	uint64_t *pcs = malloc(p->nr_pcs * sizeof(*pcs));
-	struct flat_table *cft = NULL;
-	uint32_t i, n = 0;
+	struct cfi_range *want = calloc(p->nr_fresh, sizeof(*want));
+	struct flat_table *cft = NULL, *all = NULL;
+	uint32_t i;
 	int err = -ENOMEM;
 
 	*out = NULL;
-	if (!want || !pcs)
-		goto out;
-	memcpy(pcs, p->pcs, p->nr_pcs * sizeof(*pcs));
-	qsort(pcs, p->nr_pcs, sizeof(*pcs), cmp_u64);
-	for (i = 0; i < p->nr_pcs; i++)
-		if (!n || pcs[i] != want[n - 1].lo)
-			want[n++] = (struct cfi_range){ pcs[i], pcs[i] + 1 };
-	err = cfi_index__flatten(p->ix, want, n, &cft, NULL);
-	if (!err)
-		err = complete__merge(NULL, cft, &p->ci, out);
-out:
-	flat_table__free(cft);
+	if (!want)
+		return err;
+	qsort(p->fresh, p->nr_fresh, sizeof(*p->fresh), cmp_u64);
+	for (i = 0; i < p->nr_fresh; i++)
+		want[i] = (struct cfi_range){ p->fresh[i], p->fresh[i] + 1 };
+	err = cfi_index__flatten(p->ix, want, p->nr_fresh, &cft, NULL);
+	p->nr_fresh = 0;
 	free(want);
-	free(pcs);
+	if (!err && !cft->nr_rows)
+		err = -ENOENT;
+	if (!err && p->local)
+		err = flat_table__merge(p->local, cft, &all);
+	if (!err) {
+		if (all)
+			flat_table__free(cft);
+		else
+			all = cft;
+		cft = NULL;
+		flat_table__free(p->local);
+		p->local = all;
+		err = complete__merge(NULL, p->local, &p->ci, out);
+	}
+	flat_table__free(cft);
 	return err;
 }
 
@@ -204,17 +238,13 @@ static void update(struct tables *t, struct entry *e)
 	struct entry_part *p = e->part;
 	struct part_slices old = { p->row_start, p->nr_rows, p->page_start, p->nr_pages }, s;
 	struct flat_table *ft = NULL;
-	uint32_t asked = p->nr_pcs;
 	int err;
 
 	if (!p->ix && !open_index(e))
 		return;
 	err = build(p, &ft);
-	if (err == -ENOENT) {
-		/* No FDE covers any of them: they stay gaps. */
-		p->nr_built = asked;
-		return;
-	}
+	if (err == -ENOENT)
+		return; /* no FDE covers any of them: they stay gaps */
 	if (!err) {
 		flat_table__coarsen_pages(ft);
 		err = tables_intern_table(t, ft);
@@ -235,10 +265,9 @@ static void update(struct tables *t, struct entry *e)
 	p->has_ranges = true;
 	p->row_start = s.row_start, p->nr_rows = s.nr_rows;
 	p->page_start = s.page_start, p->nr_pages = s.nr_pages;
-	p->nr_built = asked;
 	t->stats.partial_tables++;
 	t->stats.partial_rows += ft->nr_rows;
-	pr_debug("%s: partial table in use, %u rows for %u PCs", e->name, ft->nr_rows, asked);
+	pr_debug("%s: partial table in use, %u rows for %u PCs", e->name, ft->nr_rows, p->nr_pcs);
 }
 
 void tablepart_process(struct tables *t, uint64_t deadline)
@@ -249,7 +278,7 @@ void tablepart_process(struct tables *t, uint64_t deadline)
 	for (e = t->parts; e; e = next) {
 		p = e->part;
 		next = p->next;
-		if (p->nr_built == p->nr_pcs || !takes_pcs(t, e))
+		if (!p->nr_fresh || !takes_pcs(t, e))
 			continue;
 		/* New slices may be ones just freed, still read by a walk in flight. */
 		if (clock__mono_ns() < t->recycled_ns + TABLES_QUARANTINE_NS ||

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bpf/abi.h"
@@ -23,6 +24,8 @@
 struct proc_entry {
 	int pid;
 	uint64_t start_ticks;
+	uint64_t stack_lo, stack_hi; /* its main thread's [stack] mapping; 0: none */
+	uint64_t scanned_ns; /* when its stack was last scanned (note_truncated) */
 	uint64_t signature; /* of the executable mappings; 0: rebuild at the next refresh */
 	uint32_t nr_objs;
 	uint32_t objs[SFBPF_MAX_MAPPINGS]; /* object references held */
@@ -45,6 +48,7 @@ struct proctrack {
 	struct sfbpf_proc looked;
 	int looked_pid;
 	uint64_t looked_ns;
+	uint64_t *scan_buf; /* STACK_SCAN_BYTES, made at the first scan */
 };
 
 struct proctrack *proctrack__new(struct tables *tables, int procs_fd)
@@ -134,6 +138,7 @@ void proctrack__free(struct proctrack *pt)
 		}
 	vdso__close(&pt->vdso);
 	jitcode__free(pt->jit);
+	free(pt->scan_buf);
 	free(pt);
 }
 
@@ -319,6 +324,15 @@ static void build(struct proctrack *pt, int pid, const struct procmaps *pm, stru
 			resolve_mapping(pt, pid, m, out, e);
 	}
 	e->nr_maps = p->count;
+	e->stack_lo = e->stack_hi = 0;
+	for (i = 0; i < n; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if ((m->flags & PROCMAP_F_PSEUDO) && !strcmp(m->path, "[stack]")) {
+			e->stack_lo = m->start;
+			e->stack_hi = m->end;
+		}
+	}
 }
 
 static struct proc_entry *get_entry(struct proctrack *pt, int pid)
@@ -468,14 +482,56 @@ static const struct sfbpf_mapping *find_mapping(const struct sfbpf_proc *p, uint
 	return NULL;
 }
 
-void proctrack__note_truncated(struct proctrack *pt, int pid, const uint64_t *ips, uint32_t n)
+/*
+ * Return addresses into code being loaded, read from the process's stack:
+ * the frames its thread is in (and was in lately, below its stack pointer)
+ * all at once, where a sample names one frame a round (the first without a
+ * row). A word that only looks like one asks for the rows of a real FDE:
+ * more rows built, never a wrong one. The main thread's [stack] only, from
+ * its top (where main and its callers are), at most every STACK_SCAN_NS.
+ */
+#define STACK_SCAN_BYTES (256u << 10)
+#define STACK_SCAN_NS 50000000ULL
+#define STACK_SCAN_MAX_PCS 1024
+
+static void scan_stack(struct proctrack *pt, struct proc_entry *e)
+{
+	uint64_t size = e->stack_hi - e->stack_lo, w;
+	const struct sfbpf_mapping *m;
+	struct iovec local, remote;
+	uint32_t i, asked = 0;
+	ssize_t got;
+
+	if (!pt->scan_buf && !(pt->scan_buf = malloc(STACK_SCAN_BYTES)))
+		return;
+	if (size > STACK_SCAN_BYTES)
+		size = STACK_SCAN_BYTES;
+	local = (struct iovec){ pt->scan_buf, size };
+	remote = (struct iovec){ (void *)(uintptr_t)(e->stack_hi - size), size };
+	got = process_vm_readv(e->pid, &local, 1, &remote, 1, 0);
+	if (got <= 0)
+		return;
+	pt->stats.stack_scans++;
+	for (i = 0; i < got / 8 && asked < STACK_SCAN_MAX_PCS; i++) {
+		w = pt->scan_buf[i];
+		m = find_mapping(&pt->looked, w);
+		if (!m || m->obj == SFBPF_OBJ_NONE || (m->flags & SFBPF_MAP_PERIOD_MASK))
+			continue;
+		asked += tables__want_pc(pt->tables, m->obj, w - 1 - m->bias) > 0;
+	}
+	pt->stats.stack_scan_pcs += asked;
+}
+
+void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uint64_t *ips,
+			       uint32_t n)
 {
 	const struct sfbpf_mapping *m;
+	struct proc_entry *e;
 	uint64_t now, pc;
 	__u32 key = pid;
 	uint32_t i;
 
-	if (!n || !tables__partial_wanted(pt->tables) || !proctrack__has(pt, pid))
+	if (!n || !tables__partial_wanted(pt->tables) || !(e = *find(pt, pid)))
 		return;
 	/*
 	 * The BPF entry holds each mapping's slot and bias as the walk saw
@@ -499,6 +555,10 @@ void proctrack__note_truncated(struct proctrack *pt, int pid, const uint64_t *ip
 		/* Frames past the first without a row came from the frame-pointer chain. */
 		if (tables__want_pc(pt->tables, m->obj, pc - m->bias))
 			break;
+	}
+	if (i < n && tid == pid && e->stack_hi && now - e->scanned_ns >= STACK_SCAN_NS) {
+		e->scanned_ns = now;
+		scan_stack(pt, e);
 	}
 }
 

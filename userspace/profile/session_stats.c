@@ -308,6 +308,8 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "mappings_dropped", ps->mappings_dropped);
 	print_counter(f, "", "mappings_deferred", ps->deferred);
 	print_counter(f, "", "mappings_replaced", ps->mappings_replaced);
+	print_counter(f, "", "stack_scans", ps->stack_scans);
+	print_counter(f, "", "stack_scan_pcs", ps->stack_scan_pcs);
 	print_counter(f, "", "proc_refreshes", ps->refreshes);
 	print_counter(f, "", "proc_update_failed", ps->update_failed);
 	print_counter(f, "lifecycle.", "exec", ls->exec_events);
