@@ -1249,11 +1249,16 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 			first = ($2 - t0) / 1e6
 			first_n = n - 1
 		}
+		{ last = $2 }
 		END {
-			if (first == "")
-				first = first_n = -1
-			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d truncated=%d samples=%d partial_tables=%d\n", \
-				prog, mode, entry, first, first_n, trunc, n, pt
+			# None before its end (the whole table later still): counted as its end.
+			none = first == ""
+			if (none) {
+				first = (last - t0) / 1e6
+				first_n = n
+			}
+			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d none=%d truncated=%d samples=%d partial_tables=%d\n", \
+				prog, mode, entry, first, first_n, none, trunc, n, pt
 		}' >>"$RAW_CS"
 	rm -f "$TMP/$name" "$TMP/$name.trace"
 }
@@ -1307,6 +1312,7 @@ bench_coldstart() {
 		s[k, i] = kv($0, "first_samples")
 		t[k, i] = kv($0, "truncated") / (kv($0, "samples") > 0 ? kv($0, "samples") : 1)
 		p[k, i] = kv($0, "partial_tables")
+		none[k] += kv($0, "none")
 	}
 	function med(a, k,    i, v) {
 		for (i = 1; i <= nr[k]; i++)
@@ -1314,8 +1320,8 @@ bench_coldstart() {
 		return median(v, nr[k])
 	}
 	END {
-		print "| program | partial tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | truncated share | partial tables published |" > md
-		print "|---|---|---|---|---|---|---|" > md
+		print "| program | partial tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | runs with none before the end | truncated share | partial tables published |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
 		np = split("cc1 bigeh", progs, " ")
 		for (j = 1; j <= np; j++) {
 			line = "bench: coldstart: " progs[j] ":"
@@ -1324,9 +1330,9 @@ bench_coldstart() {
 				k = progs[j] SUBSEP mode
 				if (!nr[k])
 					continue
-				printf "| %s | %s | %.0f | **%.0f** | %.0f | %.1f %% | %.0f |\n", progs[j], \
+				printf "| %s | %s | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f |\n", progs[j], \
 					mode == "on" ? "yes" : "no (--no-partial-tables)", med(e, k), med(f, k), \
-					med(s, k), med(t, k) * 100, med(p, k) > md
+					med(s, k), none[k], nr[k], med(t, k) * 100, med(p, k) > md
 				line = line sprintf(" %s %.0f ms (%.0f samples)%s", mode == "on" ? "with" : "without", \
 					med(f, k), med(s, k), m == 1 ? "," : "")
 			}
@@ -1633,7 +1639,8 @@ another file's table, no table cache), under a fresh lifecycle driver at 999
 Hz. Times from the program's first sample (within a millisecond of its CPU
 after exec); "entry" is when the lifecycle had read its mappings (the same
 with and without), "first complete" when a stack first reached \`main\`
-complete; the samples before it are milliseconds of the program's own CPU.
+complete (a run with none before its end counts its end); the samples before
+it are milliseconds of the program's own CPU.
 Medians of $CS_REPS, the two configurations alternated.
 
 Command: \`SFBPF_TABLE_CACHE=off $(rel "$BB")/lifecycle -F 999 -c NAME -t TRACE [-N]\`, then the program (\`scripts/bench.sh --only coldstart\`)
