@@ -6,11 +6,13 @@
  * and code built without frame pointers cannot be walked by the fallback
  * meanwhile. So while it builds, the PCs its processes are sampled at (the
  * first frame of a truncated stack that lies in the object and has no row:
- * up to there every step was taken by a rule, so it is a real PC) name the
- * FDEs to walk first. Their rows, and gaps everywhere else, are published in
- * the object's slot as a table of its own, made again with each round's new
- * PCs (a new generation each time: the unwinder's row cache never serves an
- * older one's rows), until the whole table replaces it.
+ * up to there every step was taken by a rule, so it is a real PC), and the
+ * return addresses on their stacks (procs/proctrack.c), name the FDEs to
+ * walk first. Their rows, and gaps everywhere else, are published in the
+ * object's slot as a table of its own, made again with each round's new PCs
+ * (their FDEs walked and merged into the rows built before; a new generation
+ * each time: the unwinder's row cache never serves an older one's rows),
+ * until the whole table replaces it.
  *
  * A partial table never holds a rule the whole table would not: its rows come
  * from the same CFI walk (cfi_index, one FDE at a time) merged with the same
