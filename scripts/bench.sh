@@ -1244,7 +1244,10 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 		{ n++ }
 		n == 1 { t0 = $2 }
 		$5 != "outermost" { trunc++ }
-		$5 != "no-proc" && entry == "" { entry = ($2 - t0) / 1e6 }
+		$5 != "no-proc" && entry == "" {
+			entry = ($2 - t0) / 1e6
+			entry_n = n - 1
+		}
 		$5 == "outermost" && $8 ~ /(^|;)main;/ && first == "" {
 			first = ($2 - t0) / 1e6
 			first_n = n - 1
@@ -1257,8 +1260,8 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 				first = (last - t0) / 1e6
 				first_n = n
 			}
-			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d none=%d truncated=%d samples=%d partial_tables=%d\n", \
-				prog, mode, entry, first, first_n, none, trunc, n, pt
+			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d\n", \
+				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt
 		}' >>"$RAW_CS"
 	rm -f "$TMP/$name" "$TMP/$name.trace"
 }
@@ -1310,6 +1313,8 @@ bench_coldstart() {
 		e[k, i] = kv($0, "entry_ms")
 		f[k, i] = kv($0, "first_ms")
 		s[k, i] = kv($0, "first_samples")
+		a[k, i] = kv($0, "after_entry_ms")
+		as[k, i] = kv($0, "after_entry_samples")
 		t[k, i] = kv($0, "truncated") / (kv($0, "samples") > 0 ? kv($0, "samples") : 1)
 		p[k, i] = kv($0, "partial_tables")
 		none[k] += kv($0, "none")
@@ -1320,8 +1325,8 @@ bench_coldstart() {
 		return median(v, nr[k])
 	}
 	END {
-		print "| program | partial tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | runs with none before the end | truncated share | partial tables published |" > md
-		print "|---|---|---|---|---|---|---|---|" > md
+		print "| program | partial tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | first complete after the entry (ms) | samples from the entry to it | runs with none before the end | truncated share | partial tables published |" > md
+		print "|---|---|---|---|---|---|---|---|---|---|" > md
 		np = split("cc1 bigeh", progs, " ")
 		for (j = 1; j <= np; j++) {
 			line = "bench: coldstart: " progs[j] ":"
@@ -1330,11 +1335,12 @@ bench_coldstart() {
 				k = progs[j] SUBSEP mode
 				if (!nr[k])
 					continue
-				printf "| %s | %s | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f |\n", progs[j], \
+				printf "| %s | %s | %.0f | **%.0f** | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f |\n", progs[j], \
 					mode == "on" ? "yes" : "no (--no-partial-tables)", med(e, k), med(f, k), \
-					med(s, k), none[k], nr[k], med(t, k) * 100, med(p, k) > md
-				line = line sprintf(" %s %.0f ms (%.0f samples)%s", mode == "on" ? "with" : "without", \
-					med(f, k), med(s, k), m == 1 ? "," : "")
+					med(s, k), med(a, k), med(as, k), none[k], nr[k], med(t, k) * 100, med(p, k) > md
+				line = line sprintf(" %s %.0f ms (%.0f samples; %.0f ms, %.0f samples after the entry)%s", \
+					mode == "on" ? "with" : "without", med(f, k), med(s, k), med(a, k), med(as, k), \
+					m == 1 ? "," : "")
 			}
 			print line " to the first complete stack from its first sample (medians of " nr[progs[j] SUBSEP "on"] ")"
 		}
@@ -1638,7 +1644,8 @@ functions (700k rows), each a copy with one byte appended (new bytes: never
 another file's table, no table cache), under a fresh lifecycle driver at 999
 Hz. Times from the program's first sample (within a millisecond of its CPU
 after exec); "entry" is when the lifecycle had read its mappings (the same
-with and without), "first complete" when a stack first reached \`main\`
+with and without; the columns after it count from there), "first complete"
+when a stack first reached \`main\`
 complete (a run with none before its end counts its end); the samples before
 it are milliseconds of the program's own CPU.
 Medians of $CS_REPS, the two configurations alternated.
