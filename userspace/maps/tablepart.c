@@ -106,14 +106,17 @@ static bool open_index(struct entry *e)
 		return false;
 	}
 	err = cfi_index__open(p->fd, &p->ix);
+	/*
+	 * Outermost functions, PLT sections, Go's stack switches: the whole
+	 * table's rows there too (without them, CFI alone would be wrong in Go).
+	 */
+	if (!err)
+		err = complete__read_fd(p->fd, &p->ci);
 	if (err) {
 		pr_debug("%s: no partial table: %s", e->name, strerror(-err));
 		p->failed = true;
 		return false;
 	}
-	/* Outermost functions, PLT sections: the whole table's rows there too. */
-	if (complete__read_fd(p->fd, &p->ci))
-		memset(&p->ci, 0, sizeof(p->ci));
 	return true;
 }
 

@@ -466,6 +466,14 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	if (!e && (e = tables_find_same_bytes(t, fd, key))) {
 		obj_key__file(key, file);
 		pr_info("%s: the table of %s, same bytes (%s)", name ? name : "?", e->name, file);
+		/*
+		 * A partial table was read from e's file as it is, not from the
+		 * bytes just compared: not for another file's processes. The
+		 * slot waits for the whole table again.
+		 */
+		if (e->part && e->part->has_ranges)
+			tables_publish_flags(t, e->slot, SFBPF_OBJ_F_PENDING);
+		tables_drop_part(t, e);
 	}
 	if (e)
 		return acquire_known(t, e, fd, src);
