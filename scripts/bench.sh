@@ -9,6 +9,8 @@
 #   throughput  highest sampling rate with no ring-buffer drops
 #   offcpu      cost per context switch of the off-CPU program
 #   tablecache  a table built cold vs read back from the table cache (restart)
+#   coldstart   a big binary's first complete stack, cold, with and without
+#               partial tables (the sampled code's rows first)
 # Every benchmark prints one "bench: NAME: ..." summary line on stdout; the
 # tables, the commands and the machine go to docs/BENCHMARKS.md (with --quick,
 # to a file in the temporary directory unless --out is given). Repeated runs,
@@ -34,7 +36,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost slowdown loader footprint throughput offcpu srcline tablecache"
+ALL_PARTS="kcost slowdown loader footprint throughput offcpu srcline tablecache coldstart"
 
 QUICK=0
 OUT=
@@ -64,6 +66,7 @@ if [ "$QUICK" = 1 ]; then
 	TP_SECS=0.5 TP_RATES="999"
 	OC_ROUNDS=20000 OC_REPS=1
 	FP_SECS=3 FP_REPS=1
+	CS_REPS=1
 else
 	KC_SECS=2 KC_REPS=5 KC_STACK_TRIES=300
 	SD_REPS=5 SD_SETTLE=0.5 SD_WARM=20 MT_ROUNDS=800 CORPUS_MB=64 ZSTD_LEVEL=3
@@ -71,7 +74,12 @@ else
 	TP_SECS=2 TP_RATES="999 1999 4999 9999 19999 49999 99999"
 	OC_ROUNDS=200000 OC_REPS=5
 	FP_SECS=30 FP_REPS=3
+	CS_REPS=5
 fi
+# coldstart: generated functions in cc1's input (about a second of compiling)
+# and in the generated program (about 7 rows each from .eh_frame).
+CS_FUNCS=150
+CS_BIG_FUNCS=100000
 KC_HZ=4999
 KC_DEPTHS="8 32 128 512 1024"
 # The kernel's frame-pointer walk stops at kernel.perf_event_max_stack frames
@@ -1195,6 +1203,150 @@ bench_tablecache() {
 	}' md="$MD/tablecache.table" "$raw"
 }
 
+# A big binary run for the first time under a profiler that samples it: the
+# lifecycle driver (tests/lifecycle.c, built without sanitizers) traces every
+# sample of its command. Each run is a fresh driver and a copy of the binary
+# with one byte appended: new bytes, so no table of another file is shared
+# and none is read from a cache (SFBPF_TABLE_CACHE=off): cold. Times from the
+# program's first sample (at 999 Hz, within a millisecond of its CPU after
+# exec): when its process entry unwound a sample (the lifecycle), when a stack
+# first reached main complete; the same in its own samples (CPU ms).
+coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
+	local name=$1 prog=$2 mode=$3 args=() drv i
+	[ "$mode" = off ] && args=(-N)
+	if [ "$prog" = cc1 ]; then
+		{ cat "$CS_CC1"; echo; } >"$TMP/$name"
+	else
+		{ cat "$BB/bigeh.$CS_BIG_FUNCS"; echo; } >"$TMP/$name"
+	fi
+	chmod +x "$TMP/$name"
+	rm -f "$TMP/$name.ready"
+	SFBPF_TABLE_CACHE=off "$BB/lifecycle" -F 999 -r "$TMP/$name.ready" -c "$name" \
+		-t "$TMP/$name.trace" "${args[@]}" >"$TMP/$name.stats" 2>"$TMP/$name.err" &
+	drv=$!
+	for ((i = 0; i < 3000; i++)); do
+		[ -e "$TMP/$name.ready" ] && break
+		kill -0 "$drv" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -e "$TMP/$name.ready" ] || return 1
+	if [ "$prog" = cc1 ]; then
+		"$TMP/$name" -quiet -O2 "$BB/coldstart.i" -o /dev/null
+	else
+		"$TMP/$name" 2
+	fi
+	sleep 0.5
+	kill -INT "$drv"
+	wait "$drv" || return 1
+	sort -k2,2n "$TMP/$name.trace" | awk -v prog="$prog" -v mode="$mode" \
+		-v pt="$(awk '$2 == "stat" && $3 == "partial_tables" { print $4 }' "$TMP/$name.stats")" '
+		$1 != "T" { next }
+		{ n++ }
+		n == 1 { t0 = $2 }
+		$5 != "outermost" { trunc++ }
+		$5 != "no-proc" && entry == "" {
+			entry = ($2 - t0) / 1e6
+			entry_n = n - 1
+		}
+		$5 == "outermost" && $8 ~ /(^|;)main;/ && first == "" {
+			first = ($2 - t0) / 1e6
+			first_n = n - 1
+		}
+		{ last = $2 }
+		END {
+			# None before its end (the whole table later still): counted as its end.
+			none = first == ""
+			if (none) {
+				first = (last - t0) / 1e6
+				first_n = n
+			}
+			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d\n", \
+				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt
+		}' >>"$RAW_CS"
+	rm -f "$TMP/$name" "$TMP/$name.trace"
+}
+
+bench_coldstart() {
+	local rep prog mode modes
+	RAW_CS=$TMP/coldstart.txt
+	: >"$RAW_CS"
+	CS_CC1=$("$CC" -print-prog-name=cc1)
+	if ! up_to_date "$BB/lifecycle" "$ROOT/tests/lifecycle.c" "$BUILD/libsfbpf.a"; then
+		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
+			"$ROOT/tests/lifecycle.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/lifecycle" \
+			2>"$TMP/lifecycle.build" || {
+			cat "$TMP/lifecycle.build" >&2
+			echo "bench: coldstart: FAILED (tests/lifecycle.c does not build against this tree)"
+			return 1
+		}
+	fi
+	# About a second of cc1 at -O2: loops to optimize.
+	awk -v n="$CS_FUNCS" 'BEGIN {
+		for (i = 0; i < n; i++)
+			printf "int f%d(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) { s += a[i] * %d; if (s > %d) s ^= a[(i * 7) %% n]; } for (int j = 0; j < n; j += 2) s -= a[j] >> %d; return s; }\n", i, i % 13 + 1, i * 31, i % 5 + 1
+	}' >"$BB/coldstart.i"
+	# chain.c (main;a;b;hot) without frame pointers, with 700k rows of .eh_frame.
+	if ! up_to_date "$BB/bigeh.$CS_BIG_FUNCS" "$ROOT/tests/bench/bigsframe.awk" "$ROOT/tests/fixtures/chain.c"; then
+		awk -v n="$CS_BIG_FUNCS" -f "$ROOT/tests/bench/bigsframe.awk" >"$TMP/bigeh.s"
+		"$CC" -O2 -fomit-frame-pointer -I"$ROOT/tests/fixtures" "$ROOT/tests/fixtures/chain.c" \
+			"$TMP/bigeh.s" -o "$BB/bigeh.$CS_BIG_FUNCS"
+		rm -f "$TMP/bigeh.s"
+	fi
+	log "coldstart: cc1 and a generated program, with and without partial tables, $CS_REPS repetitions"
+	for ((rep = 0; rep < CS_REPS; rep++)); do
+		modes="on off"
+		[ $((rep % 2)) = 1 ] && modes="off on"
+		for prog in cc1 bigeh; do
+			for mode in $modes; do
+				coldstart_run "cs$rep$mode${prog:0:2}" "$prog" "$mode" || {
+					echo "bench: coldstart: FAILED ($prog, $mode)"
+					return 1
+				}
+			done
+		done
+	done
+	cp "$RAW_CS" "$MD/coldstart.raw"
+	awk "$AWK_LIB"'
+	$1 == "coldstart" {
+		k = kv($0, "prog") SUBSEP kv($0, "mode")
+		i = ++nr[k]
+		e[k, i] = kv($0, "entry_ms")
+		f[k, i] = kv($0, "first_ms")
+		s[k, i] = kv($0, "first_samples")
+		a[k, i] = kv($0, "after_entry_ms")
+		as[k, i] = kv($0, "after_entry_samples")
+		t[k, i] = kv($0, "truncated") / (kv($0, "samples") > 0 ? kv($0, "samples") : 1)
+		p[k, i] = kv($0, "partial_tables")
+		none[k] += kv($0, "none")
+	}
+	function med(a, k,    i, v) {
+		for (i = 1; i <= nr[k]; i++)
+			v[i] = a[k, i]
+		return median(v, nr[k])
+	}
+	END {
+		print "| program | partial tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | first complete after the entry (ms) | samples from the entry to it | runs with none before the end | truncated share | partial tables published |" > md
+		print "|---|---|---|---|---|---|---|---|---|---|" > md
+		np = split("cc1 bigeh", progs, " ")
+		for (j = 1; j <= np; j++) {
+			line = "bench: coldstart: " progs[j] ":"
+			for (m = 1; m <= 2; m++) {
+				mode = m == 1 ? "on" : "off"
+				k = progs[j] SUBSEP mode
+				if (!nr[k])
+					continue
+				printf "| %s | %s | %.0f | **%.0f** | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f |\n", progs[j], \
+					mode == "on" ? "yes" : "no (--no-partial-tables)", med(e, k), med(f, k), \
+					med(s, k), med(a, k), med(as, k), none[k], nr[k], med(t, k) * 100, med(p, k) > md
+				line = line sprintf(" %s %.0f ms (%.0f samples; %.0f ms, %.0f samples after the entry)%s", \
+					mode == "on" ? "with" : "without", med(f, k), med(s, k), med(a, k), med(as, k), \
+					m == 1 ? "," : "")
+			}
+			print line " to the first complete stack from its first sample (medians of " nr[progs[j] SUBSEP "on"] ")"
+		}
+	}' md="$MD/coldstart.table" "$RAW_CS"
+}
+
 # --- report ---------------------------------------------------------------------
 
 machine() {
@@ -1474,6 +1626,33 @@ its SHA-256 and \`flat_table__check()\`). Medians of $LD_REPS.
 Command: \`$(rel "$BB")/tablecache time DIR FILE\`
 
 $(cat "$MD/tablecache.table")
+
+EOF
+		fi
+		if [ -f "$MD/coldstart.table" ]; then
+			cat <<EOF
+## 8. Cold start: the sampled code first
+
+A big binary run for the first time, its table not built yet (issue #27): how
+soon its stacks are complete with partial tables (the rows of the FDEs its
+samples fall in, built and published first: \`userspace/maps/tablepart.c\`)
+and without (\`--no-partial-tables\`: frame pointers until the whole table is
+in). gcc's \`cc1\` (475k rows from \`.eh_frame\`, stacks 15-40 frames deep)
+compiling $CS_FUNCS generated functions at -O2, and \`tests/fixtures/chain.c\`
+(main;a;b;hot, no frame pointers) linked with $CS_BIG_FUNCS generated
+functions (700k rows), each a copy with one byte appended (new bytes: never
+another file's table, no table cache), under a fresh lifecycle driver at 999
+Hz. Times from the program's first sample (within a millisecond of its CPU
+after exec); "entry" is when the lifecycle had read its mappings (the same
+with and without; the columns after it count from there), "first complete"
+when a stack first reached \`main\`
+complete (a run with none before its end counts its end); the samples before
+it are milliseconds of the program's own CPU.
+Medians of $CS_REPS, the two configurations alternated.
+
+Command: \`SFBPF_TABLE_CACHE=off $(rel "$BB")/lifecycle -F 999 -c NAME -t TRACE [-N]\`, then the program (\`scripts/bench.sh --only coldstart\`)
+
+$(cat "$MD/coldstart.table")
 
 EOF
 		fi

@@ -26,7 +26,10 @@
  * Usage: lifecycle [-d SECS] [-F HZ] [-m TABLE_MEM_BYTES] [-l LINGER_MS]
  *                  [-R MIN_RESIDENCY_MS] [-w TABLE_WAIT_MS] [-g CGROUP_DIR]
  *                  [-p PID] [-r READY] [-i STATS_EVERY] [-f FOLDED]
- *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-k MARK_DIR] [-v]
+ *                  [-P PIDS_FILE] [-c COMM]... [-t TRACE] [-k MARK_DIR] [-N] [-v]
+ * -N: no partial tables (the sampled code's rows first) while a table builds.
+ * SFBPF_TABLE_CACHE (a directory, or off) as sfbpf-top reads it: tests/run.sh
+ * sets off, so that no test reads back a table another one built.
  * The first tables are all waited for unless -w says otherwise.
  */
 #include <errno.h>
@@ -297,7 +300,7 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:F:m:l:R:w:g:p:r:i:f:P:c:t:k:v")) != -1) {
+	while ((opt = getopt(argc, argv, "d:F:m:l:R:w:g:p:r:i:f:P:c:t:k:Nv")) != -1) {
 		switch (opt) {
 		case 'd':
 			a->secs = atof(optarg);
@@ -345,6 +348,9 @@ static int parse(int argc, char **argv, struct session_opts *o, struct args *a)
 			break;
 		case 'k':
 			marks.dir = optarg;
+			break;
+		case 'N':
+			o->no_partial_tables = true;
 			break;
 		case 'v':
 			log__init(log__level() + 1);
@@ -415,11 +421,17 @@ int main(int argc, char **argv)
 				  .table_wait_ms = -1,
 				  .tap = tap };
 	struct args a = { 0 };
+	const char *cache;
 	int err;
 
 	err = parse(argc, argv, &o, &a);
 	if (err)
 		return err;
+	cache = getenv("SFBPF_TABLE_CACHE");
+	if (cache && !strcmp(cache, "off"))
+		o.no_table_cache = true;
+	else if (cache && *cache)
+		o.table_cache = cache;
 	trace.samples = calloc(MAX_TRACED, sizeof(*trace.samples));
 	if (!trace.samples)
 		return 1;

@@ -83,10 +83,25 @@ void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags)
 
 /* ---- entries -------------------------------------------------------------- */
 
+static void part_free(struct entry_part *p)
+{
+	if (!p)
+		return;
+	cfi_index__free(p->ix);
+	if (p->fd >= 0)
+		close(p->fd);
+	flat_table__free(p->ft);
+	flat_table__free(p->local);
+	free(p->pcs);
+	free(p->fresh);
+	free(p);
+}
+
 void entry__free(struct entry *e)
 {
 	struct obj_alias *a, *next;
 
+	part_free(e->part);
 	for (a = e->aliases; a; a = next) {
 		next = a->sibling;
 		free(a);
@@ -96,19 +111,43 @@ void entry__free(struct entry *e)
 	free(e);
 }
 
+void tables_release_ranges(struct tables *t, uint32_t row_start, uint32_t nr_rows,
+			   uint32_t page_start, uint32_t nr_pages)
+{
+	if (!nr_rows && !nr_pages)
+		return;
+	slices__release(&t->rows, row_start, nr_rows);
+	slices__release(&t->pages, page_start, nr_pages);
+	segspace__put(&t->row_segs, row_start, nr_rows);
+	segspace__put(&t->page_segs, page_start, nr_pages);
+	/* Samples in flight may still read them: see push_after. */
+	t->recycled_ns = clock__mono_ns();
+}
+
 /* Gives back e's slices of the rows and pages arrays (its slot stays). */
 void tables_drop_rows(struct tables *t, struct entry *e)
 {
-	if (e->nr_rows || e->nr_pages) {
-		slices__release(&t->rows, e->row_start, e->nr_rows);
-		slices__release(&t->pages, e->page_start, e->nr_pages);
-		segspace__put(&t->row_segs, e->row_start, e->nr_rows);
-		segspace__put(&t->page_segs, e->page_start, e->nr_pages);
-		/* Samples in flight may still read them: see push_after. */
-		t->recycled_ns = clock__mono_ns();
-	}
+	tables_release_ranges(t, e->row_start, e->nr_rows, e->page_start, e->nr_pages);
 	e->row_start = e->page_start = 0;
 	e->has_ranges = false;
+}
+
+void tables_drop_part(struct tables *t, struct entry *e)
+{
+	struct entry_part *p = e->part;
+	struct entry **pp;
+
+	if (!p)
+		return;
+	for (pp = &t->parts; *pp; pp = &(*pp)->part->next)
+		if (*pp == e) {
+			*pp = p->next;
+			break;
+		}
+	if (p->has_ranges)
+		tables_release_ranges(t, p->row_start, p->nr_rows, p->page_start, p->nr_pages);
+	part_free(p);
+	e->part = NULL;
 }
 
 void tables_release_slot(struct tables *t, struct entry *e)
@@ -141,6 +180,7 @@ void tables_free_entry(struct tables *t, struct entry *e)
 	tables_unpark(t, e);
 	/* Unpublish first so no new sample walks into the freed slices. */
 	tables_release_slot(t, e);
+	tables_drop_part(t, e);
 	if (e->has_ranges)
 		tables_drop_rows(t, e);
 	for (pp = &t->buckets[tables_key_hash(&e->key)]; *pp; pp = &(*pp)->next)

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tables/cfi.h"
+#include "tables/complete.h"
 #include "tables/flattable.h"
 #include "tables/sha256.h"
 #include "maps/slices.h"
@@ -24,6 +26,12 @@
 #define TABLES_SRCS 4 /* places an object was seen mapped, remembered to reopen it */
 #define TABLES_MAX_ALIASES 64 /* files sharing one entry's table besides its own */
 #define TABLES_DIFFERS 4 /* differing identities remembered per entry (a ring) */
+/*
+ * Freed slices are rewritten only this long after they were unpublished: a
+ * sample being unwound on another CPU may still read them (an unwind takes
+ * microseconds).
+ */
+#define TABLES_QUARANTINE_NS 2000000ULL
 /* Hit counts are read and tables rebalanced this often. */
 #define TABLES_REBALANCE_NS (5 * 1000000000ULL)
 
@@ -58,6 +66,30 @@ struct obj_alias {
 	struct entry *e;
 	struct obj_alias *next; /* hash chain (t->aliases) */
 	struct obj_alias *sibling; /* e's other aliases */
+};
+
+/*
+ * A partial table (tablepart.c): while an entry's whole table is being built,
+ * the rows of the FDEs that cover the PCs its processes were sampled at,
+ * published in the entry's slot (gaps elsewhere) until the whole table is.
+ */
+struct entry_part {
+	int fd; /* the entry's file, reopened at the first PC; the index reads it */
+	struct cfi_index *ix;
+	struct complete_info ci;
+	bool failed; /* no index (no CFI, file gone): no more PCs taken */
+	uint64_t *pcs; /* ELF addresses asked for, sorted */
+	uint32_t nr_pcs;
+	size_t cap_pcs;
+	uint64_t *fresh; /* of those, the ones asked for since the last build */
+	uint32_t nr_fresh;
+	size_t cap_fresh;
+	struct flat_table *local; /* the rows built so far, with the table's own rule ids */
+	/* The published table (global rule ids) and its slices. */
+	struct flat_table *ft;
+	bool has_ranges;
+	uint32_t row_start, nr_rows, page_start, nr_pages;
+	struct entry *next; /* t->parts */
 };
 
 struct entry {
@@ -104,6 +136,7 @@ struct entry {
 	/* Where it was last seen mapped (a ring, newest at src_next - 1): to reopen it. */
 	struct tables_src src[TABLES_SRCS];
 	uint8_t src_next;
+	struct entry_part *part; /* while its table is built: the sampled code's rows */
 };
 
 struct tables {
@@ -121,6 +154,7 @@ struct tables {
 	uint32_t nr_pushing;
 	uint32_t promoting; /* reloads being built or parked: one at a time, the hottest first */
 	struct entry *parked; /* a reload refused for now: its built table kept, tried again */
+	struct entry *parts; /* entries with a partial table (entry_part.next) */
 	uint64_t job_seq; /* builds started */
 	uint64_t recycled_ns; /* slices were last given back then */
 	uint64_t next_age_ns, next_rebalance_ns;
@@ -132,10 +166,18 @@ struct tables {
  * obj_key__from). Nothing here chooses what to evict or when (tablebudget.h).
  */
 void tables_publish_flags(struct tables *t, int32_t slot, uint32_t flags);
+/*
+ * Gives slices of the rows and pages arrays back (and the segments left
+ * unused); they are rewritten only TABLES_QUARANTINE_NS later.
+ */
+void tables_release_ranges(struct tables *t, uint32_t row_start, uint32_t nr_rows,
+			   uint32_t page_start, uint32_t nr_pages);
 void tables_drop_rows(struct tables *t, struct entry *e);
 /* Unpublishes e and gives its slot back; e stays (a table-less file is remembered). */
 void tables_release_slot(struct tables *t, struct entry *e);
 void tables_free_entry(struct tables *t, struct entry *e);
+/* Forgets e's partial table: its slices given back (quarantined), its memory freed. */
+void tables_drop_part(struct tables *t, struct entry *e);
 /* e's memory only, nothing unpublished (tables__free). */
 void entry__free(struct entry *e);
 /* Drops e's parked reload, if it is the parked one (before e is freed). */

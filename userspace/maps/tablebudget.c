@@ -33,12 +33,6 @@
 
 #define MIB (1ULL << 20)
 #define DEFAULT_MIN_RESIDENCY_NS (30 * 1000000000ULL)
-/*
- * Freed slices are rewritten only this long after they were unpublished: a
- * sample being unwound on another CPU may still read them (an unwind takes
- * microseconds).
- */
-#define QUARANTINE_NS 2000000ULL
 #define MAX_PROMOTIONS 4 /* candidates tried per rebalance (one reload started) */
 /*
  * A reload refused for now (the tables in its way are still fresh and hit,
@@ -447,16 +441,29 @@ static void take_slices(struct tables *t, struct entry *e, struct flat_table *ft
 	e->page_start = ps;
 	e->has_ranges = true;
 	e->pushed_rows = e->pushed_pages = 0;
-	e->push_after = t->recycled_ns ? t->recycled_ns + QUARANTINE_NS : 0;
+	e->push_after = t->recycled_ns ? t->recycled_ns + TABLES_QUARANTINE_NS : 0;
 	e->ft = ft;
+}
+
+int tables_intern_table(struct tables *t, struct flat_table *ft)
+{
+	uint32_t *ids = calloc(ft->nr_rules ? ft->nr_rules : 1, sizeof(*ids));
+	uint32_t i;
+	int err;
+
+	if (!ids)
+		return -ENOMEM;
+	err = intern_rules(t, ft, ids);
+	for (i = 0; !err && i < ft->nr_rows; i++)
+		ft->rows[i].rule = ids[ft->rows[i].rule];
+	free(ids);
+	return err;
 }
 
 int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool park)
 {
-	uint32_t *ids = calloc(ft->nr_rules ? ft->nr_rules : 1, sizeof(*ids));
 	int64_t rs, ps;
-	uint32_t i;
-	int err = -ENOMEM;
+	int err;
 
 	/* Sparse tables get coarser pages: page entries cost as much as rows. */
 	flat_table__coarsen_pages(ft);
@@ -464,17 +471,12 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool 
 	e->nr_pages = ft->nr_pages;
 	e->pc_min = ft->pc_min;
 	e->page_shift = flat_table__page_shift(ft);
-	if (!ids)
-		goto fail;
-	err = intern_rules(t, ft, ids);
+	err = tables_intern_table(t, ft);
 	if (err)
 		goto fail;
-	for (i = 0; i < ft->nr_rows; i++)
-		ft->rows[i].rule = ids[ft->rows[i].rule];
 	err = make_room(t, e, &rs, &ps);
 	if (err == -ENOSPC && park && !t->parked && fits_arena(t, e)) {
 		/* Its rules are interned and its rows carry their global ids: kept as is. */
-		free(ids);
 		e->ft = ft;
 		e->parked_until = clock__mono_ns() + PARK_NS;
 		e->park_retry_ns = clock__mono_ns() + PARK_RETRY_NS;
@@ -483,11 +485,9 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool 
 	}
 	if (err)
 		goto fail;
-	free(ids);
 	take_slices(t, e, ft, rs, ps);
 	return 0;
 fail:
-	free(ids);
 	flat_table__free(ft);
 	return err;
 }

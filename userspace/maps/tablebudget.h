@@ -14,6 +14,11 @@
 #include "maps/entries.h"
 
 /*
+ * Interns ft's rules into the system-wide set (new ones written to the rules
+ * map) and rewrites its rows' rule ids to the global ones. 0 or a negative errno.
+ */
+int tables_intern_table(struct tables *t, struct flat_table *ft);
+/*
  * Makes room for ft (evicting colder tables if needed), interns its rules and
  * takes its slices; ft is then e->ft (or freed). 0, -ENOSPC (no room), or an
  * error. With park (a reload of a referenced table), no room yet parks it

@@ -22,6 +22,7 @@
 
 #include "maps/rowpack.h"
 #include "maps/tablebudget.h"
+#include "maps/tablepart.h"
 #include "maps/tableshare.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -225,6 +226,7 @@ static void set_no_table(struct tables *t, struct entry *e, int err)
 		tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_TABLE);
 	else
 		tables_release_slot(t, e);
+	tables_drop_part(t, e); /* unpublished just now */
 	obj_key__file(&e->key, file);
 	pr_info("%s: table not loaded: %s (%s)", e->name,
 		err == -ENOENT ? "no .sframe, no DWARF CFI" : strerror(-err), file);
@@ -296,10 +298,12 @@ static void job_done(struct tables *t, struct tableload_job *job)
 		pr_info("%s: %u rows over the table budget", e->name, e->nr_rows);
 		e->state = OBJ_NO_BUDGET;
 		t->stats.objects_over_budget++;
-		if (e->refs)
+		if (e->refs) {
 			tables_publish_flags(t, e->slot, SFBPF_OBJ_F_NO_BUDGET);
-		else
+			tables_drop_part(t, e);
+		} else {
 			tables_free_entry(t, e);
+		}
 		return;
 	}
 	if (err) {
@@ -331,6 +335,8 @@ static void push_finished(struct tables *t, struct entry *e)
 		set_no_table(t, e, err);
 		return;
 	}
+	/* The whole table replaces the partial one: its slices go. */
+	tables_drop_part(t, e);
 	e->state = OBJ_LOADED;
 	e->loaded_ns = e->used_ns = clock__mono_ns();
 	tables_note_loaded(t, e);
@@ -460,6 +466,14 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	if (!e && (e = tables_find_same_bytes(t, fd, key))) {
 		obj_key__file(key, file);
 		pr_info("%s: the table of %s, same bytes (%s)", name ? name : "?", e->name, file);
+		/*
+		 * A partial table was read from e's file as it is, not from the
+		 * bytes just compared: not for another file's processes. The
+		 * slot waits for the whole table again.
+		 */
+		if (e->part && e->part->has_ranges)
+			tables_publish_flags(t, e->slot, SFBPF_OBJ_F_PENDING);
+		tables_drop_part(t, e);
 	}
 	if (e)
 		return acquire_known(t, e, fd, src);
@@ -498,6 +512,25 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name)
 {
 	return tables__acquire_src(t, fd, key, name, NULL);
+}
+
+bool tables__partial_wanted(const struct tables *t)
+{
+	return !t->opts.no_partial && t->opts.async && tableload__in_flight(t->loader);
+}
+
+bool tables__partial_active(const struct tables *t)
+{
+	return t->parts != NULL;
+}
+
+int tables__want_pc(struct tables *t, uint32_t obj, uint64_t pc)
+{
+	struct entry *e;
+
+	if (obj >= t->opts.max_objects || !(e = t->slots[obj]))
+		return 0;
+	return tablepart_want(t, e, pc);
 }
 
 void tables__release(struct tables *t, uint32_t obj)
@@ -561,6 +594,9 @@ uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 	if (tables_retry_parked(t, now))
 		queue_push(t, parked);
 	push_until(t, now + (budget_ns ? budget_ns : 1));
+	/* The sampled code's rows of tables still being built: within the same budget. */
+	if (t->parts)
+		tablepart_process(t, now + (budget_ns ? budget_ns : 1));
 	now = clock__mono_ns();
 	if (t->opts.linger_ns && now >= t->next_age_ns) {
 		age(t, now);

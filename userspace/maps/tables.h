@@ -38,6 +38,7 @@ struct tables_opts {
 	uint32_t seg_shift; /* the row and page maps' segments (tables_sizes); 0: the most */
 	uint64_t budget_bytes; /* what the sizes came from (stats); 0: what they take */
 	bool no_cfi; /* SFrame only: no tables synthesized from .eh_frame/.debug_frame */
+	bool no_partial; /* no partial tables of the sampled code while a table builds */
 	struct tablecache *cache; /* tables kept across restarts (tablecache.h), or NULL */
 	/* Lifecycle; zero values keep the simple synchronous loader. */
 	int obj_hits_fd; /* > 0: the unwinder's per-slot hit counts (eviction order) */
@@ -104,6 +105,8 @@ struct tables_stats {
 	uint64_t same_id_unverified; /* not compared (the other gone, over 64 MiB to digest, 2
 					compared already) */
 	uint64_t same_id_alias_cap; /* not compared: the other shares with TABLES_MAX_ALIASES */
+	/* Partial tables (tablepart.h): published, their rows in all, PCs asked for. */
+	uint64_t partial_tables, partial_rows, partial_pcs;
 	uint64_t table_bytes; /* rows, page entries and rules in use */
 	uint64_t map_bytes; /* what the table maps take now: segments, rules, slots */
 };
@@ -146,6 +149,25 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 			    const struct tables_src *src);
 int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name);
 void tables__release(struct tables *t, uint32_t obj);
+
+/*
+ * Whether some object's table is being built that could take sampled PCs
+ * (tables__want_pc): cheap, for a caller deciding whether to look.
+ */
+bool tables__partial_wanted(const struct tables *t);
+/*
+ * Whether partial tables are being built: each new PC comes from a sample
+ * the caller has yet to read, so it should read them without delay.
+ */
+bool tables__partial_active(const struct tables *t);
+/*
+ * A process was sampled at ELF address pc of the object in slot obj, the
+ * first frame of its stack that may lack a row: while obj's table is being
+ * built, the rows covering pc are built and published first (tablepart.h).
+ * 1 when obj has no row for pc yet (frames above it were walked without
+ * one: not to be trusted), 0 when it has one or takes no PCs.
+ */
+int tables__want_pc(struct tables *t, uint32_t obj, uint64_t pc);
 
 /*
  * Publishes finished tables (writing at most a bounded slice of rows per

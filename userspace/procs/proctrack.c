@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bpf/abi.h"
@@ -16,12 +17,15 @@
 #include "procs/proctrack.h"
 #include "procs/vdso.h"
 #include "procs/jitcode.h"
+#include "util/clock.h"
 
 #define PID_BUCKETS 1024
 
 struct proc_entry {
 	int pid;
 	uint64_t start_ticks;
+	uint64_t stack_lo, stack_hi; /* its main thread's [stack] mapping; 0: none */
+	uint64_t scanned_ns; /* when its stack was last scanned (note_truncated) */
 	uint64_t signature; /* of the executable mappings; 0: rebuild at the next refresh */
 	uint32_t nr_objs;
 	uint32_t objs[SFBPF_MAX_MAPPINGS]; /* object references held */
@@ -40,6 +44,11 @@ struct proctrack {
 	struct jitcode *jit; /* trampoline arenas' templates; made at the first one */
 	struct proctrack_stats stats;
 	struct sfbpf_proc scratch; /* the map value being built (8 KiB+) */
+	/* The last entry read back for note_truncated, and when (reused briefly). */
+	struct sfbpf_proc looked;
+	int looked_pid;
+	uint64_t looked_ns;
+	uint64_t *scan_buf; /* STACK_SCAN_BYTES, made at the first scan */
 };
 
 struct proctrack *proctrack__new(struct tables *tables, int procs_fd)
@@ -129,6 +138,7 @@ void proctrack__free(struct proctrack *pt)
 		}
 	vdso__close(&pt->vdso);
 	jitcode__free(pt->jit);
+	free(pt->scan_buf);
 	free(pt);
 }
 
@@ -314,6 +324,15 @@ static void build(struct proctrack *pt, int pid, const struct procmaps *pm, stru
 			resolve_mapping(pt, pid, m, out, e);
 	}
 	e->nr_maps = p->count;
+	e->stack_lo = e->stack_hi = 0;
+	for (i = 0; i < n; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if ((m->flags & PROCMAP_F_PSEUDO) && !strcmp(m->path, "[stack]")) {
+			e->stack_lo = m->start;
+			e->stack_hi = m->end;
+		}
+	}
 }
 
 static struct proc_entry *get_entry(struct proctrack *pt, int pid)
@@ -441,6 +460,106 @@ int proctrack__sweep(struct proctrack *pt, uint32_t max)
 	}
 	pt->sweep_bucket = (pt->sweep_bucket + i) % PID_BUCKETS;
 	return removed;
+}
+
+/* A burst of samples of one process reads its entry once. */
+#define LOOKED_FRESH_NS 10000000ULL
+
+/* The mapping of pid's entry holding pc, or NULL. */
+static const struct sfbpf_mapping *find_mapping(const struct sfbpf_proc *p, uint64_t pc)
+{
+	uint32_t lo = 0, hi = p->count < SFBPF_MAX_MAPPINGS ? p->count : SFBPF_MAX_MAPPINGS, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < p->maps[mid].start)
+			hi = mid;
+		else if (pc >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/*
+ * Return addresses into code being loaded, read from the process's stack:
+ * the frames its thread is in (and was in lately, below its stack pointer)
+ * all at once, where a sample names one frame a round (the first without a
+ * row). A word that only looks like one asks for the rows of a real FDE:
+ * more rows built, never a wrong one. The main thread's [stack] only, from
+ * its top (where main and its callers are), at most every STACK_SCAN_NS.
+ */
+#define STACK_SCAN_BYTES (256u << 10)
+#define STACK_SCAN_NS 50000000ULL
+#define STACK_SCAN_MAX_PCS 1024
+
+static void scan_stack(struct proctrack *pt, struct proc_entry *e)
+{
+	uint64_t size = e->stack_hi - e->stack_lo, w;
+	const struct sfbpf_mapping *m;
+	struct iovec local, remote;
+	uint32_t i, asked = 0;
+	ssize_t got;
+
+	if (!pt->scan_buf && !(pt->scan_buf = malloc(STACK_SCAN_BYTES)))
+		return;
+	if (size > STACK_SCAN_BYTES)
+		size = STACK_SCAN_BYTES;
+	local = (struct iovec){ pt->scan_buf, size };
+	remote = (struct iovec){ (void *)(uintptr_t)(e->stack_hi - size), size };
+	got = process_vm_readv(e->pid, &local, 1, &remote, 1, 0);
+	if (got <= 0)
+		return;
+	pt->stats.stack_scans++;
+	for (i = 0; i < got / 8 && asked < STACK_SCAN_MAX_PCS; i++) {
+		w = pt->scan_buf[i];
+		m = find_mapping(&pt->looked, w);
+		if (!m || m->obj == SFBPF_OBJ_NONE || (m->flags & SFBPF_MAP_PERIOD_MASK))
+			continue;
+		asked += tables__want_pc(pt->tables, m->obj, w - 1 - m->bias) > 0;
+	}
+	pt->stats.stack_scan_pcs += asked;
+}
+
+void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uint64_t *ips,
+			       uint32_t n)
+{
+	const struct sfbpf_mapping *m;
+	struct proc_entry *e;
+	uint64_t now, pc;
+	__u32 key = pid;
+	uint32_t i;
+
+	if (!n || !tables__partial_wanted(pt->tables) || !(e = *find(pt, pid)))
+		return;
+	/*
+	 * The BPF entry holds each mapping's slot and bias as the walk saw
+	 * them. Read back at most every LOOKED_FRESH_NS per process: a mapping
+	 * replaced meanwhile only asks for the wrong rows of a real object.
+	 */
+	now = clock__mono_ns();
+	if (pid != pt->looked_pid || now - pt->looked_ns > LOOKED_FRESH_NS) {
+		pt->looked_pid = 0;
+		if (bpf_map_lookup_elem(pt->procs_fd, &key, &pt->looked))
+			return;
+		pt->looked_pid = pid;
+		pt->looked_ns = now;
+	}
+	for (i = 0; i < n; i++) {
+		/* A return address is the instruction after the call: its caller's is before. */
+		pc = i ? ips[i] - 1 : ips[i];
+		m = find_mapping(&pt->looked, pc);
+		if (!m || m->obj == SFBPF_OBJ_NONE || (m->flags & SFBPF_MAP_PERIOD_MASK))
+			continue;
+		/* Frames past the first without a row came from the frame-pointer chain. */
+		if (tables__want_pc(pt->tables, m->obj, pc - m->bias))
+			break;
+	}
+	if (i < n && tid == pid && e->stack_hi && now - e->scanned_ns >= STACK_SCAN_NS) {
+		e->scanned_ns = now;
+		scan_stack(pt, e);
+	}
 }
 
 void proctrack__stats(const struct proctrack *pt, struct proctrack_stats *out)

@@ -53,6 +53,19 @@ bool proctrack__has(const struct proctrack *pt, int pid);
 /* Calls fn for every tracked pid until it returns non-zero (which is returned). */
 int proctrack__for_each(const struct proctrack *pt, int (*fn)(void *ctx, int pid), void *ctx);
 
+/*
+ * A stack of pid's (thread tid) that did not reach its outermost frame
+ * (ips[0] the leaf, n user frames): while some object's table is being
+ * built, its first PC in such an object without a row is handed to the
+ * loader (tables__want_pc), whose rows are then built first; for a main
+ * thread, so are those of the return addresses found on its stack (read with
+ * process_vm_readv, at most every 50 ms a process): the frames a sample
+ * cannot name until the rows below them are in. Cheap when no table is
+ * being built.
+ */
+void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uint64_t *ips,
+			       uint32_t n);
+
 /* Start time of pid in clock ticks since boot (/proc/PID/stat field 22), or -errno. */
 int proctrack_start_ticks(int pid, uint64_t *ticks);
 
@@ -67,6 +80,8 @@ struct proctrack_stats {
 	uint64_t update_failed; /* entries the kernel refused (procs map full) */
 	uint64_t swept; /* entries of processes found gone by the sweep */
 	uint64_t mappings_replaced; /* the file opened was not the one the maps line named */
+	uint64_t stack_scans; /* stacks read for return addresses (note_truncated) */
+	uint64_t stack_scan_pcs; /* PCs they asked rows for */
 };
 
 void proctrack__stats(const struct proctrack *pt, struct proctrack_stats *out);

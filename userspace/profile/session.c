@@ -26,6 +26,12 @@
 #define HOUSEKEEPING_NS (20 * NSEC_PER_MSEC)
 /* Poll timeout cap while work is queued, so that it is done promptly. */
 #define BUSY_POLL_MS 10
+/*
+ * ... and while partial tables are being built: samples are read by timeout
+ * (the ring wakes us only when full enough), and each frame a stack gains
+ * takes one more sample read and one more table (tables__want_pc).
+ */
+#define PARTIAL_POLL_MS 2
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
 #define TRIM_EVERY_NS (5 * NSEC_PER_SEC)
 /* How long the pages of DWARF files read for source lines stay mapped in. */
@@ -82,6 +88,10 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 	 */
 	if (s->cgroups && smp->cgroup_id)
 		cgroups__path(s->cgroups, smp->cgroup_id);
+	/* A cut stack names the code whose rows a table being built gives first. */
+	if (s->procs && smp->stop != SFBPF_STOP_OUTERMOST && smp->stop != SFBPF_STOP_KERNEL_ONLY)
+		proctrack__note_truncated(s->procs, smp->pid, smp->tid, (const uint64_t *)smp->ips,
+					  smp->nr_user);
 }
 
 /*
@@ -350,6 +360,7 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.seg_shift = sz->seg_shift,
 		.budget_bytes = s->table_budget,
 		.no_cfi = s->opts.sframe_only,
+		.no_partial = s->opts.no_partial_tables,
 		.obj_hits_fd = profile__obj_hits_fd(s->prof),
 		.async = true,
 		.linger_ns =
@@ -649,6 +660,8 @@ int session__poll(struct session *s, int timeout_ms)
 
 	if (timeout_ms > BUSY_POLL_MS && busy(s))
 		timeout_ms = BUSY_POLL_MS;
+	if (timeout_ms > PARTIAL_POLL_MS && s->tables && tables__partial_active(s->tables))
+		timeout_ms = PARTIAL_POLL_MS;
 	n = poll_samples(s, timeout_ms);
 	if (n >= 0 || n == -EINTR)
 		housekeeping(s);

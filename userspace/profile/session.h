@@ -57,6 +57,8 @@ struct session_opts {
 	uint64_t max_table_mem; /* BPF table map budget in bytes; 0: tables__default_budget() */
 	uint64_t linger_ms; /* unreferenced tables kept this long; 0: 60 s */
 	uint64_t min_residency_ms; /* loaded tables safe from eviction by hotter ones; 0: 30 s */
+	/* While a table builds, no rows of its sampled code first (tables__want_pc). */
+	bool no_partial_tables;
 	int table_wait_ms; /* before sampling, wait for the first tables: < 0 all, 0: 10 s */
 	/* Built tables kept across restarts (tables/tablecache.h). */
 	bool no_table_cache;

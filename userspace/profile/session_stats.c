@@ -257,6 +257,9 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "loads", ts->loads);
 	print_counter(f, "", "load_busy", ts->load_busy);
 	print_gauge(f, "", "max_rows_object", ts->max_rows_object);
+	print_counter(f, "", "partial_tables", ts->partial_tables);
+	print_counter(f, "", "partial_rows", ts->partial_rows);
+	print_counter(f, "", "partial_pcs", ts->partial_pcs);
 	print_gauge(f, "", "pages", ts->pages_used);
 	print_gauge(f, "", "rules", ts->rules_used);
 	print_gauge(f, "", "table_budget_bytes", s->table_budget);
@@ -305,6 +308,8 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "mappings_dropped", ps->mappings_dropped);
 	print_counter(f, "", "mappings_deferred", ps->deferred);
 	print_counter(f, "", "mappings_replaced", ps->mappings_replaced);
+	print_counter(f, "", "stack_scans", ps->stack_scans);
+	print_counter(f, "", "stack_scan_pcs", ps->stack_scan_pcs);
 	print_counter(f, "", "proc_refreshes", ps->refreshes);
 	print_counter(f, "", "proc_update_failed", ps->update_failed);
 	print_counter(f, "lifecycle.", "exec", ls->exec_events);

@@ -581,46 +581,96 @@ static void sort_fdes(struct reader *r)
 	}
 }
 
-int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
-			   struct flat_table **out, struct cfi_stats *stats)
+/* An object's FDEs, read and ordered once, to be walked for any ranges (cfi.h). */
+struct cfi_index {
+	struct reader r;
+	struct cfi_stats collected; /* what reading the FDEs counted */
+};
+
+int cfi_index__open(int fd, struct cfi_index **out)
 {
-	struct reader r = { .unsup_id = -1, .want = want, .nr_want = nr_want };
-	struct cfi_stats dummy;
+	struct cfi_index *ix = calloc(1, sizeof(*ix));
+	struct reader *r;
 	int err, src;
 
 	*out = NULL;
-	r.st = stats ? stats : &dummy;
-	memset(r.st, 0, sizeof(*r.st));
-	err = open_elf(&r, fd);
+	if (!ix)
+		return -ENOMEM;
+	r = &ix->r;
+	r->st = &ix->collected;
+	err = open_elf(r, fd);
 	if (err)
-		goto cleanup;
-	open_cfi(&r);
+		goto fail;
+	open_cfi(r);
 	for (src = 0; src < CFI_SRC__COUNT && !err; src++)
-		if (r.sec[src].data)
-			err = collect_fdes(&r, src);
-	if (!err && !r.nr_fdes)
+		if (r->sec[src].data)
+			err = collect_fdes(r, src);
+	if (!err && !r->nr_fdes)
 		err = -ENOENT;
 	if (err)
-		goto cleanup;
-	sort_fdes(&r);
-	shadow_debug_frame(&r);
-	err = flat_builder__init(&r.b);
+		goto fail;
+	sort_fdes(r);
+	shadow_debug_frame(r);
+	*out = ix;
+	return 0;
+fail:
+	cfi_index__free(ix);
+	return err;
+}
+
+void cfi_index__free(struct cfi_index *ix)
+{
+	if (!ix)
+		return;
+	reader_close(&ix->r);
+	free(ix);
+}
+
+int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
+		       struct flat_table **out, struct cfi_stats *stats)
+{
+	struct reader *r = &ix->r;
+	struct cfi_stats dummy;
+	int err;
+
+	*out = NULL;
+	r->st = stats ? stats : &dummy;
+	*r->st = ix->collected;
+	r->want = want;
+	r->nr_want = nr_want;
+	r->next_want = 0;
+	r->unsup_id = -1;
+	err = flat_builder__init(&r->b);
 	if (err)
-		goto cleanup;
-	err = emit_all(&r);
-	r.b.t->nr_fdes = r.st->fdes[CFI_SRC_EH_FRAME] + r.st->fdes[CFI_SRC_DEBUG_FRAME];
-	r.b.t->nr_fres = r.st->cfi_rows;
-	r.b.t->nr_skipped_fdes = r.st->skipped_fdes + r.st->shadowed_fdes;
+		return err;
+	err = emit_all(r);
+	r->b.t->nr_fdes = r->st->fdes[CFI_SRC_EH_FRAME] + r->st->fdes[CFI_SRC_DEBUG_FRAME];
+	r->b.t->nr_fres = r->st->cfi_rows;
+	r->b.t->nr_skipped_fdes = r->st->skipped_fdes + r->st->shadowed_fdes;
 	if (err)
-		flat_builder__abort(&r.b);
+		flat_builder__abort(&r->b);
 	else
-		err = flat_builder__finish(&r.b, out);
+		err = flat_builder__finish(&r->b, out);
 	if (!err) {
-		r.st->rows = (*out)->nr_rows;
-		r.st->rules = (*out)->nr_rules;
+		r->st->rows = (*out)->nr_rows;
+		r->st->rules = (*out)->nr_rules;
 	}
-cleanup:
-	reader_close(&r);
+	return err;
+}
+
+int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
+			   struct flat_table **out, struct cfi_stats *stats)
+{
+	struct cfi_index *ix;
+	int err;
+
+	*out = NULL;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	err = cfi_index__open(fd, &ix);
+	if (!err)
+		err = cfi_index__flatten(ix, want, nr_want, out, stats);
+	cfi_index__free(ix);
 	return err;
 }
 

@@ -78,6 +78,20 @@ int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stat
 int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
 			   struct flat_table **out, struct cfi_stats *stats);
 
+/*
+ * The same, in two steps, for a caller that asks again and again for a few
+ * more FDEs of one object (the rows of sampled PCs while its whole table is
+ * being built: maps/tablepart.c): cfi_index__open() reads and orders every
+ * FDE once (10 ms for gcc's cc1), cfi_index__flatten() then walks only the
+ * FDEs meeting want (microseconds each). The index reads the file at open;
+ * fd stays the caller's. cfi_index__free(NULL) is a no-op.
+ */
+struct cfi_index;
+int cfi_index__open(int fd, struct cfi_index **out);
+int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
+		       struct flat_table **out, struct cfi_stats *stats);
+void cfi_index__free(struct cfi_index *ix);
+
 /* ".eh_frame" or ".debug_frame". */
 const char *cfi_source__name(enum cfi_source src);
 

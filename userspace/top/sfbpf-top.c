@@ -50,6 +50,7 @@ static struct env {
 	enum topview_group group;
 	const char *pprof_path, *svg_path, *otlp_path;
 	bool sframe_only;
+	bool no_partial_tables;
 	bool no_inline; /* --no-inline: inlined functions folded into their callers */
 	bool debuginfod; /* --debuginfod: fetch missing debug files ($DEBUGINFOD_URLS) */
 	/* Off-CPU analysis. */
@@ -116,6 +117,7 @@ enum {
 	OPT_MAX_SYMBOL_MEM,
 	OPT_MAX_JIT_MEM,
 	OPT_TABLE_CACHE,
+	OPT_NO_PARTIAL_TABLES,
 	OPT_NO_TABLE_CACHE,
 	OPT_MAX_TABLE_CACHE,
 	OPT_TABLE_WAIT,
@@ -168,6 +170,10 @@ static const struct argp_option options[] = {
 	{ "table-wait", OPT_TABLE_WAIT, "SECS|all", 0,
 	  "Before sampling, wait at most SECS for the tables of running processes (default 10; "
 	  "all: for every one)",
+	  0 },
+	{ "no-partial-tables", OPT_NO_PARTIAL_TABLES, NULL, 0,
+	  "While a program's table builds, walk its code by frame pointers only (by default the "
+	  "rows of the code it is sampled in come first)",
 	  0 },
 	{ "sframe-only", OPT_SFRAME_ONLY, NULL, 0,
 	  "Unwind with .sframe tables only: none synthesized from .eh_frame", 0 },
@@ -388,6 +394,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SFRAME_ONLY:
 		env.sframe_only = true;
+		break;
+	case OPT_NO_PARTIAL_TABLES:
+		env.no_partial_tables = true;
 		break;
 	case OPT_NO_INLINE:
 		env.no_inline = true;
@@ -654,6 +663,7 @@ static void fill_session_opts(struct session_opts *o)
 	o->kernel_stacks = !env.user_only;
 	o->max_frames = env.max_frames;
 	o->sframe_only = env.sframe_only;
+	o->no_partial_tables = env.no_partial_tables;
 	o->off_cpu = env.off_cpu;
 	o->on_off = env.on_off;
 	o->min_block_us = env.min_us;
