@@ -18,6 +18,7 @@
 #include "procs/vdso.h"
 #include "procs/jitcode.h"
 #include "util/clock.h"
+#include "util/search.h"
 
 #define PID_BUCKETS 1024
 
@@ -468,18 +469,10 @@ int proctrack__sweep(struct proctrack *pt, uint32_t max)
 /* The mapping of pid's entry holding pc, or NULL. */
 static const struct sfbpf_mapping *find_mapping(const struct sfbpf_proc *p, uint64_t pc)
 {
-	uint32_t lo = 0, hi = p->count < SFBPF_MAX_MAPPINGS ? p->count : SFBPF_MAX_MAPPINGS, mid;
+	uint32_t n = p->count < SFBPF_MAX_MAPPINGS ? p->count : SFBPF_MAX_MAPPINGS;
+	size_t i = SEARCH_UPTO(p->maps, n, start, pc);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pc < p->maps[mid].start)
-			hi = mid;
-		else if (pc >= p->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &p->maps[mid];
-	}
-	return NULL;
+	return i && pc < p->maps[i - 1].end ? &p->maps[i - 1] : NULL;
 }
 
 /*
