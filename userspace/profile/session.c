@@ -32,6 +32,12 @@
  * takes one more sample read and one more table (tables__want_pc).
  */
 #define PARTIAL_POLL_MS 2
+/*
+ * Samples read per poll before the lifecycle's turn: a sample may cost tens
+ * of ms (a new object's symbols; under load, 100-300 ms for a ring's worth),
+ * and an exec'd process's entry must not wait for all of them.
+ */
+#define READ_SLICE_NS (5 * NSEC_PER_MSEC)
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
 #define TRIM_EVERY_NS (5 * NSEC_PER_SEC)
 /* How long the pages of DWARF files read for source lines stay mapped in. */
@@ -431,7 +437,9 @@ static void housekeeping(struct session *s)
 		tables__process(s->tables, HOUSEKEEPING_NS);
 		trim(s);
 	}
-	s->drains++;
+	/* Samples before an exit read so far are all read only once a round was not cut. */
+	if (!s->cut)
+		s->drains++;
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		forget_oldest(s);
 }
@@ -480,7 +488,7 @@ static void wait_tables(struct session *s, uint64_t mark)
 	 */
 	while (tables__pending_at(s->tables, mark) && (!end || clock__mono_ns() < end) &&
 	       !(s->opts.stop && *s->opts.stop)) {
-		profile__poll(s->prof, BUSY_POLL_MS);
+		profile__poll_slice(s->prof, BUSY_POLL_MS, READ_SLICE_NS, &s->cut);
 		housekeeping(s);
 		now = clock__mono_ns();
 		if (now >= next) {
@@ -644,13 +652,13 @@ static int poll_samples(struct session *s, int timeout_ms)
 	int n, m;
 
 	if (!s->off)
-		return profile__poll(s->prof, timeout_ms);
+		return profile__poll_slice(s->prof, timeout_ms, READ_SLICE_NS, &s->cut);
 	/* The off-CPU stream is the busy one: wait on it, then read the CPU samples (and events).
 	 */
 	n = offcpu__poll(s->off, timeout_ms);
 	if (n < 0)
 		return n;
-	m = profile__poll(s->prof, 0);
+	m = profile__poll_slice(s->prof, 0, READ_SLICE_NS, &s->cut);
 	return m < 0 ? m : n + m;
 }
 
