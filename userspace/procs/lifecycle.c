@@ -141,8 +141,16 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		set_backoff(lc, pid, 0);
 		if (lc->opts.on_exec)
 			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns);
-		if (lc->opts.follow_execs)
+		/*
+		 * At once: waiting for ld.so (the exec delay) cost the program
+		 * its first samples' callers, and no samples are lost to a refresh
+		 * that comes early: a library mapped after it is caught by the
+		 * check exec_delay_ns later, or by a sample's no-mapping report.
+		 */
+		if (lc->opts.follow_execs) {
+			queue_now(lc, pid, true);
 			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
+		}
 		break;
 	case SFBPF_EVENT_EXIT:
 		lc->stats.exit_events++;
@@ -242,9 +250,10 @@ static bool take_later(struct lifecycle *lc, uint64_t now)
 	st = &lc->state[it->pid];
 	*st &= ~Q_LATER;
 	/*
-	 * The exec removed the entry: one that exists now was built since (a
-	 * sample asked for it), so a rebuild is only needed if ld.so mapped
-	 * more meanwhile. The now queue, if it has the process, rebuilds it.
+	 * The exec removed the entry: one that exists now was built since (at
+	 * the exec, or a sample asked for it), so a rebuild is only needed if
+	 * ld.so mapped more meanwhile. The now queue, if it has the process,
+	 * rebuilds it.
 	 */
 	if (!(*st & Q_NOW))
 		refresh(lc, it->pid, !proctrack__has(lc->opts.procs, it->pid));
@@ -270,4 +279,9 @@ uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns)
 void lifecycle__stats(const struct lifecycle *lc, struct lifecycle_stats *out)
 {
 	*out = lc->stats;
+}
+
+bool lifecycle__urgent(const struct lifecycle *lc)
+{
+	return lc->now_q.head != lc->now_q.tail;
 }

@@ -465,6 +465,12 @@ int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bo
 	return n;
 }
 
+void profile__end_slice(struct profile *p)
+{
+	if (p->slice_ns)
+		p->slice_end_ns = 1; /* spent: the next sample read is the last */
+}
+
 int profile__consume(struct profile *p)
 {
 	return ring_buffer__consume(p->rb);

@@ -180,7 +180,15 @@ static int on_event(void *ctx, const struct sfbpf_event *e)
 {
 	struct session *s = ctx;
 
-	return s->lc ? lifecycle__event(s->lc, e) : 0;
+	int err;
+
+	if (!s->lc)
+		return 0;
+	err = lifecycle__event(s->lc, e);
+	/* An exec or a sampled process to refresh: the samples left wait for it. */
+	if (lifecycle__urgent(s->lc))
+		profile__end_slice(s->prof);
+	return err;
 }
 
 /* A new image: the symbolizer starts a new generation of its mappings. */
