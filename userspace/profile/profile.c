@@ -44,6 +44,7 @@ struct profile {
 	uint64_t slice_ns, slice_end_ns;
 	int nr_read; /* samples and events handled in this poll_slice */
 	bool cut; /* a sample ended the slice: more may wait in the ring */
+	bool ended, ended_last; /* profile__end_slice() cut this call's slice, the last one's */
 };
 
 static const char *const stop_names[SFBPF_STOP__COUNT] = {
@@ -449,6 +450,7 @@ int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bo
 	p->slice_end_ns = 0;
 	p->nr_read = 0;
 	p->cut = false;
+	p->ended = false;
 	n = bpfprog__poll(p->rb, timeout_ms, POLL_LATENCY_MS);
 	if (p->cut) {
 		/*
@@ -461,14 +463,21 @@ int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bo
 		n = p->nr_read;
 	}
 	p->slice_ns = 0;
+	p->ended_last = p->ended && p->cut;
 	*cut = p->cut;
 	return n;
 }
 
 void profile__end_slice(struct profile *p)
 {
-	if (p->slice_ns)
-		p->slice_end_ns = 1; /* spent: the next sample read is the last */
+	/*
+	 * Not twice in a row: during an exec storm every poll would read one
+	 * sample, and the ring would overflow while its reader refreshes.
+	 */
+	if (!p->slice_ns || p->ended_last)
+		return;
+	p->slice_end_ns = 1; /* spent: the next sample read is the last */
+	p->ended = true;
 }
 
 int profile__consume(struct profile *p)

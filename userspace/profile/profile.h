@@ -90,7 +90,10 @@ int profile__poll(struct profile *p, int timeout_ms);
  * ring of samples to be handled.
  */
 int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bool *cut);
-/* From an event callback: profile__poll_slice() ends after the sample being read, if any. */
+/*
+ * From an event callback: profile__poll_slice() ends after the sample being
+ * read, if any (not in two calls in a row: samples get a full slice between).
+ */
 void profile__end_slice(struct profile *p);
 /* Handles what is waiting, without waiting. */
 int profile__consume(struct profile *p);
