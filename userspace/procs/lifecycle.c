@@ -142,15 +142,16 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		if (lc->opts.on_exec)
 			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns);
 		/*
-		 * At once: waiting for ld.so (the exec delay) cost the program
-		 * its first samples' callers, and no samples are lost to a refresh
-		 * that comes early: a library mapped after it is caught by the
-		 * check exec_delay_ns later, or by a sample's no-mapping report.
+		 * Later, not now: most exec'd processes of a busy host (shells,
+		 * builds) are gone by then, and cost one failed open; one that
+		 * runs reports no-proc at its first sample and is refreshed at
+		 * once (the now queue), this one then only adds what ld.so
+		 * mapped since. Refreshing every exec at once cost every one a
+		 * full refresh, and an exec storm (300/s) in the now queue kept
+		 * a sampled program's refresh waiting 1.1 s behind them.
 		 */
-		if (lc->opts.follow_execs) {
-			queue_now(lc, pid, true);
+		if (lc->opts.follow_execs)
 			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
-		}
 		break;
 	case SFBPF_EVENT_EXIT:
 		lc->stats.exit_events++;
@@ -250,10 +251,9 @@ static bool take_later(struct lifecycle *lc, uint64_t now)
 	st = &lc->state[it->pid];
 	*st &= ~Q_LATER;
 	/*
-	 * The exec removed the entry: one that exists now was built since (at
-	 * the exec, or a sample asked for it), so a rebuild is only needed if
-	 * ld.so mapped more meanwhile. The now queue, if it has the process,
-	 * rebuilds it.
+	 * The exec removed the entry: one that exists now was built since (a
+	 * sample asked for it), so a rebuild is only needed if ld.so mapped
+	 * more meanwhile. The now queue, if it has the process, rebuilds it.
 	 */
 	if (!(*st & Q_NOW))
 		refresh(lc, it->pid, !proctrack__has(lc->opts.procs, it->pid));

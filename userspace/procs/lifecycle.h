@@ -4,11 +4,9 @@
  * sfbpf_event) becomes work for the process tracker.
  *
  *   exec        the old image's entry is gone (BPF dropped it): release its
- *               tables now, refresh the process now (its executable and
- *               ld.so: a new program's first samples unwind its own code)
- *               and again exec_delay_ns later if its mappings changed (the
- *               libraries ld.so mapped meanwhile; best effort: queues that
- *               drop when full; the sample channel below catches up);
+ *               tables now, and refresh the process exec_delay_ns later,
+ *               once ld.so has mapped its libraries (best effort: a queue
+ *               that drops when full; the sample channel below catches up);
  *   exit        release the process's entry and tables;
  *   no-proc     a sample found no entry (new process, fork, stale entry):
  *               refresh now;
@@ -67,7 +65,7 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e);
 /* Does queued work for about budget_ns at most. Returns the work still queued. */
 uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns);
 void lifecycle__stats(const struct lifecycle *lc, struct lifecycle_stats *out);
-/* Is work waiting that is due now (an exec, a sampled process)? Reading samples can wait. */
+/* Is a sampled process waiting for its refresh? Reading more samples can wait. */
 bool lifecycle__urgent(const struct lifecycle *lc);
 
 #endif /* SFBPF_LIFECYCLE_H */

@@ -185,7 +185,7 @@ static int on_event(void *ctx, const struct sfbpf_event *e)
 	if (!s->lc)
 		return 0;
 	err = lifecycle__event(s->lc, e);
-	/* An exec or a sampled process to refresh: the samples left wait for it. */
+	/* A sampled process to refresh (its first sample): the samples left wait for it. */
 	if (lifecycle__urgent(s->lc))
 		profile__end_slice(s->prof);
 	return err;
