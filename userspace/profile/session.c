@@ -179,7 +179,6 @@ static int on_blocked_at_end(void *ctx, const struct sfbpf_offcpu_sample *r, siz
 static int on_event(void *ctx, const struct sfbpf_event *e)
 {
 	struct session *s = ctx;
-
 	int err;
 
 	if (!s->lc)
