@@ -141,6 +141,15 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		set_backoff(lc, pid, 0);
 		if (lc->opts.on_exec)
 			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns);
+		/*
+		 * Later, not now: most exec'd processes of a busy host (shells,
+		 * builds) are gone by then, and cost one failed open; one that
+		 * runs reports no-proc at its first sample and is refreshed at
+		 * once (the now queue), this one then only adds what ld.so
+		 * mapped since. Refreshing every exec at once cost every one a
+		 * full refresh, and an exec storm (300/s) in the now queue kept
+		 * a sampled program's refresh waiting 1.1 s behind them.
+		 */
 		if (lc->opts.follow_execs)
 			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
 		break;
@@ -270,4 +279,9 @@ uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns)
 void lifecycle__stats(const struct lifecycle *lc, struct lifecycle_stats *out)
 {
 	*out = lc->stats;
+}
+
+bool lifecycle__urgent(const struct lifecycle *lc)
+{
+	return lc->now_q.head != lc->now_q.tail;
 }

@@ -65,5 +65,7 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e);
 /* Does queued work for about budget_ns at most. Returns the work still queued. */
 uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns);
 void lifecycle__stats(const struct lifecycle *lc, struct lifecycle_stats *out);
+/* Is a sampled process waiting for its refresh? Reading more samples can wait. */
+bool lifecycle__urgent(const struct lifecycle *lc);
 
 #endif /* SFBPF_LIFECYCLE_H */

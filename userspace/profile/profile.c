@@ -17,6 +17,7 @@
 #include "profile/pacmask.h"
 #include "profile/profile.h"
 #include "profile.skel.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define DEFAULT_EVENT_RINGBUF (256u << 10)
@@ -39,6 +40,11 @@ struct profile {
 	profile_sample_fn on_sample;
 	profile_event_fn on_event;
 	void *ctx;
+	/* profile__poll_slice(): samples are read until slice_end_ns (0: from the first one) */
+	uint64_t slice_ns, slice_end_ns;
+	int nr_read; /* samples and events handled in this poll_slice */
+	bool cut; /* a sample ended the slice: more may wait in the ring */
+	bool ended, ended_last; /* profile__end_slice() cut this call's slice, the last one's */
 };
 
 static const char *const stop_names[SFBPF_STOP__COUNT] = {
@@ -171,11 +177,25 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct profile *p = ctx;
 	const struct sfbpf_sample *s = data;
+	uint64_t now;
+	int err;
 
 	if (size < SFBPF_SAMPLE_HDR_SIZE ||
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)s->nr_user + s->nr_kernel) * sizeof(__u64) > size)
 		return 0; /* cannot happen with a matching BPF object: ignore */
-	return p->on_sample ? p->on_sample(p->ctx, s, size) : 0;
+	err = p->on_sample ? p->on_sample(p->ctx, s, size) : 0;
+	if (err || !p->slice_ns)
+		return err;
+	p->nr_read++;
+	now = clock__mono_ns();
+	if (!p->slice_end_ns) {
+		p->slice_end_ns = now + p->slice_ns;
+	} else if (now >= p->slice_end_ns) {
+		/* This sample is consumed: libbpf stops after it, the rest stays. */
+		p->cut = true;
+		return -ECANCELED;
+	}
+	return 0;
 }
 
 static int on_lifecycle(void *ctx, void *data, size_t size)
@@ -184,6 +204,7 @@ static int on_lifecycle(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct sfbpf_event))
 		return 0;
+	p->nr_read++;
 	return p->on_event(p->ctx, data);
 }
 
@@ -217,19 +238,25 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 #endif
 }
 
-/* Samples, and the lifecycle events when someone listens. */
+/*
+ * Samples, and the lifecycle events when someone listens: their ring first,
+ * since ring_buffer__consume() reads the rings in the order they were added
+ * (profile__poll_slice() relies on it).
+ */
 static int open_rings(struct profile *p)
 {
 	int err;
 
-	p->rb = bpfprog__ring_new(bpf_map__fd(p->skel->maps.events), on_event, p, "sample");
+	if (!p->on_event) {
+		p->rb = bpfprog__ring_new(bpf_map__fd(p->skel->maps.events), on_event, p, "sample");
+		return p->rb ? 0 : -errno;
+	}
+	p->rb = bpfprog__ring_new(bpf_map__fd(p->skel->maps.lifecycle), on_lifecycle, p, "event");
 	if (!p->rb)
 		return -errno;
-	if (!p->on_event)
-		return 0;
-	err = ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.lifecycle), on_lifecycle, p);
+	err = ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.events), on_event, p);
 	if (err)
-		pr_warn("creating the event ring buffer: %s", strerror(-err));
+		pr_warn("creating the sample ring buffer: %s", strerror(-err));
 	return err;
 }
 
@@ -413,6 +440,44 @@ int profile__attach_lifecycle(struct profile *p)
 int profile__poll(struct profile *p, int timeout_ms)
 {
 	return bpfprog__poll(p->rb, timeout_ms, POLL_LATENCY_MS);
+}
+
+int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bool *cut)
+{
+	int n;
+
+	p->slice_ns = slice_ns;
+	p->slice_end_ns = 0;
+	p->nr_read = 0;
+	p->cut = false;
+	p->ended = false;
+	n = bpfprog__poll(p->rb, timeout_ms, POLL_LATENCY_MS);
+	if (p->cut) {
+		/*
+		 * ring_buffer__poll() may have read the sample ring before the
+		 * event ring: read the events now (their ring comes first in
+		 * ring_buffer__consume()), and one sample with the slice spent.
+		 */
+		p->slice_end_ns = 1;
+		ring_buffer__consume(p->rb);
+		n = p->nr_read;
+	}
+	p->slice_ns = 0;
+	p->ended_last = p->ended && p->cut;
+	*cut = p->cut;
+	return n;
+}
+
+void profile__end_slice(struct profile *p)
+{
+	/*
+	 * Not twice in a row: during an exec storm every poll would read one
+	 * sample, and the ring would overflow while its reader refreshes.
+	 */
+	if (!p->slice_ns || p->ended_last)
+		return;
+	p->slice_end_ns = 1; /* spent: the next sample read is the last */
+	p->ended = true;
 }
 
 int profile__consume(struct profile *p)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bpf/abi.h"
 
@@ -80,6 +81,20 @@ int profile__attach_lifecycle(struct profile *p);
  * 50 ms in the ring before a poll sees it.
  */
 int profile__poll(struct profile *p, int timeout_ms);
+/*
+ * The same, but the lifecycle events first, and samples only for slice_ns of
+ * their callbacks' time: then *cut is set and the rest waits in the ring for
+ * the next call (which does not wait). A sample's handling may take tens of
+ * milliseconds (a new object's symbols); the events read between slices
+ * (exec, unknown process) get their work done without waiting for a whole
+ * ring of samples to be handled.
+ */
+int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bool *cut);
+/*
+ * From an event callback: profile__poll_slice() ends after the sample being
+ * read, if any (not in two calls in a row: samples get a full slice between).
+ */
+void profile__end_slice(struct profile *p);
 /* Handles what is waiting, without waiting. */
 int profile__consume(struct profile *p);
 

@@ -32,6 +32,12 @@
  * takes one more sample read and one more table (tables__want_pc).
  */
 #define PARTIAL_POLL_MS 2
+/*
+ * Samples read per poll before the lifecycle's turn: a sample may cost tens
+ * of ms (a new object's symbols; under load, 100-300 ms for a ring's worth),
+ * and an exec'd process's entry must not wait for all of them.
+ */
+#define READ_SLICE_NS (5 * NSEC_PER_MSEC)
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
 #define TRIM_EVERY_NS (5 * NSEC_PER_SEC)
 /* How long the pages of DWARF files read for source lines stay mapped in. */
@@ -173,8 +179,15 @@ static int on_blocked_at_end(void *ctx, const struct sfbpf_offcpu_sample *r, siz
 static int on_event(void *ctx, const struct sfbpf_event *e)
 {
 	struct session *s = ctx;
+	int err;
 
-	return s->lc ? lifecycle__event(s->lc, e) : 0;
+	if (!s->lc)
+		return 0;
+	err = lifecycle__event(s->lc, e);
+	/* A sampled process to refresh (its first sample): the samples left wait for it. */
+	if (lifecycle__urgent(s->lc))
+		profile__end_slice(s->prof);
+	return err;
 }
 
 /* A new image: the symbolizer starts a new generation of its mappings. */
@@ -431,7 +444,9 @@ static void housekeeping(struct session *s)
 		tables__process(s->tables, HOUSEKEEPING_NS);
 		trim(s);
 	}
-	s->drains++;
+	/* Samples before an exit read so far are all read only once a round was not cut. */
+	if (!s->cut)
+		s->drains++;
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		forget_oldest(s);
 }
@@ -480,7 +495,7 @@ static void wait_tables(struct session *s, uint64_t mark)
 	 */
 	while (tables__pending_at(s->tables, mark) && (!end || clock__mono_ns() < end) &&
 	       !(s->opts.stop && *s->opts.stop)) {
-		profile__poll(s->prof, BUSY_POLL_MS);
+		profile__poll_slice(s->prof, BUSY_POLL_MS, READ_SLICE_NS, &s->cut);
 		housekeeping(s);
 		now = clock__mono_ns();
 		if (now >= next) {
@@ -644,13 +659,13 @@ static int poll_samples(struct session *s, int timeout_ms)
 	int n, m;
 
 	if (!s->off)
-		return profile__poll(s->prof, timeout_ms);
+		return profile__poll_slice(s->prof, timeout_ms, READ_SLICE_NS, &s->cut);
 	/* The off-CPU stream is the busy one: wait on it, then read the CPU samples (and events).
 	 */
 	n = offcpu__poll(s->off, timeout_ms);
 	if (n < 0)
 		return n;
-	m = profile__poll(s->prof, 0);
+	m = profile__poll_slice(s->prof, 0, READ_SLICE_NS, &s->cut);
 	return m < 0 ? m : n + m;
 }
 
