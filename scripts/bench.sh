@@ -289,6 +289,25 @@ LDLIBS=$(printf 'sfbpf-print-ldlibs:\n\t@echo $(LDLIBS)\n' |
 	LDLIBS="-lbpf -ldw -lelf -lz"
 read -r -a LDLIBS <<<"$LDLIBS"
 
+# build_driver PART SRC [DEP...]: the C driver SRC built into $BB/NAME (SRC's
+# base name without .c), linked with build/libsfbpf.a, unless it is newer than
+# SRC, the library and the DEPs; DRIVER_CFLAGS adds flags (an array). A driver
+# that does not build against this tree prints its errors and "bench: PART:
+# FAILED", and returns 1.
+DRIVER_CFLAGS=()
+build_driver() {
+	local part=$1 src=$2 name
+	shift 2
+	name=$(basename "$src" .c)
+	up_to_date "$BB/$name" "$src" "$BUILD/libsfbpf.a" "$@" && return 0
+	"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE "${DRIVER_CFLAGS[@]}" -I"$BUILD" \
+		-I"$ROOT" -I"$ROOT/userspace" "$src" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/$name" \
+		2>"$TMP/$name.build" && return 0
+	cat "$TMP/$name.build" >&2
+	echo "bench: $part: FAILED (${src#"$ROOT"/} does not build against this tree)"
+	return 1
+}
+
 
 build_workloads() {
 	local src=$ROOT/tests/bench big=$BB/bigsframe.$BIG_FUNCS
@@ -304,9 +323,7 @@ build_workloads() {
 			-o "$BB/mtwork"
 	up_to_date "$BB/benchutil" "$src/benchutil.c" ||
 		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE "$src/benchutil.c" -o "$BB/benchutil"
-	up_to_date "$BB/kcost" "$src/kcost.c" "$BUILD/libsfbpf.a" "$BUILD/fpwalk.skel.h" ||
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
-			"$src/kcost.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/kcost"
+	build_driver kcost "$src/kcost.c" "$BUILD/fpwalk.skel.h" || return 1
 	# A program with a large .sframe section: BIG_FUNCS generated functions.
 	if ! up_to_date "$big.v1" "$src/bigsframe.awk" "$src/idle.c"; then
 		log "generating $BIG_FUNCS functions for the loader benchmark"
@@ -768,9 +785,7 @@ sfbpf_run() {
 bench_loader() {
 	local raw=$TMP/loader.txt rep f files=() libc
 	: >"$raw"
-	up_to_date "$BB/ldcost" "$ROOT/tests/bench/ldcost.c" "$BUILD/libsfbpf.a" ||
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
-			"$ROOT/tests/bench/ldcost.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/ldcost"
+	build_driver loader "$ROOT/tests/bench/ldcost.c" || return 1
 	# One object at a time: a real program, the generated large sections, and
 	# for comparison libc, whose table is synthesized from .eh_frame.
 	if [ -n "${ZSTD:-}" ]; then files+=("$ZSTD"); fi
@@ -968,9 +983,7 @@ while True: f(22)'
 bench_throughput() {
 	local raw=$TMP/throughput.txt rate i pid w0 w1 d t0 t1
 	: >"$raw"
-	up_to_date "$BB/progstat" "$ROOT/tests/bench/progstat.c" "$BUILD/libsfbpf.a" ||
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
-			"$ROOT/tests/bench/progstat.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/progstat"
+	build_driver throughput "$ROOT/tests/bench/progstat.c" || return 1
 	# Deep stacks on every CPU: the biggest samples (127 user frames, ~1 KiB).
 	for ((i = 0; i < NCPU; i++)); do
 		spawn "$BB/recurse.sframe" 600 128
@@ -1043,16 +1056,9 @@ bench_offcpu() {
 	fi
 	# Built with SFrame: the driver forks the ping-pong pair, whose stacks the
 	# program unwinds at every switch-out.
-	if ! up_to_date "$BB/offcost" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
-		"$BUILD/offcpu.skel.h"; then
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -fomit-frame-pointer -Wa,--gsframe \
-			-I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" "$ROOT/tests/bench/offcost.c" "$BUILD/libsfbpf.a" \
-			"${LDLIBS[@]}" -o "$BB/offcost" 2>"$TMP/offcost.build" || {
-			cat "$TMP/offcost.build" >&2
-			echo "bench: offcpu: FAILED (tests/bench/offcost.c does not build against this tree)"
-			return 1
-		}
-	fi
+	DRIVER_CFLAGS=(-fomit-frame-pointer -Wa,--gsframe)
+	build_driver offcpu "$ROOT/tests/bench/offcost.c" "$BUILD/offcpu.skel.h" || return 1
+	DRIVER_CFLAGS=()
 	log "offcpu: pipe ping-pong, $OC_ROUNDS rounds, detached and attached, $OC_REPS repetitions"
 	"$BB/offcost" -r "$OC_REPS" -n "$OC_ROUNDS" >"$raw" 2>"$TMP/offcost.err" || {
 		cat "$TMP/offcost.err" >&2
@@ -1099,15 +1105,7 @@ bench_offcpu() {
 bench_srcline() {
 	local raw=$TMP/srcline.txt libc id dbg
 	: >"$raw"
-	if ! up_to_date "$BB/srclines" "$ROOT/tests/srclines.c" "$BUILD/libsfbpf.a"; then
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
-			"$ROOT/tests/srclines.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/srclines" \
-			2>"$TMP/srclines.build" || {
-			cat "$TMP/srclines.build" >&2
-			echo "bench: srcline: FAILED (tests/srclines.c does not build against this tree)"
-			return 1
-		}
-	fi
+	build_driver srcline "$ROOT/tests/srclines.c" || return 1
 	objdump -d --no-show-raw-insn "$TOP" | awk '/^ +[0-9a-f]+:/ { sub(":", "", $1); print $1 }' |
 		shuf --random-source=/dev/zero >"$TMP/srcline-top.addrs"
 	"$BB/srclines" bench sfbpf-top "$TOP" <"$TMP/srcline-top.addrs" >>"$raw"
@@ -1142,15 +1140,7 @@ bench_srcline() {
 bench_tablecache() {
 	local raw=$TMP/tablecache.txt rep f files=() libc dir line
 	: >"$raw"
-	if ! up_to_date "$BB/tablecache" "$ROOT/tests/tablecache.c" "$BUILD/libsfbpf.a"; then
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
-			"$ROOT/tests/tablecache.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/tablecache" \
-			2>"$TMP/tablecache.build" || {
-			cat "$TMP/tablecache.build" >&2
-			echo "bench: tablecache: FAILED (tests/tablecache.c does not build against this tree)"
-			return 1
-		}
-	fi
+	build_driver tablecache "$ROOT/tests/tablecache.c" || return 1
 	if [ -n "${ZSTD:-}" ]; then files+=("$ZSTD"); fi
 	f=$BB/bigsframe.$BIG_FUNCS.v3
 	if [ -x "$f" ]; then files+=("$f"); fi
@@ -1271,15 +1261,7 @@ bench_coldstart() {
 	RAW_CS=$TMP/coldstart.txt
 	: >"$RAW_CS"
 	CS_CC1=$("$CC" -print-prog-name=cc1)
-	if ! up_to_date "$BB/lifecycle" "$ROOT/tests/lifecycle.c" "$BUILD/libsfbpf.a"; then
-		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I"$ROOT" -I"$ROOT/userspace" \
-			"$ROOT/tests/lifecycle.c" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/lifecycle" \
-			2>"$TMP/lifecycle.build" || {
-			cat "$TMP/lifecycle.build" >&2
-			echo "bench: coldstart: FAILED (tests/lifecycle.c does not build against this tree)"
-			return 1
-		}
-	fi
+	build_driver coldstart "$ROOT/tests/lifecycle.c" || return 1
 	# About a second of cc1 at -O2: loops to optimize.
 	awk -v n="$CS_FUNCS" 'BEGIN {
 		for (i = 0; i < n; i++)
