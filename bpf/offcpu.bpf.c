@@ -211,7 +211,7 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct scratch *s
 	rec->s.tid = tid;
 	rec->s.cpu = bpf_get_smp_processor_id();
 	rec->s.flags = SFBPF_SAMPLE_KERNEL_MODE; /* it left the CPU in the kernel */
-	rec->s.pad = 0;
+	rec->s.nr_py = 0;
 	rec->s.weight = 0;
 	bpf_get_current_comm(rec->s.comm, sizeof(rec->s.comm));
 	return rec;

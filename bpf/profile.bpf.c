@@ -16,6 +16,7 @@
 #include "abi.h"
 #include "target.h"
 #include "ustack.h"
+#include "python.h"
 
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
@@ -39,19 +40,24 @@ TARGET_PERCPU_VALUE(stats, struct sfbpf_stats);
 struct scratch {
 	struct sfbpf_sample sample;
 	struct sfbpf_unwind_state st;
+	struct py_walk py;
 };
+
+_Static_assert(sizeof(struct scratch) < 32768, "per-CPU scratch value: under 32 KiB");
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
 
 /*
  * The end of a sample, after its user walk: its stop reason counted, the
- * kernel stack, and only the used part of it to the ring buffer.
+ * kernel stack, the Python frames (a process the loader gave Python
+ * settings), and only the used part of it to the ring buffer.
  */
 static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, struct scratch *sc,
-					   struct sfbpf_stats *cnt, struct task_struct *task)
+					   struct sfbpf_stats *cnt, struct task_struct *task,
+					   bool chained)
 {
 	struct sfbpf_sample *s = &sc->sample;
-	__u32 nu, nk = 0, size;
+	__u32 nu, nk = 0, npy = 0, room, size;
 	long ret;
 
 	nu = ustack_end(&sc->st, s, cnt, task, s->pid, true);
@@ -64,8 +70,12 @@ static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, stru
 	}
 	s->nr_user = nu;
 	s->nr_kernel = nk;
+	room = (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES - nu - nk) / 2;
+	if (user_stacks && s->tid)
+		npy = py_walk(&sc->py, s->ips, task, s->pid, s->tid, nu + nk, room, cnt, chained);
+	s->nr_py = npy;
 
-	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
+	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk + 2 * npy) * sizeof(__u64);
 	if (size > sizeof(*s))
 		return;
 	if (bpf_ringbuf_output(&events, s, size, target_wakeup_flag(&events, wakeup_bytes)))
@@ -106,7 +116,7 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 	s->cpu = bpf_get_smp_processor_id();
 	s->weight = 1;
 	s->flags = (__s64)PT_REGS_IP(&ctx->regs) < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
-	s->pad = 0;
+	s->nr_py = 0;
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
@@ -116,7 +126,7 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 		ustack_chain(ctx, &sc->st, s->ips, tgid);
 	else if (proc)
 		ustack_walk(&sc->st, s, proc);
-	profile_finish(ctx, sc, cnt, task);
+	profile_finish(ctx, sc, cnt, task, chained);
 	return 0;
 }
 
@@ -145,7 +155,7 @@ int sfbpf_profile_walk(struct bpf_perf_event_data *ctx)
 	if (!sc || !cnt)
 		return 0;
 	ustack_chain(ctx, &sc->st, sc->sample.ips, sc->sample.pid);
-	profile_finish(ctx, sc, cnt, ustack_current_task());
+	profile_finish(ctx, sc, cnt, ustack_current_task(), true);
 	return 0;
 }
 
