@@ -185,9 +185,8 @@ static long py_search_cb(__u32 index, void *arg)
 
 /*
  * One frame: sent (code object, instruction, stamp), or skipped (a C-stack
- * shim, which marks the frame before it as its eval call's outermost; a
- * frame whose first instruction has not run). Returns 0 to go on, 1 once
- * w->stop is set.
+ * shim, which marks the frame before it as its eval call's outermost).
+ * Returns 0 to go on, 1 once w->stop is set.
  */
 static __always_inline long py_frame_step(struct py_walk *w, __u64 *ips)
 {
@@ -229,8 +228,16 @@ static __always_inline long py_frame_step(struct py_walk *w, __u64 *ips)
 			lasti *= 2;
 		entry = 1; /* before 3.11 every frame has an eval call of its own */
 	}
-	if (lasti < 0 || lasti > 0x7fffffff)
-		return 0; /* not started: Python's tracebacks leave it out too */
+	/*
+	 * Not started yet (its first instruction not run): Python's own
+	 * tracebacks leave it out, but its eval call already runs (a frame
+	 * is linked into the chain by the eval loop itself): sent at its
+	 * start, so that its call's native frame finds it. Garbage skipped.
+	 */
+	if (lasti > 0x7fffffff || lasti < -2)
+		return 0;
+	if (lasti < 0)
+		lasti = 0;
 	if (py_read_u64(code + c->code_stamp, &stamp)) {
 		w->stop = SFBPF_PY_STOP_READ;
 		return 1;
