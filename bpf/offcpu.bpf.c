@@ -26,6 +26,8 @@
 /* The walk writes into the per-thread records: their capacity (offcpu_abi.h). */
 #define UNWIND_MAX_FRAMES SFBPF_OFFCPU_MAX_FRAMES
 #include "ustack.h"
+#define PY_PROG_FRAMES SFBPF_OFFCPU_PY_FRAMES
+#include "python.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -81,6 +83,7 @@ struct scratch {
 	struct sfbpf_unwind_state st;
 	struct sfbpf_offcpu_sample init;
 	__u64 entry_ns; /* a chained walk's program start (stamp_at_entry) */
+	struct py_walk py;
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
@@ -242,7 +245,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->s.weight = us > 0xffffffffULL ? 0xffffffffU : (__u32)us;
 	ustack_count_stop(&cnt->unwind, rec->s.stop);
 
-	size = SFBPF_OFFCPU_HDR_SIZE + (rec->s.nr_user + rec->s.nr_kernel) * sizeof(__u64);
+	size = SFBPF_OFFCPU_HDR_SIZE +
+	       (rec->s.nr_user + rec->s.nr_kernel + 2 * rec->s.nr_py) * sizeof(__u64);
 	if (size <= SFBPF_OFFCPU_REC_SIZE) {
 		/* Straight from the map value: no copy to build. */
 		if (bpf_ringbuf_output(&events, rec, size, target_wakeup_flag(&events, wakeup_bytes)))
@@ -253,18 +257,46 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->start_ns = 0; /* consumed; the entry is reused at the next switch-out */
 }
 
-/*
- * The end of a context switch, after prev's user walk (rec: prev's entry, or
- * NULL when prev is not recorded): prev's kernel stack and the start of its
- * period, then next's switch-in. entry_ns: the program's start, with
- * stamp_at_entry.
- */
-static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
-					  struct sfbpf_offcpu_sample *rec,
-					  struct sfbpf_offcpu_stats *cnt, __u64 entry_ns)
+/* prev's Python frames (prev is the current task), after its kernel frames. */
+static __always_inline void offcpu_python(struct scratch *sc, struct sfbpf_offcpu_sample *rec,
+					  struct sfbpf_offcpu_stats *cnt, bool chained)
+{
+	/* Bounded (128, 127): so is the first Python slot. */
+	__u32 nu = unwind_nr_frames(rec->s.nr_user), nk = rec->s.nr_kernel & UNWIND_KFRAME_MASK;
+
+	if (user_stacks)
+		rec->s.nr_py =
+			py_walk(&sc->py, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
+				rec->s.tid, SFBPF_OFFCPU_PY_FRAMES, &cnt->unwind, chained);
+}
+
+/* The start of prev's period (rec, if recorded), then next's switch-in. */
+static __always_inline void offcpu_done(__u64 *ctx, struct sfbpf_offcpu_sample *rec,
+					struct sfbpf_offcpu_stats *cnt, __u64 entry_ns)
 {
 	struct task_struct *next = (struct task_struct *)ctx[2];
 	__u64 now = entry_ns;
+
+	if (!stamp_at_entry)
+		now = bpf_ktime_get_ns();
+	/* Last: a non-zero start is what makes the entry a blocked period. */
+	if (rec)
+		rec->start_ns = now;
+	switch_in(next, now, cnt);
+}
+
+/*
+ * The end of a context switch, after prev's user walk (rec: prev's entry, or
+ * NULL when prev is not recorded): prev's kernel stack and Python frames
+ * and the start of its period, then next's switch-in. entry_ns: the
+ * program's start, with stamp_at_entry. Chained, the Python walk and the
+ * rest are a program of their own (sfbpf_offcpu_finish).
+ */
+static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
+					  struct sfbpf_offcpu_sample *rec,
+					  struct sfbpf_offcpu_stats *cnt, __u64 entry_ns,
+					  bool chained)
+{
 	__u32 nu, nk = 0;
 
 	if (rec) {
@@ -274,13 +306,15 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 			nk = record_kernel(ctx, &rec->s.ips[nu]);
 		rec->s.nr_user = nu;
 		rec->s.nr_kernel = nk;
+		if (chained) {
+			sc->entry_ns = entry_ns;
+			bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_FINISH);
+			/* Past the kernel's tail-call limit: no Python frames. */
+		} else {
+			offcpu_python(sc, rec, cnt, false);
+		}
 	}
-	if (!stamp_at_entry)
-		now = bpf_ktime_get_ns();
-	/* Last: a non-zero start is what makes the entry a blocked period. */
-	if (rec)
-		rec->start_ns = now;
-	switch_in(next, now, cnt);
+	offcpu_done(ctx, rec, cnt, entry_ns);
 }
 
 /*
@@ -315,7 +349,7 @@ static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
 	} else if (proc) {
 		ustack_walk(&sc->st, &rec->s, proc);
 	}
-	offcpu_finish(ctx, sc, rec, cnt, now);
+	offcpu_finish(ctx, sc, rec, cnt, now, chained);
 	return 0;
 }
 
@@ -347,7 +381,27 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 		return 0;
 	if (rec)
 		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
-	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns);
+	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns, true);
+	return 0;
+}
+
+/* The chain's last link: prev's Python frames, the start of its period, next's switch-in. */
+SEC("raw_tp")
+int sfbpf_offcpu_finish(__u64 *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct sfbpf_offcpu_sample *rec;
+	struct sfbpf_offcpu_stats *cnt;
+	struct scratch *sc;
+
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	rec = bpf_map_lookup_elem(&blocked, &tid);
+	if (!cnt || !sc)
+		return 0;
+	if (rec)
+		offcpu_python(sc, rec, cnt, true);
+	offcpu_done(ctx, rec, cnt, sc->entry_ns);
 	return 0;
 }
 

@@ -23,8 +23,21 @@
 #define SFBPF_PYTHON_H
 
 #define PY_SPAN_MASK (SFBPF_PY_FRAME_SPAN - 1)
-/* Frame steps per walk: frames sent, plus the shims and unstarted frames skipped. */
-#define PY_FRAME_STEPS (SFBPF_PY_MAX_FRAMES + SFBPF_PY_MAX_FRAMES / 4)
+/*
+ * Python frames a sample of this program holds (a power of two): a program
+ * with smaller records defines it before including this file (off-CPU).
+ * Its slots are indexed with PY_SLOT_MASK from the first Python slot,
+ * whose index the caller bounds: the verifier then bounds every write.
+ */
+#ifndef PY_PROG_FRAMES
+#define PY_PROG_FRAMES SFBPF_PY_MAX_FRAMES
+#endif
+#define PY_SLOT_MASK (2 * PY_PROG_FRAMES - 1)
+/* Frame steps per walk: frames sent, plus the C-stack shims skipped. */
+#define PY_FRAME_STEPS (PY_PROG_FRAMES + PY_PROG_FRAMES / 4)
+
+_Static_assert((PY_PROG_FRAMES & (PY_PROG_FRAMES - 1)) == 0, "Python frames: power of two");
+_Static_assert(PY_PROG_FRAMES <= SFBPF_PY_MAX_FRAMES, "more Python frames than a sample holds");
 
 _Static_assert((SFBPF_PY_FRAME_SPAN & PY_SPAN_MASK) == 0, "frame span: power of two");
 
@@ -58,7 +71,6 @@ struct py_walk {
 	__u64 interp; /* thread search: the interpreter whose list is walked */
 	__u64 tstate; /* the search's cursor, then the thread's state */
 	__u64 frame; /* the next frame to read */
-	__u32 base; /* ips index of the first Python slot */
 	__u32 n; /* Python frames sent */
 	__u32 max; /* frames that fit */
 	__u8 stop; /* enum sfbpf_py_stop */
@@ -69,7 +81,7 @@ struct py_walk {
 
 struct py_walk_ctx {
 	struct py_walk *w;
-	__u64 *ips;
+	__u64 *slots; /* the sample's first Python slot */
 };
 
 /* A field of the frame read into w->buf (offsets are below SFBPF_PY_FRAME_SPAN). */
@@ -84,18 +96,14 @@ static __always_inline __u8 py_buf_u8(const struct py_walk *w, __u32 off)
 }
 
 /*
- * An ips index below SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES - 1 (checked by
- * the caller), bounded for the verifier: the compiler may test a copy of
- * it, and the mask (kept by the barrier) bounds the one used. The mask's
- * bound lies inside the scratch value, which is all the verifier checks.
+ * Slot i of the Python frames (below 2 * w->max, checked by the caller),
+ * bounded for the verifier: the compiler may test a copy of i, the mask
+ * (kept by the barrier) bounds the one used.
  */
-#define PY_IPS_MASK 2047
-_Static_assert(PY_IPS_MASK + 1 >= SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES, "ips mask too small");
-
-static __always_inline __u32 py_ips_index(__u32 pos)
+static __always_inline __u32 py_slot(__u32 i)
 {
-	barrier_var(pos);
-	return pos & PY_IPS_MASK;
+	barrier_var(i);
+	return i & PY_SLOT_MASK;
 }
 
 static __always_inline int py_read_u64(__u64 addr, __u64 *v)
@@ -188,18 +196,18 @@ static long py_search_cb(__u32 index, void *arg)
  * shim, which marks the frame before it as its eval call's outermost).
  * Returns 0 to go on, 1 once w->stop is set.
  */
-static __always_inline long py_frame_step(struct py_walk *w, __u64 *ips)
+static __always_inline long py_frame_step(struct py_walk *w, __u64 *slots)
 {
 	const struct sfbpf_py_proc *c = &w->cfg;
 	__u64 f = w->frame, code, ptr, stamp, entry;
-	__u32 span = c->frame_span, pos;
+	__u32 span = c->frame_span, n = w->n;
 	__s64 lasti;
 
 	if (!f) {
 		w->stop = SFBPF_PY_STOP_DONE;
 		return 1;
 	}
-	if (w->n >= w->max || w->n >= SFBPF_PY_MAX_FRAMES) {
+	if (n >= w->max || n >= PY_PROG_FRAMES) {
 		w->stop = SFBPF_PY_STOP_DEPTH;
 		return 1;
 	}
@@ -209,11 +217,10 @@ static __always_inline long py_frame_step(struct py_walk *w, __u64 *ips)
 		return 1;
 	}
 	w->frame = py_buf_u64(w, c->frame_previous);
-	pos = w->base + 2 * w->n;
 	if (c->owner_cstack != 0xff && py_buf_u8(w, c->frame_owner) == c->owner_cstack) {
 		/* The eval call that pushed this shim runs the frames just sent. */
-		if (w->n && pos >= 2 && pos - 2 < SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES)
-			ips[py_ips_index(pos - 2)] |= SFBPF_PY_ENTRY;
+		if (n)
+			slots[py_slot(2 * (n - 1))] |= SFBPF_PY_ENTRY;
 		return 0;
 	}
 	code = py_buf_u64(w, c->frame_code);
@@ -242,14 +249,10 @@ static __always_inline long py_frame_step(struct py_walk *w, __u64 *ips)
 		w->stop = SFBPF_PY_STOP_READ;
 		return 1;
 	}
-	if (pos >= SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES - 1) {
-		w->stop = SFBPF_PY_STOP_DEPTH;
-		return 1;
-	}
-	ips[py_ips_index(pos)] =
+	slots[py_slot(2 * n)] =
 		(code & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG | (entry ? SFBPF_PY_ENTRY : 0);
-	ips[py_ips_index(pos + 1)] = stamp << 32 | (__u32)lasti;
-	w->n++;
+	slots[py_slot(2 * n + 1)] = stamp << 32 | (__u32)lasti;
+	w->n = n + 1;
 	return 0;
 }
 
@@ -258,20 +261,21 @@ static long py_frame_cb(__u32 index, void *arg)
 	struct py_walk_ctx *c = arg;
 
 	(void)index;
-	return py_frame_step(c->w, c->ips);
+	return py_frame_step(c->w, c->slots);
 }
 
 /*
- * The Python frames of task's thread (tgid, tid) into ips[base ..): at most
- * max of them (two slots each). Returns the number sent; with a process
- * without Python settings, 0 at the cost of one lookup. chained: kernels
- * without bpf_loop() (bounded loops instead). Counts in cnt.
+ * The Python frames of task's thread (tgid, tid) into slots[0 ..): at most
+ * max of them (two slots each; max <= PY_PROG_FRAMES). Returns the number
+ * sent; with a process without Python settings, 0 at the cost of one
+ * lookup. chained: kernels without bpf_loop() (bounded loops instead).
+ * Counts in cnt.
  */
-static __always_inline __u32 py_walk(struct py_walk *w, __u64 *ips, struct task_struct *task,
-				     __u32 tgid, __u32 tid, __u32 base, __u32 max,
-				     struct sfbpf_stats *cnt, bool chained)
+static __always_inline __u32 py_walk(struct py_walk *w, __u64 *slots, struct task_struct *task,
+				     __u32 tgid, __u32 tid, __u32 max, struct sfbpf_stats *cnt,
+				     bool chained)
 {
-	struct py_walk_ctx ctx = { .w = w, .ips = ips };
+	struct py_walk_ctx ctx = { .w = w, .slots = slots };
 	const struct sfbpf_py_proc *cfg = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_thread *cached, fresh = {};
 	__u64 f = 0;
@@ -285,8 +289,7 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *ips, struct task_
 	w->stop = SFBPF_PY_STOP_NO_THREAD;
 	w->found = 0;
 	w->n = 0;
-	w->base = base;
-	w->max = max;
+	w->max = max > PY_PROG_FRAMES ? PY_PROG_FRAMES : max;
 
 	cached = bpf_map_lookup_elem(&py_threads, &tid);
 	if (cached && cached->tgid == tgid && !py_tstate_is(w, cached->tstate)) {
@@ -323,7 +326,7 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *ips, struct task_
 			w->stop = SFBPF_PY_STOP_DEPTH;
 			if (chained) {
 				for (i = 0; i < PY_FRAME_STEPS; i++)
-					if (py_frame_step(w, ips))
+					if (py_frame_step(w, slots))
 						break;
 			} else {
 				bpf_loop(PY_FRAME_STEPS, py_frame_cb, &ctx, 0);
@@ -338,7 +341,7 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *ips, struct task_
 	if (stop < SFBPF_STAT__COUNT)
 		cnt->v[stop]++;
 	cnt->v[SFBPF_STAT_PY_FRAMES] += w->n;
-	return w->n > SFBPF_PY_MAX_FRAMES ? SFBPF_PY_MAX_FRAMES : w->n;
+	return w->n > PY_PROG_FRAMES ? PY_PROG_FRAMES : w->n;
 }
 
 #endif /* SFBPF_PYTHON_H */

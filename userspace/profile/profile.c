@@ -159,6 +159,7 @@ static int load(struct profile *p, const struct profile_opts *o)
 		.prog = skel->progs.sfbpf_profile,
 		.chained = skel->progs.sfbpf_profile_chained,
 		.chain_link = skel->progs.sfbpf_profile_walk,
+		.chain_finish = skel->progs.sfbpf_profile_finish,
 		.walk_chain = skel->maps.walk_chain,
 		.maps = maps,
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),

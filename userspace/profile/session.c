@@ -141,11 +141,19 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 static int add_offcpu(struct session *s, const struct sfbpf_offcpu_sample *r, size_t size)
 {
 	uint64_t ns = r->end_ns - r->start_ns;
+	const struct sfbpf_sample *smp = &r->s;
 
-	note_sample(s, &r->s);
+	note_sample(s, smp);
 	if (r->state < SFBPF_STATE__COUNT)
 		s->state_ns[r->state] += ns;
-	return add_weighted(s, &r->s, size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE, ns);
+	size = size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE;
+	/* Python frames in place of the eval loop's, as for CPU samples (on_sample). */
+	if (smp->nr_py && pythons__splice(s->pythons, smp, size, s->spliced) > 0) {
+		smp = s->spliced;
+		size = SFBPF_SAMPLE_HDR_SIZE +
+		       ((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
+	}
+	return add_weighted(s, smp, size, ns);
 }
 
 static int on_offcpu_sample(void *ctx, const struct sfbpf_offcpu_sample *r, size_t size)
@@ -315,6 +323,7 @@ static int open_offcpu(struct session *s)
 			.objects = profile__objects_fd(s->prof),
 			.pages = profile__pages_fd(s->prof),
 			.procs = profile__procs_fd(s->prof),
+			.py_procs = profile__py_procs_fd(s->prof),
 			.target_pids = profile__target_pids_fd(s->prof),
 		};
 		opts.shared = &shared;
