@@ -71,6 +71,7 @@ struct py_walk {
 	__u64 interp; /* thread search: the interpreter whose list is walked */
 	__u64 tstate; /* the search's cursor, then the thread's state */
 	__u64 frame; /* the next frame to read */
+	__u64 last_code, last_stamp; /* the code object read last, and its stamp */
 	__u32 n; /* Python frames sent */
 	__u32 max; /* frames that fit */
 	__u8 stop; /* enum sfbpf_py_stop */
@@ -245,9 +246,15 @@ static __always_inline long py_frame_step(struct py_walk *w, __u64 *slots)
 		return 0;
 	if (lasti < 0)
 		lasti = 0;
-	if (py_read_u64(code + c->code_stamp, &stamp)) {
+	/* Recursion runs one code object frame after frame: its stamp read once. */
+	if (code == w->last_code) {
+		stamp = w->last_stamp;
+	} else if (py_read_u64(code + c->code_stamp, &stamp)) {
 		w->stop = SFBPF_PY_STOP_READ;
 		return 1;
+	} else {
+		w->last_code = code;
+		w->last_stamp = stamp;
 	}
 	slots[py_slot(2 * n)] =
 		(code & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG | (entry ? SFBPF_PY_ENTRY : 0);
@@ -289,6 +296,7 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *slots, struct tas
 	w->stop = SFBPF_PY_STOP_NO_THREAD;
 	w->found = 0;
 	w->n = 0;
+	w->last_code = 0;
 	w->max = max > PY_PROG_FRAMES ? PY_PROG_FRAMES : max;
 
 	cached = bpf_map_lookup_elem(&py_threads, &tid);
