@@ -289,8 +289,10 @@ static __always_inline void offcpu_done(__u64 *ctx, struct sfbpf_offcpu_sample *
  * The end of a context switch, after prev's user walk (rec: prev's entry, or
  * NULL when prev is not recorded): prev's kernel stack and Python frames
  * and the start of its period, then next's switch-in. entry_ns: the
- * program's start, with stamp_at_entry. Chained, the Python walk and the
- * rest are a program of their own (sfbpf_offcpu_finish).
+ * program's start, with stamp_at_entry. Chained (5.10-5.16), no Python
+ * frames: a last link for them, as the CPU profiler has, took 5.10's
+ * verifier past 1M instructions on sfbpf_offcpu_walk (174k without it;
+ * docs/DESIGN-python.md).
  */
 static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 					  struct sfbpf_offcpu_sample *rec,
@@ -306,13 +308,8 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 			nk = record_kernel(ctx, &rec->s.ips[nu]);
 		rec->s.nr_user = nu;
 		rec->s.nr_kernel = nk;
-		if (chained) {
-			sc->entry_ns = entry_ns;
-			bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_FINISH);
-			/* Past the kernel's tail-call limit: no Python frames. */
-		} else {
+		if (!chained)
 			offcpu_python(sc, rec, cnt, false);
-		}
 	}
 	offcpu_done(ctx, rec, cnt, entry_ns);
 }
@@ -382,26 +379,6 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 	if (rec)
 		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
 	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns, true);
-	return 0;
-}
-
-/* The chain's last link: prev's Python frames, the start of its period, next's switch-in. */
-SEC("raw_tp")
-int sfbpf_offcpu_finish(__u64 *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
-	struct sfbpf_offcpu_sample *rec;
-	struct sfbpf_offcpu_stats *cnt;
-	struct scratch *sc;
-
-	cnt = bpf_map_lookup_elem(&stats, &zero);
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	rec = bpf_map_lookup_elem(&blocked, &tid);
-	if (!cnt || !sc)
-		return 0;
-	if (rec)
-		offcpu_python(sc, rec, cnt, true);
-	offcpu_done(ctx, rec, cnt, sc->entry_ns);
 	return 0;
 }
 

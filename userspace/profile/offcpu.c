@@ -176,7 +176,6 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o)
 		.prog = skel->progs.sfbpf_offcpu,
 		.chained = skel->progs.sfbpf_offcpu_chained,
 		.chain_link = skel->progs.sfbpf_offcpu_walk,
-		.chain_finish = skel->progs.sfbpf_offcpu_finish,
 		.walk_chain = skel->maps.walk_chain,
 		.maps = maps,
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
