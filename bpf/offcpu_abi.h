@@ -90,10 +90,10 @@ struct sfbpf_offcpu_sample {
  * Python frames (two slots each) after those. Userspace reads it into a
  * whole struct sfbpf_offcpu_sample.
  */
-#define SFBPF_OFFCPU_REC_SIZE                                                  \
-	(SFBPF_OFFCPU_HDR_SIZE + (SFBPF_OFFCPU_MAX_FRAMES + SFBPF_MAX_KFRAMES + \
-				  2 * SFBPF_OFFCPU_PY_FRAMES) *                 \
-					 sizeof(__u64))
+#define SFBPF_OFFCPU_REC_SIZE                                                         \
+	(SFBPF_OFFCPU_HDR_SIZE +                                                      \
+	 (SFBPF_OFFCPU_MAX_FRAMES + SFBPF_MAX_KFRAMES + 2 * SFBPF_OFFCPU_PY_FRAMES) * \
+		 sizeof(__u64))
 
 _Static_assert(SFBPF_OFFCPU_MAX_FRAMES <= SFBPF_MAX_FRAMES &&
 		       SFBPF_OFFCPU_REC_SIZE <= sizeof(struct sfbpf_offcpu_sample),

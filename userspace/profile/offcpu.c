@@ -233,10 +233,9 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 static bool record_fits(const struct sfbpf_offcpu_sample *r, size_t size)
 {
 	return size >= SFBPF_OFFCPU_HDR_SIZE && r->s.nr_user <= SFBPF_OFFCPU_MAX_FRAMES &&
-	       r->s.nr_kernel <= SFBPF_MAX_KFRAMES &&
-	       r->s.nr_py <= SFBPF_OFFCPU_PY_FRAMES &&
-	       SFBPF_OFFCPU_HDR_SIZE +
-			       ((size_t)r->s.nr_user + r->s.nr_kernel + 2 * r->s.nr_py) * sizeof(__u64) <=
+	       r->s.nr_kernel <= SFBPF_MAX_KFRAMES && r->s.nr_py <= SFBPF_OFFCPU_PY_FRAMES &&
+	       SFBPF_OFFCPU_HDR_SIZE + ((size_t)r->s.nr_user + r->s.nr_kernel + 2 * r->s.nr_py) *
+					       sizeof(__u64) <=
 		       size;
 }
 
