@@ -199,6 +199,15 @@ struct sfbpf_proc {
 	struct sfbpf_mapping maps[SFBPF_MAX_MAPPINGS];
 };
 
+/* Why the Python walk of a sample ended (bpf/python.h). */
+enum sfbpf_py_stop {
+	SFBPF_PY_STOP_DONE = 0, /* the thread's outermost frame: complete */
+	SFBPF_PY_STOP_NO_THREAD, /* no PyThreadState for the TID within the bound (or none yet) */
+	SFBPF_PY_STOP_READ, /* a thread state or frame unreadable: the thread moved on */
+	SFBPF_PY_STOP_DEPTH, /* SFBPF_PY_MAX_FRAMES, or the sample's room, reached */
+	SFBPF_PY_STOP__COUNT,
+};
+
 /* Why a user stack ended. */
 enum sfbpf_stop {
 	SFBPF_STOP_OUTERMOST = 0, /* outermost frame (RA undefined or 0, FP 0): complete */
@@ -241,7 +250,11 @@ enum sfbpf_stat {
 	SFBPF_STAT_GAP_FP_FRAMES, /* of fp-frames, PCs without a row in an object with a table */
 	SFBPF_STAT_FP_SWITCHES, /* frame-pointer steps onto another stack (Go's system stack) */
 	SFBPF_STAT_LEAF_FP_STEPS, /* topmost PC in no known mapping: caller found by an FP step */
-	SFBPF_STAT__COUNT,
+	/* The Python walk (python.h): samples of processes with Python settings. */
+	SFBPF_STAT_PY_SAMPLES,
+	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
+	SFBPF_STAT_PY_STOP_BASE, /* + enum sfbpf_py_stop: Python walks ended per reason */
+	SFBPF_STAT__COUNT = SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP__COUNT,
 };
 
 struct sfbpf_stats {
@@ -261,14 +274,79 @@ struct sfbpf_sample {
 	__u16 nr_kernel; /* kernel frames in ips[nr_user .. nr_user + nr_kernel) */
 	__u8 stop; /* enum sfbpf_stop */
 	__u8 flags;
-	__u16 pad;
+	__u16 nr_py; /* Python frames, two slots each after the kernel frames (SFBPF_PY_*) */
 	__u32 weight; /* 1 for CPU samples */
 	__u64 cgroup_id; /* cgroup v2 id (the directory's inode number); 0: unknown */
 	char comm[SFBPF_TASK_COMM_LEN];
-	__u64 ips[SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES]; /* user leaf first, then kernel leaf first */
+	/* User leaf first, then kernel leaf first, then Python frames innermost first. */
+	__u64 ips[SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES];
 };
 
 #define SFBPF_SAMPLE_HDR_SIZE ((unsigned long)__builtin_offsetof(struct sfbpf_sample, ips))
+
+/*
+ * Python (docs/DESIGN-python.md). Per process with a CPython the loader
+ * attached to, its settings in the py_procs hash (tgid ->): where
+ * _PyRuntime is and the offsets the walk reads, checked against the
+ * process's start like procs. The walk runs after the native one and sends
+ * each Python frame, innermost first, as two slots after the kernel frames:
+ *   slot 0: the code object's address | SFBPF_PY_TAG | SFBPF_PY_ENTRY if the
+ *           frame is the outermost of one call of the native eval loop;
+ *   slot 1: (stamp << 32) | instruction's byte offset in its bytecode, the
+ *           stamp the low 32 bits of the code object's co_linetable pointer
+ *           (a code object freed and another allocated at its address has
+ *           another line table: userspace tells them apart by it).
+ * Userspace puts each run of frames in place of the native eval frame that
+ * runs it.
+ */
+#define SFBPF_PY_MAX_FRAMES 128 /* Python frames per sample */
+#define SFBPF_PY_THREAD_STEPS 64 /* thread states (and interpreters) looked at per search */
+#define SFBPF_PY_FRAME_SPAN 128 /* bytes of a frame read at once: every field below it */
+#define SFBPF_PY_TAG (1ULL << 63)
+#define SFBPF_PY_ENTRY (1ULL << 62)
+#define SFBPF_PY_ADDR_MASK ((1ULL << 62) - 1)
+#define SFBPF_PY_NO_FIELD 0xffff /* an offset this version does not have */
+
+/* How a frame says which instruction it runs. */
+enum sfbpf_py_instr {
+	SFBPF_PY_LASTI_BYTES = 0, /* 3.9: int f_lasti, bytes */
+	SFBPF_PY_LASTI_UNITS, /* 3.10: int f_lasti, 2-byte code units */
+	SFBPF_PY_INSTR_PTR, /* 3.11+: a pointer into co_code_adaptive */
+};
+
+/* How a thread state names its thread. */
+enum sfbpf_py_tid {
+	SFBPF_PY_TID_NATIVE = 0, /* native_thread_id: the TID in the task's own PID namespace */
+	SFBPF_PY_TID_PTHREAD, /* thread_id: pthread_self(), the thread pointer (x86-64 fsbase) */
+};
+
+struct sfbpf_py_proc {
+	__u64 start_ticks; /* as struct sfbpf_proc's */
+	__u64 runtime; /* _PyRuntime's address */
+	__u32 hexversion; /* PY_VERSION_HEX */
+	__u8 instr; /* enum sfbpf_py_instr */
+	__u8 tid_kind; /* enum sfbpf_py_tid */
+	__u8 owner_cstack; /* 3.12+: the owner value of C-stack shim frames; 0xff: none */
+	__u8 pad;
+	/* Offsets: _PyRuntime, interpreter, thread state */
+	__u16 runtime_interp_head;
+	__u16 interp_next;
+	__u16 interp_threads_head;
+	__u16 tstate_next;
+	__u16 tstate_frame; /* frame (3.9/3.10), cframe (3.11/3.12), current_frame (3.13) */
+	__u16 cframe_frame; /* 3.11/3.12's cframe->current_frame, else SFBPF_PY_NO_FIELD */
+	__u16 tstate_tid; /* native_thread_id or thread_id (tid_kind) */
+	/* Frame (all below frame_span) and code object */
+	__u16 frame_span; /* bytes read per frame, <= SFBPF_PY_FRAME_SPAN */
+	__u16 frame_previous;
+	__u16 frame_code;
+	__u16 frame_instr;
+	__u16 frame_owner; /* SFBPF_PY_NO_FIELD before 3.12 */
+	__u16 frame_is_entry; /* 3.11 only */
+	__u16 code_stamp; /* co_linetable */
+	__u16 code_adaptive; /* co_code_adaptive (3.11+) */
+	__u16 pad2;
+};
 
 /*
  * Lifecycle events: the lifecycle programs (exec, exit) and the unwinder

@@ -26,6 +26,8 @@
 /* The walk writes into the per-thread records: their capacity (offcpu_abi.h). */
 #define UNWIND_MAX_FRAMES SFBPF_OFFCPU_MAX_FRAMES
 #include "ustack.h"
+#define PY_PROG_FRAMES SFBPF_OFFCPU_PY_FRAMES
+#include "python.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -81,6 +83,7 @@ struct scratch {
 	struct sfbpf_unwind_state st;
 	struct sfbpf_offcpu_sample init;
 	__u64 entry_ns; /* a chained walk's program start (stamp_at_entry) */
+	struct py_walk py;
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
@@ -211,7 +214,7 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct scratch *s
 	rec->s.tid = tid;
 	rec->s.cpu = bpf_get_smp_processor_id();
 	rec->s.flags = SFBPF_SAMPLE_KERNEL_MODE; /* it left the CPU in the kernel */
-	rec->s.pad = 0;
+	rec->s.nr_py = 0;
 	rec->s.weight = 0;
 	bpf_get_current_comm(rec->s.comm, sizeof(rec->s.comm));
 	return rec;
@@ -242,7 +245,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->s.weight = us > 0xffffffffULL ? 0xffffffffU : (__u32)us;
 	ustack_count_stop(&cnt->unwind, rec->s.stop);
 
-	size = SFBPF_OFFCPU_HDR_SIZE + (rec->s.nr_user + rec->s.nr_kernel) * sizeof(__u64);
+	size = SFBPF_OFFCPU_HDR_SIZE +
+	       (rec->s.nr_user + rec->s.nr_kernel + 2 * rec->s.nr_py) * sizeof(__u64);
 	if (size <= SFBPF_OFFCPU_REC_SIZE) {
 		/* Straight from the map value: no copy to build. */
 		if (bpf_ringbuf_output(&events, rec, size, target_wakeup_flag(&events, wakeup_bytes)))
@@ -253,18 +257,48 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->start_ns = 0; /* consumed; the entry is reused at the next switch-out */
 }
 
-/*
- * The end of a context switch, after prev's user walk (rec: prev's entry, or
- * NULL when prev is not recorded): prev's kernel stack and the start of its
- * period, then next's switch-in. entry_ns: the program's start, with
- * stamp_at_entry.
- */
-static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
-					  struct sfbpf_offcpu_sample *rec,
-					  struct sfbpf_offcpu_stats *cnt, __u64 entry_ns)
+/* prev's Python frames (prev is the current task), after its kernel frames. */
+static __always_inline void offcpu_python(struct scratch *sc, struct sfbpf_offcpu_sample *rec,
+					  struct sfbpf_offcpu_stats *cnt, bool chained)
+{
+	/* Bounded (128, 127): so is the first Python slot. */
+	__u32 nu = unwind_nr_frames(rec->s.nr_user), nk = rec->s.nr_kernel & UNWIND_KFRAME_MASK;
+
+	if (user_stacks)
+		rec->s.nr_py =
+			py_walk(&sc->py, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
+				rec->s.tid, SFBPF_OFFCPU_PY_FRAMES, &cnt->unwind, chained);
+}
+
+/* The start of prev's period (rec, if recorded), then next's switch-in. */
+static __always_inline void offcpu_done(__u64 *ctx, struct sfbpf_offcpu_sample *rec,
+					struct sfbpf_offcpu_stats *cnt, __u64 entry_ns)
 {
 	struct task_struct *next = (struct task_struct *)ctx[2];
 	__u64 now = entry_ns;
+
+	if (!stamp_at_entry)
+		now = bpf_ktime_get_ns();
+	/* Last: a non-zero start is what makes the entry a blocked period. */
+	if (rec)
+		rec->start_ns = now;
+	switch_in(next, now, cnt);
+}
+
+/*
+ * The end of a context switch, after prev's user walk (rec: prev's entry, or
+ * NULL when prev is not recorded): prev's kernel stack and Python frames
+ * and the start of its period, then next's switch-in. entry_ns: the
+ * program's start, with stamp_at_entry. Chained (5.10-5.16), no Python
+ * frames: a last link for them, as the CPU profiler has, took 5.10's
+ * verifier past 1M instructions on sfbpf_offcpu_walk (174k without it;
+ * docs/DESIGN-python.md).
+ */
+static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
+					  struct sfbpf_offcpu_sample *rec,
+					  struct sfbpf_offcpu_stats *cnt, __u64 entry_ns,
+					  bool chained)
+{
 	__u32 nu, nk = 0;
 
 	if (rec) {
@@ -274,13 +308,10 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 			nk = record_kernel(ctx, &rec->s.ips[nu]);
 		rec->s.nr_user = nu;
 		rec->s.nr_kernel = nk;
+		if (!chained)
+			offcpu_python(sc, rec, cnt, false);
 	}
-	if (!stamp_at_entry)
-		now = bpf_ktime_get_ns();
-	/* Last: a non-zero start is what makes the entry a blocked period. */
-	if (rec)
-		rec->start_ns = now;
-	switch_in(next, now, cnt);
+	offcpu_done(ctx, rec, cnt, entry_ns);
 }
 
 /*
@@ -315,7 +346,7 @@ static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
 	} else if (proc) {
 		ustack_walk(&sc->st, &rec->s, proc);
 	}
-	offcpu_finish(ctx, sc, rec, cnt, now);
+	offcpu_finish(ctx, sc, rec, cnt, now, chained);
 	return 0;
 }
 
@@ -347,7 +378,7 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 		return 0;
 	if (rec)
 		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
-	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns);
+	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns, true);
 	return 0;
 }
 

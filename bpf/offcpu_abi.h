@@ -80,15 +80,20 @@ struct sfbpf_offcpu_sample {
  * outputs). A power of two (UNWIND_MAX_FRAMES in the off-CPU program).
  */
 #define SFBPF_OFFCPU_MAX_FRAMES 128
+/* Python frames of a blocked thread (abi.h, SFBPF_PY_*): a power of two. */
+#define SFBPF_OFFCPU_PY_FRAMES 32
 
 /*
  * The `blocked` map's value: the first SFBPF_OFFCPU_REC_SIZE bytes of struct
  * sfbpf_offcpu_sample, room for SFBPF_OFFCPU_MAX_FRAMES user frames and
- * SFBPF_MAX_KFRAMES kernel frames after them. Userspace reads it into a whole
- * struct sfbpf_offcpu_sample.
+ * SFBPF_MAX_KFRAMES kernel frames after them, then SFBPF_OFFCPU_PY_FRAMES
+ * Python frames (two slots each) after those. Userspace reads it into a
+ * whole struct sfbpf_offcpu_sample.
  */
-#define SFBPF_OFFCPU_REC_SIZE \
-	(SFBPF_OFFCPU_HDR_SIZE + (SFBPF_OFFCPU_MAX_FRAMES + SFBPF_MAX_KFRAMES) * sizeof(__u64))
+#define SFBPF_OFFCPU_REC_SIZE                                                         \
+	(SFBPF_OFFCPU_HDR_SIZE +                                                      \
+	 (SFBPF_OFFCPU_MAX_FRAMES + SFBPF_MAX_KFRAMES + 2 * SFBPF_OFFCPU_PY_FRAMES) * \
+		 sizeof(__u64))
 
 _Static_assert(SFBPF_OFFCPU_MAX_FRAMES <= SFBPF_MAX_FRAMES &&
 		       SFBPF_OFFCPU_REC_SIZE <= sizeof(struct sfbpf_offcpu_sample),

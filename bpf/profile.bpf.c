@@ -16,6 +16,7 @@
 #include "abi.h"
 #include "target.h"
 #include "ustack.h"
+#include "python.h"
 
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
@@ -39,19 +40,67 @@ TARGET_PERCPU_VALUE(stats, struct sfbpf_stats);
 struct scratch {
 	struct sfbpf_sample sample;
 	struct sfbpf_unwind_state st;
+	struct py_walk py;
 };
+
+_Static_assert(sizeof(struct scratch) < 32768, "per-CPU scratch value: under 32 KiB");
+_Static_assert(SFBPF_SAMPLE_HDR_SIZE + (UNWIND_MAX_FRAMES + UNWIND_KFRAME_MASK + 2 * PY_SLOT_MASK) *
+					       sizeof(__u64) <=
+		       sizeof(struct scratch),
+	       "profile_send's bounds: inside scratch");
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
 
-/*
- * The end of a sample, after its user walk: its stop reason counted, the
- * kernel stack, and only the used part of it to the ring buffer.
- */
-static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, struct scratch *sc,
-					   struct sfbpf_stats *cnt, struct task_struct *task)
+/* The sample, its user, kernel and npy Python frames, to the ring buffer. */
+static __always_inline void profile_send(struct scratch *sc, struct sfbpf_stats *cnt, __u32 npy)
 {
 	struct sfbpf_sample *s = &sc->sample;
-	__u32 nu, nk = 0, size;
+	/*
+	 * Bounded for the verifier (the size's test alone may be made on a
+	 * copy): the largest size these allow still lies inside scratch.
+	 */
+	__u32 nu = unwind_nr_frames(s->nr_user), nk = s->nr_kernel & UNWIND_KFRAME_MASK, size;
+
+	npy &= PY_SLOT_MASK;
+	s->nr_py = npy;
+	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk + 2 * npy) * sizeof(__u64);
+	if (size > sizeof(*s))
+		return;
+	if (bpf_ringbuf_output(&events, s, size, target_wakeup_flag(&events, wakeup_bytes)))
+		cnt->v[SFBPF_STAT_RB_DROPS]++;
+	else
+		cnt->v[SFBPF_STAT_EMITTED]++;
+}
+
+/*
+ * The Python frames of the sample (a process the loader gave Python
+ * settings), after its user and kernel frames: how many.
+ */
+static __always_inline __u32 profile_python(struct scratch *sc, struct sfbpf_stats *cnt,
+					    struct task_struct *task, bool chained)
+{
+	struct sfbpf_sample *s = &sc->sample;
+	/* Bounded (1,024, 127): so is the first Python slot. */
+	__u32 nu = unwind_nr_frames(s->nr_user), nk = s->nr_kernel & UNWIND_KFRAME_MASK;
+	__u32 room = (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES - nu - nk) / 2;
+
+	if (!user_stacks || !s->tid)
+		return 0;
+	return py_walk(&sc->py, &s->ips[nu + nk], task, s->pid, s->tid, room, cnt, chained);
+}
+
+/*
+ * The end of a sample, after its user walk: its stop reason counted, the
+ * kernel stack, the Python frames, and only the used part of it to the ring
+ * buffer. Chained, the Python walk is a program of its own
+ * (sfbpf_profile_finish): the links' verifier budget stays the native walk's.
+ */
+static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, struct scratch *sc,
+					   struct sfbpf_stats *cnt, struct task_struct *task,
+					   bool chained)
+{
+	struct sfbpf_sample *s = &sc->sample;
+	__u32 nu, nk = 0;
 	long ret;
 
 	nu = ustack_end(&sc->st, s, cnt, task, s->pid, true);
@@ -64,14 +113,13 @@ static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, stru
 	}
 	s->nr_user = nu;
 	s->nr_kernel = nk;
-
-	size = SFBPF_SAMPLE_HDR_SIZE + (nu + nk) * sizeof(__u64);
-	if (size > sizeof(*s))
+	if (chained) {
+		bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_FINISH);
+		/* Past the kernel's tail-call limit (a full chain): no Python frames. */
+		profile_send(sc, cnt, 0);
 		return;
-	if (bpf_ringbuf_output(&events, s, size, target_wakeup_flag(&events, wakeup_bytes)))
-		cnt->v[SFBPF_STAT_RB_DROPS]++;
-	else
-		cnt->v[SFBPF_STAT_EMITTED]++;
+	}
+	profile_send(sc, cnt, profile_python(sc, cnt, task, false));
 }
 
 /*
@@ -106,7 +154,7 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 	s->cpu = bpf_get_smp_processor_id();
 	s->weight = 1;
 	s->flags = (__s64)PT_REGS_IP(&ctx->regs) < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
-	s->pad = 0;
+	s->nr_py = 0;
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
@@ -116,7 +164,7 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 		ustack_chain(ctx, &sc->st, s->ips, tgid);
 	else if (proc)
 		ustack_walk(&sc->st, s, proc);
-	profile_finish(ctx, sc, cnt, task);
+	profile_finish(ctx, sc, cnt, task, chained);
 	return 0;
 }
 
@@ -145,7 +193,24 @@ int sfbpf_profile_walk(struct bpf_perf_event_data *ctx)
 	if (!sc || !cnt)
 		return 0;
 	ustack_chain(ctx, &sc->st, sc->sample.ips, sc->sample.pid);
-	profile_finish(ctx, sc, cnt, ustack_current_task());
+	profile_finish(ctx, sc, cnt, ustack_current_task(), true);
+	return 0;
+}
+
+/* The chain's last link: the sample's Python frames, then the send. */
+SEC("perf_event")
+int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
+{
+	struct sfbpf_stats *cnt;
+	struct scratch *sc;
+	__u32 zero = 0;
+
+	(void)ctx;
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (!sc || !cnt)
+		return 0;
+	profile_send(sc, cnt, profile_python(sc, cnt, ustack_current_task(), true));
 	return 0;
 }
 

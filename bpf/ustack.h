@@ -31,12 +31,16 @@ const volatile bool have_task_pt_regs = true; /* bpf_task_pt_regs(): 5.15 */
 const volatile __u64 thread_size = 16384;
 
 /*
- * The chained walker's next program (kernels without bpf_loop()): slot 0
- * holds the program's own walker, set by the loader after load.
+ * The chained walker's next programs (kernels without bpf_loop()), set by
+ * the loader after load: the program's own walker, and the link that
+ * finishes a sample (its interpreter frames, python.h, then the send).
  */
+#define USTACK_CHAIN_WALK 0
+#define USTACK_CHAIN_FINISH 1
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32)); /* sizes: program arrays take no BTF types */
 	__uint(value_size, sizeof(__u32));
 } walk_chain SEC(".maps");
@@ -312,7 +316,7 @@ static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *s
 	done = unwind_frames(st, ips, proc);
 	if (!ustack_same_table(st, proc) || done)
 		return;
-	bpf_tail_call(ctx, &walk_chain, 0);
+	bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_WALK);
 	st->stop = SFBPF_STOP_DEPTH;
 }
 

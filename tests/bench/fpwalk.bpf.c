@@ -76,7 +76,7 @@ int sfbpf_fpwalk(struct bpf_perf_event_data *ctx)
 	s->cpu = bpf_get_smp_processor_id();
 	s->weight = 1;
 	s->flags = (__s64)PT_REGS_IP(&ctx->regs) < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
-	s->pad = 0;
+	s->nr_py = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	task = bpf_get_current_task_btf();

@@ -32,6 +32,7 @@ struct python {
 	int pid;
 	uint64_t runtime; /* _PyRuntime's address in the process */
 	uint64_t code_type; /* PyCode_Type's */
+	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code, [lo, hi); 0: unknown */
 	struct py_layout layout;
 	enum python_layout_src src;
 	struct python_checks checks;
@@ -45,6 +46,7 @@ enum py_sym {
 	SYM_CODE_TYPE, /* PyCode_Type: what every code object's type is */
 	SYM_ITER_SEND, /* PyIter_Send: new in 3.10 */
 	SYM_FRAME_GET_CODE, /* PyFrame_GetCode: new in 3.9 */
+	SYM_EVAL, /* _PyEval_EvalFrameDefault: the native frame of each eval call */
 	SYM_NR,
 };
 
@@ -54,6 +56,7 @@ static const char *const sym_names[SYM_NR] = {
 	[SYM_CODE_TYPE] = "PyCode_Type",
 	[SYM_ITER_SEND] = "PyIter_Send",
 	[SYM_FRAME_GET_CODE] = "PyFrame_GetCode",
+	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
 };
 
 static int py_read(int pid, uint64_t addr, void *buf, size_t len)
@@ -75,8 +78,8 @@ static int py_read_u64(int pid, uint64_t addr, uint64_t *v)
 	return py_read(pid, addr, v, sizeof(*v));
 }
 
-/* Defined symbols' values from .symtab, else .dynsym (stripped binaries keep it). */
-static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR])
+/* Defined symbols' values and sizes: .dynsym (stripped binaries keep it), else .symtab. */
+static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR])
 {
 	Elf_Scn *scn = NULL;
 	int pass;
@@ -102,8 +105,10 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR])
 					continue;
 				name = elf_strptr(elf, sh.sh_link, s.st_name);
 				for (k = 0; name && k < SYM_NR; k++)
-					if (!vals[k] && !strcmp(name, sym_names[k]))
+					if (!vals[k] && !strcmp(name, sym_names[k])) {
 						vals[k] = s.st_value;
+						sizes[k] = s.st_size;
+					}
 			}
 		}
 	}
@@ -115,7 +120,7 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR])
  * error opening or reading it.
  */
 static int object_syms(int pid, const struct procmaps *pm, const struct procmap *m,
-		       uint64_t addrs[SYM_NR])
+		       uint64_t addrs[SYM_NR], uint64_t sizes[SYM_NR])
 {
 	struct elfobj_info info;
 	uint64_t vals[SYM_NR] = { 0 }, vaddr, bias = 0;
@@ -129,7 +134,7 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = elf ? elfobj__read(fd, &info) : -EINVAL;
 	if (!err)
-		elf_find_syms(elf, vals);
+		elf_find_syms(elf, vals, sizes);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -170,7 +175,7 @@ static bool maybe_python(const struct procmaps *pm, const struct procmap *m)
 	return m == procmaps__exe(pm) || strstr(base, "python");
 }
 
-static int find_interpreter(int pid, uint64_t addrs[SYM_NR])
+static int find_interpreter(int pid, uint64_t addrs[SYM_NR], uint64_t sizes[SYM_NR])
 {
 	struct procmaps *pm;
 	uint64_t last_inode = 0;
@@ -186,7 +191,7 @@ static int find_interpreter(int pid, uint64_t addrs[SYM_NR])
 		if (!maybe_python(pm, m) || m->inode == last_inode)
 			continue;
 		last_inode = m->inode;
-		err = object_syms(pid, pm, m, addrs);
+		err = object_syms(pid, pm, m, addrs, sizes);
 		if (err && err != -ENOENT)
 			pr_debug("python: pid %d: %s: %s\n", pid, m->path, strerror(-err));
 		if (err)
@@ -324,13 +329,13 @@ static int check_layout(struct python *py)
 
 int python__attach(int pid, struct python **out)
 {
-	uint64_t addrs[SYM_NR] = { 0 };
+	uint64_t addrs[SYM_NR] = { 0 }, sizes[SYM_NR] = { 0 };
 	struct python *py;
 	unsigned int minor = 0;
 	int err;
 
 	*out = NULL;
-	err = find_interpreter(pid, addrs);
+	err = find_interpreter(pid, addrs, sizes);
 	if (err)
 		return err;
 	if (!addrs[SYM_CODE_TYPE])
@@ -341,6 +346,10 @@ int python__attach(int pid, struct python **out)
 	py->pid = pid;
 	py->runtime = addrs[SYM_RUNTIME];
 	py->code_type = addrs[SYM_CODE_TYPE];
+	if (addrs[SYM_EVAL] && sizes[SYM_EVAL]) {
+		py->eval_lo = addrs[SYM_EVAL];
+		py->eval_hi = addrs[SYM_EVAL] + sizes[SYM_EVAL];
+	}
 	err = find_version(py, addrs, &minor);
 	if (!err)
 		err = find_layout(py, minor);
@@ -598,47 +607,143 @@ static int read_str(struct python *py, uint64_t s, char *buf, size_t len)
 	return 0;
 }
 
-int python__code_line(struct python *py, const struct python_frame *fr, char *name, size_t name_len,
-		      char *file, size_t file_len, int *line)
+int python__code(struct python *py, uint64_t code, uint32_t stamp, struct python_code *out)
 {
 	const struct py_layout *l = &py->layout;
 	uint64_t name_obj, file_obj, tab_obj, type;
 	int64_t tab_len;
 	int32_t first;
-	uint8_t *tab;
 	int err;
 
-	*line = 0;
-	err = py_read_u64(py->pid, fr->code + l->ob_type, &type);
-	if (!err && type != py->code_type)
-		err = -EPROTO;
+	memset(out, 0, sizeof(*out));
+	err = py_read_u64(py->pid, code + l->ob_type, &type);
 	if (!err)
-		err = py_read_u64(
-			py->pid,
-			fr->code + (l->code_qualname != PY_NONE ? l->code_qualname : l->code_name),
-			&name_obj);
+		err = py_read_u64(py->pid, code + l->code_linetable, &tab_obj);
+	if (err)
+		return err;
+	/* Freed since the sample (and maybe reused): not the code object it ran. */
+	if (type != py->code_type || (uint32_t)tab_obj != stamp)
+		return -ESTALE;
+	err = py_read_u64(py->pid,
+			  code + (l->code_qualname != PY_NONE ? l->code_qualname : l->code_name),
+			  &name_obj);
 	if (!err)
-		err = py_read_u64(py->pid, fr->code + l->code_filename, &file_obj);
+		err = py_read_u64(py->pid, code + l->code_filename, &file_obj);
 	if (!err)
-		err = py_read(py->pid, fr->code + l->code_firstlineno, &first, sizeof(first));
+		err = py_read(py->pid, code + l->code_firstlineno, &first, sizeof(first));
 	if (!err)
-		err = py_read_u64(py->pid, fr->code + l->code_linetable, &tab_obj);
+		err = read_str(py, name_obj, out->name, sizeof(out->name));
 	if (!err)
-		err = read_str(py, name_obj, name, name_len);
-	if (!err)
-		err = read_str(py, file_obj, file, file_len);
+		err = read_str(py, file_obj, out->file, sizeof(out->file));
 	if (!err)
 		err = py_read(py->pid, tab_obj + l->bytes_size, &tab_len, sizeof(tab_len));
 	if (err)
 		return err;
 	if (tab_len < 0 || tab_len > PY_MAX_LINETABLE)
 		return -EPROTO;
-	tab = malloc((size_t)tab_len + 1);
-	if (!tab)
+	out->firstlineno = first;
+	out->linetable = malloc((size_t)tab_len + 1);
+	if (!out->linetable)
 		return -ENOMEM;
-	err = py_read(py->pid, tab_obj + l->bytes_data, tab, (size_t)tab_len);
-	if (!err)
-		*line = py_lines__line(l->lines, tab, (size_t)tab_len, first, fr->lasti);
-	free(tab);
+	out->linetable_len = (size_t)tab_len;
+	err = py_read(py->pid, tab_obj + l->bytes_data, out->linetable, (size_t)tab_len);
+	if (err)
+		python__code_free(out);
 	return err;
+}
+
+int python__code_lineno(const struct python *py, const struct python_code *c, int64_t lasti)
+{
+	return py_lines__line(py->layout.lines, c->linetable, c->linetable_len, c->firstlineno,
+			      lasti);
+}
+
+void python__code_free(struct python_code *c)
+{
+	free(c->linetable);
+	c->linetable = NULL;
+	c->linetable_len = 0;
+}
+
+int python__code_line(struct python *py, const struct python_frame *fr, char *name, size_t name_len,
+		      char *file, size_t file_len, int *line)
+{
+	const struct py_layout *l = &py->layout;
+	struct python_code c;
+	uint64_t tab_obj;
+	int err;
+
+	*line = 0;
+	err = py_read_u64(py->pid, fr->code + l->code_linetable, &tab_obj);
+	if (!err)
+		err = python__code(py, fr->code, (uint32_t)tab_obj, &c);
+	if (err == -ESTALE)
+		err = -EPROTO;
+	if (err)
+		return err;
+	snprintf(name, name_len, "%s", c.name);
+	snprintf(file, file_len, "%s", c.file);
+	*line = python__code_lineno(py, &c, fr->lasti);
+	python__code_free(&c);
+	return 0;
+}
+
+bool python__eval_range(const struct python *py, uint64_t *lo, uint64_t *hi)
+{
+	*lo = py->eval_lo;
+	*hi = py->eval_hi;
+	return py->eval_hi > py->eval_lo;
+}
+
+/* An offset as the BPF settings hold it, or false: too big, or a frame field past the span. */
+static bool bpf_off(uint32_t v, uint32_t limit, __u16 *out)
+{
+	if (v == PY_NONE) {
+		*out = SFBPF_PY_NO_FIELD;
+		return true;
+	}
+	*out = (__u16)v;
+	return v < limit;
+}
+
+int python__bpf_settings(const struct python *py, struct sfbpf_py_proc *out)
+{
+	const struct py_layout *l = &py->layout;
+	uint32_t span = 0, frame[] = { l->frame_previous, l->frame_code, l->frame_instr,
+				       l->frame_owner, l->frame_is_entry };
+	bool ok = true;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->runtime = py->runtime;
+	out->hexversion = l->hexversion;
+	out->instr = l->instr == PY_INSTR_LASTI_BYTES ? SFBPF_PY_LASTI_BYTES :
+		     l->instr == PY_INSTR_LASTI_UNITS ? SFBPF_PY_LASTI_UNITS :
+							SFBPF_PY_INSTR_PTR;
+	out->tid_kind = l->tstate_native_id != PY_NONE ? SFBPF_PY_TID_NATIVE : SFBPF_PY_TID_PTHREAD;
+	out->owner_cstack = l->owner_cstack != PY_NONE ? (uint8_t)l->owner_cstack : 0xff;
+	/* Every frame field the walk reads lies in one read of the frame's first bytes. */
+	for (i = 0; i < sizeof(frame) / sizeof(frame[0]); i++)
+		if (frame[i] != PY_NONE && frame[i] + 8 > span)
+			span = frame[i] + 8;
+	out->frame_span = span;
+	ok &= span >= 8 && span <= SFBPF_PY_FRAME_SPAN;
+	ok &= bpf_off(l->runtime_interp_head, 0xffff, &out->runtime_interp_head);
+	ok &= bpf_off(l->interp_next, 0xffff, &out->interp_next);
+	ok &= bpf_off(l->interp_threads_head, 0xffff, &out->interp_threads_head);
+	ok &= bpf_off(l->tstate_next, 0xffff, &out->tstate_next);
+	ok &= bpf_off(l->tstate_frame, 0xffff, &out->tstate_frame);
+	ok &= bpf_off(l->cframe_frame, 0xffff, &out->cframe_frame);
+	ok &= bpf_off(l->tstate_native_id != PY_NONE ? l->tstate_native_id : l->tstate_thread_id,
+		      0xffff, &out->tstate_tid);
+	ok &= bpf_off(l->frame_previous, span, &out->frame_previous);
+	ok &= bpf_off(l->frame_code, span, &out->frame_code);
+	ok &= bpf_off(l->frame_instr, span, &out->frame_instr);
+	ok &= bpf_off(l->frame_owner, span, &out->frame_owner);
+	ok &= bpf_off(l->frame_is_entry, span, &out->frame_is_entry);
+	ok &= bpf_off(l->code_linetable, 0xffff, &out->code_stamp);
+	ok &= bpf_off(l->code_adaptive, 0xffff, &out->code_adaptive);
+	if (l->instr == PY_INSTR_POINTER && l->code_adaptive == PY_NONE)
+		ok = false;
+	return ok ? 0 : -ERANGE;
 }

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bpf/abi.h"
+
 struct python;
 
 /* Where the layout came from. */
@@ -91,5 +93,33 @@ void python__threads_free(struct python_thread *threads, size_t nr);
  */
 int python__code_line(struct python *py, const struct python_frame *fr, char *name, size_t name_len,
 		      char *file, size_t file_len, int *line);
+
+/* A code object's names and line table, read once (python__code()). */
+struct python_code {
+	char name[256]; /* co_qualname (3.11+), co_name before */
+	char file[512];
+	int firstlineno;
+	uint8_t *linetable;
+	size_t linetable_len;
+};
+
+/*
+ * The code object at code, if it still is the one the BPF walk saw: its
+ * type is PyCode_Type and the low 32 bits of its line table's address are
+ * stamp (SFBPF_PY_* in bpf/abi.h). -ESTALE: freed (or reused) since; else
+ * a read error. Free with python__code_free().
+ */
+int python__code(struct python *py, uint64_t code, uint32_t stamp, struct python_code *out);
+/* The line of the instruction at byte offset lasti (0: none). */
+int python__code_lineno(const struct python *py, const struct python_code *c, int64_t lasti);
+void python__code_free(struct python_code *c);
+
+/* _PyEval_EvalFrameDefault's code in the process, [lo, hi); false: not known. */
+bool python__eval_range(const struct python *py, uint64_t *lo, uint64_t *hi);
+/*
+ * The BPF walk's settings (bpf/abi.h) for this interpreter; the caller sets
+ * start_ticks. -ERANGE: an offset the settings cannot hold.
+ */
+int python__bpf_settings(const struct python *py, struct sfbpf_py_proc *out);
 
 #endif /* SFBPF_INTERP_PYTHON_H */

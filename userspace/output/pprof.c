@@ -285,7 +285,7 @@ static int64_t loc_id(struct builder *b, int64_t map, uint64_t addr, const PbLin
 static int64_t user_func_id(struct builder *b, const struct sw_frame *f)
 {
 	if (f->decl_file)
-		return func_id(b, f->name, f->decl_file, f->decl_line);
+		return func_id(b, f->function ? f->function : f->name, f->decl_file, f->decl_line);
 	return func_id(b, f->name, f->path ? f->path : f->module, 0);
 }
 

@@ -37,6 +37,7 @@ struct proc_entry {
 struct proctrack {
 	struct tables *tables;
 	int procs_fd;
+	struct proctrack_listener listener;
 	struct proc_entry *buckets[PID_BUCKETS];
 	uint32_t sweep_bucket; /* where the next sweep starts */
 	bool deferred; /* the build in progress left mappings for later */
@@ -109,6 +110,11 @@ static void release_objs(struct proctrack *pt, struct proc_entry *e)
 	e->nr_objs = e->nr_maps = e->nr_with_table = 0;
 }
 
+void proctrack__set_listener(struct proctrack *pt, const struct proctrack_listener *l)
+{
+	pt->listener = *l;
+}
+
 void proctrack__remove(struct proctrack *pt, int pid)
 {
 	struct proc_entry **pp = find(pt, pid), *e = *pp;
@@ -117,6 +123,8 @@ void proctrack__remove(struct proctrack *pt, int pid)
 	procmaps__forget(pid);
 	if (!e)
 		return;
+	if (pt->listener.removed)
+		pt->listener.removed(pt->listener.ctx, pid);
 	bpf_map_delete_elem(pt->procs_fd, &key);
 	release_objs(pt, e);
 	*pp = e->next;
@@ -376,6 +384,8 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	e = *find(pt, pid);
 	if (if_changed && e && e->signature == sig && e->start_ticks == ticks) {
 		pt->stats.unchanged++;
+		if (pt->listener.updated)
+			pt->listener.updated(pt->listener.ctx, pid, ticks, pm);
 		procmaps__free(pm);
 		return PROCTRACK_UNCHANGED;
 	}
@@ -397,6 +407,8 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	pt->scratch.generation++;
 	err = bpf_map_update_elem(pt->procs_fd, &key, &pt->scratch, BPF_ANY) ? -errno : 0;
 	release_objs(pt, &old);
+	if (!err && pt->listener.updated)
+		pt->listener.updated(pt->listener.ctx, pid, ticks, pm);
 	procmaps__free(pm);
 	if (err) {
 		pt->stats.update_failed++;

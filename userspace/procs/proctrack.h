@@ -22,6 +22,23 @@ struct proctrack;
 struct proctrack *proctrack__new(struct tables *tables, int procs_fd);
 void proctrack__free(struct proctrack *pt);
 
+struct procmaps;
+
+/*
+ * Told of every entry written or found unchanged (the process, its start
+ * time and the mappings just read) and of every entry removed: per-process
+ * state kept beside the entry (the Python settings, profile/pythons.h)
+ * follows it without a second read of /proc. Called from the refreshing
+ * thread, within proctrack's calls.
+ */
+struct proctrack_listener {
+	void (*updated)(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm);
+	void (*removed)(void *ctx, int pid);
+	void *ctx;
+};
+
+void proctrack__set_listener(struct proctrack *pt, const struct proctrack_listener *l);
+
 /* What a refresh did (>= 0), besides errors (< 0). */
 #define PROCTRACK_UPDATED 0
 #define PROCTRACK_UNCHANGED 1 /* refresh_if_changed: same mappings, entry kept */

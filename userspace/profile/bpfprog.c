@@ -268,23 +268,33 @@ static int choose_form(const struct bpfprog_load *o)
 		err = bpf_program__set_autoload(o->chained, !loop);
 	if (!err)
 		err = bpf_program__set_autoload(o->chain_link, !loop);
+	if (!err && o->chain_finish)
+		err = bpf_program__set_autoload(o->chain_finish, !loop);
 	if (err)
 		pr_warn("choosing the %s program's form: %s", o->what, strerror(-err));
 	return err;
 }
 
-/* The chained form's next link: the walker, in slot 0 of walk_chain. */
+/*
+ * The chained form's next links: the walker in slot 0 of walk_chain, the
+ * last link in slot 1 (bpf/ustack.h, USTACK_CHAIN_*).
+ */
 static int link_chain(const struct bpfprog_load *o)
 {
-	__u32 zero = 0;
+	struct bpf_program *links[] = { o->chain_link, o->chain_finish };
+	__u32 slot;
 	int fd;
 
 	if (!o->chained || bpfprog__kernel()->loop)
 		return 0;
-	fd = bpf_program__fd(o->chain_link);
-	if (bpf_map_update_elem(bpf_map__fd(o->walk_chain), &zero, &fd, BPF_ANY)) {
-		pr_warn("linking the %s walker's chain: %s", o->what, strerror(errno));
-		return -errno;
+	for (slot = 0; slot < 2; slot++) {
+		if (!links[slot])
+			continue;
+		fd = bpf_program__fd(links[slot]);
+		if (bpf_map_update_elem(bpf_map__fd(o->walk_chain), &slot, &fd, BPF_ANY)) {
+			pr_warn("linking the %s walker's chain: %s", o->what, strerror(errno));
+			return -errno;
+		}
 	}
 	return 0;
 }
@@ -297,7 +307,7 @@ struct bpf_program *bpfprog__sampler(const struct bpfprog_load *o)
 /* With -vv, the verifier's log of what is loaded: util/log.c keeps its statistics. */
 static void log_verifier(const struct bpfprog_load *o)
 {
-	struct bpf_program *progs[] = { o->prog, o->chained, o->chain_link };
+	struct bpf_program *progs[] = { o->prog, o->chained, o->chain_link, o->chain_finish };
 	size_t i;
 
 	if (log__level() < LOG_DEBUG)

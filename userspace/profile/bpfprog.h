@@ -78,6 +78,8 @@ struct bpfprog_load {
 	 */
 	struct bpf_program *prog;
 	struct bpf_program *chained, *chain_link;
+	/* The chained form's last link (interpreter frames, the send); NULL: none. */
+	struct bpf_program *chain_finish;
 	struct bpf_map *walk_chain;
 	const struct bpfprog_map *maps; /* prepared before load */
 	size_t nr_maps;

@@ -165,6 +165,8 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o)
 		  sh ? sh->procs : -1 },
 		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS),
 		  sh ? sh->target_pids : -1 },
+		{ skel->maps.py_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
+		  sh ? sh->py_procs : -1 },
 		{ skel->maps.blocked, or_default(o->max_threads, OFFCPU_DEFAULT_THREADS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, OFFCPU_DEFAULT_RINGBUF), -1 },
 	};
@@ -231,8 +233,9 @@ static void set_rodata(struct offcpu_bpf *skel, const struct offcpu_opts *o)
 static bool record_fits(const struct sfbpf_offcpu_sample *r, size_t size)
 {
 	return size >= SFBPF_OFFCPU_HDR_SIZE && r->s.nr_user <= SFBPF_OFFCPU_MAX_FRAMES &&
-	       r->s.nr_kernel <= SFBPF_MAX_KFRAMES &&
-	       SFBPF_OFFCPU_HDR_SIZE + ((size_t)r->s.nr_user + r->s.nr_kernel) * sizeof(__u64) <=
+	       r->s.nr_kernel <= SFBPF_MAX_KFRAMES && r->s.nr_py <= SFBPF_OFFCPU_PY_FRAMES &&
+	       SFBPF_OFFCPU_HDR_SIZE + ((size_t)r->s.nr_user + r->s.nr_kernel + 2 * r->s.nr_py) *
+					       sizeof(__u64) <=
 		       size;
 }
 
@@ -335,7 +338,8 @@ int offcpu__for_each_blocked(struct offcpu *o, __u64 end_ns, offcpu_sample_fn fn
 		r->end_ns = end_ns;
 		r->s.time_ns = end_ns;
 		r->s.weight = delta / 1000 > 0xffffffffULL ? 0xffffffffU : (__u32)(delta / 1000);
-		size = SFBPF_OFFCPU_HDR_SIZE + ((size_t)r->s.nr_user + r->s.nr_kernel) * 8;
+		size = SFBPF_OFFCPU_HDR_SIZE +
+		       ((size_t)r->s.nr_user + r->s.nr_kernel + 2 * r->s.nr_py) * 8;
 		if (!record_fits(r, size))
 			continue;
 		err = fn(ctx, r, size);
@@ -367,6 +371,7 @@ void offcpu__maps(const struct offcpu *o, struct offcpu_shared_maps *out)
 		.objects = bpf_map__fd(o->skel->maps.objects),
 		.pages = bpf_map__fd(o->skel->maps.pages),
 		.procs = bpf_map__fd(o->skel->maps.procs),
+		.py_procs = bpf_map__fd(o->skel->maps.py_procs),
 		.target_pids = bpf_map__fd(o->skel->maps.target_pids),
 	};
 }

@@ -26,6 +26,7 @@ typedef int (*offcpu_sample_fn)(void *ctx, const struct sfbpf_offcpu_sample *r, 
 /* Maps of an already loaded program to use instead of creating new ones (fds). */
 struct offcpu_shared_maps {
 	int rows, rules, objects, pages, procs; /* the unwinder's tables */
+	int py_procs; /* the Python walk's settings (bpf/python.h) */
 	int target_pids;
 };
 

@@ -80,6 +80,12 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_GAP_FP_FRAMES] = "gap-fp-frames",
 	[SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
 	[SFBPF_STAT_LEAF_FP_STEPS] = "unknown-leaf-fp-steps",
+	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
+	[SFBPF_STAT_PY_FRAMES] = "py-frames",
+	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_DONE] = "py-done",
+	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_NO_THREAD] = "py-no-thread",
+	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_READ] = "py-read",
+	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_DEPTH] = "py-depth",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -150,6 +156,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		  -1 },
 		/* One rate-limit entry per process that may report at once. */
 		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		/* Python settings: a process each at most (interp/python.h). */
+		{ skel->maps.py_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 	};
 
 	const struct bpfprog_load lo = {
@@ -157,6 +165,7 @@ static int load(struct profile *p, const struct profile_opts *o)
 		.prog = skel->progs.sfbpf_profile,
 		.chained = skel->progs.sfbpf_profile_chained,
 		.chain_link = skel->progs.sfbpf_profile_walk,
+		.chain_finish = skel->progs.sfbpf_profile_finish,
 		.walk_chain = skel->maps.walk_chain,
 		.maps = maps,
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
@@ -514,6 +523,11 @@ int profile__pages_fd(const struct profile *p)
 int profile__procs_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.procs);
+}
+
+int profile__py_procs_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.py_procs);
 }
 
 int profile__target_pids_fd(const struct profile *p)

@@ -107,6 +107,8 @@ int profile__rules_fd(const struct profile *p);
 int profile__objects_fd(const struct profile *p);
 int profile__pages_fd(const struct profile *p);
 int profile__procs_fd(const struct profile *p);
+/* The Python settings map (tgid -> struct sfbpf_py_proc, bpf/abi.h). */
+int profile__py_procs_fd(const struct profile *p);
 int profile__target_pids_fd(const struct profile *p);
 int profile__obj_hits_fd(const struct profile *p);
 int profile__notify_fd(const struct profile *p); /* notify_next: tgid -> next report time */

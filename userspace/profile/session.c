@@ -137,6 +137,12 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 	note_sample(s, smp);
 	if (s->opts.tap)
 		s->opts.tap(s->opts.tap_ctx, smp);
+	/* Python frames in place of the eval loop's, named while the process lives. */
+	if (smp->nr_py && pythons__splice(s->pythons, smp, size, s->spliced) > 0) {
+		smp = s->spliced;
+		size = SFBPF_SAMPLE_HDR_SIZE +
+		       ((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
+	}
 	if (!s->opts.off_cpu) {
 		int err = aggregator__add_raw(s->agg, smp, size);
 
@@ -151,11 +157,19 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 static int add_offcpu(struct session *s, const struct sfbpf_offcpu_sample *r, size_t size)
 {
 	uint64_t ns = r->end_ns - r->start_ns;
+	const struct sfbpf_sample *smp = &r->s;
 
-	note_sample(s, &r->s);
+	note_sample(s, smp);
 	if (r->state < SFBPF_STATE__COUNT)
 		s->state_ns[r->state] += ns;
-	return add_weighted(s, &r->s, size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE, ns);
+	size = size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE;
+	/* Python frames in place of the eval loop's, as for CPU samples (on_sample). */
+	if (smp->nr_py && pythons__splice(s->pythons, smp, size, s->spliced) > 0) {
+		smp = s->spliced;
+		size = SFBPF_SAMPLE_HDR_SIZE +
+		       ((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
+	}
+	return add_weighted(s, smp, size, ns);
 }
 
 static int on_offcpu_sample(void *ctx, const struct sfbpf_offcpu_sample *r, size_t size)
@@ -332,6 +346,7 @@ static int open_offcpu(struct session *s)
 			.objects = profile__objects_fd(s->prof),
 			.pages = profile__pages_fd(s->prof),
 			.procs = profile__procs_fd(s->prof),
+			.py_procs = profile__py_procs_fd(s->prof),
 			.target_pids = profile__target_pids_fd(s->prof),
 		};
 		opts.shared = &shared;
@@ -401,6 +416,15 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	}
 	s->tables = tables__new(&topts);
 	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
+	s->pythons = s->procs ? pythons__new(profile__py_procs_fd(s->prof)) : NULL;
+	s->spliced = s->pythons ? malloc(sizeof(*s->spliced)) : NULL;
+	if (!s->spliced)
+		return -ENOMEM;
+	{
+		struct proctrack_listener pl = pythons__listener(s->pythons);
+
+		proctrack__set_listener(s->procs, &pl);
+	}
 	lopts.procs = s->procs;
 	s->lc = s->procs ? lifecycle__new(&lopts) : NULL;
 	return s->lc ? 0 : -ENOMEM;
@@ -708,6 +732,8 @@ void session__close(struct session *s)
 {
 	lifecycle__free(s->lc);
 	proctrack__free(s->procs);
+	pythons__free(s->pythons);
+	free(s->spliced);
 	tables__free(s->tables);
 	tablecache__free(s->table_cache);
 	offcpu__free(s->off);

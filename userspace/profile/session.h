@@ -27,6 +27,7 @@
 #include "profile/offcpu.h"
 #include "profile/profile.h"
 #include "procs/proctrack.h"
+#include "profile/pythons.h"
 #include "symbols/symbolize.h"
 #include "maps/tables.h"
 #include "tables/tablecache.h"
@@ -96,6 +97,8 @@ struct session {
 	struct tables *tables;
 	struct tablecache *table_cache; /* NULL: --no-table-cache */
 	struct proctrack *procs;
+	struct pythons *pythons; /* the Python processes' settings and frames */
+	struct sfbpf_sample *spliced; /* a sample with its Python frames in place */
 	struct lifecycle *lc;
 	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
 	struct aggregator *agg; /* everything received since open (or the last reset) */
@@ -162,6 +165,7 @@ struct session_stats {
 	struct tables_stats tables;
 	struct tablecache_stats table_cache;
 	struct proctrack_stats procs;
+	struct pythons_stats python;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;
 	struct aggr_totals stacks;

@@ -168,6 +168,8 @@ void session__stats(struct session *s, struct session_stats *out)
 		proctrack__stats(s->procs, &out->procs);
 	if (s->lc)
 		lifecycle__stats(s->lc, &out->lifecycle);
+	if (s->pythons)
+		pythons__stats(s->pythons, &out->python);
 	out->forgotten = s->forgotten;
 	if (s->agg) {
 		aggregator__totals(s->agg, &out->stacks);
@@ -235,6 +237,23 @@ static void print_unwinding(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "stacks_truncated", truncated);
 	for (i = SFBPF_STAT_STOP_BASE + SFBPF_STOP__COUNT; i < SFBPF_STAT__COUNT; i++)
 		print_counter(f, "", profile__stat_name(i), st->bpf[i]);
+}
+
+/* The Python processes and frames (pythons.h), beside the BPF walk's py-* counters. */
+static void print_python(struct emitter *f, const struct session_stats *st)
+{
+	const struct pythons_stats *p = &st->python;
+
+	print_counter(f, "", "py_attached", p->attached);
+	print_counter(f, "", "py_refused", p->refused);
+	print_counter(f, "", "py_unsupported", p->unsupported);
+	print_counter(f, "", "py_spliced", p->samples);
+	print_counter(f, "", "py_named", p->frames);
+	print_counter(f, "", "py_freed_code", p->freed_code);
+	print_counter(f, "", "py_bad_code", p->bad_code);
+	print_counter(f, "", "py_left", p->left);
+	print_counter(f, "", "py_short", p->short_);
+	print_counter(f, "", "py_no_proc", p->no_proc);
 }
 
 static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)
@@ -395,6 +414,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 
 	session__stats(s, &st);
 	print_unwinding(f, &st);
+	print_python(f, &st);
 	print_counter(f, "", "received", st.received);
 	print_gauge(f, "", "processes", st.procs.procs);
 	print_gauge(f, "", "symbol_processes", st.sym.procs);

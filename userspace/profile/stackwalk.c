@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/python_names.h"
 #include "profile/aggregate.h"
 #include "symbols/ksyms.h"
 #include "profile/stackwalk.h"
@@ -158,6 +159,31 @@ static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 	return pool_str(w, name, &o->name);
 }
 
+/* A Python frame: its names live as long as the program (python_names.h). */
+static int python_frame(struct walker *w, uint64_t ip, size_t *n)
+{
+	struct python_name pn;
+	struct sw_frame *f;
+	int err = reserve_frames(w, *n, 1);
+
+	if (err)
+		return err;
+	f = &w->frames[*n];
+	w->offs[*n] = (struct pooled){ NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF };
+	*f = (struct sw_frame){ .kind = SW_USER, .addr = ip, .name = "[unknown]", .build_id = "" };
+	if (python_names__get(ip, &pn)) {
+		f->symbol = f->python = true;
+		f->name = pn.label;
+		f->function = pn.qualname;
+		f->module = "python";
+		f->file = f->decl_file = pn.file[0] ? pn.file : NULL;
+		f->line = pn.line;
+		f->decl_line = pn.firstline;
+	}
+	(*n)++;
+	return 0;
+}
+
 static void kernel_frame(struct walker *w, uint64_t addr, struct sw_frame *f)
 {
 	const struct ksym *k = w->ks ? ksyms__find(w->ks, addr) : NULL;
@@ -199,7 +225,10 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	out.first_user = n;
 	/* Root first. Frames above the leaf hold return addresses: look up addr - 1. */
 	for (j = st->nr_user - 1; j >= 0; j--) {
-		err = user_frames(w, st->pid, st->ips[j] - (j > 0), &n);
+		if (python_names__is_ip(st->ips[j]))
+			err = python_frame(w, st->ips[j], &n);
+		else
+			err = user_frames(w, st->pid, st->ips[j] - (j > 0), &n);
 		if (err)
 			return err;
 	}
@@ -215,11 +244,11 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 		const struct pooled *o = &w->offs[i];
 
 		f->name = pool_ptr(w, o->name, f->name);
-		f->module = pool_ptr(w, o->module, NULL);
-		f->path = pool_ptr(w, o->path, NULL);
+		f->module = pool_ptr(w, o->module, f->module);
+		f->path = pool_ptr(w, o->path, f->path);
 		f->build_id = pool_ptr(w, o->build_id, f->build_id);
-		f->file = pool_ptr(w, o->file, NULL);
-		f->decl_file = pool_ptr(w, o->decl_file, NULL);
+		f->file = pool_ptr(w, o->file, f->file);
+		f->decl_file = pool_ptr(w, o->decl_file, f->decl_file);
 	}
 	out.frames = w->frames;
 	out.nr_frames = n;

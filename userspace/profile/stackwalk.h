@@ -17,6 +17,10 @@
  *   there follow it as frames of their own (inlined = true, same address),
  *   outermost first, unless the symbolizer folds inlines away. A user frame
  *   with no symbol but a DWARF function takes that function's name.
+ * - A Python frame (spliced in place of the eval loop's native frame,
+ *   profile/pythons.h) is "qualname (file.py:line)", py-spy's form, with
+ *   function the qualified name alone, file/line the line executed and
+ *   decl_file/decl_line the code object's file and first line.
  * - A kernel frame is its kallsyms symbol, or "[unknown]". Writers mark kernel
  *   frames their own way (folded: "_[k]" suffix).
  * - Every frame but a leaf holds a return address and is looked up at
@@ -48,6 +52,8 @@ enum sw_kind {
 struct sw_frame {
 	enum sw_kind kind;
 	bool symbol; /* name is a function symbol (not "[MODULE]"/"[unknown]") */
+	bool python; /* user: a Python frame (name is its label, function its qualname) */
+	const char *function; /* the function's own name where name says more (Python), or NULL */
 	bool mapped; /* user: a mapping covered addr */
 	const char *name;
 	uint64_t addr; /* user/kernel: the address looked up (return address - 1) */

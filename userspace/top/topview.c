@@ -23,6 +23,7 @@
 #include "symbols/ksyms.h"
 #include "profile/session.h"
 #include "profile/stackwalk.h"
+#include "interp/python_names.h"
 #include "symbols/symbolize.h"
 #include "top/topview.h"
 #include "top/topview_int.h"
@@ -134,9 +135,12 @@ static int64_t sym_user(struct topview *tv, uint32_t pid, uint64_t addr)
 {
 	char buf[PATH_MAX + 2];
 	struct sym_info si = {};
+	struct python_name pn;
 	const char *name;
 	bool symbol;
 
+	if (python_names__get(addr, &pn))
+		return sym_get(tv, pn.label, "python", false);
 	if (tv->sym)
 		symbolizer__user(tv->sym, pid, addr, &si);
 	name = stackwalk__user_name(&si, buf, sizeof(buf), &symbol);
@@ -289,7 +293,9 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 		s->syms[k] = sym;
 	}
 	for (i = 0; i < st->nr_user; i++, k++) {
-		sym = sym_frame(tv, st->pid, false, st->ips[i] - (i > 0));
+		/* Python frames are ids, not return addresses (python_names.h). */
+		sym = sym_frame(tv, st->pid, false,
+				st->ips[i] - (i > 0 && !python_names__is_ip(st->ips[i])));
 		if (sym < 0)
 			return (int)sym;
 		s->syms[k] = sym;

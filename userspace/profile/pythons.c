@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A session's Python processes: attach, BPF settings, splicing (pythons.h). */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/python.h"
+#include "interp/python_names.h"
+#include "procs/procmaps.h"
+#include "profile/pythons.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+#include "util/vec.h"
+
+#define RETRY_NS (500 * 1000000ULL) /* an interpreter not yet initialised: again after */
+#define MAX_ATTEMPTS 8
+#define MAX_CODES 65536 /* code objects remembered per process; then forgotten at once */
+
+enum state {
+	ATTACHED,
+	RETRY, /* refused or unreadable so far: tried again at later refreshes */
+	NATIVE, /* no CPython, an unsupported one, or refused for good */
+};
+
+/* A code object as resolved once: its names, or why it has none (err). */
+struct code {
+	uint64_t code;
+	uint32_t stamp;
+	int err; /* 0, -ESTALE (freed), or a read error */
+	struct python_code c;
+};
+
+/* A frame resolved: (code, stamp, instruction) -> a python_names id. */
+struct frame {
+	uint64_t code;
+	uint32_t stamp, lasti;
+	uint64_t id;
+};
+
+struct pyproc {
+	int pid;
+	uint64_t start_ticks;
+	enum state state;
+	int err; /* the last attach's */
+	unsigned int attempts;
+	uint64_t next_try_ns;
+	struct python *py;
+	uint64_t eval_lo, eval_hi;
+	struct hashmap codes; /* -> index in codes_v */
+	struct code *codes_v;
+	size_t nr_codes, codes_cap;
+	struct hashmap frames; /* -> index in frames_v */
+	struct frame *frames_v;
+	size_t nr_frames, frames_cap;
+};
+
+struct pythons {
+	int fd;
+	struct hashmap procs; /* pid -> struct pyproc * */
+	struct pythons_stats stats;
+	uint64_t freed_id, bad_id;
+};
+
+static bool proc_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return ((const struct pyproc *)HASHMAP_TO_PTR(val))->pid == *(const int *)key;
+}
+
+static uint32_t pid_hash(int pid)
+{
+	return (uint32_t)hash__mix64((uint64_t)pid);
+}
+
+static struct pyproc *find(struct pythons *ps, int pid)
+{
+	int64_t v = hashmap__find(&ps->procs, pid_hash(pid), proc_eq, NULL, &pid);
+
+	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
+}
+
+static void forget_codes(struct pyproc *p)
+{
+	for (size_t i = 0; i < p->nr_codes; i++)
+		python__code_free(&p->codes_v[i].c);
+	p->nr_codes = p->nr_frames = 0;
+	hashmap__clear(&p->codes);
+	hashmap__clear(&p->frames);
+}
+
+static void drop(struct pythons *ps, struct pyproc *p)
+{
+	__u32 key = p->pid;
+
+	if (p->state == ATTACHED)
+		bpf_map_delete_elem(ps->fd, &key);
+	hashmap__del(&ps->procs, pid_hash(p->pid), proc_eq, NULL, &p->pid);
+	forget_codes(p);
+	hashmap__free(&p->codes);
+	hashmap__free(&p->frames);
+	free(p->codes_v);
+	free(p->frames_v);
+	python__free(p->py);
+	free(p);
+}
+
+/*
+ * Whether pid may run CPython: an object whose name says python (the
+ * executable python3.N, libpython3.N.so). The attach then opens it; every
+ * other process costs this look at the mappings just read.
+ */
+static bool maybe_python(const struct procmaps *pm)
+{
+	for (size_t i = 0; i < procmaps__count(pm); i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if (!(m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)) &&
+		    strstr(procmap__basename(m->path), "python"))
+			return true;
+	}
+	return false;
+}
+
+static void attach(struct pythons *ps, struct pyproc *p)
+{
+	struct sfbpf_py_proc cfg;
+	__u32 key = p->pid;
+	int err;
+
+	p->attempts++;
+	p->next_try_ns = clock__mono_ns() + RETRY_NS;
+	err = python__attach(p->pid, &p->py);
+	if (!err) {
+		err = python__bpf_settings(p->py, &cfg);
+		cfg.start_ticks = p->start_ticks;
+		if (!err && bpf_map_update_elem(ps->fd, &key, &cfg, BPF_ANY))
+			err = -errno;
+		if (!err && !python__eval_range(p->py, &p->eval_lo, &p->eval_hi))
+			pr_info("python: pid %d: no _PyEval_EvalFrameDefault: Python frames "
+				"go above the native ones",
+				p->pid);
+		if (err) {
+			python__free(p->py);
+			p->py = NULL;
+		}
+	}
+	p->err = err;
+	if (!err) {
+		p->state = ATTACHED;
+		ps->stats.attached++;
+		pr_debug("python: pid %d: CPython %s attached", p->pid, python__version(p->py));
+		return;
+	}
+	/* An interpreter starting up has no thread yet: the checks refuse it for now. */
+	if ((err == -EPROTO || err == -EFAULT) && p->attempts < MAX_ATTEMPTS) {
+		p->state = RETRY;
+		return;
+	}
+	p->state = NATIVE;
+	if (err == -EPROTO)
+		ps->stats.refused++;
+	else if (err == -ENOTSUP || err == -ERANGE)
+		ps->stats.unsupported++;
+	if (err != -ENOENT)
+		pr_info("python: pid %d: profiled as native code: %s", p->pid, strerror(-err));
+}
+
+static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
+{
+	struct pythons *ps = ctx;
+	struct pyproc *p = find(ps, pid);
+
+	if (p && p->start_ticks != start_ticks) {
+		drop(ps, p);
+		p = NULL;
+	}
+	if (p && (p->state != RETRY || clock__mono_ns() < p->next_try_ns))
+		return;
+	if (!p) {
+		if (!maybe_python(pm))
+			return;
+		p = calloc(1, sizeof(*p));
+		if (!p || hashmap__add(&ps->procs, pid_hash(pid), HASHMAP_PTR(p))) {
+			free(p);
+			return;
+		}
+		p->pid = pid;
+		p->start_ticks = start_ticks;
+	}
+	attach(ps, p);
+}
+
+static void on_removed(void *ctx, int pid)
+{
+	struct pythons *ps = ctx;
+	struct pyproc *p = find(ps, pid);
+
+	if (p)
+		drop(ps, p);
+}
+
+struct proctrack_listener pythons__listener(struct pythons *ps)
+{
+	return (struct proctrack_listener){ .updated = on_updated,
+					    .removed = on_removed,
+					    .ctx = ps };
+}
+
+struct pythons *pythons__new(int py_procs_fd)
+{
+	struct pythons *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->fd = py_procs_fd;
+	ps->freed_id = python_names__intern("[freed code]", "", 0, 0);
+	ps->bad_id = python_names__intern("[bad code]", "", 0, 0);
+	return ps;
+}
+
+void pythons__free(struct pythons *ps)
+{
+	size_t iter = 0;
+	uint64_t v;
+
+	if (!ps)
+		return;
+	while (hashmap__next(&ps->procs, &iter, &v)) {
+		drop(ps, HASHMAP_TO_PTR(v));
+		iter = 0; /* drop() shifted the map */
+	}
+	hashmap__free(&ps->procs);
+	free(ps);
+}
+
+void pythons__stats(const struct pythons *ps, struct pythons_stats *out)
+{
+	*out = ps->stats;
+}
+
+struct code_key {
+	uint64_t code;
+	uint32_t stamp;
+};
+
+static bool code_eq(const void *ctx, uint64_t val, const void *key)
+{
+	const struct code *c = &((const struct pyproc *)ctx)->codes_v[val];
+	const struct code_key *k = key;
+
+	return c->code == k->code && c->stamp == k->stamp;
+}
+
+static bool frame_eq(const void *ctx, uint64_t val, const void *key)
+{
+	const struct frame *f = &((const struct pyproc *)ctx)->frames_v[val], *k = key;
+
+	return f->code == k->code && f->stamp == k->stamp && f->lasti == k->lasti;
+}
+
+/* The code object (code, stamp) of p, read now if it is new. NULL: no memory. */
+static struct code *code_get(struct pyproc *p, uint64_t code, uint32_t stamp)
+{
+	struct code_key k = { code, stamp };
+	uint32_t h = (uint32_t)hash__mix64(code ^ ((uint64_t)stamp << 32));
+	int64_t i = hashmap__find(&p->codes, h, code_eq, p, &k);
+	struct code *c;
+
+	if (i >= 0)
+		return &p->codes_v[i];
+	if (p->nr_codes >= MAX_CODES)
+		forget_codes(p);
+	if (VEC_RESERVE(p->codes_v, p->codes_cap, p->nr_codes + 1, 64) ||
+	    hashmap__add(&p->codes, h, p->nr_codes))
+		return NULL;
+	c = &p->codes_v[p->nr_codes++];
+	c->code = code;
+	c->stamp = stamp;
+	c->err = python__code(p->py, code, stamp, &c->c);
+	return c;
+}
+
+/* The python_names id of one frame the BPF walk sent (slots a, b). */
+static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint64_t b)
+{
+	struct frame k = { .code = a & SFBPF_PY_ADDR_MASK, .stamp = b >> 32, .lasti = (uint32_t)b };
+	uint32_t h =
+		(uint32_t)hash__mix64(k.code ^ ((uint64_t)k.stamp << 32) ^ hash__mix64(k.lasti));
+	int64_t i = hashmap__find(&p->frames, h, frame_eq, p, &k);
+	struct code *c;
+
+	ps->stats.frames++;
+	if (i >= 0)
+		k.id = p->frames_v[i].id;
+	else if (!(c = code_get(p, k.code, k.stamp)))
+		return ps->bad_id;
+	else if (c->err)
+		k.id = c->err == -ESTALE ? ps->freed_id : ps->bad_id;
+	else
+		k.id = python_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
+					    (uint32_t)python__code_lineno(p->py, &c->c, k.lasti));
+	if (i < 0 && k.id && !VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
+	    !hashmap__add(&p->frames, h, p->nr_frames))
+		p->frames_v[p->nr_frames++] = k;
+	ps->stats.freed_code += k.id == ps->freed_id;
+	ps->stats.bad_code += k.id == ps->bad_id || !k.id;
+	return k.id ? k.id : ps->bad_id;
+}
+
+int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t size,
+		    struct sfbpf_sample *out)
+{
+	const __u64 *py = in->ips + in->nr_user + in->nr_kernel;
+	uint32_t npy = in->nr_py, nu = in->nr_user, k = 0, n = 0, j;
+	uint64_t ids[SFBPF_PY_MAX_FRAMES];
+	bool entry[SFBPF_PY_MAX_FRAMES], cut = false, was_short = false;
+	struct pyproc *p;
+
+	if (!npy)
+		return 0;
+	if (npy > SFBPF_PY_MAX_FRAMES ||
+	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel + 2 * npy) * 8 > size)
+		return -EINVAL;
+	p = find(ps, in->pid);
+	if (!p || p->state != ATTACHED) {
+		ps->stats.no_proc++;
+		return 0;
+	}
+	for (j = 0; j < npy; j++) {
+		ids[j] = frame_id(ps, p, py[2 * j], py[2 * j + 1]);
+		entry[j] = py[2 * j] & SFBPF_PY_ENTRY;
+	}
+	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
+	/* Leaf first, as the sample: each eval frame takes its run of Python frames. */
+	for (j = 0; j < nu && !cut; j++) {
+		uint64_t pc = in->ips[j] - (j > 0);
+
+		if (pc < p->eval_lo || pc >= p->eval_hi) {
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = in->ips[j];
+			continue;
+		}
+		if (k >= npy) {
+			was_short = true;
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = in->ips[j];
+			continue;
+		}
+		do {
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = python_names__ip(ids[k]);
+		} while (!cut && !entry[k++] && k < npy);
+	}
+	/* Frames no eval frame took (a native walk cut short): outermost, after the rest. */
+	ps->stats.left += k < npy;
+	for (; k < npy && !cut; k++) {
+		cut = n >= SFBPF_MAX_FRAMES;
+		if (!cut)
+			out->ips[n++] = python_names__ip(ids[k]);
+	}
+	ps->stats.short_ += was_short;
+	ps->stats.samples++;
+	if (cut)
+		out->stop = SFBPF_STOP_DEPTH;
+	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
+	out->nr_user = n;
+	out->nr_py = 0;
+	return 1;
+}
