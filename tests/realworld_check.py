@@ -68,6 +68,11 @@ import pbdecode
 from statsparse import parse_stats
 
 TRUNCATED = "[truncated]"
+# A Python frame of sfbpf's kernel walk, as folded names it: "qualname
+# (file.py:line)", "<module> (<frozen importlib._bootstrap>:1176)".
+PY_FRAME = re.compile(r".* \((?:<[^<>]*>|[^ ()<>]*)(?::[0-9]+)?\)$")
+# The native frame each run of Python frames stands in for (the eval loop).
+PY_EVAL = "_PyEval_EvalFrameDefault"
 
 
 class InputError(Exception):
@@ -124,6 +129,13 @@ def parse_folded(text, comms):
                 break
             if f.endswith("_[i]"):
                 inlined.append(f[:-4])
+            elif PY_FRAME.fullmatch(f):
+                # sfbpf puts the Python frames one eval call runs where its
+                # native frame stood; perf sees that native frame only.
+                # Python frames are judged against the interpreter itself
+                # (pywalk.test); here the native stack they stand in.
+                if not user or user[-1] is not PY_EVAL:
+                    user.append(PY_EVAL)
             else:
                 user.append(f)
         stacks.append(Stack(comm, truncated, user, int(m.group(2)), inlined))
@@ -717,6 +729,13 @@ def selftest(_args):
                            "p;_start;main;a;c_[i];sys_k_[k] 3\n", {"p"})
     expect(not bad and len(st) == 3 and st[1].truncated and st[2].user == ["_start", "main", "a"] and
            st[2].inlined == ["c"], "folded parse: %r" % [(s.user, s.truncated) for s in st])
+    py, _ = parse_folded("p;main;PyEval_EvalCode;<module> (burn.py:9);fib (burn.py:3);"
+                         "fib (burn.py:4);PyObject_Call;g (<frozen x>:2);h ();len 4\n", {"p"})
+    expect(py[0].user == ["main", "PyEval_EvalCode", PY_EVAL, "PyObject_Call", PY_EVAL, "len"],
+           "Python frames as the eval frames they stand in: %r" % py[0].user)
+    cxx, _ = parse_folded("p;v8::internal::(anonymous namespace)::Invoke;operator() 1\n", set())
+    expect(cxx[0].user == ["v8::internal::(anonymous namespace)::Invoke", "operator()"],
+           "C++ names are not Python frames: %r" % cxx[0].user)
     perf_text = ("p  12 \n\tffffffff81000000 irq ([kernel.kallsyms])\n\t 11 b (/bin/p)\n"
                  "\t 22 a (/bin/p)\n\t 33 [unknown] (/bin/p)\n\t 44 main (/bin/p)\n\n"
                  "V8 Worker  13 \n\t 55 w (/bin/p)\n\n")
