@@ -65,14 +65,10 @@ import subprocess
 import sys
 
 import pbdecode
+from pyfold import PY_EVAL, native_frames
 from statsparse import parse_stats
 
 TRUNCATED = "[truncated]"
-# A Python frame of sfbpf's kernel walk, as folded names it: "qualname
-# (file.py:line)", "<module> (<frozen importlib._bootstrap>:1176)".
-PY_FRAME = re.compile(r".* \((?:<[^<>]*>|[^ ()<>]*)(?::[0-9]+)?\)$")
-# The native frame each run of Python frames stands in for (the eval loop).
-PY_EVAL = "_PyEval_EvalFrameDefault"
 
 
 class InputError(Exception):
@@ -129,16 +125,9 @@ def parse_folded(text, comms):
                 break
             if f.endswith("_[i]"):
                 inlined.append(f[:-4])
-            elif PY_FRAME.fullmatch(f):
-                # sfbpf puts the Python frames one eval call runs where its
-                # native frame stood; perf sees that native frame only.
-                # Python frames are judged against the interpreter itself
-                # (pywalk.test); here the native stack they stand in.
-                if not user or user[-1] is not PY_EVAL:
-                    user.append(PY_EVAL)
             else:
                 user.append(f)
-        stacks.append(Stack(comm, truncated, user, int(m.group(2)), inlined))
+        stacks.append(Stack(comm, truncated, native_frames(user), int(m.group(2)), inlined))
     return stacks, bad
 
 

@@ -58,6 +58,7 @@ import re
 import subprocess
 import sys
 
+from pyfold import native_frames
 from statsparse import parse_stats
 
 STOP_REASONS = ("outermost", "no_proc", "no_mapping", "no_row", "read",
@@ -161,7 +162,7 @@ def parse_folded(text):
         if why:
             errors.append("line %d: %s: %r" % (n, why, line[:200]))
             continue
-        stacks.append(Stack(comm, truncated, user, kernel, count, line))
+        stacks.append(Stack(comm, truncated, native_frames(user), kernel, count, line))
     return stacks, errors
 
 
