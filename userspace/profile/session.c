@@ -128,6 +128,21 @@ static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_
 	return err == -ENOSPC ? 0 : err; /* over the stack budget: counted, reading goes on */
 }
 
+/*
+ * The sample with its Python frames in place of the eval loop's native ones
+ * (pythons.h), named while the process lives; *size becomes the spliced
+ * sample's. The sample itself when it has none, or they cannot be read.
+ */
+static const struct sfbpf_sample *splice_python(struct session *s, const struct sfbpf_sample *smp,
+						size_t *size)
+{
+	if (!smp->nr_py || pythons__splice(s->pythons, smp, *size, s->spliced) <= 0)
+		return smp;
+	*size = SFBPF_SAMPLE_HDR_SIZE +
+		((size_t)s->spliced->nr_user + s->spliced->nr_kernel) * sizeof(__u64);
+	return s->spliced;
+}
+
 static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 {
 	struct session *s = ctx;
@@ -137,12 +152,7 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 	note_sample(s, smp);
 	if (s->opts.tap)
 		s->opts.tap(s->opts.tap_ctx, smp);
-	/* Python frames in place of the eval loop's, named while the process lives. */
-	if (smp->nr_py && pythons__splice(s->pythons, smp, size, s->spliced) > 0) {
-		smp = s->spliced;
-		size = SFBPF_SAMPLE_HDR_SIZE +
-		       ((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
-	}
+	smp = splice_python(s, smp, &size);
 	if (!s->opts.off_cpu) {
 		int err = aggregator__add_raw(s->agg, smp, size);
 
@@ -163,12 +173,7 @@ static int add_offcpu(struct session *s, const struct sfbpf_offcpu_sample *r, si
 	if (r->state < SFBPF_STATE__COUNT)
 		s->state_ns[r->state] += ns;
 	size = size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE;
-	/* Python frames in place of the eval loop's, as for CPU samples (on_sample). */
-	if (smp->nr_py && pythons__splice(s->pythons, smp, size, s->spliced) > 0) {
-		smp = s->spliced;
-		size = SFBPF_SAMPLE_HDR_SIZE +
-		       ((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
-	}
+	smp = splice_python(s, smp, &size);
 	return add_weighted(s, smp, size, ns);
 }
 
