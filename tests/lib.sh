@@ -78,6 +78,29 @@ plt_ref() {
 	done
 }
 
+# until_cpu TOP PID SECS [MAX]: once TOP (a profiler started in the
+# background) samples, until PID has run SECS more seconds of CPU (MAX
+# seconds of wall time at most, 300), then SIGINT to TOP; returns TOP's exit
+# status. A window in the target's CPU time, not in wall time, gives it as
+# many samples however busy the machine.
+until_cpu() {
+	local top=$1 pid=$2 need c0 c i t0=$SECONDS
+	need=$(awk -v s="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { print int(s * hz + 0.5) }')
+	for ((i = 0; i < 3000; i++)); do
+		sampling "$top" && break
+		kill -0 "$top" 2>/dev/null || break
+		sleep 0.1
+	done
+	c0=$(cpu_ticks "$pid")
+	while kill -0 "$top" 2>/dev/null && [ $((SECONDS - t0)) -lt "${4:-300}" ]; do
+		c=$(cpu_ticks "$pid")
+		[ -z "$c" ] || [ -z "$c0" ] || [ $((c - c0)) -ge "$need" ] && break
+		sleep 0.1
+	done
+	kill -INT "$top" 2>/dev/null
+	wait "$top"
+}
+
 # wait_running PID: until PID has run on a CPU (its loop started), 60 s at most.
 wait_running() {
 	local i t
