@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * DWARF CFI → flat table (see cfi.h). libdw executes the CFA programs; this
- * file only enumerates the FDEs (dwarf_next_cfi gives raw entries, so their
- * address ranges are decoded here from the CIE's pointer encoding), orders
- * them, resolves overlaps, and walks each FDE one CFI row at a time.
+ * DWARF CFI → flat table (see cfi.h). This file enumerates the FDEs
+ * (dwarf_next_cfi gives raw entries, so their address ranges are decoded
+ * here from the CIE's pointer encoding), orders them, resolves overlaps, and
+ * has each FDE's program run once by cfi_interp.c, its rows translated by
+ * cfi_rule.c. The libdw row walk it replaced stays as a reference for the
+ * tests and the benchmark (SFBPF_CFI_ROWS=libdw).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "tables/cfi.h"
+#include "tables/cfi_interp.h"
 #include "tables/cfi_prog.h"
 #include "tables/flatbuild.h"
 #include "util/vec.h"
@@ -22,17 +25,31 @@
 #define MAX_PLT_ROWS (1u << 16) /* expansion bound for one PLT-shaped row */
 #define MAX_EXEC_SEGMENTS 16
 /*
- * libdw re-runs the CIE's and the FDE's program for every row it is asked
- * about: walking an FDE costs rows * instructions. Bounds per FDE and per
- * object, in instructions evaluated (about 5 ns each; libc needs 1M, libLLVM 40M).
+ * Bounds per FDE and per object, in CFA instructions executed (libc has
+ * 0.1M, libLLVM 3M).
  */
 #define FDE_WORK_BUDGET (32ull << 20)
 #define OBJ_WORK_BUDGET (256ull << 20)
+/*
+ * The libdw reference re-runs the CIE's and the FDE's program for every row
+ * and counts rows * instructions (libc 1M, libLLVM 40M; one FDE of gcc's cc1,
+ * 20 KiB of CFI, 36M). It ran out of FDE_WORK_BUDGET there and gave
+ * unsupported rows: as a reference for the interpreter's rows it may go on,
+ * to bounds only a hostile file reaches.
+ */
+#define REF_FDE_WORK_BUDGET (1ull << 32)
+#define REF_OBJ_WORK_BUDGET (1ull << 36)
 
 struct cfi_section {
 	Elf_Data *data; /* NULL: the object has no such section */
 	uint64_t addr; /* sh_addr */
-	Dwarf_CFI *cfi; /* libdw's handle on the same section */
+	Dwarf_CFI *cfi; /* libdw's handle on the same section (the reference walk only) */
+};
+
+/* A CIE as its FDEs need it. */
+struct cie_ent {
+	struct cfi_cie_prog prog;
+	bool signal; /* augmentation 'S' */
 };
 
 /*
@@ -42,21 +59,18 @@ struct cfi_section {
 struct fde_ent {
 	uint64_t lo, hi;
 	const uint8_t *insn, *insn_end; /* the FDE's instructions */
-	const uint8_t *cie_insn, *cie_insn_end; /* its CIE's initial instructions */
-	uint8_t fde_enc; /* its CIE's pointer encoding */
+	uint32_t cie; /* index in reader.cies */
 	uint8_t src; /* enum cfi_source */
 	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
-	uint32_t code_align; /* its CIE's code alignment factor (AArch64: RA signing) */
 };
 
-/* What an FDE needs from its CIE. */
+/* The CIE parsed last: FDEs share few CIEs, in runs. */
 struct cie_info {
 	Dwarf_Off off;
 	bool valid;
-	uint8_t fde_enc; /* DW_EH_PE_* of initial_location / address_range */
 	bool zaug; /* 'z' augmentation: FDEs carry an augmentation length */
-	uint64_t code_align; /* code alignment factor */
-	const uint8_t *insn, *insn_end; /* initial instructions */
+	uint32_t idx; /* in reader.cies */
+	struct cie_ent ent;
 };
 
 struct exec_range {
@@ -74,7 +88,13 @@ struct reader {
 	struct fde_ent *fdes;
 	uint32_t nr_fdes;
 	size_t cap_fdes;
-	struct cie_info cie; /* last CIE parsed: FDEs share few CIEs, in runs */
+	struct cie_ent *cies;
+	uint32_t nr_cies;
+	size_t cap_cies;
+	struct cie_info cie; /* last CIE parsed */
+	bool libdw_rows; /* rows from libdw (SFBPF_CFI_ROWS=libdw): the reference */
+	struct cfi_interp ip;
+	int64_t ip_cie; /* the CIE whose initial state ip holds, -1: none */
 	struct flat_builder b;
 	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
 	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
@@ -104,7 +124,8 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 
 	if (r->cie.valid && r->cie.off == off)
 		return 0;
-	r->cie = (struct cie_info){ .off = off, .fde_enc = DW_EH_PE_absptr };
+	r->cie = (struct cie_info){ .off = off };
+	r->cie.ent.prog.fde_enc = DW_EH_PE_absptr;
 	if (dwarf_next_cfi(r->e_ident, s->data, src == CFI_SRC_EH_FRAME, off, &next, &e) != 0 ||
 	    !dwarf_cfi_cie_p(&e))
 		return -EINVAL;
@@ -112,9 +133,14 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 	if (a[0] && a[0] != 'z')
 		return -EINVAL; /* pre-'z' GNU augmentations: not emitted for decades */
 	r->cie.zaug = a[0] == 'z';
-	r->cie.code_align = e.cie.code_alignment_factor;
-	r->cie.insn = e.cie.initial_instructions;
-	r->cie.insn_end = e.cie.initial_instructions_end;
+	r->cie.ent.prog = (struct cfi_cie_prog){
+		.insn = e.cie.initial_instructions,
+		.insn_end = e.cie.initial_instructions_end,
+		.code_align = e.cie.code_alignment_factor,
+		.data_align = e.cie.data_alignment_factor,
+		.ra_reg = (uint32_t)e.cie.return_address_register,
+		.fde_enc = DW_EH_PE_absptr,
+	};
 	p = e.cie.augmentation_data;
 	end = p + e.cie.augmentation_data_size;
 	for (a = a[0] ? a + 1 : a; *a; a++) {
@@ -122,7 +148,7 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 		case 'R':
 			if (p >= end)
 				return -EINVAL;
-			r->cie.fde_enc = *p++;
+			r->cie.ent.prog.fde_enc = *p++;
 			break;
 		case 'L':
 			if (p++ >= end)
@@ -136,7 +162,9 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 						   &skip))
 				return -EINVAL;
 			break;
-		case 'S': /* signal frame: libdw reports it through dwarf_frame_info */
+		case 'S': /* signal frame */
+			r->cie.ent.signal = true;
+			break;
 		case 'B': /* AArch64 B key, MTE tagged frames: no data */
 		case 'G':
 			break;
@@ -145,6 +173,10 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 		}
 	}
 done:
+	if (VEC_RESERVE(r->cies, r->cap_cies, (size_t)r->nr_cies + 1, 16))
+		return -ENOMEM;
+	r->cie.idx = r->nr_cies;
+	r->cies[r->nr_cies++] = r->cie.ent;
 	r->cie.valid = true;
 	return 0;
 }
@@ -168,11 +200,8 @@ static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source 
 						  .hi = hi,
 						  .insn = insn,
 						  .insn_end = insn_end,
-						  .cie_insn = r->cie.insn,
-						  .cie_insn_end = r->cie.insn_end,
-						  .fde_enc = r->cie.fde_enc,
-						  .src = src,
-						  .code_align = (uint32_t)r->cie.code_align };
+						  .cie = r->cie.idx,
+						  .src = src };
 	return 0;
 }
 
@@ -186,9 +215,9 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 
 	if (parse_cie(r, src, f->CIE_pointer))
 		return false;
-	if (cfi_prog__read_encoded(&p, f->end, r->cie.fde_enc, s->addr + (uint64_t)(p - base), true,
-				   lo) ||
-	    cfi_prog__read_encoded(&p, f->end, r->cie.fde_enc & 0x0f, 0, false, &range))
+	if (cfi_prog__read_encoded(&p, f->end, r->cie.ent.prog.fde_enc,
+				   s->addr + (uint64_t)(p - base), true, lo) ||
+	    cfi_prog__read_encoded(&p, f->end, r->cie.ent.prog.fde_enc & 0x0f, 0, false, &range))
 		return false;
 	if (r->cie.zaug) {
 		if (cfi_prog__read_uleb(&p, f->end, &alen) || alen > (uint64_t)(f->end - p))
@@ -203,11 +232,12 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 /* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
 static uint32_t fde_ops(const struct reader *r, const struct fde_ent *f)
 {
+	const struct cfi_cie_prog *c = &r->cies[f->cie].prog;
 	struct cfi_prog_scan s = { .aarch64 = r->m == &cfi_aarch64 };
 
-	if (!f->cie_insn || f->cie_insn > f->cie_insn_end || f->insn > f->insn_end ||
-	    !cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
-	    !cfi_prog__scan(f->insn, f->insn_end, f->fde_enc, &s))
+	if (!c->insn || c->insn > c->insn_end || f->insn > f->insn_end ||
+	    !cfi_prog__scan(c->insn, c->insn_end, c->fde_enc, &s) ||
+	    !cfi_prog__scan(f->insn, f->insn_end, c->fde_enc, &s))
 		return 0;
 	return s.ops + 1 < UINT32_MAX ? (uint32_t)s.ops + 1 : UINT32_MAX;
 }
@@ -345,20 +375,23 @@ static int rule_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t p
  * track (it ignores DW_CFA_AARCH64_negate_ra_state): f's programs re-read
  * from its entry, up to that row.
  */
-static bool ra_signed(const struct fde_ent *f, uint64_t pc)
+static bool ra_signed(const struct cfi_cie_prog *c, const struct fde_ent *f, uint64_t pc)
 {
 	struct cfi_prog_scan s = {
-		.aarch64 = true, .track = true, .loc = f->lo, .pc = pc, .code_align = f->code_align
+		.aarch64 = true, .track = true, .loc = f->lo, .pc = pc, .code_align = c->code_align
 	};
 
-	if (!cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
-	    (!s.reached && !cfi_prog__scan(f->insn, f->insn_end, f->fde_enc, &s)))
+	if (!cfi_prog__scan(c->insn, c->insn_end, c->fde_enc, &s) ||
+	    (!s.reached && !cfi_prog__scan(f->insn, f->insn_end, c->fde_enc, &s)))
 		return false;
 	return s.ra_signed;
 }
 
-/* Walk one FDE: libdw evaluates the row at pc and says where it ends. */
-static int walk_fde(struct reader *r, const struct fde_ent *f)
+/*
+ * The reference walk: libdw evaluates the row at pc and says where it ends,
+ * re-running the FDE's program from its start for each row.
+ */
+static int walk_fde_libdw(struct reader *r, const struct fde_ent *f)
 {
 	Dwarf_CFI *cfi = r->sec[f->src].cfi;
 	bool signal = false, plt = false, sig = false;
@@ -375,7 +408,7 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 		/* Each row re-runs the programs: bound the FDE's and the object's total. */
 		work += ops;
 		r->st->cfa_ops += ops;
-		if (work > FDE_WORK_BUDGET || r->st->cfa_ops > OBJ_WORK_BUDGET)
+		if (work > REF_FDE_WORK_BUDGET || r->st->cfa_ops > REF_OBJ_WORK_BUDGET)
 			return unsupported_row(r, pc, f->hi, CFI_UNSUP_BUDGET);
 		frame = NULL;
 		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0)
@@ -388,13 +421,75 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 		}
 		cfi_rule__from_frame(frame, signal, ra_reg, r->m, &rr);
 		free(frame);
-		if (r->m == &cfi_aarch64 && !rr.why && ra_signed(f, pc))
+		if (r->m == &cfi_aarch64 && !rr.why && ra_signed(&r->cies[f->cie].prog, f, pc))
 			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
 		r->st->cfi_rows++;
 		plt |= rr.plt;
 		sig |= signal;
 		err = rule_rows(r, &rr, pc, end);
 		pc = end;
+	}
+	r->st->plt_fdes += plt;
+	r->st->signal_fdes += sig;
+	return err;
+}
+
+/* Budget left for one more program: the FDE's and the object's. */
+static uint64_t ops_left(const struct reader *r)
+{
+	uint64_t left = r->st->cfa_ops < OBJ_WORK_BUDGET ? OBJ_WORK_BUDGET - r->st->cfa_ops : 0;
+
+	return left < FDE_WORK_BUDGET ? left : FDE_WORK_BUDGET;
+}
+
+/* A program refused: its whole FDE is unsupported, err says why. */
+static int refuse_fde(struct reader *r, const struct fde_ent *f, int err)
+{
+	if (err == -ENOMEM)
+		return err;
+	return unsupported_row(r, f->lo, f->hi, err == -E2BIG ? CFI_UNSUP_BUDGET : CFI_UNSUP_INSN);
+}
+
+/* Walk one FDE: its program runs once, every row comes out of that run. */
+static int walk_fde(struct reader *r, const struct fde_ent *f)
+{
+	const struct cie_ent *c = &r->cies[f->cie];
+	const struct cfi_section *s = &r->sec[f->src];
+	struct cfi_interp *ip = &r->ip;
+	bool plt = false, sig = false;
+	struct cfi_row_rule rr;
+	uint64_t before = ip->ops, end;
+	size_t i;
+	int err;
+
+	if (r->ip_cie != f->cie) {
+		r->ip_cie = -1;
+		err = cfi_interp__cie(ip, r->m, &c->prog, s->data->d_buf, s->addr, ops_left(r));
+		r->st->cfa_ops += ip->ops - before;
+		if (err)
+			return refuse_fde(r, f, err);
+		r->ip_cie = f->cie;
+		before = ip->ops;
+	}
+	err = cfi_interp__fde(ip, f->lo, f->hi, f->insn, f->insn_end, ops_left(r));
+	r->st->cfa_ops += ip->ops - before;
+	if (err)
+		return refuse_fde(r, f, err);
+	for (i = 0; i < ip->nr_rows && !err; i++) {
+		const struct cfi_row *row = &ip->rows[i];
+
+		end = i + 1 < ip->nr_rows ? ip->rows[i + 1].lo : f->hi;
+		if (row->bad) {
+			err = unsupported_row(r, row->lo, f->hi, row->bad);
+			break;
+		}
+		cfi_rule__from_state(&row->st, c->signal, c->prog.ra_reg, r->m, &rr);
+		if (!rr.why && row->st.ra_signed)
+			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
+		r->st->cfi_rows++;
+		plt |= rr.plt;
+		sig |= c->signal;
+		err = rule_rows(r, &rr, row->lo, end);
 	}
 	r->st->plt_fdes += plt;
 	r->st->signal_fdes += sig;
@@ -447,7 +542,7 @@ static int emit_all(struct reader *r)
 		r->st->code_bytes += run_hi - f->lo;
 		if (members == 1) {
 			r->st->fdes[f->src]++;
-			err = walk_fde(r, f);
+			err = r->libdw_rows ? walk_fde_libdw(r, f) : walk_fde(r, f);
 		} else {
 			err = unsupported_row(r, f->lo, run_hi, CFI_UNSUP_OVERLAP);
 		}
@@ -503,6 +598,23 @@ static int find_sections(struct reader *r)
 	return 0;
 }
 
+/* Sections with bytes (the interpreter needs no libdw handle). */
+static void keep_sections(struct reader *r)
+{
+	int src;
+
+	for (src = 0; src < CFI_SRC__COUNT; src++)
+		if (r->sec[src].data && !r->sec[src].data->d_buf)
+			r->sec[src].data = NULL;
+}
+
+bool cfi__libdw_rows(void)
+{
+	const char *v = getenv("SFBPF_CFI_ROWS");
+
+	return v && !strcmp(v, "libdw");
+}
+
 /* libdw handles for the sections found; a section libdw refuses is dropped. */
 static void open_cfi(struct reader *r)
 {
@@ -551,7 +663,9 @@ static void reader_close(struct reader *r)
 		dwarf_end(r->dwarf); /* owns the .debug_frame handle */
 	if (r->elf)
 		elf_end(r->elf);
+	cfi_interp__free(&r->ip);
 	free(r->fdes);
+	free(r->cies);
 }
 
 /*
@@ -601,7 +715,11 @@ int cfi_index__open(int fd, struct cfi_index **out)
 	err = open_elf(r, fd);
 	if (err)
 		goto fail;
-	open_cfi(r);
+	r->libdw_rows = cfi__libdw_rows();
+	if (r->libdw_rows)
+		open_cfi(r);
+	else
+		keep_sections(r);
 	for (src = 0; src < CFI_SRC__COUNT && !err; src++)
 		if (r->sec[src].data)
 			err = collect_fdes(r, src);
@@ -640,6 +758,7 @@ int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint3
 	r->nr_want = nr_want;
 	r->next_want = 0;
 	r->unsup_id = -1;
+	r->ip_cie = -1;
 	err = flat_builder__init(&r->b);
 	if (err)
 		return err;
