@@ -95,6 +95,7 @@ struct reader {
 	bool libdw_rows; /* rows from libdw (SFBPF_CFI_ROWS=libdw): the reference */
 	struct cfi_interp ip;
 	int64_t ip_cie; /* the CIE whose initial state ip holds, -1: none */
+	struct cfi_memo memo; /* rule ids of row states seen (b's ids) */
 	struct flat_builder b;
 	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
 	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
@@ -457,8 +458,10 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 	const struct cfi_section *s = &r->sec[f->src];
 	struct cfi_interp *ip = &r->ip;
 	bool plt = false, sig = false;
+	struct cfi_memo_val mv;
 	struct cfi_row_rule rr;
 	uint64_t before = ip->ops, end;
+	int64_t id;
 	size_t i;
 	int err;
 
@@ -483,13 +486,33 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
 			err = unsupported_row(r, row->lo, f->hi, row->bad);
 			break;
 		}
+		r->st->cfi_rows++;
+		sig |= c->signal;
+		if (cfi_memo__get(&r->memo, f->cie, &row->st, &mv)) {
+			r->st->outermost_rows += mv.outermost;
+			r->st->topmost_rows += mv.topmost;
+			err = flat_builder__row(&r->b, row->lo, mv.rule_id);
+			continue;
+		}
 		cfi_rule__from_state(&row->st, c->signal, c->prog.ra_reg, r->m, &rr);
 		if (!rr.why && row->st.ra_signed)
 			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
-		r->st->cfi_rows++;
 		plt |= rr.plt;
-		sig |= c->signal;
-		err = rule_rows(r, &rr, row->lo, end);
+		/* Unsupported and PLT rows depend on their range: translated each time. */
+		if (rr.why || rr.plt) {
+			err = rule_rows(r, &rr, row->lo, end);
+			continue;
+		}
+		id = flat_builder__rule(&r->b, &rr.rule);
+		if (id < 0)
+			return (int)id;
+		mv = (struct cfi_memo_val){ .rule_id = (uint32_t)id,
+					    .outermost = rr.rule.ra_loc == SFBPF_LOC_UNDEFINED,
+					    .topmost = rr.rule.flags & SFBPF_RULE_TOPMOST_ONLY };
+		cfi_memo__put(&r->memo, f->cie, &row->st, &mv);
+		r->st->outermost_rows += mv.outermost;
+		r->st->topmost_rows += mv.topmost;
+		err = flat_builder__row(&r->b, row->lo, mv.rule_id);
 	}
 	r->st->plt_fdes += plt;
 	r->st->signal_fdes += sig;
@@ -759,6 +782,7 @@ int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint3
 	r->next_want = 0;
 	r->unsup_id = -1;
 	r->ip_cie = -1;
+	cfi_memo__clear(&r->memo);
 	err = flat_builder__init(&r->b);
 	if (err)
 		return err;

@@ -373,3 +373,84 @@ void cfi_interp__free(struct cfi_interp *ip)
 	ip->rows = NULL;
 	ip->nr_rows = ip->cap_rows = 0;
 }
+
+/* ---------------------------------------------------------------- memo */
+
+/* Equal rules: only the fields a rule's kind uses (others may be stale). */
+static bool reg_eq(const struct cfi_reg_rule *a, const struct cfi_reg_rule *b)
+{
+	if (a->how != b->how)
+		return false;
+	switch (a->how) {
+	case CFI_HOW_UNDEF:
+	case CFI_HOW_SAME:
+		return true;
+	case CFI_HOW_EXPR:
+	case CFI_HOW_VAL_EXPR:
+		return a->expr == b->expr && a->len == b->len;
+	default:
+		return a->off == b->off;
+	}
+}
+
+static bool state_eq(const struct cfi_state *a, const struct cfi_state *b)
+{
+	int i;
+
+	if (a->cfa_how != b->cfa_how || a->ra_signed != b->ra_signed)
+		return false;
+	if (a->cfa_how == CFI_CFA_REG && (a->cfa_reg != b->cfa_reg || a->cfa_off != b->cfa_off))
+		return false;
+	if (a->cfa_how == CFI_CFA_EXPR && (a->cfa_expr != b->cfa_expr || a->cfa_len != b->cfa_len))
+		return false;
+	for (i = 0; i < CFI_SLOTS; i++)
+		if (!reg_eq(&a->reg[i], &b->reg[i]))
+			return false;
+	return true;
+}
+
+/* A hash of what state_eq compares (enough of it to spread the usual states). */
+static uint32_t state_hash(uint32_t cie, const struct cfi_state *st)
+{
+	uint64_t h = cie * 0x9e3779b97f4a7c15ull;
+	int i;
+
+	h ^= (uint64_t)st->cfa_how << 8 | st->ra_signed;
+	if (st->cfa_how == CFI_CFA_REG)
+		h = (h ^ ((uint64_t)st->cfa_reg << 32 ^ (uint64_t)st->cfa_off)) *
+		    0xff51afd7ed558ccdull;
+	for (i = 0; i < CFI_SLOTS; i++)
+		h = (h ^ ((uint64_t)st->reg[i].how << 56 ^ (uint64_t)st->reg[i].off)) *
+		    0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h >> 40) % CFI_MEMO_SLOTS;
+}
+
+void cfi_memo__clear(struct cfi_memo *m)
+{
+	int i;
+
+	for (i = 0; i < CFI_MEMO_SLOTS; i++)
+		m->slot[i].used = false;
+}
+
+bool cfi_memo__get(const struct cfi_memo *m, uint32_t cie, const struct cfi_state *st,
+		   struct cfi_memo_val *v)
+{
+	uint32_t h = state_hash(cie, st);
+
+	if (!m->slot[h].used || m->slot[h].cie != cie || !state_eq(&m->slot[h].st, st))
+		return false;
+	*v = m->slot[h].val;
+	return true;
+}
+
+void cfi_memo__put(struct cfi_memo *m, uint32_t cie, const struct cfi_state *st,
+		   const struct cfi_memo_val *v)
+{
+	uint32_t h = state_hash(cie, st);
+
+	m->slot[h].used = true;
+	m->slot[h].cie = cie;
+	m->slot[h].st = *st;
+	m->slot[h].val = *v;
+}

@@ -114,4 +114,34 @@ int cfi_interp__fde(struct cfi_interp *ip, uint64_t lo, uint64_t hi, const uint8
 
 void cfi_interp__free(struct cfi_interp *ip);
 
+/*
+ * Rows repeat a few states over and over (each push and pop of a prologue
+ * and epilogue): what a state translated to, remembered by (CIE, state) so
+ * that a repeated state costs a hash and a compare instead of a translation
+ * and a rule lookup. Direct-mapped; cfi_memo__clear() when the rule ids it
+ * holds are no longer valid (a new table).
+ */
+#define CFI_MEMO_SLOTS 512
+
+struct cfi_memo_val {
+	uint32_t rule_id;
+	bool outermost, topmost; /* what rule_rows counts */
+};
+
+struct cfi_memo {
+	struct {
+		bool used;
+		uint32_t cie;
+		struct cfi_state st;
+		struct cfi_memo_val val;
+	} slot[CFI_MEMO_SLOTS];
+};
+
+void cfi_memo__clear(struct cfi_memo *m);
+/* The value kept for (cie, st): true and *v, or false. */
+bool cfi_memo__get(const struct cfi_memo *m, uint32_t cie, const struct cfi_state *st,
+		   struct cfi_memo_val *v);
+void cfi_memo__put(struct cfi_memo *m, uint32_t cie, const struct cfi_state *st,
+		   const struct cfi_memo_val *v);
+
 #endif /* SFBPF_CFI_INTERP_H */
