@@ -85,7 +85,21 @@ static const char *diff_stats(const struct cfi_stats *a, const struct cfi_stats 
 	SAME(rules);
 	SAME(unsupported_rows);
 	for (i = 0; i < CFI_UNSUP__COUNT; i++)
-		SAME(unsupported[i]);
+		if (i != CFI_UNSUP_LIBDW && i != CFI_UNSUP_INSN)
+			SAME(unsupported[i]);
+	/*
+	 * The same rows, named by who found the program wrong: libdw (an invalid
+	 * CFA is an error there), or the interpreter (cfa-program).
+	 */
+	if (a->unsupported[CFI_UNSUP_LIBDW] + a->unsupported[CFI_UNSUP_INSN] !=
+	    b->unsupported[CFI_UNSUP_LIBDW] + b->unsupported[CFI_UNSUP_INSN]) {
+		snprintf(buf, n,
+			 "stat unsupported libdw-error + cfa-program: libdw %u + %u, "
+			 "interpreter %u + %u",
+			 a->unsupported[CFI_UNSUP_LIBDW], a->unsupported[CFI_UNSUP_INSN],
+			 b->unsupported[CFI_UNSUP_LIBDW], b->unsupported[CFI_UNSUP_INSN]);
+		return buf;
+	}
 	SAME(plt_fdes);
 	SAME(signal_fdes);
 	SAME(outermost_rows);
