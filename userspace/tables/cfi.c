@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "tables/cfi_prog.h"
-#include "tables/cfi_reader.h"
+#include "tables/cfi_int.h"
 #include "util/vec.h"
 
 const char *cfi_source__name(enum cfi_source src)

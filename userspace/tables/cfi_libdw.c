@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The rows of an FDE from libdw (see cfi_reader.h): the walk the CFA
+ * The rows of an FDE from libdw (see cfi_int.h): the walk the CFA
  * interpreter replaced, kept as the reference tests/cfiref.test compares
  * the interpreter's tables with, and as the benchmark's baseline. libdw has
  * no row iterator: each row is one dwarf_cfi_addrframe() query, which
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "tables/cfi_prog.h"
-#include "tables/cfi_reader.h"
+#include "tables/cfi_int.h"
 
 /*
  * The libdw reference re-runs the CIE's and the FDE's program for every row

@@ -9,8 +9,8 @@
  * turn each row into table rows with cfi_reader__rule_rows() and
  * cfi_reader__unsupported_row(). Error rule: negative errno.
  */
-#ifndef SFBPF_CFI_READER_H
-#define SFBPF_CFI_READER_H
+#ifndef SFBPF_TABLES_CFI_INT_H
+#define SFBPF_TABLES_CFI_INT_H
 
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -100,4 +100,4 @@ void cfi_libdw__open(struct cfi_reader *r);
 int cfi_libdw__walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f);
 void cfi_libdw__close(struct cfi_reader *r);
 
-#endif /* SFBPF_CFI_READER_H */
+#endif /* SFBPF_TABLES_CFI_INT_H */
