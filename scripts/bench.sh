@@ -137,8 +137,9 @@ trap cleanup EXIT
 AWK_LIB='
 function sortn(a, n,    i, j, v) {
 	for (i = 2; i <= n; i++) {
-		v = a[i]
-		for (j = i - 1; j >= 1 && a[j] > v; j--)
+		v = a[i] + 0
+		# (+ 0: values read by kv() are strings, which awk compares as text.)
+		for (j = i - 1; j >= 1 && a[j] + 0 > v; j--)
 			a[j + 1] = a[j]
 		a[j + 1] = v
 	}
