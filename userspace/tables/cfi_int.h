@@ -23,7 +23,7 @@
 #define MAX_EXEC_SEGMENTS 16
 /*
  * Bounds per FDE and per object, in CFA instructions executed (libc has
- * 0.1M, libLLVM 3M).
+ * 0.06M, libLLVM-14 2.2M).
  */
 #define FDE_WORK_BUDGET (32ull << 20)
 #define OBJ_WORK_BUDGET (256ull << 20)
