@@ -137,8 +137,9 @@ trap cleanup EXIT
 AWK_LIB='
 function sortn(a, n,    i, j, v) {
 	for (i = 2; i <= n; i++) {
-		v = a[i]
-		for (j = i - 1; j >= 1 && a[j] > v; j--)
+		v = a[i] + 0
+		# (+ 0: values read by kv() are strings, which awk compares as text.)
+		for (j = i - 1; j >= 1 && a[j] + 0 > v; j--)
 			a[j + 1] = a[j]
 		a[j + 1] = v
 	}
@@ -783,7 +784,7 @@ sfbpf_run() {
 }
 
 bench_loader() {
-	local raw=$TMP/loader.txt rep f files=() libc
+	local raw=$TMP/loader.txt rep f files=() cfi_files=() libc
 	: >"$raw"
 	build_driver loader "$ROOT/tests/bench/ldcost.c" || return 1
 	# One object at a time: a real program, the generated large sections, and
@@ -793,13 +794,28 @@ bench_loader() {
 		if [ -x "$f" ]; then files+=("$f"); fi
 	done
 	libc=$(ldd "$BB/mtwork" | awk '$1 ~ /^libc\.so/ { print $3 }')
-	if [ -n "$libc" ]; then files+=("$libc"); fi
-	log "loader: ${#files[@]} objects one at a time, $LD_REPS repetitions"
-	"$BB/ldcost" -r "$LD_REPS" "${files[@]}" >"$raw" 2>"$TMP/ldcost.err" || {
-		cat "$TMP/ldcost.err" >&2
-		echo "bench: loader: FAILED ($(tail -1 "$TMP/ldcost.err"))"
-		return 1
-	}
+	# Rows from .eh_frame: libc, gcc's cc1 and the largest libLLVM, each also
+	# built by the libdw row walk the CFA interpreter replaced
+	# (SFBPF_CFI_ROWS=libdw), alternating with the interpreter in every
+	# repetition, beside the SFrame objects.
+	# (The quick run: libc only.)
+	for f in "$libc" /usr/lib/gcc/x86_64-linux-gnu/*/cc1 \
+		"$(ls -S /usr/lib/x86_64-linux-gnu/libLLVM-*.so.1 2>/dev/null | head -1)"; do
+		if [ -n "$f" ] && [ -f "$f" ] && { [ "$QUICK" = 0 ] || [ "$f" = "$libc" ]; }; then
+			cfi_files+=("$f")
+		fi
+	done
+	files+=("${cfi_files[@]}")
+	log "loader: ${#files[@]} objects one at a time, $LD_REPS repetitions (and ${#cfi_files[@]} with libdw's rows)"
+	for ((rep = 0; rep < LD_REPS; rep++)); do
+		"$BB/ldcost" -r 1 "${files[@]}" >>"$raw" 2>"$TMP/ldcost.err" &&
+			{ [ ${#cfi_files[@]} -eq 0 ] ||
+				SFBPF_CFI_ROWS=libdw "$BB/ldcost" -r 1 "${cfi_files[@]}" >>"$raw" 2>"$TMP/ldcost.err"; } || {
+			cat "$TMP/ldcost.err" >&2
+			echo "bench: loader: FAILED ($(tail -1 "$TMP/ldcost.err"))"
+			return 1
+		}
+	done
 	# The whole machine: the processes running now, then with the
 	# SFrame programs above running too (each blocked so it stays put).
 	log "loader: the whole system, $LD_SYS_REPS repetitions, without and with the programs above"
@@ -826,6 +842,12 @@ bench_loader() {
 	stop_spawned
 	cp "$raw" "$MD/loader.raw"
 	awk "$AWK_LIB"'
+	$1 == "ldcost" && kv($0, "cfi_rows") == "libdw" {
+		f = kv($0, "file")
+		j = ++ln_n[f]
+		for (k in ofields) lv[f, k, j] = kv($0, k) + 0
+		next
+	}
 	$1 == "ldcost" {
 		f = kv($0, "file")
 		if (!(f in fs)) { fs[f] = 1; order[++nf] = f }
@@ -842,6 +864,10 @@ bench_loader() {
 	function med(f, k,    a, j) {
 		for (j = 1; j <= n[f]; j++) a[j] = v[f, k, j]
 		return median(a, n[f])
+	}
+	function lmed(f, k,    a, j) {
+		for (j = 1; j <= ln_n[f]; j++) a[j] = lv[f, k, j]
+		return median(a, ln_n[f])
 	}
 	function smed(t, k,    a, j) {
 		for (j = 1; j <= sn[t]; j++) a[j] = sv[t, k, j]
@@ -882,6 +908,24 @@ bench_loader() {
 				if (bpr > worst_bpr) worst_bpr = bpr
 			}
 		}
+		# Rows from CFI: the interpreter and libdw side by side, against SFrame.
+		if (rate > 0) {
+			print "" > md
+			print "| rows from `.eh_frame` | rows | libdw row walk: build / whole load | rows per second | CFA interpreter: build / whole load | rows per second | speedup | interpreter / SFrame rows per second |" > md
+			print "|---|---|---|---|---|---|---|---|" > md
+		}
+		for (i = 1; i <= nf && rate > 0; i++) {
+			f = order[i]
+			if (src[f] != "eh_frame" || !(f in ln_n)) continue
+			name = f; sub(".*/", "", name)
+			rows = med(f, "rows"); ln = med(f, "total_ns"); old = lmed(f, "total_ns")
+			new_rate = rows / ln * 1000; old_rate = rows / old * 1000
+			printf "| %s | %d | %.1f / %.1f ms | %.2fM | %.1f / %.1f ms | %.2fM | x%.1f | **%.2f** |\n", name, rows, \
+				lmed(f, "load_ns") / 1e6, old / 1e6, old_rate, med(f, "load_ns") / 1e6, ln / 1e6, new_rate, \
+				old / ln, new_rate / rate > md
+			cfi = cfi sprintf("%s%s %.2fM (libdw %.2fM, x%.1f)", cfi == "" ? "" : ", ", name, new_rate, old_rate, old / ln)
+			if (rows >= 100000 && (cfi_worst == "" || new_rate / rate < cfi_worst)) cfi_worst = new_rate / rate
+		}
 		print "" > md
 		print "| whole system | processes | objects: SFrame / .eh_frame / none | rows: SFrame / .eh_frame | table bytes | table load time (whole run) | start to attached | table maps now / budget | all BPF map memory | sfbpf-top RSS |" > md
 		print "|---|---|---|---|---|---|---|---|---|---|" > md
@@ -906,6 +950,11 @@ bench_loader() {
 			covms["as_is"] < 1000 ? "met" : "MISSED", \
 			("with_programs" in cover) ? sprintf(", %s with the SFrame programs running (%s)", \
 				cover["with_programs"], covms["with_programs"] < 1000 ? "met" : "MISSED") : ""
+		if (cfi != "")
+			printf "bench: loader: rows/s from .eh_frame: %s; SFrame %.2fM rows/s in the same run: %s\n", \
+				cfi, rate, (cfi_worst == "" ? "no .eh_frame object of 100k rows or more" : \
+				sprintf("objects of 100k rows and more at x%.2f of it at worst (target >= 0.5: %s)", \
+					cfi_worst, (cfi_worst >= 0.5 ? "met" : "MISSED")))
 		follows = ("with_programs" in tmap) ? (tmap["as_is"] < tmap["with_programs"] && !over_budget) : !over_budget
 		printf "bench: tables: sfbpf-top RSS at attach at most %.1f MB; table maps %.1f MiB as it is, %s with the SFrame programs, budget %.1f MiB (target: follows the load, within the budget: %s)\n", \
 			worst_rss / 1e6, tmap["as_is"] / 1048576, \
@@ -1490,8 +1539,14 @@ push them into the maps' segments, and the whole load (both, with the
 bookkeeping: rows per second are over this). Sparse tables get coarser pages (at most one page entry per 8 rows: docs/DESIGN-unwinder.md). The generated
 objects come from \`tests/bench/bigsframe.awk\` (functions with pushes, a
 variable frame and pops, ~7 SFrame rows each) linked into
-\`tests/bench/idle.c\`; libc shows the cost of a table synthesized from
-\`.eh_frame\` for comparison.
+\`tests/bench/idle.c\`; libc, gcc's \`cc1\` and the largest libLLVM show the
+cost of a table synthesized from \`.eh_frame\`. Each of these three is also
+built, in every repetition right after the interpreter's build, by the
+libdw row walk the CFA interpreter replaced (\`SFBPF_CFI_ROWS=libdw\`:
+\`dwarf_cfi_addrframe\` for every row, O(rows x instructions)); the second
+table sets both side by side, and the interpreter's rate against the largest
+SFrame object's in the same run (target: at least 0.5x it, for objects of
+100k rows and more).
 
 Whole system: \`sfbpf-top --stats -U --folded FILE\`, $LD_SYS_REPS runs each, medians:
 the processes running at the time, then with the SFrame programs above

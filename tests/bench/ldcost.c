@@ -5,14 +5,17 @@
  * from a fresh loader every time so each object is measured alone (its rules
  * and page index included). Prints one line per repetition and file:
  *   ldcost rep=R file=PATH source=sframe|eh_frame|none rows=N rules=N \
- *          pages=N table_bytes=N sframe_bytes=N load_ns=N push_ns=N total_ns=N
+ *          pages=N table_bytes=N sframe_bytes=N load_ns=N push_ns=N total_ns=N \
+ *          cfi_rows=interpreter|libdw
  * (table_bytes: rows, rules and page index entries as stored in the maps, 4
  * bytes a row or page entry and 24 a rule;
  * sframe_bytes: the .sframe section the table came from, 0 for .eh_frame;
  * load_ns: building the table alone (reading the ELF file, decoding,
  * flattening, merging the sources: tables_stats.load_ns); push_ns: writing
  * it to the maps; total_ns: the whole tables__acquire() call, both and the
- * bookkeeping around them).
+ * bookkeeping around them; cfi_rows: how rows from CFI were built,
+ * SFBPF_CFI_ROWS=libdw in the environment selecting the row walk the
+ * interpreter replaced).
  *
  * Usage: ldcost [-r REPS] FILE...
  */
@@ -26,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tables/cfi.h"
 #include "tables/elfobj.h"
 #include "profile/profile.h"
 #include "maps/tables.h"
@@ -79,12 +83,13 @@ static int load_one(struct profile *p, int rep, const char *path)
 	tables__stats(t, &st);
 	source = obj < 0 ? "none" : st.objects_sframe ? "sframe" : "eh_frame";
 	printf("ldcost rep=%d file=%s source=%s rows=%llu rules=%llu pages=%llu table_bytes=%llu "
-	       "sframe_bytes=%llu load_ns=%llu push_ns=%llu total_ns=%llu\n",
+	       "sframe_bytes=%llu load_ns=%llu push_ns=%llu total_ns=%llu cfi_rows=%s\n",
 	       rep, path, source, (unsigned long long)st.rows_used,
 	       (unsigned long long)st.rules_used, (unsigned long long)st.pages_used,
 	       (unsigned long long)st.table_bytes,
 	       (unsigned long long)st.sframe_bytes, (unsigned long long)st.load_ns,
-	       (unsigned long long)st.push_ns, (unsigned long long)start);
+	       (unsigned long long)st.push_ns, (unsigned long long)start,
+	       cfi__libdw_rows() ? "libdw" : "interpreter");
 	fflush(stdout);
 	if (obj >= 0)
 		tables__release(t, (uint32_t)obj);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libFuzzer target: the DWARF CFI reader (.eh_frame / .debug_frame through
- * libdw) on arbitrary ELF files, as the loader calls it for an object without
- * .sframe. A table it returns must pass flat_check_table() like an SFrame
+ * libFuzzer target: the DWARF CFI reader (.eh_frame / .debug_frame entries
+ * enumerated by libdw, every CIE's and FDE's program run by the CFA
+ * interpreter) on arbitrary ELF files, as the loader calls it for an object
+ * without .sframe. A table it returns must pass flat_check_table() like an SFrame
  * one, and its statistics must describe that table.
  */
 #include "tables/cfi.h"

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * DWARF CFI → flat table (see cfi.h). libdw executes the CFA programs; this
- * file only enumerates the FDEs (dwarf_next_cfi gives raw entries, so their
- * address ranges are decoded here from the CIE's pointer encoding), orders
- * them, resolves overlaps, and walks each FDE one CFI row at a time.
+ * DWARF CFI → flat table (see cfi.h). This file enumerates the FDEs
+ * (dwarf_next_cfi gives raw entries, so their address ranges are decoded
+ * here from the CIE's pointer encoding), orders them, resolves overlaps, and
+ * has each FDE's program run once by cfi_interp.c, its rows translated by
+ * cfi_rule.c. The libdw row walk it replaced stays as a reference for the
+ * tests and the benchmark (SFBPF_CFI_ROWS=libdw).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -14,73 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tables/cfi.h"
 #include "tables/cfi_prog.h"
-#include "tables/flatbuild.h"
+#include "tables/cfi_int.h"
 #include "util/vec.h"
-
-#define MAX_PLT_ROWS (1u << 16) /* expansion bound for one PLT-shaped row */
-#define MAX_EXEC_SEGMENTS 16
-/*
- * libdw re-runs the CIE's and the FDE's program for every row it is asked
- * about: walking an FDE costs rows * instructions. Bounds per FDE and per
- * object, in instructions evaluated (about 5 ns each; libc needs 1M, libLLVM 40M).
- */
-#define FDE_WORK_BUDGET (32ull << 20)
-#define OBJ_WORK_BUDGET (256ull << 20)
-
-struct cfi_section {
-	Elf_Data *data; /* NULL: the object has no such section */
-	uint64_t addr; /* sh_addr */
-	Dwarf_CFI *cfi; /* libdw's handle on the same section */
-};
-
-/*
- * One FDE's range, in the order the table is built, and its programs: they
- * are checked (fde_ops) only if it is walked.
- */
-struct fde_ent {
-	uint64_t lo, hi;
-	const uint8_t *insn, *insn_end; /* the FDE's instructions */
-	const uint8_t *cie_insn, *cie_insn_end; /* its CIE's initial instructions */
-	uint8_t fde_enc; /* its CIE's pointer encoding */
-	uint8_t src; /* enum cfi_source */
-	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
-	uint32_t code_align; /* its CIE's code alignment factor (AArch64: RA signing) */
-};
-
-/* What an FDE needs from its CIE. */
-struct cie_info {
-	Dwarf_Off off;
-	bool valid;
-	uint8_t fde_enc; /* DW_EH_PE_* of initial_location / address_range */
-	bool zaug; /* 'z' augmentation: FDEs carry an augmentation length */
-	uint64_t code_align; /* code alignment factor */
-	const uint8_t *insn, *insn_end; /* initial instructions */
-};
-
-struct exec_range {
-	uint64_t lo, hi;
-};
-
-struct reader {
-	Elf *elf;
-	Dwarf *dwarf; /* only for .debug_frame */
-	const struct cfi_machine *m; /* x86-64 or AArch64 */
-	unsigned char e_ident[EI_NIDENT];
-	struct cfi_section sec[CFI_SRC__COUNT];
-	struct exec_range exec[MAX_EXEC_SEGMENTS]; /* executable PT_LOADs */
-	uint32_t nr_exec;
-	struct fde_ent *fdes;
-	uint32_t nr_fdes;
-	size_t cap_fdes;
-	struct cie_info cie; /* last CIE parsed: FDEs share few CIEs, in runs */
-	struct flat_builder b;
-	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
-	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
-	uint32_t nr_want, next_want; /* next_want: the first that may still matter */
-	struct cfi_stats *st;
-};
 
 const char *cfi_source__name(enum cfi_source src)
 {
@@ -92,7 +30,7 @@ const char *cfi_source__name(enum cfi_source src)
 /* ---------------------------------------------------------------- FDE enumeration */
 
 /* The FDE pointer encoding of the CIE at off ('z' augmentations; else absolute). */
-static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
+static int parse_cie(struct cfi_reader *r, enum cfi_source src, Dwarf_Off off)
 {
 	const struct cfi_section *s = &r->sec[src];
 	const uint8_t *p, *end;
@@ -104,7 +42,8 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 
 	if (r->cie.valid && r->cie.off == off)
 		return 0;
-	r->cie = (struct cie_info){ .off = off, .fde_enc = DW_EH_PE_absptr };
+	r->cie = (struct cfi_cie_info){ .off = off };
+	r->cie.ent.prog.fde_enc = DW_EH_PE_absptr;
 	if (dwarf_next_cfi(r->e_ident, s->data, src == CFI_SRC_EH_FRAME, off, &next, &e) != 0 ||
 	    !dwarf_cfi_cie_p(&e))
 		return -EINVAL;
@@ -112,9 +51,14 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 	if (a[0] && a[0] != 'z')
 		return -EINVAL; /* pre-'z' GNU augmentations: not emitted for decades */
 	r->cie.zaug = a[0] == 'z';
-	r->cie.code_align = e.cie.code_alignment_factor;
-	r->cie.insn = e.cie.initial_instructions;
-	r->cie.insn_end = e.cie.initial_instructions_end;
+	r->cie.ent.prog = (struct cfi_cie_prog){
+		.insn = e.cie.initial_instructions,
+		.insn_end = e.cie.initial_instructions_end,
+		.code_align = e.cie.code_alignment_factor,
+		.data_align = e.cie.data_alignment_factor,
+		.ra_reg = (uint32_t)e.cie.return_address_register,
+		.fde_enc = DW_EH_PE_absptr,
+	};
 	p = e.cie.augmentation_data;
 	end = p + e.cie.augmentation_data_size;
 	for (a = a[0] ? a + 1 : a; *a; a++) {
@@ -122,7 +66,7 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 		case 'R':
 			if (p >= end)
 				return -EINVAL;
-			r->cie.fde_enc = *p++;
+			r->cie.ent.prog.fde_enc = *p++;
 			break;
 		case 'L':
 			if (p++ >= end)
@@ -136,7 +80,9 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 						   &skip))
 				return -EINVAL;
 			break;
-		case 'S': /* signal frame: libdw reports it through dwarf_frame_info */
+		case 'S': /* signal frame */
+			r->cie.ent.signal = true;
+			break;
 		case 'B': /* AArch64 B key, MTE tagged frames: no data */
 		case 'G':
 			break;
@@ -145,11 +91,15 @@ static int parse_cie(struct reader *r, enum cfi_source src, Dwarf_Off off)
 		}
 	}
 done:
+	if (VEC_RESERVE(r->cies, r->cap_cies, (size_t)r->nr_cies + 1, 16))
+		return -ENOMEM;
+	r->cie.idx = r->nr_cies;
+	r->cies[r->nr_cies++] = r->cie.ent;
 	r->cie.valid = true;
 	return 0;
 }
 
-static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
+static bool in_exec_segment(const struct cfi_reader *r, uint64_t lo, uint64_t hi)
 {
 	uint32_t i;
 
@@ -159,25 +109,22 @@ static bool in_exec_segment(const struct reader *r, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int push_fde(struct reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
+static int push_fde(struct cfi_reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
 		    const uint8_t *insn, const uint8_t *insn_end)
 {
 	if (VEC_RESERVE(r->fdes, r->cap_fdes, (size_t)r->nr_fdes + 1, 256))
 		return -ENOMEM;
-	r->fdes[r->nr_fdes++] = (struct fde_ent){ .lo = lo,
-						  .hi = hi,
-						  .insn = insn,
-						  .insn_end = insn_end,
-						  .cie_insn = r->cie.insn,
-						  .cie_insn_end = r->cie.insn_end,
-						  .fde_enc = r->cie.fde_enc,
-						  .src = src,
-						  .code_align = (uint32_t)r->cie.code_align };
+	r->fdes[r->nr_fdes++] = (struct cfi_fde_ent){ .lo = lo,
+						      .hi = hi,
+						      .insn = insn,
+						      .insn_end = insn_end,
+						      .cie = r->cie.idx,
+						      .src = src };
 	return 0;
 }
 
 /* Range of one FDE and where its instructions start; false if it cannot be decoded. */
-static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f, uint64_t *lo,
+static bool fde_range(struct cfi_reader *r, enum cfi_source src, const Dwarf_FDE *f, uint64_t *lo,
 		      uint64_t *hi, const uint8_t **insn)
 {
 	const struct cfi_section *s = &r->sec[src];
@@ -186,9 +133,9 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 
 	if (parse_cie(r, src, f->CIE_pointer))
 		return false;
-	if (cfi_prog__read_encoded(&p, f->end, r->cie.fde_enc, s->addr + (uint64_t)(p - base), true,
-				   lo) ||
-	    cfi_prog__read_encoded(&p, f->end, r->cie.fde_enc & 0x0f, 0, false, &range))
+	if (cfi_prog__read_encoded(&p, f->end, r->cie.ent.prog.fde_enc,
+				   s->addr + (uint64_t)(p - base), true, lo) ||
+	    cfi_prog__read_encoded(&p, f->end, r->cie.ent.prog.fde_enc & 0x0f, 0, false, &range))
 		return false;
 	if (r->cie.zaug) {
 		if (cfi_prog__read_uleb(&p, f->end, &alen) || alen > (uint64_t)(f->end - p))
@@ -200,19 +147,7 @@ static bool fde_range(struct reader *r, enum cfi_source src, const Dwarf_FDE *f,
 	return *hi >= *lo;
 }
 
-/* Instructions libdw runs per row of this FDE, 0 if it must not run them. */
-static uint32_t fde_ops(const struct reader *r, const struct fde_ent *f)
-{
-	struct cfi_prog_scan s = { .aarch64 = r->m == &cfi_aarch64 };
-
-	if (!f->cie_insn || f->cie_insn > f->cie_insn_end || f->insn > f->insn_end ||
-	    !cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
-	    !cfi_prog__scan(f->insn, f->insn_end, f->fde_enc, &s))
-		return 0;
-	return s.ops + 1 < UINT32_MAX ? (uint32_t)s.ops + 1 : UINT32_MAX;
-}
-
-static int collect_fdes(struct reader *r, enum cfi_source src)
+static int collect_fdes(struct cfi_reader *r, enum cfi_source src)
 {
 	const struct cfi_section *s = &r->sec[src];
 	Dwarf_Off off = 0, next;
@@ -245,7 +180,7 @@ static int collect_fdes(struct reader *r, enum cfi_source src)
 
 static int cmp_fde(const void *a, const void *b)
 {
-	const struct fde_ent *x = a, *y = b;
+	const struct cfi_fde_ent *x = a, *y = b;
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
@@ -255,13 +190,13 @@ static int cmp_fde(const void *a, const void *b)
 }
 
 /* .eh_frame wins where the two sections describe the same code. */
-static void shadow_debug_frame(struct reader *r)
+static void shadow_debug_frame(struct cfi_reader *r)
 {
 	uint64_t eh_hi = 0, eh_lo = UINT64_MAX;
 	int64_t i;
 
 	for (i = 0; i < r->nr_fdes; i++) {
-		struct fde_ent *f = &r->fdes[i];
+		struct cfi_fde_ent *f = &r->fdes[i];
 
 		if (f->src == CFI_SRC_EH_FRAME)
 			eh_hi = f->hi > eh_hi ? f->hi : eh_hi;
@@ -269,7 +204,7 @@ static void shadow_debug_frame(struct reader *r)
 			f->shadowed = true;
 	}
 	for (i = (int64_t)r->nr_fdes - 1; i >= 0; i--) {
-		struct fde_ent *f = &r->fdes[i];
+		struct cfi_fde_ent *f = &r->fdes[i];
 
 		if (f->src == CFI_SRC_EH_FRAME)
 			eh_lo = f->lo;
@@ -282,7 +217,8 @@ static void shadow_debug_frame(struct reader *r)
 
 /* ---------------------------------------------------------------- rows */
 
-static int unsupported_row(struct reader *r, uint64_t pc, uint64_t end, enum cfi_unsupported why)
+int cfi_reader__unsupported_row(struct cfi_reader *r, uint64_t pc, uint64_t end,
+				enum cfi_unsupported why)
 {
 	struct sfbpf_rule rule;
 
@@ -299,14 +235,14 @@ static int unsupported_row(struct reader *r, uint64_t pc, uint64_t end, enum cfi
 }
 
 /* One PLT-shaped row over [pc, end): the rule alternates inside every block. */
-static int plt_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t pc, uint64_t end)
+static int plt_rows(struct cfi_reader *r, const struct cfi_row_rule *rr, uint64_t pc, uint64_t end)
 {
 	uint64_t period = (uint64_t)rr->plt_cfa.mask + 1, blk, a, b;
 	int64_t lo_id, hi_id;
 	int err = 0;
 
 	if ((end - pc) / period * 2 > MAX_PLT_ROWS)
-		return unsupported_row(r, pc, end, CFI_UNSUP_CFA_EXPR);
+		return cfi_reader__unsupported_row(r, pc, end, CFI_UNSUP_CFA_EXPR);
 	lo_id = flat_builder__rule(&r->b, &rr->rule);
 	hi_id = flat_builder__rule(&r->b, &rr->rule_hi);
 	if (lo_id < 0 || hi_id < 0)
@@ -324,12 +260,13 @@ static int plt_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t pc
 	return err;
 }
 
-static int rule_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t pc, uint64_t end)
+int cfi_reader__rule_rows(struct cfi_reader *r, const struct cfi_row_rule *rr, uint64_t pc,
+			  uint64_t end)
 {
 	int64_t id;
 
 	if (rr->why)
-		return unsupported_row(r, pc, end, rr->why);
+		return cfi_reader__unsupported_row(r, pc, end, rr->why);
 	if (rr->rule.ra_loc == SFBPF_LOC_UNDEFINED)
 		r->st->outermost_rows++;
 	if (rr->rule.flags & SFBPF_RULE_TOPMOST_ONLY)
@@ -340,61 +277,85 @@ static int rule_rows(struct reader *r, const struct cfi_row_rule *rr, uint64_t p
 	return id < 0 ? (int)id : flat_builder__row(&r->b, pc, (uint32_t)id);
 }
 
-/*
- * AArch64: whether the RA is signed in f's row at pc, which libdw does not
- * track (it ignores DW_CFA_AARCH64_negate_ra_state): f's programs re-read
- * from its entry, up to that row.
- */
-static bool ra_signed(const struct fde_ent *f, uint64_t pc)
+/* Budget left for one more program: the FDE's and the object's. */
+static uint64_t ops_left(const struct cfi_reader *r)
 {
-	struct cfi_prog_scan s = {
-		.aarch64 = true, .track = true, .loc = f->lo, .pc = pc, .code_align = f->code_align
-	};
+	uint64_t left = r->st->cfa_ops < OBJ_WORK_BUDGET ? OBJ_WORK_BUDGET - r->st->cfa_ops : 0;
 
-	if (!cfi_prog__scan(f->cie_insn, f->cie_insn_end, f->fde_enc, &s) ||
-	    (!s.reached && !cfi_prog__scan(f->insn, f->insn_end, f->fde_enc, &s)))
-		return false;
-	return s.ra_signed;
+	return left < FDE_WORK_BUDGET ? left : FDE_WORK_BUDGET;
 }
 
-/* Walk one FDE: libdw evaluates the row at pc and says where it ends. */
-static int walk_fde(struct reader *r, const struct fde_ent *f)
+/* A program refused: its whole FDE is unsupported, err says why. */
+static int refuse_fde(struct cfi_reader *r, const struct cfi_fde_ent *f, int err)
 {
-	Dwarf_CFI *cfi = r->sec[f->src].cfi;
-	bool signal = false, plt = false, sig = false;
-	struct cfi_row_rule rr;
-	Dwarf_Addr start, end;
-	Dwarf_Frame *frame;
-	uint64_t pc = f->lo, work = 0;
-	uint32_t ops = fde_ops(r, f);
-	int ra_reg, err = 0;
+	if (err == -ENOMEM)
+		return err;
+	return cfi_reader__unsupported_row(r, f->lo, f->hi,
+					   err == -E2BIG ? CFI_UNSUP_BUDGET : CFI_UNSUP_INSN);
+}
 
-	if (!ops)
-		return unsupported_row(r, pc, f->hi, CFI_UNSUP_INSN);
-	while (pc < f->hi && !err) {
-		/* Each row re-runs the programs: bound the FDE's and the object's total. */
-		work += ops;
-		r->st->cfa_ops += ops;
-		if (work > FDE_WORK_BUDGET || r->st->cfa_ops > OBJ_WORK_BUDGET)
-			return unsupported_row(r, pc, f->hi, CFI_UNSUP_BUDGET);
-		frame = NULL;
-		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0)
-			return unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);
-		ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
-		/* Another FDE answered (libdw's lookup disagrees with ours): do not guess. */
-		if (ra_reg < 0 || start > pc || end <= pc || end > f->hi) {
-			free(frame);
-			return unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);
+/* Walk one FDE: its program runs once, every row comes out of that run. */
+static int walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f)
+{
+	const struct cfi_cie_ent *c = &r->cies[f->cie];
+	const struct cfi_section *s = &r->sec[f->src];
+	struct cfi_interp *ip = &r->ip;
+	bool plt = false, sig = false;
+	struct cfi_memo_val mv;
+	struct cfi_row_rule rr;
+	uint64_t before = ip->ops, end;
+	int64_t id;
+	size_t i;
+	int err;
+
+	if (r->ip_cie != f->cie) {
+		r->ip_cie = -1;
+		err = cfi_interp__cie(ip, r->m, &c->prog, s->data->d_buf, s->addr, ops_left(r));
+		r->st->cfa_ops += ip->ops - before;
+		if (err)
+			return refuse_fde(r, f, err);
+		r->ip_cie = f->cie;
+		before = ip->ops;
+	}
+	err = cfi_interp__fde(ip, f->lo, f->hi, f->insn, f->insn_end, ops_left(r));
+	r->st->cfa_ops += ip->ops - before;
+	if (err)
+		return refuse_fde(r, f, err);
+	for (i = 0; i < ip->nr_rows && !err; i++) {
+		const struct cfi_row *row = &ip->rows[i];
+
+		end = i + 1 < ip->nr_rows ? ip->rows[i + 1].lo : f->hi;
+		if (row->bad) {
+			err = cfi_reader__unsupported_row(r, row->lo, f->hi, row->bad);
+			break;
 		}
-		cfi_rule__from_frame(frame, signal, ra_reg, r->m, &rr);
-		free(frame);
-		if (r->m == &cfi_aarch64 && !rr.why && ra_signed(f, pc))
-			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
 		r->st->cfi_rows++;
+		sig |= c->signal;
+		if (cfi_memo__get(&r->memo, f->cie, &row->st, &mv)) {
+			r->st->outermost_rows += mv.outermost;
+			r->st->topmost_rows += mv.topmost;
+			err = flat_builder__row(&r->b, row->lo, mv.rule_id);
+			continue;
+		}
+		cfi_rule__from_state(&row->st, c->signal, c->prog.ra_reg, r->m, &rr);
+		if (!rr.why && row->st.ra_signed)
+			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
 		plt |= rr.plt;
-		sig |= signal;
-		err = rule_rows(r, &rr, pc, end);
-		pc = end;
+		/* Unsupported and PLT rows depend on their range: translated each time. */
+		if (rr.why || rr.plt) {
+			err = cfi_reader__rule_rows(r, &rr, row->lo, end);
+			continue;
+		}
+		id = flat_builder__rule(&r->b, &rr.rule);
+		if (id < 0)
+			return (int)id;
+		mv = (struct cfi_memo_val){ .rule_id = (uint32_t)id,
+					    .outermost = rr.rule.ra_loc == SFBPF_LOC_UNDEFINED,
+					    .topmost = rr.rule.flags & SFBPF_RULE_TOPMOST_ONLY };
+		cfi_memo__put(&r->memo, f->cie, &row->st, &mv);
+		r->st->outermost_rows += mv.outermost;
+		r->st->topmost_rows += mv.topmost;
+		err = flat_builder__row(&r->b, row->lo, mv.rule_id);
 	}
 	r->st->plt_fdes += plt;
 	r->st->signal_fdes += sig;
@@ -405,7 +366,7 @@ static int walk_fde(struct reader *r, const struct fde_ent *f)
  * Whether [lo, hi) meets a wanted range. Asked in increasing lo order, so
  * the ranges that end before lo are never looked at again.
  */
-static bool wanted(struct reader *r, uint64_t lo, uint64_t hi)
+static bool wanted(struct cfi_reader *r, uint64_t lo, uint64_t hi)
 {
 	if (!r->want)
 		return true;
@@ -415,14 +376,14 @@ static bool wanted(struct reader *r, uint64_t lo, uint64_t hi)
 }
 
 /* Rows of every FDE in PC order, gap rows between them; overlaps are unsupported. */
-static int emit_all(struct reader *r)
+static int emit_all(struct cfi_reader *r)
 {
 	uint32_t i, j, members;
 	uint64_t end = 0, run_hi;
 	int err = 0;
 
 	for (i = 0; i < r->nr_fdes && !err; i = j) {
-		const struct fde_ent *f = &r->fdes[i];
+		const struct cfi_fde_ent *f = &r->fdes[i];
 
 		j = i + 1;
 		if (f->shadowed)
@@ -447,9 +408,9 @@ static int emit_all(struct reader *r)
 		r->st->code_bytes += run_hi - f->lo;
 		if (members == 1) {
 			r->st->fdes[f->src]++;
-			err = walk_fde(r, f);
+			err = r->libdw_rows ? cfi_libdw__walk_fde(r, f) : walk_fde(r, f);
 		} else {
-			err = unsupported_row(r, f->lo, run_hi, CFI_UNSUP_OVERLAP);
+			err = cfi_reader__unsupported_row(r, f->lo, run_hi, CFI_UNSUP_OVERLAP);
 		}
 		end = run_hi;
 	}
@@ -461,7 +422,7 @@ static int emit_all(struct reader *r)
 /* ---------------------------------------------------------------- setup */
 
 /* Executable segments: FDEs outside them describe code that is not loaded. */
-static void find_segments(struct reader *r)
+static void find_segments(struct cfi_reader *r)
 {
 	size_t i, n;
 	GElf_Phdr ph;
@@ -472,10 +433,10 @@ static void find_segments(struct reader *r)
 		if (gelf_getphdr(r->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
 		    (ph.p_flags & PF_X))
 			r->exec[r->nr_exec++] =
-				(struct exec_range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
+				(struct cfi_exec_range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
 }
 
-static int find_sections(struct reader *r)
+static int find_sections(struct cfi_reader *r)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -503,26 +464,17 @@ static int find_sections(struct reader *r)
 	return 0;
 }
 
-/* libdw handles for the sections found; a section libdw refuses is dropped. */
-static void open_cfi(struct reader *r)
+/* Sections with bytes (the interpreter needs no libdw handle). */
+static void keep_sections(struct cfi_reader *r)
 {
-	struct cfi_section *eh = &r->sec[CFI_SRC_EH_FRAME], *dbg = &r->sec[CFI_SRC_DEBUG_FRAME];
+	int src;
 
-	if (eh->data && eh->data->d_buf && !(eh->cfi = dwarf_getcfi_elf(r->elf)))
-		eh->data = NULL;
-	if (!eh->data || !eh->data->d_buf)
-		eh->data = NULL;
-	if (!dbg->data || !dbg->data->d_buf) {
-		dbg->data = NULL;
-		return;
-	}
-	r->dwarf = dwarf_begin_elf(r->elf, DWARF_C_READ, NULL);
-	dbg->cfi = r->dwarf ? dwarf_getcfi(r->dwarf) : NULL;
-	if (!dbg->cfi)
-		dbg->data = NULL;
+	for (src = 0; src < CFI_SRC__COUNT; src++)
+		if (r->sec[src].data && !r->sec[src].data->d_buf)
+			r->sec[src].data = NULL;
 }
 
-static int open_elf(struct reader *r, int fd)
+static int open_elf(struct cfi_reader *r, int fd)
 {
 	GElf_Ehdr eh;
 
@@ -543,15 +495,14 @@ static int open_elf(struct reader *r, int fd)
 	return find_sections(r);
 }
 
-static void reader_close(struct reader *r)
+static void reader_close(struct cfi_reader *r)
 {
-	if (r->sec[CFI_SRC_EH_FRAME].cfi)
-		dwarf_cfi_end(r->sec[CFI_SRC_EH_FRAME].cfi);
-	if (r->dwarf)
-		dwarf_end(r->dwarf); /* owns the .debug_frame handle */
+	cfi_libdw__close(r);
 	if (r->elf)
 		elf_end(r->elf);
+	cfi_interp__free(&r->ip);
 	free(r->fdes);
+	free(r->cies);
 }
 
 /*
@@ -560,10 +511,10 @@ static void reader_close(struct reader *r)
  * pass; past a few moves per FDE, qsort. Entries cmp_fde finds equal overlap
  * each other (one unsupported run): their order is moot.
  */
-static void sort_fdes(struct reader *r)
+static void sort_fdes(struct cfi_reader *r)
 {
 	uint64_t moves = 0, budget = 4ull * r->nr_fdes + 64;
-	struct fde_ent *f = r->fdes, v;
+	struct cfi_fde_ent *f = r->fdes, v;
 	uint32_t i, j;
 
 	for (i = 1; i < r->nr_fdes; i++) {
@@ -583,14 +534,14 @@ static void sort_fdes(struct reader *r)
 
 /* An object's FDEs, read and ordered once, to be walked for any ranges (cfi.h). */
 struct cfi_index {
-	struct reader r;
+	struct cfi_reader r;
 	struct cfi_stats collected; /* what reading the FDEs counted */
 };
 
 int cfi_index__open(int fd, struct cfi_index **out)
 {
 	struct cfi_index *ix = calloc(1, sizeof(*ix));
-	struct reader *r;
+	struct cfi_reader *r;
 	int err, src;
 
 	*out = NULL;
@@ -601,7 +552,11 @@ int cfi_index__open(int fd, struct cfi_index **out)
 	err = open_elf(r, fd);
 	if (err)
 		goto fail;
-	open_cfi(r);
+	r->libdw_rows = cfi__libdw_rows();
+	if (r->libdw_rows)
+		cfi_libdw__open(r);
+	else
+		keep_sections(r);
 	for (src = 0; src < CFI_SRC__COUNT && !err; src++)
 		if (r->sec[src].data)
 			err = collect_fdes(r, src);
@@ -629,7 +584,7 @@ void cfi_index__free(struct cfi_index *ix)
 int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats)
 {
-	struct reader *r = &ix->r;
+	struct cfi_reader *r = &ix->r;
 	struct cfi_stats dummy;
 	int err;
 
@@ -640,6 +595,8 @@ int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint3
 	r->nr_want = nr_want;
 	r->next_want = 0;
 	r->unsup_id = -1;
+	r->ip_cie = -1;
+	cfi_memo__clear(&r->memo);
 	err = flat_builder__init(&r->b);
 	if (err)
 		return err;

@@ -5,18 +5,17 @@
  * has no .sframe — the same struct flat_table flatten.c builds from SFrame, so
  * the loader and the BPF unwinder cannot tell the two apart.
  *
- * Each FDE is walked row by row with libdw (dwarf_cfi_addrframe at every row
- * boundary, dwarf_frame_info for the row's extent), each row translated by
- * cfi_rule.c. Rows the BPF rule set cannot express become explicit
- * SFBPF_RULE_UNSUPPORTED rows, never approximations. PLT expressions become
- * one row pair per entry; signal frames (CIE augmentation 'S') carry
+ * Each FDE's program runs once (cfi_interp.c), from its CIE's initial state,
+ * and gives every row of the FDE, each translated by cfi_rule.c. Rows the
+ * BPF rule set cannot express become explicit SFBPF_RULE_UNSUPPORTED rows,
+ * never approximations. PLT expressions become one row pair per entry; signal frames (CIE augmentation 'S') carry
  * SFBPF_RULE_SIGNAL; RA undefined gives the outermost rule.
  * x86-64 and little-endian AArch64 (-ENOTSUP otherwise); AArch64's RA may
  * stay in LR (SFBPF_LOC_SAME). See docs/DESIGN-cfi.md.
  *
  * Error convention: negative errno.
  *   -ENOENT    no CFI section with an FDE (or no section headers)
- *   -EINVAL    not an ELF file, or CFI libdw refuses altogether
+ *   -EINVAL    not an ELF file, or ET_REL
  *   -ENOTSUP   neither x86-64 nor little-endian AArch64
  *   -E2BIG     PCs beyond 32 bits or too many rows
  *   -ENOMEM
@@ -24,6 +23,7 @@
 #ifndef SFBPF_CFI_H
 #define SFBPF_CFI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tables/cfi_rule.h"
@@ -51,7 +51,7 @@ struct cfi_stats {
 	uint32_t shadowed_fdes; /* .debug_frame FDEs overlapping .eh_frame ones */
 	uint64_t unsupported_bytes; /* code bytes covered by unsupported rows */
 	uint64_t code_bytes; /* code bytes covered by FDEs in the table */
-	uint64_t cfa_ops; /* CFA instructions libdw was asked to evaluate (bounded work) */
+	uint64_t cfa_ops; /* CFA instructions executed (bounded work) */
 	uint32_t unwanted_fdes; /* outside the ranges asked for (cfi__flatten_fd_ranges) */
 };
 
@@ -91,6 +91,14 @@ int cfi_index__open(int fd, struct cfi_index **out);
 int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats);
 void cfi_index__free(struct cfi_index *ix);
+
+/*
+ * Whether rows come from libdw, the row walk the interpreter replaced
+ * (dwarf_cfi_addrframe for every row: O(rows * instructions)), because the
+ * environment says SFBPF_CFI_ROWS=libdw. For the tests that compare both
+ * and for the benchmark; read by every cfi_index__open().
+ */
+bool cfi__libdw_rows(void);
 
 /* ".eh_frame" or ".debug_frame". */
 const char *cfi_source__name(enum cfi_source src);

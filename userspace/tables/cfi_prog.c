@@ -1,46 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Reading DWARF CFI bytes (see cfi_prog.h). */
 #include <dwarf.h>
-#include <errno.h>
 #include <stddef.h>
 
 #include "tables/cfi_prog.h"
-
-/*
- * LEB128: 7 bits a byte, low first; a signed one extends its last byte's
- * bit 6. More than 64 bits, or running past end, is an error.
- */
-static int read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
-{
-	unsigned shift = 0;
-	uint8_t byte;
-
-	*v = 0;
-	do {
-		if (*p >= end || shift > 63)
-			return -EINVAL;
-		byte = *(*p)++;
-		*v |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-	} while (byte & 0x80);
-	if (sign && shift < 64 && (byte & 0x40))
-		*v |= ~0ull << shift;
-	return 0;
-}
-
-int cfi_prog__read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	return read_leb(p, end, false, v);
-}
-
-static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t u;
-	int err = read_leb(p, end, true, &u);
-
-	*v = (int64_t)u;
-	return err;
-}
 
 /* Little-endian fixed-size read (x86-64, AArch64), sign-extended if asked. */
 static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool sign, uint64_t *v)
@@ -59,6 +22,11 @@ static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, bool
 	return 0;
 }
 
+int cfi_prog__read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, uint64_t *v)
+{
+	return read_fixed(p, end, size, false, v);
+}
+
 int cfi_prog__read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t vaddr,
 			   bool apply, uint64_t *v)
 {
@@ -75,7 +43,7 @@ int cfi_prog__read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, u
 		err = cfi_prog__read_uleb(p, end, v);
 		break;
 	case DW_EH_PE_sleb128:
-		err = read_sleb(p, end, &s);
+		err = cfi_prog__read_sleb(p, end, &s);
 		*v = (uint64_t)s;
 		break;
 	case DW_EH_PE_udata2:
@@ -124,7 +92,7 @@ static bool cfa_skip_sleb(const uint8_t **p, const uint8_t *end)
 {
 	int64_t v;
 
-	return !read_sleb(p, end, &v);
+	return !cfi_prog__read_sleb(p, end, &v);
 }
 
 static bool cfa_skip_block(const uint8_t **p, const uint8_t *end)

@@ -7,6 +7,7 @@
 #ifndef SFBPF_CFI_PROG_H
 #define SFBPF_CFI_PROG_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,8 +19,52 @@
 #define MAX_CFA_REGNUM 127
 #define MAX_CFA_DEPTH 64
 
+/*
+ * LEB128: 7 bits a byte, low first; a signed one extends its last byte's
+ * bit 6. 0, or -EINVAL (past end, more than 64 bits). Inline: the CFA
+ * interpreter reads one or two per instruction, nearly always one byte long.
+ */
+static inline int cfi_prog__read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
+{
+	unsigned shift = 0;
+	uint8_t byte;
+
+	if (*p < end && !(**p & 0x80)) {
+		byte = *(*p)++;
+		*v = sign && (byte & 0x40) ? (uint64_t)byte | ~0x7full : byte;
+		return 0;
+	}
+	*v = 0;
+	do {
+		if (*p >= end || shift > 63)
+			return -EINVAL;
+		byte = *(*p)++;
+		*v |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+	} while (byte & 0x80);
+	if (sign && shift < 64 && (byte & 0x40))
+		*v |= ~0ull << shift;
+	return 0;
+}
+
 /* An unsigned LEB128 at *p: 0, or -EINVAL (past end, more than 64 bits). */
-int cfi_prog__read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v);
+static inline int cfi_prog__read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return cfi_prog__read_leb(p, end, false, v);
+}
+
+/* A signed one. */
+static inline int cfi_prog__read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t u;
+	int err = cfi_prog__read_leb(p, end, true, &u);
+
+	*v = (int64_t)u;
+	return err;
+}
+
+/* A little-endian unsigned number of size bytes (1, 2, 4 or 8): 0 or -EINVAL. */
+int cfi_prog__read_fixed(const uint8_t **p, const uint8_t *end, unsigned size, uint64_t *v);
 
 /*
  * An encoded pointer at *p (vaddr: its address, for pcrel; apply: add the

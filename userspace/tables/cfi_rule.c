@@ -9,7 +9,10 @@
 #include <dwarf.h>
 #include <string.h>
 
+#include "tables/cfi_interp.h"
 #include "tables/cfi_rule.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A value or location: base (register or the CFA) + off, maybe dereferenced. */
 struct loc {
@@ -104,8 +107,10 @@ static bool match_plt(const Dwarf_Op *ops, size_t n, int ra_reg, struct cfi_plt 
 	if (mask == 0 || mask >= 4096 || (mask & (mask + 1)) || thr > mask || shift > 16 ||
 	    base < 0 || base + (1ll << shift) > INT32_MAX)
 		return false;
-	*p = (struct cfi_plt){ .base = (int32_t)base, .mask = (uint32_t)mask,
-			       .threshold = (uint32_t)thr, .shift = (uint32_t)shift };
+	*p = (struct cfi_plt){ .base = (int32_t)base,
+			       .mask = (uint32_t)mask,
+			       .threshold = (uint32_t)thr,
+			       .shift = (uint32_t)shift };
 	return true;
 }
 
@@ -122,29 +127,19 @@ static bool cfa_loc(const Dwarf_Op *ops, size_t n, struct loc *l)
 	return true;
 }
 
-/* A register's rule, from dwarf_frame_register's expression. */
-static void reg_loc(Dwarf_Frame *frame, int regno, struct loc *l)
+/*
+ * A register's rule from its expression as libdw hands it over: offset(N)
+ * comes as "CFA; plus_uconst N", DW_CFA_expression as "CFA; its ops" (DWARF
+ * pushes the CFA first), and a trailing DW_OP_stack_value makes the
+ * expression the value rather than where it is. n > 0.
+ */
+static void ops_loc(const Dwarf_Op *ops, size_t n, int regno, struct loc *l)
 {
-	Dwarf_Op mem[3], *ops = NULL;
-	size_t n = 0;
-	uint64_t k;
-
 	memset(l, 0, sizeof(*l));
 	l->kind = LOC_OTHER;
-	if (dwarf_frame_register(frame, regno, mem, &ops, &n) != 0)
-		return;
-	if (n == 0) {
-		l->kind = ops ? LOC_UNDEF : LOC_SAME;
-		return;
-	}
-	/* Trailing DW_OP_stack_value: the expression is the value, not where it is. */
 	l->deref = ops[n - 1].atom != DW_OP_stack_value;
 	if (!l->deref)
 		n--;
-	/*
-	 * offset(N) comes as "CFA; plus_uconst N". DW_CFA_expression rules come
-	 * with the CFA pushed first, as DWARF says: "CFA; breg R off" is R + off.
-	 */
 	if (n >= 1 && ops[0].atom == DW_OP_call_frame_cfa) {
 		if (n == 1 || (n == 2 && ops[1].atom == DW_OP_plus_uconst)) {
 			l->kind = LOC_CFA;
@@ -159,11 +154,24 @@ static void reg_loc(Dwarf_Frame *frame, int regno, struct loc *l)
 		return;
 	}
 	/* DW_OP_regx R: the value is in register R. Only "R itself" is meaningful here. */
-	if (n == 1 && ops[0].atom == DW_OP_regx && l->deref) {
-		k = ops[0].number;
-		if (k == (uint64_t)regno)
-			l->kind = LOC_SAME;
-	}
+	if (n == 1 && ops[0].atom == DW_OP_regx && l->deref && ops[0].number == (uint64_t)regno)
+		l->kind = LOC_SAME;
+}
+
+/* A register's rule, from dwarf_frame_register's expression. */
+static void reg_loc(Dwarf_Frame *frame, int regno, struct loc *l)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t n = 0;
+
+	memset(l, 0, sizeof(*l));
+	l->kind = LOC_OTHER;
+	if (dwarf_frame_register(frame, regno, mem, &ops, &n) != 0)
+		return;
+	if (n == 0)
+		l->kind = ops ? LOC_UNDEF : LOC_SAME;
+	else
+		ops_loc(ops, n, regno, l);
 }
 
 static bool fits32(int64_t v)
@@ -226,24 +234,39 @@ static bool sp_is_cfa(const struct loc *sp, const struct loc *cfa)
 	}
 }
 
-/* CFA part of the rule, or the PLT shape. */
-static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, const struct cfi_machine *m,
-				    struct cfi_row_rule *out, struct loc *cfa)
-{
-	struct sfbpf_rule *r = &out->rule;
-	Dwarf_Op *ops = NULL;
-	size_t n = 0;
+/* What one row says, each part as a struct loc, before it becomes a rule. */
+struct row_locs {
+	enum cfi_unsupported cfa_why; /* NONE: cfa (and plt_cfa) hold the CFA */
+	struct loc cfa, ra, sp, fp;
+	bool plt;
+	struct cfi_plt plt_cfa;
+};
 
-	if (dwarf_frame_cfa(frame, &ops, &n) != 0)
-		return CFI_UNSUP_LIBDW;
-	if (n == 0)
-		return CFI_UNSUP_CFA_UNDEF;
-	if (m == &cfi_x86_64 && match_plt(ops, n, ra_reg, &out->plt_cfa)) {
-		out->plt = true;
-		*cfa = (struct loc){ .kind = LOC_REGOFF, .reg = CFI_REG_SP, .off = out->plt_cfa.base };
-	} else if (!cfa_loc(ops, n, cfa)) {
-		return CFI_UNSUP_CFA_EXPR;
+/* The CFA from its expression (n > 0): bregR off [deref], or the PLT shape. */
+static void cfa_from_ops(const Dwarf_Op *ops, size_t n, int ra_reg, const struct cfi_machine *m,
+			 struct row_locs *in)
+{
+	if (m == &cfi_x86_64 && match_plt(ops, n, ra_reg, &in->plt_cfa)) {
+		in->plt = true;
+		in->cfa = (struct loc){ .kind = LOC_REGOFF,
+					.reg = CFI_REG_SP,
+					.off = in->plt_cfa.base };
+	} else if (!cfa_loc(ops, n, &in->cfa)) {
+		in->cfa_why = CFI_UNSUP_CFA_EXPR;
 	}
+}
+
+/* CFA part of the rule. */
+static enum cfi_unsupported map_cfa(const struct row_locs *in, const struct cfi_machine *m,
+				    struct cfi_row_rule *out)
+{
+	const struct loc *cfa = &in->cfa;
+	struct sfbpf_rule *r = &out->rule;
+
+	if (in->cfa_why)
+		return in->cfa_why;
+	out->plt = in->plt;
+	out->plt_cfa = in->plt_cfa;
 	if (!fits32(cfa->off))
 		return CFI_UNSUP_RANGE;
 	r->cfa_off = (int32_t)cfa->off;
@@ -260,46 +283,42 @@ static enum cfi_unsupported map_cfa(Dwarf_Frame *frame, int ra_reg, const struct
 	return CFI_UNSUP_NONE;
 }
 
-static enum cfi_unsupported translate(Dwarf_Frame *frame, bool signal, int ra_reg,
+static enum cfi_unsupported translate(const struct row_locs *in, bool signal,
 				      const struct cfi_machine *m, struct cfi_row_rule *out)
 {
 	struct sfbpf_rule *r = &out->rule;
-	struct loc cfa, ra, fp, sp;
 	enum cfi_unsupported why;
 
 	if (signal)
 		r->flags |= SFBPF_RULE_SIGNAL;
-	reg_loc(frame, ra_reg, &ra);
-	if (ra.kind == LOC_UNDEF) {
+	if (in->ra.kind == LOC_UNDEF) {
 		/* The outermost frame (_start, thread start): nothing else matters. */
 		r->ra_loc = SFBPF_LOC_UNDEFINED;
 		return CFI_UNSUP_NONE;
 	}
-	why = map_cfa(frame, ra_reg, m, out, &cfa);
+	why = map_cfa(in, m, out);
 	if (why)
 		return why;
-	reg_loc(frame, m->sp, &sp);
-	if (!sp_is_cfa(&sp, &cfa))
+	if (!sp_is_cfa(&in->sp, &in->cfa))
 		return CFI_UNSUP_SP;
-	why = map_loc(m, &ra, SFBPF_RULE_RA_DEREF, &r->ra_loc, &r->ra_reg, &r->ra_off, r);
+	why = map_loc(m, &in->ra, SFBPF_RULE_RA_DEREF, &r->ra_loc, &r->ra_reg, &r->ra_off, r);
 	if (why)
 		return why;
 	/*
 	 * RA comes from memory, or on AArch64 may still be in LR (the unwinder
 	 * takes it there in the topmost frame). x86-64 has no link register.
-	 * AArch64's signing state is cfi.c's (libdw does not track it).
+	 * AArch64's signing state is the interpreter's (libdw does not track it).
 	 */
 	if (!(r->ra_loc == SFBPF_LOC_SAME && m->link_reg) && !(r->flags & SFBPF_RULE_RA_DEREF))
 		return CFI_UNSUP_RA;
-	reg_loc(frame, m->fp, &fp);
-	return map_loc(m, &fp, SFBPF_RULE_FP_DEREF, &r->fp_loc, &r->fp_reg, &r->fp_off, r);
+	return map_loc(m, &in->fp, SFBPF_RULE_FP_DEREF, &r->fp_loc, &r->fp_reg, &r->fp_off, r);
 }
 
-void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg,
-			  const struct cfi_machine *m, struct cfi_row_rule *out)
+static void finish(const struct row_locs *in, bool signal, const struct cfi_machine *m,
+		   struct cfi_row_rule *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->why = translate(frame, signal, ra_reg, m, out);
+	out->why = translate(in, signal, m, out);
 	if (out->why) {
 		out->plt = false;
 		cfi_rule__unsupported(&out->rule);
@@ -309,4 +328,144 @@ void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg,
 		out->rule_hi = out->rule;
 		out->rule_hi.cfa_off += 1 << out->plt_cfa.shift;
 	}
+}
+
+void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg, const struct cfi_machine *m,
+			  struct cfi_row_rule *out)
+{
+	struct row_locs in = { 0 };
+	Dwarf_Op *ops = NULL;
+	size_t n = 0;
+
+	reg_loc(frame, ra_reg, &in.ra);
+	if (dwarf_frame_cfa(frame, &ops, &n) != 0)
+		in.cfa_why = CFI_UNSUP_LIBDW;
+	else if (n == 0)
+		in.cfa_why = CFI_UNSUP_CFA_UNDEF;
+	else
+		cfa_from_ops(ops, n, ra_reg, m, &in);
+	reg_loc(frame, m->sp, &in.sp);
+	reg_loc(frame, m->fp, &in.fp);
+	finish(&in, signal, m, out);
+}
+
+/*
+ * A DWARF expression's operations, in libdw's form, as far as the shapes
+ * above need: any other operation, an operand past the end or more than max
+ * operations, and no shape can match (false).
+ */
+static bool decode_expr(const uint8_t *p, uint32_t len, Dwarf_Op *ops, size_t max, size_t *n)
+{
+	const uint8_t *end = p + len;
+	uint64_t v;
+	int64_t s;
+
+	while (p < end) {
+		Dwarf_Op *op;
+
+		if (*n == max)
+			return false;
+		op = &ops[*n];
+		memset(op, 0, sizeof(*op));
+		op->atom = *p++;
+		if ((op->atom >= DW_OP_lit0 && op->atom <= DW_OP_lit31) ||
+		    op->atom == DW_OP_deref || op->atom == DW_OP_and || op->atom == DW_OP_ge ||
+		    op->atom == DW_OP_shl || op->atom == DW_OP_plus ||
+		    op->atom == DW_OP_stack_value || op->atom == DW_OP_call_frame_cfa) {
+			/* no operand */
+		} else if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+			if (cfi_prog__read_sleb(&p, end, &s))
+				return false;
+			op->number = (uint64_t)s;
+		} else if (op->atom == DW_OP_bregx) {
+			if (cfi_prog__read_uleb(&p, end, &op->number) ||
+			    cfi_prog__read_sleb(&p, end, &s))
+				return false;
+			op->number2 = (uint64_t)s;
+		} else if (op->atom == DW_OP_regx || op->atom == DW_OP_constu ||
+			   op->atom == DW_OP_plus_uconst) {
+			if (cfi_prog__read_uleb(&p, end, &op->number))
+				return false;
+		} else if (op->atom == DW_OP_const1u || op->atom == DW_OP_const2u ||
+			   op->atom == DW_OP_const4u || op->atom == DW_OP_const8u) {
+			if (cfi_prog__read_fixed(&p, end, 1u << (op->atom - DW_OP_const1u) / 2, &v))
+				return false;
+			op->number = v;
+		} else {
+			return false;
+		}
+		(*n)++;
+	}
+	return true;
+}
+
+/* A tracked register's rule in the interpreter's state (regno: its number). */
+static void state_loc(const struct cfi_reg_rule *rr, uint32_t regno, struct loc *l)
+{
+	Dwarf_Op ops[12];
+	size_t n = 1;
+
+	memset(l, 0, sizeof(*l));
+	switch (rr->how) {
+	case CFI_HOW_UNDEF:
+		l->kind = LOC_UNDEF;
+		return;
+	case CFI_HOW_SAME:
+		l->kind = LOC_SAME;
+		return;
+	case CFI_HOW_OFFSET:
+	case CFI_HOW_VAL_OFFSET:
+		l->kind = LOC_CFA;
+		l->off = rr->off;
+		l->deref = rr->how == CFI_HOW_OFFSET;
+		return;
+	case CFI_HOW_REGISTER:
+		l->kind = rr->off == regno ? LOC_SAME : LOC_OTHER;
+		l->deref = true;
+		return;
+	}
+	/* Expressions: as libdw gives them, so that the same shapes are recognized. */
+	memset(&ops[0], 0, sizeof(ops[0]));
+	ops[0].atom = DW_OP_call_frame_cfa;
+	if (!decode_expr(rr->expr, rr->len, ops, ARRAY_SIZE(ops) - 1, &n)) {
+		l->kind = LOC_OTHER;
+		return;
+	}
+	if (rr->how == CFI_HOW_VAL_EXPR) {
+		memset(&ops[n], 0, sizeof(ops[n]));
+		ops[n++].atom = DW_OP_stack_value;
+	}
+	ops_loc(ops, n, (int)regno, l);
+}
+
+void cfi_rule__from_state(const struct cfi_state *st, bool signal, uint32_t ra_reg,
+			  const struct cfi_machine *m, struct cfi_row_rule *out)
+{
+	struct row_locs in = { 0 };
+	Dwarf_Op ops[10];
+	size_t n = 0;
+
+	state_loc(&st->reg[CFI_SLOT_RA], ra_reg, &in.ra);
+	switch (st->cfa_how) {
+	case CFI_CFA_UNDEF:
+		in.cfa_why = CFI_UNSUP_CFA_UNDEF;
+		break;
+	case CFI_CFA_INVALID:
+		in.cfa_why = CFI_UNSUP_INSN;
+		break;
+	case CFI_CFA_REG:
+		in.cfa = (struct loc){ .kind = LOC_REGOFF,
+				       .reg = (int)st->cfa_reg,
+				       .off = st->cfa_off };
+		break;
+	default:
+		if (!decode_expr(st->cfa_expr, st->cfa_len, ops, ARRAY_SIZE(ops), &n) || !n)
+			in.cfa_why = CFI_UNSUP_CFA_EXPR;
+		else
+			cfa_from_ops(ops, n, (int)ra_reg, m, &in);
+		break;
+	}
+	state_loc(&st->reg[CFI_SLOT_SP], (uint32_t)m->sp, &in.sp);
+	state_loc(&st->reg[CFI_SLOT_FP], (uint32_t)m->fp, &in.fp);
+	finish(&in, signal, m, out);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * One DWARF CFI row (a libdw Dwarf_Frame) → the sfbpf rule that says the same
- * thing, or the reason no rule can, for x86-64 or AArch64. Used by cfi.c;
- * see docs/DESIGN-cfi.md for which DWARF rules map to what.
+ * One DWARF CFI row (the interpreter's state, or a libdw Dwarf_Frame for the
+ * reference walk) → the sfbpf rule that says the same thing, or the reason no
+ * rule can, for x86-64 or AArch64. Used by cfi.c; see docs/DESIGN-cfi.md for
+ * which DWARF rules map to what.
  */
 #ifndef SFBPF_CFI_RULE_H
 #define SFBPF_CFI_RULE_H
@@ -28,8 +29,8 @@ enum cfi_unsupported {
 	CFI_UNSUP_SP, /* caller's SP is not the CFA */
 	CFI_UNSUP_RANGE, /* an offset beyond 32 bits */
 	CFI_UNSUP_OVERLAP, /* PC covered by two FDEs of the same section */
-	CFI_UNSUP_LIBDW, /* libdw could not evaluate the FDE here */
-	CFI_UNSUP_INSN, /* unknown CFA opcode or register, malformed program: not given to libdw */
+	CFI_UNSUP_LIBDW, /* libdw could not evaluate the FDE here (the reference walk) */
+	CFI_UNSUP_INSN, /* unknown CFA opcode or register, malformed program, CFA invalid */
 	CFI_UNSUP_BUDGET, /* the FDE's or object's evaluation budget ran out */
 	CFI_UNSUP__COUNT,
 };
@@ -69,7 +70,15 @@ struct cfi_row_rule {
  * The rule of frame (signal: CIE augmentation 'S'; ra_reg: the CIE's RA
  * column) on machine m.
  */
-void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg,
+void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg, const struct cfi_machine *m,
+			  struct cfi_row_rule *out);
+
+/*
+ * The same from the interpreter's state of one row (cfi_interp.h): the same
+ * rule cfi_rule__from_frame() gives for libdw's frame of that row.
+ */
+struct cfi_state;
+void cfi_rule__from_state(const struct cfi_state *st, bool signal, uint32_t ra_reg,
 			  const struct cfi_machine *m, struct cfi_row_rule *out);
 
 /* The rule every unsupported row carries. */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What cfi.c and its sibling cfi_libdw.c share: an object's CFI as read once
+ * (sections, CIEs, FDEs in table order) and the table being built from it.
+ * Internal to userspace/tables/cfi*.c; everything else uses cfi.h.
+ *
+ * Rows: cfi.c walks an FDE with the interpreter; cfi_libdw.c walks it with
+ * libdw (SFBPF_CFI_ROWS=libdw), the reference the interpreter replaced. Both
+ * turn each row into table rows with cfi_reader__rule_rows() and
+ * cfi_reader__unsupported_row(). Error rule: negative errno.
+ */
+#ifndef SFBPF_TABLES_CFI_INT_H
+#define SFBPF_TABLES_CFI_INT_H
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "tables/cfi.h"
+#include "tables/cfi_interp.h"
+#include "tables/flatbuild.h"
+
+#define MAX_PLT_ROWS (1u << 16) /* expansion bound for one PLT-shaped row */
+#define MAX_EXEC_SEGMENTS 16
+/*
+ * Bounds per FDE and per object, in CFA instructions executed (libc has
+ * 0.06M, libLLVM-14 2.2M).
+ */
+#define FDE_WORK_BUDGET (32ull << 20)
+#define OBJ_WORK_BUDGET (256ull << 20)
+struct cfi_section {
+	Elf_Data *data; /* NULL: the object has no such section */
+	uint64_t addr; /* sh_addr */
+	Dwarf_CFI *cfi; /* libdw's handle on the same section (the reference walk only) */
+};
+
+/* A CIE as its FDEs need it. */
+struct cfi_cie_ent {
+	struct cfi_cie_prog prog;
+	bool signal; /* augmentation 'S' */
+};
+
+/* One FDE's range, in the order the table is built, and its programs. */
+struct cfi_fde_ent {
+	uint64_t lo, hi;
+	const uint8_t *insn, *insn_end; /* the FDE's instructions */
+	uint32_t cie; /* index in reader.cies */
+	uint8_t src; /* enum cfi_source */
+	bool shadowed; /* a .debug_frame FDE an .eh_frame FDE overlaps */
+};
+
+/* The CIE parsed last: FDEs share few CIEs, in runs. */
+struct cfi_cie_info {
+	Dwarf_Off off;
+	bool valid;
+	bool zaug; /* 'z' augmentation: FDEs carry an augmentation length */
+	uint32_t idx; /* in reader.cies */
+	struct cfi_cie_ent ent;
+};
+
+struct cfi_exec_range {
+	uint64_t lo, hi;
+};
+
+struct cfi_reader {
+	Elf *elf;
+	Dwarf *dwarf; /* only for .debug_frame */
+	const struct cfi_machine *m; /* x86-64 or AArch64 */
+	unsigned char e_ident[EI_NIDENT];
+	struct cfi_section sec[CFI_SRC__COUNT];
+	struct cfi_exec_range exec[MAX_EXEC_SEGMENTS]; /* executable PT_LOADs */
+	uint32_t nr_exec;
+	struct cfi_fde_ent *fdes;
+	uint32_t nr_fdes;
+	size_t cap_fdes;
+	struct cfi_cie_ent *cies;
+	uint32_t nr_cies;
+	size_t cap_cies;
+	struct cfi_cie_info cie; /* last CIE parsed */
+	bool libdw_rows; /* rows from libdw (SFBPF_CFI_ROWS=libdw): the reference */
+	struct cfi_interp ip;
+	int64_t ip_cie; /* the CIE whose initial state ip holds, -1: none */
+	struct cfi_memo memo; /* rule ids of row states seen (b's ids) */
+	struct flat_builder b;
+	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
+	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
+	uint32_t nr_want, next_want; /* next_want: the first that may still matter */
+	struct cfi_stats *st;
+};
+
+/* Rows for rr over [pc, end): its rule, its PLT pair per entry, or unsupported. */
+int cfi_reader__rule_rows(struct cfi_reader *r, const struct cfi_row_rule *rr, uint64_t pc,
+			  uint64_t end);
+/* One unsupported row over [pc, end), counted under why. */
+int cfi_reader__unsupported_row(struct cfi_reader *r, uint64_t pc, uint64_t end,
+				enum cfi_unsupported why);
+
+/* libdw's handles on the sections found (a section libdw refuses is dropped). */
+void cfi_libdw__open(struct cfi_reader *r);
+/* f's rows, one dwarf_cfi_addrframe() query each. */
+int cfi_libdw__walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f);
+void cfi_libdw__close(struct cfi_reader *r);
+
+#endif /* SFBPF_TABLES_CFI_INT_H */
