@@ -31,6 +31,7 @@ struct code {
 	uint64_t code;
 	uint32_t stamp;
 	int err; /* 0, -ESTALE (freed), or a read error */
+	bool described; /* from the BPF walk's description, not read from the process */
 	struct python_code c;
 };
 
@@ -49,6 +50,7 @@ struct pyproc {
 	unsigned int attempts;
 	uint64_t next_try_ns;
 	struct python *py;
+	struct sfbpf_py_proc cfg; /* as pushed to py_procs: its gen names the codes held */
 	uint64_t eval_lo, eval_hi;
 	struct hashmap codes; /* -> index in codes_v */
 	struct code *codes_v;
@@ -63,6 +65,7 @@ struct pythons {
 	struct hashmap procs; /* pid -> struct pyproc * */
 	struct pythons_stats stats;
 	uint64_t freed_id, bad_id;
+	uint32_t gen; /* the last attach generation given (bpf/abi.h) */
 };
 
 static bool proc_eq(const void *ctx, uint64_t val, const void *key)
@@ -137,6 +140,8 @@ static void attach(struct pythons *ps, struct pyproc *p)
 	if (!err) {
 		err = python__bpf_settings(p->py, &cfg);
 		cfg.start_ticks = p->start_ticks;
+		cfg.gen = ++ps->gen ? ps->gen : ++ps->gen;
+		p->cfg = cfg;
 		if (!err && bpf_map_update_elem(ps->fd, &key, &cfg, BPF_ANY))
 			err = -errno;
 		if (!err && !python__eval_range(p->py, &p->eval_lo, &p->eval_hi))
@@ -262,26 +267,98 @@ static bool frame_eq(const void *ctx, uint64_t val, const void *key)
 	return f->code == k->code && f->stamp == k->stamp && f->lasti == k->lasti;
 }
 
-/* The code object (code, stamp) of p, read now if it is new. NULL: no memory. */
-static struct code *code_get(struct pyproc *p, uint64_t code, uint32_t stamp)
+/*
+ * p's codes are forgotten at once: the BPF walk is told with a new
+ * generation, so that it describes again every code object it meets.
+ */
+static void renew(struct pythons *ps, struct pyproc *p)
+{
+	__u32 key = p->pid;
+
+	forget_codes(p);
+	p->cfg.gen = ++ps->gen ? ps->gen : ++ps->gen;
+	bpf_map_update_elem(ps->fd, &key, &p->cfg, BPF_ANY);
+	ps->stats.renewed++;
+}
+
+/* The entry of code object (code, stamp) of p; *fresh: added now, to fill. NULL: no memory. */
+static struct code *code_slot(struct pythons *ps, struct pyproc *p, uint64_t code, uint32_t stamp,
+			      bool *fresh)
 {
 	struct code_key k = { code, stamp };
 	uint32_t h = (uint32_t)hash__mix64(code ^ ((uint64_t)stamp << 32));
 	int64_t i = hashmap__find(&p->codes, h, code_eq, p, &k);
 	struct code *c;
 
+	*fresh = i < 0;
 	if (i >= 0)
 		return &p->codes_v[i];
 	if (p->nr_codes >= MAX_CODES)
-		forget_codes(p);
+		renew(ps, p);
 	if (VEC_RESERVE(p->codes_v, p->codes_cap, p->nr_codes + 1, 64) ||
 	    hashmap__add(&p->codes, h, p->nr_codes))
 		return NULL;
 	c = &p->codes_v[p->nr_codes++];
+	memset(c, 0, sizeof(*c));
 	c->code = code;
 	c->stamp = stamp;
-	c->err = python__code(p->py, code, stamp, &c->c);
 	return c;
+}
+
+/* The code object (code, stamp) of p, read now if it is new. NULL: no memory. */
+static struct code *code_get(struct pythons *ps, struct pyproc *p, uint64_t code, uint32_t stamp)
+{
+	bool fresh;
+	struct code *c = code_slot(ps, p, code, stamp, &fresh);
+
+	if (c && fresh) {
+		c->err = python__code(p->py, code, stamp, &c->c);
+		ps->stats.codes_read++;
+	}
+	return c;
+}
+
+void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size_t size)
+{
+	struct pyproc *p = find(ps, (int)rec->pid);
+	struct code *c;
+	bool fresh;
+
+	/* Another attach's (an exited process, a renewed one): its samples are not spliced. */
+	if (!p || p->state != ATTACHED || rec->gen != p->cfg.gen) {
+		ps->stats.described_stale++;
+		return;
+	}
+	c = code_slot(ps, p, rec->code, rec->stamp, &fresh);
+	if (!c || (!fresh && !c->err))
+		return; /* no memory, or named already (described on two CPUs at once) */
+	python__code_free(&c->c);
+	c->err = python__code_captured(p->py, rec, size, &c->c);
+	c->described = true;
+	if (c->err == -ENODATA) {
+		c->err = python__code(p->py, rec->code, rec->stamp, &c->c);
+		ps->stats.codes_read++;
+	}
+	ps->stats.codes_described++;
+}
+
+/* The line of instruction lasti of c: past a description's part of the table, read it all. */
+static uint32_t code_line(struct pythons *ps, struct pyproc *p, struct code *c, uint32_t lasti)
+{
+	struct python_code full;
+	int line = python__code_lineno(p->py, &c->c, lasti);
+
+	if (line != -ERANGE)
+		return line > 0 ? (uint32_t)line : 0;
+	ps->stats.codes_read++;
+	if (python__code(p->py, c->code, c->stamp, &full)) {
+		ps->stats.line_unknown++;
+		return 0;
+	}
+	python__code_free(&c->c);
+	c->c = full;
+	line = python__code_lineno(p->py, &c->c, lasti);
+	return line > 0 ? (uint32_t)line : 0;
 }
 
 /* The python_names id of one frame the BPF walk sent (slots a, b). */
@@ -296,14 +373,16 @@ static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint6
 	ps->stats.frames++;
 	if (i >= 0)
 		k.id = p->frames_v[i].id;
-	else if (!(c = code_get(p, k.code, k.stamp)))
+	else if (!(c = code_get(ps, p, k.code, k.stamp)))
 		return ps->bad_id;
 	else if (c->err)
 		k.id = c->err == -ESTALE ? ps->freed_id : ps->bad_id;
 	else
 		k.id = python_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
-					    (uint32_t)python__code_lineno(p->py, &c->c, k.lasti));
-	if (i < 0 && k.id && !VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
+					    code_line(ps, p, c, k.lasti));
+	/* Not the markers: a description arriving later (another CPU's) still names it. */
+	if (i < 0 && k.id && k.id != ps->freed_id && k.id != ps->bad_id &&
+	    !VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
 	    !hashmap__add(&p->frames, h, p->nr_frames))
 		p->frames_v[p->nr_frames++] = k;
 	ps->stats.freed_code += k.id == ps->freed_id;

@@ -195,6 +195,15 @@ static int on_blocked_at_end(void *ctx, const struct sfbpf_offcpu_sample *r, siz
 	return add_offcpu(s, r, size);
 }
 
+/* A code object the Python walk described, before the samples holding it. */
+static void on_py_code(void *ctx, const struct sfbpf_py_code *c, size_t size)
+{
+	struct session *s = ctx;
+
+	if (s->pythons)
+		pythons__describe(s->pythons, c, size);
+}
+
 static int on_event(void *ctx, const struct sfbpf_event *e)
 {
 	struct session *s = ctx;
@@ -305,6 +314,7 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 		.ringbuf_bytes = sample_ring_bytes(s),
 		.on_sample = on_sample,
 		.on_event = on_event,
+		.on_py_code = on_py_code,
 		.ctx = s,
 	};
 
@@ -336,6 +346,7 @@ static int open_offcpu(struct session *s)
 		.with_cpu_samples = s->opts.on_off,
 		.seg_shift = s->seg_shift,
 		.on_sample = on_offcpu_sample,
+		.on_py_code = on_py_code,
 		.ctx = s,
 	};
 	const struct ksym *sched = s->ksyms ? ksyms__get_by_name(s->ksyms, "__schedule") : NULL;

@@ -254,6 +254,11 @@ static void print_python(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "py_left", p->left);
 	print_counter(f, "", "py_short", p->short_);
 	print_counter(f, "", "py_no_proc", p->no_proc);
+	print_counter(f, "", "py_codes_described", p->codes_described);
+	print_counter(f, "", "py_codes_read", p->codes_read);
+	print_counter(f, "", "py_described_stale", p->described_stale);
+	print_counter(f, "", "py_line_unknown", p->line_unknown);
+	print_counter(f, "", "py_codes_renewed", p->renewed);
 }
 
 static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)
