@@ -322,6 +322,17 @@ static long py_frame_cb(__u32 index, void *arg)
 }
 
 /*
+ * n (1 to cap, a power of two) as it is, in a form every verifier bounds at
+ * the helper call that takes it: 6.1's loses the bounds of a value the
+ * compiler spills and reloads between the test and the call.
+ */
+static __always_inline __u32 py_bound(__u32 n, __u32 cap)
+{
+	barrier_var(n);
+	return ((n - 1) & (cap - 1)) + 1;
+}
+
+/*
  * The characters of str object obj into dst (cap bytes at most, whole
  * characters): *len bytes of *kind bytes each; kind 0: not a compact str
  * (userspace reads it from the process then).
@@ -344,11 +355,8 @@ static __always_inline void py_str(const struct sfbpf_py_proc *c, __u64 obj, __u
 	if (n > cap)
 		n = cap;
 	n &= ~(k - 1); /* whole characters */
-	barrier_var(n);
-	if (n > SFBPF_PY_FILE_BYTES)
-		return;
 	obj += (state & (1u << 6)) ? c->str_ascii_data : c->str_compact_data;
-	if (n && bpf_probe_read_user(dst, n, (const void *)obj))
+	if (n && bpf_probe_read_user(dst, py_bound(n, cap), (const void *)obj))
 		return;
 	*len = n;
 	*kind = k;
@@ -381,13 +389,15 @@ static __always_inline int py_describe_code(struct py_walk *w, struct py_desc *d
 	py_str(c, name, r->name, SFBPF_PY_NAME_BYTES, &r->name_len, &r->name_kind);
 	py_str(c, file, r->file, SFBPF_PY_FILE_BYTES, &r->file_len, &r->file_kind);
 	n = r->table_len > SFBPF_PY_TABLE_BYTES ? SFBPF_PY_TABLE_BYTES : r->table_len;
-	barrier_var(n);
-	if (n > SFBPF_PY_TABLE_BYTES)
-		return -1;
-	if (n && bpf_probe_read_user(r->table, n, (const void *)(tab + c->bytes_data)))
-		return -1;
+	if (n) {
+		n = py_bound(n, SFBPF_PY_TABLE_BYTES);
+		if (bpf_probe_read_user(r->table, n, (const void *)(tab + c->bytes_data)))
+			return -1;
+	}
 	/* The sample after it wakes the reader, as its ring's rule says. */
-	if (bpf_ringbuf_output(&PY_RING, r, SFBPF_PY_CODE_HDR_SIZE + n, BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&PY_RING, r,
+			       SFBPF_PY_CODE_HDR_SIZE + (n ? py_bound(n, SFBPF_PY_TABLE_BYTES) : 0),
+			       BPF_RB_NO_WAKEUP))
 		return -1;
 	return 0;
 }
