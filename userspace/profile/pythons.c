@@ -64,7 +64,7 @@ struct pythons {
 	int fd;
 	struct hashmap procs; /* pid -> struct pyproc * */
 	struct pythons_stats stats;
-	uint64_t freed_id, bad_id;
+	uint64_t freed_id, bad_id, full_id; /* the markers' names */
 	uint32_t gen; /* the last attach generation given (bpf/abi.h) */
 };
 
@@ -224,6 +224,7 @@ struct pythons *pythons__new(int py_procs_fd)
 	ps->fd = py_procs_fd;
 	ps->freed_id = python_names__intern("[freed code]", "", 0, 0);
 	ps->bad_id = python_names__intern("[bad code]", "", 0, 0);
+	ps->full_id = python_names__intern("[python names full]", "", 0, 0);
 	return ps;
 }
 
@@ -380,14 +381,33 @@ static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint6
 	else
 		k.id = python_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
 					    code_line(ps, p, c, k.lasti));
+	if (!k.id) /* no room in python_names: counted there */
+		return ps->full_id ? ps->full_id : ps->bad_id;
 	/* Not the markers: a description arriving later (another CPU's) still names it. */
-	if (i < 0 && k.id && k.id != ps->freed_id && k.id != ps->bad_id &&
+	if (i < 0 && k.id != ps->freed_id && k.id != ps->bad_id &&
 	    !VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
 	    !hashmap__add(&p->frames, h, p->nr_frames))
 		p->frames_v[p->nr_frames++] = k;
 	ps->stats.freed_code += k.id == ps->freed_id;
-	ps->stats.bad_code += k.id == ps->bad_id || !k.id;
-	return k.id ? k.id : ps->bad_id;
+	ps->stats.bad_code += k.id == ps->bad_id;
+	return k.id;
+}
+
+void pythons__mark_names(struct pythons *ps)
+{
+	size_t iter = 0;
+	uint64_t v;
+
+	python_names__mark(python_names__ip(ps->freed_id));
+	python_names__mark(python_names__ip(ps->bad_id));
+	python_names__mark(python_names__ip(ps->full_id));
+	/* The frames' ids are a cache: named again from the codes when met again. */
+	while (hashmap__next(&ps->procs, &iter, &v)) {
+		struct pyproc *p = HASHMAP_TO_PTR(v);
+
+		p->nr_frames = 0;
+		hashmap__clear(&p->frames);
+	}
 }
 
 int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t size,

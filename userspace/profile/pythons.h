@@ -72,6 +72,13 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
  */
 void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size_t size);
 
+/*
+ * A collection of python_names (python_names.h) is under way: marks the
+ * markers' names and forgets the ids the frame caches hold (named again
+ * when met). Then the caller marks its stacks' ids and sweeps.
+ */
+void pythons__mark_names(struct pythons *ps);
+
 void pythons__stats(const struct pythons *ps, struct pythons_stats *out);
 
 #endif /* SFBPF_PROFILE_PYTHONS_H */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "profile/bpfprog.h"
+#include "interp/python_names.h"
 #include "profile/session.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -476,8 +477,44 @@ static void trim(struct session *s)
 }
 
 /* Lifecycle work and finished tables, each within its time budget. */
+static int mark_python(const struct aggr_stack *st, void *ctx)
+{
+	(void)ctx;
+	for (uint32_t i = 0; i < st->nr_user; i++)
+		python_names__mark(st->ips[i]);
+	return 0;
+}
+
+/*
+ * The Python names no aggregated stack holds, freed when the table nears its
+ * budget (python_names.h). A collection walks every stack: at most once a
+ * second, and while they free less than an eighth of the budget (every name
+ * held: a long profile that keeps its stacks) twice as seldom each time, up
+ * to once a minute; refusals are counted meanwhile.
+ */
+static void collect_python_names(struct session *s)
+{
+	uint64_t now;
+
+	if (!s->pythons || !python_names__want_collect())
+		return;
+	now = clock__mono_ns();
+	if (now < s->names_next_ns)
+		return;
+	pythons__mark_names(s->pythons);
+	aggregator__for_each(s->agg, mark_python, NULL);
+	if (python_names__sweep() >= s->budgets.python_names / 8)
+		s->names_wait_ns = NSEC_PER_SEC;
+	else
+		s->names_wait_ns = s->names_wait_ns ? s->names_wait_ns * 2 : NSEC_PER_SEC;
+	if (s->names_wait_ns > 64 * NSEC_PER_SEC)
+		s->names_wait_ns = 64 * NSEC_PER_SEC;
+	s->names_next_ns = now + s->names_wait_ns;
+}
+
 static void housekeeping(struct session *s)
 {
+	collect_python_names(s);
 	if (s->lc)
 		lifecycle__process(s->lc, HOUSEKEEPING_NS);
 	if (s->tables) {
@@ -638,6 +675,7 @@ void session__default_budgets(struct session_budgets *out)
 	out->stacks = clamp_mib(ram / 64, 32, 1024);
 	out->symbols = clamp_mib(ram / 256, 16, 256);
 	out->jit_maps = clamp_mib(ram / 256, 16, 256);
+	out->python_names = clamp_mib(ram / 256, 16, 256);
 }
 
 /* What the options ask for, the machine's defaults elsewhere. */
@@ -650,6 +688,9 @@ static void set_budgets(struct session *s)
 		s->budgets.symbols = s->opts.max_symbol_mem;
 	if (s->opts.max_jit_mem)
 		s->budgets.jit_maps = s->opts.max_jit_mem;
+	if (s->opts.max_python_mem)
+		s->budgets.python_names = s->opts.max_python_mem;
+	python_names__set_budget(s->budgets.python_names);
 	aggregator__set_budget(s->agg, s->budgets.stacks);
 	symbolizer__set_budgets(s->sym, s->budgets.symbols, s->budgets.jit_maps);
 }
