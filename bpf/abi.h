@@ -330,7 +330,7 @@ struct sfbpf_py_proc {
 	__u8 instr; /* enum sfbpf_py_instr */
 	__u8 tid_kind; /* enum sfbpf_py_tid */
 	__u8 owner_cstack; /* 3.12+: the owner value of C-stack shim frames; 0xff: none */
-	__u8 pad;
+	__u8 describe; /* 1: describe new code objects (struct sfbpf_py_code); 0: not (benchmarks) */
 	/* Offsets: _PyRuntime, interpreter, thread state */
 	__u16 runtime_interp_head;
 	__u16 interp_next;

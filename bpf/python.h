@@ -558,7 +558,7 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *slots, struct tas
 		}
 	}
 	ctx.d = bpf_map_lookup_elem(&py_desc, &zero);
-	if (ctx.d && w->n) {
+	if (ctx.d && w->n && w->cfg.describe) {
 		if (chained) {
 			for (i = 0; i < PY_PROG_FRAMES; i++)
 				if (py_scan_step(w, ctx.d, slots, i))

@@ -539,6 +539,7 @@ int python__bpf_settings(const struct python *py, struct sfbpf_py_proc *out)
 							SFBPF_PY_INSTR_PTR;
 	out->tid_kind = l->tstate_native_id != PY_NONE ? SFBPF_PY_TID_NATIVE : SFBPF_PY_TID_PTHREAD;
 	out->owner_cstack = l->owner_cstack != PY_NONE ? (uint8_t)l->owner_cstack : 0xff;
+	out->describe = 1;
 	/* Every frame field the walk reads lies in one read of the frame's first bytes. */
 	for (i = 0; i < sizeof(frame) / sizeof(frame[0]); i++)
 		if (frame[i] != PY_NONE && frame[i] + 8 > span)
