@@ -24,6 +24,12 @@ enum state {
 	ATTACHED,
 	RETRY, /* refused or unreadable so far: tried again at later refreshes */
 	NATIVE, /* no CPython, an unsupported one, or refused for good */
+	/*
+	 * Exited (or exec'd): no longer walked, but its samples still in the
+	 * ring are spliced with its codes until pythons__drained() says a
+	 * whole round of samples was read since.
+	 */
+	RETIRED,
 };
 
 /* A code object as resolved once: its names, or why it has none (err). */
@@ -50,6 +56,7 @@ struct pyproc {
 	unsigned int attempts;
 	uint64_t next_try_ns;
 	struct python *py;
+	uint64_t retired_at; /* RETIRED: ps->drains then */
 	struct sfbpf_py_proc cfg; /* as pushed to py_procs: its gen names the codes held */
 	uint64_t eval_lo, eval_hi;
 	struct hashmap codes; /* -> index in codes_v */
@@ -66,6 +73,8 @@ struct pythons {
 	struct pythons_stats stats;
 	uint64_t freed_id, bad_id, full_id; /* the markers' names */
 	uint32_t gen; /* the last attach generation given (bpf/abi.h) */
+	uint64_t drains; /* pythons__drained() calls */
+	size_t retired; /* processes RETIRED */
 };
 
 static bool proc_eq(const void *ctx, uint64_t val, const void *key)
@@ -101,6 +110,7 @@ static void drop(struct pythons *ps, struct pyproc *p)
 
 	if (p->state == ATTACHED)
 		bpf_map_delete_elem(ps->fd, &key);
+	ps->retired -= p->state == RETIRED;
 	hashmap__del(&ps->procs, pid_hash(p->pid), proc_eq, NULL, &p->pid);
 	forget_codes(p);
 	hashmap__free(&p->codes);
@@ -179,7 +189,8 @@ static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct pr
 	struct pythons *ps = ctx;
 	struct pyproc *p = find(ps, pid);
 
-	if (p && p->start_ticks != start_ticks) {
+	/* Another process under the PID, or the same one's new image (exec). */
+	if (p && (p->start_ticks != start_ticks || p->state == RETIRED)) {
 		drop(ps, p);
 		p = NULL;
 	}
@@ -199,13 +210,44 @@ static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct pr
 	attach(ps, p);
 }
 
+/*
+ * The exit (or exec) is read before the samples taken before it, which may
+ * wait in the sample ring while the reader loads a new process's tables:
+ * the process stops being walked now, and its codes stay for those samples.
+ */
 static void on_removed(void *ctx, int pid)
 {
 	struct pythons *ps = ctx;
 	struct pyproc *p = find(ps, pid);
+	__u32 key = pid;
 
-	if (p)
+	if (!p)
+		return;
+	if (p->state != ATTACHED) {
 		drop(ps, p);
+		return;
+	}
+	bpf_map_delete_elem(ps->fd, &key);
+	p->state = RETIRED;
+	p->retired_at = ps->drains;
+	ps->retired++;
+}
+
+void pythons__drained(struct pythons *ps)
+{
+	size_t iter = 0;
+	uint64_t v;
+
+	ps->drains++;
+	while (ps->retired && hashmap__next(&ps->procs, &iter, &v)) {
+		struct pyproc *p = HASHMAP_TO_PTR(v);
+
+		/* Retired in an earlier round than the last whole one: its samples are read. */
+		if (p->state == RETIRED && p->retired_at + 2 <= ps->drains) {
+			drop(ps, p);
+			iter = 0; /* drop() shifted the map */
+		}
+	}
 }
 
 struct proctrack_listener pythons__listener(struct pythons *ps)
@@ -326,7 +368,7 @@ void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size
 	bool fresh;
 
 	/* Another attach's (an exited process, a renewed one): its samples are not spliced. */
-	if (!p || p->state != ATTACHED || rec->gen != p->cfg.gen) {
+	if (!p || (p->state != ATTACHED && p->state != RETIRED) || rec->gen != p->cfg.gen) {
 		ps->stats.described_stale++;
 		return;
 	}
@@ -425,7 +467,7 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel + 2 * npy) * 8 > size)
 		return -EINVAL;
 	p = find(ps, in->pid);
-	if (!p || p->state != ATTACHED) {
+	if (!p || (p->state != ATTACHED && p->state != RETIRED)) {
 		ps->stats.no_proc++;
 		return 0;
 	}

@@ -4,8 +4,9 @@
  * when the process tracker writes a process's entry, the process's CPython
  * is attached (interp/python.h: found, versioned, its layout checked) and
  * its settings pushed to the BPF walk's py_procs map; they go with the
- * entry (exit, exec). An interpreter refused or unsupported is profiled as
- * native code, counted.
+ * entry (exit, exec), their codes once the samples before it are read
+ * (pythons__drained()). An interpreter refused or unsupported is profiled
+ * as native code, counted.
  *
  * Each sample with Python frames is spliced as it arrives: every native frame of the eval loop
  * (_PyEval_EvalFrameDefault) is replaced by the Python frames it runs
@@ -78,6 +79,12 @@ void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size
  * when met). Then the caller marks its stacks' ids and sweeps.
  */
 void pythons__mark_names(struct pythons *ps);
+
+/*
+ * A round of samples was read to the end (the session's drains): processes
+ * that exited before the round before it are forgotten, codes and all.
+ */
+void pythons__drained(struct pythons *ps);
 
 void pythons__stats(const struct pythons *ps, struct pythons_stats *out);
 

@@ -522,8 +522,11 @@ static void housekeeping(struct session *s)
 		trim(s);
 	}
 	/* Samples before an exit read so far are all read only once a round was not cut. */
-	if (!s->cut)
+	if (!s->cut) {
 		s->drains++;
+		if (s->pythons)
+			pythons__drained(s->pythons);
+	}
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		forget_oldest(s);
 }
