@@ -253,6 +253,9 @@ enum sfbpf_stat {
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
+	SFBPF_STAT_PY_DESCRIBED, /* code objects described (struct sfbpf_py_code) */
+	SFBPF_STAT_PY_DESCRIBE_LATER, /* new ones past a sample's SFBPF_PY_DESCRIBE_MAX */
+	SFBPF_STAT_PY_DESCRIBE_FAILED, /* unreadable, or the ring was full */
 	SFBPF_STAT_PY_STOP_BASE, /* + enum sfbpf_py_stop: Python walks ended per reason */
 	SFBPF_STAT__COUNT = SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP__COUNT,
 };
@@ -327,7 +330,7 @@ struct sfbpf_py_proc {
 	__u8 instr; /* enum sfbpf_py_instr */
 	__u8 tid_kind; /* enum sfbpf_py_tid */
 	__u8 owner_cstack; /* 3.12+: the owner value of C-stack shim frames; 0xff: none */
-	__u8 pad;
+	__u8 describe; /* 1: describe new code objects (struct sfbpf_py_code); 0: not (benchmarks) */
 	/* Offsets: _PyRuntime, interpreter, thread state */
 	__u16 runtime_interp_head;
 	__u16 interp_next;
@@ -345,8 +348,60 @@ struct sfbpf_py_proc {
 	__u16 frame_is_entry; /* 3.11 only */
 	__u16 code_stamp; /* co_linetable */
 	__u16 code_adaptive; /* co_code_adaptive (3.11+) */
-	__u16 pad2;
+	/* What a code object's description reads (struct sfbpf_py_code) */
+	__u16 code_name; /* co_qualname (3.11+), co_name before */
+	__u16 code_filename;
+	__u16 code_firstlineno;
+	__u16 ob_type;
+	__u16 bytes_size; /* ob_size of the line table's bytes object */
+	__u16 bytes_data;
+	__u16 str_length;
+	__u16 str_state;
+	__u16 str_ascii_data; /* sizeof(PyASCIIObject): ASCII characters follow */
+	__u16 str_compact_data; /* sizeof(PyCompactUnicodeObject): other ones follow */
+	/*
+	 * The attach's generation, new for every attach and when userspace
+	 * forgets the descriptions it holds: a code object described under
+	 * another generation is described again.
+	 */
+	__u32 gen;
 };
+
+/*
+ * A code object's description, sent by the Python walk the first time a
+ * code object is met (its key not in the py_codes LRU hash, per generation),
+ * before the sample that holds it, in the same ring buffer: userspace names
+ * the frame from these bytes even when the code object is freed by the time
+ * the sample is read (a module's body runs once: its code object is freed
+ * as soon as the import ends, milliseconds before ingestion). Strings are
+ * the characters of compact str objects as they are in memory (kind bytes
+ * each); the line table is its first bytes (table_len says how long it is).
+ * Told from samples by magic in place of the sample's time.
+ */
+#define SFBPF_PY_CODE_MAGIC (~0ULL)
+#define SFBPF_PY_NAME_BYTES 256
+#define SFBPF_PY_FILE_BYTES 512
+#define SFBPF_PY_TABLE_BYTES 4096
+#define SFBPF_PY_DESCRIBE_MAX 8 /* descriptions a sample sends at most */
+
+struct sfbpf_py_code {
+	__u64 magic; /* SFBPF_PY_CODE_MAGIC */
+	__u64 code; /* the code object's address */
+	__u64 type; /* its ob_type: userspace checks it is PyCode_Type */
+	__u32 stamp; /* as a frame's (abi.h above) */
+	__u32 pid; /* tgid */
+	__u32 gen; /* struct sfbpf_py_proc's */
+	__s32 firstlineno;
+	__u32 table_len; /* the line table's length; its first bytes in table[] */
+	__u16 name_len, file_len; /* bytes in name[], file[] */
+	__u8 name_kind, file_kind; /* bytes a character: 1, 2 or 4; 0: not read */
+	__u8 pad[6];
+	__u8 name[SFBPF_PY_NAME_BYTES];
+	__u8 file[SFBPF_PY_FILE_BYTES];
+	__u8 table[SFBPF_PY_TABLE_BYTES];
+};
+
+#define SFBPF_PY_CODE_HDR_SIZE ((unsigned long)__builtin_offsetof(struct sfbpf_py_code, table))
 
 /*
  * Lifecycle events: the lifecycle programs (exec, exit) and the unwinder

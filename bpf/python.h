@@ -15,9 +15,17 @@
  * userspace has. Both walks read a thread the sample has stopped, so they
  * see one state of it.
  *
+ * Then each code object of the sample not described yet (the py_codes LRU
+ * hash, behind a per-CPU filter) is described to userspace: its names, first
+ * line and line table, in the ring buffer before the sample (struct
+ * sfbpf_py_code), at most SFBPF_PY_DESCRIBE_MAX a sample, innermost first:
+ * a module's body is freed as soon as its import ends, before userspace
+ * reads the sample, so its name is taken while the frame runs it.
+ *
  * Like unwind.h, all loop state lives in the per-CPU scratch value: one
  * bpf_loop() callback per step on 5.17+, bounded loops on the chained form.
- * Returns nothing: the outcome is in the walk state's stop and n.
+ * Returns nothing: the outcome is in the walk state's stop and n. The
+ * program defines PY_RING, the ring its samples go to, or has `events`.
  */
 #ifndef SFBPF_PYTHON_H
 #define SFBPF_PYTHON_H
@@ -40,6 +48,12 @@ _Static_assert((PY_PROG_FRAMES & (PY_PROG_FRAMES - 1)) == 0, "Python frames: pow
 _Static_assert(PY_PROG_FRAMES <= SFBPF_PY_MAX_FRAMES, "more Python frames than a sample holds");
 
 _Static_assert((SFBPF_PY_FRAME_SPAN & PY_SPAN_MASK) == 0, "frame span: power of two");
+
+#ifndef PY_RING
+#define PY_RING events
+#endif
+/* Per-CPU filter of code objects described: a hit costs no map lookup. */
+#define PY_SEEN_SLOTS 512
 
 /* Settings of processes running CPython (abi.h); sized by the loader. */
 struct {
@@ -64,6 +78,37 @@ struct {
 	__type(value, struct py_thread);
 } py_threads SEC(".maps");
 
+/*
+ * Code objects described to userspace, per attach generation: a hit means
+ * userspace holds the description. LRU: a code object evicted is described
+ * again when next met (its description arrives twice, harmlessly).
+ */
+struct py_code_key {
+	__u64 code;
+	__u32 stamp;
+	__u32 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct py_code_key);
+	__type(value, __u32);
+} py_codes SEC(".maps");
+
+/* The description being built, and the filter in front of py_codes. */
+struct py_desc {
+	__u64 seen[PY_SEEN_SLOTS]; /* py_code_hash() of keys found in or added to py_codes */
+	struct sfbpf_py_code rec;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_desc);
+} py_desc SEC(".maps");
+
 /* One sample's Python walk: lives in the per-CPU scratch value. */
 struct py_walk {
 	struct sfbpf_py_proc cfg; /* a copy: the map entry may change under the walk */
@@ -74,6 +119,10 @@ struct py_walk {
 	__u64 last_code, last_stamp; /* the code object read last, and its stamp */
 	__u32 n; /* Python frames sent */
 	__u32 max; /* frames that fit */
+	__u32 tgid;
+	__u32 nr_new, later, failed; /* code objects to describe, left for later, failed */
+	__u64 desc_prev; /* the code object the describe pass looked at last */
+	struct py_code_key fresh[SFBPF_PY_DESCRIBE_MAX]; /* the ones to describe */
 	__u8 stop; /* enum sfbpf_py_stop */
 	__u8 found;
 	__u8 pad[2];
@@ -83,6 +132,7 @@ struct py_walk {
 struct py_walk_ctx {
 	struct py_walk *w;
 	__u64 *slots; /* the sample's first Python slot */
+	struct py_desc *d;
 };
 
 /* A field of the frame read into w->buf (offsets are below SFBPF_PY_FRAME_SPAN). */
@@ -272,6 +322,169 @@ static long py_frame_cb(__u32 index, void *arg)
 }
 
 /*
+ * n (1 to cap, a power of two) as it is, in a form every verifier bounds at
+ * the helper call that takes it: 6.1's loses the bounds of a value the
+ * compiler spills and reloads between the test and the call.
+ */
+static __always_inline __u32 py_bound(__u32 n, __u32 cap)
+{
+	barrier_var(n);
+	return ((n - 1) & (cap - 1)) + 1;
+}
+
+/*
+ * The characters of str object obj into dst (cap bytes at most, whole
+ * characters): *len bytes of *kind bytes each; kind 0: not a compact str
+ * (userspace reads it from the process then).
+ */
+static __always_inline void py_str(const struct sfbpf_py_proc *c, __u64 obj, __u8 *dst, __u32 cap,
+				   __u16 *len, __u8 *kind)
+{
+	__u32 state, k, n;
+	__s64 chars;
+
+	*len = 0;
+	*kind = 0;
+	if (py_read_u64(obj + c->str_length, (__u64 *)&chars) ||
+	    bpf_probe_read_user(&state, sizeof(state), (const void *)(obj + c->str_state)))
+		return;
+	k = (state >> 2) & 7;
+	if (!(state & (1u << 5)) || (k != 1 && k != 2 && k != 4) || chars < 0)
+		return;
+	n = chars > cap ? cap : (__u32)chars * k;
+	if (n > cap)
+		n = cap;
+	n &= ~(k - 1); /* whole characters */
+	obj += (state & (1u << 6)) ? c->str_ascii_data : c->str_compact_data;
+	if (n && bpf_probe_read_user(dst, py_bound(n, cap), (const void *)obj))
+		return;
+	*len = n;
+	*kind = k;
+}
+
+/* Code object (code, stamp) described to userspace, before the sample. 0 or -1. */
+static __always_inline int py_describe_code(struct py_walk *w, struct py_desc *d, __u64 code,
+					    __u32 stamp)
+{
+	const struct sfbpf_py_proc *c = &w->cfg;
+	struct sfbpf_py_code *r = &d->rec;
+	__u64 tab, name, file;
+	__s64 size;
+	__u32 n;
+
+	/* Still the code object the frame ran: the stamp is its line table's. */
+	if (py_read_u64(code + c->code_stamp, &tab) || (__u32)tab != stamp ||
+	    py_read_u64(code + c->ob_type, &r->type) || py_read_u64(code + c->code_name, &name) ||
+	    py_read_u64(code + c->code_filename, &file) ||
+	    bpf_probe_read_user(&r->firstlineno, sizeof(r->firstlineno),
+				(const void *)(code + c->code_firstlineno)) ||
+	    py_read_u64(tab + c->bytes_size, (__u64 *)&size) || size < 0)
+		return -1;
+	r->magic = SFBPF_PY_CODE_MAGIC;
+	r->code = code;
+	r->stamp = stamp;
+	r->pid = w->tgid;
+	r->gen = c->gen;
+	r->table_len = size > 0x7fffffff ? 0x7fffffff : (__u32)size;
+	py_str(c, name, r->name, SFBPF_PY_NAME_BYTES, &r->name_len, &r->name_kind);
+	py_str(c, file, r->file, SFBPF_PY_FILE_BYTES, &r->file_len, &r->file_kind);
+	n = r->table_len > SFBPF_PY_TABLE_BYTES ? SFBPF_PY_TABLE_BYTES : r->table_len;
+	if (n) {
+		n = py_bound(n, SFBPF_PY_TABLE_BYTES);
+		if (bpf_probe_read_user(r->table, n, (const void *)(tab + c->bytes_data)))
+			return -1;
+	}
+	/* The sample after it wakes the reader, as its ring's rule says. */
+	if (bpf_ringbuf_output(&PY_RING, r,
+			       SFBPF_PY_CODE_HDR_SIZE + (n ? py_bound(n, SFBPF_PY_TABLE_BYTES) : 0),
+			       BPF_RB_NO_WAKEUP))
+		return -1;
+	return 0;
+}
+
+static __always_inline __u64 py_code_hash(__u64 code, __u32 stamp, __u32 gen)
+{
+	__u64 h = (code ^ ((__u64)stamp << 32) ^ gen) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ (h >> 31);
+}
+
+/*
+ * Frame i's code object: noted in w->fresh unless userspace has it (the
+ * filter, then py_codes). 0 to go on, 1 past the frames. The descriptions
+ * are made after this pass: the verifier sees their reads once per
+ * description, not once per frame.
+ */
+static __always_inline long py_scan_step(struct py_walk *w, struct py_desc *d, __u64 *slots,
+					 __u32 i)
+{
+	struct py_code_key key = {};
+	__u64 h;
+	__u32 k;
+
+	if (i >= w->n || i >= PY_PROG_FRAMES)
+		return 1;
+	key.code = slots[py_slot(2 * i)] & SFBPF_PY_ADDR_MASK;
+	key.stamp = slots[py_slot(2 * i + 1)] >> 32;
+	key.gen = w->cfg.gen;
+	if (key.code == w->desc_prev)
+		return 0;
+	w->desc_prev = key.code;
+	h = py_code_hash(key.code, key.stamp, key.gen);
+	k = h & (PY_SEEN_SLOTS - 1);
+	if (d->seen[k] == h)
+		return 0;
+	if (bpf_map_lookup_elem(&py_codes, &key)) {
+		d->seen[k & (PY_SEEN_SLOTS - 1)] = h;
+		return 0;
+	}
+	k = w->nr_new;
+	if (k >= SFBPF_PY_DESCRIBE_MAX) {
+		w->later++;
+		return 0;
+	}
+	w->nr_new = k + 1;
+	barrier_var(k);
+	w->fresh[k & (SFBPF_PY_DESCRIBE_MAX - 1)] = key;
+	return 0;
+}
+
+static long py_scan_cb(__u32 index, void *arg)
+{
+	struct py_walk_ctx *c = arg;
+
+	return py_scan_step(c->w, c->d, c->slots, index);
+}
+
+/* The j-th code object noted by the scan, described and remembered. 0 to go on, 1 past them. */
+static __always_inline long py_describe_step(struct py_walk *w, struct py_desc *d, __u32 j)
+{
+	struct py_code_key key;
+	__u32 one = 1;
+	__u64 h;
+
+	if (j >= w->nr_new || j >= SFBPF_PY_DESCRIBE_MAX)
+		return 1;
+	barrier_var(j); /* the mask bounds the copy used, not only the one tested */
+	key = w->fresh[j & (SFBPF_PY_DESCRIBE_MAX - 1)];
+	if (py_describe_code(w, d, key.code, key.stamp)) {
+		w->failed++;
+		return 0;
+	}
+	bpf_map_update_elem(&py_codes, &key, &one, BPF_ANY);
+	h = py_code_hash(key.code, key.stamp, key.gen);
+	d->seen[h & (PY_SEEN_SLOTS - 1)] = h;
+	return 0;
+}
+
+static long py_describe_cb(__u32 index, void *arg)
+{
+	struct py_walk_ctx *c = arg;
+
+	return py_describe_step(c->w, c->d, index);
+}
+
+/*
  * The Python frames of task's thread (tgid, tid) into slots[0 ..): at most
  * max of them (two slots each; max <= PY_PROG_FRAMES). Returns the number
  * sent; with a process without Python settings, 0 at the cost of one
@@ -286,7 +499,7 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *slots, struct tas
 	const struct sfbpf_py_proc *cfg = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_thread *cached, fresh = {};
 	__u64 f = 0;
-	__u32 i, stop;
+	__u32 i, stop, zero = 0;
 
 	if (!cfg || (cfg->start_ticks && cfg->start_ticks != unwind_start_ticks(task)))
 		return 0;
@@ -297,6 +510,9 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *slots, struct tas
 	w->found = 0;
 	w->n = 0;
 	w->last_code = 0;
+	w->tgid = tgid;
+	w->nr_new = w->later = w->failed = 0;
+	w->desc_prev = 0;
 	w->max = max > PY_PROG_FRAMES ? PY_PROG_FRAMES : max;
 
 	cached = bpf_map_lookup_elem(&py_threads, &tid);
@@ -340,6 +556,23 @@ static __always_inline __u32 py_walk(struct py_walk *w, __u64 *slots, struct tas
 				bpf_loop(PY_FRAME_STEPS, py_frame_cb, &ctx, 0);
 			}
 		}
+	}
+	ctx.d = bpf_map_lookup_elem(&py_desc, &zero);
+	if (ctx.d && w->n && w->cfg.describe) {
+		if (chained) {
+			for (i = 0; i < PY_PROG_FRAMES; i++)
+				if (py_scan_step(w, ctx.d, slots, i))
+					break;
+			for (i = 0; i < SFBPF_PY_DESCRIBE_MAX; i++)
+				if (py_describe_step(w, ctx.d, i))
+					break;
+		} else {
+			bpf_loop(PY_PROG_FRAMES, py_scan_cb, &ctx, 0);
+			bpf_loop(SFBPF_PY_DESCRIBE_MAX, py_describe_cb, &ctx, 0);
+		}
+		cnt->v[SFBPF_STAT_PY_DESCRIBED] += w->nr_new - w->failed;
+		cnt->v[SFBPF_STAT_PY_DESCRIBE_LATER] += w->later;
+		cnt->v[SFBPF_STAT_PY_DESCRIBE_FAILED] += w->failed;
 	}
 	stop = w->stop;
 	if (stop >= SFBPF_PY_STOP__COUNT)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make bench: what sfbpf costs, measured side by side with the alternatives.
 #   kcost       kernel time per sample: SFrame unwinder vs frame-pointer walk
+#   pycost      kernel time per sample of the Python walk, at 10 and 100 frames:
+#               without code-object descriptions, steady and cold
 #   slowdown    CPU-bound workloads profiled system-wide: sfbpf, perf -g,
 #               perf --call-graph dwarf, none
 #   loader      rows/s flattened and pushed, map bytes vs .sframe bytes, time
@@ -36,7 +38,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost slowdown loader footprint throughput offcpu srcline tablecache coldstart"
+ALL_PARTS="kcost pycost slowdown loader footprint throughput offcpu srcline tablecache coldstart"
 
 QUICK=0
 OUT=
@@ -60,7 +62,7 @@ done
 # Sizes. On 2 idle CPUs the full run takes about 5 minutes (plus building zstd
 # once, 1-3 minutes), --quick about 20 s; a loaded machine stretches both.
 if [ "$QUICK" = 1 ]; then
-	KC_SECS=0.3 KC_REPS=1 KC_STACK_TRIES=30
+	KC_SECS=0.3 KC_REPS=1 KC_STACK_TRIES=30 PC_SECS=0.3 PC_REPS=1
 	SD_REPS=1 SD_SETTLE=0.2 SD_WARM=1 MT_ROUNDS=40 CORPUS_MB=4 ZSTD_LEVEL=3
 	LD_REPS=1 LD_SYS_REPS=1 BIG_FUNCS=2000
 	TP_SECS=0.5 TP_RATES="999"
@@ -68,7 +70,7 @@ if [ "$QUICK" = 1 ]; then
 	FP_SECS=3 FP_REPS=1
 	CS_REPS=1
 else
-	KC_SECS=2 KC_REPS=5 KC_STACK_TRIES=300
+	KC_SECS=2 KC_REPS=5 KC_STACK_TRIES=300 PC_SECS=2 PC_REPS=5
 	SD_REPS=5 SD_SETTLE=0.5 SD_WARM=20 MT_ROUNDS=800 CORPUS_MB=64 ZSTD_LEVEL=3
 	LD_REPS=5 LD_SYS_REPS=3 BIG_FUNCS=100000
 	TP_SECS=2 TP_RATES="999 1999 4999 9999 19999 49999 99999"
@@ -1148,6 +1150,59 @@ bench_offcpu() {
 	}' md="$MD/offcpu.table" "$raw"
 }
 
+# The Python walk (bpf/python.h) per sample: tests/bench/pyrecurse.py 10 and
+# 100 distinct functions deep under Debian's python3.11, sampled alone
+# (kcost -y), in three modes alternated on the same process: without
+# descriptions (the walk before them), steady (every code object described
+# already: one filter probe a frame) and cold (the attach generation moved
+# about every millisecond: the samples after it describe up to
+# SFBPF_PY_DESCRIBE_MAX).
+PC_DEPTHS="10 100"
+bench_pycost() {
+	local raw=$TMP/pycost.txt py=${SFBPF_BENCH_PYTHON:-/usr/bin/python3.11}
+	if [ ! -x "$py" ]; then
+		printf '| Python walk |\n|---|\n| **not measured**: no %s |\n' "$py" >"$MD/pycost.table"
+		echo "bench: pycost: not measured (no $py)"
+		return 0
+	fi
+	PC_CMD="$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -y $py,tests/bench/pyrecurse.py $PC_DEPTHS"
+	echo "$PC_CMD" >"$MD/pycost.cmd"
+	log "pycost: Python walk, ${PC_DEPTHS// /, } frames, off/steady/cold, $PC_REPS x ${PC_SECS}s at $KC_HZ Hz"
+	"$BB/kcost" -d "$PC_SECS" -r "$PC_REPS" -f "$KC_HZ" -y "$py,$ROOT/tests/bench/pyrecurse.py" \
+		$PC_DEPTHS >"$raw" 2>"$TMP/pycost.err" || {
+		cat "$TMP/pycost.err" >&2
+		echo "bench: pycost: FAILED ($(tail -1 "$TMP/pycost.err"))"
+		return 1
+	}
+	cp "$raw" "$MD/pycost.raw"
+	awk "$AWK_LIB"'
+	$1 == "pycost" {
+		d = kv($0, "frames"); m = kv($0, "mode"); runs = kv($0, "runs")
+		if (!runs) next
+		k = ++n[d, m]
+		ns[d, m, k] = kv($0, "run_ns") / runs
+		fr[d, m, k] = kv($0, "py_frames") / runs
+		de[d, m, k] = kv($0, "described") / runs
+		depths[d] = 1
+	}
+	function med(arr, d, m,    j, a) {
+		for (j = 1; j <= n[d, m]; j++) a[j] = arr[d, m, j]
+		return median(a, n[d, m])
+	}
+	END {
+		print "| Python functions deep | Python frames a sample | ns a sample, no descriptions | steady | cold | cold: described a sample | steady - none | cold - none |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
+		for (d = 1; d <= 1024; d++) {
+			if (!(d in depths)) continue
+			off = med(ns, d, "off"); st = med(ns, d, "steady"); co = med(ns, d, "cold")
+			printf "| %d | %.0f | %.0f | %.0f | %.0f | %.1f | **%+.0f** | %+.0f |\n", d, med(fr, d, "steady"), \
+				off, st, co, med(de, d, "cold"), st - off, co - off > md
+			line = line sprintf("%s%d frames: %.0f / %.0f / %.0f ns", line ? "; " : "", d, off, st, co)
+		}
+		print "bench: pycost: Python walk per sample, no descriptions / steady / cold: " line
+	}' md="$MD/pycost.table" "$raw"
+}
+
 # Source lines at output time (symbols/srcline.h): every instruction of a big
 # -O2 -g program (sfbpf-top itself) and of libc through its debug file, each
 # resolved once, in a shuffled order, then again from the cache.
@@ -1462,6 +1517,28 @@ $(cat "$MD/kcost.table")
 
 Targets: at most 1.5x the frame-pointer walk at 32 frames; one more frame
 costs no more than in the frame-pointer walk (slope over all depths).
+
+EOF
+		fi
+		if [ -f "$MD/pycost.table" ]; then
+			cat <<EOF
+## 1b. The Python walk per sample
+
+The BPF program's run time per sample (kernel BPF statistics, per-task
+events: no other task's runs) of a CPython 3.11 thread 10 and 100 distinct
+functions deep (\`tests/bench/pyrecurse.py\`), in three modes measured in
+turn on the same process, the order rotating: without code-object
+descriptions (the walk as it was before them), steady (descriptions on,
+every code object described already: a per-CPU filter probe a frame) and
+cold (the attach generation moved about every millisecond: the samples
+after each move find their code objects new and describe up to 8 of them,
+names, first line and line table copied into the ring; the column
+"described a sample" says how many on average). Medians of $PC_REPS
+repetitions.
+
+Command: \`$(cat "$MD/pycost.cmd")\`
+
+$(cat "$MD/pycost.table")
 
 EOF
 		fi

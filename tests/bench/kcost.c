@@ -19,6 +19,17 @@
  * (user_frames: total user frames unwound; stop: the most common stop reason).
  *
  * Usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...
+ *
+ * With -y PYTHON,SCRIPT (tests/bench/pyrecurse.py), the Python walk instead
+ * (bpf/python.h): for each depth one interpreter spins that many distinct
+ * functions deep, sampled by the unwinder alone, in three modes measured in
+ * turn on the same process: "off" (the walk without descriptions: the code
+ * before them), "steady" (descriptions on, every code object described
+ * already) and "cold" (descriptions on, the attach generation moved every
+ * millisecond: each sample finds its code objects new, and describes up to
+ * SFBPF_PY_DESCRIBE_MAX of them). One line per repetition, depth and mode:
+ *   pycost rep=R frames=D mode=off|steady|cold runs=N run_ns=N py_samples=N \
+ *          py_frames=N described=N later=N
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +51,7 @@
 
 #include "fpwalk.skel.h"
 #include "profile/profile.h"
+#include "profile/pythons.h"
 #include "procs/proctrack.h"
 #include "maps/tables.h"
 
@@ -52,6 +64,7 @@ static struct {
 	unsigned long hz;
 	int reps;
 	const char *sf_bin, *fp_bin;
+	const char *python, *py_script; /* -y: the Python walk's cost instead */
 	int depths[MAX_DEPTHS];
 	int nr_depths;
 } env = { .secs = 2, .hz = 4999, .reps = 5 };
@@ -230,6 +243,7 @@ struct bench {
 	struct profile *prof;
 	struct tables *tables;
 	struct proctrack *procs;
+	struct pythons *pythons;
 	struct fpwalk_bpf *fp;
 	struct ring_buffer *fp_rb;
 	int sf_prog, sf_stats, fp_prog, fp_stats;
@@ -295,6 +309,16 @@ static int setup(struct bench *b)
 	if (b->sf_stats < 0) {
 		fprintf(stderr, "kcost: the unwinder has no stats map\n");
 		return -1;
+	}
+	if (env.python) {
+		struct proctrack_listener l;
+
+		b->pythons = pythons__new(profile__py_procs_fd(b->prof));
+		if (!b->pythons)
+			return -1;
+		l = pythons__listener(b->pythons);
+		proctrack__set_listener(b->procs, &l);
+		return 0; /* no frame-pointer reference: one program, three modes */
 	}
 
 	b->fp = fpwalk_bpf__open();
@@ -398,9 +422,127 @@ out:
 	return err;
 }
 
+/* Starts the Python workload DEPTH functions deep on cpu; it dies with us. */
+static pid_t spawn_py(int frames, int cpu)
+{
+	char secs[16], depth[16];
+	pid_t pid;
+
+	snprintf(secs, sizeof(secs), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
+	snprintf(depth, sizeof(depth), "%d", frames);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cpu >= 0)
+			pin(0, cpu);
+		execl(env.python, env.python, env.py_script, secs, depth, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+enum py_mode { PY_OFF, PY_STEADY, PY_COLD, PY_MODES };
+static const char *const py_modes[PY_MODES] = { "off", "steady", "cold" };
+
+/* pid's Python settings with describe on or off; cold: a new generation too. */
+static int py_set(struct bench *b, pid_t pid, bool describe, bool new_gen)
+{
+	struct sfbpf_py_proc cfg;
+	__u32 key = (__u32)pid;
+	int fd = profile__py_procs_fd(b->prof);
+
+	if (bpf_map_lookup_elem(fd, &key, &cfg))
+		return -errno;
+	cfg.describe = describe;
+	cfg.gen += new_gen;
+	return bpf_map_update_elem(fd, &key, &cfg, BPF_EXIST) ? -errno : 0;
+}
+
+/* One window of mode on pid (its event ev): secs/2 of its CPU time. */
+static int py_window(struct bench *b, pid_t pid, int ev, enum py_mode mode, int rep, int frames)
+{
+	struct snap a, z;
+	double base = cpu_secs(pid), deadline = now() + env.secs * SLOWEST, c;
+
+	if (py_set(b, pid, mode != PY_OFF, false))
+		return -1;
+	if (mode == PY_STEADY) { /* every code object described before the window */
+		ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
+		usleep(50000);
+		ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
+		profile__poll(b->prof, 0);
+	}
+	if (take(b->sf_prog, b->sf_stats, &a))
+		return -1;
+	ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
+	for (;;) {
+		c = cpu_secs(pid);
+		if (c < 0)
+			return -1;
+		if (c - base >= env.secs / 2 || now() >= deadline)
+			break;
+		if (mode == PY_COLD && py_set(b, pid, true, true))
+			return -1;
+		profile__poll(b->prof, 1);
+	}
+	ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
+	profile__poll(b->prof, 0);
+	if (take(b->sf_prog, b->sf_stats, &z))
+		return -1;
+	printf("pycost rep=%d frames=%d mode=%s runs=%llu run_ns=%llu py_samples=%llu "
+	       "py_frames=%llu described=%llu later=%llu\n",
+	       rep, frames, py_modes[mode], (unsigned long long)(z.runs - a.runs),
+	       (unsigned long long)(z.run_ns - a.run_ns),
+	       (unsigned long long)(z.v[SFBPF_STAT_PY_SAMPLES] - a.v[SFBPF_STAT_PY_SAMPLES]),
+	       (unsigned long long)(z.v[SFBPF_STAT_PY_FRAMES] - a.v[SFBPF_STAT_PY_FRAMES]),
+	       (unsigned long long)(z.v[SFBPF_STAT_PY_DESCRIBED] - a.v[SFBPF_STAT_PY_DESCRIBED]),
+	       (unsigned long long)(z.v[SFBPF_STAT_PY_DESCRIBE_LATER] -
+				    a.v[SFBPF_STAT_PY_DESCRIBE_LATER]));
+	fflush(stdout);
+	return 0;
+}
+
+/* One depth, one repetition: the three modes in turn (their order rotating) on one process. */
+static int measure_py(struct bench *b, int rep, int frames, int cpu)
+{
+	struct pythons_stats ps;
+	pid_t pid = spawn_py(frames, cpu);
+	int ev = -1, err = -1, i;
+
+	if (pid < 0)
+		return -1;
+	/* Start-up and the descent: 0.3 s of its CPU, then its tables and its interpreter. */
+	if (run_both(NULL, pid, 0, pid, 0, 0.3, now() + 120)) {
+		fprintf(stderr, "kcost: the Python workload exited\n");
+		goto out;
+	}
+	if (proctrack__refresh(b->procs, pid) < 0)
+		goto out;
+	pythons__stats(b->pythons, &ps);
+	if (!ps.attached) {
+		fprintf(stderr, "kcost: %s: its CPython was not attached\n", env.python);
+		goto out;
+	}
+	ev = open_event(pid, b->sf_prog);
+	if (ev < 0)
+		goto out;
+	for (i = 0; i < PY_MODES; i++)
+		if (py_window(b, pid, ev, (enum py_mode)((i + rep) % PY_MODES), rep, frames))
+			goto out;
+	err = 0;
+out:
+	if (ev >= 0)
+		close(ev);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	proctrack__remove(b->procs, pid);
+	return err;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...\n");
+	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...\n"
+			"       kcost [-d SECS] [-f HZ] [-r REPS] -y PYTHON,SCRIPT FRAMES...\n");
 	return 2;
 }
 
@@ -409,8 +551,15 @@ int main(int argc, char **argv)
 	struct bench b = { 0 };
 	int opt, i, rep, stats_fd, ncpu, err = 0;
 
-	while ((opt = getopt(argc, argv, "d:f:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:f:r:y:")) != -1) {
 		switch (opt) {
+		case 'y':
+			env.python = optarg;
+			env.py_script = strchr(optarg, ',');
+			if (!env.py_script)
+				return usage();
+			*(char *)env.py_script++ = 0;
+			break;
 		case 'd':
 			env.secs = atof(optarg);
 			break;
@@ -424,10 +573,12 @@ int main(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (argc - optind < 3 || env.secs <= 0 || !env.hz || env.reps <= 0)
+	if (argc - optind < (env.python ? 1 : 3) || env.secs <= 0 || !env.hz || env.reps <= 0)
 		return usage();
-	env.sf_bin = argv[optind++];
-	env.fp_bin = argv[optind++];
+	if (!env.python) {
+		env.sf_bin = argv[optind++];
+		env.fp_bin = argv[optind++];
+	}
 	for (; optind < argc && env.nr_depths < MAX_DEPTHS; optind++)
 		env.depths[env.nr_depths++] = atoi(argv[optind]);
 
@@ -451,11 +602,12 @@ int main(int argc, char **argv)
 		for (i = 0; i < env.nr_depths && !err; i++) {
 			int d = env.depths[(i + rep) % env.nr_depths];
 
-			if (measure(&b, rep, d, cpu))
+			if (env.python ? measure_py(&b, rep, d, cpu) : measure(&b, rep, d, cpu))
 				err = 1;
 		}
 	}
 out:
+	pythons__free(b.pythons);
 	ring_buffer__free(b.fp_rb);
 	fpwalk_bpf__destroy(b.fp);
 	proctrack__free(b.procs);

@@ -26,18 +26,6 @@
 #define PY_MAX_INTERPS 64
 #define PY_MAX_THREADS 4096
 #define PY_MAX_FRAMES 1024
-#define PY_MAX_LINETABLE (1u << 20)
-
-struct python {
-	int pid;
-	uint64_t runtime; /* _PyRuntime's address in the process */
-	uint64_t code_type; /* PyCode_Type's */
-	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code, [lo, hi); 0: unknown */
-	struct py_layout layout;
-	enum python_layout_src src;
-	struct python_checks checks;
-	char version[32];
-};
 
 /* The symbols an interpreter object is recognised and versioned by. */
 enum py_sym {
@@ -58,25 +46,6 @@ static const char *const sym_names[SYM_NR] = {
 	[SYM_FRAME_GET_CODE] = "PyFrame_GetCode",
 	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
 };
-
-static int py_read(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n;
-
-	if (!addr)
-		return -EFAULT;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
-}
-
-static int py_read_u64(int pid, uint64_t addr, uint64_t *v)
-{
-	return py_read(pid, addr, v, sizeof(*v));
-}
 
 /* Defined symbols' values and sizes: .dynsym (stripped binaries keep it), else .symtab. */
 static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR])
@@ -536,158 +505,6 @@ void python__threads_free(struct python_thread *threads, size_t nr)
 	free(threads);
 }
 
-/* Append code point c to buf as UTF-8, if it fits with the NUL. */
-static size_t put_utf8(char *buf, size_t len, size_t at, uint32_t c)
-{
-	char tmp[4];
-	size_t n;
-
-	if (c < 0x80) {
-		tmp[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		tmp[0] = (char)(0xc0 | c >> 6);
-		tmp[1] = (char)(0x80 | (c & 63));
-		n = 2;
-	} else if (c < 0x10000) {
-		tmp[0] = (char)(0xe0 | c >> 12);
-		tmp[1] = (char)(0x80 | ((c >> 6) & 63));
-		tmp[2] = (char)(0x80 | (c & 63));
-		n = 3;
-	} else {
-		tmp[0] = (char)(0xf0 | (c >> 18 & 7));
-		tmp[1] = (char)(0x80 | ((c >> 12) & 63));
-		tmp[2] = (char)(0x80 | ((c >> 6) & 63));
-		tmp[3] = (char)(0x80 | (c & 63));
-		n = 4;
-	}
-	if (at + n >= len)
-		return at;
-	memcpy(buf + at, tmp, n);
-	return at + n;
-}
-
-/*
- * A str object as UTF-8. Names and file names are compact strings: the
- * characters follow the object, one byte each when ASCII, else 1, 2 or 4
- * bytes (state's kind bits 2-4; compact bit 5, ASCII bit 6).
- */
-static int read_str(struct python *py, uint64_t s, char *buf, size_t len)
-{
-	const struct py_layout *l = &py->layout;
-	uint32_t state, kind;
-	int64_t n;
-	uint8_t chars[1024];
-	size_t at = 0;
-	int err;
-
-	buf[0] = 0;
-	err = py_read(py->pid, s + l->str_state, &state, sizeof(state));
-	if (!err)
-		err = py_read(py->pid, s + l->str_length, &n, sizeof(n));
-	if (err)
-		return err;
-	kind = (state >> 2) & 7;
-	if (!(state & (1u << 5)) || n < 0 || (kind != 1 && kind != 2 && kind != 4))
-		return -EPROTO;
-	if ((uint64_t)n * kind > sizeof(chars))
-		n = sizeof(chars) / kind;
-	err = py_read(py->pid, s + (state & (1u << 6) ? l->str_ascii_size : l->str_compact_size),
-		      chars, (size_t)n * kind);
-	if (err)
-		return err;
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t c = kind == 1 ? chars[i] :
-			     kind == 2 ? ((uint16_t *)chars)[i] :
-					 ((uint32_t *)chars)[i];
-
-		at = put_utf8(buf, len, at, c);
-	}
-	buf[at] = 0;
-	return 0;
-}
-
-int python__code(struct python *py, uint64_t code, uint32_t stamp, struct python_code *out)
-{
-	const struct py_layout *l = &py->layout;
-	uint64_t name_obj, file_obj, tab_obj, type;
-	int64_t tab_len;
-	int32_t first;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	err = py_read_u64(py->pid, code + l->ob_type, &type);
-	if (!err)
-		err = py_read_u64(py->pid, code + l->code_linetable, &tab_obj);
-	if (err)
-		return err;
-	/* Freed since the sample (and maybe reused): not the code object it ran. */
-	if (type != py->code_type || (uint32_t)tab_obj != stamp)
-		return -ESTALE;
-	err = py_read_u64(py->pid,
-			  code + (l->code_qualname != PY_NONE ? l->code_qualname : l->code_name),
-			  &name_obj);
-	if (!err)
-		err = py_read_u64(py->pid, code + l->code_filename, &file_obj);
-	if (!err)
-		err = py_read(py->pid, code + l->code_firstlineno, &first, sizeof(first));
-	if (!err)
-		err = read_str(py, name_obj, out->name, sizeof(out->name));
-	if (!err)
-		err = read_str(py, file_obj, out->file, sizeof(out->file));
-	if (!err)
-		err = py_read(py->pid, tab_obj + l->bytes_size, &tab_len, sizeof(tab_len));
-	if (err)
-		return err;
-	if (tab_len < 0 || tab_len > PY_MAX_LINETABLE)
-		return -EPROTO;
-	out->firstlineno = first;
-	out->linetable = malloc((size_t)tab_len + 1);
-	if (!out->linetable)
-		return -ENOMEM;
-	out->linetable_len = (size_t)tab_len;
-	err = py_read(py->pid, tab_obj + l->bytes_data, out->linetable, (size_t)tab_len);
-	if (err)
-		python__code_free(out);
-	return err;
-}
-
-int python__code_lineno(const struct python *py, const struct python_code *c, int64_t lasti)
-{
-	return py_lines__line(py->layout.lines, c->linetable, c->linetable_len, c->firstlineno,
-			      lasti);
-}
-
-void python__code_free(struct python_code *c)
-{
-	free(c->linetable);
-	c->linetable = NULL;
-	c->linetable_len = 0;
-}
-
-int python__code_line(struct python *py, const struct python_frame *fr, char *name, size_t name_len,
-		      char *file, size_t file_len, int *line)
-{
-	const struct py_layout *l = &py->layout;
-	struct python_code c;
-	uint64_t tab_obj;
-	int err;
-
-	*line = 0;
-	err = py_read_u64(py->pid, fr->code + l->code_linetable, &tab_obj);
-	if (!err)
-		err = python__code(py, fr->code, (uint32_t)tab_obj, &c);
-	if (err == -ESTALE)
-		err = -EPROTO;
-	if (err)
-		return err;
-	snprintf(name, name_len, "%s", c.name);
-	snprintf(file, file_len, "%s", c.file);
-	*line = python__code_lineno(py, &c, fr->lasti);
-	python__code_free(&c);
-	return 0;
-}
-
 bool python__eval_range(const struct python *py, uint64_t *lo, uint64_t *hi)
 {
 	*lo = py->eval_lo;
@@ -722,6 +539,7 @@ int python__bpf_settings(const struct python *py, struct sfbpf_py_proc *out)
 							SFBPF_PY_INSTR_PTR;
 	out->tid_kind = l->tstate_native_id != PY_NONE ? SFBPF_PY_TID_NATIVE : SFBPF_PY_TID_PTHREAD;
 	out->owner_cstack = l->owner_cstack != PY_NONE ? (uint8_t)l->owner_cstack : 0xff;
+	out->describe = 1;
 	/* Every frame field the walk reads lies in one read of the frame's first bytes. */
 	for (i = 0; i < sizeof(frame) / sizeof(frame[0]); i++)
 		if (frame[i] != PY_NONE && frame[i] + 8 > span)
@@ -743,6 +561,17 @@ int python__bpf_settings(const struct python *py, struct sfbpf_py_proc *out)
 	ok &= bpf_off(l->frame_is_entry, span, &out->frame_is_entry);
 	ok &= bpf_off(l->code_linetable, 0xffff, &out->code_stamp);
 	ok &= bpf_off(l->code_adaptive, 0xffff, &out->code_adaptive);
+	ok &= bpf_off(l->code_qualname != PY_NONE ? l->code_qualname : l->code_name, 0xffff,
+		      &out->code_name);
+	ok &= bpf_off(l->code_filename, 0xffff, &out->code_filename);
+	ok &= bpf_off(l->code_firstlineno, 0xffff, &out->code_firstlineno);
+	ok &= bpf_off(l->ob_type, 0xffff, &out->ob_type);
+	ok &= bpf_off(l->bytes_size, 0xffff, &out->bytes_size);
+	ok &= bpf_off(l->bytes_data, 0xffff, &out->bytes_data);
+	ok &= bpf_off(l->str_length, 0xffff, &out->str_length);
+	ok &= bpf_off(l->str_state, 0xffff, &out->str_state);
+	ok &= bpf_off(l->str_ascii_size, 0xffff, &out->str_ascii_data);
+	ok &= bpf_off(l->str_compact_size, 0xffff, &out->str_compact_data);
 	if (l->instr == PY_INSTR_POINTER && l->code_adaptive == PY_NONE)
 		ok = false;
 	return ok ? 0 : -ERANGE;

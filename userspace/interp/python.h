@@ -101,6 +101,7 @@ struct python_code {
 	int firstlineno;
 	uint8_t *linetable;
 	size_t linetable_len;
+	int64_t covered; /* instructions below this byte offset have their line in linetable */
 };
 
 /*
@@ -110,7 +111,19 @@ struct python_code {
  * a read error. Free with python__code_free().
  */
 int python__code(struct python *py, uint64_t code, uint32_t stamp, struct python_code *out);
-/* The line of the instruction at byte offset lasti (0: none). */
+/*
+ * The code object as the BPF walk described it (size bytes of rec) while it
+ * ran: what python__code() gives, from those bytes. Its line table may be
+ * the first SFBPF_PY_TABLE_BYTES of a longer one (covered). -EPROTO: not a
+ * code object; -ENODATA: a name the walk could not copy (read it with
+ * python__code() then); -EINVAL: a malformed record.
+ */
+int python__code_captured(const struct python *py, const struct sfbpf_py_code *rec, size_t size,
+			  struct python_code *out);
+/*
+ * The line of the instruction at byte offset lasti (0: none). -ERANGE: past
+ * the part of the line table a description carried (python__code() has all).
+ */
 int python__code_lineno(const struct python *py, const struct python_code *c, int64_t lasti);
 void python__code_free(struct python_code *c);
 

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "interp/python.h"
+
 #define PY_NONE UINT32_MAX /* a field this version does not have */
 
 /* How a frame says which instruction it is at. */
@@ -67,6 +69,26 @@ struct py_layout {
 	uint32_t str_compact_size; /* sizeof(PyCompactUnicodeObject): other data follows */
 };
 
+/* An attached interpreter (python.h): python.c attaches, python_code.c reads code objects. */
+struct python {
+	int pid;
+	uint64_t runtime; /* _PyRuntime's address in the process */
+	uint64_t code_type; /* PyCode_Type's */
+	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code, [lo, hi); 0: unknown */
+	struct py_layout layout;
+	enum python_layout_src src;
+	struct python_checks checks;
+	char version[32];
+};
+
+/* len bytes at addr of process pid: 0, -ESRCH (gone), -EFAULT (unreadable, or addr 0). */
+int py_read(int pid, uint64_t addr, void *buf, size_t len);
+
+static inline int py_read_u64(int pid, uint64_t addr, uint64_t *v)
+{
+	return py_read(pid, addr, v, sizeof(*v));
+}
+
 /* The built-in layout of minor version 3.minor, or NULL (not 9-12). */
 const struct py_layout *py_layout__builtin(unsigned int minor);
 
@@ -88,5 +110,10 @@ void py_layout__print(const struct py_layout *l, FILE *f);
  */
 int py_lines__line(enum py_lines kind, const uint8_t *tab, size_t len, int firstlineno,
 		   int64_t addr);
+/*
+ * The first len bytes of a longer table: the byte offset below which every
+ * instruction's line is in them (the last entry, maybe cut, left out).
+ */
+int64_t py_lines__covered(enum py_lines kind, const uint8_t *tab, size_t len);
 
 #endif /* SFBPF_INTERP_PYTHON_INT_H */

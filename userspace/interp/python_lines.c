@@ -137,3 +137,41 @@ int py_lines__line(enum py_lines kind, const uint8_t *tab, size_t len, int first
 	}
 	return 0;
 }
+
+/* Bytes of a 3.11+ location entry starting at tab[i] (its first byte's kind says). */
+static size_t loc_entry_len(const uint8_t *tab, size_t len, size_t i)
+{
+	size_t at = i + 1;
+	unsigned int kind = (tab[i] >> 3) & 15, varints = kind == 14 ? 4 : kind == 13 ? 1 : 0;
+
+	if (kind >= 10 && kind <= 12)
+		return 3;
+	if (kind < 10)
+		return 2;
+	while (varints && at < len)
+		varints -= !(tab[at++] & 64);
+	return varints ? len + 1 - i : at - i; /* cut: past the end */
+}
+
+int64_t py_lines__covered(enum py_lines kind, const uint8_t *tab, size_t len)
+{
+	int64_t at = 0;
+	size_t i, n;
+
+	if (kind != PY_LINES_LOCATIONS) {
+		/*
+		 * Pairs: an address's line is known once a pair starting
+		 * past it is in the table (3.9), or the pair covering it (3.10).
+		 */
+		for (i = 0; i + 1 < len; i += 2)
+			at += tab[i];
+		return at;
+	}
+	for (i = 0; i < len && (tab[i] & 128); i += n) {
+		n = loc_entry_len(tab, len, i);
+		if (i + n > len)
+			break;
+		at += 2 * ((tab[i] & 7) + 1);
+	}
+	return at;
+}

@@ -8,40 +8,91 @@
 #include "interp/python_names.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
-#include "util/vec.h"
+
+/* What a map slot costs (a value and a hash at load 1/2): counted in the budget. */
+#define SLOT_BYTES 24
+
+/* What malloc takes for n bytes (glibc: an 8-byte header, 16-byte chunks). */
+static size_t heap(size_t n)
+{
+	return (n + 8 + 15) & ~(size_t)15;
+}
+
+/* A function: its names and first line, shared by the entries of its lines. */
+struct func {
+	char *qualname, *file;
+	uint32_t firstline;
+	uint32_t refs; /* entries naming it */
+	uint32_t hash;
+	size_t bytes;
+};
 
 struct entry {
-	struct python_name n;
-	uint64_t hash;
+	struct func *fn;
+	char *label;
+	uint32_t line;
+	uint32_t hash; /* of (function, line) */
+	uint64_t id;
+	size_t bytes;
+	bool marked; /* by the collection under way */
 };
 
 static struct {
 	pthread_mutex_t lock;
-	struct hashmap map; /* hash -> index in entries */
-	struct entry **entries; /* id - 1 -> entry */
-	size_t nr, cap;
-} names = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct hashmap funcs; /* hash -> struct func * */
+	struct hashmap entries; /* hash of (function, line) -> struct entry * */
+	struct hashmap ids; /* hash of id -> struct entry * */
+	uint64_t next_id; /* ids are never reused: a stale one names nothing */
+	uint64_t budget; /* bytes; 0: no limit */
+	bool refused_since; /* a refusal since the last collection */
+	struct python_names_stats st;
+} names = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
 
 struct key {
 	const char *qualname, *file;
 	uint32_t firstline, line;
+	const struct func *fn; /* entries: the function found */
 };
 
-static bool key_eq(const void *ctx, uint64_t val, const void *k)
+static bool func_eq(const void *ctx, uint64_t val, const void *k)
 {
-	const struct entry *e = names.entries[val];
+	const struct func *f = HASHMAP_TO_PTR(val);
 	const struct key *key = k;
 
 	(void)ctx;
-	return e->n.firstline == key->firstline && e->n.line == key->line &&
-	       !strcmp(e->n.qualname, key->qualname) && !strcmp(e->n.file, key->file);
+	return f->firstline == key->firstline && !strcmp(f->qualname, key->qualname) &&
+	       !strcmp(f->file, key->file);
 }
 
-static uint64_t key_hash(const struct key *k)
+static bool entry_eq(const void *ctx, uint64_t val, const void *k)
 {
-	uint64_t h = hash__str(k->qualname) ^ hash__mix64(hash__str(k->file) + k->line);
+	const struct entry *e = HASHMAP_TO_PTR(val);
+	const struct key *key = k;
 
-	return hash__mix64(h + ((uint64_t)k->firstline << 32));
+	(void)ctx;
+	return e->fn == key->fn && e->line == key->line;
+}
+
+static bool id_eq(const void *ctx, uint64_t val, const void *k)
+{
+	(void)ctx;
+	return ((const struct entry *)HASHMAP_TO_PTR(val))->id == *(const uint64_t *)k;
+}
+
+static uint32_t func_hash(const struct key *k)
+{
+	return (uint32_t)hash__mix64(hash__str(k->qualname) ^
+				     hash__mix64(hash__str(k->file) + k->firstline));
+}
+
+static uint32_t entry_hash(const struct func *fn, uint32_t line)
+{
+	return (uint32_t)hash__mix64((uint64_t)(uintptr_t)fn ^ ((uint64_t)line << 40));
+}
+
+static uint32_t id_hash(uint64_t id)
+{
+	return (uint32_t)hash__mix64(id);
 }
 
 /* py-spy's form: the file's base name, "<frozen x>" and "<string>" as they are. */
@@ -57,59 +108,218 @@ static char *make_label(const char *qualname, const char *file, uint32_t line)
 	return s;
 }
 
+static bool fits(size_t more)
+{
+	return !names.budget || names.st.bytes + more <= names.budget;
+}
+
+static void func_put(struct func *f, const struct key *k)
+{
+	if (--f->refs)
+		return;
+	hashmap__del(&names.funcs, f->hash, func_eq, NULL, k);
+	names.st.bytes -= f->bytes;
+	names.st.functions--;
+	free(f->qualname);
+	free(f->file);
+	free(f);
+}
+
+/* The function of k, added (one reference more) if it fits. NULL: no room. */
+static struct func *func_get(const struct key *k)
+{
+	uint32_t h = func_hash(k);
+	int64_t v = hashmap__find(&names.funcs, h, func_eq, NULL, k);
+	size_t bytes = heap(sizeof(struct func)) + heap(strlen(k->qualname) + 1) +
+		       heap(strlen(k->file) + 1) + SLOT_BYTES;
+	struct func *f;
+
+	if (v >= 0) {
+		f = HASHMAP_TO_PTR(v);
+		f->refs++;
+		return f;
+	}
+	if (!fits(bytes) || !(f = calloc(1, sizeof(*f))))
+		return NULL;
+	f->qualname = strdup(k->qualname);
+	f->file = strdup(k->file);
+	f->firstline = k->firstline;
+	f->hash = h;
+	f->bytes = bytes;
+	f->refs = 1;
+	if (!f->qualname || !f->file || hashmap__add(&names.funcs, h, HASHMAP_PTR(f))) {
+		free(f->qualname);
+		free(f->file);
+		free(f);
+		return NULL;
+	}
+	names.st.bytes += bytes;
+	names.st.functions++;
+	return f;
+}
+
+static void entry_free(struct entry *e)
+{
+	struct key k = { e->fn->qualname, e->fn->file, e->fn->firstline, e->line, e->fn };
+
+	hashmap__del(&names.entries, e->hash, entry_eq, NULL, &k);
+	hashmap__del(&names.ids, id_hash(e->id), id_eq, NULL, &e->id);
+	names.st.bytes -= e->bytes;
+	names.st.entries--;
+	func_put(e->fn, &k);
+	free(e->label);
+	free(e);
+}
+
+static uint64_t intern(const char *qualname, const char *file, uint32_t firstline, uint32_t line)
+{
+	struct key k = { qualname, file, firstline, line, NULL };
+	struct entry *e;
+	size_t bytes;
+	int64_t v;
+
+	v = hashmap__find(&names.funcs, func_hash(&k), func_eq, NULL, &k);
+	k.fn = v >= 0 ? HASHMAP_TO_PTR(v) : NULL;
+	v = k.fn ? hashmap__find(&names.entries, entry_hash(k.fn, line), entry_eq, NULL, &k) : -1;
+	if (v >= 0)
+		return ((struct entry *)HASHMAP_TO_PTR(v))->id;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return 0;
+	e->label = make_label(qualname, file, line);
+	bytes = heap(sizeof(*e)) + (e->label ? heap(strlen(e->label) + 1) : 0) + 2 * SLOT_BYTES;
+	if (!e->label || !fits(bytes) || !(e->fn = func_get(&k))) {
+		free(e->label);
+		free(e);
+		return 0;
+	}
+	k.fn = e->fn;
+	e->line = line;
+	e->hash = entry_hash(e->fn, line);
+	e->id = names.next_id;
+	e->bytes = bytes;
+	if (!fits(bytes) || hashmap__add(&names.entries, e->hash, HASHMAP_PTR(e))) {
+		func_put(e->fn, &k);
+		free(e->label);
+		free(e);
+		return 0;
+	}
+	if (hashmap__add(&names.ids, id_hash(e->id), HASHMAP_PTR(e))) {
+		hashmap__del(&names.entries, e->hash, entry_eq, NULL, &k);
+		func_put(e->fn, &k);
+		free(e->label);
+		free(e);
+		return 0;
+	}
+	names.next_id++;
+	names.st.bytes += bytes;
+	names.st.entries++;
+	return e->id;
+}
+
 uint64_t python_names__intern(const char *qualname, const char *file, uint32_t firstline,
 			      uint32_t line)
 {
-	struct key k = { qualname, file, firstline, line };
-	uint64_t h = key_hash(&k), id = 0;
-	struct entry *e;
-	int64_t found;
+	uint64_t id;
 
 	pthread_mutex_lock(&names.lock);
-	found = hashmap__find(&names.map, (uint32_t)h, key_eq, NULL, &k);
-	if (found >= 0) {
-		id = (uint64_t)found + 1;
-		goto out;
+	id = names.next_id < PYTHON_NAMES_MAX_ID ? intern(qualname, file, firstline, line) : 0;
+	if (!id) {
+		names.st.refused++;
+		names.refused_since = true;
 	}
-	if (names.nr >= PYTHON_NAMES_MAX ||
-	    VEC_RESERVE(names.entries, names.cap, names.nr + 1, 1024))
-		goto out;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		goto out;
-	e->n.qualname = strdup(qualname);
-	e->n.file = strdup(file);
-	e->n.label = make_label(qualname, file, line);
-	e->n.firstline = firstline;
-	e->n.line = line;
-	e->hash = h;
-	if (!e->n.qualname || !e->n.file || !e->n.label ||
-	    hashmap__add(&names.map, (uint32_t)h, names.nr)) {
-		free((char *)e->n.qualname);
-		free((char *)e->n.file);
-		free((char *)e->n.label);
-		free(e);
-		goto out;
-	}
-	names.entries[names.nr++] = e;
-	id = names.nr;
-out:
 	pthread_mutex_unlock(&names.lock);
 	return id;
 }
 
+static struct entry *by_id(uint64_t id)
+{
+	int64_t v = hashmap__find(&names.ids, id_hash(id), id_eq, NULL, &id);
+
+	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
+}
+
 bool python_names__get(uint64_t ip, struct python_name *out)
 {
-	uint64_t id = ip & SFBPF_PY_ADDR_MASK;
-	bool ok = false;
+	struct entry *e;
 
 	if (!python_names__is_ip(ip))
 		return false;
 	pthread_mutex_lock(&names.lock);
-	if (id >= 1 && id <= names.nr) {
-		*out = names.entries[id - 1]->n;
-		ok = true;
-	}
+	e = by_id(ip & SFBPF_PY_ADDR_MASK);
+	if (e)
+		*out = (struct python_name){ .qualname = e->fn->qualname,
+					     .file = e->fn->file,
+					     .label = e->label,
+					     .firstline = e->fn->firstline,
+					     .line = e->line };
 	pthread_mutex_unlock(&names.lock);
-	return ok;
+	return e != NULL;
+}
+
+void python_names__set_budget(uint64_t bytes)
+{
+	pthread_mutex_lock(&names.lock);
+	names.budget = bytes;
+	names.st.budget = bytes;
+	pthread_mutex_unlock(&names.lock);
+}
+
+bool python_names__want_collect(void)
+{
+	bool want;
+
+	pthread_mutex_lock(&names.lock);
+	want = names.budget && (names.refused_since || names.st.bytes > names.budget / 8 * 7);
+	pthread_mutex_unlock(&names.lock);
+	return want;
+}
+
+void python_names__mark(uint64_t ip)
+{
+	struct entry *e;
+
+	if (!python_names__is_ip(ip))
+		return;
+	pthread_mutex_lock(&names.lock);
+	e = by_id(ip & SFBPF_PY_ADDR_MASK);
+	if (e)
+		e->marked = true;
+	pthread_mutex_unlock(&names.lock);
+}
+
+uint64_t python_names__sweep(void)
+{
+	struct entry **dead;
+	size_t iter = 0, n = 0, cap;
+	uint64_t v, before;
+
+	pthread_mutex_lock(&names.lock);
+	before = names.st.bytes;
+	cap = hashmap__size(&names.ids);
+	dead = cap ? malloc(cap * sizeof(*dead)) : NULL;
+	while (dead && hashmap__next(&names.ids, &iter, &v)) {
+		struct entry *e = HASHMAP_TO_PTR(v);
+
+		if (!e->marked)
+			dead[n++] = e;
+		e->marked = false;
+	}
+	/* Freed after the walk: a deletion shifts the map under the iterator. */
+	for (size_t i = 0; i < n; i++)
+		entry_free(dead[i]);
+	free(dead);
+	names.st.evicted += n;
+	names.st.collections++;
+	names.refused_since = false;
+	before -= names.st.bytes;
+	pthread_mutex_unlock(&names.lock);
+	return before;
+}
+
+void python_names__stats(struct python_names_stats *out)
+{
+	pthread_mutex_lock(&names.lock);
+	*out = names.st;
+	pthread_mutex_unlock(&names.lock);
 }

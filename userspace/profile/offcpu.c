@@ -30,6 +30,7 @@ struct offcpu {
 	int nr_cpus;
 	__u64 min_ns, max_ns;
 	offcpu_sample_fn on_sample;
+	void (*on_py_code)(void *ctx, const struct sfbpf_py_code *c, size_t size);
 	void *ctx;
 };
 
@@ -244,6 +245,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct offcpu *o = ctx;
 	const struct sfbpf_offcpu_sample *r = data;
 
+	if (size >= SFBPF_PY_CODE_HDR_SIZE && *(const __u64 *)data == SFBPF_PY_CODE_MAGIC) {
+		if (o->on_py_code)
+			o->on_py_code(o->ctx, data, size);
+		return 0;
+	}
 	if (!record_fits(r, size))
 		return 0; /* cannot happen with a matching BPF object: ignore */
 	return o->on_sample ? o->on_sample(o->ctx, r, size) : 0;
@@ -261,6 +267,7 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		return NULL;
 	}
 	o->on_sample = opts->on_sample;
+	o->on_py_code = opts->on_py_code;
 	o->ctx = opts->ctx;
 	o->min_ns = opts->min_ns;
 	o->max_ns = opts->max_ns ? opts->max_ns : ~0ULL;

@@ -54,6 +54,8 @@ struct offcpu_opts {
 	__u32 max_threads; /* threads tracked at once (the blocked map) */
 	__u32 ringbuf_bytes; /* a power of two, at least one page */
 	offcpu_sample_fn on_sample;
+	/* Code objects the Python walk describes, before their samples (profile.h). */
+	void (*on_py_code)(void *ctx, const struct sfbpf_py_code *c, size_t size);
 	void *ctx;
 };
 

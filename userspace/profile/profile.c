@@ -39,6 +39,7 @@ struct profile {
 	int nr_cpus; /* possible CPUs: the size of per-CPU values and of links */
 	profile_sample_fn on_sample;
 	profile_event_fn on_event;
+	profile_py_code_fn on_py_code;
 	void *ctx;
 	/* profile__poll_slice(): samples are read until slice_end_ns (0: from the first one) */
 	uint64_t slice_ns, slice_end_ns;
@@ -82,6 +83,9 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_LEAF_FP_STEPS] = "unknown-leaf-fp-steps",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
+	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
+	[SFBPF_STAT_PY_DESCRIBE_LATER] = "py-describe-later",
+	[SFBPF_STAT_PY_DESCRIBE_FAILED] = "py-describe-failed",
 	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_DONE] = "py-done",
 	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_NO_THREAD] = "py-no-thread",
 	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_READ] = "py-read",
@@ -189,6 +193,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	uint64_t now;
 	int err;
 
+	if (size >= SFBPF_PY_CODE_HDR_SIZE && *(const __u64 *)data == SFBPF_PY_CODE_MAGIC) {
+		if (p->on_py_code)
+			p->on_py_code(p->ctx, data, size);
+		return 0;
+	}
 	if (size < SFBPF_SAMPLE_HDR_SIZE ||
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)s->nr_user + s->nr_kernel) * sizeof(__u64) > size)
 		return 0; /* cannot happen with a matching BPF object: ignore */
@@ -282,6 +291,7 @@ struct profile *profile__new(const struct profile_opts *opts)
 	}
 	p->on_sample = opts->on_sample;
 	p->on_event = opts->on_event;
+	p->on_py_code = opts->on_py_code;
 	p->ctx = opts->ctx;
 	/* Per-CPU values are sized by the possible CPUs: count them first. */
 	p->nr_cpus = bpfprog__nr_cpus();

@@ -28,6 +28,12 @@ typedef int (*profile_sample_fn)(void *ctx, const struct sfbpf_sample *s, size_t
 /* Called for every lifecycle event (exec, exit, unknown process or mapping). */
 typedef int (*profile_event_fn)(void *ctx, const struct sfbpf_event *e);
 
+/*
+ * Called for every code object the Python walk describes (bpf/python.h),
+ * before the samples that hold it; size covers its header and table bytes.
+ */
+typedef void (*profile_py_code_fn)(void *ctx, const struct sfbpf_py_code *c, size_t size);
+
 struct profile_opts {
 	__u32 max_frames; /* user frames per stack, 1..SFBPF_MAX_FRAMES; 0 = max */
 	bool user_stacks; /* at least one of user_stacks and kernel_stacks */
@@ -48,6 +54,7 @@ struct profile_opts {
 	__u32 event_ringbuf_bytes; /* lifecycle events; same rule; 0: 256 KiB */
 	profile_sample_fn on_sample;
 	profile_event_fn on_event; /* NULL: lifecycle events are not read */
+	profile_py_code_fn on_py_code; /* NULL: ignored */
 	void *ctx;
 };
 

@@ -24,6 +24,12 @@ enum state {
 	ATTACHED,
 	RETRY, /* refused or unreadable so far: tried again at later refreshes */
 	NATIVE, /* no CPython, an unsupported one, or refused for good */
+	/*
+	 * Exited (or exec'd): no longer walked, but its samples still in the
+	 * ring are spliced with its codes until pythons__drained() says a
+	 * whole round of samples was read since.
+	 */
+	RETIRED,
 };
 
 /* A code object as resolved once: its names, or why it has none (err). */
@@ -31,6 +37,7 @@ struct code {
 	uint64_t code;
 	uint32_t stamp;
 	int err; /* 0, -ESTALE (freed), or a read error */
+	bool described; /* from the BPF walk's description, not read from the process */
 	struct python_code c;
 };
 
@@ -49,6 +56,8 @@ struct pyproc {
 	unsigned int attempts;
 	uint64_t next_try_ns;
 	struct python *py;
+	uint64_t retired_at; /* RETIRED: ps->drains then */
+	struct sfbpf_py_proc cfg; /* as pushed to py_procs: its gen names the codes held */
 	uint64_t eval_lo, eval_hi;
 	struct hashmap codes; /* -> index in codes_v */
 	struct code *codes_v;
@@ -62,7 +71,10 @@ struct pythons {
 	int fd;
 	struct hashmap procs; /* pid -> struct pyproc * */
 	struct pythons_stats stats;
-	uint64_t freed_id, bad_id;
+	uint64_t freed_id, bad_id, full_id; /* the markers' names */
+	uint32_t gen; /* the last attach generation given (bpf/abi.h) */
+	uint64_t drains; /* pythons__drained() calls */
+	size_t retired; /* processes RETIRED */
 };
 
 static bool proc_eq(const void *ctx, uint64_t val, const void *key)
@@ -98,6 +110,7 @@ static void drop(struct pythons *ps, struct pyproc *p)
 
 	if (p->state == ATTACHED)
 		bpf_map_delete_elem(ps->fd, &key);
+	ps->retired -= p->state == RETIRED;
 	hashmap__del(&ps->procs, pid_hash(p->pid), proc_eq, NULL, &p->pid);
 	forget_codes(p);
 	hashmap__free(&p->codes);
@@ -137,6 +150,8 @@ static void attach(struct pythons *ps, struct pyproc *p)
 	if (!err) {
 		err = python__bpf_settings(p->py, &cfg);
 		cfg.start_ticks = p->start_ticks;
+		cfg.gen = ++ps->gen ? ps->gen : ++ps->gen;
+		p->cfg = cfg;
 		if (!err && bpf_map_update_elem(ps->fd, &key, &cfg, BPF_ANY))
 			err = -errno;
 		if (!err && !python__eval_range(p->py, &p->eval_lo, &p->eval_hi))
@@ -174,7 +189,8 @@ static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct pr
 	struct pythons *ps = ctx;
 	struct pyproc *p = find(ps, pid);
 
-	if (p && p->start_ticks != start_ticks) {
+	/* Another process under the PID, or the same one's new image (exec). */
+	if (p && (p->start_ticks != start_ticks || p->state == RETIRED)) {
 		drop(ps, p);
 		p = NULL;
 	}
@@ -194,13 +210,44 @@ static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct pr
 	attach(ps, p);
 }
 
+/*
+ * The exit (or exec) is read before the samples taken before it, which may
+ * wait in the sample ring while the reader loads a new process's tables:
+ * the process stops being walked now, and its codes stay for those samples.
+ */
 static void on_removed(void *ctx, int pid)
 {
 	struct pythons *ps = ctx;
 	struct pyproc *p = find(ps, pid);
+	__u32 key = pid;
 
-	if (p)
+	if (!p)
+		return;
+	if (p->state != ATTACHED) {
 		drop(ps, p);
+		return;
+	}
+	bpf_map_delete_elem(ps->fd, &key);
+	p->state = RETIRED;
+	p->retired_at = ps->drains;
+	ps->retired++;
+}
+
+void pythons__drained(struct pythons *ps)
+{
+	size_t iter = 0;
+	uint64_t v;
+
+	ps->drains++;
+	while (ps->retired && hashmap__next(&ps->procs, &iter, &v)) {
+		struct pyproc *p = HASHMAP_TO_PTR(v);
+
+		/* Retired in an earlier round than the last whole one: its samples are read. */
+		if (p->state == RETIRED && p->retired_at + 2 <= ps->drains) {
+			drop(ps, p);
+			iter = 0; /* drop() shifted the map */
+		}
+	}
 }
 
 struct proctrack_listener pythons__listener(struct pythons *ps)
@@ -219,6 +266,7 @@ struct pythons *pythons__new(int py_procs_fd)
 	ps->fd = py_procs_fd;
 	ps->freed_id = python_names__intern("[freed code]", "", 0, 0);
 	ps->bad_id = python_names__intern("[bad code]", "", 0, 0);
+	ps->full_id = python_names__intern("[python names full]", "", 0, 0);
 	return ps;
 }
 
@@ -262,26 +310,98 @@ static bool frame_eq(const void *ctx, uint64_t val, const void *key)
 	return f->code == k->code && f->stamp == k->stamp && f->lasti == k->lasti;
 }
 
-/* The code object (code, stamp) of p, read now if it is new. NULL: no memory. */
-static struct code *code_get(struct pyproc *p, uint64_t code, uint32_t stamp)
+/*
+ * p's codes are forgotten at once: the BPF walk is told with a new
+ * generation, so that it describes again every code object it meets.
+ */
+static void renew(struct pythons *ps, struct pyproc *p)
+{
+	__u32 key = p->pid;
+
+	forget_codes(p);
+	p->cfg.gen = ++ps->gen ? ps->gen : ++ps->gen;
+	bpf_map_update_elem(ps->fd, &key, &p->cfg, BPF_ANY);
+	ps->stats.renewed++;
+}
+
+/* The entry of code object (code, stamp) of p; *fresh: added now, to fill. NULL: no memory. */
+static struct code *code_slot(struct pythons *ps, struct pyproc *p, uint64_t code, uint32_t stamp,
+			      bool *fresh)
 {
 	struct code_key k = { code, stamp };
 	uint32_t h = (uint32_t)hash__mix64(code ^ ((uint64_t)stamp << 32));
 	int64_t i = hashmap__find(&p->codes, h, code_eq, p, &k);
 	struct code *c;
 
+	*fresh = i < 0;
 	if (i >= 0)
 		return &p->codes_v[i];
 	if (p->nr_codes >= MAX_CODES)
-		forget_codes(p);
+		renew(ps, p);
 	if (VEC_RESERVE(p->codes_v, p->codes_cap, p->nr_codes + 1, 64) ||
 	    hashmap__add(&p->codes, h, p->nr_codes))
 		return NULL;
 	c = &p->codes_v[p->nr_codes++];
+	memset(c, 0, sizeof(*c));
 	c->code = code;
 	c->stamp = stamp;
-	c->err = python__code(p->py, code, stamp, &c->c);
 	return c;
+}
+
+/* The code object (code, stamp) of p, read now if it is new. NULL: no memory. */
+static struct code *code_get(struct pythons *ps, struct pyproc *p, uint64_t code, uint32_t stamp)
+{
+	bool fresh;
+	struct code *c = code_slot(ps, p, code, stamp, &fresh);
+
+	if (c && fresh) {
+		c->err = python__code(p->py, code, stamp, &c->c);
+		ps->stats.codes_read++;
+	}
+	return c;
+}
+
+void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size_t size)
+{
+	struct pyproc *p = find(ps, (int)rec->pid);
+	struct code *c;
+	bool fresh;
+
+	/* Another attach's (an exited process, a renewed one): its samples are not spliced. */
+	if (!p || (p->state != ATTACHED && p->state != RETIRED) || rec->gen != p->cfg.gen) {
+		ps->stats.described_stale++;
+		return;
+	}
+	c = code_slot(ps, p, rec->code, rec->stamp, &fresh);
+	if (!c || (!fresh && !c->err))
+		return; /* no memory, or named already (described on two CPUs at once) */
+	python__code_free(&c->c);
+	c->err = python__code_captured(p->py, rec, size, &c->c);
+	c->described = true;
+	if (c->err == -ENODATA) {
+		c->err = python__code(p->py, rec->code, rec->stamp, &c->c);
+		ps->stats.codes_read++;
+	}
+	ps->stats.codes_described++;
+}
+
+/* The line of instruction lasti of c: past a description's part of the table, read it all. */
+static uint32_t code_line(struct pythons *ps, struct pyproc *p, struct code *c, uint32_t lasti)
+{
+	struct python_code full;
+	int line = python__code_lineno(p->py, &c->c, lasti);
+
+	if (line != -ERANGE)
+		return line > 0 ? (uint32_t)line : 0;
+	ps->stats.codes_read++;
+	if (python__code(p->py, c->code, c->stamp, &full)) {
+		ps->stats.line_unknown++;
+		return 0;
+	}
+	python__code_free(&c->c);
+	c->c = full;
+	line = python__code_lineno(p->py, &c->c, lasti);
+	return line > 0 ? (uint32_t)line : 0;
 }
 
 /* The python_names id of one frame the BPF walk sent (slots a, b). */
@@ -296,19 +416,40 @@ static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint6
 	ps->stats.frames++;
 	if (i >= 0)
 		k.id = p->frames_v[i].id;
-	else if (!(c = code_get(p, k.code, k.stamp)))
+	else if (!(c = code_get(ps, p, k.code, k.stamp)))
 		return ps->bad_id;
 	else if (c->err)
 		k.id = c->err == -ESTALE ? ps->freed_id : ps->bad_id;
 	else
 		k.id = python_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
-					    (uint32_t)python__code_lineno(p->py, &c->c, k.lasti));
-	if (i < 0 && k.id && !VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
+					    code_line(ps, p, c, k.lasti));
+	if (!k.id) /* no room in python_names: counted there */
+		return ps->full_id ? ps->full_id : ps->bad_id;
+	/* Not the markers: a description arriving later (another CPU's) still names it. */
+	if (i < 0 && k.id != ps->freed_id && k.id != ps->bad_id &&
+	    !VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
 	    !hashmap__add(&p->frames, h, p->nr_frames))
 		p->frames_v[p->nr_frames++] = k;
 	ps->stats.freed_code += k.id == ps->freed_id;
-	ps->stats.bad_code += k.id == ps->bad_id || !k.id;
-	return k.id ? k.id : ps->bad_id;
+	ps->stats.bad_code += k.id == ps->bad_id;
+	return k.id;
+}
+
+void pythons__mark_names(struct pythons *ps)
+{
+	size_t iter = 0;
+	uint64_t v;
+
+	python_names__mark(python_names__ip(ps->freed_id));
+	python_names__mark(python_names__ip(ps->bad_id));
+	python_names__mark(python_names__ip(ps->full_id));
+	/* The frames' ids are a cache: named again from the codes when met again. */
+	while (hashmap__next(&ps->procs, &iter, &v)) {
+		struct pyproc *p = HASHMAP_TO_PTR(v);
+
+		p->nr_frames = 0;
+		hashmap__clear(&p->frames);
+	}
 }
 
 int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t size,
@@ -326,7 +467,7 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel + 2 * npy) * 8 > size)
 		return -EINVAL;
 	p = find(ps, in->pid);
-	if (!p || p->state != ATTACHED) {
+	if (!p || (p->state != ATTACHED && p->state != RETIRED)) {
 		ps->stats.no_proc++;
 		return 0;
 	}

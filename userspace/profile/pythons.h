@@ -4,17 +4,18 @@
  * when the process tracker writes a process's entry, the process's CPython
  * is attached (interp/python.h: found, versioned, its layout checked) and
  * its settings pushed to the BPF walk's py_procs map; they go with the
- * entry (exit, exec). An interpreter refused or unsupported is profiled as
- * native code, counted.
+ * entry (exit, exec), their codes once the samples before it are read
+ * (pythons__drained()). An interpreter refused or unsupported is profiled
+ * as native code, counted.
  *
- * Each sample with Python frames is spliced as it arrives, while its
- * process and code objects are alive: every native frame of the eval loop
+ * Each sample with Python frames is spliced as it arrives: every native frame of the eval loop
  * (_PyEval_EvalFrameDefault) is replaced by the Python frames it runs
  * (innermost first, up to and including the next frame marked as its
  * call's outermost), each named through interp/python_names.h. Code objects
- * are resolved once per (process, code address, stamp) and re-checked
- * (type and stamp) when read: a freed one is "[freed code]", never another
- * function's name.
+ * are resolved once per (process, code address, stamp): from the
+ * description the BPF walk sent when it first met them (pythons__describe()),
+ * else read from the process and re-checked (type and stamp): a freed one
+ * is "[freed code]", never another function's name.
  *
  * Lifecycle: pythons__new() → the tracker's listener (pythons__listener())
  * and pythons__splice() per sample → pythons__free(). Not thread-safe: the
@@ -43,6 +44,11 @@ struct pythons_stats {
 	uint64_t left; /* samples with Python frames no native eval frame took (py-left) */
 	uint64_t short_; /* samples with a native eval frame and no Python frame left (py-short) */
 	uint64_t no_proc; /* samples with Python frames of a process no longer attached */
+	uint64_t codes_described; /* code objects named from the BPF walk's description */
+	uint64_t codes_read; /* code objects (or whole line tables) read from the process */
+	uint64_t described_stale; /* descriptions for another attach of the process: ignored */
+	uint64_t line_unknown; /* past a description's line table, and no longer readable */
+	uint64_t renewed; /* a process's codes forgotten at MAX_CODES (a new generation) */
 };
 
 /* py_procs_fd: the BPF map (profile__py_procs_fd()). NULL + errno. */
@@ -59,6 +65,26 @@ struct proctrack_listener pythons__listener(struct pythons *ps);
  */
 int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t size,
 		    struct sfbpf_sample *out);
+
+/*
+ * A code object the BPF walk described (size bytes of rec, read from the
+ * ring before the samples holding it): its names are taken from it, not
+ * from the process, where it may be gone when the sample is read.
+ */
+void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size_t size);
+
+/*
+ * A collection of python_names (python_names.h) is under way: marks the
+ * markers' names and forgets the ids the frame caches hold (named again
+ * when met). Then the caller marks its stacks' ids and sweeps.
+ */
+void pythons__mark_names(struct pythons *ps);
+
+/*
+ * A round of samples was read to the end (the session's drains): processes
+ * that exited before the round before it are forgotten, codes and all.
+ */
+void pythons__drained(struct pythons *ps);
 
 void pythons__stats(const struct pythons *ps, struct pythons_stats *out);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "profile/bpfprog.h"
+#include "interp/python_names.h"
 #include "profile/session.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -197,6 +198,15 @@ static int on_blocked_at_end(void *ctx, const struct sfbpf_offcpu_sample *r, siz
 	return add_offcpu(s, r, size);
 }
 
+/* A code object the Python walk described, before the samples holding it. */
+static void on_py_code(void *ctx, const struct sfbpf_py_code *c, size_t size)
+{
+	struct session *s = ctx;
+
+	if (s->pythons)
+		pythons__describe(s->pythons, c, size);
+}
+
 static int on_event(void *ctx, const struct sfbpf_event *e)
 {
 	struct session *s = ctx;
@@ -307,6 +317,7 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 		.ringbuf_bytes = sample_ring_bytes(s),
 		.on_sample = on_sample,
 		.on_event = on_event,
+		.on_py_code = on_py_code,
 		.ctx = s,
 	};
 
@@ -338,6 +349,7 @@ static int open_offcpu(struct session *s)
 		.with_cpu_samples = s->opts.on_off,
 		.seg_shift = s->seg_shift,
 		.on_sample = on_offcpu_sample,
+		.on_py_code = on_py_code,
 		.ctx = s,
 	};
 	const struct ksym *sched = s->ksyms ? ksyms__get_by_name(s->ksyms, "__schedule") : NULL;
@@ -467,8 +479,44 @@ static void trim(struct session *s)
 }
 
 /* Lifecycle work and finished tables, each within its time budget. */
+static int mark_python(const struct aggr_stack *st, void *ctx)
+{
+	(void)ctx;
+	for (uint32_t i = 0; i < st->nr_user; i++)
+		python_names__mark(st->ips[i]);
+	return 0;
+}
+
+/*
+ * The Python names no aggregated stack holds, freed when the table nears its
+ * budget (python_names.h). A collection walks every stack: at most once a
+ * second, and while they free less than an eighth of the budget (every name
+ * held: a long profile that keeps its stacks) twice as seldom each time, up
+ * to once a minute; refusals are counted meanwhile.
+ */
+static void collect_python_names(struct session *s)
+{
+	uint64_t now;
+
+	if (!s->pythons || !python_names__want_collect())
+		return;
+	now = clock__mono_ns();
+	if (now < s->names_next_ns)
+		return;
+	pythons__mark_names(s->pythons);
+	aggregator__for_each(s->agg, mark_python, NULL);
+	if (python_names__sweep() >= s->budgets.python_names / 8)
+		s->names_wait_ns = NSEC_PER_SEC;
+	else
+		s->names_wait_ns = s->names_wait_ns ? s->names_wait_ns * 2 : NSEC_PER_SEC;
+	if (s->names_wait_ns > 64 * NSEC_PER_SEC)
+		s->names_wait_ns = 64 * NSEC_PER_SEC;
+	s->names_next_ns = now + s->names_wait_ns;
+}
+
 static void housekeeping(struct session *s)
 {
+	collect_python_names(s);
 	if (s->lc)
 		lifecycle__process(s->lc, HOUSEKEEPING_NS);
 	if (s->tables) {
@@ -476,8 +524,11 @@ static void housekeeping(struct session *s)
 		trim(s);
 	}
 	/* Samples before an exit read so far are all read only once a round was not cut. */
-	if (!s->cut)
+	if (!s->cut) {
 		s->drains++;
+		if (s->pythons)
+			pythons__drained(s->pythons);
+	}
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		forget_oldest(s);
 }
@@ -629,6 +680,7 @@ void session__default_budgets(struct session_budgets *out)
 	out->stacks = clamp_mib(ram / 64, 32, 1024);
 	out->symbols = clamp_mib(ram / 256, 16, 256);
 	out->jit_maps = clamp_mib(ram / 256, 16, 256);
+	out->python_names = clamp_mib(ram / 256, 16, 256);
 }
 
 /* What the options ask for, the machine's defaults elsewhere. */
@@ -641,6 +693,9 @@ static void set_budgets(struct session *s)
 		s->budgets.symbols = s->opts.max_symbol_mem;
 	if (s->opts.max_jit_mem)
 		s->budgets.jit_maps = s->opts.max_jit_mem;
+	if (s->opts.max_python_mem)
+		s->budgets.python_names = s->opts.max_python_mem;
+	python_names__set_budget(s->budgets.python_names);
 	aggregator__set_budget(s->agg, s->budgets.stacks);
 	symbolizer__set_budgets(s->sym, s->budgets.symbols, s->budgets.jit_maps);
 }

@@ -27,6 +27,7 @@
 #include "profile/offcpu.h"
 #include "profile/profile.h"
 #include "procs/proctrack.h"
+#include "interp/python_names.h"
 #include "profile/pythons.h"
 #include "symbols/symbolize.h"
 #include "maps/tables.h"
@@ -69,6 +70,7 @@ struct session_opts {
 	uint64_t max_stack_mem; /* aggregated stacks (aggregate.h) */
 	uint64_t max_symbol_mem; /* objects no process maps any more, kept for reuse (symcache.h) */
 	uint64_t max_jit_mem; /* every process's JIT map together (perfmap.h) */
+	uint64_t max_python_mem; /* names of Python frames (interp/python_names.h) */
 	bool progress; /* a progress line while the first tables load (stderr a tty) */
 	/* Set by a signal handler: stop waiting for the first tables at once. */
 	const volatile sig_atomic_t *stop;
@@ -82,6 +84,7 @@ struct session_budgets {
 	uint64_t stacks; /* RAM/64 within 32 MiB..1 GiB */
 	uint64_t symbols; /* RAM/256 within 16 MiB..256 MiB */
 	uint64_t jit_maps; /* RAM/256 within 16 MiB..256 MiB */
+	uint64_t python_names; /* RAM/256 within 16 MiB..256 MiB */
 };
 void session__default_budgets(struct session_budgets *out);
 
@@ -116,6 +119,7 @@ struct session {
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
 	uint64_t table_budget;
 	struct session_budgets budgets; /* in force: the options, else the defaults */
+	uint64_t names_next_ns, names_wait_ns; /* Python names collections: the next, the pace */
 	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */
 	uint64_t received;
 	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
@@ -166,6 +170,7 @@ struct session_stats {
 	struct tablecache_stats table_cache;
 	struct proctrack_stats procs;
 	struct pythons_stats python;
+	struct python_names_stats python_names;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;
 	struct aggr_totals stacks;

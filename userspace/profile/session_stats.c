@@ -170,6 +170,7 @@ void session__stats(struct session *s, struct session_stats *out)
 		lifecycle__stats(s->lc, &out->lifecycle);
 	if (s->pythons)
 		pythons__stats(s->pythons, &out->python);
+	python_names__stats(&out->python_names);
 	out->forgotten = s->forgotten;
 	if (s->agg) {
 		aggregator__totals(s->agg, &out->stacks);
@@ -254,6 +255,19 @@ static void print_python(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "py_left", p->left);
 	print_counter(f, "", "py_short", p->short_);
 	print_counter(f, "", "py_no_proc", p->no_proc);
+	print_counter(f, "", "py_codes_described", p->codes_described);
+	print_counter(f, "", "py_codes_read", p->codes_read);
+	print_counter(f, "", "py_described_stale", p->described_stale);
+	print_counter(f, "", "py_line_unknown", p->line_unknown);
+	print_counter(f, "", "py_codes_renewed", p->renewed);
+	/* The names table's budget (python_names.h), as the others' below. */
+	print_gauge(f, "", "py_names", st->python_names.entries);
+	print_gauge(f, "", "py_names_functions", st->python_names.functions);
+	print_gauge(f, "", "py_names_bytes", st->python_names.bytes);
+	print_gauge(f, "", "py_names_budget_bytes", st->python_names.budget);
+	print_counter(f, "", "py_names_evicted", st->python_names.evicted);
+	print_counter(f, "", "py_names_refused", st->python_names.refused);
+	print_counter(f, "", "py_names_collections", st->python_names.collections);
 }
 
 static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)

@@ -64,7 +64,7 @@ static struct env {
 	bool no_table_cache;
 	unsigned long long max_table_cache; /* 0: the default */
 	int table_wait_ms; /* --table-wait: 0 the session's default, < 0 every table */
-	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem; /* 0: defaults */
+	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem, max_python_mem; /* 0: defaults */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
 const char *argp_program_version = "sfbpf-top 0.1";
@@ -116,6 +116,7 @@ enum {
 	OPT_MAX_STACK_MEM,
 	OPT_MAX_SYMBOL_MEM,
 	OPT_MAX_JIT_MEM,
+	OPT_MAX_PYTHON_MEM,
 	OPT_TABLE_CACHE,
 	OPT_NO_PARTIAL_TABLES,
 	OPT_NO_TABLE_CACHE,
@@ -160,6 +161,8 @@ static const struct argp_option options[] = {
 	  "Memory for all /tmp/perf-PID.map JIT maps together (default: RAM/256 within "
 	  "16M..256M)",
 	  0 },
+	{ "max-python-mem", OPT_MAX_PYTHON_MEM, "SIZE", 0,
+	  "Memory for the names of Python frames (default: RAM/256 within 16M..256M)", 0 },
 	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0,
 	  "Keep built unwind tables in DIR across restarts (default /var/cache/sfbpf/tables)", 0 },
 	{ "no-table-cache", OPT_NO_TABLE_CACHE, NULL, 0, "Build every table anew, keep none", 0 },
@@ -438,6 +441,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_JIT_MEM:
 		env.max_jit_mem = parse_size(arg, state);
 		break;
+	case OPT_MAX_PYTHON_MEM:
+		env.max_python_mem = parse_size(arg, state);
+		break;
 	case 'S':
 		env.max_frames = strtoul(arg, &end, 10);
 		if (*end || env.max_frames == 0 || env.max_frames > SFBPF_MAX_FRAMES)
@@ -679,6 +685,7 @@ static void fill_session_opts(struct session_opts *o)
 	table_cache_from_env(o);
 	o->max_symbol_mem = env.max_symbol_mem;
 	o->max_jit_mem = env.max_jit_mem;
+	o->max_python_mem = env.max_python_mem;
 	o->progress = isatty(STDERR_FILENO);
 	o->stop = &exiting;
 }
