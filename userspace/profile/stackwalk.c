@@ -42,6 +42,7 @@ struct walker {
 	struct sw_frame *frames;
 	struct pooled *offs;
 	size_t frames_cap, offs_cap;
+	struct sw_name name; /* the frame being named */
 };
 
 /* Room for n more frames after the first `used`. */
@@ -75,21 +76,100 @@ static int pool_str(struct walker *w, const char *s, size_t *off)
 	return s && *off == NO_OFF ? -ENOMEM : 0;
 }
 
-const char *stackwalk__user_name(const struct sym_info *si, char *buf, size_t len, bool *symbol)
+const char *stackwalk__comm(const struct aggr_stack *st)
 {
-	*symbol = true;
-	if (si->name && si->name[0])
-		return si->name;
+	/* The idle tasks are "swapper/N" per CPU; perf names them all "swapper". */
+	if (st->pid == 0)
+		return "swapper";
+	return st->comm[0] ? st->comm : "[unknown]";
+}
+
+/* A native user frame: the symbol, else the DWARF's function, else its module. */
+static void name_user(struct sw_name *out)
+{
+	const struct sym_info *si = &out->si;
+	struct sw_frame *f = &out->f;
+	const struct srcline_frame *outer = si->nr_lines ? &si->lines[si->nr_lines - 1] : NULL;
+
+	f->mapped = si->mapped;
+	f->elf_addr = si->elf_addr;
+	f->module = si->module;
+	f->path = si->path;
+	f->map_start = si->map_start;
+	f->map_end = si->map_end;
+	f->map_offset = si->map_offset;
+	f->build_id = si->build_id;
+	if (outer) {
+		f->file = outer->file;
+		f->line = outer->line;
+		f->decl_file = outer->decl_file;
+		f->decl_line = outer->decl_line;
+	}
+	f->symbol = true;
+	if (si->name && si->name[0]) {
+		f->name = si->name;
+		return;
+	}
 	/* No symbol, but the DWARF names the function. */
-	if (si->nr_lines && si->lines[si->nr_lines - 1].function)
-		return si->lines[si->nr_lines - 1].function;
-	*symbol = false;
+	if (outer && outer->function) {
+		f->name = outer->function;
+		return;
+	}
+	f->symbol = false;
+	f->decl_file = NULL;
+	f->decl_line = 0;
 	if (!si->mapped || !si->module || !si->module[0])
-		return "[unknown]";
-	if (si->module[0] == '[')
-		return si->module;
-	snprintf(buf, len, "[%s]", si->module);
-	return buf;
+		return;
+	if (si->module[0] == '[') {
+		f->name = si->module;
+		return;
+	}
+	snprintf(out->buf, sizeof(out->buf), "[%s]", si->module);
+	f->name = out->buf;
+}
+
+/* A Python frame: its names live as long as the program (python_names.h). */
+static void name_python(struct sw_name *out)
+{
+	struct sw_frame *f = &out->f;
+	struct python_name pn;
+
+	f->build_id = "";
+	if (!python_names__get(f->addr, &pn))
+		return;
+	f->symbol = f->python = true;
+	f->name = pn.label;
+	f->function = pn.qualname;
+	f->module = "python";
+	f->file = f->decl_file = pn.file[0] ? pn.file : NULL;
+	f->line = pn.line;
+	f->decl_line = pn.firstline;
+}
+
+void stackwalk__name(struct symbolizer *sym, const struct ksyms *ks, uint32_t pid,
+		     enum sw_kind kind, uint64_t addr, struct sw_name *out)
+{
+	struct sw_frame *f = &out->f;
+	const struct ksym *k;
+
+	*f = (struct sw_frame){ .kind = kind, .addr = addr, .name = "[unknown]" };
+	out->si = (struct sym_info){};
+	if (kind == SW_KERNEL) {
+		k = ks ? ksyms__find(ks, addr) : NULL;
+		if (k && k->name[0]) {
+			f->symbol = true;
+			f->name = k->name;
+			f->module = k->module;
+		}
+		return;
+	}
+	if (python_names__is_ip(addr)) {
+		name_python(out);
+		return;
+	}
+	if (sym)
+		symbolizer__user(sym, pid, addr, &out->si);
+	name_user(out);
 }
 
 /*
@@ -99,101 +179,54 @@ const char *stackwalk__user_name(const struct sym_info *si, char *buf, size_t le
  */
 static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
 {
-	char buf[PATH_MAX + 2];
-	struct sym_info si = {};
-	const char *name;
+	const struct sym_info *si = &w->name.si;
 	struct sw_frame *f;
 	struct pooled *o;
-	size_t i;
+	size_t i, nr;
 	int err;
 
-	if (w->sym)
-		symbolizer__user(w->sym, pid, addr, &si);
-	err = reserve_frames(w, *n, si.nr_lines ? si.nr_lines : 1);
+	stackwalk__name(w->sym, w->ks, pid, SW_USER, addr, &w->name);
+	nr = si->nr_lines ? si->nr_lines : 1;
+	err = reserve_frames(w, *n, nr);
 	if (err)
 		return err;
 	f = &w->frames[*n];
 	o = &w->offs[*n];
 	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF };
-	*f = (struct sw_frame){ .kind = SW_USER, .addr = addr };
-	f->mapped = si.mapped;
-	f->elf_addr = si.elf_addr;
-	f->map_start = si.map_start;
-	f->map_end = si.map_end;
-	f->map_offset = si.map_offset;
+	*f = w->name.f;
+	*n += nr;
+	if (f->python) /* its names live as long as the program */
+		return 0;
 	/* "" (none) is constant; a build-id lives in its symcache object: pooled. */
-	f->build_id = si.build_id && !si.build_id[0] ? "" : NULL;
-	err = pool_str(w, si.module, &o->module);
+	if (!f->build_id || f->build_id[0])
+		err = pool_str(w, f->build_id, &o->build_id);
 	if (!err)
-		err = pool_str(w, si.path, &o->path);
-	if (!err && !f->build_id)
-		err = pool_str(w, si.build_id, &o->build_id);
-	if (err)
-		return err;
-	for (i = 0; i < si.nr_lines; i++) {
-		const struct srcline_frame *l = &si.lines[si.nr_lines - 1 - i];
+		err = pool_str(w, f->name, &o->name);
+	if (!err)
+		err = pool_str(w, f->module, &o->module);
+	if (!err)
+		err = pool_str(w, f->path, &o->path);
+	if (!err)
+		err = pool_str(w, f->file, &o->file);
+	if (!err)
+		err = pool_str(w, f->decl_file, &o->decl_file);
+	for (i = 1; !err && i < nr; i++) {
+		const struct srcline_frame *l = &si->lines[nr - 1 - i];
 
-		if (i) {
-			f[i] = f[0];
-			o[i] = o[0];
-			f[i].inlined = true;
-			f[i].symbol = l->function != NULL;
-			f[i].name = "[unknown]";
-			err = pool_str(w, l->function, &o[i].name);
-		}
+		f[i] = f[0];
+		o[i] = o[0];
+		f[i].inlined = true;
+		f[i].symbol = l->function != NULL;
+		f[i].name = "[unknown]";
 		f[i].line = l->line;
 		f[i].decl_line = l->decl_line;
+		err = pool_str(w, l->function, &o[i].name);
 		if (!err)
 			err = pool_str(w, l->file, &o[i].file);
 		if (!err)
 			err = pool_str(w, l->decl_file, &o[i].decl_file);
-		if (err)
-			return err;
 	}
-	*n += si.nr_lines ? si.nr_lines : 1;
-	name = stackwalk__user_name(&si, buf, sizeof(buf), &f->symbol);
-	if (!f->symbol) {
-		o->decl_file = NO_OFF;
-		f->decl_line = 0;
-	}
-	return pool_str(w, name, &o->name);
-}
-
-/* A Python frame: its names live as long as the program (python_names.h). */
-static int python_frame(struct walker *w, uint64_t ip, size_t *n)
-{
-	struct python_name pn;
-	struct sw_frame *f;
-	int err = reserve_frames(w, *n, 1);
-
-	if (err)
-		return err;
-	f = &w->frames[*n];
-	w->offs[*n] = (struct pooled){ NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF };
-	*f = (struct sw_frame){ .kind = SW_USER, .addr = ip, .name = "[unknown]", .build_id = "" };
-	if (python_names__get(ip, &pn)) {
-		f->symbol = f->python = true;
-		f->name = pn.label;
-		f->function = pn.qualname;
-		f->module = "python";
-		f->file = f->decl_file = pn.file[0] ? pn.file : NULL;
-		f->line = pn.line;
-		f->decl_line = pn.firstline;
-	}
-	(*n)++;
-	return 0;
-}
-
-static void kernel_frame(struct walker *w, uint64_t addr, struct sw_frame *f)
-{
-	const struct ksym *k = w->ks ? ksyms__find(w->ks, addr) : NULL;
-
-	*f = (struct sw_frame){ .kind = SW_KERNEL, .addr = addr, .name = "[unknown]" };
-	if (k && k->name[0]) {
-		f->symbol = true;
-		f->name = k->name;
-		f->module = k->module;
-	}
+	return err;
 }
 
 static const char *pool_ptr(const struct walker *w, size_t off, const char *dflt)
@@ -215,20 +248,13 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	err = reserve_frames(w, 0, 2 + st->nr_kernel);
 	if (err)
 		return err;
-	/* The idle tasks are "swapper/N" per CPU; perf names them all "swapper". */
-	w->frames[n] = (struct sw_frame){ .kind = SW_COMM, .name = st->comm };
-	if (st->pid == 0 || !st->comm[0])
-		w->frames[n].name = st->pid == 0 ? "swapper" : "[unknown]";
-	n++;
+	w->frames[n++] = (struct sw_frame){ .kind = SW_COMM, .name = stackwalk__comm(st) };
 	if (st->truncated)
 		w->frames[n++] = (struct sw_frame){ .kind = SW_TRUNCATED, .name = "[truncated]" };
 	out.first_user = n;
-	/* Root first. Frames above the leaf hold return addresses: look up addr - 1. */
+	/* Root first. */
 	for (j = st->nr_user - 1; j >= 0; j--) {
-		if (python_names__is_ip(st->ips[j]))
-			err = python_frame(w, st->ips[j], &n);
-		else
-			err = user_frames(w, st->pid, st->ips[j] - (j > 0), &n);
+		err = user_frames(w, st->pid, stackwalk__addr(st->ips[j], j == 0), &n);
 		if (err)
 			return err;
 	}
@@ -236,8 +262,11 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	err = reserve_frames(w, n, st->nr_kernel);
 	if (err)
 		return err;
-	for (j = st->nr_kernel - 1; j >= 0; j--)
-		kernel_frame(w, kips[j] - (j > 0), &w->frames[n++]);
+	for (j = st->nr_kernel - 1; j >= 0; j--) {
+		stackwalk__name(w->sym, w->ks, st->pid, SW_KERNEL, stackwalk__addr(kips[j], j == 0),
+				&w->name);
+		w->frames[n++] = w->name.f;
+	}
 	/* The pool is complete: it will not move any more. */
 	for (i = out.first_user; i < out.first_kernel; i++) {
 		struct sw_frame *f = &w->frames[i];

@@ -32,15 +32,17 @@
 #ifndef SFBPF_STACKWALK_H
 #define SFBPF_STACKWALK_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interp/python_names.h"
+#include "symbols/symbolize.h"
+
 struct aggregator;
 struct aggr_stack;
-struct symbolizer;
 struct ksyms;
-struct sym_info;
 
 enum sw_kind {
 	SW_COMM = 0, /* root pseudo-frame: the task's command */
@@ -97,13 +99,35 @@ int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym, cons
 			sw_cb cb, void *ctx);
 
 /*
- * The name of the user frame si describes (symbolizer__user()), by the rules
- * above, for the outputs that symbolize addresses one at a time (the live
- * view, its source view): the symbol, else the function the DWARF names
- * there (*symbol set); else "[MODULE]" written into buf, an already bracketed
- * module as it is ("[vdso]"), or "[unknown]". Valid while si's strings and
- * buf are.
+ * The address entry ip of a stack is looked up at: a return address at
+ * ip - 1, the innermost entry of its part (leaf) and Python frames' ids as
+ * they are.
  */
-const char *stackwalk__user_name(const struct sym_info *si, char *buf, size_t len, bool *symbol);
+static inline uint64_t stackwalk__addr(uint64_t ip, bool leaf)
+{
+	return leaf || python_names__is_ip(ip) ? ip : ip - 1;
+}
+
+/* The name of a stack's task (its SW_COMM frame). */
+const char *stackwalk__comm(const struct aggr_stack *st);
+
+/*
+ * One frame named by the rules above, the one naming every output and view
+ * uses: the walk names each frame with it, and the views that name
+ * addresses one at a time and keep the names (the live view, its source
+ * page) call it directly. kind is SW_USER or SW_KERNEL; addr is what
+ * stackwalk__addr() gives; pid the stack's process. out->f is the frame
+ * itself, without the functions inlined there (their names are in
+ * out->si.lines, innermost first, as the symbolizer said of a native user
+ * frame). Strings are valid until the symbolizer's next call, and while *out
+ * lives.
+ */
+struct sw_name {
+	struct sw_frame f;
+	struct sym_info si;
+	char buf[PATH_MAX + 2]; /* "[MODULE]" */
+};
+void stackwalk__name(struct symbolizer *sym, const struct ksyms *ks, uint32_t pid,
+		     enum sw_kind kind, uint64_t addr, struct sw_name *out);
 
 #endif /* SFBPF_STACKWALK_H */

@@ -13,6 +13,7 @@
 
 #include "profile/aggregate.h"
 #include "symbols/ksyms.h"
+#include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
 #include "top/topview.h"
 #include "util/arena.h"
@@ -52,6 +53,7 @@ struct topview {
 	struct topview_opts opts;
 	struct symbolizer *sym;
 	const struct ksyms *ks;
+	struct sw_name name; /* the frame being named */
 
 	struct arena strings_arena, syms_arena, rows_arena, stacks_arena;
 	char **strings;
