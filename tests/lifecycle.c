@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "output/folded.h"
 #include "profile/profile.h"
 #include "profile/session.h"
@@ -450,8 +451,12 @@ int main(int argc, char **argv)
 	session__stop(&sess);
 	session__print_stats(&sess, stdout);
 	print_unhandled(&sess);
-	if (!err && a.folded)
-		err = folded__write(sess.agg, sess.sym, sess.ksyms, NULL, a.folded);
+	if (!err && a.folded) {
+		struct snapshot *snap = snapshot__new(sess.agg, sess.sym, sess.ksyms);
+
+		err = snap ? folded__write(snap, NULL, a.folded) : -errno;
+		snapshot__free(snap);
+	}
 	if (!err && a.pids)
 		err = write_pids(&sess, a.pids);
 	if (!err && a.trace)

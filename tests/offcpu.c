@@ -28,6 +28,7 @@
 
 #include <bpf/bpf.h>
 
+#include "profile/snapshot.h"
 #include "output/folded.h"
 #include "profile/session.h"
 #include "util/clock.h"
@@ -171,8 +172,12 @@ int main(int argc, char **argv)
 	session__print_offcpu_summary(&sess, stderr);
 	if (bench)
 		print_run_stats(&sess);
-	if (folded)
-		err = folded__write(sess.agg, sess.sym, sess.ksyms, &fopts, folded);
+	if (folded) {
+		struct snapshot *snap = snapshot__new(sess.agg, sess.sym, sess.ksyms);
+
+		err = snap ? folded__write(snap, &fopts, folded) : -errno;
+		snapshot__free(snap);
+	}
 	if (err)
 		fprintf(stderr, "offcpu: writing %s: %s\n", folded, strerror(-err));
 cleanup:

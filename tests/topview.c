@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "profile/aggregate.h"
 #include "output/folded.h"
 #include "symbols/ksyms.h"
@@ -682,12 +683,16 @@ static void test_against_folded(struct session *s)
 	const struct topview_row *const *r;
 	const struct topview_row *row;
 	struct topview_totals t;
+	struct snapshot *snap;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	int nk, n, i, bad = 0;
 
-	folded__write_file(s->agg, s->sym, s->ksyms, NULL, f);
+	snap = snapshot__new(s->agg, s->sym, s->ksyms);
+	if (snap)
+		folded__write_file(snap, NULL, f);
+	snapshot__free(snap);
 	fclose(f);
 	nk = count_folded(text, keys);
 	topview__update(tv, s->agg);

@@ -24,6 +24,7 @@
 #include "output/pprof.h"
 #include "output/push.h"
 #include "profile/session.h"
+#include "profile/snapshot.h"
 #include "output/spool.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -190,7 +191,8 @@ static void profile_name(int64_t start_ns, int seq, char *buf, size_t size)
 }
 
 /* The profile into a new file named for its start; name gets the name used. */
-static int write_profile(struct cont *c, int64_t start_ns, char *name, size_t size)
+static int write_profile(struct cont *c, const struct snapshot *snap, int64_t start_ns, char *name,
+			 size_t size)
 {
 	struct atomicfile af;
 	int err, seq, fd;
@@ -208,7 +210,7 @@ static int write_profile(struct cont *c, int64_t start_ns, char *name, size_t si
 		atomicfile__abort(&af);
 		return err;
 	}
-	err = pprof__write_file(c->s->agg, c->s->sym, c->s->ksyms, &c->po, f);
+	err = pprof__write_file(snap, &c->po, f);
 	if (fclose(f) && !err)
 		err = errno ? -errno : -EIO;
 	if (err) {
@@ -417,7 +419,7 @@ static int start_otlp(struct cont *c)
 }
 
 /* The interval's OTLP request into its spool; before the aggregator starts over. */
-static void spool_otlp(struct cont *c, int64_t from, int64_t until)
+static void spool_otlp(struct cont *c, const struct snapshot *snap, int64_t from, int64_t until)
 {
 	void *raw = NULL, *gz = NULL;
 	size_t n, gn;
@@ -425,7 +427,7 @@ static void spool_otlp(struct cont *c, int64_t from, int64_t until)
 
 	c->oo.po.time_nanos = c->po.time_nanos;
 	c->oo.po.duration_nanos = c->po.duration_nanos;
-	err = otlp__encode(c->s->agg, c->s->sym, c->s->ksyms, &c->oo, &raw, &n);
+	err = snap ? otlp__encode(snap, &c->oo, &raw, &n) : -ENOMEM;
 	if (!err)
 		err = otlp_gzip(raw, n, &gz, &gn);
 	free(raw);
@@ -480,22 +482,26 @@ static int start_push(struct cont *c)
 static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 {
 	int64_t from = start_ns / NSEC, until = (end_ns + NSEC - 1) / NSEC;
+	/* The profile and the OTLP request from one snapshot: each frame named once. */
+	struct snapshot *snap = snapshot__new(c->s->agg, c->s->sym, c->s->ksyms);
 	struct aggr_totals t;
 	char name[80];
-	int err;
+	int err = snap ? 0 : -ENOMEM;
 
 	aggregator__totals(c->s->agg, &t);
 	until = until > from ? until : from + 1;
 	c->po.time_nanos = start_ns;
 	c->po.duration_nanos = end_ns > start_ns ? end_ns - start_ns : 0;
-	err = write_profile(c, start_ns, name, sizeof(name));
+	if (!err)
+		err = write_profile(c, snap, start_ns, name, sizeof(name));
 	if (err == -ENOENT || err == -ESTALE) {
 		/* The out-dir went away: make it again, once. */
 		if (!open_outputs(c))
-			err = write_profile(c, start_ns, name, sizeof(name));
+			err = write_profile(c, snap, start_ns, name, sizeof(name));
 	}
 	if (c->opush && t.samples)
-		spool_otlp(c, from, until);
+		spool_otlp(c, snap, from, until);
+	snapshot__free(snap);
 	aggregator__reset(c->s->agg);
 	/*
 	 * No stack refers to an exited process any more: its mappings, and the

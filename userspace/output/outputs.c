@@ -14,6 +14,7 @@
 #include "output/outputs.h"
 #include "output/pprof.h"
 #include "procs/cgroups.h"
+#include "profile/snapshot.h"
 #include "util/clock.h"
 
 static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
@@ -53,7 +54,7 @@ static bool weighted(const struct session *s)
 	return s->opts.off_cpu || s->opts.on_off;
 }
 
-static int write_pprof(struct session *s, const struct outputs_opts *o)
+static int write_pprof(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
 	struct pprof_opts po = {
 		.time_nanos = o->start_ns,
@@ -65,10 +66,10 @@ static int write_pprof(struct session *s, const struct outputs_opts *o)
 	outputs__pprof_opts(s, &po);
 	if (weighted(s))
 		po.freq = 0; /* values are measured times, not periods */
-	return pprof__write(s->agg, s->sym, s->ksyms, &po, o->pprof_path);
+	return pprof__write(snap, &po, o->pprof_path);
 }
 
-static int write_otlp(struct session *s, const struct outputs_opts *o)
+static int write_otlp(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
 	struct otlp_opts oo = { .po = { .time_nanos = o->start_ns,
 					.duration_nanos = (int64_t)(o->duration_s * 1e9) } };
@@ -83,7 +84,7 @@ static int write_otlp(struct session *s, const struct outputs_opts *o)
 		oo.po.freq = 0;
 	if (!gethostname(host, sizeof(host) - 1))
 		oo.hostname = host;
-	err = otlp__encode(s->agg, s->sym, s->ksyms, &oo, &data, &size);
+	err = otlp__encode(snap, &oo, &data, &size);
 	if (err)
 		return err;
 	err = outfile__open(&out, o->otlp_path);
@@ -96,7 +97,7 @@ static int write_otlp(struct session *s, const struct outputs_opts *o)
 	return err;
 }
 
-static int write_svg(struct session *s, const struct outputs_opts *o)
+static int write_svg(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
 	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
 	char sub[160];
@@ -113,7 +114,7 @@ static int write_svg(struct session *s, const struct outputs_opts *o)
 			 o->duration_s, s->opts.nr_pids ? "" : ", system-wide");
 	}
 	fo.subtitle = sub;
-	return flamegraph__write_svg(s->agg, s->sym, s->ksyms, &fo, o->svg_path);
+	return flamegraph__write_svg(snap, &fo, o->svg_path);
 }
 
 static int report(int err, const char *what, const char *path)
@@ -145,24 +146,31 @@ int outputs__check(const struct outputs_opts *o)
 int outputs__write(struct session *s, const struct outputs_opts *o)
 {
 	struct folded_opts fopts = { .weight = weighted(s) };
-	int err = 0, e;
+	struct snapshot *snap = NULL;
+	int err = 0, e, serr = 0;
 
+	/* Every output from one symbolized snapshot: each frame named once. */
+	if (o->folded_path || o->pprof_path || o->svg_path || o->otlp_path) {
+		snap = snapshot__new(s->agg, s->sym, s->ksyms);
+		serr = snap ? 0 : -errno;
+	}
 	if (o->folded_path) {
-		e = folded__write(s->agg, s->sym, s->ksyms, &fopts, o->folded_path);
+		e = serr ?: folded__write(snap, &fopts, o->folded_path);
 		err = err ? err : report(e, "folded stacks", o->folded_path);
 	}
 	if (o->pprof_path) {
-		e = write_pprof(s, o);
+		e = serr ?: write_pprof(s, snap, o);
 		err = err ? err : report(e, "pprof", o->pprof_path);
 	}
 	if (o->svg_path) {
-		e = write_svg(s, o);
+		e = serr ?: write_svg(s, snap, o);
 		err = err ? err : report(e, "flame graph", o->svg_path);
 	}
 	if (o->otlp_path) {
-		e = write_otlp(s, o);
+		e = serr ?: write_otlp(s, snap, o);
 		err = err ? err : report(e, "OTLP profiles", o->otlp_path);
 	}
+	snapshot__free(snap);
 	/* Written: the DWARF the source lines took is not needed until the next outputs. */
 	if (s->sym)
 		symbolizer__release_lines(s->sym, UINT64_MAX);

@@ -239,7 +239,7 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	struct walker *w = ctx;
 	const uint64_t *kips = st->ips + st->nr_user;
 	struct sw_stack out = {
-		.raw = st, .pid = st->pid, .count = st->count, .weight = st->weight
+		.pid = st->pid, .cgroup_id = st->cgroup_id, .count = st->count, .weight = st->weight
 	};
 	size_t n = 0, i;
 	int j, err;
@@ -281,6 +281,8 @@ static int walk_one(const struct aggr_stack *st, void *ctx)
 	}
 	out.frames = w->frames;
 	out.nr_frames = n;
+	/* Once every frame is looked up: a lookup may take a newer snapshot of the process. */
+	out.exe = w->sym ? symbolizer__exe(w->sym, st->pid) : NULL;
 	return w->cb(&out, w->ctx);
 }
 

@@ -78,8 +78,9 @@ struct sw_frame {
  * symbolizer's caches (which may evict an object while the stack is walked).
  */
 struct sw_stack {
-	const struct aggr_stack *raw;
 	uint32_t pid;
+	uint64_t cgroup_id; /* the task's cgroup v2 id */
+	const char *exe; /* the process's executable (symbolizer__exe()), or NULL */
 	uint64_t count;
 	uint64_t weight;
 	size_t nr_frames;
