@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Folded-stack writer (see folded.h). Every distinct raw stack is symbolized
- * by stackwalk.c, which names frames for every output, into a line kept in
- * one string pool; lines are then sorted, and equal neighbours merged
+ * Folded-stack writer (see folded.h). Every stack of the snapshot (named by
+ * stackwalk.c's rule, as for every output) becomes a line kept in one string
+ * pool; lines are then sorted, and equal neighbours merged
  * (different raw stacks often symbolize alike: return addresses inside one
  * function, different pids of one comm).
  */

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The symbolized snapshot (see snapshot.h).
+ * The symbolized snapshot (see snapshot.h): the one walk of the aggregated
+ * stacks.
  *
- * The walk's strings live during its callback only, so each is interned into
- * the snapshot's arena, where it stays put; frames are then compared by
- * their fields, strings by pointer, and each distinct frame is kept once
- * (stacks share most of theirs: the same functions of the same processes).
- * A stack is its header and the ids of its frames, root first.
+ * Names are only valid until the symbolizer's next lookup, and those
+ * pointing into its cached objects only while it keeps them: a lookup may
+ * take a newer snapshot of a process and evict an object an earlier frame
+ * named. So each string is interned into the snapshot's arena, where it
+ * stays put, as soon as its entry is named. An entry (process, address) is
+ * named once: its frames are kept once, and every stack holding it refers to
+ * them (a stack is its header and its frames' ids, root first).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "profile/aggregate.h"
 #include "profile/snapshot.h"
+#include "symbols/symbolize.h"
 #include "util/arena.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
@@ -27,8 +31,23 @@ struct snap_stack {
 	size_t nr_frames, first_user, first_kernel;
 };
 
+/* The frames of one stack entry: ids[first ... first + nr). */
+struct snap_entry {
+	uint64_t space; /* the pid, or KERNEL_SPACE */
+	uint64_t addr;
+	size_t first;
+	uint32_t nr;
+};
+
+#define KERNEL_SPACE (1ULL << 32)
+
 struct snapshot {
-	struct arena strings_arena;
+	/* While it is made (end_walk()): */
+	struct symbolizer *sym;
+	const struct ksyms *ks;
+	struct sw_entry named; /* the entry being named */
+
+	struct arena strings_arena; /* the strings, for good */
 	const char **strings;
 	size_t nr_strings, strings_cap;
 	struct hashmap strings_map;
@@ -37,7 +56,13 @@ struct snapshot {
 	size_t nr_frames, frames_cap;
 	struct hashmap frames_map;
 
-	uint32_t *ids;
+	struct snap_entry *entries;
+	size_t nr_entries, entries_cap;
+	struct hashmap entries_map;
+	uint32_t *entry_ids; /* the entries' frames */
+	size_t nr_entry_ids, entry_ids_cap;
+
+	uint32_t *ids; /* the stacks' frames */
 	size_t nr_ids, ids_cap;
 	struct snap_stack *stacks;
 	size_t nr_stacks, stacks_cap;
@@ -129,39 +154,111 @@ static int64_t frame_id(struct snapshot *s, const struct sw_frame *f)
 	return (int64_t)s->nr_frames++;
 }
 
-static int keep_stack(const struct sw_stack *st, void *ctx)
+static bool entry_eq(const void *ctx, uint64_t id, const void *key)
 {
+	const struct snap_entry *a = &((const struct snapshot *)ctx)->entries[id], *b = key;
+
+	return a->addr == b->addr && a->space == b->space;
+}
+
+/* Appends the frame ids of one stack entry, naming it the first time. */
+static int add_entry(struct snapshot *s, uint32_t pid, enum sw_kind kind, uint64_t addr)
+{
+	struct snap_entry key = { kind == SW_KERNEL ? KERNEL_SPACE : pid, addr, 0, 0 }, *e;
+	uint32_t h = (uint32_t)hash__mix64(key.space * 0x9E3779B97F4A7C15ULL ^ addr);
+	int64_t i = hashmap__find(&s->entries_map, h, entry_eq, s, &key), id;
+	int n, j;
+
+	if (i < 0) {
+		n = stackwalk__entry(s->sym, s->ks, pid, kind, addr, &s->named);
+		if (n < 0 || VEC_RESERVE(s->entries, s->entries_cap, s->nr_entries + 1, 256) ||
+		    VEC_RESERVE(s->entry_ids, s->entry_ids_cap, s->nr_entry_ids + n, 1024) ||
+		    hashmap__add(&s->entries_map, h, s->nr_entries))
+			return -ENOMEM;
+		key.first = s->nr_entry_ids;
+		key.nr = n;
+		for (j = 0; j < n; j++) {
+			id = frame_id(s, &s->named.frames[j]);
+			if (id < 0)
+				return (int)id;
+			s->entry_ids[s->nr_entry_ids++] = (uint32_t)id;
+		}
+		i = (int64_t)s->nr_entries;
+		s->entries[s->nr_entries++] = key;
+	}
+	e = &s->entries[i];
+	if (VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + e->nr, 1024))
+		return -ENOMEM;
+	memcpy(s->ids + s->nr_ids, s->entry_ids + e->first, e->nr * sizeof(*s->ids));
+	s->nr_ids += e->nr;
+	return 0;
+}
+
+/* A pseudo-frame: the task's command, or "[truncated]". */
+static int add_frame(struct snapshot *s, enum sw_kind kind, const char *name)
+{
+	int64_t id = frame_id(s, &(struct sw_frame){ .kind = kind, .name = name });
+
+	if (id < 0 || VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + 1, 1024))
+		return id < 0 ? (int)id : -ENOMEM;
+	s->ids[s->nr_ids++] = (uint32_t)id;
+	return 0;
+}
+
+static int walk_stack(const struct aggr_stack *st, void *ctx)
+{
+	const uint64_t *kips = st->ips + st->nr_user;
 	struct snapshot *s = ctx;
 	struct snap_stack *k;
-	int64_t id;
-	int err = 0;
-	size_t i;
+	int err = 0, j;
 
-	if (VEC_RESERVE(s->stacks, s->stacks_cap, s->nr_stacks + 1, 256) ||
-	    VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + st->nr_frames, 1024))
+	if (VEC_RESERVE(s->stacks, s->stacks_cap, s->nr_stacks + 1, 256))
 		return -ENOMEM;
 	k = &s->stacks[s->nr_stacks];
 	*k = (struct snap_stack){ .count = st->count,
 				  .weight = st->weight,
 				  .cgroup_id = st->cgroup_id,
 				  .pid = st->pid,
-				  .first_id = s->nr_ids,
-				  .nr_frames = st->nr_frames,
-				  .first_user = st->first_user,
-				  .first_kernel = st->first_kernel };
-	k->exe = intern(s, st->exe, &err);
+				  .first_id = s->nr_ids };
+	err = add_frame(s, SW_COMM, stackwalk__comm(st));
+	if (!err && st->truncated)
+		err = add_frame(s, SW_TRUNCATED, "[truncated]");
+	k->first_user = s->nr_ids - k->first_id;
+	/* Root first. */
+	for (j = st->nr_user - 1; !err && j >= 0; j--)
+		err = add_entry(s, st->pid, SW_USER, stackwalk__addr(st->ips[j], j == 0));
+	k->first_kernel = s->nr_ids - k->first_id;
+	for (j = st->nr_kernel - 1; !err && j >= 0; j--)
+		err = add_entry(s, st->pid, SW_KERNEL, stackwalk__addr(kips[j], j == 0));
 	if (err)
 		return err;
-	for (i = 0; i < st->nr_frames; i++) {
-		id = frame_id(s, &st->frames[i]);
-		if (id < 0)
-			return (int)id;
-		s->ids[s->nr_ids++] = (uint32_t)id;
-	}
-	if (st->nr_frames > s->max_frames)
-		s->max_frames = st->nr_frames;
+	k->nr_frames = s->nr_ids - k->first_id;
+	/* Once its frames are named: a lookup may take a newer snapshot of the process. */
+	k->exe = intern(s, s->sym ? symbolizer__exe(s->sym, st->pid) : NULL, &err);
+	if (err)
+		return err;
+	if (k->nr_frames > s->max_frames)
+		s->max_frames = k->nr_frames;
 	s->nr_stacks++;
 	return 0;
+}
+
+/* What only the walk needs: the symbolizer, and the lookups of what is known. */
+static void end_walk(struct snapshot *s)
+{
+	s->sym = NULL;
+	s->ks = NULL;
+	hashmap__free(&s->strings_map);
+	hashmap__free(&s->frames_map);
+	hashmap__free(&s->entries_map);
+	free(s->strings);
+	free(s->entries);
+	free(s->entry_ids);
+	free(s->named.frames);
+	s->strings = NULL;
+	s->entries = NULL;
+	s->entry_ids = NULL;
+	s->named.frames = NULL;
 }
 
 struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sym,
@@ -174,10 +271,10 @@ struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sy
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = stackwalk__for_each(a, sym, ks, keep_stack, s);
-	/* Only the stacks are looked up from now on. */
-	hashmap__free(&s->strings_map);
-	hashmap__free(&s->frames_map);
+	s->sym = sym;
+	s->ks = ks;
+	err = aggregator__for_each(a, walk_stack, s);
+	end_walk(s);
 	if (err) {
 		snapshot__free(s);
 		errno = -err;
@@ -190,10 +287,8 @@ void snapshot__free(struct snapshot *s)
 {
 	if (!s)
 		return;
+	end_walk(s);
 	arena__free(&s->strings_arena);
-	hashmap__free(&s->strings_map);
-	hashmap__free(&s->frames_map);
-	free(s->strings);
 	free(s->frames);
 	free(s->ids);
 	free(s->stacks);

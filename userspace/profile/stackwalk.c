@@ -1,16 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/*
- * Symbolized stack walk (see stackwalk.h).
- *
- * The symbolizer's strings are only valid until its next call, and those that
- * point into its cached objects (build-ids, DWARF names and files) only while
- * the object is cached: a lookup later in the same stack may take a new
- * snapshot of the process and evict an object an earlier frame named. So
- * every string of a user frame is copied into a pool that is reused for every
- * stack. The pool may move while a stack is built: frames record pool
- * offsets, turned into pointers once the stack is complete. Kernel names,
- * comms and constant names are stable for the whole walk and are used in place.
- */
+/* The one rule frames are named by (see stackwalk.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,58 +12,6 @@
 #include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
 #include "util/vec.h"
-
-#define NO_OFF ((size_t)-1)
-
-/* Where a user frame's strings are in the pool (NO_OFF: not pooled). */
-struct pooled {
-	size_t name, module, path, build_id, file, decl_file;
-};
-
-struct walker {
-	struct symbolizer *sym;
-	const struct ksyms *ks;
-	sw_cb cb;
-	void *ctx;
-	char *pool;
-	size_t len, cap;
-	/* Grown to the deepest stack seen: inlined functions add frames. */
-	struct sw_frame *frames;
-	struct pooled *offs;
-	size_t frames_cap, offs_cap;
-	struct sw_name name; /* the frame being named */
-};
-
-/* Room for n more frames after the first `used`. */
-static int reserve_frames(struct walker *w, size_t used, size_t n)
-{
-	if (VEC_RESERVE(w->frames, w->frames_cap, used + n, 256) ||
-	    VEC_RESERVE(w->offs, w->offs_cap, used + n, 256))
-		return -ENOMEM;
-	return 0;
-}
-
-/* Copy s (n bytes, plus a NUL) into the pool; its offset, or NO_OFF without memory. */
-static size_t pool_add(struct walker *w, const char *s, size_t n, const char *prefix,
-		       const char *suffix)
-{
-	size_t np = strlen(prefix), ns = strlen(suffix), need = np + n + ns + 1, off;
-
-	if (VEC_RESERVE(w->pool, w->cap, w->len + need, 4096))
-		return NO_OFF;
-	off = w->len;
-	memcpy(w->pool + off, prefix, np);
-	memcpy(w->pool + off + np, s, n);
-	memcpy(w->pool + off + np + n, suffix, ns + 1);
-	w->len += need;
-	return off;
-}
-
-static int pool_str(struct walker *w, const char *s, size_t *off)
-{
-	*off = s ? pool_add(w, s, strlen(s), "", "") : NO_OFF;
-	return s && *off == NO_OFF ? -ENOMEM : 0;
-}
 
 const char *stackwalk__comm(const struct aggr_stack *st)
 {
@@ -172,136 +109,30 @@ void stackwalk__name(struct symbolizer *sym, const struct ksyms *ks, uint32_t pi
 	name_user(out);
 }
 
-/*
- * The frames of one user address, root first: its function, then the
- * functions inlined into it, innermost last, all at one address. Adds them
- * at w->frames[*n]; advances *n.
- */
-static int user_frames(struct walker *w, uint32_t pid, uint64_t addr, size_t *n)
+int stackwalk__entry(struct symbolizer *sym, const struct ksyms *ks, uint32_t pid,
+		     enum sw_kind kind, uint64_t addr, struct sw_entry *e)
 {
-	const struct sym_info *si = &w->name.si;
+	const struct sym_info *si = &e->name.si;
 	struct sw_frame *f;
-	struct pooled *o;
 	size_t i, nr;
-	int err;
 
-	stackwalk__name(w->sym, w->ks, pid, SW_USER, addr, &w->name);
+	stackwalk__name(sym, ks, pid, kind, addr, &e->name);
 	nr = si->nr_lines ? si->nr_lines : 1;
-	err = reserve_frames(w, *n, nr);
-	if (err)
-		return err;
-	f = &w->frames[*n];
-	o = &w->offs[*n];
-	*o = (struct pooled){ NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF, NO_OFF };
-	*f = w->name.f;
-	*n += nr;
-	if (f->python) /* its names live as long as the program */
-		return 0;
-	/* "" (none) is constant; a build-id lives in its symcache object: pooled. */
-	if (!f->build_id || f->build_id[0])
-		err = pool_str(w, f->build_id, &o->build_id);
-	if (!err)
-		err = pool_str(w, f->name, &o->name);
-	if (!err)
-		err = pool_str(w, f->module, &o->module);
-	if (!err)
-		err = pool_str(w, f->path, &o->path);
-	if (!err)
-		err = pool_str(w, f->file, &o->file);
-	if (!err)
-		err = pool_str(w, f->decl_file, &o->decl_file);
-	for (i = 1; !err && i < nr; i++) {
+	if (VEC_RESERVE(e->frames, e->cap, nr, 16))
+		return -ENOMEM;
+	f = e->frames;
+	f[0] = e->name.f;
+	for (i = 1; i < nr; i++) {
 		const struct srcline_frame *l = &si->lines[nr - 1 - i];
 
 		f[i] = f[0];
-		o[i] = o[0];
 		f[i].inlined = true;
 		f[i].symbol = l->function != NULL;
-		f[i].name = "[unknown]";
+		f[i].name = l->function ? l->function : "[unknown]";
+		f[i].file = l->file;
 		f[i].line = l->line;
+		f[i].decl_file = l->decl_file;
 		f[i].decl_line = l->decl_line;
-		err = pool_str(w, l->function, &o[i].name);
-		if (!err)
-			err = pool_str(w, l->file, &o[i].file);
-		if (!err)
-			err = pool_str(w, l->decl_file, &o[i].decl_file);
 	}
-	return err;
-}
-
-static const char *pool_ptr(const struct walker *w, size_t off, const char *dflt)
-{
-	return off == NO_OFF ? dflt : w->pool + off;
-}
-
-static int walk_one(const struct aggr_stack *st, void *ctx)
-{
-	struct walker *w = ctx;
-	const uint64_t *kips = st->ips + st->nr_user;
-	struct sw_stack out = {
-		.pid = st->pid, .cgroup_id = st->cgroup_id, .count = st->count, .weight = st->weight
-	};
-	size_t n = 0, i;
-	int j, err;
-
-	w->len = 0;
-	err = reserve_frames(w, 0, 2 + st->nr_kernel);
-	if (err)
-		return err;
-	w->frames[n++] = (struct sw_frame){ .kind = SW_COMM, .name = stackwalk__comm(st) };
-	if (st->truncated)
-		w->frames[n++] = (struct sw_frame){ .kind = SW_TRUNCATED, .name = "[truncated]" };
-	out.first_user = n;
-	/* Root first. */
-	for (j = st->nr_user - 1; j >= 0; j--) {
-		err = user_frames(w, st->pid, stackwalk__addr(st->ips[j], j == 0), &n);
-		if (err)
-			return err;
-	}
-	out.first_kernel = n;
-	err = reserve_frames(w, n, st->nr_kernel);
-	if (err)
-		return err;
-	for (j = st->nr_kernel - 1; j >= 0; j--) {
-		stackwalk__name(w->sym, w->ks, st->pid, SW_KERNEL, stackwalk__addr(kips[j], j == 0),
-				&w->name);
-		w->frames[n++] = w->name.f;
-	}
-	/* The pool is complete: it will not move any more. */
-	for (i = out.first_user; i < out.first_kernel; i++) {
-		struct sw_frame *f = &w->frames[i];
-		const struct pooled *o = &w->offs[i];
-
-		f->name = pool_ptr(w, o->name, f->name);
-		f->module = pool_ptr(w, o->module, f->module);
-		f->path = pool_ptr(w, o->path, f->path);
-		f->build_id = pool_ptr(w, o->build_id, f->build_id);
-		f->file = pool_ptr(w, o->file, f->file);
-		f->decl_file = pool_ptr(w, o->decl_file, f->decl_file);
-	}
-	out.frames = w->frames;
-	out.nr_frames = n;
-	/* Once every frame is looked up: a lookup may take a newer snapshot of the process. */
-	out.exe = w->sym ? symbolizer__exe(w->sym, st->pid) : NULL;
-	return w->cb(&out, w->ctx);
-}
-
-int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-			sw_cb cb, void *ctx)
-{
-	struct walker *w = calloc(1, sizeof(*w));
-	int err;
-
-	if (!w)
-		return -ENOMEM;
-	w->sym = sym;
-	w->ks = ks;
-	w->cb = cb;
-	w->ctx = ctx;
-	err = aggregator__for_each(a, walk_one, w);
-	free(w->frames);
-	free(w->offs);
-	free(w->pool);
-	free(w);
-	return err;
+	return (int)nr;
 }
