@@ -101,7 +101,7 @@ static int parse_pids(char *arg, struct session_opts *o)
 
 static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
 {
-	static struct session s;
+	struct session *s = NULL;
 	struct session_opts so = { .freq = hz, .user_stacks = true, .kernel_stacks = true };
 	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
 	char subtitle[256];
@@ -119,20 +119,20 @@ static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
 	err = session__open(&s, &so);
 	if (err) {
 		report(false, "session", "session__open: %s", strerror(-err));
-		session__close(&s);
+		session__close(s);
 		return 1;
 	}
 	for (end = clock__mono_s() + secs; clock__mono_s() < end;)
-		session__poll(&s, 100);
-	session__stop(&s);
-	po.duration_nanos = (int64_t)((clock__mono_s() - s.attach_time) * 1e9);
+		session__poll(s, 100);
+	session__stop(s);
+	po.duration_nanos = (int64_t)((clock__mono_s() - session__attach_time(s)) * 1e9);
 	po.labels = labels;
 	po.nr_labels = 1;
-	aggregator__totals(s.agg, &t);
+	aggregator__totals(session__aggregator(s), &t);
 	report(t.samples > 0, "live-samples", "no samples");
-	write_all(dir, s.agg, s.sym, s.ksyms, &po, &fo);
+	write_all(dir, session__aggregator(s), session__symbolizer(s), session__ksyms(s), &po, &fo);
 	write_meta(dir, &po, t.samples);
-	session__close(&s);
+	session__close(s);
 	return failures != 0;
 }
 

@@ -459,7 +459,7 @@ static int start_push(struct cont *c)
 		.nr_tags = c->po.nr_labels,
 		.tenant = o->tenant,
 		.userpwd = o->auth_file ? c->userpwd : NULL,
-		.sample_rate = c->s->opts.freq ? c->s->opts.freq : 100,
+		.sample_rate = session__opts(c->s)->freq ? session__opts(c->s)->freq : 100,
 		.timeout = o->push_timeout,
 		.backoff_max = o->backoff_max,
 		.verbose = o->verbose,
@@ -483,12 +483,12 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 {
 	int64_t from = start_ns / NSEC, until = (end_ns + NSEC - 1) / NSEC;
 	/* The profile and the OTLP request from one snapshot: each frame named once. */
-	struct snapshot *snap = snapshot__new(c->s->agg, c->s->sym, c->s->ksyms);
+	struct snapshot *snap = session__snapshot(c->s);
 	struct aggr_totals t;
 	char name[80];
 	int err = snap ? 0 : -ENOMEM;
 
-	aggregator__totals(c->s->agg, &t);
+	aggregator__totals(session__aggregator(c->s), &t);
 	until = until > from ? until : from + 1;
 	c->po.time_nanos = start_ns;
 	c->po.duration_nanos = end_ns > start_ns ? end_ns - start_ns : 0;
@@ -502,7 +502,7 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 	if (c->opush && t.samples)
 		spool_otlp(c, snap, from, until);
 	snapshot__free(snap);
-	aggregator__reset(c->s->agg);
+	aggregator__reset(session__aggregator(c->s));
 	/*
 	 * No stack refers to an exited process any more: its mappings, and the
 	 * symbol objects and DWARF they hold, can go (as batch and the live view
@@ -510,8 +510,8 @@ static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
 	 */
 	session__forget_exited(c->s);
 	/* The next profile is an interval away: the DWARF its lines took can go. */
-	if (c->s->sym)
-		symbolizer__release_lines(c->s->sym, UINT64_MAX);
+	if (session__symbolizer(c->s))
+		symbolizer__release_lines(session__symbolizer(c->s), UINT64_MAX);
 	malloc_trim(0);
 	if (err) {
 		c->write_errors++;
@@ -657,7 +657,7 @@ static int loop(struct cont *c)
 	/* The interval in progress: what arrived until now, the ring buffer drained. */
 	session__stop(c->s);
 	now = clock__wall_ns();
-	aggregator__totals(c->s->agg, &t);
+	aggregator__totals(session__aggregator(c->s), &t);
 	if (t.samples)
 		emit(c, start, now);
 	return err;

@@ -38,20 +38,17 @@ size_t outputs_cgroup_labels(void *ctx, uint64_t cgroup_id, struct pprof_label *
 
 void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
 {
-	po->freq = s->opts.freq;
-	if (s->opts.off_cpu) {
-		po->type = s->opts.on_off ? "wall" : "off_cpu";
+	const struct session_opts *so = session__opts(s);
+
+	po->freq = so->freq;
+	if (so->off_cpu) {
+		po->type = so->on_off ? "wall" : "off_cpu";
 		po->value_from_weight = true;
 		po->weight_scale = 1000; /* weights are µs, values ns */
 	}
-	po->cgroup_path = s->cgroups ? cgroup_path_cb : NULL;
-	po->cgroup_labels = s->cgroups ? outputs_cgroup_labels : NULL;
+	po->cgroup_path = session__has_cgroups(s) ? cgroup_path_cb : NULL;
+	po->cgroup_labels = session__has_cgroups(s) ? outputs_cgroup_labels : NULL;
 	po->cgroup_ctx = s;
-}
-
-static bool weighted(const struct session *s)
-{
-	return s->opts.off_cpu || s->opts.on_off;
 }
 
 static int write_pprof(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
@@ -64,7 +61,7 @@ static int write_pprof(struct session *s, const struct snapshot *snap, const str
 
 	/* Sample type and weights from the mode; a cgroup label on every sample. */
 	outputs__pprof_opts(s, &po);
-	if (weighted(s))
+	if (session__weighted(s))
 		po.freq = 0; /* values are measured times, not periods */
 	return pprof__write(snap, &po, o->pprof_path);
 }
@@ -80,7 +77,7 @@ static int write_otlp(struct session *s, const struct snapshot *snap, const stru
 	int err;
 
 	outputs__pprof_opts(s, &oo.po);
-	if (weighted(s))
+	if (session__weighted(s))
 		oo.po.freq = 0;
 	if (!gethostname(host, sizeof(host) - 1))
 		oo.hostname = host;
@@ -99,19 +96,19 @@ static int write_otlp(struct session *s, const struct snapshot *snap, const stru
 
 static int write_svg(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
+	const struct session_opts *so = session__opts(s);
 	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
 	char sub[160];
 
-	if (weighted(s)) {
-		fo.title =
-			s->opts.on_off ? "Wall-Clock Time Flame Graph" : "Off-CPU Time Flame Graph";
+	if (session__weighted(s)) {
+		fo.title = so->on_off ? "Wall-Clock Time Flame Graph" : "Off-CPU Time Flame Graph";
 		fo.unit = "µs";
 		fo.weight = true;
 		snprintf(sub, sizeof(sub), "sfbpf-top, %.1f s%s", o->duration_s,
-			 s->opts.nr_pids ? "" : ", system-wide");
+			 so->nr_pids ? "" : ", system-wide");
 	} else {
-		snprintf(sub, sizeof(sub), "sfbpf-top, %lu Hz, %.1f s%s", s->opts.freq,
-			 o->duration_s, s->opts.nr_pids ? "" : ", system-wide");
+		snprintf(sub, sizeof(sub), "sfbpf-top, %lu Hz, %.1f s%s", so->freq, o->duration_s,
+			 so->nr_pids ? "" : ", system-wide");
 	}
 	fo.subtitle = sub;
 	return flamegraph__write_svg(snap, &fo, o->svg_path);
@@ -145,13 +142,13 @@ int outputs__check(const struct outputs_opts *o)
 
 int outputs__write(struct session *s, const struct outputs_opts *o)
 {
-	struct folded_opts fopts = { .weight = weighted(s) };
+	struct folded_opts fopts = { .weight = session__weighted(s) };
 	struct snapshot *snap = NULL;
 	int err = 0, e, serr = 0;
 
 	/* Every output from one symbolized snapshot: each frame named once. */
 	if (o->folded_path || o->pprof_path || o->svg_path || o->otlp_path) {
-		snap = snapshot__new(s->agg, s->sym, s->ksyms);
+		snap = session__snapshot(s);
 		serr = snap ? 0 : -errno;
 	}
 	if (o->folded_path) {
@@ -172,8 +169,8 @@ int outputs__write(struct session *s, const struct outputs_opts *o)
 	}
 	snapshot__free(snap);
 	/* Written: the DWARF the source lines took is not needed until the next outputs. */
-	if (s->sym)
-		symbolizer__release_lines(s->sym, UINT64_MAX);
+	if (session__symbolizer(s))
+		symbolizer__release_lines(session__symbolizer(s), UINT64_MAX);
 	malloc_trim(0);
 	return err;
 }

@@ -11,10 +11,10 @@
  * its process's executable (exe) and cgroup id. Every string is the
  * snapshot's own.
  *
- * Lifecycle: snapshot__new() walks the aggregator at once (the end-of-run
- * outputs make one, continuous mode one per interval); the snapshot refers
- * to neither the aggregator nor the symbolizer afterwards, and lives until
- * snapshot__free().
+ * Lifecycle: snapshot__new() walks the aggregator at once (a session's:
+ * session__snapshot(); the end-of-run outputs make one, continuous mode one
+ * per interval); the snapshot refers to neither the aggregator nor the
+ * symbolizer afterwards, and lives until snapshot__free().
  * Error convention: negative errno; snapshot__new() returns NULL + errno.
  */
 #ifndef SFBPF_SNAPSHOT_H

@@ -196,9 +196,9 @@ static void slide_window(struct tui *t)
 	unsigned slot = t->refreshes++ % TUI_WINDOW;
 	int err;
 
-	aggregator__totals(t->s->agg, &at);
+	aggregator__totals(session__aggregator(t->s), &at);
 	if (t->o->window && t->counts != TOPVIEW_CUMULATIVE) {
-		err = aggregator__drop_idle(t->s->agg, t->marks[slot]);
+		err = aggregator__drop_idle(session__aggregator(t->s), t->marks[slot]);
 		if (err)
 			message(t, "forgetting idle stacks: %s", strerror(-err));
 		session__forget_exited(t->s);
@@ -214,7 +214,7 @@ static void refresh_model(struct tui *t)
 		t->prev = t->now;
 		topview_status__read(t->s, &t->now);
 		t->rate = topview_status__rate(&t->prev, &t->now);
-		err = topview__update(t->tv, t->s->agg);
+		err = topview__update(t->tv, session__aggregator(t->s));
 		if (err)
 			message(t, "updating the table: %s", strerror(-err));
 		slide_window(t);
@@ -501,12 +501,12 @@ int tui__run(struct session *s, const struct tui_opts *o)
 	struct topview_opts topts = { .counts = o->counts,
 				      .group = o->group,
 				      /* off-CPU: rows are µs of blocked time */
-				      .weight = s->opts.off_cpu || s->opts.on_off };
+				      .weight = session__weighted(s) };
 	struct tui t = { .s = s, .o = o, .counts = o->counts, .sort = o->sort };
 	SCREEN *screen = NULL;
 	int err;
 
-	t.tv = topview__new(&topts, s->sym, s->ksyms);
+	t.tv = topview__new(&topts, session__symbolizer(s), session__ksyms(s));
 	if (!t.tv)
 		return -errno;
 	topview_status__read(s, &t.now);
