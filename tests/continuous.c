@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "output/atomicfile.h"
-#include "output/continuous.h"
+#include "top/continuous_loop.h"
 #include "output/push.h"
 #include "profile/session.h"
 #include "output/spool.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "top/batch.h"
-#include "output/continuous.h"
+#include "top/continuous_loop.h"
 #include "output/continuous_cli.h"
 #include "top/preflight.h"
 #include "profile/offcpu.h"
