@@ -6,7 +6,7 @@
  * Names are only valid until the symbolizer's next lookup, and those
  * pointing into its cached objects only while it keeps them: a lookup may
  * take a newer snapshot of a process and evict an object an earlier frame
- * named. So each string is interned into the snapshot's arena, where it
+ * named. So each string is interned into the snapshot's string set, where it
  * stays put, as soon as its entry is named. An entry (process, address) is
  * named once: its frames are kept once, and every stack holding it refers to
  * them (a stack is its header and its frames' ids, root first).
@@ -18,9 +18,9 @@
 #include "profile/aggregate.h"
 #include "profile/snapshot.h"
 #include "symbols/symbolize.h"
-#include "util/arena.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
+#include "util/strset.h"
 #include "util/vec.h"
 
 struct snap_stack {
@@ -42,15 +42,11 @@ struct snap_entry {
 #define KERNEL_SPACE (1ULL << 32)
 
 struct snapshot {
-	/* While it is made (end_walk()): */
-	struct symbolizer *sym;
+	struct symbolizer *sym; /* while it is made (end_walk()) */
 	const struct ksyms *ks;
 	struct sw_entry named; /* the entry being named */
 
-	struct arena strings_arena; /* the strings, for good */
-	const char **strings;
-	size_t nr_strings, strings_cap;
-	struct hashmap strings_map;
+	struct strset strings; /* every string of its frames and stacks */
 
 	struct sw_frame *frames; /* distinct, their strings interned */
 	size_t nr_frames, frames_cap;
@@ -69,34 +65,13 @@ struct snapshot {
 	size_t max_frames; /* the deepest stack's */
 };
 
-static bool str_eq(const void *ctx, uint64_t id, const void *key)
-{
-	return !strcmp(((const struct snapshot *)ctx)->strings[id], key);
-}
-
-/* The snapshot's copy of s (NULL stays NULL); *err = -ENOMEM without memory. */
+/* The snapshot's copy of str (NULL stays NULL); *err = -ENOMEM without memory. */
 static const char *intern(struct snapshot *s, const char *str, int *err)
 {
-	uint32_t h;
-	int64_t id;
-	size_t n;
-	char *copy;
+	const char *copy = strset__intern(&s->strings, str);
 
-	if (!str)
-		return NULL;
-	h = (uint32_t)hash__str(str);
-	id = hashmap__find(&s->strings_map, h, str_eq, s, str);
-	if (id >= 0)
-		return s->strings[id];
-	n = strlen(str) + 1;
-	copy = arena__alloc(&s->strings_arena, n);
-	if (!copy || VEC_RESERVE(s->strings, s->strings_cap, s->nr_strings + 1, 256) ||
-	    hashmap__add(&s->strings_map, h, s->nr_strings)) {
+	if (str && !copy)
 		*err = -ENOMEM;
-		return NULL;
-	}
-	memcpy(copy, str, n);
-	s->strings[s->nr_strings++] = copy;
 	return copy;
 }
 
@@ -248,14 +223,11 @@ static void end_walk(struct snapshot *s)
 {
 	s->sym = NULL;
 	s->ks = NULL;
-	hashmap__free(&s->strings_map);
 	hashmap__free(&s->frames_map);
 	hashmap__free(&s->entries_map);
-	free(s->strings);
 	free(s->entries);
 	free(s->entry_ids);
 	free(s->named.frames);
-	s->strings = NULL;
 	s->entries = NULL;
 	s->entry_ids = NULL;
 	s->named.frames = NULL;
@@ -288,7 +260,7 @@ void snapshot__free(struct snapshot *s)
 	if (!s)
 		return;
 	end_walk(s);
-	arena__free(&s->strings_arena);
+	strset__free(&s->strings);
 	free(s->frames);
 	free(s->ids);
 	free(s->stacks);

@@ -19,6 +19,7 @@
 #include "util/arena.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
+#include "util/strset.h"
 #include "util/vec.h"
 #include "symbols/ksyms.h"
 #include "profile/session.h"
@@ -33,13 +34,6 @@
 
 /* -- strings -- */
 
-static bool str_eq(const void *ctx, uint64_t id, const void *key)
-{
-	const struct topview *tv = ctx;
-
-	return !strcmp(tv->strings[id], key);
-}
-
 static bool has_controls(const char *s)
 {
 	for (; *s; s++)
@@ -51,36 +45,18 @@ static bool has_controls(const char *s)
 /* The interned copy of s, control characters replaced (safe on a terminal). */
 static const char *intern(struct topview *tv, const char *s)
 {
-	char *clean = NULL, *copy = NULL, *p;
-	uint32_t h;
-	int64_t id;
-	size_t n;
+	const char *copy;
+	char *clean, *p;
 
-	if (has_controls(s)) {
-		clean = strdup(s);
-		if (!clean)
-			return NULL;
-		for (p = clean; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '_';
-		s = clean;
-	}
-	h = (uint32_t)hash__str(s);
-	id = hashmap__find(&tv->strings_map, h, str_eq, tv, s);
-	if (id >= 0) {
-		copy = tv->strings[id];
-		goto out;
-	}
-	n = strlen(s) + 1;
-	copy = arena__alloc(&tv->strings_arena, n);
-	if (!copy || VEC_RESERVE(tv->strings, tv->strings_cap, tv->nr_strings + 1, 64) ||
-	    hashmap__add(&tv->strings_map, h, tv->nr_strings)) {
-		copy = NULL;
-		goto out;
-	}
-	memcpy(copy, s, n);
-	tv->strings[tv->nr_strings++] = copy;
-out:
+	if (!has_controls(s))
+		return strset__intern(&tv->strings, s);
+	clean = strdup(s);
+	if (!clean)
+		return NULL;
+	for (p = clean; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
+	copy = strset__intern(&tv->strings, clean);
 	free(clean);
 	return copy;
 }
@@ -144,7 +120,8 @@ static int64_t sym_named(struct topview *tv, uint32_t pid, bool kernel, uint64_t
 	stackwalk__name(tv->sym, tv->ks, pid, kernel ? SW_KERNEL : SW_USER, addr, &tv->name);
 	if (!kernel) {
 		unknown = !f->symbol && !strcmp(f->name, "[unknown]");
-		return sym_get(tv, f->name, !unknown && f->module && f->module[0] ? f->module : "[unknown]",
+		return sym_get(tv, f->name,
+			       !unknown && f->module && f->module[0] ? f->module : "[unknown]",
 			       false);
 	}
 	if (!f->symbol)
@@ -613,17 +590,15 @@ void topview__free(struct topview *tv)
 {
 	if (!tv)
 		return;
-	arena__free(&tv->strings_arena);
+	strset__free(&tv->strings);
 	arena__free(&tv->syms_arena);
 	arena__free(&tv->rows_arena);
 	arena__free(&tv->stacks_arena);
-	hashmap__free(&tv->strings_map);
 	hashmap__free(&tv->syms_map);
 	hashmap__free(&tv->addrs_map);
 	hashmap__free(&tv->rows_map);
 	hashmap__free(&tv->ids_map);
 	hashmap__free(&tv->folds_map);
-	free(tv->strings);
 	free(tv->syms);
 	free(tv->marks);
 	free(tv->addrs);

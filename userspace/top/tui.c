@@ -23,6 +23,7 @@
 #include "top/tuipages.h"
 #include "top/tui_int.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define POLL_MS 50 /* longest wait for samples: bounds the key latency */
 #define TREE_MIN_SHARE 0.005 /* tree nodes under 0.5% of the function's Total: pruned */
@@ -108,18 +109,12 @@ static int copy_tree(struct tui *t, enum topview_dir dir, struct nodes *out)
 	const struct topview_node *nodes;
 	int n = topview__tree(t->tv, t->expanded_id, dir, &t->filter, TREE_MIN_SHARE,
 			      TREE_MAX_NODES, &nodes);
-	void *p;
 
 	out->n = 0;
 	if (n <= 0)
 		return n;
-	if ((size_t)n > out->cap) {
-		p = realloc(out->v, n * sizeof(*out->v));
-		if (!p)
-			return -ENOMEM;
-		out->v = p;
-		out->cap = n;
-	}
+	if (VEC_RESERVE(out->v, out->cap, n, 64))
+		return -ENOMEM;
 	memcpy(out->v, nodes, n * sizeof(*nodes));
 	out->n = n;
 	return n;
@@ -127,17 +122,8 @@ static int copy_tree(struct tui *t, enum topview_dir dir, struct nodes *out)
 
 static int add_line(struct tui *t, struct line l)
 {
-	void *p;
-
-	if ((size_t)t->nr_lines == t->lines_cap) {
-		size_t cap = t->lines_cap ? t->lines_cap * 2 : 256;
-
-		p = realloc(t->lines, cap * sizeof(*t->lines));
-		if (!p)
-			return -ENOMEM;
-		t->lines = p;
-		t->lines_cap = cap;
-	}
+	if (VEC_RESERVE(t->lines, t->lines_cap, (size_t)t->nr_lines + 1, 256))
+		return -ENOMEM;
 	t->lines[t->nr_lines++] = l;
 	return 0;
 }
