@@ -386,6 +386,25 @@ static struct spool *open_spool(struct continuous *c, const char *dir, const cha
 	return sp;
 }
 
+/* A spool and the sender that empties it (what: "pushing", "exporting"). */
+static int start_sender(struct continuous *c, const char *dir, const char *sub, char **path,
+			const struct push_opts *po, const char *what, struct spool **sp,
+			struct pusher **sender)
+{
+	int err;
+
+	*sp = open_spool(c, dir, sub, path);
+	if (!*sp)
+		return -errno;
+	*sender = pusher__start(*sp, po);
+	if (!*sender) {
+		err = -errno;
+		pr_warn("cannot start %s to %s: %s", what, po->url, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* OTLP requests: the pprof options plus the host; the user's labels are resource attributes. */
 static int start_otlp(struct continuous *c)
 {
@@ -406,15 +425,8 @@ static int start_otlp(struct continuous *c)
 	c->oo.po.labels = o->labels;
 	c->oo.po.nr_labels = o->nr_labels;
 	c->oo.hostname = c->hostname;
-	c->osp = open_spool(c, o->otlp_spool_dir, "spool-otlp", &c->ospool_path);
-	if (!c->osp)
-		return -errno;
-	c->opush = pusher__start(c->osp, &po);
-	if (!c->opush) {
-		pr_warn("cannot start exporting to %s: %s", o->otlp_url, strerror(errno));
-		return -errno;
-	}
-	return 0;
+	return start_sender(c, o->otlp_spool_dir, "spool-otlp", &c->ospool_path, &po, "exporting",
+			    &c->osp, &c->opush);
 }
 
 /* The interval's OTLP request into its spool; before the aggregator starts over. */
@@ -467,15 +479,8 @@ static int start_push(struct continuous *c)
 
 	if (o->auth_file && read_auth(c))
 		return -EINVAL;
-	c->sp = open_spool(c, o->spool_dir, "spool", &c->spool_path);
-	if (!c->sp)
-		return -errno;
-	c->push = pusher__start(c->sp, &po);
-	if (!c->push) {
-		pr_warn("cannot start pushing to %s: %s", o->push_url, strerror(errno));
-		return -errno;
-	}
-	return 0;
+	return start_sender(c, o->spool_dir, "spool", &c->spool_path, &po, "pushing", &c->sp,
+			    &c->push);
 }
 
 /* name = prefix + what, to cb. */

@@ -31,7 +31,7 @@ struct snap_stack {
 	size_t nr_frames, first_user, first_kernel;
 };
 
-/* The frames of one stack entry: ids[first ... first + nr). */
+/* The frames of one stack entry: ids[first ... first + nr), in the first stack it is in. */
 struct snap_entry {
 	uint64_t space; /* the pid, or KERNEL_SPACE */
 	uint64_t addr;
@@ -55,8 +55,6 @@ struct snapshot {
 	struct snap_entry *entries;
 	size_t nr_entries, entries_cap;
 	struct hashmap entries_map;
-	uint32_t *entry_ids; /* the entries' frames */
-	size_t nr_entry_ids, entry_ids_cap;
 
 	uint32_t *ids; /* the stacks' frames */
 	size_t nr_ids, ids_cap;
@@ -145,26 +143,27 @@ static int add_entry(struct snapshot *s, uint32_t pid, enum sw_kind kind, uint64
 	int n, j;
 
 	if (i < 0) {
+		/* Named the first time: its frames' ids stay where this stack's are. */
 		n = stackwalk__entry(s->sym, s->ks, pid, kind, addr, &s->named);
 		if (n < 0 || VEC_RESERVE(s->entries, s->entries_cap, s->nr_entries + 1, 256) ||
-		    VEC_RESERVE(s->entry_ids, s->entry_ids_cap, s->nr_entry_ids + n, 1024) ||
+		    VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + n, 1024) ||
 		    hashmap__add(&s->entries_map, h, s->nr_entries))
 			return -ENOMEM;
-		key.first = s->nr_entry_ids;
+		key.first = s->nr_ids;
 		key.nr = n;
 		for (j = 0; j < n; j++) {
 			id = frame_id(s, &s->named.frames[j]);
 			if (id < 0)
 				return (int)id;
-			s->entry_ids[s->nr_entry_ids++] = (uint32_t)id;
+			s->ids[s->nr_ids++] = (uint32_t)id;
 		}
-		i = (int64_t)s->nr_entries;
 		s->entries[s->nr_entries++] = key;
+		return 0;
 	}
 	e = &s->entries[i];
 	if (VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + e->nr, 1024))
 		return -ENOMEM;
-	memcpy(s->ids + s->nr_ids, s->entry_ids + e->first, e->nr * sizeof(*s->ids));
+	memcpy(s->ids + s->nr_ids, s->ids + e->first, e->nr * sizeof(*s->ids));
 	s->nr_ids += e->nr;
 	return 0;
 }
@@ -218,18 +217,14 @@ static int walk_stack(const struct aggr_stack *st, void *ctx)
 	return 0;
 }
 
-/* What only the walk needs: the symbolizer, and the lookups of what is known. */
+/* Frees what only the walk needs: the lookups of the frames and entries named. */
 static void end_walk(struct snapshot *s)
 {
-	s->sym = NULL;
-	s->ks = NULL;
 	hashmap__free(&s->frames_map);
 	hashmap__free(&s->entries_map);
 	free(s->entries);
-	free(s->entry_ids);
-	free(s->named.frames);
 	s->entries = NULL;
-	s->entry_ids = NULL;
+	free(s->named.frames);
 	s->named.frames = NULL;
 }
 
@@ -247,12 +242,11 @@ struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sy
 	s->ks = ks;
 	err = aggregator__for_each(a, walk_stack, s);
 	end_walk(s);
-	if (err) {
-		snapshot__free(s);
-		errno = -err;
-		return NULL;
-	}
-	return s;
+	if (!err)
+		return s;
+	snapshot__free(s);
+	errno = -err;
+	return NULL;
 }
 
 void snapshot__free(struct snapshot *s)

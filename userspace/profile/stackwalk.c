@@ -28,14 +28,18 @@ static void name_user(struct sw_name *out)
 	struct sw_frame *f = &out->f;
 	const struct srcline_frame *outer = si->nr_lines ? &si->lines[si->nr_lines - 1] : NULL;
 
-	f->mapped = si->mapped;
-	f->elf_addr = si->elf_addr;
-	f->module = si->module;
-	f->path = si->path;
-	f->map_start = si->map_start;
-	f->map_end = si->map_end;
-	f->map_offset = si->map_offset;
-	f->build_id = si->build_id;
+	/* Where the address is: its mapping, its object. */
+	*f = (struct sw_frame){ .kind = f->kind,
+				.addr = f->addr,
+				.name = f->name,
+				.mapped = si->mapped,
+				.elf_addr = si->elf_addr,
+				.module = si->module,
+				.path = si->path,
+				.map_start = si->map_start,
+				.map_end = si->map_end,
+				.map_offset = si->map_offset,
+				.build_id = si->build_id };
 	if (outer) {
 		f->file = outer->file;
 		f->line = outer->line;
