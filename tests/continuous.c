@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "output/atomicfile.h"
-#include "output/continuous.h"
+#include "top/continuous_loop.h"
 #include "output/push.h"
 #include "profile/session.h"
 #include "output/spool.h"
@@ -363,7 +363,7 @@ static int size_arg(const char *arg, uint64_t *out)
 static int run(int argc, char **argv)
 {
 	static struct pprof_label labels[CONTINUOUS_MAX_LABELS];
-	static struct session sess;
+	struct session *sess = NULL;
 	struct session_opts so = { .freq = 99, .user_stacks = true, .kernel_stacks = true };
 	struct continuous_opts o = { .interval = 1, .keep_files = CONTINUOUS_DEFAULT_KEEP,
 				     .flush_timeout = CONTINUOUS_DEFAULT_FLUSH,
@@ -419,8 +419,8 @@ static int run(int argc, char **argv)
 		return 1;
 	printf("running\n");
 	fflush(stdout);
-	err = continuous__run(&sess, &o);
-	session__close(&sess);
+	err = continuous__run(sess, &o);
+	session__close(sess);
 	if (err)
 		fprintf(stderr, "continuous: %s\n", strerror(-err));
 	return err ? 1 : 0;

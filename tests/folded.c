@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "profile/aggregate.h"
 #include "output/folded.h"
 #include "symbols/ksyms.h"
@@ -124,6 +125,7 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	struct folded_opts opts = { .pid = true };
 	struct aggr_totals t;
 	struct aggregator *a = aggregator__new();
+	struct snapshot *snap;
 	int n = 0;
 
 	if (!sched || !sys) {
@@ -188,7 +190,9 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 
 	snprintf(out, sizeof(out), "%s/folded.txt", dir);
 	snprintf(exp, sizeof(exp), "%s/expected.txt", dir);
-	report(folded__write(a, sym, ks, NULL, out) == 0, "write", "%s", "");
+	snap = snapshot__new(a, sym, ks);
+	report(snap, "snapshot", "%s", strerror(errno));
+	report(folded__write(snap, NULL, out) == 0, "write", "%s", "");
 	compare("lines", out, expected(exp, lines, n));
 
 	/* With pids: the kw lines split, swapper stays whole (both pid 0). */
@@ -197,7 +201,7 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	snprintf(pline2, sizeof(pline2), "kw-%u;schedule_[k] 1", self);
 	snprintf(out, sizeof(out), "%s/folded-pid.txt", dir);
 	snprintf(exp, sizeof(exp), "%s/expected-pid.txt", dir);
-	report(folded__write(a, sym, ks, &opts, out) == 0, "write-pid", "%s", "");
+	report(folded__write(snap, &opts, out) == 0, "write-pid", "%s", "");
 	{
 		char *pl[] = { kline, pline1, pline2 };
 		char *got = slurp(out);
@@ -206,8 +210,8 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 		       "pid-in-comm", "%s", got ? got : "");
 		free(got);
 	}
-	report(folded__write(a, sym, ks, NULL, "/nonexistent/dir/x") == -ENOENT, "bad-path", "%s",
-	       "");
+	report(folded__write(snap, NULL, "/nonexistent/dir/x") == -ENOENT, "bad-path", "%s", "");
+	snapshot__free(snap);
 
 	/* Weights: summed per line. */
 	aggregator__reset(a);
@@ -222,7 +226,9 @@ static int test_main(const char *dir, struct symbolizer *sym, struct ksyms *ks)
 	opts = (struct folded_opts){ .weight = true };
 	snprintf(out, sizeof(out), "%s/folded-weight.txt", dir);
 	snprintf(exp, sizeof(exp), "%s/expected-weight.txt", dir);
-	folded__write(a, sym, ks, &opts, out);
+	snap = snapshot__new(a, sym, ks);
+	folded__write(snap, &opts, out);
+	snapshot__free(snap);
 	lines[0] = "w;schedule_[k] 12";
 	compare("weights", out, expected(exp, lines, 1));
 

@@ -42,9 +42,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "output/folded.h"
 #include "profile/profile.h"
-#include "profile/session.h"
+#include "profile/session_int.h" /* white-box: its symbolizer, tracker, programs */
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
@@ -413,7 +414,7 @@ static void print_unhandled(struct session *s)
 
 int main(int argc, char **argv)
 {
-	static struct session sess;
+	struct session *sess = NULL;
 	struct session_opts o = { .user_stacks = true,
 				  .kernel_stacks = true,
 				  .freq = 199,
@@ -440,25 +441,29 @@ int main(int argc, char **argv)
 	err = session__open(&sess, &o);
 	if (err) {
 		fprintf(stderr, "lifecycle: session__open: %s\n", strerror(-err));
-		session__close(&sess);
+		session__close(sess);
 		free(trace.samples);
 		return 1;
 	}
 	if (a.ready)
 		touch(a.ready);
-	err = run(&sess, &a);
-	session__stop(&sess);
-	session__print_stats(&sess, stdout);
-	print_unhandled(&sess);
-	if (!err && a.folded)
-		err = folded__write(sess.agg, sess.sym, sess.ksyms, NULL, a.folded);
+	err = run(sess, &a);
+	session__stop(sess);
+	session__print_stats(sess, stdout);
+	print_unhandled(sess);
+	if (!err && a.folded) {
+		struct snapshot *snap = session__snapshot(sess);
+
+		err = snap ? folded__write(snap, NULL, a.folded) : -errno;
+		snapshot__free(snap);
+	}
 	if (!err && a.pids)
-		err = write_pids(&sess, a.pids);
+		err = write_pids(sess, a.pids);
 	if (!err && a.trace)
-		err = write_trace(&sess, a.trace);
+		err = write_trace(sess, a.trace);
 	if (err)
 		fprintf(stderr, "lifecycle: writing the results: %s\n", strerror(-err));
-	session__close(&sess);
+	session__close(sess);
 	free(trace.samples);
 	hashmap__free(&marks.map);
 	free(marks.v);

@@ -28,8 +28,9 @@
 
 #include <bpf/bpf.h>
 
+#include "profile/snapshot.h"
 #include "output/folded.h"
-#include "profile/session.h"
+#include "profile/session_int.h" /* white-box: its off-CPU program, the traced window */
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -70,7 +71,7 @@ static int print_run_stats(struct session *s)
 
 int main(int argc, char **argv)
 {
-	static struct session sess;
+	struct session *sess = NULL;
 	struct session_opts o = { .user_stacks = true, .kernel_stacks = true, .freq = 199 };
 	struct folded_opts fopts = { .weight = true };
 	const char *folded = NULL;
@@ -158,25 +159,29 @@ int main(int argc, char **argv)
 	}
 	end = secs > 0 ? clock__mono_s() + secs : 0;
 	while (!exiting && !exited(pidfd) && (!end || clock__mono_s() < end)) {
-		err = session__poll(&sess, 50);
+		err = session__poll(sess, 50);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "offcpu: reading samples: %s\n", strerror(-err));
 			goto cleanup;
 		}
 	}
 	err = 0;
-	session__stop(&sess);
-	session__print_stats(&sess, stdout);
-	printf("end_ns %llu\n", (unsigned long long)sess.end_ns);
-	session__print_offcpu_summary(&sess, stderr);
+	session__stop(sess);
+	session__print_stats(sess, stdout);
+	printf("end_ns %llu\n", (unsigned long long)sess->end_ns);
+	session__print_offcpu_summary(sess, stderr);
 	if (bench)
-		print_run_stats(&sess);
-	if (folded)
-		err = folded__write(sess.agg, sess.sym, sess.ksyms, &fopts, folded);
+		print_run_stats(sess);
+	if (folded) {
+		struct snapshot *snap = session__snapshot(sess);
+
+		err = snap ? folded__write(snap, &fopts, folded) : -errno;
+		snapshot__free(snap);
+	}
 	if (err)
 		fprintf(stderr, "offcpu: writing %s: %s\n", folded, strerror(-err));
 cleanup:
-	session__close(&sess);
+	session__close(sess);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (stats_fd >= 0)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "profile/aggregate.h"
 #include "output/flamegraph.h"
 #include "output/folded.h"
@@ -57,14 +58,19 @@ static void write_all(const char *dir, const struct aggregator *a, struct symbol
 		      const struct ksyms *ks, const struct pprof_opts *po,
 		      const struct flamegraph_opts *fo)
 {
-	int err;
+	struct snapshot *snap = snapshot__new(a, sym, ks);
+	int err = snap ? 0 : -errno;
 
-	err = folded__write(a, sym, ks, NULL, path_in(dir, "folded.txt"));
+	report(snap, "snapshot", "%s", strerror(-err));
+	if (!snap)
+		return;
+	err = folded__write(snap, NULL, path_in(dir, "folded.txt"));
 	report(!err, "write-folded", "%s", strerror(-err));
-	err = pprof__write(a, sym, ks, po, path_in(dir, "profile.pb.gz"));
+	err = pprof__write(snap, po, path_in(dir, "profile.pb.gz"));
 	report(!err, "write-pprof", "%s", strerror(-err));
-	err = flamegraph__write_svg(a, sym, ks, fo, path_in(dir, "flame.svg"));
+	err = flamegraph__write_svg(snap, fo, path_in(dir, "flame.svg"));
 	report(!err, "write-svg", "%s", strerror(-err));
+	snapshot__free(snap);
 }
 
 static void write_meta(const char *dir, const struct pprof_opts *po, uint64_t samples)
@@ -95,7 +101,7 @@ static int parse_pids(char *arg, struct session_opts *o)
 
 static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
 {
-	static struct session s;
+	struct session *s = NULL;
 	struct session_opts so = { .freq = hz, .user_stacks = true, .kernel_stacks = true };
 	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
 	char subtitle[256];
@@ -113,20 +119,20 @@ static int run_live(const char *dir, double secs, unsigned long hz, char *pids)
 	err = session__open(&s, &so);
 	if (err) {
 		report(false, "session", "session__open: %s", strerror(-err));
-		session__close(&s);
+		session__close(s);
 		return 1;
 	}
 	for (end = clock__mono_s() + secs; clock__mono_s() < end;)
-		session__poll(&s, 100);
-	session__stop(&s);
-	po.duration_nanos = (int64_t)((clock__mono_s() - s.attach_time) * 1e9);
+		session__poll(s, 100);
+	session__stop(s);
+	po.duration_nanos = (int64_t)((clock__mono_s() - session__attach_time(s)) * 1e9);
 	po.labels = labels;
 	po.nr_labels = 1;
-	aggregator__totals(s.agg, &t);
+	aggregator__totals(session__aggregator(s), &t);
 	report(t.samples > 0, "live-samples", "no samples");
-	write_all(dir, s.agg, s.sym, s.ksyms, &po, &fo);
+	write_all(dir, session__aggregator(s), session__symbolizer(s), session__ksyms(s), &po, &fo);
 	write_meta(dir, &po, t.samples);
-	session__close(&s);
+	session__close(s);
 	return failures != 0;
 }
 
@@ -208,20 +214,20 @@ static uint64_t kernel_addr(const struct ksyms *ks, const char *name)
 }
 
 /* Error handling the tests cannot see from outside. */
-static void check_errors(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks)
+static void check_errors(const struct snapshot *snap)
 {
 	struct pprof_opts no_period = { 0 };
 	int err;
 
-	err = pprof__write(a, sym, ks, &no_period, "/dev/null");
+	err = pprof__write(snap, &no_period, "/dev/null");
 	report(err == -EINVAL, "pprof-needs-period", "got %d", err);
-	err = pprof__write(a, sym, ks, &(struct pprof_opts){ .freq = 99 }, "/nonexistent/x");
+	err = pprof__write(snap, &(struct pprof_opts){ .freq = 99 }, "/nonexistent/x");
 	report(err == -ENOENT, "pprof-bad-path", "got %d", err);
-	err = flamegraph__write_svg(a, sym, ks, NULL, "/nonexistent/x");
+	err = flamegraph__write_svg(snap, NULL, "/nonexistent/x");
 	report(err == -ENOENT, "svg-bad-path", "got %d", err);
-	err = pprof__write(a, sym, ks, &(struct pprof_opts){ .freq = 99 }, "/dev/full");
+	err = pprof__write(snap, &(struct pprof_opts){ .freq = 99 }, "/dev/full");
 	report(err == -ENOSPC, "pprof-disk-full", "got %d", err);
-	err = flamegraph__write_svg(a, sym, ks, NULL, "/dev/full");
+	err = flamegraph__write_svg(snap, NULL, "/dev/full");
 	report(err == -ENOSPC, "svg-disk-full", "got %d", err);
 }
 
@@ -236,15 +242,18 @@ static void write_offcpu(const char *dir, struct symbolizer *sym, const struct k
 				 .value_from_weight = true,
 				 .duration_nanos = 1000000000 };
 	struct folded_opts fo = { .weight = true };
+	struct snapshot *snap;
 	int err;
 
 	test_sample_add(a, sample, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 1500000, 3);
 	test_sample_add(a, sample, getpid(), "app", SFBPF_STOP_OUTERMOST, u1, 3, k, 1, 250000, 2);
 	test_sample_add(a, sample, getpid(), "app", SFBPF_STOP_KERNEL_ONLY, NULL, 0, k, 1, 7000, 1);
-	err = pprof__write(a, sym, ks, &po, path_in(dir, "offcpu.pb.gz"));
+	snap = snapshot__new(a, sym, ks);
+	err = snap ? pprof__write(snap, &po, path_in(dir, "offcpu.pb.gz")) : -errno;
 	report(!err, "write-offcpu", "%s", strerror(-err));
-	err = folded__write(a, sym, ks, &fo, path_in(dir, "folded-weight.txt"));
+	err = snap ? folded__write(snap, &fo, path_in(dir, "folded-weight.txt")) : -errno;
 	report(!err, "write-folded-weight", "%s", strerror(-err));
+	snapshot__free(snap);
 	aggregator__free(a);
 }
 
@@ -263,6 +272,7 @@ static int run_synthetic(const char *dir)
 	struct aggr_totals t;
 	uint64_t sched = kernel_addr(ks, "schedule"), sys = kernel_addr(ks, "do_syscall_64");
 	void *jit = make_jit();
+	struct snapshot *snap;
 	int err;
 
 	if (!sym || !ks || !a || !jit || !sched || !sys) {
@@ -276,9 +286,12 @@ static int run_synthetic(const char *dir)
 	write_all(dir, a, sym, ks, &po, &fo);
 	write_meta(dir, &po, t.samples);
 	fo.inverted = true;
-	err = flamegraph__write_svg(a, sym, ks, &fo, path_in(dir, "icicle.svg"));
+	snap = snapshot__new(a, sym, ks);
+	err = snap ? flamegraph__write_svg(snap, &fo, path_in(dir, "icicle.svg")) : -errno;
 	report(!err, "write-icicle", "%s", strerror(-err));
-	check_errors(a, sym, ks);
+	if (snap)
+		check_errors(snap);
+	snapshot__free(snap);
 	write_offcpu(dir, sym, ks, sched);
 	aggregator__free(a);
 	symbolizer__free(sym);
@@ -316,7 +329,8 @@ static int run_stress(const char *dir)
 	struct aggregator *a = aggregator__new();
 	uint64_t user[24], x = 0x9e3779b97f4a7c15ULL, base = U(g_leaf) & ~0xfffULL;
 	struct pprof_opts po = { .freq = 99 };
-	double t0, t1, t2, tf;
+	struct snapshot *snap = NULL;
+	double t0, t1, t2, tf, ts;
 	int i, j, err;
 
 	for (i = 0; i < 200000; i++) {
@@ -327,15 +341,20 @@ static int run_stress(const char *dir)
 		test_sample_add(a, sample, getpid(), "stress", SFBPF_STOP_OUTERMOST, user, 24, NULL,
 				0, 1, 1);
 	}
+	ts = cpu_secs();
+	snap = snapshot__new(a, sym, NULL);
+	err = snap ? 0 : -errno;
 	tf = cpu_secs();
-	err = folded__write(a, sym, NULL, NULL, path_in(dir, "stress.folded"));
+	err = err ? err : folded__write(snap, NULL, path_in(dir, "stress.folded"));
 	t0 = cpu_secs();
-	err = err ? err : pprof__write(a, sym, NULL, &po, path_in(dir, "stress.pb.gz"));
+	err = err ? err : pprof__write(snap, &po, path_in(dir, "stress.pb.gz"));
 	t1 = cpu_secs();
-	err = err ? err : flamegraph__write_svg(a, sym, NULL, NULL, path_in(dir, "stress.svg"));
+	err = err ? err : flamegraph__write_svg(snap, NULL, path_in(dir, "stress.svg"));
 	t2 = cpu_secs();
-	printf("# stress: folded %.2fs, pprof %.2fs %ld bytes, svg %.2fs %ld bytes\n", t0 - tf,
-	       t1 - t0, file_size(path_in(dir, "stress.pb.gz")), t2 - t1,
+	snapshot__free(snap);
+	printf("# stress: snapshot %.2fs, folded %.2fs, pprof %.2fs %ld bytes, svg %.2fs %ld "
+	       "bytes\n",
+	       tf - ts, t0 - tf, t1 - t0, file_size(path_in(dir, "stress.pb.gz")), t2 - t1,
 	       file_size(path_in(dir, "stress.svg")));
 	report(!err, "stress-write", "%s", strerror(-err));
 	report(t1 - t0 < 20 && t2 - t1 < 20, "stress-time", "pprof %.1fs, svg %.1fs", t1 - t0,

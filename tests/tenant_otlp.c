@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "bpf/abi.h"
 #include "output/otlp.h"
 #include "profile/aggregate.h"
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
 	struct sfbpf_sample *sample = calloc(1, sizeof(*sample));
 	struct symbolizer *sym = symbolizer__new();
 	struct aggregator *a = aggregator__new();
+	struct snapshot *snap;
 	const char *second, *me;
 	char names[8][256];
 	int go[2], n, i, ok;
@@ -142,7 +144,9 @@ int main(int argc, char **argv)
 		kill(child, SIGKILL);
 		return 1;
 	}
-	ok = !otlp__encode(a, sym, NULL, &opts, &data, &size);
+	snap = snapshot__new(a, sym, NULL);
+	ok = snap && !otlp__encode(snap, &opts, &data, &size);
+	snapshot__free(snap);
 	n = ok ? exe_names(data, size, names, 8) : 0;
 	for (i = 0; i < n; i++)
 		ok &= !strcmp(names[i], me);

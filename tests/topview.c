@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/snapshot.h"
 #include "profile/aggregate.h"
 #include "output/folded.h"
 #include "symbols/ksyms.h"
@@ -576,7 +577,7 @@ static int find_chain(const struct aggr_stack *st, void *arg)
 /* N x the real main;a;b;hot, M x the same without its leaf (main;a;b). */
 static void test_real_stack(struct session *s)
 {
-	struct find_ctx c = { s->sym, NULL };
+	struct find_ctx c = { session__symbolizer(s), NULL };
 	const int N = 11, M = 5;
 	struct aggregator *a;
 	struct topview *tv;
@@ -585,19 +586,20 @@ static void test_real_stack(struct session *s)
 	uint32_t pid;
 	int n;
 
-	aggregator__for_each(s->agg, find_chain, &c);
+	aggregator__for_each(session__aggregator(s), find_chain, &c);
 	st = c.found;
 	if (!st) {
 		report(false, "fixture stack", "no main;a;b;hot stack in the samples");
 		return;
 	}
 	pid = st->pid;
-	if (!frame_is(s->sym, pid, st->ips[1], "b")) {
+	if (!frame_is(session__symbolizer(s), pid, st->ips[1], "b")) {
 		printf("SKIP: topview fixture stack: b's return address is not in b\n");
 		return;
 	}
 	a = aggregator__new();
-	tv = topview__new(&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE }, s->sym, s->ksyms);
+	tv = topview__new(&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE },
+			  session__symbolizer(s), session__ksyms(s));
 	add(a, pid, st->comm, st->truncated ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_OUTERMOST, st->ips,
 	    st->nr_user, NULL, 0, N);
 	add(a, pid, st->comm, st->truncated ? SFBPF_STOP_FP_CHAIN : SFBPF_STOP_OUTERMOST,
@@ -677,20 +679,24 @@ static void test_against_folded(struct session *s)
 {
 	struct topview *tv = topview__new(
 		&(struct topview_opts){ .counts = TOPVIEW_CUMULATIVE, .group = TOPVIEW_GROUP_COMM },
-		s->sym, s->ksyms);
+		session__symbolizer(s), session__ksyms(s));
 	static struct fkey keys[MAX_KEYS];
 	const struct topview_row *const *r;
 	const struct topview_row *row;
 	struct topview_totals t;
+	struct snapshot *snap;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	int nk, n, i, bad = 0;
 
-	folded__write_file(s->agg, s->sym, s->ksyms, NULL, f);
+	snap = session__snapshot(s);
+	if (snap)
+		folded__write_file(snap, NULL, f);
+	snapshot__free(snap);
 	fclose(f);
 	nk = count_folded(text, keys);
-	topview__update(tv, s->agg);
+	topview__update(tv, session__aggregator(s));
 	topview__totals(tv, &t);
 	n = topview__select(tv, TOPVIEW_SORT_SELF, NULL, &r);
 	for (i = 0; i < nk; i++) {
@@ -723,7 +729,7 @@ static void test_against_folded(struct session *s)
 
 static void run_fixture(const char *path)
 {
-	static struct session s;
+	struct session *s = NULL;
 	struct session_opts o = {
 		.nr_pids = 1, .freq = 499, .user_stacks = true, .kernel_stacks = true
 	};
@@ -746,12 +752,12 @@ static void run_fixture(const char *path)
 		goto out;
 	}
 	for (end = clock__mono_s() + 1.5; clock__mono_s() < end;)
-		session__poll(&s, 100);
-	session__stop(&s);
-	test_real_stack(&s);
-	test_against_folded(&s);
+		session__poll(s, 100);
+	session__stop(s);
+	test_real_stack(s);
+	test_against_folded(s);
 out:
-	session__close(&s);
+	session__close(s);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }

@@ -4,10 +4,10 @@
  * of (qualified name, file, first line, line) → a frame id. The sample
  * ingestion resolves each Python frame the BPF walk sent while its process
  * and code object are alive (profile/pythons.h) and keeps only the id in
- * the stack, as SFBPF_PY_TAG | id in place of a user address; the stack
- * walk every output uses (profile/stackwalk.c) and the live view name it
- * from here, whenever they run: after the code object is freed or its
- * process gone.
+ * the stack, as SFBPF_PY_TAG | id in place of a user address; the frame
+ * naming rule every output uses (profile/stackwalk.c: the snapshot, the live
+ * view) names it from here, whenever they run: after the code object is
+ * freed or its process gone.
  *
  * Budget (issue #28): the table's bytes (names, labels, map slots) stay
  * within python_names__set_budget()'s; a function's names are kept once

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Continuous mode (see continuous.h): the interval loop, profile files and
- * their rotation. Pushing is push.c's, spooling spool.c's.
+ * Continuous mode's outputs (see continuous.h): profile files and their
+ * rotation, the spools and senders, the metrics endpoint. Pushing is
+ * push.c's, spooling spool.c's; the interval loop is the front end's
+ * (../top/continuous_loop.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile/aggregate.h"
 #include "output/atomicfile.h"
 #include "output/continuous.h"
 #include "output/metrics.h"
@@ -24,19 +24,19 @@
 #include "output/pprof.h"
 #include "output/push.h"
 #include "profile/session.h"
+#include "profile/snapshot.h"
 #include "output/spool.h"
 #include "util/log.h"
 #include "util/clock.h"
 #include "util/vec.h"
 
-#define POLL_MS 100 /* longest wait in the ring buffer: bounds a profile's lateness */
 #define NSEC 1000000000LL
 #define PREFIX "sfbpf-"
 #define SUFFIX ".pb.gz"
 #define STAMP_LEN 16 /* 20251121T201500Z */
 #define MAX_SEQ 1000
 
-struct cont {
+struct continuous {
 	const struct continuous_opts *o;
 	struct session *s;
 	const char *out_dir; /* o->out_dir, or the state directory */
@@ -111,7 +111,7 @@ int continuous_parse_size(const char *arg, uint64_t *out)
 }
 
 /* The hostname as a tag value: anything Pyroscope would refuse becomes '_'. */
-static void host_label(struct cont *c)
+static void host_label(struct continuous *c)
 {
 	char *p;
 
@@ -128,7 +128,7 @@ static void host_label(struct cont *c)
 }
 
 /* hostname first unless the user gave one, then the user's labels. */
-static size_t build_labels(struct cont *c)
+static size_t build_labels(struct continuous *c)
 {
 	size_t n = 0, i;
 	bool user_host = false;
@@ -144,7 +144,7 @@ static size_t build_labels(struct cont *c)
 }
 
 /* The session's mode decides the profile's type (see pprof.h, session.h). */
-static void pprof_setup(struct cont *c)
+static void pprof_setup(struct continuous *c)
 {
 	outputs__pprof_opts(c->s, &c->po);
 	c->po.labels = c->labels;
@@ -190,7 +190,8 @@ static void profile_name(int64_t start_ns, int seq, char *buf, size_t size)
 }
 
 /* The profile into a new file named for its start; name gets the name used. */
-static int write_profile(struct cont *c, int64_t start_ns, char *name, size_t size)
+static int write_profile(struct continuous *c, const struct snapshot *snap, int64_t start_ns,
+			 char *name, size_t size)
 {
 	struct atomicfile af;
 	int err, seq, fd;
@@ -208,7 +209,7 @@ static int write_profile(struct cont *c, int64_t start_ns, char *name, size_t si
 		atomicfile__abort(&af);
 		return err;
 	}
-	err = pprof__write_file(c->s->agg, c->s->sym, c->s->ksyms, &c->po, f);
+	err = pprof__write_file(snap, &c->po, f);
 	if (fclose(f) && !err)
 		err = errno ? -errno : -EIO;
 	if (err) {
@@ -274,7 +275,7 @@ static int list_profiles(int dirfd, struct old_file **out, size_t *count)
 }
 
 /* Keep the newest keep_files profiles, and no more than keep_bytes of them. */
-static void rotate(struct cont *c)
+static void rotate(struct continuous *c)
 {
 	struct old_file *v = NULL;
 	uint64_t bytes = 0;
@@ -297,9 +298,9 @@ static void rotate(struct cont *c)
 	free(v);
 }
 
-/* ---- the loop ---------------------------------------------------------------------- */
+/* ---- outputs ---------------------------------------------------------------------- */
 
-static int open_outputs(struct cont *c)
+static int open_outputs(struct continuous *c)
 {
 	int fd, err;
 
@@ -336,7 +337,7 @@ static int open_outputs(struct cont *c)
  * Credentials from a file, not the command line (any user can read that in
  * /proc/PID/cmdline): its first line, "user:password".
  */
-static int read_auth(struct cont *c)
+static int read_auth(struct continuous *c)
 {
 	struct stat st;
 	int fd, err;
@@ -364,7 +365,7 @@ static int read_auth(struct cont *c)
 }
 
 /* Open a spool directory: the user's, else our own subdirectory of the out-dir. */
-static struct spool *open_spool(struct cont *c, const char *dir, const char *sub, char **path)
+static struct spool *open_spool(struct continuous *c, const char *dir, const char *sub, char **path)
 {
 	const struct continuous_opts *o = c->o;
 	struct spool_limits lim = { .max_files = o->spool_files, .max_bytes = o->spool_bytes };
@@ -385,8 +386,27 @@ static struct spool *open_spool(struct cont *c, const char *dir, const char *sub
 	return sp;
 }
 
+/* A spool and the sender that empties it (what: "pushing", "exporting"). */
+static int start_sender(struct continuous *c, const char *dir, const char *sub, char **path,
+			const struct push_opts *po, const char *what, struct spool **sp,
+			struct pusher **sender)
+{
+	int err;
+
+	*sp = open_spool(c, dir, sub, path);
+	if (!*sp)
+		return -errno;
+	*sender = pusher__start(*sp, po);
+	if (!*sender) {
+		err = -errno;
+		pr_warn("cannot start %s to %s: %s", what, po->url, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* OTLP requests: the pprof options plus the host; the user's labels are resource attributes. */
-static int start_otlp(struct cont *c)
+static int start_otlp(struct continuous *c)
 {
 	const struct continuous_opts *o = c->o;
 	struct push_opts po = {
@@ -405,19 +425,13 @@ static int start_otlp(struct cont *c)
 	c->oo.po.labels = o->labels;
 	c->oo.po.nr_labels = o->nr_labels;
 	c->oo.hostname = c->hostname;
-	c->osp = open_spool(c, o->otlp_spool_dir, "spool-otlp", &c->ospool_path);
-	if (!c->osp)
-		return -errno;
-	c->opush = pusher__start(c->osp, &po);
-	if (!c->opush) {
-		pr_warn("cannot start exporting to %s: %s", o->otlp_url, strerror(errno));
-		return -errno;
-	}
-	return 0;
+	return start_sender(c, o->otlp_spool_dir, "spool-otlp", &c->ospool_path, &po, "exporting",
+			    &c->osp, &c->opush);
 }
 
 /* The interval's OTLP request into its spool; before the aggregator starts over. */
-static void spool_otlp(struct cont *c, int64_t from, int64_t until)
+static void spool_otlp(struct continuous *c, const struct snapshot *snap, int64_t from,
+		       int64_t until)
 {
 	void *raw = NULL, *gz = NULL;
 	size_t n, gn;
@@ -425,7 +439,7 @@ static void spool_otlp(struct cont *c, int64_t from, int64_t until)
 
 	c->oo.po.time_nanos = c->po.time_nanos;
 	c->oo.po.duration_nanos = c->po.duration_nanos;
-	err = otlp__encode(c->s->agg, c->s->sym, c->s->ksyms, &c->oo, &raw, &n);
+	err = snap ? otlp__encode(snap, &c->oo, &raw, &n) : -ENOMEM;
 	if (!err)
 		err = otlp_gzip(raw, n, &gz, &gn);
 	free(raw);
@@ -447,7 +461,7 @@ static void spool_otlp(struct cont *c, int64_t from, int64_t until)
 }
 
 /* Pushed profiles carry the same labels as the files, as the name's tags. */
-static int start_push(struct cont *c)
+static int start_push(struct continuous *c)
 {
 	const struct continuous_opts *o = c->o;
 	struct push_opts po = {
@@ -457,7 +471,7 @@ static int start_push(struct cont *c)
 		.nr_tags = c->po.nr_labels,
 		.tenant = o->tenant,
 		.userpwd = o->auth_file ? c->userpwd : NULL,
-		.sample_rate = c->s->opts.freq ? c->s->opts.freq : 100,
+		.sample_rate = session__opts(c->s)->freq ? session__opts(c->s)->freq : 100,
 		.timeout = o->push_timeout,
 		.backoff_max = o->backoff_max,
 		.verbose = o->verbose,
@@ -465,71 +479,8 @@ static int start_push(struct cont *c)
 
 	if (o->auth_file && read_auth(c))
 		return -EINVAL;
-	c->sp = open_spool(c, o->spool_dir, "spool", &c->spool_path);
-	if (!c->sp)
-		return -errno;
-	c->push = pusher__start(c->sp, &po);
-	if (!c->push) {
-		pr_warn("cannot start pushing to %s: %s", o->push_url, strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-/* Interval [start_ns, end_ns) to pprof (and the spool), then a fresh aggregator. */
-static void emit(struct cont *c, int64_t start_ns, int64_t end_ns)
-{
-	int64_t from = start_ns / NSEC, until = (end_ns + NSEC - 1) / NSEC;
-	struct aggr_totals t;
-	char name[80];
-	int err;
-
-	aggregator__totals(c->s->agg, &t);
-	until = until > from ? until : from + 1;
-	c->po.time_nanos = start_ns;
-	c->po.duration_nanos = end_ns > start_ns ? end_ns - start_ns : 0;
-	err = write_profile(c, start_ns, name, sizeof(name));
-	if (err == -ENOENT || err == -ESTALE) {
-		/* The out-dir went away: make it again, once. */
-		if (!open_outputs(c))
-			err = write_profile(c, start_ns, name, sizeof(name));
-	}
-	if (c->opush && t.samples)
-		spool_otlp(c, from, until);
-	aggregator__reset(c->s->agg);
-	/*
-	 * No stack refers to an exited process any more: its mappings, and the
-	 * symbol objects and DWARF they hold, can go (as batch and the live view
-	 * do at each table), not only after SESSION_MAX_EXITED later exits.
-	 */
-	session__forget_exited(c->s);
-	/* The next profile is an interval away: the DWARF its lines took can go. */
-	if (c->s->sym)
-		symbolizer__release_lines(c->s->sym, UINT64_MAX);
-	malloc_trim(0);
-	if (err) {
-		c->write_errors++;
-		pr_warn("cannot write the profile of %" PRId64 "..%" PRId64 " into %s: %s; lost it",
-			from, until, c->out_dir, strerror(-err));
-		return;
-	}
-	c->written++;
-	c->empty += !t.samples;
-	if (c->o->verbose)
-		pr_warn("continuous: wrote %s from=%" PRId64 " until=%" PRId64
-			" duration_ms=%" PRId64 " samples=%" PRIu64,
-			name, from, until, c->po.duration_nanos / 1000000, t.samples);
-	if (c->push && t.samples) {
-		err = spool__add(c->sp, c->outfd, name, from, until);
-		if (err) {
-			c->spool_errors++;
-			pr_warn("cannot spool %s into %s: %s; not pushed", name, spool__path(c->sp),
-				strerror(-err));
-		} else {
-			pusher__kick(c->push);
-		}
-	}
-	rotate(c);
+	return start_sender(c, o->spool_dir, "spool", &c->spool_path, &po, "pushing", &c->sp,
+			    &c->push);
 }
 
 /* name = prefix + what, to cb. */
@@ -566,7 +517,7 @@ static void sender_stats(struct pusher *p, struct spool *sp, bool otlp, uint64_t
 }
 
 /* Continuous mode's own counters, for --stats and the metrics alike. */
-static void for_each_stat(struct cont *c, session_stat_cb cb, void *ctx)
+static void for_each_stat(struct continuous *c, session_stat_cb cb, void *ctx)
 {
 	cb(ctx, "continuous_profiles", c->written, false);
 	cb(ctx, "continuous_empty", c->empty, false);
@@ -592,7 +543,7 @@ static void metric(void *ctx, const char *name, uint64_t v, bool gauge)
 }
 
 /* A scrape waits: the session's counters and ours, rendered here (their only reader). */
-static void serve_metrics(struct cont *c)
+void continuous__serve_metrics(struct continuous *c)
 {
 	struct metrics_text t = { 0 };
 
@@ -603,65 +554,11 @@ static void serve_metrics(struct cont *c)
 	metrics__publish(c->metrics, &t);
 }
 
-/* The end of the interval holding now: the next multiple of the interval. */
-static int64_t next_boundary(const struct cont *c, int64_t now_ns)
-{
-	int64_t len = (int64_t)c->o->interval * NSEC;
-
-	return (now_ns / len + 1) * len;
-}
-
-static int loop(struct cont *c)
-{
-	const struct continuous_opts *o = c->o;
-	double end = o->duration > 0 ? clock__mono_s() + o->duration : 0;
-	int64_t start = clock__wall_ns(), next = next_boundary(c, start), now, len;
-	struct aggr_totals t;
-	int wait_ms, err = 0;
-
-	len = (int64_t)o->interval * NSEC;
-	while (!err && !*o->exiting && !(end && clock__mono_s() >= end)) {
-		if (o->reopen && *o->reopen) {
-			*o->reopen = 0;
-			if (o->verbose)
-				pr_warn("continuous: reopening outputs");
-			open_outputs(c);
-		}
-		now = clock__wall_ns();
-		/* The clock was set back: realign rather than wait out the step. */
-		if (next - now > len)
-			next = next_boundary(c, now);
-		if (now >= next) {
-			emit(c, start, next);
-			start = next;
-			/* Fell behind (a long write, a clock step forward): skip, do not burst. */
-			next = next + len > now ? next + len : next_boundary(c, now);
-			continue;
-		}
-		serve_metrics(c);
-		wait_ms = (next - now) / 1000000 + 1;
-		if (end && (end - clock__mono_s()) * 1000 < wait_ms)
-			wait_ms = (int)((end - clock__mono_s()) * 1000) + 1;
-		err = session__poll(c->s, wait_ms < POLL_MS ? wait_ms : POLL_MS);
-		if (err == -EINTR || err > 0)
-			err = 0;
-		if (err)
-			pr_warn("cannot read samples: %s", strerror(-err));
-	}
-	/* The interval in progress: what arrived until now, the ring buffer drained. */
-	session__stop(c->s);
-	now = clock__wall_ns();
-	aggregator__totals(c->s->agg, &t);
-	if (t.samples)
-		emit(c, start, now);
-	return err;
-}
-
 /*
  * Both senders flush at once: the deadline is the same for both, so the
  * second must not wait for the first one's whole flush timeout.
  */
-static void stop_senders(struct cont *c)
+static void stop_senders(struct continuous *c)
 {
 	double end = clock__mono_s() + c->o->flush_timeout, left_s;
 	unsigned left;
@@ -681,11 +578,78 @@ static void stop_senders(struct cont *c)
 	}
 }
 
-int continuous__run(struct session *s, const struct continuous_opts *o)
+void continuous__emit(struct continuous *c, const struct snapshot *snap, uint64_t samples,
+		      int64_t start_ns, int64_t end_ns)
 {
-	struct cont c = { .o = o, .s = s, .outfd = -1 };
+	int64_t from = start_ns / NSEC, until = (end_ns + NSEC - 1) / NSEC;
+	char name[80];
+	int err = snap ? 0 : -ENOMEM;
+
+	until = until > from ? until : from + 1;
+	c->po.time_nanos = start_ns;
+	c->po.duration_nanos = end_ns > start_ns ? end_ns - start_ns : 0;
+	if (!err)
+		err = write_profile(c, snap, start_ns, name, sizeof(name));
+	if (err == -ENOENT || err == -ESTALE) {
+		/* The out-dir went away: make it again, once. */
+		if (!open_outputs(c))
+			err = write_profile(c, snap, start_ns, name, sizeof(name));
+	}
+	if (c->opush && samples)
+		spool_otlp(c, snap, from, until);
+	if (err) {
+		c->write_errors++;
+		pr_warn("cannot write the profile of %" PRId64 "..%" PRId64 " into %s: %s; lost it",
+			from, until, c->out_dir, strerror(-err));
+		return;
+	}
+	c->written++;
+	c->empty += !samples;
+	if (c->o->verbose)
+		pr_warn("continuous: wrote %s from=%" PRId64 " until=%" PRId64
+			" duration_ms=%" PRId64 " samples=%" PRIu64,
+			name, from, until, c->po.duration_nanos / 1000000, samples);
+	if (c->push && samples) {
+		err = spool__add(c->sp, c->outfd, name, from, until);
+		if (err) {
+			c->spool_errors++;
+			pr_warn("cannot spool %s into %s: %s; not pushed", name, spool__path(c->sp),
+				strerror(-err));
+		} else {
+			pusher__kick(c->push);
+		}
+	}
+	rotate(c);
+}
+
+void continuous__reopen(struct continuous *c)
+{
+	if (c->o->verbose)
+		pr_warn("continuous: reopening outputs");
+	open_outputs(c);
+}
+
+static void free_outputs(struct continuous *c)
+{
+	metrics__stop(c->metrics);
+	pusher__free(c->push);
+	pusher__free(c->opush);
+	spool__close(c->osp);
+	free(c->ospool_path);
+	explicit_bzero(c->userpwd, sizeof(c->userpwd));
+	spool__close(c->sp);
+	free(c->spool_path);
+	if (c->outfd >= 0)
+		close(c->outfd);
+	free(c);
+}
+
+int continuous__open(struct continuous **cp, struct session *s, const struct continuous_opts *o)
+{
+	struct continuous *c;
 	int err;
 
+	*cp = NULL;
 	if ((o->out_dir && !o->out_dir[0]) || !o->interval ||
 	    o->interval > CONTINUOUS_MAX_INTERVAL || o->nr_labels > CONTINUOUS_MAX_LABELS ||
 	    !o->exiting)
@@ -694,41 +658,44 @@ int continuous__run(struct session *s, const struct continuous_opts *o)
 		pr_warn("keeping no profiles and pushing none would keep nothing");
 		return -EINVAL;
 	}
-	c.out_dir = o->out_dir;
-	if (!c.out_dir) {
-		err = continuous_state_dir(c.state_path, sizeof(c.state_path));
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct continuous){ .o = o, .s = s, .outfd = -1, .out_dir = o->out_dir };
+	if (!c->out_dir) {
+		err = continuous_state_dir(c->state_path, sizeof(c->state_path));
 		if (err)
-			return err;
-		c.out_dir = c.state_path;
-		c.state_dir = true;
+			goto fail;
+		c->out_dir = c->state_path;
+		c->state_dir = true;
 		if (o->verbose)
-			pr_warn("continuous: state directory %s", c.out_dir);
+			pr_warn("continuous: state directory %s", c->out_dir);
 	}
-	pprof_setup(&c);
-	err = open_outputs(&c);
+	pprof_setup(c);
+	err = open_outputs(c);
 	if (!err && o->push_url)
-		err = start_push(&c);
+		err = start_push(c);
 	if (!err && o->otlp_url)
-		err = start_otlp(&c);
+		err = start_otlp(c);
 	if (!err && o->metrics_addr) {
-		c.metrics = metrics__start(o->metrics_addr);
-		err = c.metrics ? 0 : -errno;
+		c->metrics = metrics__start(o->metrics_addr);
+		err = c->metrics ? 0 : -errno;
 	}
-	if (!err) {
-		err = loop(&c);
-		stop_senders(&c);
-		if (o->stats)
-			for_each_stat(&c, stat_line, NULL);
-	}
-	metrics__stop(c.metrics);
-	pusher__free(c.push);
-	pusher__free(c.opush);
-	spool__close(c.osp);
-	free(c.ospool_path);
-	explicit_bzero(c.userpwd, sizeof(c.userpwd));
-	spool__close(c.sp);
-	free(c.spool_path);
-	if (c.outfd >= 0)
-		close(c.outfd);
+	if (err)
+		goto fail;
+	*cp = c;
+	return 0;
+fail:
+	free_outputs(c);
 	return err;
+}
+
+void continuous__close(struct continuous *c)
+{
+	if (!c)
+		return;
+	stop_senders(c);
+	if (c->o->stats)
+		for_each_stat(c, stat_line, NULL);
+	free_outputs(c);
 }

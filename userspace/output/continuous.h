@@ -2,7 +2,9 @@
 /*
  * Continuous mode: a profiling service. Every interval the session's
  * aggregated stacks become one gzipped pprof file in the out-dir, labelled
- * with the host and the user's labels, and the aggregator starts over.
+ * with the host and the user's labels, and the aggregator starts over (the
+ * loop is the front end's, ../top/continuous_loop.h; what leaves the machine
+ * is here).
  *
  *   OUT_DIR/sfbpf-20251121T201500Z.pb.gz   the interval starting then (UTC)
  *
@@ -85,13 +87,30 @@ struct continuous_opts {
 };
 
 /*
- * Runs until *exiting or the duration is over, then stops the session
- * (session__stop) and flushes. Returns 0, or a negative errno when it could
- * not start (out-dir, spool or push setup) or the ring buffer failed; a line
- * on stderr says why. Other failures (a full disk, a dead backend) are
- * warnings: a service keeps running.
+ * Continuous mode's outputs, which the front end's interval loop
+ * (../top/continuous_loop.h) writes to: the out-dir, the spools and their
+ * senders, the metrics endpoint, for the profiles of session s (its mode
+ * gives their type, its cgroups their labels, its counters the metrics).
+ *
+ * continuous__open() checks opts and opens them all: 0, or a negative errno
+ * (a line on stderr says why; *cp is then NULL). continuous__emit() writes
+ * the interval [start_ns, end_ns) of snap (samples of them; snap NULL: no
+ * memory for it) as a profile file, spooled and pushed, and rotates the
+ * out-dir; its failures (a full disk, a dead backend) are counted warnings:
+ * a service keeps running. continuous__reopen() reopens the out-dir and the
+ * spools (*opts->reopen). continuous__serve_metrics() answers a waiting
+ * scrape. continuous__close() delivers what is spooled (for up to
+ * flush_timeout seconds), prints the --stats lines and frees everything.
  */
-int continuous__run(struct session *s, const struct continuous_opts *opts);
+struct continuous;
+struct snapshot;
+
+int continuous__open(struct continuous **cp, struct session *s, const struct continuous_opts *opts);
+void continuous__emit(struct continuous *c, const struct snapshot *snap, uint64_t samples,
+		      int64_t start_ns, int64_t end_ns);
+void continuous__reopen(struct continuous *c);
+void continuous__serve_metrics(struct continuous *c);
+void continuous__close(struct continuous *c);
 
 /*
  * Option parsing for the front end. "key=value" is split in place (arg is

@@ -19,7 +19,7 @@
 #include "output/flamegraph.h"
 #include "output/flamegraph_js.h"
 #include "output/outfile.h"
-#include "profile/stackwalk.h"
+#include "profile/snapshot.h"
 #include "util/hash.h"
 #include "util/vec.h"
 #include "util/utf8.h"
@@ -413,8 +413,8 @@ static void merge_lines(struct writer *w)
 	w->nlines = n;
 }
 
-int flamegraph__write_svg_file(const struct aggregator *a, struct symbolizer *sym,
-			       const struct ksyms *ks, const struct flamegraph_opts *opts, FILE *f)
+int flamegraph__write_svg_file(const struct snapshot *snap, const struct flamegraph_opts *opts,
+			       FILE *f)
 {
 	struct writer *w = calloc(1, sizeof(*w));
 	int err;
@@ -435,7 +435,7 @@ int flamegraph__write_svg_file(const struct aggregator *a, struct symbolizer *sy
 	else if (w->opts.min_width < 0.02)
 		w->opts.min_width = 0.02;
 	w->f = f;
-	err = stackwalk__for_each(a, sym, ks, add_stack, w);
+	err = snapshot__for_each(snap, add_stack, w);
 	if (!err) {
 		merge_lines(w);
 		w->open = calloc(w->max_depth + 2, sizeof(*w->open));
@@ -448,8 +448,7 @@ int flamegraph__write_svg_file(const struct aggregator *a, struct symbolizer *sy
 	return err;
 }
 
-int flamegraph__write_svg(const struct aggregator *a, struct symbolizer *sym,
-			  const struct ksyms *ks, const struct flamegraph_opts *opts,
+int flamegraph__write_svg(const struct snapshot *snap, const struct flamegraph_opts *opts,
 			  const char *path)
 {
 	struct outfile out;
@@ -457,5 +456,5 @@ int flamegraph__write_svg(const struct aggregator *a, struct symbolizer *sym,
 
 	if (err)
 		return err;
-	return outfile__close(&out, flamegraph__write_svg_file(a, sym, ks, opts, out.f));
+	return outfile__close(&out, flamegraph__write_svg_file(snap, opts, out.f));
 }

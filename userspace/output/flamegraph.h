@@ -29,9 +29,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-struct aggregator;
-struct symbolizer;
-struct ksyms;
+struct snapshot;
 
 struct flamegraph_opts {
 	const char *title; /* NULL: "Flame Graph" */
@@ -44,13 +42,12 @@ struct flamegraph_opts {
 };
 
 /*
- * sym and ks may be NULL (every frame unknown); opts may be NULL (defaults).
- * path "-" is stdout. Returns 0 or a negative errno.
+ * The stacks of snap (snapshot.h); opts may be NULL (defaults). path "-" is
+ * stdout. Returns 0 or a negative errno.
  */
-int flamegraph__write_svg(const struct aggregator *a, struct symbolizer *sym,
-			  const struct ksyms *ks, const struct flamegraph_opts *opts,
+int flamegraph__write_svg(const struct snapshot *snap, const struct flamegraph_opts *opts,
 			  const char *path);
-int flamegraph__write_svg_file(const struct aggregator *a, struct symbolizer *sym,
-			       const struct ksyms *ks, const struct flamegraph_opts *opts, FILE *f);
+int flamegraph__write_svg_file(const struct snapshot *snap, const struct flamegraph_opts *opts,
+			       FILE *f);
 
 #endif /* SFBPF_FLAMEGRAPH_H */

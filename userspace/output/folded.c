@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Folded-stack writer (see folded.h). Every distinct raw stack is symbolized
- * by stackwalk.c, which names frames for every output, into a line kept in
- * one string pool; lines are then sorted, and equal neighbours merged
+ * Folded-stack writer (see folded.h). Every stack of the snapshot (named by
+ * stackwalk.c's rule, as for every output) becomes a line kept in one string
+ * pool; lines are then sorted, and equal neighbours merged
  * (different raw stacks often symbolize alike: return addresses inside one
  * function, different pids of one comm).
  */
@@ -14,7 +14,7 @@
 #include "profile/aggregate.h"
 #include "output/folded.h"
 #include "output/outfile.h"
-#include "profile/stackwalk.h"
+#include "profile/snapshot.h"
 #include "util/vec.h"
 
 struct line {
@@ -128,15 +128,14 @@ static int emit(struct writer *w, FILE *f)
 	return 0;
 }
 
-int folded__write_file(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		       const struct folded_opts *opts, FILE *f)
+int folded__write_file(const struct snapshot *snap, const struct folded_opts *opts, FILE *f)
 {
 	struct writer w = {};
 	int err;
 
 	if (opts)
 		w.opts = *opts;
-	err = stackwalk__for_each(a, sym, ks, build_line, &w);
+	err = snapshot__for_each(snap, build_line, &w);
 	if (!err)
 		err = emit(&w, f);
 	free(w.pool);
@@ -144,13 +143,12 @@ int folded__write_file(const struct aggregator *a, struct symbolizer *sym, const
 	return err;
 }
 
-int folded__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		  const struct folded_opts *opts, const char *path)
+int folded__write(const struct snapshot *snap, const struct folded_opts *opts, const char *path)
 {
 	struct outfile out;
 	int err = outfile__open(&out, path);
 
 	if (err)
 		return err;
-	return outfile__close(&out, folded__write_file(a, sym, ks, opts, out.f));
+	return outfile__close(&out, folded__write_file(snap, opts, out.f));
 }

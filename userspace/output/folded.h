@@ -23,9 +23,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-struct aggregator;
-struct symbolizer;
-struct ksyms;
+struct snapshot;
 
 struct folded_opts {
 	bool pid; /* "comm-PID" instead of "comm" (stackcollapse-perf.pl --pid) */
@@ -33,12 +31,10 @@ struct folded_opts {
 };
 
 /*
- * sym and ks may be NULL (every frame unknown); opts may be NULL (defaults).
- * path "-" is stdout. Returns 0 or a negative errno.
+ * The stacks of snap (snapshot.h); opts may be NULL (defaults). path "-" is
+ * stdout. Returns 0 or a negative errno.
  */
-int folded__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		  const struct folded_opts *opts, const char *path);
-int folded__write_file(const struct aggregator *a, struct symbolizer *sym,
-		       const struct ksyms *ks, const struct folded_opts *opts, FILE *f);
+int folded__write(const struct snapshot *snap, const struct folded_opts *opts, const char *path);
+int folded__write_file(const struct snapshot *snap, const struct folded_opts *opts, FILE *f);
 
 #endif /* SFBPF_FOLDED_H */

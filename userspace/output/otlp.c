@@ -17,7 +17,7 @@
 #include "output/otlp_int.h"
 #include "output/pbwire.h"
 #include "profile/aggregate.h"
-#include "profile/stackwalk.h"
+#include "profile/snapshot.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -342,12 +342,11 @@ static bool res_eq(const void *ctx, uint64_t idx, const void *key)
 
 static int64_t res_id(struct otlp_builder *b, const struct sw_stack *st)
 {
-	struct otlp_resource k = { .pid = st->pid,
-				   .cgroup_id = st->raw ? st->raw->cgroup_id : 0,
-				   .first = -1,
-				   .last = -1 };
+	struct otlp_resource k = {
+		.pid = st->pid, .cgroup_id = st->cgroup_id, .first = -1, .last = -1
+	};
 	int64_t comm = str_id(b, st->frames[0].name), exe = 0;
-	const char *path = b->sym ? symbolizer__exe(b->sym, st->pid) : NULL;
+	const char *path = st->exe;
 
 	if (path && *path)
 		exe = str_id(b, path);
@@ -503,8 +502,8 @@ static void builder__free(struct otlp_builder *b)
 	free(b->stack_locs.v);
 }
 
-int otlp__encode(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		 const struct otlp_opts *opts, void **data, size_t *size)
+int otlp__encode(const struct snapshot *snap, const struct otlp_opts *opts, void **data,
+		 size_t *size)
 {
 	struct otlp_builder b = {};
 	struct pbw w = {};
@@ -513,9 +512,8 @@ int otlp__encode(const struct aggregator *a, struct symbolizer *sym, const struc
 	*data = NULL;
 	*size = 0;
 	err = builder__init(&b, opts);
-	b.sym = sym;
 	if (!err)
-		err = stackwalk__for_each(a, sym, ks, add_sample, &b);
+		err = snapshot__for_each(snap, add_sample, &b);
 	if (!err) {
 		otlp_put_request(&w, &b);
 		err = w.err;

@@ -39,9 +39,7 @@
 
 #include "output/pprof.h"
 
-struct aggregator;
-struct symbolizer;
-struct ksyms;
+struct snapshot;
 
 struct otlp_opts {
 	/* type, unit, weights, freq, times, labels and the cgroup callback, as for pprof. */
@@ -50,12 +48,12 @@ struct otlp_opts {
 };
 
 /*
- * The request, serialized, into *data (malloc'ed; *size bytes). sym and ks
- * may be NULL. Returns 0 or a negative errno (-EINVAL: no period for a CPU
- * profile).
+ * The request of snap's stacks (snapshot.h), serialized, into *data
+ * (malloc'ed; *size bytes). Returns 0 or a negative errno (-EINVAL: no
+ * period for a CPU profile).
  */
-int otlp__encode(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		 const struct otlp_opts *opts, void **data, size_t *size);
+int otlp__encode(const struct snapshot *snap, const struct otlp_opts *opts, void **data,
+		 size_t *size);
 
 /* data gzip-compressed (Content-Encoding: gzip) into *out (malloc'ed). 0 or -errno. */
 int otlp_gzip(const void *data, size_t size, void **out, size_t *out_size);

@@ -102,7 +102,6 @@ struct otlp_resource {
 
 struct otlp_builder {
 	struct otlp_opts o;
-	struct symbolizer *sym; /* names the executables; may be NULL */
 	int64_t period;
 	struct strtab strs;
 	OTLP_TABLE(struct otlp_attr) attrs;

@@ -14,6 +14,7 @@
 #include "output/outputs.h"
 #include "output/pprof.h"
 #include "procs/cgroups.h"
+#include "profile/snapshot.h"
 #include "util/clock.h"
 
 static const char *cgroup_path_cb(void *ctx, uint64_t cgroup_id)
@@ -37,23 +38,20 @@ size_t outputs_cgroup_labels(void *ctx, uint64_t cgroup_id, struct pprof_label *
 
 void outputs__pprof_opts(struct session *s, struct pprof_opts *po)
 {
-	po->freq = s->opts.freq;
-	if (s->opts.off_cpu) {
-		po->type = s->opts.on_off ? "wall" : "off_cpu";
+	const struct session_opts *so = session__opts(s);
+
+	po->freq = so->freq;
+	if (so->off_cpu) {
+		po->type = so->on_off ? "wall" : "off_cpu";
 		po->value_from_weight = true;
 		po->weight_scale = 1000; /* weights are µs, values ns */
 	}
-	po->cgroup_path = s->cgroups ? cgroup_path_cb : NULL;
-	po->cgroup_labels = s->cgroups ? outputs_cgroup_labels : NULL;
+	po->cgroup_path = session__has_cgroups(s) ? cgroup_path_cb : NULL;
+	po->cgroup_labels = session__has_cgroups(s) ? outputs_cgroup_labels : NULL;
 	po->cgroup_ctx = s;
 }
 
-static bool weighted(const struct session *s)
-{
-	return s->opts.off_cpu || s->opts.on_off;
-}
-
-static int write_pprof(struct session *s, const struct outputs_opts *o)
+static int write_pprof(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
 	struct pprof_opts po = {
 		.time_nanos = o->start_ns,
@@ -63,12 +61,12 @@ static int write_pprof(struct session *s, const struct outputs_opts *o)
 
 	/* Sample type and weights from the mode; a cgroup label on every sample. */
 	outputs__pprof_opts(s, &po);
-	if (weighted(s))
+	if (session__weighted(s))
 		po.freq = 0; /* values are measured times, not periods */
-	return pprof__write(s->agg, s->sym, s->ksyms, &po, o->pprof_path);
+	return pprof__write(snap, &po, o->pprof_path);
 }
 
-static int write_otlp(struct session *s, const struct outputs_opts *o)
+static int write_otlp(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
 	struct otlp_opts oo = { .po = { .time_nanos = o->start_ns,
 					.duration_nanos = (int64_t)(o->duration_s * 1e9) } };
@@ -79,11 +77,11 @@ static int write_otlp(struct session *s, const struct outputs_opts *o)
 	int err;
 
 	outputs__pprof_opts(s, &oo.po);
-	if (weighted(s))
+	if (session__weighted(s))
 		oo.po.freq = 0;
 	if (!gethostname(host, sizeof(host) - 1))
 		oo.hostname = host;
-	err = otlp__encode(s->agg, s->sym, s->ksyms, &oo, &data, &size);
+	err = otlp__encode(snap, &oo, &data, &size);
 	if (err)
 		return err;
 	err = outfile__open(&out, o->otlp_path);
@@ -96,24 +94,24 @@ static int write_otlp(struct session *s, const struct outputs_opts *o)
 	return err;
 }
 
-static int write_svg(struct session *s, const struct outputs_opts *o)
+static int write_svg(struct session *s, const struct snapshot *snap, const struct outputs_opts *o)
 {
+	const struct session_opts *so = session__opts(s);
 	struct flamegraph_opts fo = { .title = "CPU Flame Graph" };
 	char sub[160];
 
-	if (weighted(s)) {
-		fo.title =
-			s->opts.on_off ? "Wall-Clock Time Flame Graph" : "Off-CPU Time Flame Graph";
+	if (session__weighted(s)) {
+		fo.title = so->on_off ? "Wall-Clock Time Flame Graph" : "Off-CPU Time Flame Graph";
 		fo.unit = "µs";
 		fo.weight = true;
 		snprintf(sub, sizeof(sub), "sfbpf-top, %.1f s%s", o->duration_s,
-			 s->opts.nr_pids ? "" : ", system-wide");
+			 so->nr_pids ? "" : ", system-wide");
 	} else {
-		snprintf(sub, sizeof(sub), "sfbpf-top, %lu Hz, %.1f s%s", s->opts.freq,
-			 o->duration_s, s->opts.nr_pids ? "" : ", system-wide");
+		snprintf(sub, sizeof(sub), "sfbpf-top, %lu Hz, %.1f s%s", so->freq, o->duration_s,
+			 so->nr_pids ? "" : ", system-wide");
 	}
 	fo.subtitle = sub;
-	return flamegraph__write_svg(s->agg, s->sym, s->ksyms, &fo, o->svg_path);
+	return flamegraph__write_svg(snap, &fo, o->svg_path);
 }
 
 static int report(int err, const char *what, const char *path)
@@ -144,28 +142,35 @@ int outputs__check(const struct outputs_opts *o)
 
 int outputs__write(struct session *s, const struct outputs_opts *o)
 {
-	struct folded_opts fopts = { .weight = weighted(s) };
-	int err = 0, e;
+	struct folded_opts fopts = { .weight = session__weighted(s) };
+	struct snapshot *snap = NULL;
+	int err = 0, e, serr = 0;
 
+	/* Every output from one symbolized snapshot: each frame named once. */
+	if (o->folded_path || o->pprof_path || o->svg_path || o->otlp_path) {
+		snap = session__snapshot(s);
+		serr = snap ? 0 : -errno;
+	}
 	if (o->folded_path) {
-		e = folded__write(s->agg, s->sym, s->ksyms, &fopts, o->folded_path);
+		e = serr ?: folded__write(snap, &fopts, o->folded_path);
 		err = err ? err : report(e, "folded stacks", o->folded_path);
 	}
 	if (o->pprof_path) {
-		e = write_pprof(s, o);
+		e = serr ?: write_pprof(s, snap, o);
 		err = err ? err : report(e, "pprof", o->pprof_path);
 	}
 	if (o->svg_path) {
-		e = write_svg(s, o);
+		e = serr ?: write_svg(s, snap, o);
 		err = err ? err : report(e, "flame graph", o->svg_path);
 	}
 	if (o->otlp_path) {
-		e = write_otlp(s, o);
+		e = serr ?: write_otlp(s, snap, o);
 		err = err ? err : report(e, "OTLP profiles", o->otlp_path);
 	}
+	snapshot__free(snap);
 	/* Written: the DWARF the source lines took is not needed until the next outputs. */
-	if (s->sym)
-		symbolizer__release_lines(s->sym, UINT64_MAX);
+	if (session__symbolizer(s))
+		symbolizer__release_lines(session__symbolizer(s), UINT64_MAX);
 	malloc_trim(0);
 	return err;
 }

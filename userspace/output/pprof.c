@@ -17,7 +17,7 @@
 #include "symbols/ksyms.h"
 #include "tables/elfobj.h"
 #include "profile.pb-c.h"
-#include "profile/stackwalk.h"
+#include "profile/snapshot.h"
 #include "symbols/srcline.h"
 #include "util/clock.h"
 #include "util/hashmap.h"
@@ -386,9 +386,9 @@ static bool add_cgroup_label(struct builder *b, const struct sw_stack *st, PbLab
 {
 	const char *path;
 
-	if (!b->opts.cgroup_path || !st->raw || !st->raw->cgroup_id)
+	if (!b->opts.cgroup_path || !st->cgroup_id)
 		return false;
-	path = b->opts.cgroup_path(b->opts.cgroup_ctx, st->raw->cgroup_id);
+	path = b->opts.cgroup_path(b->opts.cgroup_ctx, st->cgroup_id);
 	if (!path)
 		return false;
 	perftools__profiles__label__init(l);
@@ -448,9 +448,9 @@ static int add_sample(const struct sw_stack *st, void *ctx)
 	}
 	if (add_cgroup_label(b, st, &m->cgroup))
 		m->labels[n++] = &m->cgroup;
-	if (b->opts.cgroup_labels && st->raw && st->raw->cgroup_id) {
+	if (b->opts.cgroup_labels && st->cgroup_id) {
 		struct pprof_label more[PPROF_MAX_CGROUP_LABELS];
-		size_t k = b->opts.cgroup_labels(b->opts.cgroup_ctx, st->raw->cgroup_id, more,
+		size_t k = b->opts.cgroup_labels(b->opts.cgroup_ctx, st->cgroup_id, more,
 						 PPROF_MAX_CGROUP_LABELS);
 
 		for (i = 0; i < k && i < PPROF_MAX_CGROUP_LABELS; i++) {
@@ -667,28 +667,26 @@ static void builder__free(struct builder *b)
 	free(b->extra_labels);
 }
 
-int pprof__write_file(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		      const struct pprof_opts *opts, FILE *f)
+int pprof__write_file(const struct snapshot *snap, const struct pprof_opts *opts, FILE *f)
 {
 	struct builder b = {};
 	int err;
 
 	err = builder__init(&b, opts);
 	if (!err)
-		err = stackwalk__for_each(a, sym, ks, add_sample, &b);
+		err = snapshot__for_each(snap, add_sample, &b);
 	if (!err)
 		err = emit(&b, f);
 	builder__free(&b);
 	return err;
 }
 
-int pprof__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		 const struct pprof_opts *opts, const char *path)
+int pprof__write(const struct snapshot *snap, const struct pprof_opts *opts, const char *path)
 {
 	struct outfile out;
 	int err = outfile__open(&out, path);
 
 	if (err)
 		return err;
-	return outfile__close(&out, pprof__write_file(a, sym, ks, opts, out.f));
+	return outfile__close(&out, pprof__write_file(snap, opts, out.f));
 }

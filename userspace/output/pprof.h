@@ -35,9 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct aggregator;
-struct symbolizer;
-struct ksyms;
+struct snapshot;
 
 /* A string label put on every sample, e.g. { "hostname", "db-1" }. */
 struct pprof_label {
@@ -64,19 +62,16 @@ struct pprof_opts {
 	 * More labels of a sample's cgroup (container, pod), up to max, into out;
 	 * their count. Strings need to stay valid until the next call only. NULL: none.
 	 */
-	size_t (*cgroup_labels)(void *ctx, uint64_t cgroup_id, struct pprof_label *out,
-				size_t max);
+	size_t (*cgroup_labels)(void *ctx, uint64_t cgroup_id, struct pprof_label *out, size_t max);
 };
 
 #define PPROF_MAX_CGROUP_LABELS 4
 
 /*
- * sym and ks may be NULL (frames unknown); opts may be NULL (cpu defaults, no
+ * The stacks of snap (snapshot.h); opts may be NULL (cpu defaults, no
  * period). path "-" is stdout. Returns 0 or a negative errno.
  */
-int pprof__write(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-		 const struct pprof_opts *opts, const char *path);
-int pprof__write_file(const struct aggregator *a, struct symbolizer *sym,
-		      const struct ksyms *ks, const struct pprof_opts *opts, FILE *f);
+int pprof__write(const struct snapshot *snap, const struct pprof_opts *opts, const char *path);
+int pprof__write_file(const struct snapshot *snap, const struct pprof_opts *opts, FILE *f);
 
 #endif /* SFBPF_PPROF_H */

@@ -14,7 +14,7 @@
 
 #include "profile/bpfprog.h"
 #include "interp/python_names.h"
-#include "profile/session.h"
+#include "profile/session_int.h"
 #include "util/log.h"
 #include "util/clock.h"
 
@@ -700,12 +700,16 @@ static void set_budgets(struct session *s)
 	symbolizer__set_budgets(s->sym, s->budgets.symbols, s->budgets.jit_maps);
 }
 
-int session__open(struct session *s, const struct session_opts *opts)
+int session__open(struct session **sp, const struct session_opts *opts)
 {
+	struct session *s = *sp = calloc(1, sizeof(*s));
 	struct tables_sizes sz;
 	int err;
 
-	memset(s, 0, sizeof(*s));
+	if (!s) {
+		pr_warn("out of memory");
+		return -ENOMEM;
+	}
 	s->opts = *opts;
 	s->cpu = !opts->off_cpu || opts->on_off;
 	s->start_time = clock__mono_s();
@@ -792,6 +796,8 @@ void session__stop(struct session *s)
 
 void session__close(struct session *s)
 {
+	if (!s)
+		return;
 	lifecycle__free(s->lc);
 	proctrack__free(s->procs);
 	pythons__free(s->pythons);
@@ -808,5 +814,5 @@ void session__close(struct session *s)
 	free(s->gone);
 	free(s->exited);
 	free(s->weighted);
-	memset(s, 0, sizeof(*s));
+	free(s);
 }

@@ -4,13 +4,16 @@
  * processes it covers, and what userspace made of the samples so far
  * (aggregated stacks, symbols). Every front end — plain run, live view,
  * continuous mode — drives one session: open, poll until done, read, close.
+ * A session is opaque: what a front end reads of it goes through the
+ * functions below (session__snapshot() for the writers).
  *
  * Modes: CPU (default: the profile program, one count per sample), off-CPU
  * (the sched_switch program: every off-CPU period of a thread is one sample
  * weighted by its length) and on+off (both, CPU samples weighted by the
  * sampling period: a thread's on- and off-CPU time add up to wall time). In
- * the off-CPU modes the aggregator's weights are microseconds: write them
- * with folded_opts.weight. See docs/DESIGN-offcpu.md.
+ * the off-CPU modes the aggregator's weights are microseconds
+ * (session__weighted()): write them with folded_opts.weight. See
+ * docs/DESIGN-offcpu.md.
  */
 #ifndef SFBPF_SESSION_H
 #define SFBPF_SESSION_H
@@ -88,58 +91,16 @@ struct session_budgets {
 };
 void session__default_budgets(struct session_budgets *out);
 
-struct session_exited {
-	int pid;
-	uint64_t drain; /* the poll round in which its exit was seen */
-};
-
-struct session {
-	struct session_opts opts;
-	struct profile *prof; /* owns the table maps and the lifecycle programs */
-	bool cpu; /* CPU samples (the profile program attached to the CPUs) */
-	struct tables *tables;
-	struct tablecache *table_cache; /* NULL: --no-table-cache */
-	struct proctrack *procs;
-	struct pythons *pythons; /* the Python processes' settings and frames */
-	struct sfbpf_sample *spliced; /* a sample with its Python frames in place */
-	struct lifecycle *lc;
-	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
-	struct aggregator *agg; /* everything received since open (or the last reset) */
-	struct symbolizer *sym;
-	struct ksyms *ksyms;
-	uint8_t *sampled; /* pids with samples: the symbolizer knows them */
-	uint8_t *gone; /* pids whose exit was seen (until an exec, or a sample queues it) */
-	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
-	uint32_t exited_head, exited_tail;
-	uint64_t drains; /* poll rounds that read the sample ring to its end */
-	bool cut; /* the last poll left samples in the ring (profile__poll_slice) */
-	bool loading; /* tables were pending at the last poll round */
-	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
-	uint64_t dwarf_pages_ns; /* DWARF files' pages last given back */
-	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
-	uint64_t table_budget;
-	struct session_budgets budgets; /* in force: the options, else the defaults */
-	uint64_t names_next_ns, names_wait_ns; /* Python names collections: the next, the pace */
-	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */
-	uint64_t received;
-	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
-	/* Off-CPU modes. */
-	struct offcpu *off;
-	struct sfbpf_sample *weighted; /* a sample copy carrying its weight in µs */
-	uint64_t weight_ns, weight_us; /* time given to the aggregator so far */
-	uint64_t state_ns[SFBPF_STATE__COUNT]; /* off-CPU time per thread state */
-	uint64_t oncpu_ns; /* on_off: CPU samples times the period */
-	uint64_t at_end; /* off-CPU periods still open at the end, counted up to it */
-	uint64_t attach_ns, end_ns; /* the traced window (CLOCK_MONOTONIC ns) */
-	bool stopped;
-};
+struct session;
+struct snapshot;
 
 /*
  * Load the BPF program, load tables for the target processes (or all), and
- * start sampling. Prints a one-line reason on stderr and returns a negative
- * errno on failure (-ESRCH: a target PID does not exist).
+ * start sampling, into a new session *sp. Prints a one-line reason on stderr
+ * and returns a negative errno on failure (-ESRCH: a target PID does not
+ * exist); *sp is then NULL, or a session to session__close().
  */
-int session__open(struct session *s, const struct session_opts *opts);
+int session__open(struct session **sp, const struct session_opts *opts);
 /* Read samples for up to timeout_ms; returns samples handled or a negative errno. */
 int session__poll(struct session *s, int timeout_ms);
 /*
@@ -147,7 +108,30 @@ int session__poll(struct session *s, int timeout_ms);
  * tracing, then count the threads still off-CPU up to now.
  */
 void session__stop(struct session *s);
+/* Frees everything of s (NULL: nothing). */
 void session__close(struct session *s);
+
+/*
+ * What the front ends read of a session, whose fields are its own: what it
+ * aggregated so far as one symbolized snapshot for the writers (snapshot.h;
+ * NULL + errno), and the parts the live view's model reads as it goes (the
+ * aggregated stacks, the symbolizer naming their user frames, kallsyms or
+ * NULL), the options it was opened with, when sampling started
+ * (CLOCK_MONOTONIC seconds), whether it was stopped, whether it knows cgroup
+ * paths (session__cgroup_path()).
+ */
+struct snapshot *session__snapshot(struct session *s);
+struct aggregator *session__aggregator(struct session *s);
+struct symbolizer *session__symbolizer(struct session *s);
+const struct ksyms *session__ksyms(const struct session *s);
+const struct session_opts *session__opts(const struct session *s);
+/* The memory budgets in force: the options', else the defaults. */
+const struct session_budgets *session__budgets(const struct session *s);
+/* Whether its stacks weigh time (µs: off-CPU, on+off), not samples. */
+bool session__weighted(const struct session *s);
+double session__attach_time(const struct session *s);
+bool session__stopped(const struct session *s);
+bool session__has_cgroups(const struct session *s);
 
 /*
  * Forget the mappings of the processes that exited so far (once the samples

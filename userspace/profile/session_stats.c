@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "profile/session.h"
+#include "profile/session_int.h"
 #include "symbols/srcline.h"
 #include "util/clock.h"
 #include "util/vec.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Symbolized stack walk: turns each aggregated raw stack into named frames,
- * root first, so that every output (folded, pprof, SVG flame graph) names
- * frames the same way:
+ * The one rule frames are named by: every output (folded, pprof, OTLP, the
+ * SVG flame graph, through snapshot.h) and the live view name the frames of
+ * an aggregated stack with it, so that they name them the same way. A
+ * stack's named frames, root first:
  *
  *   comm, [truncated]?, user root ... user leaf, kernel root ... kernel leaf
  *
@@ -32,15 +33,16 @@
 #ifndef SFBPF_STACKWALK_H
 #define SFBPF_STACKWALK_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct aggregator;
+#include "interp/python_names.h"
+#include "symbols/symbolize.h"
+
 struct aggr_stack;
-struct symbolizer;
 struct ksyms;
-struct sym_info;
 
 enum sw_kind {
 	SW_COMM = 0, /* root pseudo-frame: the task's command */
@@ -71,39 +73,48 @@ struct sw_frame {
 };
 
 /*
- * One symbolized stack. Strings and frames are valid during the callback only;
- * user frames' strings are the walk's own copies, none points into the
- * symbolizer's caches (which may evict an object while the stack is walked).
+ * The address entry ip of a stack is looked up at: a return address at
+ * ip - 1, the innermost entry of its part (leaf) and Python frames' ids as
+ * they are.
  */
-struct sw_stack {
-	const struct aggr_stack *raw;
-	uint32_t pid;
-	uint64_t count;
-	uint64_t weight;
-	size_t nr_frames;
-	const struct sw_frame *frames; /* root first; frames[0] is the SW_COMM frame */
-	size_t first_user; /* index of the user root frame (== first_kernel if none) */
-	size_t first_kernel; /* index of the kernel root frame (== nr_frames if none) */
+static inline uint64_t stackwalk__addr(uint64_t ip, bool leaf)
+{
+	return leaf || python_names__is_ip(ip) ? ip : ip - 1;
+}
+
+/* The name of a stack's task (its SW_COMM frame). */
+const char *stackwalk__comm(const struct aggr_stack *st);
+
+/*
+ * One frame named by the rules above, for the views that name addresses one
+ * at a time and keep the names (the live view, its source page). kind is
+ * SW_USER or SW_KERNEL; addr is what stackwalk__addr() gives; pid the
+ * stack's process. out->f is the frame itself, without the functions
+ * inlined there (their names are in out->si.lines, innermost first, as the
+ * symbolizer said of a native user frame). Strings are valid until the
+ * symbolizer's next call, and while *out lives.
+ */
+struct sw_name {
+	struct sw_frame f;
+	struct sym_info si;
+	char buf[PATH_MAX + 2]; /* "[MODULE]" */
 };
-
-typedef int (*sw_cb)(const struct sw_stack *st, void *ctx);
-
-/*
- * Calls cb for every distinct raw stack of a, in the aggregator's order; stops
- * at (and returns) a nonzero return of cb. sym and ks may be NULL (every frame
- * unknown). Returns 0 or a negative errno.
- */
-int stackwalk__for_each(const struct aggregator *a, struct symbolizer *sym, const struct ksyms *ks,
-			sw_cb cb, void *ctx);
+void stackwalk__name(struct symbolizer *sym, const struct ksyms *ks, uint32_t pid,
+		     enum sw_kind kind, uint64_t addr, struct sw_name *out);
 
 /*
- * The name of the user frame si describes (symbolizer__user()), by the rules
- * above, for the outputs that symbolize addresses one at a time (the live
- * view, its source view): the symbol, else the function the DWARF names
- * there (*symbol set); else "[MODULE]" written into buf, an already bracketed
- * module as it is ("[vdso]"), or "[unknown]". Valid while si's strings and
- * buf are.
+ * Every frame one stack entry stands for, root first, as the outputs show
+ * them: the frame stackwalk__name() names, then, at a native user address,
+ * the functions inlined there (inlined = true, same address), innermost
+ * last. Into e->frames, grown as needed (free() it when done); strings as
+ * stackwalk__name()'s. Returns how many frames, or -ENOMEM.
  */
-const char *stackwalk__user_name(const struct sym_info *si, char *buf, size_t len, bool *symbol);
+struct sw_entry {
+	struct sw_name name;
+	struct sw_frame *frames;
+	size_t cap;
+};
+int stackwalk__entry(struct symbolizer *sym, const struct ksyms *ks, uint32_t pid,
+		     enum sw_kind kind, uint64_t addr, struct sw_entry *e);
 
 #endif /* SFBPF_STACKWALK_H */

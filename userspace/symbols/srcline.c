@@ -24,11 +24,12 @@
 #include "symbols/demangle.h"
 #include "symbols/srcline.h"
 #include "symbols/srcline_elf.h"
-#include "util/arena.h"
 #include "util/clock.h"
 #include "util/fileview.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
+#include "util/search.h"
+#include "util/strset.h"
 #include "util/vec.h"
 
 /* Nesting of lexical blocks and inlined calls followed before giving up. */
@@ -98,8 +99,7 @@ struct srcline {
 	struct hashmap answer_ix; /* by address -> index in answers */
 	struct srcline_frame *frames;
 	size_t nframes, frames_cap;
-	struct hashmap str_ix; /* interned strings: pointers into arena */
-	struct arena arena;
+	struct strset strs; /* its file and function names */
 };
 
 int srcline__elf_has_dwarf(Elf *elf)
@@ -379,8 +379,7 @@ void srcline__free(struct srcline *sl)
 	free(sl->answers);
 	free(sl->frames);
 	hashmap__free(&sl->answer_ix);
-	hashmap__free(&sl->str_ix);
-	arena__free(&sl->arena);
+	strset__free(&sl->strs);
 	free(sl);
 }
 
@@ -401,36 +400,6 @@ uint64_t srcline__spilled(const struct srcline *sl)
 
 /* ---- strings -------------------------------------------------------------------- */
 
-static bool str_eq(const void *ctx, uint64_t val, const void *key)
-{
-	(void)ctx;
-	return strcmp(HASHMAP_TO_PTR(val), key) == 0;
-}
-
-/* One copy of s for the srcline's life; NULL for NULL or without memory. */
-static const char *intern(struct srcline *sl, const char *s)
-{
-	uint32_t h;
-	int64_t v;
-	size_t n;
-	char *p;
-
-	if (!s)
-		return NULL;
-	h = (uint32_t)hash__str(s);
-	v = hashmap__find(&sl->str_ix, h, str_eq, NULL, s);
-	if (v >= 0)
-		return HASHMAP_TO_PTR(v);
-	n = strlen(s) + 1;
-	p = arena__alloc(&sl->arena, n);
-	if (!p)
-		return NULL;
-	memcpy(p, s, n);
-	if (hashmap__add(&sl->str_ix, h, HASHMAP_PTR(p)))
-		return NULL;
-	return p;
-}
-
 /*
  * A source path as addr2line prints it: relative names (DWARF 5 file entries
  * in the compilation directory) joined to the unit's DW_AT_comp_dir.
@@ -443,8 +412,8 @@ static const char *src_path(struct srcline *sl, Dwarf_Die *cudie, const char *na
 
 	if (!name || name[0] == '/' || !dwarf_attr(cudie, DW_AT_comp_dir, &a) ||
 	    !(dir = dwarf_formstring(&a)) || asprintf(&joined, "%s/%s", dir, name) < 0)
-		return intern(sl, name);
-	name = intern(sl, joined);
+		return strset__intern(&sl->strs, name);
+	name = strset__intern(&sl->strs, joined);
 	free(joined);
 	return name;
 }
@@ -460,13 +429,13 @@ static const char *die_function(struct srcline *sl, Dwarf_Die *die)
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
 		link = dwarf_formstring(&a);
 	if (link && (d = demangle(link))) {
-		name = intern(sl, d);
+		name = strset__intern(&sl->strs, d);
 		free(d);
 		return name;
 	}
 	/* A C++ linkage name that does not demangle still names the function exactly. */
 	name = dwarf_diename(die);
-	return intern(sl, name ? name : link);
+	return strset__intern(&sl->strs, name ? name : link);
 }
 
 /* ---- index ---------------------------------------------------------------------- */
@@ -548,16 +517,8 @@ static int build_index(struct srcline *sl)
 /* The range holding addr: the last starting at or before it that covers it, or NULL. */
 static const struct range *find_range(const struct range *r, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n, i;
+	size_t lo = SEARCH_UPTO(r, n, lo, addr), i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Ranges rarely overlap (nested functions); look back a little for one that holds addr. */
 	for (i = lo; i > 0 && lo - i < MAX_OVERLAP; i--) {
 		if (addr < r[i - 1].hi)

@@ -17,6 +17,7 @@
 #include "tables/tablecache.h"
 #include "sframe/sframe_elf.h"
 #include "tables/tableload.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /*
@@ -48,14 +49,6 @@ struct tableload {
 	struct tableload_job *done, **done_tail; /* in completion order */
 	uint32_t queued, in_flight;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* Table from the object's .sframe: 0, -ENOENT (none), or why it is unusable. */
 static int sframe_table(struct tableload_job *job, struct flat_table **ft)
@@ -154,7 +147,7 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	char name[2 * SHA256_BYTES + 1];
 	struct tablecache_meta meta;
 	struct complete_info ci;
-	uint64_t start = now_ns();
+	uint64_t start = clock__mono_ns();
 	uint8_t digest[SHA256_BYTES];
 	bool cacheable = false;
 	int err, cerr, copy;
@@ -210,7 +203,7 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 done:
 	job->err = err;
 	job->ft = ft;
-	job->build_ns = now_ns() - start;
+	job->build_ns = clock__mono_ns() - start;
 	close(job->fd);
 	job->fd = -1;
 }

@@ -74,9 +74,9 @@ int batch__print(FILE *out, struct topview *tv, const struct batch_opts *o,
 static int forget(struct session *s, const struct topview_opts *topts, struct topview **tv)
 {
 	topview__free(*tv);
-	aggregator__reset(s->agg);
+	aggregator__reset(session__aggregator(s));
 	session__forget_exited(s);
-	*tv = topview__new(topts, s->sym, s->ksyms);
+	*tv = topview__new(topts, session__symbolizer(s), session__ksyms(s));
 	return *tv ? 0 : -errno;
 }
 
@@ -88,10 +88,10 @@ static int table(struct session *s, struct topview *tv, const struct batch_opts 
 	int err;
 
 	topview_status__read(s, &now);
-	err = topview__update(tv, s->agg);
+	err = topview__update(tv, session__aggregator(s));
 	if (!err)
 		err = batch__print(out, tv, o, prev, &now);
-	if (!err && o->stats && !s->stopped) /* the last ones: at exit, by the caller */
+	if (!err && o->stats && !session__stopped(s)) /* the last ones: at exit, by the caller */
 		session__print_stats(s, stderr);
 	*prev = now;
 	return err;
@@ -102,8 +102,8 @@ int batch__run(struct session *s, const struct batch_opts *o, FILE *out)
 	struct topview_opts topts = { .counts = o->counts,
 				      .group = o->group,
 				      /* off-CPU: rows are µs of blocked time */
-				      .weight = s->opts.off_cpu || s->opts.on_off };
-	struct topview *tv = topview__new(&topts, s->sym, s->ksyms);
+				      .weight = session__weighted(s) };
+	struct topview *tv = topview__new(&topts, session__symbolizer(s), session__ksyms(s));
 	double start = clock__mono_s(), next = start + o->interval, now, wait;
 	double end = o->duration > 0 ? start + o->duration : 0;
 	struct topview_status prev, last;

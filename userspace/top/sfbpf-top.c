@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "top/batch.h"
-#include "output/continuous.h"
+#include "top/continuous_loop.h"
 #include "output/continuous_cli.h"
 #include "top/preflight.h"
 #include "profile/offcpu.h"
@@ -625,7 +625,7 @@ static void warn_budget(struct session *s)
 {
 	struct aggr_totals t;
 
-	aggregator__totals(s->agg, &t);
+	aggregator__totals(session__aggregator(s), &t);
 	if (t.folded)
 		fprintf(stderr,
 			"sfbpf-top: %llu of %llu samples (%.1f%%) are in the files without their "
@@ -633,13 +633,13 @@ static void warn_budget(struct session *s)
 			"--max-stack-mem (%llu MiB)\n",
 			(unsigned long long)t.folded, (unsigned long long)t.samples,
 			t.samples ? 100.0 * t.folded / t.samples : 0.0,
-			(unsigned long long)(s->budgets.stacks >> 20));
+			(unsigned long long)(session__budgets(s)->stacks >> 20));
 	if (t.refused)
 		fprintf(stderr,
 			"sfbpf-top: %llu samples are not in the files: no room for them within "
 			"--max-stack-mem (%llu MiB)\n",
 			(unsigned long long)t.refused,
-			(unsigned long long)(s->budgets.stacks >> 20));
+			(unsigned long long)(session__budgets(s)->stacks >> 20));
 }
 
 /*
@@ -699,7 +699,7 @@ int main(int argc, char **argv)
 	};
 	static const struct argp argp = { options,  parse_arg, "[DURATION]", doc,
 					  children, NULL,      NULL };
-	static struct session sess;
+	struct session *sess = NULL;
 	struct outputs_opts outs = { 0 };
 	struct session_opts sopts;
 	enum out_mode mode;
@@ -733,28 +733,28 @@ int main(int argc, char **argv)
 	err = session__open(&sess, &sopts);
 	if (err)
 		goto cleanup;
-	symbolizer__set_lines(sess.sym, true, !env.no_inline);
-	if (env.debuginfod && symbolizer__set_debuginfod(sess.sym, true))
+	symbolizer__set_lines(session__symbolizer(sess), true, !env.no_inline);
+	if (env.debuginfod && symbolizer__set_debuginfod(session__symbolizer(sess), true))
 		pr_warn("debuginfod: cannot start its client: debug files are not fetched\n");
 	if (mode == OUT_LIVE)
-		err = run_live(&sess);
+		err = run_live(sess);
 	else if (mode == OUT_BATCH)
-		err = run_batch(&sess);
+		err = run_batch(sess);
 	else if (mode == OUT_CONTINUOUS)
-		err = run_continuous(&sess);
+		err = run_continuous(sess);
 	else
-		err = run_quiet(&sess);
-	session__stop(&sess);
+		err = run_quiet(sess);
+	session__stop(sess);
 	if (env.stats)
-		session__print_stats(&sess, stderr);
+		session__print_stats(sess, stderr);
 	if (env.off_cpu)
-		session__print_offcpu_summary(&sess, stderr);
-	outs.duration_s = clock__mono_s() - sess.attach_time;
-	ferr = outputs__write(&sess, &outs);
+		session__print_offcpu_summary(sess, stderr);
+	outs.duration_s = clock__mono_s() - session__attach_time(sess);
+	ferr = outputs__write(sess, &outs);
 	if (env.folded_path || env.pprof_path || env.svg_path || env.otlp_path)
-		warn_budget(&sess);
+		warn_budget(sess);
 	err = err ? err : ferr;
 cleanup:
-	session__close(&sess);
+	session__close(sess);
 	return err ? 1 : 0;
 }

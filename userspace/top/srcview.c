@@ -19,9 +19,10 @@ struct collect {
 	struct srcview *v;
 	struct symbolizer *sym;
 	const struct srcview_query *q;
+	struct sw_name name; /* the leaf's */
 };
 
-/* The leaf's name as topview names user frames: the symbol, else the DWARF function. */
+/* Count n samples at (file, line, fn), one entry per distinct line. */
 static int add(struct srcview *v, const char *file, uint32_t line, const char *fn, uint64_t n)
 {
 	size_t i;
@@ -45,26 +46,24 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 {
 	struct collect *c = ctx;
 	const struct srcview_query *q = c->q;
+	const struct sym_info *si = &c->name.si;
+	const struct sw_frame *f = &c->name.f;
 	const struct srcline_frame *l;
-	char buf[PATH_MAX + 2];
-	struct sym_info si;
-	const char *name;
-	bool symbol;
 
 	if (!st->nr_user || st->nr_kernel || !st->count)
 		return 0;
 	if ((q->pid && st->pid != q->pid) ||
 	    (q->comm && strcmp(q->comm, "-") && strcmp(q->comm, st->comm)))
 		return 0;
-	if (symbolizer__user(c->sym, st->pid, st->ips[0], &si))
-		return 0;
-	name = stackwalk__user_name(&si, buf, sizeof(buf), &symbol);
-	if (!symbol || strcmp(name, q->name) || !si.module || strcmp(si.module, q->module))
+	stackwalk__name(c->sym, NULL, st->pid, SW_USER, stackwalk__addr(st->ips[0], true), &c->name);
+	/* A Python frame's lines are not the symbolizer's: not listed (yet). */
+	if (!f->symbol || f->python || strcmp(f->name, q->name) || !f->module ||
+	    strcmp(f->module, q->module))
 		return 0;
 	c->v->samples += st->count;
-	if (!si.nr_lines)
+	if (!si->nr_lines)
 		return add(c->v, NULL, 0, NULL, st->count);
-	l = &si.lines[0];
+	l = &si->lines[0];
 	return add(c->v, l->file, l->line, l->function, st->count);
 }
 
@@ -86,14 +85,19 @@ static int cmp_line(const void *a, const void *b)
 int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbolizer *sym,
 		     const struct srcview_query *q)
 {
-	struct collect c = { v, sym, q };
+	struct collect *c;
 	int err;
 
 	v->nr_lines = 0;
 	v->samples = 0;
 	if (!sym || !q->name || !q->module)
 		return 0;
-	err = aggregator__for_each(a, collect_one, &c);
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct collect){ .v = v, .sym = sym, .q = q };
+	err = aggregator__for_each(a, collect_one, c);
+	free(c);
 	if (!err && v->nr_lines)
 		qsort(v->lines, v->nr_lines, sizeof(*v->lines), cmp_line);
 	return err;

@@ -19,11 +19,11 @@
 #include "util/arena.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
+#include "util/strset.h"
 #include "util/vec.h"
 #include "symbols/ksyms.h"
 #include "profile/session.h"
 #include "profile/stackwalk.h"
-#include "interp/python_names.h"
 #include "symbols/symbolize.h"
 #include "top/topview.h"
 #include "top/topview_int.h"
@@ -33,13 +33,6 @@
 /* ---- the model (struct topview: topview_int.h) ---- */
 
 /* -- strings -- */
-
-static bool str_eq(const void *ctx, uint64_t id, const void *key)
-{
-	const struct topview *tv = ctx;
-
-	return !strcmp(tv->strings[id], key);
-}
 
 static bool has_controls(const char *s)
 {
@@ -52,36 +45,18 @@ static bool has_controls(const char *s)
 /* The interned copy of s, control characters replaced (safe on a terminal). */
 static const char *intern(struct topview *tv, const char *s)
 {
-	char *clean = NULL, *copy = NULL, *p;
-	uint32_t h;
-	int64_t id;
-	size_t n;
+	const char *copy;
+	char *clean, *p;
 
-	if (has_controls(s)) {
-		clean = strdup(s);
-		if (!clean)
-			return NULL;
-		for (p = clean; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '_';
-		s = clean;
-	}
-	h = (uint32_t)hash__str(s);
-	id = hashmap__find(&tv->strings_map, h, str_eq, tv, s);
-	if (id >= 0) {
-		copy = tv->strings[id];
-		goto out;
-	}
-	n = strlen(s) + 1;
-	copy = arena__alloc(&tv->strings_arena, n);
-	if (!copy || VEC_RESERVE(tv->strings, tv->strings_cap, tv->nr_strings + 1, 64) ||
-	    hashmap__add(&tv->strings_map, h, tv->nr_strings)) {
-		copy = NULL;
-		goto out;
-	}
-	memcpy(copy, s, n);
-	tv->strings[tv->nr_strings++] = copy;
-out:
+	if (!has_controls(s))
+		return strset__intern(&tv->strings, s);
+	clean = strdup(s);
+	if (!clean)
+		return NULL;
+	for (p = clean; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
+	copy = strset__intern(&tv->strings, clean);
 	free(clean);
 	return copy;
 }
@@ -130,36 +105,31 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 	return tv->nr_syms++;
 }
 
-/* A user frame, named as every other output names it (stackwalk.h). */
-static int64_t sym_user(struct topview *tv, uint32_t pid, uint64_t addr)
+/*
+ * A frame, named as every output names it (stackwalk.h), with its module as
+ * perf top shows it: "[kernel.kallsyms]" or "[ext4]" for the kernel, "python"
+ * for a Python frame, "[unknown]" where there is none.
+ */
+static int64_t sym_named(struct topview *tv, uint32_t pid, bool kernel, uint64_t addr)
 {
-	char buf[PATH_MAX + 2];
-	struct sym_info si = {};
-	struct python_name pn;
-	const char *name;
-	bool symbol;
-
-	if (python_names__get(addr, &pn))
-		return sym_get(tv, pn.label, "python", false);
-	if (tv->sym)
-		symbolizer__user(tv->sym, pid, addr, &si);
-	name = stackwalk__user_name(&si, buf, sizeof(buf), &symbol);
-	if (!symbol && !strcmp(name, "[unknown]"))
-		return sym_get(tv, name, "[unknown]", false);
-	return sym_get(tv, name, si.module && si.module[0] ? si.module : "[unknown]", false);
-}
-
-static int64_t sym_kernel(struct topview *tv, uint64_t addr)
-{
-	const struct ksym *k = tv->ks ? ksyms__find(tv->ks, addr) : NULL;
+	const struct sw_frame *f = &tv->name.f;
 	char module[128];
 
-	if (!k || !k->name[0])
-		return sym_get(tv, "[unknown]", "[unknown]", true);
-	if (!k->module)
-		return sym_get(tv, k->name, "[kernel.kallsyms]", true);
-	snprintf(module, sizeof(module), "[%s]", k->module);
-	return sym_get(tv, k->name, module, true);
+	bool unknown;
+
+	stackwalk__name(tv->sym, tv->ks, pid, kernel ? SW_KERNEL : SW_USER, addr, &tv->name);
+	if (!kernel) {
+		unknown = !f->symbol && !strcmp(f->name, "[unknown]");
+		return sym_get(tv, f->name,
+			       !unknown && f->module && f->module[0] ? f->module : "[unknown]",
+			       false);
+	}
+	if (!f->symbol)
+		return sym_get(tv, f->name, "[unknown]", true);
+	if (!f->module)
+		return sym_get(tv, f->name, "[kernel.kallsyms]", true);
+	snprintf(module, sizeof(module), "[%s]", f->module);
+	return sym_get(tv, f->name, module, true);
 }
 
 static bool addr_eq(const void *ctx, uint64_t id, const void *key)
@@ -178,7 +148,7 @@ static int64_t sym_frame(struct topview *tv, uint32_t pid, bool kernel, uint64_t
 
 	if (id >= 0)
 		return tv->addrs[id].sym;
-	sym = kernel ? sym_kernel(tv, addr) : sym_user(tv, pid, addr);
+	sym = sym_named(tv, pid, kernel, addr);
 	if (sym < 0 || VEC_RESERVE(tv->addrs, tv->addrs_cap, tv->nr_addrs + 1, 64) ||
 	    hashmap__add(&tv->addrs_map, h, tv->nr_addrs))
 		return -ENOMEM;
@@ -280,22 +250,20 @@ static int stack_add(struct topview *tv, const struct aggr_stack *st)
 	s->pid = st->pid;
 	s->truncated = st->truncated;
 	s->cgroup_id = st->cgroup_id;
-	s->comm = intern(tv, st->pid == 0 ? "swapper" : st->comm[0] ? st->comm : "[unknown]");
+	s->comm = intern(tv, stackwalk__comm(st));
 	s->syms = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->syms));
 	s->rows = arena__alloc(&tv->stacks_arena, (nr ? nr : 1) * sizeof(*s->rows));
 	if (!s->comm || !s->syms || !s->rows)
 		return -ENOMEM;
-	/* Leaf first: the kernel part, then the user part. Return addresses at addr - 1. */
+	/* Leaf first: the kernel part, then the user part. */
 	for (i = 0; i < st->nr_kernel; i++, k++) {
-		sym = sym_frame(tv, st->pid, true, kips[i] - (i > 0));
+		sym = sym_frame(tv, st->pid, true, stackwalk__addr(kips[i], i == 0));
 		if (sym < 0)
 			return (int)sym;
 		s->syms[k] = sym;
 	}
 	for (i = 0; i < st->nr_user; i++, k++) {
-		/* Python frames are ids, not return addresses (python_names.h). */
-		sym = sym_frame(tv, st->pid, false,
-				st->ips[i] - (i > 0 && !python_names__is_ip(st->ips[i])));
+		sym = sym_frame(tv, st->pid, false, stackwalk__addr(st->ips[i], i == 0));
 		if (sym < 0)
 			return (int)sym;
 		s->syms[k] = sym;
@@ -622,17 +590,15 @@ void topview__free(struct topview *tv)
 {
 	if (!tv)
 		return;
-	arena__free(&tv->strings_arena);
+	strset__free(&tv->strings);
 	arena__free(&tv->syms_arena);
 	arena__free(&tv->rows_arena);
 	arena__free(&tv->stacks_arena);
-	hashmap__free(&tv->strings_map);
 	hashmap__free(&tv->syms_map);
 	hashmap__free(&tv->addrs_map);
 	hashmap__free(&tv->rows_map);
 	hashmap__free(&tv->ids_map);
 	hashmap__free(&tv->folds_map);
-	free(tv->strings);
 	free(tv->syms);
 	free(tv->marks);
 	free(tv->addrs);

@@ -6,9 +6,11 @@
  *
  * A row is a function of one group: (PID, thread name) by default, or one
  * command name, or every process together. A function is a symbol of one
- * shared object, user ([.]) or kernel ([k]); frames are named the way
- * stackwalk.h names them for every output ("[MODULE]", "[unknown]", return
- * addresses looked up at addr - 1), so a row matches a flame-graph frame.
+ * shared object, user ([.]) or kernel ([k]); frames are named by
+ * stackwalk__name(), the rule every output names them by ("[MODULE]",
+ * "[unknown]", return addresses looked up at addr - 1), so a row matches a
+ * flame-graph frame. A row is the function a sampled address is in: the
+ * functions inlined there have no rows of their own.
  *
  *   Self     samples whose leaf (innermost) frame is the function
  *   Total    samples with the function anywhere in the stack, once per sample

@@ -13,10 +13,12 @@
 
 #include "profile/aggregate.h"
 #include "symbols/ksyms.h"
+#include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
 #include "top/topview.h"
 #include "util/arena.h"
 #include "util/hashmap.h"
+#include "util/strset.h"
 
 struct addr_entry {
 	uint64_t space; /* pid, or KERNEL_SPACE */
@@ -52,11 +54,10 @@ struct topview {
 	struct topview_opts opts;
 	struct symbolizer *sym;
 	const struct ksyms *ks;
+	struct sw_name name; /* the frame being named */
 
-	struct arena strings_arena, syms_arena, rows_arena, stacks_arena;
-	char **strings;
-	size_t nr_strings, strings_cap;
-	struct hashmap strings_map;
+	struct strset strings; /* names, modules, comms */
+	struct arena syms_arena, rows_arena, stacks_arena;
 
 	struct topview_sym **syms;
 	size_t nr_syms, syms_cap;

@@ -28,8 +28,8 @@ void topview_status__read(struct session *s, struct topview_status *o)
 	o->received = st.received;
 	o->emitted = st.bpf[SFBPF_STAT_EMITTED];
 	o->drops = st.bpf[SFBPF_STAT_RB_DROPS];
-	if (s->agg) {
-		aggregator__totals(s->agg, &t);
+	if (session__aggregator(s)) {
+		aggregator__totals(session__aggregator(s), &t);
 		o->invalid = t.invalid;
 	}
 	o->top_stop = -1;

@@ -23,6 +23,7 @@
 #include "top/tuipages.h"
 #include "top/tui_int.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define POLL_MS 50 /* longest wait for samples: bounds the key latency */
 #define TREE_MIN_SHARE 0.005 /* tree nodes under 0.5% of the function's Total: pruned */
@@ -108,18 +109,12 @@ static int copy_tree(struct tui *t, enum topview_dir dir, struct nodes *out)
 	const struct topview_node *nodes;
 	int n = topview__tree(t->tv, t->expanded_id, dir, &t->filter, TREE_MIN_SHARE,
 			      TREE_MAX_NODES, &nodes);
-	void *p;
 
 	out->n = 0;
 	if (n <= 0)
 		return n;
-	if ((size_t)n > out->cap) {
-		p = realloc(out->v, n * sizeof(*out->v));
-		if (!p)
-			return -ENOMEM;
-		out->v = p;
-		out->cap = n;
-	}
+	if (VEC_RESERVE(out->v, out->cap, n, 64))
+		return -ENOMEM;
 	memcpy(out->v, nodes, n * sizeof(*nodes));
 	out->n = n;
 	return n;
@@ -127,17 +122,8 @@ static int copy_tree(struct tui *t, enum topview_dir dir, struct nodes *out)
 
 static int add_line(struct tui *t, struct line l)
 {
-	void *p;
-
-	if ((size_t)t->nr_lines == t->lines_cap) {
-		size_t cap = t->lines_cap ? t->lines_cap * 2 : 256;
-
-		p = realloc(t->lines, cap * sizeof(*t->lines));
-		if (!p)
-			return -ENOMEM;
-		t->lines = p;
-		t->lines_cap = cap;
-	}
+	if (VEC_RESERVE(t->lines, t->lines_cap, (size_t)t->nr_lines + 1, 256))
+		return -ENOMEM;
 	t->lines[t->nr_lines++] = l;
 	return 0;
 }
@@ -196,9 +182,9 @@ static void slide_window(struct tui *t)
 	unsigned slot = t->refreshes++ % TUI_WINDOW;
 	int err;
 
-	aggregator__totals(t->s->agg, &at);
+	aggregator__totals(session__aggregator(t->s), &at);
 	if (t->o->window && t->counts != TOPVIEW_CUMULATIVE) {
-		err = aggregator__drop_idle(t->s->agg, t->marks[slot]);
+		err = aggregator__drop_idle(session__aggregator(t->s), t->marks[slot]);
 		if (err)
 			message(t, "forgetting idle stacks: %s", strerror(-err));
 		session__forget_exited(t->s);
@@ -214,7 +200,7 @@ static void refresh_model(struct tui *t)
 		t->prev = t->now;
 		topview_status__read(t->s, &t->now);
 		t->rate = topview_status__rate(&t->prev, &t->now);
-		err = topview__update(t->tv, t->s->agg);
+		err = topview__update(t->tv, session__aggregator(t->s));
 		if (err)
 			message(t, "updating the table: %s", strerror(-err));
 		slide_window(t);
@@ -501,12 +487,12 @@ int tui__run(struct session *s, const struct tui_opts *o)
 	struct topview_opts topts = { .counts = o->counts,
 				      .group = o->group,
 				      /* off-CPU: rows are µs of blocked time */
-				      .weight = s->opts.off_cpu || s->opts.on_off };
+				      .weight = session__weighted(s) };
 	struct tui t = { .s = s, .o = o, .counts = o->counts, .sort = o->sort };
 	SCREEN *screen = NULL;
 	int err;
 
-	t.tv = topview__new(&topts, s->sym, s->ksyms);
+	t.tv = topview__new(&topts, session__symbolizer(s), session__ksyms(s));
 	if (!t.tv)
 		return -errno;
 	topview_status__read(s, &t.now);

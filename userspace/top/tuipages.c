@@ -150,7 +150,7 @@ void tuipages__source(struct session *s, const struct topview_row *row)
 		return;
 	}
 	q = (struct srcview_query){ row->sym->name, row->sym->module, row->pid, row->comm };
-	if (srcview__collect(&source, s->agg, s->sym, &q)) {
+	if (srcview__collect(&source, session__aggregator(s), session__symbolizer(s), &q)) {
 		attroff(A_BOLD);
 		tui_mvput(2, 0, "(out of memory)");
 		refresh();

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside a session: its fields, which session.c (wiring, polling,
+ * housekeeping), session_stats.c (counters) and session_read.c (what front
+ * ends read) share. Not for other modules, which use session.h; white-box
+ * tests may look in.
+ */
+#ifndef SFBPF_SESSION_INT_H
+#define SFBPF_SESSION_INT_H
+
+#include "profile/session.h"
+
+struct session_exited {
+	int pid;
+	uint64_t drain; /* the poll round in which its exit was seen */
+};
+
+struct session {
+	struct session_opts opts;
+	struct profile *prof; /* owns the table maps and the lifecycle programs */
+	bool cpu; /* CPU samples (the profile program attached to the CPUs) */
+	struct tables *tables;
+	struct tablecache *table_cache; /* NULL: --no-table-cache */
+	struct proctrack *procs;
+	struct pythons *pythons; /* the Python processes' settings and frames */
+	struct sfbpf_sample *spliced; /* a sample with its Python frames in place */
+	struct lifecycle *lc;
+	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
+	struct aggregator *agg; /* everything received since open (or the last reset) */
+	struct symbolizer *sym;
+	struct ksyms *ksyms;
+	uint8_t *sampled; /* pids with samples: the symbolizer knows them */
+	uint8_t *gone; /* pids whose exit was seen (until an exec, or a sample queues it) */
+	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
+	uint32_t exited_head, exited_tail;
+	uint64_t drains; /* poll rounds that read the sample ring to its end */
+	bool cut; /* the last poll left samples in the ring (profile__poll_slice) */
+	bool loading; /* tables were pending at the last poll round */
+	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
+	uint64_t dwarf_pages_ns; /* DWARF files' pages last given back */
+	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
+	uint64_t table_budget;
+	struct session_budgets budgets; /* in force: the options, else the defaults */
+	uint64_t names_next_ns, names_wait_ns; /* Python names collections: the next, the pace */
+	uint32_t seg_shift; /* the table maps' segments (tables_sizes), which off-CPU shares */
+	uint64_t received;
+	double start_time, attach_time; /* CLOCK_MONOTONIC seconds */
+	/* Off-CPU modes. */
+	struct offcpu *off;
+	struct sfbpf_sample *weighted; /* a sample copy carrying its weight in µs */
+	uint64_t weight_ns, weight_us; /* time given to the aggregator so far */
+	uint64_t state_ns[SFBPF_STATE__COUNT]; /* off-CPU time per thread state */
+	uint64_t oncpu_ns; /* on_off: CPU samples times the period */
+	uint64_t at_end; /* off-CPU periods still open at the end, counted up to it */
+	uint64_t attach_ns, end_ns; /* the traced window (CLOCK_MONOTONIC ns) */
+	bool stopped;
+};
+
+#endif /* SFBPF_SESSION_INT_H */
