@@ -17,8 +17,9 @@
  *
  * Events are only queued when they arrive (from the ring buffer callback);
  * lifecycle__process() does the work within a time budget, sampled
- * processes first, those that lost the most samples first of all. A periodic sweep removes entries of processes that are
- * gone without an exit event (lost when the event ring was full).
+ * processes first (those that lost the most samples first of all). A
+ * periodic sweep removes entries of processes that are gone without an exit
+ * event (lost when the event ring was full).
  */
 #ifndef SFBPF_LIFECYCLE_H
 #define SFBPF_LIFECYCLE_H

@@ -8,10 +8,11 @@
  * Each FDE's program runs once (cfi_interp.c), from its CIE's initial state,
  * and gives every row of the FDE, each translated by cfi_rule.c. Rows the
  * BPF rule set cannot express become explicit SFBPF_RULE_UNSUPPORTED rows,
- * never approximations. PLT expressions become one row pair per entry; signal frames (CIE augmentation 'S') carry
- * SFBPF_RULE_SIGNAL; RA undefined gives the outermost rule.
- * x86-64 and little-endian AArch64 (-ENOTSUP otherwise); AArch64's RA may
- * stay in LR (SFBPF_LOC_SAME). See docs/DESIGN-cfi.md.
+ * never approximations. PLT expressions become one row pair per entry;
+ * signal frames (CIE augmentation 'S') carry SFBPF_RULE_SIGNAL; RA undefined
+ * gives the outermost rule. x86-64 and little-endian AArch64 (-ENOTSUP
+ * otherwise); AArch64's RA may stay in LR (SFBPF_LOC_SAME). See
+ * docs/DESIGN-cfi.md.
  *
  * Error convention: negative errno.
  *   -ENOENT    no CFI section with an FDE (or no section headers)

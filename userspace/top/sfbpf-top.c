@@ -64,7 +64,8 @@ static struct env {
 	bool no_table_cache;
 	unsigned long long max_table_cache; /* 0: the default */
 	int table_wait_ms; /* --table-wait: 0 the session's default, < 0 every table */
-	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem, max_python_mem; /* 0: defaults */
+	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem,
+		max_python_mem; /* 0: defaults */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
 const char *argp_program_version = "sfbpf-top 0.1";

@@ -55,7 +55,8 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 	if ((q->pid && st->pid != q->pid) ||
 	    (q->comm && strcmp(q->comm, "-") && strcmp(q->comm, st->comm)))
 		return 0;
-	stackwalk__name(c->sym, NULL, st->pid, SW_USER, stackwalk__addr(st->ips[0], true), &c->name);
+	stackwalk__name(c->sym, NULL, st->pid, SW_USER, stackwalk__addr(st->ips[0], true),
+			&c->name);
 	/* A Python frame's lines are not the symbolizer's: not listed (yet). */
 	if (!f->symbol || f->python || strcmp(f->name, q->name) || !f->module ||
 	    strcmp(f->module, q->module))
