@@ -132,23 +132,35 @@ static void pin(pid_t pid, int cpu)
 	sched_setaffinity(pid, sizeof(set), &set);
 }
 
-/* Starts BIN spinning FRAMES deep on cpu; it dies with us. */
-static pid_t spawn(const char *bin, int frames, int cpu)
+/*
+ * Starts INTERP (NULL: none) SCRIPT_OR_BIN SECS FRAMES pinned to cpu (< 0:
+ * anywhere), running for secs; it dies with us.
+ */
+static pid_t spawn_run(const char *interp, const char *bin, int secs, int frames, int cpu)
 {
-	char secs[16], depth[16];
+	char s[16], depth[16];
 	pid_t pid;
 
-	snprintf(secs, sizeof(secs), "%d", (int)(env.secs * SLOWEST) + 180);
+	snprintf(s, sizeof(s), "%d", secs);
 	snprintf(depth, sizeof(depth), "%d", frames);
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (cpu >= 0)
 			pin(0, cpu);
-		execl(bin, bin, secs, depth, (char *)NULL);
+		if (interp)
+			execl(interp, interp, bin, s, depth, (char *)NULL);
+		else
+			execl(bin, bin, s, depth, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Starts BIN spinning FRAMES deep on cpu. */
+static pid_t spawn(const char *bin, int frames, int cpu)
+{
+	return spawn_run(NULL, bin, (int)(env.secs * SLOWEST) + 180, frames, cpu);
 }
 
 static int open_event(pid_t pid, int prog_fd)
@@ -422,23 +434,11 @@ out:
 	return err;
 }
 
-/* Starts the Python workload DEPTH functions deep on cpu; it dies with us. */
+/* Starts the Python workload FRAMES functions deep on cpu. */
 static pid_t spawn_py(int frames, int cpu)
 {
-	char secs[16], depth[16];
-	pid_t pid;
-
-	snprintf(secs, sizeof(secs), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
-	snprintf(depth, sizeof(depth), "%d", frames);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (cpu >= 0)
-			pin(0, cpu);
-		execl(env.python, env.python, env.py_script, secs, depth, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return spawn_run(env.python, env.py_script, (int)(env.secs * 3 * SLOWEST) + 180, frames,
+			 cpu);
 }
 
 enum py_mode { PY_OFF, PY_STEADY, PY_COLD, PY_MODES };
