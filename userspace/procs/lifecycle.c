@@ -40,7 +40,6 @@ struct lifecycle {
 	struct fifo now_q; /* sampled: refresh at once */
 	struct fifo later_q; /* exec'd, or retried: refresh when due */
 	uint8_t *state; /* indexed by PID */
-	uint16_t *waiting; /* per PID: samples that found no entry since its last refresh */
 	uint32_t pid_limit;
 	uint64_t next_sweep_ns;
 	struct lifecycle_stats stats;
@@ -64,10 +63,7 @@ struct lifecycle *lifecycle__new(const struct lifecycle_opts *opts)
 	/* pid_max may grow later: sized for its limit, in pages never touched (free). */
 	lc->pid_limit = PID_LIMIT;
 	lc->state = calloc(lc->pid_limit, 1);
-	lc->waiting = calloc(lc->pid_limit, sizeof(*lc->waiting));
-	if (!lc->state || !lc->waiting) {
-		free(lc->state);
-		free(lc->waiting);
+	if (!lc->state) {
 		free(lc);
 		errno = ENOMEM;
 		return NULL;
@@ -81,7 +77,6 @@ void lifecycle__free(struct lifecycle *lc)
 	if (!lc)
 		return;
 	free(lc->state);
-	free(lc->waiting);
 	free(lc);
 }
 
@@ -144,7 +139,6 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		/* The old image's tables: released now (they linger, if shared). */
 		proctrack__remove(lc->opts.procs, pid);
 		set_backoff(lc, pid, 0);
-		lc->waiting[pid] = 0;
 		if (lc->opts.on_exec)
 			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns);
 		/*
@@ -163,7 +157,6 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		lc->stats.exit_events++;
 		proctrack__remove(lc->opts.procs, pid);
 		set_backoff(lc, pid, 0);
-		lc->waiting[pid] = 0;
 		if (lc->opts.on_exit)
 			lc->opts.on_exit(lc->opts.ctx, pid, e->time_ns);
 		break;
@@ -228,43 +221,19 @@ static void refresh(struct lifecycle *lc, int pid, bool force)
 	}
 }
 
-/*
- * The queued process with the most samples waiting for its entry goes first
- * (the oldest among equals): on a busy host an exec storm queues hundreds of
- * short processes with a sample or two each, and in arrival order the one
- * program that runs, and loses every sample until its entry exists, waited
- * behind all of them (seconds, when sfbpf itself gets little CPU). A scan of
- * the queue costs far less than the refresh it orders.
- */
 static bool take_now(struct lifecycle *lc)
 {
 	struct fifo *q = &lc->now_q;
-	uint32_t i, best = q->head;
-	struct item tmp;
 	uint8_t *st;
 	int pid;
 
 	if (q->head == q->tail)
 		return false;
-	for (i = q->head + 1; i != q->tail; i++)
-		if (lc->waiting[q->items[i % QUEUE_LEN].pid] >
-		    lc->waiting[q->items[best % QUEUE_LEN].pid])
-			best = i;
-	tmp = q->items[best % QUEUE_LEN];
-	q->items[best % QUEUE_LEN] = q->items[q->head % QUEUE_LEN];
-	q->head++;
-	pid = tmp.pid;
+	pid = q->items[q->head++ % QUEUE_LEN].pid;
 	st = &lc->state[pid];
-	lc->waiting[pid] = 0;
 	refresh(lc, pid, *st & Q_FORCE);
 	*st &= ~(Q_NOW | Q_FORCE);
 	return true;
-}
-
-void lifecycle__no_entry(struct lifecycle *lc, int pid)
-{
-	if (valid_pid(lc, pid) && lc->waiting[pid] < UINT16_MAX)
-		lc->waiting[pid]++;
 }
 
 static bool take_later(struct lifecycle *lc, uint64_t now)

@@ -17,9 +17,8 @@
  *
  * Events are only queued when they arrive (from the ring buffer callback);
  * lifecycle__process() does the work within a time budget, sampled
- * processes first (those that lost the most samples first of all). A
- * periodic sweep removes entries of processes that are gone without an exit
- * event (lost when the event ring was full).
+ * processes first. A periodic sweep removes entries of processes that are
+ * gone without an exit event (lost when the event ring was full).
  */
 #ifndef SFBPF_LIFECYCLE_H
 #define SFBPF_LIFECYCLE_H
@@ -66,11 +65,6 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e);
 /* Does queued work for about budget_ns at most. Returns the work still queued. */
 uint32_t lifecycle__process(struct lifecycle *lc, uint64_t budget_ns);
 void lifecycle__stats(const struct lifecycle *lc, struct lifecycle_stats *out);
-/*
- * A sample of pid found no entry: counted until its refresh, which orders
- * the now queue (the process losing the most samples first).
- */
-void lifecycle__no_entry(struct lifecycle *lc, int pid);
 /* Is a sampled process waiting for its refresh? Reading more samples can wait. */
 bool lifecycle__urgent(const struct lifecycle *lc);
 

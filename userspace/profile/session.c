@@ -95,8 +95,6 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 	 */
 	if (s->cgroups && smp->cgroup_id)
 		cgroups__path(s->cgroups, smp->cgroup_id);
-	if (s->lc && smp->stop == SFBPF_STOP_NO_PROC)
-		lifecycle__no_entry(s->lc, (int)smp->pid);
 	/* A cut stack names the code whose rows a table being built gives first. */
 	if (s->procs && smp->stop != SFBPF_STOP_OUTERMOST && smp->stop != SFBPF_STOP_KERNEL_ONLY)
 		proctrack__note_truncated(s->procs, smp->pid, smp->tid, (const uint64_t *)smp->ips,
