@@ -22,6 +22,10 @@
  *   growth perfmap        our own /tmp/perf-PID.map: a map over the budget is
  *                         refused (counted), appended lines are read alone,
  *                         a line being written is read once whole.
+ *   growth srcview LIB    the live view's source page of LIB's growth_fn:
+ *                         its lines must outlive the symbolizer's objects
+ *                         (a later lookup may evict the one they came from;
+ *                         here the symbolizer is freed, and ASan reads).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,6 +39,7 @@
 #include <unistd.h>
 
 #include "profile/aggregate.h"
+#include "top/srcview.h"
 #include "top/topview.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
@@ -494,6 +499,64 @@ static int view(void)
 	return 0;
 }
 
+static int srcview(const char *lib)
+{
+	static struct sfbpf_sample smp;
+	struct symbolizer *s = symbolizer__new();
+	struct aggregator *a = aggregator__new();
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL), *fn = h ? dlsym(h, "growth_fn") : NULL;
+	struct srcview v = { 0 };
+	struct srcview_query q;
+	struct sym_info si;
+	char *module = NULL, *file = NULL;
+	uint32_t line = 0;
+	int i, err;
+
+	if (!s || !a || !fn) {
+		report(false, "srcview-open", "%s: %s", lib, fn ? "no memory" : dlerror());
+		return 1;
+	}
+	symbolizer__refresh_pid(s, getpid());
+	/* What the symbolizer says of the address, kept: the page must say the same. */
+	if (!symbolizer__user(s, getpid(), (uint64_t)(uintptr_t)fn, &si) && si.module &&
+	    si.nr_lines && si.lines[0].file) {
+		module = strdup(si.module);
+		file = strdup(si.lines[0].file);
+		line = si.lines[0].line;
+	}
+	if (!module || !file) {
+		report(false, "srcview-lines", "%s: growth_fn has no source line here", lib);
+		return 1;
+	}
+	smp.pid = smp.tid = getpid();
+	snprintf(smp.comm, sizeof(smp.comm), "growth");
+	smp.stop = SFBPF_STOP_OUTERMOST;
+	smp.weight = 1;
+	smp.nr_user = 1;
+	smp.ips[0] = (uint64_t)(uintptr_t)fn;
+	for (i = 0; i < 5; i++)
+		aggregator__add(a, &smp);
+	q = (struct srcview_query){ "growth_fn", module, (uint32_t)getpid(), NULL };
+	err = srcview__collect(&v, a, s, &q);
+	/* Every object goes, and its strings with it: the page keeps its own. */
+	dlclose(h);
+	symbolizer__free(s);
+	report(!err && v.samples == 5 && v.nr_lines == 1 && v.lines[0].samples == 5 &&
+		       v.lines[0].file && !strcmp(v.lines[0].file, file) &&
+		       v.lines[0].line == line && v.lines[0].function &&
+		       !strcmp(v.lines[0].function, "growth_fn"),
+	       "srcview-own-strings",
+	       "collect %d: %zu lines, %" PRIu64 " samples; first %s:%u (%s), symbolizer: %s:%u",
+	       err, v.nr_lines, v.samples, v.nr_lines && v.lines[0].file ? v.lines[0].file : "-",
+	       v.nr_lines ? v.lines[0].line : 0,
+	       v.nr_lines && v.lines[0].function ? v.lines[0].function : "-", file, line);
+	srcview__free(&v);
+	aggregator__free(a);
+	free(module);
+	free(file);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "view"))
@@ -506,6 +569,9 @@ int main(int argc, char **argv)
 		return touch(argv[2], atoi(argv[3])) || failures;
 	if (argc == 2 && !strcmp(argv[1], "perfmap"))
 		return perfmap() || failures;
-	fprintf(stderr, "usage: growth dwarf DIR N | touch LIB N | perfmap\n");
+	if (argc == 3 && !strcmp(argv[1], "srcview"))
+		return srcview(argv[2]) || failures;
+	fprintf(stderr, "usage: growth dwarf DIR N | touch LIB N | perfmap | aggr | view | "
+			"srcview LIB\n");
 	return 2;
 }

@@ -49,6 +49,7 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 	const struct sym_info *si = &c->name.si;
 	const struct sw_frame *f = &c->name.f;
 	const struct srcline_frame *l;
+	const char *file, *fn;
 
 	if (!st->nr_user || st->nr_kernel || !st->count)
 		return 0;
@@ -65,7 +66,12 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 	if (!si->nr_lines)
 		return add(c->v, NULL, 0, NULL, st->count);
 	l = &si->lines[0];
-	return add(c->v, l->file, l->line, l->function, st->count);
+	/* Copies: the next lookup may free these (srcview.h); interned: equal ones are one. */
+	file = strset__intern(&c->v->names, l->file);
+	fn = strset__intern(&c->v->names, l->function);
+	if ((l->file && !file) || (l->function && !fn))
+		return -ENOMEM;
+	return add(c->v, file, l->line, fn, st->count);
 }
 
 static int cmp_line(const void *a, const void *b)
@@ -91,6 +97,7 @@ int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbo
 
 	v->nr_lines = 0;
 	v->samples = 0;
+	strset__free(&v->names); /* the last collect's lines are gone */
 	if (!sym || !q->name || !q->module)
 		return 0;
 	c = malloc(sizeof(*c));
@@ -107,6 +114,7 @@ int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbo
 void srcview__free(struct srcview *v)
 {
 	free(v->lines);
+	strset__free(&v->names);
 	*v = (struct srcview){};
 }
 

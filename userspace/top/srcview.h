@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/strset.h"
+
 struct aggregator;
 struct symbolizer;
 
@@ -43,12 +45,15 @@ struct srcview {
 	struct srcview_line *lines; /* by file, then line; the line-less entry last */
 	size_t nr_lines, cap;
 	uint64_t samples; /* all of the function's own samples */
+	struct strset names; /* the lines' files and functions: the page's own copies */
 };
 
 /*
  * Fill v (zeroed, or filled before: it is reused) with q's lines over a's
- * stacks. Strings are the symbolizer's (srcline.h): valid while it lives.
- * Returns 0 or a negative errno.
+ * stacks. The lines' strings are v's own copies, valid until the next
+ * collect or srcview__free(): the symbolizer's are valid only until its next
+ * lookup, which may evict the object they belong to (symcache.h), and the
+ * page names many stacks. Returns 0 or a negative errno.
  */
 int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbolizer *sym,
 		     const struct srcview_query *q);
