@@ -3,10 +3,12 @@
  * Nothing grows without bound: the symbolizer's caches against real files,
  * driven by tests/growth.test.
  *
- *   growth dwarf DIR N    N copies of a library with DWARF (DIR/libN.so, each
+ *   growth dwarf DIR N [FILES]
+ *                         N copies of a library with DWARF (DIR/libN.so, each
  *                         exporting growth_fn): dlopen'ed one after the other,
  *                         symbolized, closed. Each must get source lines (the
- *                         cache holds at most 256 DWARF descriptors), the
+ *                         cache holds at most FILES DWARF descriptors, 256
+ *                         by default), the
  *                         objects no snapshot uses must go within the budget,
  *                         and their paths once the process is forgotten.
  *   growth touch LIB N    LIB mapped, its mtime changed before each of N
@@ -47,18 +49,24 @@
 #define TEST_PREFIX "growth-"
 #include "testlib.h"
 
-static int dwarf(const char *dir, int n)
+static int dwarf(const char *dir, int n, uint64_t files)
 {
 	struct symbolizer *s = symbolizer__new();
 	struct symbolizer_stats st;
 	int i, with_lines = 0, named = 0;
-	uint64_t max_objects = 0;
+	uint64_t max_objects = 0, max_fds = 0;
 	char path[4096];
 
 	if (!s)
 		return 1;
 	/* Small enough that closed libraries go, big enough for a few. */
 	symbolizer__set_budgets(s, 32 << 10, 0);
+	if (files) {
+		symbolizer__set_dwarf_files(s, files);
+		test_tag = "budget-"; /* growth-budget-dwarf-*: the same checks, FILES descriptors */
+	} else {
+		files = SYMCACHE_DEFAULT_DWARF_FILES;
+	}
 	for (i = 0; i < n; i++) {
 		struct sym_info si;
 		void *h, *fn;
@@ -80,15 +88,20 @@ static int dwarf(const char *dir, int n)
 		symbolizer__stats(s, &st);
 		if (st.objs.objects > max_objects)
 			max_objects = st.objs.objects;
+		if (st.objs.dwarf_fds > max_fds)
+			max_fds = st.objs.dwarf_fds;
 	}
 	symbolizer__refresh_pid(s, getpid());
 	symbolizer__stats(s, &st);
 	report(named == n, "dwarf-names", "%d of %d libraries named growth_fn", named, n);
-	report(n > 256 && with_lines == n, "dwarf-lines",
-	       "%d of %d libraries (over 256 needed) had source lines", with_lines, n);
-	report(st.objs.dwarf_fds <= 256 && st.objs.dwarf_refused == 0, "dwarf-fds",
-	       "%" PRIu64 " DWARF descriptors held, %" PRIu64 " objects refused one",
-	       st.objs.dwarf_fds, st.objs.dwarf_refused);
+	report((uint64_t)n > files && with_lines == n, "dwarf-lines",
+	       "%d of %d libraries (over %" PRIu64 " needed) had source lines", with_lines, n,
+	       files);
+	report(max_fds <= files && st.objs.dwarf_budget == files && st.objs.dwarf_refused == 0,
+	       "dwarf-fds",
+	       "at most %" PRIu64 " DWARF descriptors held (budget %" PRIu64 ", %" PRIu64
+	       " asked), %" PRIu64 " objects refused one",
+	       max_fds, st.objs.dwarf_budget, files, st.objs.dwarf_refused);
 	report(st.objs.evicted >= (uint64_t)n / 2 && max_objects < (uint64_t)n / 2, "dwarf-evicted",
 	       "%" PRIu64 " objects evicted of %d closed; at most %" PRIu64 " cached at once",
 	       st.objs.evicted, n, max_objects);
@@ -563,15 +576,16 @@ int main(int argc, char **argv)
 		return view() || failures;
 	if (argc == 2 && !strcmp(argv[1], "aggr"))
 		return aggr() || failures;
-	if (argc == 4 && !strcmp(argv[1], "dwarf"))
-		return dwarf(argv[2], atoi(argv[3])) || failures;
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "dwarf"))
+		return dwarf(argv[2], atoi(argv[3]), argc == 5 ? strtoull(argv[4], NULL, 10) : 0) ||
+		       failures;
 	if (argc == 4 && !strcmp(argv[1], "touch"))
 		return touch(argv[2], atoi(argv[3])) || failures;
 	if (argc == 2 && !strcmp(argv[1], "perfmap"))
 		return perfmap() || failures;
 	if (argc == 3 && !strcmp(argv[1], "srcview"))
 		return srcview(argv[2]) || failures;
-	fprintf(stderr, "usage: growth dwarf DIR N | touch LIB N | perfmap | aggr | view | "
+	fprintf(stderr, "usage: growth dwarf DIR N [FILES] | touch LIB N | perfmap | aggr | view | "
 			"srcview LIB\n");
 	return 2;
 }

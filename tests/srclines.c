@@ -15,7 +15,8 @@
  *     DWARF file (or of its inflated copy) mapped in at the end, and (with
  *     SRCLINES_RESIDENT=1 in the environment) the most after any lookup.
  *     Also "# mapped at most N": the most mappings of FILE itself (not a
- *     copy) while its DWARF was open.
+ *     copy) while its DWARF was open. SRCLINES_SPILL_BUDGET=BYTES: the spill
+ *     budget (srcline__set_spill_budget()).
  *   srclines truncate FILE [NEWFILE]
  *     FILE is rewritten in place while its DWARF is open (cp over it, a
  *     build): looks up the first address on stdin, truncates FILE to 4 KiB
@@ -129,12 +130,15 @@ static int resolve(const char *path)
 	const char *rel = getenv("SRCLINES_RELEASE");
 	bool release = rel && !strcmp(rel, "1"), in_use = rel && !strcmp(rel, "inuse");
 	bool watch = getenv("SRCLINES_RESIDENT") != NULL;
+	const char *spill = getenv("SRCLINES_SPILL_BUDGET");
 	unsigned long most = 0, kb;
 	const struct srcline_frame *f;
 	struct srcline *sl;
 	int fd, n, i, mapped = 0;
 	char buf[128];
 
+	if (spill)
+		srcline__set_spill_budget(strtoull(spill, NULL, 10));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		perror(path);

@@ -74,6 +74,8 @@ struct session_opts {
 	uint64_t max_symbol_mem; /* objects no process maps any more, kept for reuse (symcache.h) */
 	uint64_t max_jit_mem; /* every process's JIT map together (perfmap.h) */
 	uint64_t max_python_mem; /* names of Python frames (interp/python_names.h) */
+	uint64_t max_dwarf_files; /* descriptors kept on DWARF (symcache.h); a count */
+	uint64_t max_spill; /* disk for inflated DWARF (srcline.h) */
 	bool progress; /* a progress line while the first tables load (stderr a tty) */
 	/* Set by a signal handler: stop waiting for the first tables at once. */
 	const volatile sig_atomic_t *stop;
@@ -88,6 +90,8 @@ struct session_budgets {
 	uint64_t symbols; /* RAM/256 within 16 MiB..256 MiB */
 	uint64_t jit_maps; /* RAM/256 within 16 MiB..256 MiB */
 	uint64_t python_names; /* RAM/256 within 16 MiB..256 MiB */
+	uint64_t dwarf_files; /* a quarter of RLIMIT_NOFILE's soft limit, within 16..4096 */
+	uint64_t spill; /* srcline__default_spill_budget() */
 };
 void session__default_budgets(struct session_budgets *out);
 

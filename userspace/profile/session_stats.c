@@ -388,6 +388,7 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_gauge(f, "", "symbol_paths", st->sym.strings);
 	print_counter(f, "", "symbol_paths_swept", st->sym.strings_swept);
 	print_gauge(f, "", "dwarf_fds", o->dwarf_fds);
+	print_gauge(f, "", "dwarf_fds_budget", o->dwarf_budget);
 	print_counter(f, "", "dwarf_refused", o->dwarf_refused);
 	print_gauge(f, "", "jit_map_bytes", j->bytes);
 	print_gauge(f, "", "jit_map_budget_bytes", j->budget);
@@ -407,6 +408,7 @@ static void print_srclines(struct emitter *f)
 	print_counter(f, "srcline.", "refused_memory", ss.refused_memory);
 	print_counter(f, "srcline.", "spill_full", ss.spill_full);
 	print_gauge(f, "srcline.", "spill_bytes", ss.spilled_bytes);
+	print_gauge(f, "srcline.", "spill_budget_bytes", ss.spill_budget);
 }
 
 static void print_line(void *ctx, const char *name, uint64_t v, bool gauge)

@@ -103,19 +103,31 @@ uint64_t srcline__spilled(const struct srcline *sl);
 /*
  * Of all srclines so far: DWARF refused because its compressed sections
  * claim, in their headers (read before anything is inflated), more than 100
- * times their size (refused_ratio: a compression bomb) or more than 1 GiB in
- * all (refused_size), or more than 64 MiB that libdw would inflate in memory
- * (no spill file to inflate them into, or .zdebug_* sections, which the
- * spill leaves compressed: refused_memory; with no spill file the DWARF is
- * read into memory, not mapped, so what is read counts too, and the claims
- * are those of the bytes read); the same claims are judged again
- * in the spill file's copy, which the file's owner cannot change; copies not made because the spill
- * files would pass 1 GiB (spill_full); and the spill files' bytes now.
+ * times their size (refused_ratio: a compression bomb) or more than 1 GiB
+ * in all (refused_size), or more than 64 MiB that libdw would
+ * inflate in memory (no spill file to inflate them into, or .zdebug_*
+ * sections, which the spill leaves compressed: refused_memory; with no spill
+ * file the DWARF is read into memory, not mapped, so what is read counts
+ * too, and the claims are those of the bytes read); the same claims are
+ * judged again in the spill file's copy, which the file's owner cannot
+ * change; copies not made because the spill files would pass the budget
+ * (spill_full: that DWARF is then inflated in memory, within 64 MiB); the
+ * spill files' bytes now, and the budget.
  */
 struct srcline_stats {
 	uint64_t refused_ratio, refused_size, refused_memory, spill_full;
-	uint64_t spilled_bytes;
+	uint64_t spilled_bytes, spill_budget;
 };
 void srcline__stats(struct srcline_stats *out);
+
+/*
+ * Disk for the spill files (unlinked, in $SFBPF_SPILL_DIR or /var/tmp), all
+ * of them at once; 0: SRCLINE_SPILL_DEFAULT. The default follows the
+ * machine: an eighth of what the spill directory's file system has free,
+ * within 16 MiB..SRCLINE_SPILL_DEFAULT.
+ */
+#define SRCLINE_SPILL_DEFAULT (1ULL << 30)
+void srcline__set_spill_budget(uint64_t bytes);
+uint64_t srcline__default_spill_budget(void);
 
 #endif /* SFBPF_SRCLINE_H */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "symbols/srcline.h"
@@ -25,15 +26,40 @@
  */
 #define SRCLINE_MAX_RATIO 100
 #define SRCLINE_RATIO_FLOOR (1ULL << 20)
-#define SPILL_MAX_BYTES (1ULL << 30) /* all spill files at once */
-#define SRCLINE_MAX_INFLATE SPILL_MAX_BYTES /* one file's sections, inflated */
+#define SRCLINE_MAX_INFLATE (1ULL << 30) /* one file's sections, inflated */
 #define SRCLINE_MAX_INFLATE_MEM (64ULL << 20) /* the same, where there is no spill file */
+/* All spill files at once (srcline__set_spill_budget()). */
+static uint64_t spill_budget = SRCLINE_SPILL_DEFAULT;
+static const char *spill_dir(void);
 
 static struct srcline_stats srcline_stats;
 
 void srcline__stats(struct srcline_stats *out)
 {
 	*out = srcline_stats;
+	out->spill_budget = spill_budget;
+}
+
+void srcline__set_spill_budget(uint64_t bytes)
+{
+	spill_budget = bytes ? bytes : SRCLINE_SPILL_DEFAULT;
+}
+
+/*
+ * An eighth of what the spill directory's file system has free now, within
+ * 16 MiB..SRCLINE_SPILL_DEFAULT: the spill shares /var/tmp with everything else.
+ */
+uint64_t srcline__default_spill_budget(void)
+{
+	struct statvfs fs;
+	uint64_t free_bytes;
+
+	if (statvfs(spill_dir(), &fs))
+		return SRCLINE_SPILL_DEFAULT;
+	free_bytes = (uint64_t)fs.f_bavail * fs.f_frsize / 8;
+	return free_bytes < (16ULL << 20)	  ? 16ULL << 20 :
+	       free_bytes > SRCLINE_SPILL_DEFAULT ? SRCLINE_SPILL_DEFAULT :
+						    free_bytes;
 }
 
 /*
@@ -177,10 +203,16 @@ int srcline_elf_prepare(int fd, Elf *elf, bool private_read, uint64_t *inflated)
 #define SPILL_DIR "/var/tmp"
 static uint64_t spilled_bytes;
 
-int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
+static const char *spill_dir(void)
 {
 	const char *dir = getenv("SFBPF_SPILL_DIR");
-	int out = open(dir && *dir ? dir : SPILL_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	return dir && *dir ? dir : SPILL_DIR;
+}
+
+int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
+{
+	int out = open(spill_dir(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	uint64_t claimed, size;
 	char buf[16384], *name;
 	Elf_Scn *scn = NULL;
@@ -195,7 +227,7 @@ int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
 	if (out < 0)
 		return -ENOSPC;
 	/* The live file's claims (srcline_elf_prepare()): no copy made that cannot fit. */
-	if (fstat(fd, &st) || spilled_bytes + st.st_size + inflated > SPILL_MAX_BYTES) {
+	if (fstat(fd, &st) || spilled_bytes + st.st_size + inflated > spill_budget) {
 		srcline_stats.spill_full++;
 		goto fail;
 	}
@@ -217,7 +249,7 @@ int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
 		ret = -EFBIG;
 		goto fail;
 	}
-	if (spilled_bytes + size + claimed > SPILL_MAX_BYTES) {
+	if (spilled_bytes + size + claimed > spill_budget) {
 		srcline_stats.spill_full++;
 		goto fail;
 	}
@@ -232,9 +264,12 @@ int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes)
 		if (elf_compress(scn, 0, 0) < 0)
 			goto fail;
 	}
-	if (elf_update(elf, ELF_C_WRITE) < 0 || fstat(out, &st) ||
-	    spilled_bytes + st.st_size > SPILL_MAX_BYTES)
+	if (elf_update(elf, ELF_C_WRITE) < 0 || fstat(out, &st))
 		goto fail;
+	if (spilled_bytes + st.st_size > spill_budget) {
+		srcline_stats.spill_full++;
+		goto fail;
+	}
 	elf_end(elf);
 	*bytes = st.st_size;
 	spilled_bytes += st.st_size;

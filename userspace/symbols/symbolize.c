@@ -642,6 +642,11 @@ void symbolizer__set_budgets(struct symbolizer *s, uint64_t objects, uint64_t ji
 	s->jit_pool.budget = jit_maps;
 }
 
+void symbolizer__set_dwarf_files(struct symbolizer *s, uint64_t n)
+{
+	symcache__set_dwarf_files(s->cache, n);
+}
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -149,6 +149,8 @@ void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns);
  * and of every process's JIT maps together (perfmap.h).
  */
 void symbolizer__set_budgets(struct symbolizer *s, uint64_t objects, uint64_t jit_maps);
+/* DWARF descriptors objects keep at most (0: the default; symcache__set_dwarf_files()). */
+void symbolizer__set_dwarf_files(struct symbolizer *s, uint64_t n);
 
 struct symbolizer_stats {
 	struct symcache_stats objs;

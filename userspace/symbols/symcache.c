@@ -31,10 +31,10 @@
 /*
  * Objects whose DWARF stays reachable through an open descriptor: lines are
  * read at output time, when the file may be gone (deleted, its container
- * stopped). Past the limit, objects have symbols but no lines: the default
- * limit of 1024 descriptors must leave room for perf events and BPF maps.
+ * stopped). Past the budget (symcache__set_dwarf_files()), objects have
+ * symbols but no lines: the process's descriptors are shared with perf
+ * events and BPF maps.
  */
-#define MAX_DWARF_FDS 256
 
 struct segment {
 	uint64_t offset, vaddr, filesz;
@@ -89,6 +89,7 @@ struct symcache {
 	char *debug_dirs;
 	bool no_lines; /* symcache__set_lines(false) */
 	size_t dwarf_fds; /* descriptors held by objects for their DWARF */
+	size_t dwarf_budget; /* descriptors held at most (symcache__set_dwarf_files()) */
 	debuginfod_client *dc; /* NULL unless asked for: never reach the network unasked */
 	struct symcache_stats st;
 };
@@ -138,7 +139,7 @@ static int symobj__load_elf(struct symobj *obj, Elf *elf, int fd, Elf *debug, in
 	return 0;
 }
 
-static void evict_cold_dwarf(struct symcache *c);
+static bool evict_cold_dwarf(struct symcache *c);
 
 /*
  * Keep fd (ours now) for the object's lines, if the cache may hold another
@@ -154,9 +155,9 @@ static void symobj__keep_dwarf(struct symcache *c, struct symobj *obj, int fd)
 		close(fd);
 		return;
 	}
-	if (c->dwarf_fds >= MAX_DWARF_FDS)
-		evict_cold_dwarf(c);
-	if (c->dwarf_fds < MAX_DWARF_FDS) {
+	while (c->dwarf_fds >= c->dwarf_budget && evict_cold_dwarf(c))
+		;
+	if (c->dwarf_fds < c->dwarf_budget) {
 		obj->dwarf_fd = fd;
 		c->dwarf_fds++;
 		return;
@@ -400,16 +401,18 @@ static void evict(struct symcache *c, struct symobj *o)
 	symobj__free(c, o);
 }
 
-static void evict_cold_dwarf(struct symcache *c)
+/* The coldest unreferenced object holding a DWARF descriptor goes; false: there is none. */
+static bool evict_cold_dwarf(struct symcache *c)
 {
 	struct symobj *o;
 
 	for (o = c->cold_head; o; o = o->cold_next) {
 		if (o->lines || o->dwarf_fd >= 0) {
 			evict(c, o);
-			return;
+			return true;
 		}
 	}
+	return false;
 }
 
 void symcache__put(struct symcache *c, struct symobj *o)
@@ -440,6 +443,14 @@ void symcache__set_budget(struct symcache *c, uint64_t bytes)
 		evict(c, c->cold_head);
 }
 
+void symcache__set_dwarf_files(struct symcache *c, uint64_t n)
+{
+	c->dwarf_budget = n ? n : SYMCACHE_DEFAULT_DWARF_FILES;
+	/* Objects in use keep theirs: past a lowered budget, new objects get none until they go. */
+	while (c->dwarf_fds > c->dwarf_budget && evict_cold_dwarf(c))
+		;
+}
+
 void symcache__stats(const struct symcache *c, struct symcache_stats *out)
 {
 	const struct symobj *o;
@@ -450,6 +461,7 @@ void symcache__stats(const struct symcache *c, struct symcache_stats *out)
 	for (o = c->retired; o; o = o->next)
 		out->retired++;
 	out->dwarf_fds = c->dwarf_fds;
+	out->dwarf_budget = c->dwarf_budget;
 	out->budget = c->budget;
 }
 
@@ -611,6 +623,7 @@ struct symcache *symcache__new(void)
 	c = calloc(1, sizeof(*c));
 	if (c) {
 		c->budget = SYMCACHE_DEFAULT_BUDGET;
+		c->dwarf_budget = SYMCACHE_DEFAULT_DWARF_FILES;
 		c->debug_dirs = strdup(debuginfo__default_dirs());
 	}
 	if (!c || !c->debug_dirs) {

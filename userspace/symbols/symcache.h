@@ -37,6 +37,8 @@ struct symobj;
 
 /* Cold objects kept when no budget is set (the session sets one that follows the machine). */
 #define SYMCACHE_DEFAULT_BUDGET (64ull << 20)
+/* DWARF descriptors kept when no budget is set: a quarter of the usual limit of 1024. */
+#define SYMCACHE_DEFAULT_DWARF_FILES 256
 
 struct symcache_stats {
 	uint64_t objects; /* cached files (gauge) */
@@ -46,7 +48,8 @@ struct symcache_stats {
 	uint64_t retired; /* replaced by a changed file, still referenced (gauge) */
 	uint64_t evicted; /* cold objects freed for the budget or a DWARF descriptor */
 	uint64_t replaced; /* objects replaced by a changed file */
-	uint64_t dwarf_fds; /* descriptors kept for DWARF (gauge, at most 256) */
+	uint64_t dwarf_fds; /* descriptors kept for DWARF (gauge) */
+	uint64_t dwarf_budget; /* at most that many (gauge) */
 	uint64_t dwarf_refused; /* objects left without lines: no descriptor to spare */
 };
 
@@ -75,6 +78,12 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 void symcache__put(struct symcache *c, struct symobj *o);
 /* Bytes of cold objects kept (0: SYMCACHE_DEFAULT_BUDGET); the coldest past it go now. */
 void symcache__set_budget(struct symcache *c, uint64_t bytes);
+/*
+ * DWARF descriptors kept at most (0: SYMCACHE_DEFAULT_DWARF_FILES). A new
+ * object past it takes an unreferenced object's (which goes), else has no
+ * lines (dwarf_refused).
+ */
+void symcache__set_dwarf_files(struct symcache *c, uint64_t n);
 void symcache__stats(const struct symcache *c, struct symcache_stats *out);
 
 /*

@@ -64,8 +64,9 @@ static struct env {
 	bool no_table_cache;
 	unsigned long long max_table_cache; /* 0: the default */
 	int table_wait_ms; /* --table-wait: 0 the session's default, < 0 every table */
-	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem,
-		max_python_mem; /* 0: defaults */
+	unsigned long long max_stack_mem, max_symbol_mem, max_jit_mem, max_python_mem,
+		max_spill; /* 0: defaults */
+	unsigned long max_dwarf_files; /* 0: the default */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
 const char *argp_program_version = "sfbpf-top 0.1";
@@ -118,6 +119,8 @@ enum {
 	OPT_MAX_SYMBOL_MEM,
 	OPT_MAX_JIT_MEM,
 	OPT_MAX_PYTHON_MEM,
+	OPT_MAX_DWARF_FILES,
+	OPT_MAX_SPILL,
 	OPT_TABLE_CACHE,
 	OPT_NO_PARTIAL_TABLES,
 	OPT_NO_TABLE_CACHE,
@@ -164,6 +167,14 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "max-python-mem", OPT_MAX_PYTHON_MEM, "SIZE", 0,
 	  "Memory for the names of Python frames (default: RAM/256 within 16M..256M)", 0 },
+	{ "max-dwarf-files", OPT_MAX_DWARF_FILES, "N", 0,
+	  "Descriptors kept open on DWARF for source lines (default: a quarter of the open "
+	  "files limit, within 16..4096)",
+	  0 },
+	{ "max-spill", OPT_MAX_SPILL, "SIZE", 0,
+	  "Disk for compressed DWARF inflated into /var/tmp (default: 1/8 of its free space, "
+	  "within 16M..1G)",
+	  0 },
 	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0,
 	  "Keep built unwind tables in DIR across restarts (default /var/cache/sfbpf/tables)", 0 },
 	{ "no-table-cache", OPT_NO_TABLE_CACHE, NULL, 0, "Build every table anew, keep none", 0 },
@@ -445,6 +456,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_PYTHON_MEM:
 		env.max_python_mem = parse_size(arg, state);
 		break;
+	case OPT_MAX_DWARF_FILES:
+		env.max_dwarf_files = strtoul(arg, &end, 10);
+		if (*end || !env.max_dwarf_files || env.max_dwarf_files > 1u << 20)
+			argp_error(state, "--max-dwarf-files: a count from 1 to 1048576: %s", arg);
+		break;
+	case OPT_MAX_SPILL:
+		env.max_spill = parse_size(arg, state);
+		break;
 	case 'S':
 		env.max_frames = strtoul(arg, &end, 10);
 		if (*end || env.max_frames == 0 || env.max_frames > SFBPF_MAX_FRAMES)
@@ -687,6 +706,8 @@ static void fill_session_opts(struct session_opts *o)
 	o->max_symbol_mem = env.max_symbol_mem;
 	o->max_jit_mem = env.max_jit_mem;
 	o->max_python_mem = env.max_python_mem;
+	o->max_dwarf_files = env.max_dwarf_files;
+	o->max_spill = env.max_spill;
 	o->progress = isatty(STDERR_FILENO);
 	o->stop = &exiting;
 }
