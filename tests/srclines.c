@@ -25,11 +25,12 @@
  *     new end raises SIGBUS: util/fileview.h); prints "first N" (frames of
  *     the first address), "after-truncate ANSWERED FAILED" (new addresses
  *     after the truncation) and "first-again N" (the cached answer).
- *   srclines kept FILE [NEWFILE [--keep-mtime] | --unlink]
+ *   srclines kept FILE [NEWFILE [--keep-mtime [--link]] | --unlink]
  *     The symbol cache's way (symcache.h): FILE mapped here and loaded, its
  *     DWARF descriptor kept; with NEWFILE, FILE is then rewritten in place
  *     (cp) before the first lookup of the ELF addresses on stdin, and with
- *     --keep-mtime its mtime put back (only the ctime tells); with --unlink,
+ *     --keep-mtime its mtime put back (only the ctime tells), with --link
+ *     then a hard link made (FILE.link: the link count moves too); with --unlink,
  *     FILE is deleted instead (as a short program's binary after it exits);
  *     prints "answered N" (addresses with lines).
  *   srclines spill FILE [NEWFILE]
@@ -240,8 +241,9 @@ static int truncated(const char *path, const char *from)
  * The symbol cache's path: PATH mapped here and loaded (its DWARF descriptor
  * kept), then, with NEWFILE, rewritten in place before the first lookup.
  */
-static int kept(const char *path, const char *from, bool keep_mtime)
+static int kept(const char *path, const char *from, bool keep_mtime, bool link_it)
 {
+	char link_path[4096];
 	struct symcache *c = symcache__new();
 	const struct srcline_frame *f;
 	const struct procmap *m = NULL;
@@ -267,7 +269,9 @@ static int kept(const char *path, const char *from, bool keep_mtime)
 	} else if (from) {
 		const struct timespec times[2] = { st.st_atim, st.st_mtim };
 
-		if (copy_over(from, path) || (keep_mtime && utimensat(AT_FDCWD, path, times, 0)))
+		snprintf(link_path, sizeof(link_path), "%s.link", path);
+		if (copy_over(from, path) || (keep_mtime && utimensat(AT_FDCWD, path, times, 0)) ||
+		    (link_it && link(path, link_path)))
 			o = NULL;
 	}
 	if (!o) {
@@ -441,9 +445,10 @@ int main(int argc, char **argv)
 		return resolve(argc > 3 ? argv[3] : argv[2]);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "truncate"))
 		return truncated(argv[2], argc == 4 ? argv[3] : NULL);
-	if (argc >= 3 && argc <= 5 && !strcmp(argv[1], "kept"))
+	if (argc >= 3 && argc <= 6 && !strcmp(argv[1], "kept"))
 		return kept(argv[2], argc >= 4 ? argv[3] : NULL,
-			    argc == 5 && !strcmp(argv[4], "--keep-mtime"));
+			    argc >= 5 && !strcmp(argv[4], "--keep-mtime"),
+			    argc == 6 && !strcmp(argv[5], "--link"));
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "spill"))
 		return spill(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))

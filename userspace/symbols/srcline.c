@@ -224,12 +224,14 @@ static void intern_units(struct srcline *sl)
  * Was the file written since it was opened (cp over it, a build, a hostile
  * owner)? Its size, mtime or ctime tell (ctime moves with every write, and
  * nobody can set it back); the bytes are then not the object's, whatever
- * libdw would make of them. One change to ctime is not a write: a link
- * count that moved (the file deleted, renamed over by a package upgrade, a
- * hard link made) with size and mtime as they were. Short-lived programs are
- * deleted after they exit and before their profile is written; their lines
- * were lost to this (88 % of them, in the churn soak). The new ctime is then
- * the one judged.
+ * libdw would make of them. One change to ctime is not a write: the last
+ * link gone (the file deleted, renamed over by a package upgrade) with size
+ * and mtime as they were. Short-lived programs are deleted after they exit
+ * and before their profile is written; their lines were lost to this (88 %
+ * of them, in the churn soak). The new ctime is then the one judged. Any
+ * other move of the link count is no excuse: an owner can write in place,
+ * put the mtime back and make (or remove) a hard link, and no new process
+ * can map a file with no name.
  */
 static bool file_changed(struct srcline *sl)
 {
@@ -246,7 +248,7 @@ static bool file_changed(struct srcline *sl)
 	}
 	ctime_moved = st.st_ctim.tv_sec != sl->id.st_ctim.tv_sec ||
 		      st.st_ctim.tv_nsec != sl->id.st_ctim.tv_nsec;
-	if (ctime_moved && st.st_nlink == sl->id.st_nlink)
+	if (ctime_moved && (st.st_nlink || !sl->id.st_nlink))
 		sl->changed = true;
 	else if (ctime_moved)
 		sl->id = st;
