@@ -23,7 +23,8 @@
  *                         sample once however stacks are folded.
  *   growth perfmap        our own /tmp/perf-PID.map: a map over the budget is
  *                         refused (counted), appended lines are read alone,
- *                         a line being written is read once whole.
+ *                         a line being written is read once whole; short
+ *                         of room, the coldest map's tables go first.
  *   growth srcview LIB    the live view's source page of LIB's growth_fn:
  *                         its lines must outlive the symbolizer's objects
  *                         (a later lookup may evict the one they came from;
@@ -63,7 +64,7 @@ static int dwarf(const char *dir, int n, uint64_t files)
 	symbolizer__set_budgets(s, 32 << 10, 0);
 	if (files) {
 		symbolizer__set_dwarf_files(s, files);
-		test_tag = "budget-"; /* growth-budget-dwarf-*: the same checks, FILES descriptors */
+		test_tag = "budget-"; /* growth-budget-dwarf-*: the checks with FILES */
 	} else {
 		files = SYMCACHE_DEFAULT_DWARF_FILES;
 	}
@@ -238,6 +239,55 @@ static int perfmap_huge(int fd, uint64_t base)
 	return 0;
 }
 
+/*
+ * Three maps in one pool whose budget holds two tables beside a read (each
+ * map our own file, read whole): the third read evicts the map found in
+ * least recently, not the one found in since.
+ */
+static int perfmap_evict(int fd, uint64_t base)
+{
+	struct perfmap_pool pool = { 0 };
+	struct perfmap m[3];
+	uint64_t off, text;
+	char *name[3];
+	struct stat st;
+	int i;
+
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) || write_lines(fd, base, 0, 1000, "evict") ||
+	    fstat(fd, &st))
+		return 1;
+	text = (uint64_t)st.st_size;
+	/* Two kept tables (2 x text each) and a read's peak (7 x text): 11; one less. */
+	pool.budget = 10 * text;
+	for (i = 0; i < 3; i++) {
+		perfmap__init(&m[i], getpid(), &pool);
+		perfmap__identify(&m[i]);
+	}
+	/* Names live until their map's next read or eviction: kept as copies. */
+	name[0] = strdup(perfmap__find(&m[0], true, base + 16, &off) ?: "-");
+	name[1] = strdup(perfmap__find(&m[1], true, base + 32, &off) ?: "-");
+	free(name[0]); /* the first is the hotter now */
+	name[0] = strdup(perfmap__find(&m[0], true, base + 48, &off) ?: "-");
+	name[2] = strdup(perfmap__find(&m[2], true, base + 64, &off) ?: "-");
+	if (!name[0] || !name[1] || !name[2])
+		return 1;
+	report(!strcmp(name[0], "evict_3") && !strcmp(name[1], "evict_2") &&
+		       !strcmp(name[2], "evict_4") && pool.evicted == 1 && !m[1].nparts &&
+		       m[0].nparts && m[2].nparts && pool.refused == 0 && pool.bytes <= pool.budget,
+	       "perfmap-evict-coldest",
+	       "names %s %s %s; evicted %" PRIu64 ", refused %" PRIu64 ", tables %u %u %u, %" PRIu64
+	       " of %" PRIu64 " bytes",
+	       name[0], name[1], name[2], pool.evicted, pool.refused, m[0].nparts, m[1].nparts,
+	       m[2].nparts, pool.bytes, pool.budget);
+	for (i = 0; i < 3; i++)
+		free(name[i]);
+	for (i = 0; i < 3; i++)
+		perfmap__release(&m[i]);
+	report(pool.bytes == 0 && !pool.coldest && !pool.hottest, "perfmap-evict-released",
+	       "%" PRIu64 " bytes still charged after every map was released", pool.bytes);
+	return 0;
+}
+
 static int perfmap(void)
 {
 	struct symbolizer *s = symbolizer__new();
@@ -296,7 +346,7 @@ static int perfmap(void)
 	report(st.jit.bytes > 0 && st.jit.bytes <= st.jit.budget, "perfmap-budget",
 	       "%" PRIu64 " bytes charged, budget %" PRIu64, st.jit.bytes, st.jit.budget);
 	symbolizer__free(s);
-	if (perfmap_huge(fd, base))
+	if (perfmap_huge(fd, base) || perfmap_evict(fd, base))
 		return 1;
 	close(fd);
 	unlink(path);

@@ -395,6 +395,7 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_counter(f, "", "jit_map_reads", j->reads);
 	print_counter(f, "", "jit_map_tail_reads", j->tail_reads);
 	print_counter(f, "", "jit_map_refused", j->refused);
+	print_counter(f, "", "jit_map_evicted", j->evicted);
 }
 
 /* Source lines (DWARF): what compressed debug sections were refused, and the spill. */

@@ -145,6 +145,40 @@ static bool appended(const struct perfmap *m, int fd, const struct stat *st)
 	       !memcmp(buf, m->tail, m->tail_len);
 }
 
+/* ---- the pool's maps by use: the coldest give their tables up first ------------- */
+
+static bool listed(const struct perfmap *m)
+{
+	return m->pool && (m->pool->hottest == m || m->colder || m->hotter);
+}
+
+static void unlist(struct perfmap *m)
+{
+	struct perfmap_pool *pool = m->pool;
+
+	if (!listed(m))
+		return;
+	*(m->colder ? &m->colder->hotter : &pool->coldest) = m->hotter;
+	*(m->hotter ? &m->hotter->colder : &pool->hottest) = m->colder;
+	m->hotter = m->colder = NULL;
+}
+
+/* m was used (read or found in): the hottest now. */
+static void used(struct perfmap *m)
+{
+	struct perfmap_pool *pool = m->pool;
+
+	if (!pool || !m->nparts || pool->hottest == m)
+		return;
+	unlist(m);
+	m->colder = pool->hottest;
+	if (pool->hottest)
+		pool->hottest->hotter = m;
+	else
+		pool->coldest = m;
+	pool->hottest = m;
+}
+
 static void perfmap__drop(struct perfmap *m)
 {
 	unsigned i;
@@ -155,11 +189,29 @@ static void perfmap__drop(struct perfmap *m)
 	if (m->pool)
 		m->pool->bytes -= m->charged;
 	m->charged = 0;
+	unlist(m);
+}
+
+/* Its tables go; the next lookup that misses reads the file whole again. */
+static void evict(struct perfmap *m)
+{
+	perfmap__drop(m);
+	m->loaded = false;
+	m->size = 0;
+	m->mtime = (struct timespec){ 0 };
+	m->pool->evicted++;
 }
 
 static uint64_t pool_budget(const struct perfmap_pool *p)
 {
 	return p->budget ? p->budget : PERFMAP_DEFAULT_BUDGET;
+}
+
+/* Would a read of text bytes fit beside held bytes of kept tables? */
+static bool fits(const struct perfmap_pool *pool, uint64_t text, uint64_t held)
+{
+	return text <= SYMTAB_PERF_MAP_MAX_BYTES && held <= pool_budget(pool) &&
+	       text * PERFMAP_PEAK_PER_BYTE <= pool_budget(pool) - held;
 }
 
 /* The lines of [from, end) into a table of their own. */
@@ -194,9 +246,23 @@ static int perfmap__read(struct perfmap *m, int fd, const struct stat *st)
 
 	if (end == from)
 		return 0; /* no whole line yet: read when it is */
-	/* Checked before the work: what the parser would build at its peak. */
-	if (text > SYMTAB_PERF_MAP_MAX_BYTES || held > pool_budget(pool) ||
-	    text * PERFMAP_PEAK_PER_BYTE > pool_budget(pool) - held) {
+	/*
+	 * Checked before the work: what the parser would build at its peak, in
+	 * what the budget has left once the other maps' tables went if need be
+	 * (those not found in for longest first); none goes for a read that
+	 * would not fit without any.
+	 */
+	if (fits(pool, text, tail ? m->charged : 0)) {
+		while (!fits(pool, text, held)) {
+			struct perfmap *cold = pool->coldest == m ? m->hotter : pool->coldest;
+
+			if (!cold)
+				break;
+			evict(cold);
+			held = pool->bytes - (tail ? 0 : m->charged);
+		}
+	}
+	if (!fits(pool, text, held)) {
 		pool->refused++;
 		/* Not again until the file changes: a refused map costs a stat a second. */
 		m->size = st->st_size;
@@ -220,6 +286,7 @@ static int perfmap__read(struct perfmap *m, int fd, const struct stat *st)
 	m->loaded = true;
 	m->size = st->st_size;
 	m->mtime = st->st_mtim;
+	used(m);
 	return err;
 }
 
@@ -267,11 +334,14 @@ const char *perfmap__find(struct perfmap *m, bool alive, uint64_t addr, uint64_t
 {
 	const char *name = perfmap__lookup(m, addr, offset);
 
+	if (!name) {
+		/* A miss may be code emitted since the last read: re-read, rate limited. */
+		perfmap__refresh(m, alive);
+		name = perfmap__lookup(m, addr, offset);
+	}
 	if (name)
-		return name;
-	/* A miss may be code emitted since the last read: re-read, rate limited. */
-	perfmap__refresh(m, alive);
-	return perfmap__lookup(m, addr, offset);
+		used(m);
+	return name;
 }
 
 void perfmap__release(struct perfmap *m)

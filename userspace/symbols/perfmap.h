@@ -21,11 +21,14 @@
  *
  * Budget: every process may write a map, so all maps together share one
  * budget of memory (struct perfmap_pool). The size is checked before the
- * work: a read (whole or new lines) is refused, and counted, when its text
- * times PERFMAP_PEAK_PER_BYTE (what building a table takes at its peak,
- * measured: 402 MB for a 64 MiB map) does not fit in what the budget has
- * left; the map keeps the table it had. A kept table is charged
- * PERFMAP_KEPT_PER_BYTE its text (111 MB for that map).
+ * work: a read (whole or new lines) needs its text times
+ * PERFMAP_PEAK_PER_BYTE (what building a table takes at its peak, measured:
+ * 402 MB for a 64 MiB map) in what the budget has left. Short of it, the
+ * other maps' tables go, the one found in least recently first (evicted:
+ * read again when a lookup needs them, at most once a second); a read that
+ * would not fit even then is refused, and counted, and the map keeps the
+ * table it had. A kept table is charged PERFMAP_KEPT_PER_BYTE its text
+ * (111 MB for that map).
  *
  * Lifecycle: perfmap__init() with the host PID; perfmap__identify() while
  * the process lives (reads NSPID and owner), then perfmap__refresh() while it
@@ -48,6 +51,8 @@ struct symtab;
 /* All maps' budget when none is set (the session sets one that follows the machine). */
 #define PERFMAP_DEFAULT_BUDGET (64ull << 20)
 
+struct perfmap;
+
 /* What every process's map shares. Counts only grow; bytes is a level. */
 struct perfmap_pool {
 	uint64_t budget; /* 0: PERFMAP_DEFAULT_BUDGET */
@@ -55,6 +60,8 @@ struct perfmap_pool {
 	uint64_t reads; /* whole maps read */
 	uint64_t tail_reads; /* appended lines read alone */
 	uint64_t refused; /* reads refused: over the budget */
+	uint64_t evicted; /* maps whose tables went for another's read */
+	struct perfmap *coldest, *hottest; /* the maps holding tables, by their last use */
 };
 
 struct perfmap {
@@ -72,6 +79,7 @@ struct perfmap {
 	unsigned tail_len;
 	uint64_t charged; /* in pool->bytes */
 	uint64_t checked_ns; /* CLOCK_MONOTONIC of the last attempt */
+	struct perfmap *hotter, *colder; /* in the pool's list while it holds tables */
 };
 
 void perfmap__init(struct perfmap *m, int pid, struct perfmap_pool *pool);
