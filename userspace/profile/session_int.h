@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Inside a session: its fields, which session.c (wiring, polling,
- * housekeeping), session_stats.c (counters) and session_read.c (what front
- * ends read) share. Not for other modules, which use session.h; white-box
- * tests may look in.
+ * housekeeping), session_stats.c (counters), session_read.c (what front
+ * ends read) and session_budgets.c (the budgets in force) share. Not for
+ * other modules, which use session.h; white-box tests may look in.
  */
 #ifndef SFBPF_SESSION_INT_H
 #define SFBPF_SESSION_INT_H
@@ -55,5 +55,8 @@ struct session {
 	uint64_t attach_ns, end_ns; /* the traced window (CLOCK_MONOTONIC ns) */
 	bool stopped;
 };
+
+/* The budgets in force (session_budgets.c): the options', else the machine's defaults. */
+void session__set_budgets(struct session *s);
 
 #endif /* SFBPF_SESSION_INT_H */
