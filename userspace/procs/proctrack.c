@@ -18,9 +18,9 @@
 #include "procs/vdso.h"
 #include "procs/jitcode.h"
 #include "util/clock.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 #include "util/search.h"
-
-#define PID_BUCKETS 1024
 
 struct proc_entry {
 	int pid;
@@ -31,15 +31,14 @@ struct proc_entry {
 	uint32_t nr_objs;
 	uint32_t objs[SFBPF_MAX_MAPPINGS]; /* object references held */
 	uint32_t nr_maps, nr_with_table;
-	struct proc_entry *next;
 };
 
 struct proctrack {
 	struct tables *tables;
 	int procs_fd;
 	struct proctrack_listener listener;
-	struct proc_entry *buckets[PID_BUCKETS];
-	uint32_t sweep_bucket; /* where the next sweep starts */
+	struct hashmap procs; /* struct proc_entry *, by pid */
+	size_t sweep_iter; /* where the next sweep starts (hashmap__next) */
 	bool deferred; /* the build in progress left mappings for later */
 	struct vdso_image vdso; /* read at the first [vdso] mapping met */
 	int vdso_err; /* 1: not read yet; else why there is no image (0: there is) */
@@ -66,36 +65,40 @@ struct proctrack *proctrack__new(struct tables *tables, int procs_fd)
 	return pt;
 }
 
-static struct proc_entry **find(struct proctrack *pt, int pid)
+static uint32_t pid_hash(int pid)
 {
-	struct proc_entry **pp = &pt->buckets[(unsigned)pid % PID_BUCKETS];
+	return (uint32_t)hash__mix64((uint64_t)pid);
+}
 
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
+static bool entry_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return ((const struct proc_entry *)HASHMAP_TO_PTR(val))->pid == *(const int *)key;
+}
+
+static struct proc_entry *find(const struct proctrack *pt, int pid)
+{
+	int64_t v = hashmap__find(&pt->procs, pid_hash(pid), entry_eq, NULL, &pid);
+
+	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
 }
 
 bool proctrack__has(const struct proctrack *pt, int pid)
 {
-	const struct proc_entry *e = pt->buckets[(unsigned)pid % PID_BUCKETS];
-
-	while (e && e->pid != pid)
-		e = e->next;
-	return e != NULL;
+	return find(pt, pid) != NULL;
 }
 
 int proctrack__for_each(const struct proctrack *pt, int (*fn)(void *ctx, int pid), void *ctx)
 {
-	const struct proc_entry *e;
-	uint32_t i;
+	size_t it = 0;
+	uint64_t v;
 	int ret;
 
-	for (i = 0; i < PID_BUCKETS; i++)
-		for (e = pt->buckets[i]; e; e = e->next) {
-			ret = fn(ctx, e->pid);
-			if (ret)
-				return ret;
-		}
+	while (hashmap__next(&pt->procs, &it, &v)) {
+		ret = fn(ctx, ((const struct proc_entry *)HASHMAP_TO_PTR(v))->pid);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -117,7 +120,7 @@ void proctrack__set_listener(struct proctrack *pt, const struct proctrack_listen
 
 void proctrack__remove(struct proctrack *pt, int pid)
 {
-	struct proc_entry **pp = find(pt, pid), *e = *pp;
+	struct proc_entry *e = find(pt, pid);
 	__u32 key = pid;
 
 	procmaps__forget(pid);
@@ -127,24 +130,23 @@ void proctrack__remove(struct proctrack *pt, int pid)
 		pt->listener.removed(pt->listener.ctx, pid);
 	bpf_map_delete_elem(pt->procs_fd, &key);
 	release_objs(pt, e);
-	*pp = e->next;
+	hashmap__del(&pt->procs, pid_hash(pid), entry_eq, NULL, &pid);
 	free(e);
 	pt->stats.procs--;
 }
 
 void proctrack__free(struct proctrack *pt)
 {
-	struct proc_entry *e, *next;
-	uint32_t i;
+	size_t it = 0;
+	uint64_t v;
 
 	if (!pt)
 		return;
-	for (i = 0; i < PID_BUCKETS; i++)
-		for (e = pt->buckets[i]; e; e = next) {
-			next = e->next;
-			release_objs(pt, e);
-			free(e);
-		}
+	while (hashmap__next(&pt->procs, &it, &v)) {
+		release_objs(pt, HASHMAP_TO_PTR(v));
+		free(HASHMAP_TO_PTR(v));
+	}
+	hashmap__free(&pt->procs);
 	vdso__close(&pt->vdso);
 	jitcode__free(pt->jit);
 	free(pt->scan_buf);
@@ -346,7 +348,7 @@ static void build(struct proctrack *pt, int pid, const struct procmaps *pm, stru
 
 static struct proc_entry *get_entry(struct proctrack *pt, int pid)
 {
-	struct proc_entry **pp = find(pt, pid), *e = *pp;
+	struct proc_entry *e = find(pt, pid);
 
 	if (e)
 		return e;
@@ -354,7 +356,10 @@ static struct proc_entry *get_entry(struct proctrack *pt, int pid)
 	if (!e)
 		return NULL;
 	e->pid = pid;
-	*pp = e;
+	if (hashmap__add(&pt->procs, pid_hash(pid), HASHMAP_PTR(e))) {
+		free(e);
+		return NULL;
+	}
 	pt->stats.procs++;
 	return e;
 }
@@ -381,7 +386,7 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 		return err;
 	}
 	sig = signature(pm);
-	e = *find(pt, pid);
+	e = find(pt, pid);
 	if (if_changed && e && e->signature == sig && e->start_ticks == ticks) {
 		pt->stats.unchanged++;
 		if (pt->listener.updated)
@@ -454,24 +459,33 @@ int proctrack__scan(struct proctrack *pt)
 
 int proctrack__sweep(struct proctrack *pt, uint32_t max)
 {
-	struct proc_entry *e, *next;
-	uint32_t seen = 0, i;
-	uint64_t ticks;
-	int removed = 0;
+	int pids[PROCTRACK_SWEEP_MAX], removed = 0;
+	uint32_t n = 0, i;
+	uint64_t ticks, v;
 
-	for (i = 0; i < PID_BUCKETS && seen < max; i++) {
-		uint32_t b = (pt->sweep_bucket + i) % PID_BUCKETS;
+	/*
+	 * Resuming where the last call stopped: the entries whose process is
+	 * gone (or whose PID was reused) first noted, then removed, which
+	 * moves others in the map.
+	 */
+	if (max > sizeof(pids) / sizeof(pids[0]))
+		max = sizeof(pids) / sizeof(pids[0]);
+	while (n < max) {
+		const struct proc_entry *e;
 
-		for (e = pt->buckets[b]; e; e = next, seen++) {
-			next = e->next;
-			if (!proctrack_start_ticks(e->pid, &ticks) && ticks == e->start_ticks)
-				continue;
-			proctrack__remove(pt, e->pid);
-			pt->stats.swept++;
-			removed++;
+		if (!hashmap__next(&pt->procs, &pt->sweep_iter, &v)) {
+			pt->sweep_iter = 0;
+			break;
 		}
+		e = HASHMAP_TO_PTR(v);
+		n++;
+		if (proctrack_start_ticks(e->pid, &ticks) || ticks != e->start_ticks)
+			pids[removed++] = e->pid;
 	}
-	pt->sweep_bucket = (pt->sweep_bucket + i) % PID_BUCKETS;
+	for (i = 0; i < (uint32_t)removed; i++) {
+		proctrack__remove(pt, pids[i]);
+		pt->stats.swept++;
+	}
 	return removed;
 }
 
@@ -536,7 +550,7 @@ void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uin
 	__u32 key = pid;
 	uint32_t i;
 
-	if (!n || !tables__partial_wanted(pt->tables) || !(e = *find(pt, pid)))
+	if (!n || !tables__partial_wanted(pt->tables) || !(e = find(pt, pid)))
 		return;
 	/*
 	 * The BPF entry holds each mapping's slot and bias as the walk saw

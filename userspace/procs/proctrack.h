@@ -60,10 +60,11 @@ int proctrack__scan(struct proctrack *pt);
 /* The same, for the processes want(ctx, pid) accepts. */
 int proctrack__scan_filtered(struct proctrack *pt, bool (*want)(void *ctx, int pid), void *ctx);
 /*
- * Checks up to max tracked processes (resuming where the last call stopped)
- * and removes those that are gone or whose PID now names another process
- * (a missed exit). Returns how many were removed.
+ * Checks up to max tracked processes (PROCTRACK_SWEEP_MAX at most; resuming
+ * where the last call stopped) and removes those that are gone or whose PID
+ * now names another process (a missed exit). Returns how many were removed.
  */
+#define PROCTRACK_SWEEP_MAX 256
 int proctrack__sweep(struct proctrack *pt, uint32_t max);
 
 bool proctrack__has(const struct proctrack *pt, int pid);
