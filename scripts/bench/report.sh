@@ -153,8 +153,9 @@ Both are built with \`-O2 -fno-omit-frame-pointer -Wa,--gsframe\`: the same
 binary gives every profiler complete stacks (sfbpf unwinds from SFrame, perf
 -g from frame pointers, perf dwarf from .eh_frame with 8 KiB stack copies).
 
-Commands: \`sfbpf-top -F HZ --stats --folded FILE\`, \`perf record -q -B -N -a -g
--F HZ\`, \`perf record -q -B -N -a --call-graph dwarf -F HZ\`: each records during
+Commands: \`sfbpf-top -F HZ --stats --folded FILE\`, \`perf record
+--no-bpf-event -q -B -N -a -g -F HZ\`, \`perf record --no-bpf-event -q -B -N -a
+--call-graph dwarf -F HZ\`: each records during
 the run and resolves symbols when it stops, after the timed part (perf
 writes to a file in /tmp; -B -N only skip its build-id work at exit). Each
 profiler is waited for until it samples, then $SD_SETTLE s more (its

@@ -25,7 +25,7 @@ prof_start() {
 		mkfifo "$TMP/ctl" "$TMP/ack"
 		# Starts disabled; "enable" on the control FIFO is acknowledged once
 		# it records. -B -N: no build-id work at exit (outside the timing).
-		perf record -q -B -N -a "${cg[@]}" -F "$hz" -D -1 \
+		perf record --no-bpf-event -q -B -N -a "${cg[@]}" -F "$hz" -D -1 \
 			--control "fifo:$TMP/ctl,$TMP/ack" -o "$TMP/perf.data" >"$TMP/prof.err" 2>&1 &
 		PROF_PID=$!
 		BG_PIDS+=("$PROF_PID")

@@ -42,7 +42,7 @@ guest() {
 		echo "FAIL: arm64 guest: perf: $bin not built"
 		return
 	fi
-	if ! perf record -q -F 199 --call-graph dwarf -o $w/perf.data -- "$bin" 2 >$w/record.out 2>&1 ||
+	if ! perf record --no-bpf-event -q -F 199 --call-graph dwarf -o $w/perf.data -- "$bin" 2 >$w/record.out 2>&1 ||
 		! LD_PRELOAD=$FIX/perf-pacmask.so perf script -i $w/perf.data -F comm,ip,sym,dso --no-inline \
 			--no-demangle >$w/perf.txt 2>$w/script.err; then
 		echo "FAIL: arm64 guest: perf record/script: $(tail -2 $w/record.out $w/script.err | tr '\n' ' ')"
