@@ -309,6 +309,12 @@ struct sfbpf_sample {
 #define SFBPF_PY_ENTRY (1ULL << 62)
 #define SFBPF_PY_ADDR_MASK ((1ULL << 62) - 1)
 #define SFBPF_PY_NO_FIELD 0xffff /* an offset this version does not have */
+/*
+ * A frame's code object reference: from 3.14 a tagged _PyStackRef (its low
+ * bits say how it is counted: 1 in 3.14, 2 in 3.15), before a plain
+ * pointer. Objects are 8-byte aligned at least: the pointer is the rest.
+ */
+#define SFBPF_PY_REF_TAG_BITS 7ULL
 
 /* How a frame says which instruction it runs. */
 enum sfbpf_py_instr {
@@ -329,7 +335,9 @@ struct sfbpf_py_proc {
 	__u32 hexversion; /* PY_VERSION_HEX */
 	__u8 instr; /* enum sfbpf_py_instr */
 	__u8 tid_kind; /* enum sfbpf_py_tid */
-	__u8 owner_cstack; /* 3.12+: the owner value of C-stack shim frames; 0xff: none */
+	/* 3.12+: owner values from this one up are the interpreter's own frames,
+	 * which run no code (the C-stack shim, 3.14's entry frames); 0xff: none */
+	__u8 owner_cstack;
 	__u8 describe; /* 1: describe new code objects (struct sfbpf_py_code); 0: not (benchmarks) */
 	/* Offsets: _PyRuntime, interpreter, thread state */
 	__u16 runtime_interp_head;

@@ -268,13 +268,13 @@ static __always_inline long py_frame_step(struct py_walk *w, __u64 *slots)
 		return 1;
 	}
 	w->frame = py_buf_u64(w, c->frame_previous);
-	if (c->owner_cstack != 0xff && py_buf_u8(w, c->frame_owner) == c->owner_cstack) {
+	if (c->owner_cstack != 0xff && py_buf_u8(w, c->frame_owner) >= c->owner_cstack) {
 		/* The eval call that pushed this shim runs the frames just sent. */
 		if (n)
 			slots[py_slot(2 * (n - 1))] |= SFBPF_PY_ENTRY;
 		return 0;
 	}
-	code = py_buf_u64(w, c->frame_code);
+	code = py_buf_u64(w, c->frame_code) & ~SFBPF_PY_REF_TAG_BITS;
 	if (c->instr == SFBPF_PY_INSTR_PTR) {
 		ptr = py_buf_u64(w, c->frame_instr);
 		lasti = (__s64)(ptr - (code + c->code_adaptive));

@@ -51,7 +51,7 @@ struct py_layout {
 	uint32_t frame_instr;
 	uint32_t frame_owner; /* char, 3.11+ */
 	uint32_t frame_is_entry; /* char, 3.11 only */
-	uint32_t owner_cstack; /* the C-stack shim's owner value (3.12+), else PY_NONE */
+	uint32_t owner_cstack; /* 3.12+: owners from this one up run no code, else PY_NONE */
 	/* PyCodeObject */
 	uint32_t code_filename;
 	uint32_t code_name;
@@ -74,7 +74,8 @@ struct python {
 	int pid;
 	uint64_t runtime; /* _PyRuntime's address in the process */
 	uint64_t code_type; /* PyCode_Type's */
-	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code, [lo, hi); 0: unknown */
+	struct code_part eval[PY_EVAL_PARTS]; /* _PyEval_EvalFrameDefault's code and its parts */
+	size_t nr_eval; /* 0: unknown */
 	struct py_layout layout;
 	enum python_layout_src src;
 	struct python_checks checks;
@@ -98,8 +99,8 @@ const struct py_layout *py_layout__builtin(unsigned int minor);
  * version whose debug-offsets struct is not known, or free-threaded).
  */
 int py_layout__from_debug_offsets(const void *buf, size_t len, struct py_layout *l);
-/* Bytes of _PyRuntime the debug offsets take (what to read for the call above). */
-#define PY_DEBUG_OFFSETS_LEN 584
+/* Bytes of _PyRuntime to read for the call above: the largest known struct (3.15's). */
+#define PY_DEBUG_OFFSETS_LEN 888
 
 /* name=value lines, one per field. */
 void py_layout__print(const struct py_layout *l, FILE *f);

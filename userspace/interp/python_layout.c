@@ -181,63 +181,83 @@ const struct py_layout *py_layout__builtin(unsigned int minor)
 }
 
 /*
- * 3.13's struct _Py_DebugOffsets: a cookie, the version, then per structure
- * its size followed by the offsets of its fields, all uint64_t. The struct
- * itself grows between minor versions (3.14 adds fields in the middle), so
- * its own layout is known per minor version: 3.13's below. Word indexes.
+ * struct _Py_DebugOffsets: a cookie, the version, then per structure its
+ * size followed by the offsets of its fields, all uint64_t. The struct
+ * itself grows between minor versions (3.14 and 3.15 add fields in the
+ * middle), so its own layout is known per minor version: the word index of
+ * each field sfbpf takes, from that version's pycore_debug_offsets.h
+ * (pycore_runtime.h in 3.13). A version not listed is refused: a wrong
+ * reading of the struct would be a wrong layout behind the right cookie.
  */
-enum {
-	DO_VERSION = 1,
-	DO_FREE_THREADED = 2,
-	DO_RUNTIME_SIZE = 3,
-	DO_RUNTIME_INTERP_HEAD = 5,
-	DO_INTERP_SIZE = 6,
-	DO_INTERP_NEXT = 8,
-	DO_INTERP_THREADS_HEAD = 9,
-	DO_TSTATE_SIZE = 19,
-	DO_TSTATE_NEXT = 21,
-	DO_TSTATE_INTERP = 22,
-	DO_TSTATE_CURRENT_FRAME = 23,
-	DO_TSTATE_THREAD_ID = 24,
-	DO_TSTATE_NATIVE_ID = 25,
-	DO_FRAME_SIZE = 28,
-	DO_FRAME_PREVIOUS = 29,
-	DO_FRAME_EXECUTABLE = 30,
-	DO_FRAME_INSTR_PTR = 31,
-	DO_FRAME_OWNER = 33,
-	DO_CODE_SIZE = 34,
-	DO_CODE_FILENAME = 35,
-	DO_CODE_NAME = 36,
-	DO_CODE_QUALNAME = 37,
-	DO_CODE_LINETABLE = 38,
-	DO_CODE_FIRSTLINENO = 39,
-	DO_CODE_ADAPTIVE = 43,
-	DO_OBJECT_SIZE = 44,
-	DO_OBJECT_TYPE = 45,
-	DO_BYTES_SIZE = 64,
-	DO_BYTES_OB_SIZE = 65,
-	DO_BYTES_SVAL = 66,
-	DO_STR_SIZE = 67,
-	DO_STR_STATE = 68,
-	DO_STR_LENGTH = 69,
-	DO_STR_ASCII_SIZE = 70,
-	DO_WORDS = 73,
+enum do_field {
+	DO_RUNTIME_SIZE,
+	DO_RUNTIME_INTERP_HEAD,
+	DO_INTERP_SIZE,
+	DO_INTERP_NEXT,
+	DO_INTERP_THREADS_HEAD,
+	DO_TSTATE_SIZE,
+	DO_TSTATE_NEXT,
+	DO_TSTATE_INTERP,
+	DO_TSTATE_CURRENT_FRAME,
+	DO_TSTATE_THREAD_ID,
+	DO_TSTATE_NATIVE_ID,
+	DO_FRAME_SIZE,
+	DO_FRAME_PREVIOUS,
+	DO_FRAME_EXECUTABLE,
+	DO_FRAME_INSTR_PTR,
+	DO_FRAME_OWNER,
+	DO_CODE_SIZE,
+	DO_CODE_FILENAME,
+	DO_CODE_NAME,
+	DO_CODE_QUALNAME,
+	DO_CODE_LINETABLE,
+	DO_CODE_FIRSTLINENO,
+	DO_CODE_ADAPTIVE,
+	DO_OBJECT_SIZE,
+	DO_OBJECT_TYPE,
+	DO_BYTES_SIZE,
+	DO_BYTES_OB_SIZE,
+	DO_BYTES_SVAL,
+	DO_STR_SIZE,
+	DO_STR_STATE,
+	DO_STR_LENGTH,
+	DO_STR_ASCII_SIZE,
+	DO_STR_COMPACT_SIZE, /* 3.15+; 0: not published */
+	DO__COUNT,
 };
 
-/* Offset at word i, which must lie inside a structure of the size at word size_i. */
-static int do_field(const uint64_t *w, int i, int size_i, uint32_t *out)
+#define DO_VERSION 1 /* the same word in every version */
+#define DO_FREE_THREADED 2
+
+static const struct do_version {
+	unsigned int minor;
+	unsigned int words; /* the struct's size in words */
+	uint8_t at[DO__COUNT]; /* word index of each field */
+} do_versions[] = {
+	{ 13, 73, { 3,	5,  6,	8,  9,	19, 21, 22, 23, 24, 25, 28, 29, 30, 31, 33, 34,
+		    35, 36, 37, 38, 39, 43, 44, 45, 64, 65, 66, 67, 68, 69, 70, 0 } },
+	{ 14, 95, { 3,	5,  6,	8,  9,	22, 24, 25, 26, 27, 28, 31, 32, 33, 34, 36, 39,
+		    40, 41, 42, 43, 44, 48, 50, 51, 74, 75, 76, 77, 78, 79, 80, 0 } },
+	{ 15, 111, { 3,	 5,  6,	 8,  9,	 22, 24, 25, 26, 30, 31, 39, 40, 41, 42, 44, 47,
+		     48, 49, 50, 51, 52, 56, 58, 59, 86, 87, 88, 89, 90, 91, 92, 93 } },
+};
+
+/* Offset at field i, which must lie inside a structure of the size at field size_i. */
+static int do_field(const uint64_t *w, const struct do_version *v, int i, int size_i, uint32_t *out)
 {
-	if (w[i] >= w[size_i] || w[size_i] > (1u << 24))
+	uint64_t off = w[v->at[i]], size = w[v->at[size_i]];
+
+	if (off >= size || size > (1u << 24))
 		return -EPROTO;
-	*out = (uint32_t)w[i];
+	*out = (uint32_t)off;
 	return 0;
 }
 
 int py_layout__from_debug_offsets(const void *buf, size_t len, struct py_layout *l)
 {
 	static const struct {
-		int word, size_word;
-		size_t field;
+		int field, size_field;
+		size_t at;
 	} fields[] = {
 		{ DO_RUNTIME_INTERP_HEAD, DO_RUNTIME_SIZE,
 		  offsetof(struct py_layout, runtime_interp_head) },
@@ -268,36 +288,52 @@ int py_layout__from_debug_offsets(const void *buf, size_t len, struct py_layout 
 		{ DO_STR_STATE, DO_STR_SIZE, offsetof(struct py_layout, str_state) },
 		{ DO_STR_LENGTH, DO_STR_SIZE, offsetof(struct py_layout, str_length) },
 	};
-	uint64_t w[DO_WORDS];
+	const struct do_version *v = NULL;
+	uint64_t w[PY_DEBUG_OFFSETS_LEN / 8], ascii, compact;
+	unsigned int minor;
 	size_t i;
 
-	if (len < sizeof(w) || memcmp(buf, "xdebugpy", 8))
+	if (len < 3 * 8 || memcmp(buf, "xdebugpy", 8))
 		return -EPROTO;
-	memcpy(w, buf, sizeof(w));
-	/* The struct's own layout is 3.13's: another minor version has another. */
-	if ((w[DO_VERSION] >> 16) != 0x030d)
+	memcpy(w, buf, len < sizeof(w) ? len : sizeof(w));
+	if ((w[DO_VERSION] >> 24) != 3)
+		return -EPROTO;
+	minor = (w[DO_VERSION] >> 16) & 0xff;
+	for (i = 0; i < sizeof(do_versions) / sizeof(do_versions[0]); i++)
+		if (do_versions[i].minor == minor)
+			v = &do_versions[i];
+	/* Another minor version has another struct; free-threading, another object header. */
+	if (!v || w[DO_FREE_THREADED])
 		return -ENOTSUP;
-	if (w[DO_FREE_THREADED])
-		return -ENOTSUP;
+	if (len < v->words * 8)
+		return -EPROTO;
 	memset(l, 0, sizeof(*l));
 	l->hexversion = (uint32_t)w[DO_VERSION];
 	l->instr = PY_INSTR_POINTER;
 	l->lines = PY_LINES_LOCATIONS;
 	l->cframe_frame = PY_NONE;
 	l->frame_is_entry = PY_NONE;
+	/*
+	 * The interpreter's own frames, which run no code: the C-stack shim (3
+	 * in 3.12 and 3.13); from 3.14 the interpreter's entry frames (3) and,
+	 * in 3.14, the C stack's (4). Every owner value from this one up.
+	 */
 	l->owner_cstack = 3;
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		uint32_t *f = (uint32_t *)((char *)l + fields[i].field);
+		uint32_t *f = (uint32_t *)((char *)l + fields[i].at);
 
-		if (do_field(w, fields[i].word, fields[i].size_word, f))
+		if (do_field(w, v, fields[i].field, fields[i].size_field, f))
 			return -EPROTO;
 	}
 	/* ASCII data follows the PyASCIIObject (its size is published); other
-	 * compact strings add utf8_length and utf8 (3.12 dropped wstr). */
-	if (w[DO_STR_ASCII_SIZE] > 256)
+	 * compact strings add utf8_length and utf8 (3.12 dropped wstr), their
+	 * size published from 3.15. */
+	ascii = w[v->at[DO_STR_ASCII_SIZE]];
+	compact = v->at[DO_STR_COMPACT_SIZE] ? w[v->at[DO_STR_COMPACT_SIZE]] : ascii + 16;
+	if (ascii > 256 || compact > 256 || compact < ascii)
 		return -EPROTO;
-	l->str_ascii_size = (uint32_t)w[DO_STR_ASCII_SIZE];
-	l->str_compact_size = l->str_ascii_size + 16;
+	l->str_ascii_size = (uint32_t)ascii;
+	l->str_compact_size = (uint32_t)compact;
 	return 0;
 }
 
