@@ -22,7 +22,7 @@ CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I. -Iuserspace
 # libcurl and libdebuginfod are loaded when --push, --otlp or --debuginfod
 # need them (util/dynlib.h), not linked.
-LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lz -lnettle
+LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lz -lnettle -lcapstone
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Each architecture's BPF code sees its own kernel's types: the x86-64 ones in

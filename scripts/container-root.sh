@@ -10,7 +10,9 @@
 # root (an interrupted or failed build) is removed and built again. Needs root
 # and debootstrap (scripts/deps.sh test); the mirror is the host's own Debian
 # archive from its apt sources (deb.debian.org if none is found).
-# Knobs: SFBPF_TRIXIE_SUITE (trixie), SFBPF_TRIXIE_MIRROR (a mirror URL).
+# Knobs: SFBPF_TRIXIE_SUITE (trixie), SFBPF_TRIXIE_MIRROR (a mirror URL),
+# SFBPF_CONTAINER_PYTHONS=all: every python3.N the suite has, beside its
+# python3 (unstable's next and last CPython, for tests/pywalk.test).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -18,7 +20,8 @@ source "$(dirname "$0")/lib.sh"
 DIR=${1:-${SFBPF_TRIXIE_ROOT:-/var/cache/sfbpf/trixie}}
 SUITE=${SFBPF_TRIXIE_SUITE:-trixie}
 MARKER=$DIR/.sfbpf-complete
-STAMP="suite=$SUITE variant=minbase include=python3"
+PYTHONS=${SFBPF_CONTAINER_PYTHONS:-}
+STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}"
 
 die() {
 	echo "container-root: $*" >&2
@@ -60,6 +63,18 @@ if ! debootstrap --variant=minbase --include=python3 "$SUITE" "$DIR" "$MIRROR" >
 fi
 if ! chroot "$DIR" python3 -c 'import sys; print(sys.version)' >>"$LOG" 2>&1; then
 	die "python3 does not run inside $DIR (log: $LOG)"
+fi
+if [ "$PYTHONS" = all ]; then
+	# The archive's Release files may be past their Valid-Until (a mirror
+	# kept as of a date): debootstrap does not mind, apt must be told.
+	apt_in() { chroot "$DIR" env DEBIAN_FRONTEND=noninteractive apt-get -q \
+		-o Acquire::Check-Valid-Until=false "$@" >>"$LOG" 2>&1; }
+	apt_in update || die "apt-get update failed inside $DIR (log: $LOG)"
+	mapfile -t pys < <(chroot "$DIR" apt-cache pkgnames python3. | grep -E '^python3\.[0-9]+$' | sort -V)
+	[ "${#pys[@]}" -gt 0 ] || die "no python3.N package in $SUITE (log: $LOG)"
+	echo "container-root: installing ${pys[*]} (log: $LOG)" >&2
+	apt_in install -y --no-install-recommends "${pys[@]}" ||
+		die "installing ${pys[*]} failed inside $DIR (log: $LOG)"
 fi
 echo "$STAMP" >"$MARKER.tmp"
 mv "$MARKER.tmp" "$MARKER"

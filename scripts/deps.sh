@@ -15,7 +15,7 @@ fi
 
 BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool
 	libncurses-dev protobuf-c-compiler libprotobuf-c-dev libiberty-dev
-	libcurl4-openssl-dev libdebuginfod-dev nettle-dev)
+	libcurl4-openssl-dev libdebuginfod-dev nettle-dev libcapstone-dev)
 # Tests: perf as the reference unwinder, bison/flex/texinfo/dpkg-dev to build
 # the reference binutils from Debian's source packages, tmux for the TUI, Go's
 # pprof as the reference pprof reader, chromium to render flamegraphs, protoc to
@@ -32,7 +32,7 @@ TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).
 ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobuf-c-dev
-	libiberty-dev libcurl4-openssl-dev libdebuginfod-dev nettle-dev)
+	libiberty-dev libcurl4-openssl-dev libdebuginfod-dev nettle-dev libcapstone-dev)
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")

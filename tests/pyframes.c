@@ -11,7 +11,8 @@
  *   pyframes --layout PID  the layout's offsets, name=value
  *
  * The first line is always "python VERSION SOURCE" and the attach-time
- * checks (counts). Exit status 1 when the process cannot be read.
+ * checks (counts); stderr says the eval loop's parts and their sizes
+ * (codeparts.h). Exit status 1 when the process cannot be read.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 int main(int argc, char **argv)
 {
 	const struct python_checks *c;
+	const struct code_part *parts;
 	struct python_thread *threads;
 	struct python *py;
 	bool layout = argc == 3 && !strcmp(argv[1], "--layout");
@@ -44,6 +46,11 @@ int main(int argc, char **argv)
 	printf("python %s %s threads %u interp %u task %u codes %u typed %u\n", python__version(py),
 	       python__layout_src(py) == PYTHON_LAYOUT_BUILTIN ? "builtin" : "debug-offsets",
 	       c->threads, c->threads_interp, c->threads_task, c->codes, c->codes_typed);
+	nr = python__eval_parts(py, &parts);
+	fprintf(stderr, "eval loop: %zu part(s):", nr);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(stderr, " %llu", (unsigned long long)(parts[i].hi - parts[i].lo));
+	fprintf(stderr, " bytes\n");
 	if (layout) {
 		python__print_layout(py, stdout);
 		python__free(py);

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "interp/codeparts.h"
 #include "interp/python.h"
 #include "interp/python_int.h"
 #include "procs/procmaps.h"
@@ -45,6 +46,13 @@ static const char *const sym_names[SYM_NR] = {
 	[SYM_ITER_SEND] = "PyIter_Send",
 	[SYM_FRAME_GET_CODE] = "PyFrame_GetCode",
 	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
+};
+
+/* What find_interpreter() learns of the interpreter's object: addresses in the process. */
+struct interp_syms {
+	uint64_t addrs[SYM_NR], sizes[SYM_NR];
+	struct code_part eval[PY_EVAL_PARTS]; /* the eval loop's code (codeparts.h) */
+	size_t nr_eval;
 };
 
 /* Defined symbols' values and sizes: .dynsym (stripped binaries keep it), else .symtab. */
@@ -89,10 +97,11 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR
  * error opening or reading it.
  */
 static int object_syms(int pid, const struct procmaps *pm, const struct procmap *m,
-		       uint64_t addrs[SYM_NR], uint64_t sizes[SYM_NR])
+		       struct interp_syms *out)
 {
 	struct elfobj_info info;
 	uint64_t vals[SYM_NR] = { 0 }, vaddr, bias = 0;
+	size_t nr_eval = 0;
 	Elf *elf;
 	int fd, err, k;
 
@@ -103,7 +112,11 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = elf ? elfobj__read(fd, &info) : -EINVAL;
 	if (!err)
-		elf_find_syms(elf, vals, sizes);
+		elf_find_syms(elf, vals, out->sizes);
+	/* The eval loop's code: its symbol's, and the parts split from it (codeparts.h). */
+	if (!err && vals[SYM_RUNTIME] && vals[SYM_EVAL])
+		nr_eval = codeparts__find(elf, fd, vals[SYM_EVAL], out->sizes[SYM_EVAL], out->eval,
+					  PY_EVAL_PARTS);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -126,7 +139,11 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 	if (err)
 		return err;
 	for (k = 0; k < SYM_NR; k++)
-		addrs[k] = vals[k] ? vals[k] + bias : 0;
+		out->addrs[k] = vals[k] ? vals[k] + bias : 0;
+	for (out->nr_eval = 0; out->nr_eval < nr_eval; out->nr_eval++) {
+		out->eval[out->nr_eval].lo += bias;
+		out->eval[out->nr_eval].hi += bias;
+	}
 	return 0;
 }
 
@@ -144,7 +161,7 @@ static bool maybe_python(const struct procmaps *pm, const struct procmap *m)
 	return m == procmaps__exe(pm) || strstr(base, "python");
 }
 
-static int find_interpreter(int pid, uint64_t addrs[SYM_NR], uint64_t sizes[SYM_NR])
+static int find_interpreter(int pid, struct interp_syms *out)
 {
 	struct procmaps *pm;
 	uint64_t last_inode = 0;
@@ -160,7 +177,8 @@ static int find_interpreter(int pid, uint64_t addrs[SYM_NR], uint64_t sizes[SYM_
 		if (!maybe_python(pm, m) || m->inode == last_inode)
 			continue;
 		last_inode = m->inode;
-		err = object_syms(pid, pm, m, addrs, sizes);
+		memset(out, 0, sizeof(*out));
+		err = object_syms(pid, pm, m, out);
 		if (err && err != -ENOENT)
 			pr_debug("python: pid %d: %s: %s\n", pid, m->path, strerror(-err));
 		if (err)
@@ -298,13 +316,14 @@ static int check_layout(struct python *py)
 
 int python__attach(int pid, struct python **out)
 {
-	uint64_t addrs[SYM_NR] = { 0 }, sizes[SYM_NR] = { 0 };
+	struct interp_syms syms;
+	const uint64_t *addrs = syms.addrs;
 	struct python *py;
 	unsigned int minor = 0;
 	int err;
 
 	*out = NULL;
-	err = find_interpreter(pid, addrs, sizes);
+	err = find_interpreter(pid, &syms);
 	if (err)
 		return err;
 	if (!addrs[SYM_CODE_TYPE])
@@ -315,10 +334,8 @@ int python__attach(int pid, struct python **out)
 	py->pid = pid;
 	py->runtime = addrs[SYM_RUNTIME];
 	py->code_type = addrs[SYM_CODE_TYPE];
-	if (addrs[SYM_EVAL] && sizes[SYM_EVAL]) {
-		py->eval_lo = addrs[SYM_EVAL];
-		py->eval_hi = addrs[SYM_EVAL] + sizes[SYM_EVAL];
-	}
+	memcpy(py->eval, syms.eval, syms.nr_eval * sizeof(syms.eval[0]));
+	py->nr_eval = syms.nr_eval;
 	err = find_version(py, addrs, &minor);
 	if (!err)
 		err = find_layout(py, minor);
@@ -374,10 +391,11 @@ static int frame_read(struct python *py, uint64_t f, struct python_frame *fr, en
 	*kind = FRAME_SHIM;
 	if (l->frame_owner != PY_NONE && l->owner_cstack != PY_NONE) {
 		err = py_read(py->pid, f + l->frame_owner, &owner, 1);
-		if (err || owner == l->owner_cstack)
+		if (err || owner >= l->owner_cstack)
 			return err;
 	}
 	err = py_read_u64(py->pid, f + l->frame_code, &code);
+	code &= ~SFBPF_PY_REF_TAG_BITS; /* 3.14+: a tagged reference */
 	if (!err)
 		err = py_read_u64(py->pid, code + l->ob_type, &type);
 	if (err)
@@ -505,11 +523,10 @@ void python__threads_free(struct python_thread *threads, size_t nr)
 	free(threads);
 }
 
-bool python__eval_range(const struct python *py, uint64_t *lo, uint64_t *hi)
+size_t python__eval_parts(const struct python *py, const struct code_part **parts)
 {
-	*lo = py->eval_lo;
-	*hi = py->eval_hi;
-	return py->eval_hi > py->eval_lo;
+	*parts = py->eval;
+	return py->nr_eval;
 }
 
 /* An offset as the BPF settings hold it, or false: too big, or a frame field past the span. */

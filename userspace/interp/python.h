@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "bpf/abi.h"
+#include "interp/codeparts.h"
 
 struct python;
 
@@ -127,8 +128,13 @@ int python__code_captured(const struct python *py, const struct sfbpf_py_code *r
 int python__code_lineno(const struct python *py, const struct python_code *c, int64_t lasti);
 void python__code_free(struct python_code *c);
 
-/* _PyEval_EvalFrameDefault's code in the process, [lo, hi); false: not known. */
-bool python__eval_range(const struct python *py, uint64_t *lo, uint64_t *hi);
+/*
+ * _PyEval_EvalFrameDefault's code in the process: its symbol's range and
+ * the parts the compiler split from it (codeparts.h), in *parts; how many
+ * (0: not known).
+ */
+#define PY_EVAL_PARTS 8
+size_t python__eval_parts(const struct python *py, const struct code_part **parts);
 /*
  * The BPF walk's settings (bpf/abi.h) for this interpreter; the caller sets
  * start_ticks. -ERANGE: an offset the settings cannot hold.

@@ -58,7 +58,8 @@ struct pyproc {
 	struct python *py;
 	uint64_t retired_at; /* RETIRED: ps->drains then */
 	struct sfbpf_py_proc cfg; /* as pushed to py_procs: its gen names the codes held */
-	uint64_t eval_lo, eval_hi;
+	struct code_part eval[PY_EVAL_PARTS]; /* the eval loop's code (python__eval_parts()) */
+	size_t nr_eval;
 	struct hashmap codes; /* -> index in codes_v */
 	struct code *codes_v;
 	size_t nr_codes, codes_cap;
@@ -154,10 +155,16 @@ static void attach(struct pythons *ps, struct pyproc *p)
 		p->cfg = cfg;
 		if (!err && bpf_map_update_elem(ps->fd, &key, &cfg, BPF_ANY))
 			err = -errno;
-		if (!err && !python__eval_range(p->py, &p->eval_lo, &p->eval_hi))
-			pr_info("python: pid %d: no _PyEval_EvalFrameDefault: Python frames "
-				"go above the native ones",
-				p->pid);
+		if (!err) {
+			const struct code_part *parts;
+
+			p->nr_eval = python__eval_parts(p->py, &parts);
+			memcpy(p->eval, parts, p->nr_eval * sizeof(*parts));
+			if (!p->nr_eval)
+				pr_info("python: pid %d: no _PyEval_EvalFrameDefault: Python "
+					"frames go above the native ones",
+					p->pid);
+		}
 		if (err) {
 			python__free(p->py);
 			p->py = NULL;
@@ -452,6 +459,15 @@ void pythons__mark_names(struct pythons *ps)
 	}
 }
 
+/* Whether pc is in the eval loop's code: a native frame that runs a run of Python frames. */
+static bool in_eval(const struct pyproc *p, uint64_t pc)
+{
+	for (size_t i = 0; i < p->nr_eval; i++)
+		if (pc >= p->eval[i].lo && pc < p->eval[i].hi)
+			return true;
+	return false;
+}
+
 int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t size,
 		    struct sfbpf_sample *out)
 {
@@ -480,7 +496,7 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 	for (j = 0; j < nu && !cut; j++) {
 		uint64_t pc = in->ips[j] - (j > 0);
 
-		if (pc < p->eval_lo || pc >= p->eval_hi) {
+		if (!in_eval(p, pc)) {
 			cut = n >= SFBPF_MAX_FRAMES;
 			if (!cut)
 				out->ips[n++] = in->ips[j];

@@ -18,6 +18,7 @@
 
 #include "tables/cfi_prog.h"
 #include "tables/cfi_int.h"
+#include "util/search.h"
 #include "util/vec.h"
 
 const char *cfi_source__name(enum cfi_source src)
@@ -571,6 +572,25 @@ int cfi_index__open(int fd, struct cfi_index **out)
 fail:
 	cfi_index__free(ix);
 	return err;
+}
+
+bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, uint64_t *hi)
+{
+	const struct cfi_reader *r = &ix->r;
+	size_t i = SEARCH_UPTO(r->fdes, r->nr_fdes, lo, pc), k;
+
+	/* Sorted by start: the one starting last at or below pc, else one just
+	 * before it (the other section's FDE at the same start). */
+	for (k = 0; i > 0 && k < 4; i--, k++) {
+		const struct cfi_fde_ent *f = &r->fdes[i - 1];
+
+		if (pc >= f->lo && pc < f->hi) {
+			*lo = f->lo;
+			*hi = f->hi;
+			return true;
+		}
+	}
+	return false;
 }
 
 void cfi_index__free(struct cfi_index *ix)

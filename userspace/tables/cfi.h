@@ -91,6 +91,8 @@ struct cfi_index;
 int cfi_index__open(int fd, struct cfi_index **out);
 int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats);
+/* The FDE that holds pc, as [lo, hi) (ELF addresses); false: none does. */
+bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, uint64_t *hi);
 void cfi_index__free(struct cfi_index *ix);
 
 /*
