@@ -529,6 +529,16 @@ static void for_each_stat(struct continuous *c, session_stat_cb cb, void *ctx)
 		cb(ctx, "otlp_encode_errors", c->otlp_errors, false);
 		sender_stats(c->opush, c->osp, true, c->otlp_spool_errors, cb, ctx);
 	}
+	if (c->metrics) {
+		struct metrics_server_stats ms;
+
+		metrics__server_stats(c->metrics, &ms);
+		cb(ctx, "metrics_conns_accepted", ms.accepted, false);
+		cb(ctx, "metrics_conns_served", ms.served, false);
+		cb(ctx, "metrics_conns_timed_out", ms.timed_out, false);
+		cb(ctx, "metrics_conns_dropped", ms.dropped, false);
+		cb(ctx, "metrics_conns_full", ms.full, false);
+	}
 }
 
 static void stat_line(void *ctx, const char *name, uint64_t v, bool gauge)

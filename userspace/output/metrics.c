@@ -46,6 +46,8 @@ struct metrics {
 	uint64_t generation; /* publications so far */
 	char *text;
 	size_t len;
+	/* The server's own counts (metrics.h): written by its thread, read by the loop. */
+	atomic_uint_fast64_t accepted, served, timed_out, dropped, full;
 };
 
 /* ---- the exposition ---------------------------------------------------------------- */
@@ -93,6 +95,7 @@ static const char *help_of(const char *name, char *buf, size_t size)
 		{ "push_", "Pushes to the Pyroscope-compatible backend" },
 		{ "otlp_", "Exports to the OTLP profiles endpoint" },
 		{ "spool_", "The spool of profiles awaiting delivery" },
+		{ "metrics_conns_", "Connections to this /metrics endpoint" },
 	};
 	size_t i;
 
@@ -181,6 +184,13 @@ static void conn_answer(struct conn *c, const char *status, const char *ctype, c
 	c->deadline = clock__mono_s() + IO_TIMEOUT_MS / 1000.0;
 }
 
+/* A connection closed before its answer was sent whole: the client's doing, or too long. */
+static void conn_drop(struct metrics *m, struct conn *c)
+{
+	atomic_fetch_add(&m->dropped, 1);
+	conn_close(c);
+}
+
 /* The request is whole: answer at once, or wait for the loop's figures. */
 static void conn_request(struct metrics *m, struct conn *c)
 {
@@ -214,7 +224,7 @@ static void conn_read(struct metrics *m, struct conn *c)
 	if (r <= 0) {
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		conn_close(c);
+		conn_drop(m, c);
 		return;
 	}
 	c->req_len += r;
@@ -222,10 +232,10 @@ static void conn_read(struct metrics *m, struct conn *c)
 	if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n"))
 		conn_request(m, c);
 	else if (c->req_len + 1 >= sizeof(c->req))
-		conn_close(c); /* headers longer than we read: not a scraper */
+		conn_drop(m, c); /* headers longer than we read: not a scraper */
 }
 
-static void conn_write(struct conn *c)
+static void conn_write(struct metrics *m, struct conn *c)
 {
 	ssize_t r = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -233,12 +243,14 @@ static void conn_write(struct conn *c)
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (r <= 0) {
-		conn_close(c);
+		conn_drop(m, c);
 		return;
 	}
 	c->out_off += r;
-	if (c->out_off == c->out_len)
+	if (c->out_off == c->out_len) {
+		atomic_fetch_add(&m->served, 1);
 		conn_close(c);
+	}
 }
 
 /* Waiting connections whose figures came (or whose wait is over) get them, copied. */
@@ -278,6 +290,7 @@ static void accept_one(struct metrics *m, struct conn *conns)
 		close(fd);
 		return;
 	}
+	atomic_fetch_add(&m->accepted, 1);
 	conns[i] = (struct conn){ .state = CONN_READING, .fd = fd };
 	conns[i].deadline = clock__mono_s() + IO_TIMEOUT_MS / 1000.0;
 }
@@ -298,6 +311,7 @@ static void *server(void *arg)
 	double now, next;
 	uint64_t ev;
 	int i, n, busy, timeout;
+	bool was_full = false;
 
 	for (i = 0; i < MAX_CONNS; i++)
 		conns[i] = (struct conn){ .state = CONN_FREE, .fd = -1 };
@@ -313,6 +327,7 @@ static void *server(void *arg)
 			if (c->state == CONN_FREE)
 				continue;
 			if (now >= c->deadline) {
+				atomic_fetch_add(&m->timed_out, 1);
 				conn_close(c);
 				continue;
 			}
@@ -330,6 +345,11 @@ static void *server(void *arg)
 		if (busy < MAX_CONNS) {
 			polled[n] = NULL;
 			pfd[n++] = (struct pollfd){ .fd = m->fd, .events = POLLIN };
+			was_full = false;
+		} else if (!was_full) {
+			/* Newcomers wait in the listen backlog (the kernel drops them past it). */
+			atomic_fetch_add(&m->full, 1);
+			was_full = true;
 		}
 		timeout = (int)((next - now) * 1000) + 1;
 		if (poll(pfd, n, timeout) <= 0)
@@ -344,7 +364,7 @@ static void *server(void *arg)
 			else if (polled[i]->state == CONN_READING)
 				conn_read(m, polled[i]);
 			else if (polled[i]->state == CONN_WRITING)
-				conn_write(polled[i]);
+				conn_write(m, polled[i]);
 		}
 	}
 	for (i = 0; i < MAX_CONNS; i++)
@@ -487,6 +507,17 @@ void metrics__publish(struct metrics *m, struct metrics_text *t)
 	pthread_mutex_unlock(&m->lock);
 	wake(m);
 	*t = (struct metrics_text){ 0 };
+}
+
+void metrics__server_stats(struct metrics *m, struct metrics_server_stats *st)
+{
+	*st = (struct metrics_server_stats){
+		.accepted = atomic_load(&m->accepted),
+		.served = atomic_load(&m->served),
+		.timed_out = atomic_load(&m->timed_out),
+		.dropped = atomic_load(&m->dropped),
+		.full = atomic_load(&m->full),
+	};
 }
 
 int metrics__port(const struct metrics *m)

@@ -42,13 +42,24 @@ bool metrics__wanted(struct metrics *m);
 void metrics__publish(struct metrics *m, struct metrics_text *t);
 /* Stop the thread, close the socket. NULL is fine. */
 void metrics__stop(struct metrics *m);
+/*
+ * What the server did with its connections: accepted; served (an answer sent
+ * whole); timed_out (closed at their 2 s deadline: a client that never sent
+ * its request, or never read the answer); dropped (closed early by the client,
+ * or headers over 8 KiB); full (times all 16 slots were busy, so that new
+ * connections waited in the listen backlog, or were dropped by the kernel
+ * once it was full).
+ */
+struct metrics_server_stats {
+	uint64_t accepted, served, timed_out, dropped, full;
+};
+void metrics__server_stats(struct metrics *m, struct metrics_server_stats *st);
 /* The port listened on (for --metrics ADDR:0 and tests). */
 int metrics__port(const struct metrics *m);
 
 /* One metric: name as --stats has it, its value, whether a gauge. */
 void metrics_put(struct metrics_text *t, const char *name, uint64_t value, bool gauge);
 /* Parse "ADDR:PORT" or "PORT" (0 or -EINVAL); host is "" for the loopback. */
-int metrics_parse_addr(const char *arg, char *host, size_t host_size, char *port,
-		       size_t port_size);
+int metrics_parse_addr(const char *arg, char *host, size_t host_size, char *port, size_t port_size);
 
 #endif /* SFBPF_METRICS_H */
