@@ -157,10 +157,13 @@ $(BUILD)/asan/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/asan/libsfbpf.a
 $(BUILD)/asan/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/asan/libsfbpf.a
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
-# C test programs link the sanitized library.
+# C test programs link the sanitized library. proctrack_race comes between
+# the loader and its open of a mapping (tests/proctrack_race.c).
+$(BUILD)/tests/proctrack_race: TEST_LDFLAGS := -Wl,--wrap=procmap__open
 $(BUILD)/tests/%: tests/%.c $(BUILD)/asan/libsfbpf.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) \
+		$(TEST_LDFLAGS) -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
