@@ -408,6 +408,7 @@ static void print_srclines(struct emitter *f)
 	print_counter(f, "srcline.", "refused_size", ss.refused_size);
 	print_counter(f, "srcline.", "refused_memory", ss.refused_memory);
 	print_counter(f, "srcline.", "spill_full", ss.spill_full);
+	print_counter(f, "srcline.", "tenant_copies", ss.tenant_copies);
 	print_gauge(f, "srcline.", "spill_bytes", ss.spilled_bytes);
 	print_gauge(f, "srcline.", "spill_budget_bytes", ss.spill_budget);
 }

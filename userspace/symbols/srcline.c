@@ -69,6 +69,7 @@ struct srcline {
 	int spill_fd; /* fd's copy with its compressed sections inflated, or -1 */
 	uint64_t spill_bytes;
 	bool no_spill; /* the copy could not be made: inflate in memory */
+	bool tenant; /* someone other than root may write the file: parsed from a copy */
 	bool refused; /* its compressed sections claim too much: no DWARF (srcline_stats) */
 	uint64_t inflate_bytes; /* what its kept compressed sections claim, inflated */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
@@ -263,19 +264,38 @@ static bool file_changed(struct srcline *sl)
  */
 static int dwarf_open(struct srcline *sl)
 {
-	int fd = sl->spill_fd >= 0 ? sl->spill_fd : sl->fd;
-	/*
-	 * Compressed sections and no copy of ours (no spill file, or no room):
-	 * libdw inflates them from what it reads, which must then be our memory,
-	 * not a mapping of a file its owner can rewrite while zlib and libelf
-	 * parse it. Read privately, within the in-memory cap.
-	 */
-	bool private_read = sl->no_spill && sl->spill_fd < 0;
+	int fd;
+	bool private_read;
 
 	if (sl->dw)
 		return 0;
 	if (sl->refused || file_changed(sl))
 		return -ENODATA;
+	/*
+	 * A file someone other than root may write is never parsed where its
+	 * owner can change it under libelf and libdw (a rewrite is only seen
+	 * after the parse, by file_changed()): it is copied first, its claims
+	 * judged on the copy; with no room for a copy, read into memory.
+	 */
+	if (sl->tenant && sl->spill_fd < 0 && !sl->no_spill) {
+		sl->spill_fd = srcline_elf_spill(sl->fd, 0, &sl->spill_bytes);
+		sl->refused = sl->spill_fd == -EFBIG;
+		sl->no_spill = sl->spill_fd < 0;
+		if (sl->spill_fd < 0)
+			sl->spill_fd = -1;
+		else
+			srcline_elf_count_tenant_copy();
+		if (sl->refused)
+			return -ENODATA;
+	}
+	fd = sl->spill_fd >= 0 ? sl->spill_fd : sl->fd;
+	/*
+	 * Compressed sections (or a tenant's file) and no copy of ours (no spill
+	 * file, or no room): libdw inflates them from what it reads, which must
+	 * then be our memory, not a mapping of a file its owner can rewrite while
+	 * zlib and libelf parse it. Read privately, within the in-memory cap.
+	 */
+	private_read = sl->no_spill && sl->spill_fd < 0;
 	if (!private_read && !fileview__map(fd, &sl->view))
 		sl->elf = elf_memory(sl->view.base, sl->view.len);
 	else
@@ -341,7 +361,13 @@ struct srcline *srcline__new(int fd, const struct stat *id)
 	sl->spill_fd = -1;
 	if (id)
 		sl->id = *id;
-	if ((!id && fstat(fd, &sl->id)) || dwarf_open(sl)) {
+	if (!id && fstat(fd, &sl->id)) {
+		srcline__free(sl);
+		errno = ENODATA;
+		return NULL;
+	}
+	sl->tenant = sl->id.st_uid != 0 || (sl->id.st_mode & (S_IWGRP | S_IWOTH));
+	if (dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
 		return NULL;

@@ -111,11 +111,15 @@ uint64_t srcline__spilled(const struct srcline *sl);
  * too, and the claims are those of the bytes read); the same claims are
  * judged again in the spill file's copy, which the file's owner cannot
  * change; copies not made because the spill files would pass the budget
- * (spill_full: that DWARF is then inflated in memory, within 64 MiB); the
+ * (spill_full: that DWARF is then inflated in memory, within 64 MiB); files
+ * someone other than root may write (not root's, or writable by group or
+ * others: a tenant's), copied into a spill file before libelf and libdw parse
+ * anything of them (tenant_copies; with no room, read into memory); the
  * spill files' bytes now, and the budget.
  */
 struct srcline_stats {
 	uint64_t refused_ratio, refused_size, refused_memory, spill_full;
+	uint64_t tenant_copies;
 	uint64_t spilled_bytes, spill_budget;
 };
 void srcline__stats(struct srcline_stats *out);

@@ -281,6 +281,11 @@ fail:
 	return ret;
 }
 
+void srcline_elf_count_tenant_copy(void)
+{
+	srcline_stats.tenant_copies++;
+}
+
 void srcline_elf_unspill(uint64_t bytes)
 {
 	spilled_bytes -= bytes;

@@ -39,6 +39,8 @@ int srcline_elf_fits_memory(uint64_t inflated);
  * .zdebug_* sections are left compressed.
  */
 int srcline_elf_spill(int fd, uint64_t inflated, uint64_t *bytes);
+/* A copy was made of a file someone other than root may write (srcline.c). */
+void srcline_elf_count_tenant_copy(void);
 /* A spill file of bytes was closed. */
 void srcline_elf_unspill(uint64_t bytes);
 
