@@ -9,18 +9,46 @@
  *                          " *": the outermost frame of a call of the native
  *                          eval loop (each such call is one native frame)
  *   pyframes --layout PID  the layout's offsets, name=value
+ *   pyframes --attach PID... [--touch FILE PID...]
+ *                          attaches to each in turn (after --touch, FILE's
+ *                          times set to now), then prints "attached N reads
+ *                          R hits H": the interpreter files read and those
+ *                          found kept by their identity
  *
  * The first line is always "python VERSION SOURCE" and the attach-time
  * checks (counts); stderr says the eval loop's parts and their sizes
  * (codeparts.h). Exit status 1 when the process cannot be read.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include "interp/python.h"
 #include "util/log.h"
+
+static int attach_each(int n, char **pids)
+{
+	uint64_t reads, hits;
+	struct python *py;
+	int i, attached = 0;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(pids[i], "--touch") && i + 1 < n) {
+			if (utimensat(AT_FDCWD, pids[++i], NULL, 0))
+				perror(pids[i]);
+		} else if (!python__attach(atoi(pids[i]), &py)) {
+			attached++;
+			python__free(py);
+		}
+	python__object_stats(&reads, &hits);
+	printf("attached %d reads %llu hits %llu\n", attached, (unsigned long long)reads,
+	       (unsigned long long)hits);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -32,6 +60,8 @@ int main(int argc, char **argv)
 	size_t nr;
 	int err;
 
+	if (argc >= 3 && !strcmp(argv[1], "--attach"))
+		return attach_each(argc - 2, argv + 2);
 	if (argc != 2 && !layout) {
 		fprintf(stderr, "usage: pyframes [--layout] PID\n");
 		return 2;

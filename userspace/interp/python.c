@@ -6,12 +6,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -92,6 +94,102 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR
 }
 
 /*
+ * What an object's file tells of it: its segments, the symbols, the eval
+ * loop's parts (not yet biased). Kept by the file's identity (what fstat
+ * says of the file opened: device, inode, size, mtime and ctime, so that a
+ * file written in place is another entry): a host runs many processes of a
+ * few interpreters, and one starting up is attached again until its first
+ * thread exists. Each read is the symbol tables and a decode of the eval
+ * loop (codeparts.h): 8-30 ms.
+ */
+struct objfacts {
+	struct stat id;
+	uint64_t used; /* LRU: obj_cache.clock when last found */
+	int err; /* elfobj__read's, or 0 */
+	struct elfobj_info info;
+	uint64_t vals[SYM_NR], sizes[SYM_NR];
+	struct code_part eval[PY_EVAL_PARTS];
+	size_t nr_eval;
+};
+
+#define OBJ_CACHE_SIZE 16
+
+static struct {
+	pthread_mutex_t lock;
+	struct objfacts e[OBJ_CACHE_SIZE];
+	size_t n;
+	uint64_t clock;
+	uint64_t reads, hits;
+} obj_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The facts of the file open at fd: from the cache, else read (and kept, the coldest out). */
+static int object_facts(int fd, struct objfacts *out)
+{
+	struct objfacts *slot;
+	struct stat st;
+	Elf *elf;
+	size_t i;
+
+	if (fstat(fd, &st))
+		return -errno;
+	pthread_mutex_lock(&obj_cache.lock);
+	for (i = 0; i < obj_cache.n; i++)
+		if (same_file(&obj_cache.e[i].id, &st)) {
+			obj_cache.e[i].used = ++obj_cache.clock;
+			obj_cache.hits++;
+			*out = obj_cache.e[i];
+			pthread_mutex_unlock(&obj_cache.lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&obj_cache.lock);
+
+	memset(out, 0, sizeof(*out));
+	out->id = st;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -EINVAL; /* not kept: a file we could not read now may read later */
+	out->err = elfobj__read(fd, &out->info);
+	if (!out->err)
+		elf_find_syms(elf, out->vals, out->sizes);
+	/* The eval loop's code: its symbol's, and the parts split from it (codeparts.h). */
+	if (!out->err && out->vals[SYM_RUNTIME] && out->vals[SYM_EVAL])
+		out->nr_eval = codeparts__find(elf, fd, out->vals[SYM_EVAL], out->sizes[SYM_EVAL],
+					       out->eval, PY_EVAL_PARTS);
+	elf_end(elf);
+
+	pthread_mutex_lock(&obj_cache.lock);
+	obj_cache.reads++;
+	if (obj_cache.n < OBJ_CACHE_SIZE) {
+		slot = &obj_cache.e[obj_cache.n++];
+	} else {
+		slot = &obj_cache.e[0];
+		for (i = 1; i < obj_cache.n; i++)
+			if (obj_cache.e[i].used < slot->used)
+				slot = &obj_cache.e[i];
+	}
+	*slot = *out;
+	slot->used = ++obj_cache.clock;
+	pthread_mutex_unlock(&obj_cache.lock);
+	return 0;
+}
+
+void python__object_stats(uint64_t *reads, uint64_t *hits)
+{
+	pthread_mutex_lock(&obj_cache.lock);
+	*reads = obj_cache.reads;
+	*hits = obj_cache.hits;
+	pthread_mutex_unlock(&obj_cache.lock);
+}
+
+/*
  * The object mapped at m defines _PyRuntime: its symbols' addresses in the
  * process (0 for those it lacks). 0, -ENOENT (not the interpreter), or an
  * error opening or reading it.
@@ -99,30 +197,20 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR
 static int object_syms(int pid, const struct procmaps *pm, const struct procmap *m,
 		       struct interp_syms *out)
 {
-	struct elfobj_info info;
-	uint64_t vals[SYM_NR] = { 0 }, vaddr, bias = 0;
-	size_t nr_eval = 0;
-	Elf *elf;
+	struct objfacts f;
+	uint64_t vaddr, bias = 0;
 	int fd, err, k;
 
 	fd = procmap__open(pid, m);
 	if (fd < 0)
 		return fd;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	err = elf ? elfobj__read(fd, &info) : -EINVAL;
-	if (!err)
-		elf_find_syms(elf, vals, out->sizes);
-	/* The eval loop's code: its symbol's, and the parts split from it (codeparts.h). */
-	if (!err && vals[SYM_RUNTIME] && vals[SYM_EVAL])
-		nr_eval = codeparts__find(elf, fd, vals[SYM_EVAL], out->sizes[SYM_EVAL], out->eval,
-					  PY_EVAL_PARTS);
-	if (elf)
-		elf_end(elf);
+	err = object_facts(fd, &f);
 	close(fd);
+	if (!err)
+		err = f.err;
 	if (err)
 		return err;
-	if (!vals[SYM_RUNTIME])
+	if (!f.vals[SYM_RUNTIME])
 		return -ENOENT;
 	/* The load bias from the first mapping of this file that a PT_LOAD holds. */
 	err = -ENOENT;
@@ -131,18 +219,20 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 
 		if (o->inode == m->inode && o->dev_major == m->dev_major &&
 		    o->dev_minor == m->dev_minor &&
-		    !elfobj__offset_to_vaddr(&info, o->offset, &vaddr)) {
+		    !elfobj__offset_to_vaddr(&f.info, o->offset, &vaddr)) {
 			bias = o->start - vaddr;
 			err = 0;
 		}
 	}
 	if (err)
 		return err;
-	for (k = 0; k < SYM_NR; k++)
-		out->addrs[k] = vals[k] ? vals[k] + bias : 0;
-	for (out->nr_eval = 0; out->nr_eval < nr_eval; out->nr_eval++) {
-		out->eval[out->nr_eval].lo += bias;
-		out->eval[out->nr_eval].hi += bias;
+	for (k = 0; k < SYM_NR; k++) {
+		out->addrs[k] = f.vals[k] ? f.vals[k] + bias : 0;
+		out->sizes[k] = f.sizes[k];
+	}
+	for (out->nr_eval = 0; out->nr_eval < f.nr_eval; out->nr_eval++) {
+		out->eval[out->nr_eval].lo = f.eval[out->nr_eval].lo + bias;
+		out->eval[out->nr_eval].hi = f.eval[out->nr_eval].hi + bias;
 	}
 	return 0;
 }

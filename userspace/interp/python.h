@@ -71,6 +71,12 @@ struct python_thread {
 
 /* Attach to pid (nothing in it changes). 0 or a negative errno (above). */
 int python__attach(int pid, struct python **out);
+/*
+ * Objects whose symbols and eval loop were read from their file (reads), and
+ * attaches that found them known by the file's identity (hits): a few files
+ * of interpreters serve every process of a host.
+ */
+void python__object_stats(uint64_t *reads, uint64_t *hits);
 void python__free(struct python *py);
 
 /* "3.11.2" and where the layout came from; the checks of the attach. */

@@ -295,6 +295,7 @@ void pythons__free(struct pythons *ps)
 void pythons__stats(const struct pythons *ps, struct pythons_stats *out)
 {
 	*out = ps->stats;
+	python__object_stats(&out->object_reads, &out->object_hits);
 }
 
 struct code_key {

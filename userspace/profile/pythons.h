@@ -49,6 +49,8 @@ struct pythons_stats {
 	uint64_t described_stale; /* descriptions for another attach of the process: ignored */
 	uint64_t line_unknown; /* past a description's line table, and no longer readable */
 	uint64_t renewed; /* a process's codes forgotten at MAX_CODES (a new generation) */
+	uint64_t object_reads; /* interpreter files read (symbols, eval loop): python__object_stats */
+	uint64_t object_hits; /* attaches that found their file's facts kept */
 };
 
 /* py_procs_fd: the BPF map (profile__py_procs_fd()). NULL + errno. */

@@ -246,6 +246,8 @@ static void print_python(struct emitter *f, const struct session_stats *st)
 	const struct pythons_stats *p = &st->python;
 
 	print_counter(f, "", "py_attached", p->attached);
+	print_counter(f, "", "py_object_reads", p->object_reads);
+	print_counter(f, "", "py_object_hits", p->object_hits);
 	print_counter(f, "", "py_refused", p->refused);
 	print_counter(f, "", "py_unsupported", p->unsupported);
 	print_counter(f, "", "py_spliced", p->samples);
