@@ -178,12 +178,14 @@ struct sfbpf_mapping {
 };
 
 /*
- * Mapping flags, bits 0-4: log2 of a period P (0: none). The mapping holds
+ * Mapping flags, bits 0-8: a period P in bytes (0: none). The mapping holds
  * identical copies of one piece of code every P bytes from its start (an
  * arena of JIT trampolines, userspace/procs/jitcode.h): a PC is looked up as
  * the same offset in the first copy, so the object's table describes one.
+ * Any P up to 256: CPython 3.12's copies are 11 bytes apart (later ones
+ * round them up to 16).
  */
-#define SFBPF_MAP_PERIOD_MASK 0x1f
+#define SFBPF_MAP_PERIOD_MASK 0x1ff
 
 /*
  * Per process (tgid): its executable mappings, sorted by start, disjoint.

@@ -482,11 +482,11 @@ static __always_inline int unwind_fp_stop(int err, bool gap)
  */
 static __always_inline __u64 unwind_map_off(const struct sfbpf_mapping *m, __u64 pc)
 {
-	__u32 shift = m->flags & SFBPF_MAP_PERIOD_MASK;
+	__u64 period = m->flags & SFBPF_MAP_PERIOD_MASK;
 	__u64 off = pc - m->bias;
 
-	if (shift)
-		off -= (pc - m->start) & ~((1ULL << shift) - 1);
+	if (period)
+		off -= (pc - m->start) / period * period;
 	return off;
 }
 

@@ -24,10 +24,9 @@ int jitcode__period(const uint8_t *buf, size_t len)
 {
 	size_t p, i;
 
-	for (p = JITCODE_MIN_PERIOD; p <= JITCODE_MAX_PERIOD && p <= len; p <<= 1) {
-		if (len % p)
-			break;
-		for (i = p; i < len && buf[i] == buf[i % p]; i++)
+	/* Two whole copies at least: one copy alone proves no period. */
+	for (p = JITCODE_MIN_PERIOD; p <= JITCODE_MAX_PERIOD && 2 * p <= len; p++) {
+		for (i = p; i < len && buf[i] == buf[i - p]; i++)
 			;
 		if (i == len)
 			return (int)p;
@@ -349,7 +348,7 @@ int jitcode__image(const struct jitcode_template *t, uint8_t *buf, size_t cap)
 
 uint32_t jitcode__map_flags(const struct jitcode_template *t)
 {
-	return (uint32_t)__builtin_ctz(t->period) & SFBPF_MAP_PERIOD_MASK;
+	return t->period & SFBPF_MAP_PERIOD_MASK;
 }
 
 /* ---- per process */
@@ -442,12 +441,12 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,
 		     const struct jitcode_template **out)
 {
-	uint64_t len = end - start, at, n, i;
+	uint64_t len = end - start, at, n, i, whole;
 	uint8_t *buf;
 	int period, err;
 
 	*out = NULL;
-	if (end <= start || len > JITCODE_MAX_MAPPING || len % JITCODE_MAX_PERIOD)
+	if (end <= start || len > JITCODE_MAX_MAPPING)
 		return -ENOENT;
 	buf = malloc(JITCODE_READ_CHUNK);
 	if (!buf)
@@ -461,12 +460,22 @@ int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,
 		goto out;
 	}
 	err = template_for(jc, buf, (uint32_t)period, out);
-	for (at = n; !err && at < len; at += n) {
+	/*
+	 * Every byte is its copy's (the first page was read again: its copies
+	 * were only compared with each other). The copies stop short of the end
+	 * when the period does not divide the arena: what is left is a cut copy,
+	 * or zeros (never written).
+	 */
+	whole = len / (uint64_t)period * (uint64_t)period;
+	for (at = 0; !err && at < len; at += n) {
 		n = len - at < JITCODE_READ_CHUNK ? len - at : JITCODE_READ_CHUNK;
 		err = read_mem(pid, start + at, buf, n);
-		for (i = 0; !err && i < n; i += (uint64_t)period)
-			if (memcmp(buf + i, (*out)->bytes, (size_t)period))
+		for (i = 0; !err && i < n; i++) {
+			uint8_t want = (*out)->bytes[(at + i) % (uint64_t)period];
+
+			if (buf[i] != want && (at + i < whole || buf[i]))
 				err = -ENOENT;
+		}
 	}
 out:
 	free(buf);

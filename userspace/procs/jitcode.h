@@ -7,10 +7,11 @@
  * "[endbr64;] sub $8,%rsp; call *%rcx; add $8,%rsp; ret" with no frame
  * pointer, so the frame-pointer fallback cannot step out of it; and the
  * arena (64 KiB, mmap'ed read-write, filled with copies at a 16-byte stride,
- * then made read-execute) has no unwind information anywhere.
+ * 3.12's at the code's own 11, then made read-execute) has no unwind
+ * information anywhere.
  *
  * Such a mapping is recognised by its bytes (read with process_vm_readv):
- * periodic with a power-of-two period P (16..256), every copy the same code,
+ * periodic with a period P (8..256 bytes), every copy the same code,
  * which a small decoder understands fully: frame setup (endbr64, push/pop
  * %rbp, mov %rsp,%rbp, sub/add $imm,%rsp, leave, nops), exactly one
  * indirect call, then ret and padding. The decoder's rows are written as
@@ -35,7 +36,7 @@
 #include "bpf/abi.h"
 #include "maps/tables.h"
 
-#define JITCODE_MIN_PERIOD 16
+#define JITCODE_MIN_PERIOD 8 /* a call and a ret, and a frame to step out of */
 #define JITCODE_MAX_PERIOD 256
 #define JITCODE_MAX_MAPPING (4u << 20) /* larger anonymous code is a real JIT */
 #define JITCODE_TEXT_VADDR 0x1000 /* where the image holds its copy */
@@ -60,9 +61,9 @@ struct jitcode_template {
 };
 
 /*
- * The smallest power-of-two period P in [JITCODE_MIN_PERIOD,
- * JITCODE_MAX_PERIOD] with buf[i] == buf[i % P] for all i < len (len a
- * multiple of P), or -ENOENT.
+ * The smallest period P in [JITCODE_MIN_PERIOD, JITCODE_MAX_PERIOD] with
+ * buf[i] == buf[i % P] for all i < len (the last copy may be cut short), or
+ * -ENOENT. Not only powers of two: CPython 3.12's copies are 11 bytes apart.
  */
 int jitcode__period(const uint8_t *buf, size_t len);
 
