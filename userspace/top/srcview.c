@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "profile/aggregate.h"
+#include "procs/procmaps.h"
 #include "profile/stackwalk.h"
 #include "symbols/symbolize.h"
 #include "top/srcview.h"
@@ -20,10 +21,14 @@ struct collect {
 	struct symbolizer *sym;
 	const struct srcview_query *q;
 	struct sw_name name; /* the leaf's */
+	/* A Python function: its qualname and file name, from the query's label. */
+	char py_qualname[256], py_file[256];
+	bool python;
 };
 
-/* Count n samples at (file, line, fn), one entry per distinct line. */
-static int add(struct srcview *v, const char *file, uint32_t line, const char *fn, uint64_t n)
+/* Count n samples at (file, line, fn), one entry per distinct line (and process, for Python). */
+static int add(struct srcview *v, const char *file, uint32_t line, const char *fn, uint64_t n,
+	       uint32_t pid)
 {
 	size_t i;
 
@@ -31,15 +36,62 @@ static int add(struct srcview *v, const char *file, uint32_t line, const char *f
 	for (i = 0; i < v->nr_lines; i++) {
 		struct srcview_line *l = &v->lines[i];
 
-		if (l->line == line && l->file == file && l->function == fn) {
+		if (l->line == line && l->file == file && l->function == fn && l->pid == pid) {
 			l->samples += n;
 			return 0;
 		}
 	}
 	if (VEC_RESERVE(v->lines, v->cap, v->nr_lines + 1, 64))
 		return -ENOMEM;
-	v->lines[v->nr_lines++] = (struct srcview_line){ file, line, fn, n };
+	v->lines[v->nr_lines++] = (struct srcview_line){ file, line, fn, n, pid };
 	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return path[0] == '<' || !slash ? path : slash + 1;
+}
+
+/* "qualname (file.py:line)" or "qualname (file.py)" (python_names.h's label): its two names. */
+static bool parse_label(const char *label, struct collect *c)
+{
+	const char *open = strrchr(label, '('), *end = strrchr(label, ')'), *colon;
+	size_t n;
+
+	if (!open || open == label || open[-1] != ' ' || !end || end < open)
+		return false;
+	colon = memrchr(open, ':', end - open);
+	if (colon && strspn(colon + 1, "0123456789") == (size_t)(end - colon - 1) &&
+	    colon + 1 < end)
+		end = colon;
+	n = open - 1 - label;
+	if (n >= sizeof(c->py_qualname) || (size_t)(end - open - 1) >= sizeof(c->py_file))
+		return false;
+	memcpy(c->py_qualname, label, n);
+	c->py_qualname[n] = 0;
+	memcpy(c->py_file, open + 1, end - open - 1);
+	c->py_file[end - open - 1] = 0;
+	return true;
+}
+
+/* A sample whose innermost frame is a Python frame of the function: at its line, in its file. */
+static int collect_python(struct collect *c, const struct aggr_stack *st)
+{
+	const struct sw_frame *f = &c->name.f;
+	const char *file;
+
+	if (!f->python || !f->function || strcmp(f->function, c->py_qualname) || !f->file ||
+	    strcmp(base_name(f->file), c->py_file))
+		return 0;
+	c->v->samples += st->count;
+	if (!f->line)
+		return add(c->v, NULL, 0, NULL, st->count, 0);
+	file = strset__intern(&c->v->names, f->file);
+	if (!file)
+		return -ENOMEM;
+	return add(c->v, file, f->line, NULL, st->count, st->pid);
 }
 
 static int collect_one(const struct aggr_stack *st, void *ctx)
@@ -58,20 +110,21 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 		return 0;
 	stackwalk__name(c->sym, NULL, st->pid, SW_USER, stackwalk__addr(st->ips[0], true),
 			&c->name);
-	/* A Python frame's lines are not the symbolizer's: not listed (yet). */
+	if (c->python)
+		return collect_python(c, st);
 	if (!f->symbol || f->python || strcmp(f->name, q->name) || !f->module ||
 	    strcmp(f->module, q->module))
 		return 0;
 	c->v->samples += st->count;
 	if (!si->nr_lines)
-		return add(c->v, NULL, 0, NULL, st->count);
+		return add(c->v, NULL, 0, NULL, st->count, 0);
 	l = &si->lines[0];
 	/* Copies: the next lookup may free these (srcview.h); interned: equal ones are one. */
 	file = strset__intern(&c->v->names, l->file);
 	fn = strset__intern(&c->v->names, l->function);
 	if ((l->file && !file) || (l->function && !fn))
 		return -ENOMEM;
-	return add(c->v, file, l->line, fn, st->count);
+	return add(c->v, file, l->line, fn, st->count, 0);
 }
 
 static int cmp_line(const void *a, const void *b)
@@ -104,6 +157,11 @@ int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbo
 	if (!c)
 		return -ENOMEM;
 	*c = (struct collect){ .v = v, .sym = sym, .q = q };
+	c->python = !strcmp(q->module, SRCVIEW_PYTHON);
+	if (c->python && !parse_label(q->name, c)) {
+		free(c);
+		return 0;
+	}
 	err = aggregator__for_each(a, collect_one, c);
 	free(c);
 	if (!err && v->nr_lines)
@@ -122,6 +180,7 @@ void srcview__free(struct srcview *v)
 
 struct text_file {
 	struct text_file *next;
+	uint32_t pid; /* the path is under this process's root; 0: ours */
 	char *path;
 	char *data; /* NUL-terminated, lines split in place; NULL: unreadable */
 	char **line; /* line[i]: line i + 1 */
@@ -135,7 +194,9 @@ static void text_load(struct text_file *t)
 	struct stat st;
 	ssize_t r = -1;
 	size_t i, n = 0;
-	int fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A process's own path: inside its root, whatever symlinks it holds (procmaps.h). */
+	int fd = t->pid ? procmap__open_in_root((int)t->pid, t->path, true, &st) :
+			  open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return;
@@ -165,13 +226,13 @@ static void text_load(struct text_file *t)
 	}
 }
 
-const char *srcview__text(const char *file, uint32_t line)
+const char *srcview__text(uint32_t pid, const char *file, uint32_t line)
 {
 	struct text_file *t;
 
 	if (!file || !line)
 		return NULL;
-	for (t = texts; t && strcmp(t->path, file); t = t->next)
+	for (t = texts; t && (t->pid != pid || strcmp(t->path, file)); t = t->next)
 		;
 	if (!t) {
 		t = calloc(1, sizeof(*t));
@@ -179,6 +240,7 @@ const char *srcview__text(const char *file, uint32_t line)
 			free(t);
 			return NULL;
 		}
+		t->pid = pid;
 		text_load(t);
 		t->next = texts;
 		texts = t;

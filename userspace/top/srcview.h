@@ -7,9 +7,11 @@
  * and stackwalk.h name frames, in the row's PID or command) adds its samples
  * to the line its leaf address resolves to (symbolize.h): the innermost
  * line, so code inlined into the function is charged to the line it came
- * from, and that line names the inlined function. Counts are the session's
- * samples so far (not decayed). Source text is shown when the file is
- * readable here (at most SRCVIEW_MAX_FILE bytes of it).
+ * from, and that line names the inlined function. A Python function's own
+ * samples are those whose innermost frame is one of its Python frames, each
+ * at the line its instruction is on (its file read under its process's
+ * root). Counts are the session's samples so far (not decayed). Source text
+ * is shown when the file is readable here (at most SRCVIEW_MAX_FILE bytes).
  *
  * Error convention: negative errno.
  */
@@ -26,7 +28,12 @@ struct symbolizer;
 
 #define SRCVIEW_MAX_FILE (8u << 20)
 
-/* Which function: a user symbol of a module, in one process or command, or in all. */
+/*
+ * Which function: a user symbol of a module, in one process or command, or in
+ * all. A Python function (module SRCVIEW_PYTHON) is named by a label of its
+ * frames, "qualname (file.py:line)": its frames of that qualname and file
+ * name, at any line, are the function's.
+ */
 struct srcview_query {
 	const char *name;
 	const char *module;
@@ -34,11 +41,14 @@ struct srcview_query {
 	const char *comm; /* NULL or "-": any */
 };
 
+#define SRCVIEW_PYTHON "python"
+
 struct srcview_line {
 	const char *file; /* NULL: the address has no source line */
 	uint32_t line;
 	const char *function; /* the innermost function there (an inlined one, or name) */
 	uint64_t samples;
+	uint32_t pid; /* a Python file's process (the path is under its root); 0: ours */
 };
 
 struct srcview {
@@ -62,8 +72,10 @@ void srcview__free(struct srcview *v);
 /*
  * Line `line` of file (without its newline), read the first time and kept;
  * NULL if unreadable or shorter. The cache lives until srcview__free_text().
+ * pid: the file is that process's (a Python source file): opened under its
+ * root, as the process names it (procmaps.h), never ours; 0: ours.
  */
-const char *srcview__text(const char *file, uint32_t line);
+const char *srcview__text(uint32_t pid, const char *file, uint32_t line);
 void srcview__free_text(void);
 
 #endif /* SFBPF_SRCVIEW_H */

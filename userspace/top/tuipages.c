@@ -133,9 +133,21 @@ static uint64_t nth_hottest(const struct srcview *v, size_t n)
 	return min;
 }
 
+/* The function's name: a Python frame's label without its line, which is one of many. */
+static const char *function_title(const struct srcview_query *q, char *buf, size_t size)
+{
+	const char *open = strrchr(q->name, '('), *colon = strrchr(q->name, ':');
+
+	if (strcmp(q->module, SRCVIEW_PYTHON) || !open || !colon || colon < open)
+		return q->name;
+	snprintf(buf, size, "%.*s)", (int)(colon - q->name), q->name);
+	return buf;
+}
+
 void tuipages__source(struct session *s, const struct topview_row *row)
 {
 	struct srcview_query q = { 0 };
+	char title[512];
 	const char *file = NULL;
 	uint64_t min = 0;
 	int y = 2, room = LINES - 3;
@@ -156,8 +168,9 @@ void tuipages__source(struct session *s, const struct topview_row *row)
 		refresh();
 		return;
 	}
-	tui_mvput(0, 0, "%s (%s): %llu own samples by source line; any key closes", q.name,
-		  q.module, (unsigned long long)source.samples);
+	tui_mvput(0, 0, "%s (%s): %llu own samples by source line; any key closes",
+		  function_title(&q, title, sizeof(title)), q.module,
+		  (unsigned long long)source.samples);
 	attroff(A_BOLD);
 	if (!source.nr_lines) {
 		tui_mvput(2, 2, "(no samples of its own yet)");
@@ -190,7 +203,7 @@ void tuipages__source(struct session *s, const struct topview_row *row)
 			if (y >= LINES - 1)
 				break;
 		}
-		text = srcview__text(l->file, l->line);
+		text = srcview__text(l->pid, l->file, l->line);
 		tui_mvput(y, 0, "%9llu %6.1f%% %6u  ", (unsigned long long)l->samples,
 			  100.0 * l->samples / (source.samples ? source.samples : 1), l->line);
 		tui_put("%s", text ? text : "");
