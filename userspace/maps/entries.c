@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "maps/entries.h"
+#include "util/hash.h"
 #include "util/clock.h"
 
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
@@ -50,23 +51,20 @@ void obj_key__file(const struct obj_key *key, char buf[OBJ_KEY_FILE_MAX])
 		 (unsigned long long)v[1]);
 }
 
-static uint32_t bytes_hash(const uint8_t *b, uint32_t len)
-{
-	uint32_t h = 2166136261u, i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h % TABLES_KEY_BUCKETS;
-}
-
 uint32_t tables_key_hash(const struct obj_key *k)
 {
-	return bytes_hash(k->bytes, k->len);
+	return (uint32_t)hash__bytes(k->bytes, k->len);
 }
 
 uint32_t tables_hint_hash(const struct obj_key *k)
 {
-	return bytes_hash(k->hint, k->hint_len);
+	return (uint32_t)hash__bytes(k->hint, k->hint_len);
+}
+
+bool tables_is_ptr(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return HASHMAP_TO_PTR(val) == key;
 }
 
 /* ---- the objects map ------------------------------------------------------ */
@@ -162,38 +160,24 @@ void tables_release_slot(struct tables *t, struct entry *e)
 /* Takes e's aliases out of the alias table (entry__free frees them). */
 static void unlink_aliases(struct tables *t, struct entry *e)
 {
-	struct obj_alias *a, **pp;
+	struct obj_alias *a;
 
 	for (a = e->aliases; a; a = a->sibling)
-		for (pp = &t->aliases[tables_key_hash(&a->key)]; *pp; pp = &(*pp)->next)
-			if (*pp == a) {
-				*pp = a->next;
-				break;
-			}
+		hashmap__del(&t->by_alias, tables_key_hash(&a->key), tables_is_ptr, NULL, a);
 }
 
 /* Forgets e entirely: unpublished, slices and slot freed. Not while a job builds it. */
 void tables_free_entry(struct tables *t, struct entry *e)
 {
-	struct entry **pp;
-
 	tables_unpark(t, e);
 	/* Unpublish first so no new sample walks into the freed slices. */
 	tables_release_slot(t, e);
 	tables_drop_part(t, e);
 	if (e->has_ranges)
 		tables_drop_rows(t, e);
-	for (pp = &t->buckets[tables_key_hash(&e->key)]; *pp; pp = &(*pp)->next)
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
-	for (pp = &t->hints[tables_hint_hash(&e->key)]; e->key.hint_len && *pp;
-	     pp = &(*pp)->hint_next)
-		if (*pp == e) {
-			*pp = e->hint_next;
-			break;
-		}
+	hashmap__del(&t->by_key, tables_key_hash(&e->key), tables_is_ptr, NULL, e);
+	if (e->key.hint_len)
+		hashmap__del(&t->by_hint, tables_hint_hash(&e->key), tables_is_ptr, NULL, e);
 	unlink_aliases(t, e);
 	entry__free(e);
 }

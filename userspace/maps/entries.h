@@ -21,8 +21,8 @@
 #include "maps/segments.h"
 #include "tables/tableload.h"
 #include "maps/tables.h"
+#include "util/hashmap.h"
 
-#define TABLES_KEY_BUCKETS 4096
 #define TABLES_SRCS 4 /* places an object was seen mapped, remembered to reopen it */
 #define TABLES_MAX_ALIASES 64 /* files sharing one entry's table besides its own */
 #define TABLES_DIFFERS 4 /* differing identities remembered per entry (a ring) */
@@ -64,7 +64,6 @@ enum obj_digest {
 struct obj_alias {
 	struct obj_key key;
 	struct entry *e;
-	struct obj_alias *next; /* hash chain (t->aliases) */
 	struct obj_alias *sibling; /* e's other aliases */
 };
 
@@ -94,8 +93,7 @@ struct entry_part {
 
 struct entry {
 	struct obj_key key;
-	struct entry *next; /* hash chain */
-	struct entry *hint_next; /* chain of t->hints: entries by build-id and size */
+	uint64_t seq; /* t->entries_made when it was made: candidates for sharing, newest first */
 	struct obj_alias *aliases;
 	uint32_t nr_aliases; /* at TABLES_MAX_ALIASES newcomers get their own table */
 	/* Identities (tableshare.c's hash) whose bytes were found to differ: not compared again. */
@@ -143,9 +141,9 @@ struct tables {
 	struct tables_opts opts;
 	struct slices rows, pages; /* who owns which entries of the two arrays */
 	struct ruleset rules; /* mirrors the rules map: indexes are global rule ids */
-	struct entry **buckets;
-	struct entry **hints; /* by key.hint: the candidates for sharing */
-	struct obj_alias **aliases; /* by alias identity */
+	struct hashmap by_key; /* entries by key (tables_key_hash) */
+	struct hashmap by_hint; /* entries by key.hint: the candidates for sharing */
+	struct hashmap by_alias; /* obj_alias by their key */
 	struct entry **slots; /* object index -> entry */
 	struct tableload *loader;
 	struct segspace row_segs, page_segs; /* where the slices' entries are */
@@ -156,6 +154,7 @@ struct tables {
 	struct entry *parked; /* a reload refused for now: its built table kept, tried again */
 	struct entry *parts; /* entries with a partial table (entry_part.next) */
 	uint64_t job_seq; /* builds started */
+	uint64_t entries_made;
 	uint64_t recycled_ns; /* slices were last given back then */
 	uint64_t next_age_ns, next_rebalance_ns;
 	struct tables_stats stats;
@@ -186,6 +185,8 @@ int tables_start_job(struct tables *t, struct entry *e, int fd);
 void tables_note_src(struct entry *e, const struct tables_src *src);
 uint32_t tables_key_hash(const struct obj_key *k);
 uint32_t tables_hint_hash(const struct obj_key *k);
+/* hashmap_eq: the entry (or alias) is the one whose address key is. */
+bool tables_is_ptr(const void *ctx, uint64_t val, const void *key);
 /* e's file again, through the places it was last seen mapped (an fd, or a negative errno). */
 int tables_reopen(const struct entry *e);
 

@@ -60,15 +60,12 @@ struct tables *tables__new(const struct tables_opts *opts)
 	ok = !slices__init(&t->rows, opts->max_rows) && !slices__init(&t->pages, opts->max_pages) &&
 	     !segspace__init(&t->row_segs, opts->rows_fd, opts->max_rows, opts->seg_shift) &&
 	     !segspace__init(&t->page_segs, opts->pages_fd, opts->max_pages, opts->seg_shift);
-	t->buckets = calloc(TABLES_KEY_BUCKETS, sizeof(*t->buckets));
-	t->hints = calloc(TABLES_KEY_BUCKETS, sizeof(*t->hints));
-	t->aliases = calloc(TABLES_KEY_BUCKETS, sizeof(*t->aliases));
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
 	t->loader = tableload__new(&lopts);
 	t->push_tail = &t->push_head;
 	/* An empty segment lingers as an unreferenced table does. */
 	t->row_segs.linger_ns = t->page_segs.linger_ns = opts->linger_ns;
-	if (!ok || !t->buckets || !t->hints || !t->aliases || !t->slots || !t->loader) {
+	if (!ok || !t->slots || !t->loader) {
 		tables__free(t);
 		return NULL;
 	}
@@ -83,21 +80,18 @@ struct tables *tables__new(const struct tables_opts *opts)
 
 void tables__free(struct tables *t)
 {
-	struct entry *e, *next;
-	uint32_t i;
+	size_t iter = 0;
+	uint64_t val;
 
 	if (!t)
 		return;
 	/* The loader first: its jobs point at entries. */
 	tableload__free(t->loader);
-	for (i = 0; t->buckets && i < TABLES_KEY_BUCKETS; i++)
-		for (e = t->buckets[i]; e; e = next) {
-			next = e->next;
-			entry__free(e);
-		}
-	free(t->buckets);
-	free(t->hints);
-	free(t->aliases);
+	while (hashmap__next(&t->by_key, &iter, &val))
+		entry__free(HASHMAP_TO_PTR(val));
+	hashmap__free(&t->by_key);
+	hashmap__free(&t->by_hint);
+	hashmap__free(&t->by_alias);
 	free(t->slots);
 	segspace__fini(&t->row_segs);
 	segspace__fini(&t->page_segs);
@@ -150,19 +144,28 @@ static void write_rows(struct tables *t, const struct entry *e, uint32_t from, u
 
 /* ---- entries -------------------------------------------------------------- */
 
+static bool entry_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return same_identity(&((const struct entry *)HASHMAP_TO_PTR(val))->key, key);
+}
+
+static bool alias_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return same_identity(&((const struct obj_alias *)HASHMAP_TO_PTR(val))->key, key);
+}
+
 static struct entry *find_entry(struct tables *t, const struct obj_key *key)
 {
-	struct obj_alias *a;
-	struct entry *e;
+	uint32_t h = tables_key_hash(key);
+	int64_t v = hashmap__find(&t->by_key, h, entry_eq, NULL, key);
 
-	for (e = t->buckets[tables_key_hash(key)]; e; e = e->next)
-		if (same_identity(&e->key, key))
-			return e;
+	if (v >= 0)
+		return HASHMAP_TO_PTR(v);
 	/* Other files whose tables would be built from an entry's bytes (tableshare.c). */
-	for (a = t->aliases[tables_key_hash(key)]; a; a = a->next)
-		if (same_identity(&a->key, key))
-			return a->e;
-	return NULL;
+	v = hashmap__find(&t->by_alias, h, alias_eq, NULL, key);
+	return v >= 0 ? ((struct obj_alias *)HASHMAP_TO_PTR(v))->e : NULL;
 }
 
 /* A free slot, reclaiming the oldest lingering table if there is none. */
@@ -189,24 +192,25 @@ static int64_t alloc_slot(struct tables *t)
 static struct entry *new_entry(struct tables *t, const struct obj_key *key, const char *name)
 {
 	struct entry *e = calloc(1, sizeof(*e));
-	uint32_t b = tables_key_hash(key);
+	uint32_t h = tables_key_hash(key);
 
 	if (!e)
 		return NULL;
 	e->name = strdup(name ? name : "?");
-	if (!e->name) {
+	if (!e->name || hashmap__add(&t->by_key, h, HASHMAP_PTR(e))) {
+		free(e->name);
 		free(e);
 		return NULL;
 	}
 	e->key = *key;
+	e->seq = ++t->entries_made;
 	e->slot = -1;
 	e->state = OBJ_PENDING;
-	e->next = t->buckets[b];
-	t->buckets[b] = e;
-	if (key->hint_len) {
-		b = tables_hint_hash(key);
-		e->hint_next = t->hints[b];
-		t->hints[b] = e;
+	if (key->hint_len && hashmap__add(&t->by_hint, tables_hint_hash(key), HASHMAP_PTR(e))) {
+		hashmap__del(&t->by_key, h, tables_is_ptr, NULL, e);
+		free(e->name);
+		free(e);
+		return NULL;
 	}
 	return e;
 }
@@ -564,7 +568,9 @@ void tables__release(struct tables *t, uint32_t obj)
 /* Lingering tables past linger_ns, and table-less files long unused. */
 static void age(struct tables *t, uint64_t now)
 {
-	struct entry *e, *next;
+	size_t iter = 0;
+	struct entry *e;
+	uint64_t val;
 	uint32_t i;
 
 	for (i = 0; i < t->opts.max_objects; i++) {
@@ -575,13 +581,14 @@ static void age(struct tables *t, uint64_t now)
 			tables_free_entry(t, e);
 		}
 	}
-	for (i = 0; i < TABLES_KEY_BUCKETS; i++)
-		for (e = t->buckets[i]; e; e = next) {
-			next = e->next;
-			if (e->state == OBJ_NO_TABLE && e->slot < 0 &&
-			    now - e->used_ns >= NEGATIVE_TTL_NS)
-				tables_free_entry(t, e);
+	while (hashmap__next(&t->by_key, &iter, &val)) {
+		e = HASHMAP_TO_PTR(val);
+		if (e->state == OBJ_NO_TABLE && e->slot < 0 &&
+		    now - e->used_ns >= NEGATIVE_TTL_NS) {
+			tables_free_entry(t, e);
+			iter--; /* its slot again: the deletion moved a later entry into it */
 		}
+	}
 }
 
 uint32_t tables__process(struct tables *t, uint64_t budget_ns)
@@ -638,7 +645,8 @@ uint32_t tables__pending_at(const struct tables *t, uint64_t mark)
 void tables__stats(const struct tables *t, struct tables_stats *out)
 {
 	const struct entry *e;
-	uint32_t i;
+	size_t iter = 0;
+	uint64_t val;
 
 	*out = t->stats;
 	out->rows_used = slices__used(&t->rows);
@@ -651,23 +659,23 @@ void tables__stats(const struct tables *t, struct tables_stats *out)
 			 (uint64_t)t->opts.max_objects * (sizeof(struct sfbpf_object) + 8);
 	out->objects = out->objects_pending = out->objects_no_budget = 0;
 	out->objects_lingering = out->objects_without_table = 0;
-	for (i = 0; i < TABLES_KEY_BUCKETS; i++)
-		for (e = t->buckets[i]; e; e = e->next) {
-			switch (e->state) {
-			case OBJ_LOADED:
-				out->objects++;
-				out->objects_lingering += !e->refs;
-				break;
-			case OBJ_PENDING:
-			case OBJ_PUSHING:
-				out->objects_pending++;
-				break;
-			case OBJ_NO_BUDGET:
-				out->objects_no_budget++;
-				break;
-			default:
-				out->objects_without_table++;
-				break;
-			}
+	while (hashmap__next(&t->by_key, &iter, &val)) {
+		e = HASHMAP_TO_PTR(val);
+		switch (e->state) {
+		case OBJ_LOADED:
+			out->objects++;
+			out->objects_lingering += !e->refs;
+			break;
+		case OBJ_PENDING:
+		case OBJ_PUSHING:
+			out->objects_pending++;
+			break;
+		case OBJ_NO_BUDGET:
+			out->objects_no_budget++;
+			break;
+		default:
+			out->objects_without_table++;
+			break;
 		}
+	}
 }

@@ -29,6 +29,7 @@
 
 #include "tables/tablebytes.h"
 #include "maps/tableshare.h"
+#include "util/vec.h"
 
 #define SHARE_MAX_CMP 2
 
@@ -78,17 +79,16 @@ static void note_different(struct entry *e, uint64_t id)
 static int add_alias(struct tables *t, struct entry *e, const struct obj_key *key)
 {
 	struct obj_alias *a = calloc(1, sizeof(*a));
-	uint32_t b = tables_key_hash(key);
 
-	if (!a)
+	if (!a || hashmap__add(&t->by_alias, tables_key_hash(key), HASHMAP_PTR(a))) {
+		free(a);
 		return -ENOMEM;
+	}
 	a->key = *key;
 	a->e = e;
 	a->sibling = e->aliases;
 	e->aliases = a;
 	e->nr_aliases++;
-	a->next = t->aliases[b];
-	t->aliases[b] = a;
 	return 0;
 }
 
@@ -109,20 +109,57 @@ static bool claim(struct entry *e)
 	return true;
 }
 
+static int newest_first(const void *a, const void *b)
+{
+	const struct entry *x = *(struct entry *const *)a, *y = *(struct entry *const *)b;
+
+	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
+}
+
+/*
+ * The entries with key's hint, newest first: the file just mapped beside its
+ * older copies is the likeliest to be the same, and copies a tenant mapped
+ * first, to spend the comparisons, come last. NULL (and 0) if none.
+ */
+static struct entry **candidates(struct tables *t, const struct obj_key *key, size_t *n)
+{
+	uint32_t h = tables_hint_hash(key);
+	struct entry **v = NULL, *e;
+	size_t iter = 0, cap = 0;
+	uint64_t val;
+
+	*n = 0;
+	while (hashmap__next_at(&t->by_hint, h, &iter, &val)) {
+		e = HASHMAP_TO_PTR(val);
+		if (e->key.hint_len != key->hint_len ||
+		    memcmp(e->key.hint, key->hint, key->hint_len))
+			continue;
+		if (VEC_RESERVE(v, cap, *n + 1, 8)) {
+			free(v);
+			*n = 0;
+			return NULL;
+		}
+		v[(*n)++] = e;
+	}
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), newest_first);
+	return v;
+}
+
 struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_key *key)
 {
 	uint8_t mine[SHA256_BYTES];
 	uint64_t id = identity_hash(key);
 	unsigned compared = 0;
+	struct entry **cand, *e, *found = NULL;
 	bool read = false;
-	struct entry *e;
+	size_t i, n;
 
 	if (!key->hint_len)
 		return NULL;
-	for (e = t->hints[tables_hint_hash(key)]; e; e = e->hint_next) {
-		if (e->key.hint_len != key->hint_len ||
-		    memcmp(e->key.hint, key->hint, key->hint_len))
-			continue;
+	cand = candidates(t, key, &n);
+	for (i = 0; i < n && !found; i++) {
+		e = cand[i];
 		if (known_different(e, id)) {
 			t->stats.same_id_other_bytes++;
 			continue;
@@ -143,7 +180,7 @@ struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_
 		/* Read once; a file changed while read gets no verdict: an own table. */
 		if (!read && (tablebytes__read(fd, mine, NULL) || !still(fd, key))) {
 			t->stats.same_id_unverified++;
-			return NULL;
+			break;
 		}
 		read = true;
 		if (e->digest_state == DIGEST_NONE && !claim(e)) {
@@ -157,9 +194,10 @@ struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_
 			continue;
 		}
 		if (add_alias(t, e, key))
-			return NULL;
+			break;
 		t->stats.shared_same_bytes++;
-		return e;
+		found = e;
 	}
-	return NULL;
+	free(cand);
+	return found;
 }

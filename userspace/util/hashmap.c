@@ -18,6 +18,24 @@ static size_t probe(const struct hashmap *m, uint32_t h, hashmap_eq eq, const vo
 	return i;
 }
 
+bool hashmap__next_at(const struct hashmap *m, uint32_t h, size_t *iter, uint64_t *val)
+{
+	size_t mask = m->cap - 1, i;
+
+	/* *iter: how far along h's probe run, which ends at an empty slot. */
+	for (; m->cap && *iter <= mask; (*iter)++) {
+		i = (h + *iter) & mask;
+		if (!m->vals[i])
+			return false;
+		if (m->hashes[i] == h) {
+			*val = m->vals[i] - 1;
+			(*iter)++;
+			return true;
+		}
+	}
+	return false;
+}
+
 int64_t hashmap__find(const struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx,
 		      const void *key)
 {
@@ -72,8 +90,7 @@ int hashmap__add(struct hashmap *m, uint32_t h, uint64_t val)
  * entry of the run whose home slot does not lie cyclically in (i, j] moves
  * back into the hole, so that no probe stops early.
  */
-bool hashmap__del(struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx,
-		  const void *key)
+bool hashmap__del(struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx, const void *key)
 {
 	size_t mask = m->cap - 1, i, j, home;
 

@@ -32,8 +32,13 @@ int64_t hashmap__find(const struct hashmap *m, uint32_t h, hashmap_eq eq, const 
 /* Adds val under hash h (the caller knows its key is absent). 0 or -ENOMEM. */
 int hashmap__add(struct hashmap *m, uint32_t h, uint64_t val);
 /* Removes the value stored under h whose entry eq() matches key; false: none. */
-bool hashmap__del(struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx,
-		  const void *key);
+bool hashmap__del(struct hashmap *m, uint32_t h, hashmap_eq eq, const void *ctx, const void *key);
+/*
+ * Every value stored under hash h (whatever its key), in no order: start with
+ * *iter = 0; false at the end. For entries several of which share a key.
+ * The map must not change meanwhile.
+ */
+bool hashmap__next_at(const struct hashmap *m, uint32_t h, size_t *iter, uint64_t *val);
 /* Every value once, in no order: start with *iter = 0; false at the end. */
 bool hashmap__next(const struct hashmap *m, size_t *iter, uint64_t *val);
 size_t hashmap__size(const struct hashmap *m);
