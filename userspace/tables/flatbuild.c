@@ -96,7 +96,7 @@ int flat_builder__finish(struct flat_builder *b, struct flat_table **out)
 	/* The table takes the rule array over. */
 	b->t->rules = b->rules.rules;
 	b->t->nr_rules = b->rules.nr_rules;
-	free(b->rules.hash);
+	ruleset__free_index(&b->rules);
 	*out = b->t;
 	memset(b, 0, sizeof(*b));
 	return 0;

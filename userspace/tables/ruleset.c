@@ -19,49 +19,37 @@ static uint32_t hash_rule(const struct sfbpf_rule *r)
 	return (uint32_t)(h >> 32);
 }
 
-static int rehash(struct ruleset *rs)
+static bool rule_eq(const void *ctx, uint64_t val, const void *key)
 {
-	uint32_t i, h, size = rs->hash_size ? rs->hash_size * 2 : 256;
-	uint32_t *tab = calloc(size, sizeof(*tab));
+	const struct ruleset *rs = ctx;
 
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < rs->nr_rules; i++) {
-		h = hash_rule(&rs->rules[i]) & (size - 1);
-		while (tab[h])
-			h = (h + 1) & (size - 1);
-		tab[h] = i + 1;
-	}
-	free(rs->hash);
-	rs->hash = tab;
-	rs->hash_size = size;
-	return 0;
+	return !memcmp(&rs->rules[val], key, sizeof(struct sfbpf_rule));
 }
 
 int64_t ruleset__intern(struct ruleset *rs, const struct sfbpf_rule *r, uint32_t max)
 {
-	uint32_t h, idx;
+	uint32_t h = hash_rule(r);
+	int64_t idx = hashmap__find(&rs->index, h, rule_eq, rs, r);
 
-	if ((rs->nr_rules + 1) * 2 > rs->hash_size && rehash(rs))
-		return -ENOMEM;
-	h = hash_rule(r) & (rs->hash_size - 1);
-	while ((idx = rs->hash[h])) {
-		if (!memcmp(&rs->rules[idx - 1], r, sizeof(*r)))
-			return idx - 1;
-		h = (h + 1) & (rs->hash_size - 1);
-	}
+	if (idx >= 0)
+		return idx;
 	if (rs->nr_rules >= max)
 		return -ENOSPC;
-	if (VEC_RESERVE(rs->rules, rs->cap_rules, (size_t)rs->nr_rules + 1, 64))
+	if (VEC_RESERVE(rs->rules, rs->cap_rules, (size_t)rs->nr_rules + 1, 64) ||
+	    hashmap__add(&rs->index, h, rs->nr_rules))
 		return -ENOMEM;
 	rs->rules[rs->nr_rules] = *r;
-	rs->hash[h] = rs->nr_rules + 1;
 	return rs->nr_rules++;
+}
+
+void ruleset__free_index(struct ruleset *rs)
+{
+	hashmap__free(&rs->index);
 }
 
 void ruleset__clear(struct ruleset *rs)
 {
 	free(rs->rules);
-	free(rs->hash);
+	hashmap__free(&rs->index);
 	memset(rs, 0, sizeof(*rs));
 }

@@ -10,17 +10,19 @@
 #include <stdint.h>
 
 #include "bpf/abi.h"
+#include "util/hashmap.h"
 
 struct ruleset {
 	struct sfbpf_rule *rules;
 	uint32_t nr_rules;
 	size_t cap_rules;
-	uint32_t *hash; /* open addressing: rule index + 1, 0 = empty */
-	uint32_t hash_size;
+	struct hashmap index; /* rule -> its index in rules */
 };
 
 /* Index of r in the set, adding it if new; -ENOMEM, or -ENOSPC past max. */
 int64_t ruleset__intern(struct ruleset *rs, const struct sfbpf_rule *r, uint32_t max);
 void ruleset__clear(struct ruleset *rs);
+/* The index alone (the rules array taken over by its new owner). */
+void ruleset__free_index(struct ruleset *rs);
 
 #endif /* SFBPF_RULESET_H */
