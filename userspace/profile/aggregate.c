@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "profile/aggregate.h"
+#include "util/hashmap.h"
 
 #define CHUNK_BYTES (1u << 20) /* holds ~110 of the largest stacks (1024 + 127 frames) */
-#define MIN_SLOTS 1024
 
 struct chunk {
 	struct chunk *next;
@@ -15,17 +15,11 @@ struct chunk {
 	uint64_t data[]; /* CHUNK_BYTES: 8-byte aligned stacks, back to back */
 };
 
-struct slot {
-	uint64_t hash;
-	struct aggr_stack *st; /* NULL: empty */
-};
-
 struct aggregator {
-	struct slot *slots;
-	size_t nslots; /* power of two */
+	struct hashmap index; /* the stacks, by key_hash() */
 	struct chunk *head, *tail;
 	size_t nchunks;
-	uint64_t budget; /* bytes of chunks and slots; 0: none */
+	uint64_t budget; /* bytes of chunks and the index; 0: none */
 	uint64_t misses; /* samples that found no room since the last compaction */
 	uint64_t next_id; /* of the next new stack */
 	struct aggr_totals totals;
@@ -64,7 +58,7 @@ struct key {
 	char comm[SFBPF_TASK_COMM_LEN]; /* up to the NUL, zero-padded */
 };
 
-static uint64_t key_hash(const struct key *k)
+static uint32_t key_hash(const struct key *k)
 {
 	const struct key *s = k;
 	uint64_t h = 0x27D4EB2F165667C5ULL, w;
@@ -79,7 +73,7 @@ static uint64_t key_hash(const struct key *k)
 	h = round64(h, w);
 	for (i = 0; i < k->n; i++)
 		h = round64(h, s->ips[i]);
-	return avalanche(h);
+	return (uint32_t)avalanche(h);
 }
 
 static bool key_equal(const struct aggr_stack *a, const struct key *k)
@@ -92,21 +86,19 @@ static bool key_equal(const struct aggr_stack *a, const struct key *k)
 	       !memcmp(a->ips, s->ips, k->n * sizeof(a->ips[0]));
 }
 
+static bool stack_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return key_equal(HASHMAP_TO_PTR(val), key);
+}
+
 struct aggregator *aggregator__new(void)
 {
 	struct aggregator *a = calloc(1, sizeof(*a));
 
 	if (!a)
-		goto nomem;
-	a->nslots = MIN_SLOTS;
-	a->slots = calloc(a->nslots, sizeof(*a->slots));
-	if (!a->slots)
-		goto nomem;
+		errno = ENOMEM;
 	return a;
-nomem:
-	aggregator__free(a);
-	errno = ENOMEM;
-	return NULL;
 }
 
 static void free_chunks(struct chunk *c)
@@ -124,7 +116,7 @@ void aggregator__free(struct aggregator *a)
 	if (!a)
 		return;
 	free_chunks(a->head);
-	free(a->slots);
+	hashmap__free(&a->index);
 	free(a);
 }
 
@@ -155,26 +147,6 @@ static struct aggr_stack *chunk_alloc(struct aggregator *a, size_t bytes)
 	return p;
 }
 
-static int grow(struct aggregator *a)
-{
-	size_t n = a->nslots * 2, i, j;
-	struct slot *s = calloc(n, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < a->nslots; i++) {
-		if (!a->slots[i].st)
-			continue;
-		for (j = a->slots[i].hash & (n - 1); s[j].st; j = (j + 1) & (n - 1))
-			;
-		s[j] = a->slots[i];
-	}
-	free(a->slots);
-	a->slots = s;
-	a->nslots = n;
-	return 0;
-}
-
 /* A new stack for k, in the chunks. */
 static struct aggr_stack *new_stack(struct aggregator *a, const struct key *k)
 {
@@ -198,26 +170,16 @@ static struct aggr_stack *new_stack(struct aggregator *a, const struct key *k)
 /* Find or insert the stack of k: hashed and compared in place, copied only when new. */
 static struct aggr_stack *lookup(struct aggregator *a, const struct key *k)
 {
-	uint64_t h = key_hash(k);
+	uint32_t h = key_hash(k);
+	int64_t v = hashmap__find(&a->index, h, stack_eq, NULL, k);
 	struct aggr_stack *st;
-	size_t i;
 
-	for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1)) {
-		if (a->slots[i].hash == h && key_equal(a->slots[i].st, k))
-			return a->slots[i].st;
-	}
-	/* Load factor <= 1/2 keeps probe sequences short. */
-	if ((a->totals.stacks + 1) * 2 > a->nslots) {
-		if (grow(a))
-			return NULL;
-		for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1))
-			;
-	}
+	if (v >= 0)
+		return HASHMAP_TO_PTR(v);
 	st = new_stack(a, k);
-	if (!st)
+	/* Its chunk bytes stay taken when the index cannot grow: reset or compaction frees them. */
+	if (!st || hashmap__add(&a->index, h, HASHMAP_PTR(st)))
 		return NULL;
-	a->slots[i].hash = h;
-	a->slots[i].st = st;
 	a->totals.stacks++;
 	return st;
 }
@@ -225,14 +187,9 @@ static struct aggr_stack *lookup(struct aggregator *a, const struct key *k)
 /* The stack of k, or NULL. */
 static struct aggr_stack *find(const struct aggregator *a, const struct key *k)
 {
-	uint64_t h = key_hash(k);
-	size_t i;
+	int64_t v = hashmap__find(&a->index, key_hash(k), stack_eq, NULL, k);
 
-	for (i = h & (a->nslots - 1); a->slots[i].st; i = (i + 1) & (a->nslots - 1)) {
-		if (a->slots[i].hash == h && key_equal(a->slots[i].st, k))
-			return a->slots[i].st;
-	}
-	return NULL;
+	return v >= 0 ? HASHMAP_TO_PTR(v) : NULL;
 }
 
 static void key_of(struct key *k, const struct aggr_stack *st)
@@ -250,7 +207,7 @@ static void key_of(struct key *k, const struct aggr_stack *st)
 uint64_t aggregator__bytes(const struct aggregator *a)
 {
 	return (uint64_t)a->nchunks * (sizeof(struct chunk) + CHUNK_BYTES) +
-	       a->nslots * sizeof(struct slot);
+	       a->index.cap * (sizeof(*a->index.vals) + sizeof(*a->index.hashes));
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -328,7 +285,7 @@ static int compact(struct aggregator *a, uint64_t cut, bool drop)
 	n->misses = a->misses;
 	n->next_id = a->next_id;
 	free_chunks(a->head);
-	free(a->slots);
+	hashmap__free(&a->index);
 	*a = *n;
 	free(n);
 	return 0;
@@ -368,10 +325,18 @@ int aggregator__drop_idle(struct aggregator *a, uint64_t since)
 	return compact(a, since - 1, true);
 }
 
-/* What the slot array grows by when one more stack is added (lookup() doubles it). */
+/* Whether the index doubles when one more stack is added (hashmap.h: load <= 1/2). */
+static bool index_full(const struct aggregator *a)
+{
+	return (a->index.used + 1) * 2 > a->index.cap;
+}
+
+/* What the index grows by when one more stack is added. */
 static uint64_t slots_growth(const struct aggregator *a)
 {
-	return (a->totals.stacks + 1) * 2 > a->nslots ? a->nslots * sizeof(struct slot) : 0;
+	size_t slot = sizeof(*a->index.vals) + sizeof(*a->index.hashes);
+
+	return !index_full(a) ? 0 : (a->index.cap ? a->index.cap : HASHMAP_MIN_CAP) * slot;
 }
 
 /* Room for one more stack of n frames within the budget? Compacts first if not. */
@@ -382,8 +347,7 @@ static bool room_for(struct aggregator *a, unsigned n)
 	if (!a->budget || aggregator__bytes(a) + need + slots_growth(a) <= a->budget)
 		return true;
 	/* The last chunk may still have room: no new chunk needed. */
-	if (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) &&
-	    (a->totals.stacks + 1) * 2 <= a->nslots)
+	if (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) && !index_full(a))
 		return true;
 	/*
 	 * A compaction costs a pass over every stack: when the last one left no
@@ -401,8 +365,7 @@ static bool room_for(struct aggregator *a, unsigned n)
 	if (aggregator__bytes(a) + need <= a->budget)
 		a->misses = 0;
 	return aggregator__bytes(a) + need <= a->budget ||
-	       (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) &&
-		(a->totals.stacks + 1) * 2 <= a->nslots);
+	       (a->tail && CHUNK_BYTES - a->tail->used >= stack_bytes(n) && !index_full(a));
 }
 
 int aggregator__add(struct aggregator *a, const struct sfbpf_sample *s)
@@ -497,7 +460,7 @@ void aggregator__reset(struct aggregator *a)
 {
 	struct aggr_totals kept = a->totals;
 
-	memset(a->slots, 0, a->nslots * sizeof(*a->slots));
+	hashmap__clear(&a->index);
 	memset(&a->totals, 0, sizeof(a->totals));
 	/* The budget's counts go on: metrics read them as counters that only grow. */
 	a->totals.evicted = kept.evicted;

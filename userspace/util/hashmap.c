@@ -59,7 +59,7 @@ static void put(uint64_t *vals, uint32_t *hashes, size_t cap, uint32_t h, uint64
 
 int hashmap__add(struct hashmap *m, uint32_t h, uint64_t val)
 {
-	size_t i, cap = m->cap ? m->cap * 2 : 256;
+	size_t i, cap = m->cap ? m->cap * 2 : HASHMAP_MIN_CAP;
 	uint32_t *hashes;
 	uint64_t *vals;
 

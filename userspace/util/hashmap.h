@@ -20,6 +20,8 @@
 
 typedef bool (*hashmap_eq)(const void *ctx, uint64_t val, const void *key);
 
+#define HASHMAP_MIN_CAP 256 /* slots at the first add; then doubled at half full */
+
 struct hashmap {
 	uint64_t *vals; /* value + 1; 0: empty */
 	uint32_t *hashes;
