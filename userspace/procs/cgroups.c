@@ -14,13 +14,16 @@
 #include <bpf/bpf.h>
 
 #include "procs/cgroups.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 #include "util/log.h"
+#include "util/vec.h"
 
-#define CACHE_SLOTS 4096 /* power of two; a generation holds at most half */
+#define CACHE_GEN 2048 /* ids a generation holds */
 #define FILEID_KERNFS 0xfe
 
 struct cg_entry {
-	uint64_t id; /* 0: free slot */
+	uint64_t id;
 	char *path; /* NULL: unknown */
 };
 
@@ -28,13 +31,14 @@ struct cg_entry {
  * Two generations: ids go into the current one; when it is half full, the
  * previous one is dropped and the current one becomes it. An id looked up
  * there is copied into the current one. A container's path, noted at its
- * first sample (session.c), so survives at least CACHE_SLOTS / 2 new ids
+ * first sample (session.c), so survives at least CACHE_GEN new ids
  * before its profile is written: starting over at once would drop the paths
  * of containers removed since, which no longer resolve.
  */
 struct cg_gen {
-	struct cg_entry slot[CACHE_SLOTS];
-	uint32_t used;
+	struct hashmap index; /* id -> its position in e */
+	struct cg_entry *e;
+	size_t n, cap;
 };
 
 struct cgroups {
@@ -89,21 +93,27 @@ struct cgroups *cgroups__new(void)
 
 static void clear(struct cg_gen *g)
 {
-	uint32_t i;
+	size_t i;
 
-	for (i = 0; i < CACHE_SLOTS; i++) {
-		free(g->slot[i].path);
-		g->slot[i] = (struct cg_entry){ 0 };
-	}
-	g->used = 0;
+	for (i = 0; i < g->n; i++)
+		free(g->e[i].path);
+	g->n = 0;
+	hashmap__clear(&g->index);
+}
+
+static void gen_free(struct cg_gen *g)
+{
+	clear(g);
+	hashmap__free(&g->index);
+	free(g->e);
 }
 
 void cgroups__free(struct cgroups *cg)
 {
 	if (!cg)
 		return;
-	clear(&cg->gen[0]);
-	clear(&cg->gen[1]);
+	gen_free(&cg->gen[0]);
+	gen_free(&cg->gen[1]);
 	close(cg->mount_fd);
 	free(cg->mount);
 	free(cg);
@@ -181,37 +191,45 @@ static char *resolve(struct cgroups *cg, uint64_t id)
 	return strdup(path[mlen] ? path + mlen : "/");
 }
 
-/* id's entry in g, or the free slot where it goes. */
-static struct cg_entry *probe(struct cg_gen *g, uint64_t id)
+static bool id_eq(const void *ctx, uint64_t val, const void *key)
 {
-	uint32_t i = (uint32_t)(id * 0x9e3779b97f4a7c15ULL >> 52) & (CACHE_SLOTS - 1);
+	return ((const struct cg_gen *)ctx)->e[val].id == *(const uint64_t *)key;
+}
 
-	while (g->slot[i].id && g->slot[i].id != id)
-		i = (i + 1) & (CACHE_SLOTS - 1);
-	return &g->slot[i];
+/* id's entry in g, or NULL. */
+static struct cg_entry *find(struct cg_gen *g, uint64_t id)
+{
+	int64_t v = hashmap__find(&g->index, (uint32_t)hash__mix64(id), id_eq, g, &id);
+
+	return v >= 0 ? &g->e[v] : NULL;
 }
 
 const char *cgroups__path(struct cgroups *cg, uint64_t id)
 {
 	struct cg_gen *g = &cg->gen[cg->cur];
 	struct cg_entry *e, *old;
+	char *path;
 
 	if (!id)
 		return NULL;
-	e = probe(g, id);
-	if (e->id)
+	e = find(g, id);
+	if (e)
 		return e->path;
-	if (g->used >= CACHE_SLOTS / 2) {
+	if (g->n >= CACHE_GEN) {
 		cg->cur = !cg->cur;
 		clear(&cg->gen[cg->cur]);
 		return cgroups__path(cg, id);
 	}
-	old = probe(&cg->gen[!cg->cur], id);
-	e->id = id;
+	old = find(&cg->gen[!cg->cur], id);
 	/* Known to the previous generation: its path, even if gone since. */
-	e->path = old->id && old->path ? strdup(old->path) : resolve(cg, id);
-	g->used++;
-	return e->path;
+	path = old && old->path ? strdup(old->path) : resolve(cg, id);
+	if (VEC_RESERVE(g->e, g->cap, g->n + 1, 64) ||
+	    hashmap__add(&g->index, (uint32_t)hash__mix64(id), g->n)) {
+		free(path);
+		return NULL; /* unknown this time: asked again next time */
+	}
+	g->e[g->n++] = (struct cg_entry){ id, path };
+	return path;
 }
 
 int cgroups__check_dir(const struct cgroups *cg, const char *dir)
