@@ -23,6 +23,8 @@
 #include "interp/python_int.h"
 #include "procs/procmaps.h"
 #include "tables/elfobj.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/vec.h"
 
@@ -179,6 +181,112 @@ static int object_facts(int fd, struct objfacts *out)
 	slot->used = ++obj_cache.clock;
 	pthread_mutex_unlock(&obj_cache.lock);
 	return 0;
+}
+
+/*
+ * Programs that embed CPython linked in statically, under a name that does
+ * not say python: their executable exports _PyRuntime (an extension module
+ * links against the interpreter's symbols, so an embedder exports them).
+ * Every process's executable is asked, so the answer is kept by the file's
+ * identity, EXPORTS_KEPT files at most (then forgotten all at once).
+ */
+#define EXPORTS_KEPT 4096
+
+struct exports_entry {
+	struct stat id;
+	bool runtime;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct hashmap index; /* identity -> position in e */
+	struct exports_entry *e;
+	size_t n, cap;
+} exports = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint32_t identity_hash(const struct stat *st)
+{
+	uint64_t w[4] = { st->st_dev, st->st_ino, (uint64_t)st->st_size,
+			  (uint64_t)st->st_ctim.tv_sec << 30 ^ (uint64_t)st->st_ctim.tv_nsec };
+
+	return (uint32_t)hash__bytes(w, sizeof(w));
+}
+
+static bool exports_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return same_file(&exports.e[val].id, key);
+}
+
+/* _PyRuntime among the defined dynamic symbols of elf. */
+static bool dynsym_runtime(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; data && i < n; i++) {
+			const char *name;
+			GElf_Sym s;
+
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (name && !strcmp(name, sym_names[SYM_RUNTIME]))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool python__embeds(int pid, const struct procmap *m)
+{
+	bool runtime = false, known = false;
+	struct stat st;
+	int64_t v;
+	Elf *elf;
+	int fd;
+
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return false;
+	}
+	pthread_mutex_lock(&exports.lock);
+	v = hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &st);
+	if (v >= 0) {
+		runtime = exports.e[v].runtime;
+		known = true;
+	}
+	pthread_mutex_unlock(&exports.lock);
+	if (known) {
+		close(fd);
+		return runtime;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	runtime = elf && dynsym_runtime(elf);
+	elf_end(elf);
+	close(fd);
+	pthread_mutex_lock(&exports.lock);
+	if (exports.n == EXPORTS_KEPT) {
+		exports.n = 0;
+		hashmap__clear(&exports.index);
+	}
+	if (!VEC_RESERVE(exports.e, exports.cap, exports.n + 1, 64) &&
+	    !hashmap__add(&exports.index, identity_hash(&st), exports.n))
+		exports.e[exports.n++] = (struct exports_entry){ st, runtime };
+	pthread_mutex_unlock(&exports.lock);
+	return runtime;
 }
 
 void python__object_stats(uint64_t *reads, uint64_t *hits)

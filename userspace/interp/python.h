@@ -72,6 +72,12 @@ struct python_thread {
 /* Attach to pid (nothing in it changes). 0 or a negative errno (above). */
 int python__attach(int pid, struct python **out);
 /*
+ * Whether pid's mapping m (its executable) embeds CPython linked statically,
+ * whatever its name: it exports _PyRuntime. Kept per file by its identity.
+ */
+struct procmap;
+bool python__embeds(int pid, const struct procmap *m);
+/*
  * Objects whose symbols and eval loop were read from their file (reads), and
  * attaches that found them known by the file's identity (hits): a few files
  * of interpreters serve every process of a host.

@@ -124,11 +124,14 @@ static void drop(struct pythons *ps, struct pyproc *p)
 
 /*
  * Whether pid may run CPython: an object whose name says python (the
- * executable python3.N, libpython3.N.so). The attach then opens it; every
- * other process costs this look at the mappings just read.
+ * executable python3.N, libpython3.N.so), or an executable that embeds it
+ * linked statically (python__embeds(): once per file). The attach then
+ * opens it; every other process costs this look at the mappings just read.
  */
-static bool maybe_python(const struct procmaps *pm)
+static bool maybe_python(int pid, const struct procmaps *pm)
 {
+	const struct procmap *exe = procmaps__exe(pm);
+
 	for (size_t i = 0; i < procmaps__count(pm); i++) {
 		const struct procmap *m = procmaps__get(pm, i);
 
@@ -136,7 +139,7 @@ static bool maybe_python(const struct procmaps *pm)
 		    strstr(procmap__basename(m->path), "python"))
 			return true;
 	}
-	return false;
+	return exe && python__embeds(pid, exe);
 }
 
 static void attach(struct pythons *ps, struct pyproc *p)
@@ -204,7 +207,7 @@ static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct pr
 	if (p && (p->state != RETRY || clock__mono_ns() < p->next_try_ns))
 		return;
 	if (!p) {
-		if (!maybe_python(pm))
+		if (!maybe_python(pid, pm))
 			return;
 		p = calloc(1, sizeof(*p));
 		if (!p || hashmap__add(&ps->procs, pid_hash(pid), HASHMAP_PTR(p))) {
