@@ -59,13 +59,16 @@ struct interp_syms {
 	size_t nr_eval;
 };
 
-/* Defined symbols' values and sizes: .dynsym (stripped binaries keep it), else .symtab. */
-static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR])
+/*
+ * Defined symbols' values and sizes: .dynsym (stripped binaries keep it), else
+ * .symtab, unless dynsym_only.
+ */
+static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR], bool dynsym_only)
 {
 	Elf_Scn *scn = NULL;
 	int pass;
 
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < (dynsym_only ? 1 : 2); pass++) {
 		Elf64_Word want = pass ? SHT_SYMTAB : SHT_DYNSYM;
 
 		while ((scn = elf_nextscn(elf, scn))) {
@@ -160,7 +163,7 @@ static int object_facts(int fd, struct objfacts *out)
 		return -EINVAL; /* not kept: a file we could not read now may read later */
 	out->err = elfobj__read(fd, &out->info);
 	if (!out->err)
-		elf_find_syms(elf, out->vals, out->sizes);
+		elf_find_syms(elf, out->vals, out->sizes, false);
 	/* The eval loop's code: its symbol's, and the parts split from it (codeparts.h). */
 	if (!out->err && out->vals[SYM_RUNTIME] && out->vals[SYM_EVAL])
 		out->nr_eval = codeparts__find(elf, fd, out->vals[SYM_EVAL], out->sizes[SYM_EVAL],
@@ -221,29 +224,10 @@ static bool exports_eq(const void *ctx, uint64_t val, const void *key)
 /* _PyRuntime among the defined dynamic symbols of elf. */
 static bool dynsym_runtime(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
+	uint64_t vals[SYM_NR] = { 0 }, sizes[SYM_NR];
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Shdr sh;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; data && i < n; i++) {
-			const char *name;
-			GElf_Sym s;
-
-			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (name && !strcmp(name, sym_names[SYM_RUNTIME]))
-				return true;
-		}
-	}
-	return false;
+	elf_find_syms(elf, vals, sizes, true);
+	return vals[SYM_RUNTIME] != 0;
 }
 
 bool python__embeds(int pid, const struct procmap *m)
