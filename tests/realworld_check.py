@@ -66,25 +66,8 @@ import sys
 
 import pbdecode
 from pyfold import PY_EVAL, native_frames
+from stackref import KERNEL_START, TRUNCATED, InputError, named, out, read, split_folded
 from statsparse import parse_stats
-
-TRUNCATED = "[truncated]"
-
-
-class InputError(Exception):
-    pass
-
-
-def out(line):
-    print(line, flush=True)
-
-
-def read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError as e:
-        raise InputError(str(e))
 
 
 # ---------------------------------------------------------------- inputs
@@ -100,11 +83,6 @@ class Stack:
         self.inlined = inlined
 
 
-def unnamed(frame):
-    """[libc.so.6], [unknown], [python3.11]: a frame without a symbol."""
-    return frame is None or (frame.startswith("[") and frame.endswith("]"))
-
-
 def parse_folded(text, comms):
     stacks, bad = [], []
     for n, line in enumerate(text.splitlines(), 1):
@@ -112,13 +90,9 @@ def parse_folded(text, comms):
         if not m:
             bad.append("line %d: %r" % (n, line[:160]))
             continue
-        frames = m.group(1).split(";")
-        comm, frames = frames[0], frames[1:]
+        comm, truncated, frames = split_folded(m.group(1))
         if comms and comm not in comms:
             continue
-        truncated = bool(frames) and frames[0] == TRUNCATED
-        if truncated:
-            frames = frames[1:]
         user, inlined = [], []
         for f in frames:
             if f.endswith("_[k]"):
@@ -154,7 +128,7 @@ def parse_perf(text, comms):
             if not fm:
                 continue
             addr, sym, dso = int(fm.group(1), 16), fm.group(2), fm.group(3)
-            if dso.startswith("[kernel") or addr >= 0xffff800000000000:
+            if dso.startswith("[kernel") or addr >= KERNEL_START:
                 continue
             if dso.startswith("/"):
                 dsos.add(dso)
@@ -219,7 +193,7 @@ class Aliases:
 
     def canon(self, name):
         """A frame's function: its class's representative."""
-        if unnamed(name):
+        if not named(name):
             return None
         n = strip_version(name)
         if n in self.parent:
@@ -390,7 +364,7 @@ def edge_agreement(stacks, perf_stacks, aliases, fp_reference=False):
             if e not in pedges and e[1] not in pcallees:
                 cut = i
                 break
-        leaf_named = bool(s.user) and not unnamed(s.user[-1])
+        leaf_named = bool(s.user) and named(s.user[-1])
         skip_ok = (fp_reference and leaf_named and len(named_) >= 3 and
                    (named_[-3], named_[-1]) in pedges)
         seen = set()

@@ -9,9 +9,10 @@ harness (fixtures, guest, perf's DWARF unwinding, the checks), not sfbpf.
 
   perf_folded.py --perf P --comm C --folded OUT --stats OUT [--roots _start,...]
 
-The parsing is unwind_check.py's (parse_perf_script). A stack whose outermost
-frame is not one of --roots is marked [truncated] and counted as stop.no_row;
-the others as stop.outermost. Unnamed frames become [unknown].
+The parsing is unwind_check.py's (parse_perf_script, from tests/stackref.py).
+A stack whose outermost frame is not one of --roots is marked [truncated] and
+counted as stop.no_row; the others as stop.outermost. Unnamed frames become
+[unknown].
 """
 import argparse
 import collections
