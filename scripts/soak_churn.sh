@@ -57,10 +57,14 @@
 #     symbol_paths  never above twice what it held once steady + 1024: the
 #                 interned paths are swept at twice those live + 1024
 #                 (symbolize.c), a sawtooth of ten minutes
+#     cgroup_paths  never above cgroup_paths_max (4096): the container path
+#                 cache's two generations, the older dropped as the newer
+#                 fills; at this churn it fills over the first hour
 #   what the system sees of both processes:
 #     anon RSS    the largest profile, uncompressed, + 128 KiB a thread
 #                 (glibc's trim threshold, what an arena may keep), as
-#                 soak.sh; fds: a quarter of the 256 DWARF descriptors (the
+#                 soak.sh, + what the container path cache grew by meanwhile
+#                 (cgroup_path_bytes, its level judged on its own cap above); fds: a quarter of the 256 DWARF descriptors (the
 #                 only set of descriptors that follows the load); BPF map
 #                 memory: a quarter of the table budget; spill bytes in
 #                 /var/tmp (its O_TMPFILE files, by its descriptors): half

@@ -19,7 +19,7 @@
 #include "util/log.h"
 #include "util/vec.h"
 
-#define CACHE_GEN 2048 /* ids a generation holds */
+#define CACHE_GEN (CGROUPS_KEPT_MAX / 2) /* ids a generation holds */
 #define FILEID_KERNFS 0xfe
 
 struct cg_entry {
@@ -39,6 +39,7 @@ struct cg_gen {
 	struct hashmap index; /* id -> its position in e */
 	struct cg_entry *e;
 	size_t n, cap;
+	uint64_t path_bytes; /* the strings of e[0 .. n) */
 };
 
 struct cgroups {
@@ -98,6 +99,7 @@ static void clear(struct cg_gen *g)
 	for (i = 0; i < g->n; i++)
 		free(g->e[i].path);
 	g->n = 0;
+	g->path_bytes = 0;
 	hashmap__clear(&g->index);
 }
 
@@ -229,7 +231,22 @@ const char *cgroups__path(struct cgroups *cg, uint64_t id)
 		return NULL; /* unknown this time: asked again next time */
 	}
 	g->e[g->n++] = (struct cg_entry){ id, path };
+	g->path_bytes += path ? strlen(path) + 1 : 0;
 	return path;
+}
+
+void cgroups__cache_stats(const struct cgroups *cg, uint64_t *ids, uint64_t *bytes)
+{
+	unsigned int i;
+
+	*ids = *bytes = 0;
+	for (i = 0; cg && i < 2; i++) {
+		const struct cg_gen *g = &cg->gen[i];
+
+		*ids += g->n;
+		*bytes += g->path_bytes + g->cap * sizeof(*g->e) +
+			  g->index.cap * (sizeof(*g->index.vals) + sizeof(*g->index.hashes));
+	}
 }
 
 int cgroups__check_dir(const struct cgroups *cg, const char *dir)

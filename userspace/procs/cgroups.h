@@ -27,6 +27,12 @@ void cgroups__free(struct cgroups *cg);
  * lookup, even when its cgroup is removed meanwhile.
  */
 const char *cgroups__path(struct cgroups *cg, uint64_t id);
+/*
+ * The path cache: ids kept (at most CGROUPS_KEPT_MAX, two generations) and
+ * the heap bytes they take (paths, and the generations' arrays and indexes).
+ */
+#define CGROUPS_KEPT_MAX 4096
+void cgroups__cache_stats(const struct cgroups *cg, uint64_t *ids, uint64_t *bytes);
 /* Where the cgroup2 hierarchy is mounted ("/sys/fs/cgroup"). */
 const char *cgroups__mount(const struct cgroups *cg);
 /*

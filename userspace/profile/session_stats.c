@@ -400,6 +400,19 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_counter(f, "", "jit_map_evicted", j->evicted);
 }
 
+/* Container paths kept for the labels (cgroups.h): ids and heap bytes, within its cap. */
+static void print_cgroups(struct emitter *f, const struct session *s)
+{
+	uint64_t ids, bytes;
+
+	if (!s->cgroups)
+		return;
+	cgroups__cache_stats(s->cgroups, &ids, &bytes);
+	print_gauge(f, "", "cgroup_paths", ids);
+	print_gauge(f, "", "cgroup_paths_max", CGROUPS_KEPT_MAX);
+	print_gauge(f, "", "cgroup_path_bytes", bytes);
+}
+
 /* Source lines (DWARF): what compressed debug sections were refused, and the spill. */
 static void print_srclines(struct emitter *f)
 {
@@ -443,6 +456,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_lifecycle(f, &st);
 	print_budgets(f, s, &st);
 	print_srclines(f);
+	print_cgroups(f, s);
 	if (!s->off)
 		return;
 	for (i = 0; i < SFBPF_OFFCPU_STAT__COUNT; i++)
