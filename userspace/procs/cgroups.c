@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include "procs/cgroups.h"
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -39,7 +40,11 @@ struct cg_gen {
 	struct hashmap index; /* id -> its position in e */
 	struct cg_entry *e;
 	size_t n, cap;
-	uint64_t path_bytes; /* the strings of e[0 .. n) */
+	/*
+	 * The paths, freed with the generation at once: thousands of small
+	 * strings freed at the same time would leave the heap in pieces.
+	 */
+	struct arena strings;
 };
 
 struct cgroups {
@@ -94,12 +99,8 @@ struct cgroups *cgroups__new(void)
 
 static void clear(struct cg_gen *g)
 {
-	size_t i;
-
-	for (i = 0; i < g->n; i++)
-		free(g->e[i].path);
 	g->n = 0;
-	g->path_bytes = 0;
+	arena__free(&g->strings);
 	hashmap__clear(&g->index);
 }
 
@@ -210,7 +211,9 @@ const char *cgroups__path(struct cgroups *cg, uint64_t id)
 {
 	struct cg_gen *g = &cg->gen[cg->cur];
 	struct cg_entry *e, *old;
-	char *path;
+	char *path, *found;
+	const char *from;
+	size_t len;
 
 	if (!id)
 		return NULL;
@@ -224,14 +227,17 @@ const char *cgroups__path(struct cgroups *cg, uint64_t id)
 	}
 	old = find(&cg->gen[!cg->cur], id);
 	/* Known to the previous generation: its path, even if gone since. */
-	path = old && old->path ? strdup(old->path) : resolve(cg, id);
-	if (VEC_RESERVE(g->e, g->cap, g->n + 1, 64) ||
-	    hashmap__add(&g->index, (uint32_t)hash__mix64(id), g->n)) {
-		free(path);
+	found = old && old->path ? NULL : resolve(cg, id);
+	from = old && old->path ? old->path : found;
+	len = from ? strlen(from) + 1 : 0;
+	path = from ? arena__alloc(&g->strings, len) : NULL;
+	if (path)
+		memcpy(path, from, len);
+	free(found);
+	if ((from && !path) || VEC_RESERVE(g->e, g->cap, g->n + 1, 64) ||
+	    hashmap__add(&g->index, (uint32_t)hash__mix64(id), g->n))
 		return NULL; /* unknown this time: asked again next time */
-	}
 	g->e[g->n++] = (struct cg_entry){ id, path };
-	g->path_bytes += path ? strlen(path) + 1 : 0;
 	return path;
 }
 
@@ -244,7 +250,7 @@ void cgroups__cache_stats(const struct cgroups *cg, uint64_t *ids, uint64_t *byt
 		const struct cg_gen *g = &cg->gen[i];
 
 		*ids += g->n;
-		*bytes += g->path_bytes + g->cap * sizeof(*g->e) +
+		*bytes += arena__bytes(&g->strings) + g->cap * sizeof(*g->e) +
 			  g->index.cap * (sizeof(*g->index.vals) + sizeof(*g->index.hashes));
 	}
 }

@@ -29,7 +29,7 @@ void cgroups__free(struct cgroups *cg);
 const char *cgroups__path(struct cgroups *cg, uint64_t id);
 /*
  * The path cache: ids kept (at most CGROUPS_KEPT_MAX, two generations) and
- * the heap bytes they take (paths, and the generations' arrays and indexes).
+ * the heap bytes they take (the paths' arenas, the generations' arrays and indexes).
  */
 #define CGROUPS_KEPT_MAX 4096
 void cgroups__cache_stats(const struct cgroups *cg, uint64_t *ids, uint64_t *bytes);

@@ -26,6 +26,16 @@ void *arena__alloc(struct arena *a, size_t n)
 	return p;
 }
 
+size_t arena__bytes(const struct arena *a)
+{
+	const struct arena_chunk *c;
+	size_t n = 0;
+
+	for (c = a->head; c; c = c->next)
+		n += sizeof(*c) + c->size;
+	return n;
+}
+
 void arena__free(struct arena *a)
 {
 	struct arena_chunk *c, *next;

@@ -24,5 +24,7 @@ struct arena {
 /* n bytes (8-aligned, uninitialized) that stay put until arena__free(); NULL: no memory. */
 void *arena__alloc(struct arena *a, size_t n);
 void arena__free(struct arena *a);
+/* The heap bytes its chunks take. */
+size_t arena__bytes(const struct arena *a);
 
 #endif /* SFBPF_UTIL_ARENA_H */
