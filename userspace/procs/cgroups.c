@@ -251,7 +251,7 @@ void cgroups__cache_stats(const struct cgroups *cg, uint64_t *ids, uint64_t *byt
 
 		*ids += g->n;
 		*bytes += arena__bytes(&g->strings) + g->cap * sizeof(*g->e) +
-			  g->index.cap * (sizeof(*g->index.vals) + sizeof(*g->index.hashes));
+			  hashmap__bytes(&g->index);
 	}
 }
 

@@ -207,7 +207,7 @@ static void key_of(struct key *k, const struct aggr_stack *st)
 uint64_t aggregator__bytes(const struct aggregator *a)
 {
 	return (uint64_t)a->nchunks * (sizeof(struct chunk) + CHUNK_BYTES) +
-	       a->index.cap * (sizeof(*a->index.vals) + sizeof(*a->index.hashes));
+	       hashmap__bytes(&a->index);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -334,9 +334,9 @@ static bool index_full(const struct aggregator *a)
 /* What the index grows by when one more stack is added. */
 static uint64_t slots_growth(const struct aggregator *a)
 {
-	size_t slot = sizeof(*a->index.vals) + sizeof(*a->index.hashes);
-
-	return !index_full(a) ? 0 : (a->index.cap ? a->index.cap : HASHMAP_MIN_CAP) * slot;
+	return !index_full(a) ?
+		       0 :
+		       (a->index.cap ? a->index.cap : HASHMAP_MIN_CAP) * HASHMAP_SLOT_BYTES;
 }
 
 /* Room for one more stack of n frames within the budget? Compacts first if not. */

@@ -123,6 +123,11 @@ bool hashmap__next(const struct hashmap *m, size_t *iter, uint64_t *val)
 	return false;
 }
 
+size_t hashmap__bytes(const struct hashmap *m)
+{
+	return m->cap * HASHMAP_SLOT_BYTES;
+}
+
 size_t hashmap__size(const struct hashmap *m)
 {
 	return m->used;

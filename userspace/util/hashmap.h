@@ -44,6 +44,9 @@ bool hashmap__next_at(const struct hashmap *m, uint32_t h, size_t *iter, uint64_
 /* Every value once, in no order: start with *iter = 0; false at the end. */
 bool hashmap__next(const struct hashmap *m, size_t *iter, uint64_t *val);
 size_t hashmap__size(const struct hashmap *m);
+/* Heap bytes its slots take (12 a slot); HASHMAP_SLOT_BYTES for what a doubling costs. */
+#define HASHMAP_SLOT_BYTES (sizeof(uint64_t) + sizeof(uint32_t))
+size_t hashmap__bytes(const struct hashmap *m);
 /* Empties the map, keeping its memory. */
 void hashmap__clear(struct hashmap *m);
 void hashmap__free(struct hashmap *m);
