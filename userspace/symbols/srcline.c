@@ -262,6 +262,21 @@ static bool file_changed(struct srcline *sl)
  * touches, where read into memory they would cost the whole .debug_* (the
  * copy is the fallback). Compressed sections go to a spill() copy first.
  */
+/*
+ * Our own copy of the file, its compressed sections inflated (srcline_elf.h):
+ * 0, or no copy (no_spill: read in memory instead), and refused when the
+ * copy's claims, judged again, are a bomb (no DWARF, not inflated in memory).
+ */
+static int spill(struct srcline *sl, uint64_t inflate_bytes)
+{
+	int fd = srcline_elf_spill(sl->fd, inflate_bytes, &sl->spill_bytes);
+
+	sl->refused = fd == -EFBIG;
+	sl->no_spill = fd < 0;
+	sl->spill_fd = fd < 0 ? -1 : fd;
+	return fd < 0 ? fd : 0;
+}
+
 static int dwarf_open(struct srcline *sl)
 {
 	int fd;
@@ -278,12 +293,7 @@ static int dwarf_open(struct srcline *sl)
 	 * judged on the copy; with no room for a copy, read into memory.
 	 */
 	if (sl->tenant && sl->spill_fd < 0 && !sl->no_spill) {
-		sl->spill_fd = srcline_elf_spill(sl->fd, 0, &sl->spill_bytes);
-		sl->refused = sl->spill_fd == -EFBIG;
-		sl->no_spill = sl->spill_fd < 0;
-		if (sl->spill_fd < 0)
-			sl->spill_fd = -1;
-		else
+		if (!spill(sl, 0))
 			srcline_elf_count_tenant_copy();
 		if (sl->refused)
 			return -ENODATA;
@@ -317,12 +327,7 @@ static int dwarf_open(struct srcline *sl)
 	note_headers(sl);
 	if (sl->inflated && sl->spill_fd < 0 && !sl->no_spill) {
 		dwarf_close(sl);
-		sl->spill_fd = srcline_elf_spill(sl->fd, sl->inflate_bytes, &sl->spill_bytes);
-		/* The copy's claims, judged again, are a bomb: no DWARF, not inflated in memory. */
-		sl->refused = sl->spill_fd == -EFBIG;
-		sl->no_spill = sl->spill_fd < 0;
-		if (sl->spill_fd < 0)
-			sl->spill_fd = -1;
+		spill(sl, sl->inflate_bytes);
 		return dwarf_open(sl);
 	}
 	sl->dw = sl->elf ? dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL) : NULL;
