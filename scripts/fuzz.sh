@@ -17,10 +17,17 @@
 #   fuzz: TARGET ok|CRASH execs N exec/s N cov N ft N corpus N new N rss NMB
 # and exits 1 if a target crashed or a regression input failed.
 #
-# Usage: scripts/fuzz.sh [--build-only] [--corpus DIR] SECONDS [TARGET...]
+# Usage: scripts/fuzz.sh [--build-only] [--corpus DIR] [--smoke] SECONDS [TARGET...]
 #   SECONDS 0 builds, seeds and replays without fuzzing.
 #   --corpus DIR: grow DIR/TARGET instead of build/fuzz/corpus/TARGET (a
 #   fresh one starts from the seeds alone: a quick run's start-up stays short).
+#   --smoke (make check): a fixed seed and a fixed number of executions per
+#   target (smoke_runs), about 10 s each on the development machine, SECONDS
+#   only a cap for a slow one: the same amount of work on any machine, and the
+#   same inputs for the first 100 000 or so (libFuzzer's sequence then drifts
+#   from run to run: measured, even without ASLR or value profiles). Finding
+#   new bugs is the job of long, randomly seeded runs (make fuzz), done before
+#   a parser change lands, so that the smoke finds nothing they could have.
 # Environment: SFBPF_BUILD (build), SFBPF_BINUTILS_CACHE, FUZZ_CC (clang),
 #   FUZZ_ARGS (extra libFuzzer options).
 set -uo pipefail
@@ -44,10 +51,12 @@ case " ${LIBS[*]} " in *" -liberty "*) ;; *) LIBS+=(-liberty) ;; esac
 log() { echo "fuzz: $*" >&2; }
 
 build_only=0
+smoke=0
 CORPUS=$OUT/corpus
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-only) build_only=1 ;;
+	--smoke) smoke=1 ;;
 	--corpus)
 		CORPUS=$2
 		shift
@@ -57,7 +66,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ $# -lt 1 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
-	echo "usage: $0 [--build-only] [--corpus DIR] SECONDS [TARGET...]" >&2
+	echo "usage: $0 [--build-only] [--corpus DIR] [--smoke] SECONDS [TARGET...]" >&2
 	exit 2
 fi
 SECS=$1
@@ -118,6 +127,21 @@ max_len() {
 	elf_sframe | symtab | cfi) echo 65536 ;;
 	procmaps) echo 8192 ;;
 	*) echo 16384 ;;
+	esac
+}
+
+# --smoke: executions per target, ~10 s each at the development machine's rates
+# (docs/RELIABILITY.md: cfi 9 500/s, elf_sframe 6 500, flatten 15 000, procmaps
+# 40 000, sframe_decode 60 000, symtab 14 000).
+smoke_runs() {
+	case $1 in
+	cfi) echo 100000 ;;
+	elf_sframe) echo 70000 ;;
+	flatten) echo 150000 ;;
+	procmaps) echo 400000 ;;
+	sframe_decode) echo 600000 ;;
+	symtab) echo 150000 ;;
+	*) echo 100000 ;;
 	esac
 }
 
@@ -312,7 +336,7 @@ replay() {
 # run TARGET: fuzz for SECS; prints the summary line, returns 1 on a crash.
 run() {
 	local t=$1 log=$OUT/$1.log corpus=$CORPUS/$1 crashes=$OUT/crashes/$1 rc status dirs
-	local malloc_limit
+	local malloc_limit fixed=()
 	local regress=$ROOT/tests/fuzz/regress/$1
 	mkdir -p "$corpus" "$crashes"
 	read -ra dirs <<<"$(seed_dirs "$t")"
@@ -321,10 +345,11 @@ run() {
 	# allocation is reported (as out-of-memory) like a crash.
 	malloc_limit=256
 	case $KNOWN_OOM in *" $t "*) malloc_limit=2048 ;; esac
+	[ "$smoke" = 1 ] && fixed=(-seed=1 -runs="$(smoke_runs "$t")")
 	# shellcheck disable=SC2086
 	SFBPF_FUZZ_SKIP_KNOWN=1 "$OUT/$t" -max_total_time="$SECS" -max_len="$(max_len "$t")" \
 		-timeout=10 -rss_limit_mb=2560 -malloc_limit_mb="$malloc_limit" -print_final_stats=1 \
-		-use_value_profile=1 \
+		-use_value_profile=1 "${fixed[@]}" \
 		-artifact_prefix="$crashes/" ${FUZZ_ARGS:-} "$corpus" "${dirs[@]}" >"$log" 2>&1
 	rc=$?
 	status=ok

@@ -324,6 +324,57 @@ out:
 	return ret;
 }
 
+/*
+ * find_fde in an unsorted section (a relocatable object), whose functions may
+ * overlap: a: [0xf000,+0x20), an empty b at a's start (after a in section
+ * order), c: [0xf008,+4) inside a, an empty d at 0xf010. The last start <= pc
+ * is often one that does not cover pc: the covering one before it answers.
+ */
+static int check_unsorted_lookup(void)
+{
+	static const struct {
+		uint64_t pc;
+		int64_t want; /* function start, or -1: none covers pc */
+	} cases[] = { { 0xf000, 0xf000 }, { 0xf009, 0xf008 }, { 0xf00c, 0xf000 },
+		      { 0xf010, 0xf000 }, { 0xf01f, 0xf000 }, { 0xf020, -1 },
+		      { 0xefff, -1 } };
+	static struct sfb_sect s;
+	static struct sfb_out o;
+	struct sframe_decoder *d = NULL;
+	struct sframe_error err;
+	struct sframe_fde f;
+	struct sfb_func *fn;
+	int ret = 0;
+
+	s = (struct sfb_sect){ .version = 2, .abi = SFRAME_ABI_AMD64_ENDIAN_LITTLE, .fixed_ra = -8 };
+	fn = sfb_add_func(&s, -0x1000, 0x20, SFRAME_FRE_TYPE_ADDR1);
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 8 });
+	sfb_add_func(&s, -0x1000, 0, SFRAME_FRE_TYPE_ADDR1);
+	fn = sfb_add_func(&s, -0xff8, 4, SFRAME_FRE_TYPE_ADDR1);
+	sfb_add_fre(fn, 0, SFB_SP, SFB_W1, 1, (int32_t[]){ 16 });
+	sfb_add_func(&s, -0xff0, 0, SFRAME_FRE_TYPE_ADDR1);
+	if (sfb_build(&s, &o) || sframe_decoder__new(o.buf, o.size, BUILT_ADDR, &d, &err)) {
+		test_fail("decoder unsorted lookup: section not built or rejected");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = sframe_decoder__find_fde(d, cases[i].pc, &f);
+		int64_t got = rc ? -1 : (int64_t)f.func_start;
+
+		if (got != cases[i].want) {
+			test_fail("decoder unsorted lookup: find_fde(%#llx) = %lld, want %lld",
+				  (unsigned long long)cases[i].pc, (long long)got,
+				  (long long)cases[i].want);
+			ret = -1;
+		}
+	}
+	if (!ret)
+		test_pass("decoder unsorted lookup: %zu PCs find the covering function",
+			  sizeof(cases) / sizeof(cases[0]));
+	sframe_decoder__free(d);
+	return ret;
+}
+
 /* One line per row: "0xPC rule". */
 static int print_rows(const char *path)
 {
@@ -363,6 +414,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--built")) {
 			for (size_t k = 0; k < sizeof(built_cases) / sizeof(built_cases[0]); k++)
 				failed |= check_built(&built_cases[k]) != 0;
+			failed |= check_unsorted_lookup() != 0;
 		} else if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
 			failed |= print_rows(argv[++i]) != 0;
 		} else {

@@ -582,12 +582,20 @@ int sframe_decoder__find_fde(const struct sframe_decoder *d, uint64_t pc, struct
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return -ENOENT;
-	sframe_decoder__fde(d, d->by_start[lo - 1], fde);
-	if (pc >= fde->func_start + fde->func_size)
-		return -ENOENT;
-	return 0;
+	/*
+	 * A sorted section has no overlaps: that FDE covers pc or none does. An
+	 * unsorted one (a relocatable object) may overlap, and the last start <= pc
+	 * may be a shorter or empty function at or after a covering one's start:
+	 * walk back to the nearest start that covers pc.
+	 */
+	while (lo-- > 0) {
+		read_fde(d, d->by_start[lo], &f);
+		if (pc - f.func_start < f.func_size)
+			return sframe_decoder__fde(d, d->by_start[lo], fde);
+		if (d->hdr.flags & SFRAME_F_FDE_SORTED)
+			break;
+	}
+	return -ENOENT;
 }
 
 int sframe_decoder__find_fre(const struct sframe_decoder *d, const struct sframe_fde *fde,

@@ -220,7 +220,11 @@ int sframe_decoder__fde(const struct sframe_decoder *d, uint32_t i, struct sfram
  */
 int sframe_decoder__fde_by_start(const struct sframe_decoder *d, uint32_t rank,
 				 struct sframe_fde *fde);
-/* The FDE covering pc (absolute): 0 and *fde filled, or -ENOENT. Binary search. */
+/*
+ * The FDE covering pc (absolute): 0 and *fde filled, or -ENOENT. Binary search;
+ * in an unsorted section, whose functions may overlap, the covering FDE with the
+ * greatest start (equal starts: the later in section order).
+ */
 int sframe_decoder__find_fde(const struct sframe_decoder *d, uint64_t pc, struct sframe_fde *fde);
 /* The FRE that applies at pc within fde (handles PCMASK). Returns 0 or -ENOENT. */
 int sframe_decoder__find_fre(const struct sframe_decoder *d, const struct sframe_fde *fde,
