@@ -96,7 +96,7 @@ static const char doc[] =
 	"    sfbpf-top --cgroup /sys/fs/cgroup/system.slice/nginx.service   # one service\n"
 	"    sfbpf-top -b -d 10 --stats --max-table-mem 16M > log 2>&1   # counters too\n"
 	"\n"
-	"Needs root (or CAP_BPF and CAP_PERFMON), kernel BTF and Linux 5.17 or later.\n"
+	"Needs root (or CAP_BPF and CAP_PERFMON), kernel BTF and Linux 5.10 or later.\n"
 	"See sfbpf-top(8).";
 
 enum {
