@@ -487,7 +487,10 @@ static int check_layout(struct python *py)
 	 * TID of the process (a thread exiting may be gone from /proc already:
 	 * most, not all); and most frames must hold code objects (a frame read
 	 * while its thread pops it may hold anything: not all). */
-	if (!c->threads || c->threads_interp != c->threads)
+	/* None yet: the interpreter is still starting up (seen at its exec). */
+	if (!c->threads)
+		return -EAGAIN;
+	if (c->threads_interp != c->threads)
 		return -EPROTO;
 	if (py->layout.tstate_native_id != PY_NONE && 2 * c->threads_task < c->threads)
 		return -EPROTO;

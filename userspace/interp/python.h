@@ -19,6 +19,7 @@
  *   -ENOENT   no CPython in the process (no object defines _PyRuntime)
  *   -ENOTSUP  a CPython this code has no layout for (before 3.9, 3.14+, a
  *             free-threaded or debug build), said once with pr_info
+ *   -EAGAIN   no thread state yet: an interpreter not initialised (try again)
  *   -EPROTO   the layout failed the attach-time checks (python_checks)
  *   -ESRCH    the process is gone; -EFAULT an unreadable address
  */

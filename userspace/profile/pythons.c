@@ -16,13 +16,24 @@
 #include "util/log.h"
 #include "util/vec.h"
 
-#define RETRY_NS (500 * 1000000ULL) /* an interpreter not yet initialised: again after */
+/*
+ * An interpreter not initialised yet (-EAGAIN: seen at its exec, as a rule)
+ * is tried again at its own samples, which say it runs (one stopped or
+ * asleep has nothing to splice), and at the tracker's refreshes, 4 ms after
+ * the first try, then twice as long each time up to a second: a process
+ * whose samples come as it starts up is attached within milliseconds of its
+ * first thread, one that never starts an interpreter costs an attach a
+ * second while it runs. A refusal (-EPROTO) or unreadable memory (-EFAULT)
+ * is tried MAX_ATTEMPTS times, then given up (counted).
+ */
+#define RETRY_MIN_NS (4 * 1000000ULL)
+#define RETRY_MAX_NS (1000 * 1000000ULL)
 #define MAX_ATTEMPTS 8
 #define MAX_CODES 65536 /* code objects remembered per process; then forgotten at once */
 
 enum state {
 	ATTACHED,
-	RETRY, /* refused or unreadable so far: tried again at later refreshes */
+	RETRY, /* not initialised, refused or unreadable so far: tried again (RETRY_MIN_NS) */
 	NATIVE, /* no CPython, an unsupported one, or refused for good */
 	/*
 	 * Exited (or exec'd): no longer walked, but its samples still in the
@@ -76,6 +87,7 @@ struct pythons {
 	uint32_t gen; /* the last attach generation given (bpf/abi.h) */
 	uint64_t drains; /* pythons__drained() calls */
 	size_t retired; /* processes RETIRED */
+	size_t retrying; /* processes in RETRY: their samples look them up */
 };
 
 static bool proc_eq(const void *ctx, uint64_t val, const void *key)
@@ -112,6 +124,7 @@ static void drop(struct pythons *ps, struct pyproc *p)
 	if (p->state == ATTACHED)
 		bpf_map_delete_elem(ps->fd, &key);
 	ps->retired -= p->state == RETIRED;
+	ps->retrying -= p->state == RETRY;
 	hashmap__del(&ps->procs, pid_hash(p->pid), proc_eq, NULL, &p->pid);
 	forget_codes(p);
 	hashmap__free(&p->codes);
@@ -148,8 +161,11 @@ static void attach(struct pythons *ps, struct pyproc *p)
 	__u32 key = p->pid;
 	int err;
 
+	uint64_t wait = RETRY_MIN_NS << (p->attempts < 8 ? p->attempts : 8);
+
 	p->attempts++;
-	p->next_try_ns = clock__mono_ns() + RETRY_NS;
+	p->next_try_ns = clock__mono_ns() + (wait < RETRY_MAX_NS ? wait : RETRY_MAX_NS);
+	ps->retrying -= p->state == RETRY;
 	err = python__attach(p->pid, &p->py);
 	if (!err) {
 		err = python__bpf_settings(p->py, &cfg);
@@ -180,9 +196,13 @@ static void attach(struct pythons *ps, struct pyproc *p)
 		pr_debug("python: pid %d: CPython %s attached", p->pid, python__version(p->py));
 		return;
 	}
-	/* An interpreter starting up has no thread yet: the checks refuse it for now. */
-	if ((err == -EPROTO || err == -EFAULT) && p->attempts < MAX_ATTEMPTS) {
+	/* An interpreter starting up has no thread yet: again while it runs. */
+	if (err == -EAGAIN || ((err == -EPROTO || err == -EFAULT) && p->attempts < MAX_ATTEMPTS)) {
 		p->state = RETRY;
+		ps->retrying++;
+		pr_debug("python: pid %d: %s: again in %llu ms", p->pid,
+			 err == -EAGAIN ? "no thread yet" : strerror(-err),
+			 (unsigned long long)((p->next_try_ns - clock__mono_ns()) / 1000000));
 		return;
 	}
 	p->state = NATIVE;
@@ -218,6 +238,17 @@ static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct pr
 		p->start_ticks = start_ticks;
 	}
 	attach(ps, p);
+}
+
+void pythons__sampled(struct pythons *ps, int pid)
+{
+	struct pyproc *p;
+
+	if (!ps->retrying)
+		return;
+	p = find(ps, pid);
+	if (p && p->state == RETRY && clock__mono_ns() >= p->next_try_ns)
+		attach(ps, p);
 }
 
 /*

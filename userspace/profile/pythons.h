@@ -69,6 +69,13 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 		    struct sfbpf_sample *out);
 
 /*
+ * A sample of pid without Python frames was read: a process whose
+ * interpreter was not initialised at its last attach is tried again if due
+ * (one lookup while any waits; nothing otherwise).
+ */
+void pythons__sampled(struct pythons *ps, int pid);
+
+/*
  * A code object the BPF walk described (size bytes of rec, read from the
  * ring before the samples holding it): its names are taken from it, not
  * from the process, where it may be gone when the sample is read.

@@ -137,7 +137,12 @@ static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_
 static const struct sfbpf_sample *splice_python(struct session *s, const struct sfbpf_sample *smp,
 						size_t *size)
 {
-	if (!smp->nr_py || pythons__splice(s->pythons, smp, *size, s->spliced) <= 0)
+	if (!smp->nr_py) {
+		if (s->pythons)
+			pythons__sampled(s->pythons, (int)smp->pid);
+		return smp;
+	}
+	if (pythons__splice(s->pythons, smp, *size, s->spliced) <= 0)
 		return smp;
 	*size = SFBPF_SAMPLE_HDR_SIZE +
 		((size_t)s->spliced->nr_user + s->spliced->nr_kernel) * sizeof(__u64);
