@@ -289,10 +289,11 @@ static __always_inline void offcpu_done(__u64 *ctx, struct sfbpf_offcpu_sample *
  * The end of a context switch, after prev's user walk (rec: prev's entry, or
  * NULL when prev is not recorded): prev's kernel stack and Python frames
  * and the start of its period, then next's switch-in. entry_ns: the
- * program's start, with stamp_at_entry. Chained (5.10-5.16), no Python
- * frames: a last link for them, as the CPU profiler has, took 5.10's
- * verifier past 1M instructions on sfbpf_offcpu_walk (174k without it;
- * docs/DESIGN-python.md).
+ * program's start, with stamp_at_entry. Chained (5.10-5.16), the Python
+ * walk and next's switch-in are the chain's last link (sfbpf_offcpu_finish),
+ * as the CPU profiler has it; nothing but prev's start follows the tail
+ * call (with next's switch-in there too, 5.10's verifier went past 1M
+ * instructions on sfbpf_offcpu_walk, 174k without the link).
  */
 static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 					  struct sfbpf_offcpu_sample *rec,
@@ -308,8 +309,19 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 			nk = record_kernel(ctx, &rec->s.ips[nu]);
 		rec->s.nr_user = nu;
 		rec->s.nr_kernel = nk;
-		if (!chained)
-			offcpu_python(sc, rec, cnt, false);
+		if (chained) {
+			sc->entry_ns = entry_ns;
+			bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_FINISH);
+			/*
+			 * Past the kernel's tail-call limit, which the walk of at
+			 * most SFBPF_OFFCPU_MAX_FRAMES never reaches (below): no
+			 * Python frames, and next's period lost, counted.
+			 */
+			cnt->v[SFBPF_OFFCPU_STAT_NO_FINISH]++;
+			rec->start_ns = stamp_at_entry ? entry_ns : bpf_ktime_get_ns();
+			return;
+		}
+		offcpu_python(sc, rec, cnt, false);
 	}
 	offcpu_done(ctx, rec, cnt, entry_ns);
 }
@@ -379,6 +391,33 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 	if (rec)
 		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
 	offcpu_finish(ctx, sc, rec, cnt, sc->entry_ns, true);
+	return 0;
+}
+
+/*
+ * Its walk takes one link per SFBPF_CHAIN_FRAMES frames: the kernel's limit
+ * of tail calls (32 before 5.17) always leaves one for the last link.
+ */
+_Static_assert((SFBPF_OFFCPU_MAX_FRAMES + SFBPF_CHAIN_FRAMES - 1) / SFBPF_CHAIN_FRAMES < 32,
+	       "a chained off-CPU walk leaves a tail call for sfbpf_offcpu_finish");
+
+/* The chain's last link: prev's Python frames, its period's start, next's switch-in. */
+SEC("raw_tp")
+int sfbpf_offcpu_finish(__u64 *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct sfbpf_offcpu_sample *rec;
+	struct sfbpf_offcpu_stats *cnt;
+	struct scratch *sc;
+
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	rec = bpf_map_lookup_elem(&blocked, &tid);
+	if (!cnt || !sc)
+		return 0;
+	if (rec)
+		offcpu_python(sc, rec, cnt, true);
+	offcpu_done(ctx, rec, cnt, sc->entry_ns);
 	return 0;
 }
 

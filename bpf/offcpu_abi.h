@@ -44,6 +44,9 @@ enum sfbpf_offcpu_stat {
 	SFBPF_OFFCPU_STAT_LONG, /* of those, dropped: off-CPU for more than max */
 	SFBPF_OFFCPU_STAT_EXITS, /* recorded threads that exited (entry removed) */
 	SFBPF_OFFCPU_STAT_EXITING, /* switch-outs not recorded: the thread is exiting */
+	/* Chained: no tail call left for the last link (no Python frames, the next
+	 * thread's period lost); never while offcpu.bpf.c's static assert holds. */
+	SFBPF_OFFCPU_STAT_NO_FINISH,
 	SFBPF_OFFCPU_STAT__COUNT,
 };
 

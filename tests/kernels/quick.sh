@@ -8,6 +8,8 @@
 #   cpu        the CPU profiler on deep_recursion: its samples in rec_hot
 #              carry main;recurse*100;rec_hot, complete
 #   offcpu     the off-CPU program on blockers: reader_block's stack
+#   pyoffcpu   --off-cpu on a napping python3: nap_outer;nap_inner in its
+#              stacks (the Python walk of the off-CPU program, chained too)
 #   lifecycle  system-wide, a process exec'd after the start: its stacks are
 #              complete too (exec events seen)
 #   continuous --continuous writes a pprof profile naming rec_hot
@@ -155,6 +157,28 @@ if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 1 ]; then
 	pass "offcpu: reader_block's stack (thread_reader;reader_mid;reader_block)"
 else
 	fail "offcpu: exit $rc, $n stacks through reader_block: $(grep -v 'verifier (' "$OUT/off.err" | tail -3 | tr '\n' ' ')"
+fi
+
+# --- pyoffcpu: a Python thread that naps in nap_inner <- nap_outer: its
+# Python frames in its off-CPU stacks too (chained: the chain's last link,
+# sfbpf_offcpu_finish). Ended once 20 spliced stacks were read.
+start "$PY" -S -c '
+import time
+def nap_inner():
+    time.sleep(0.01)
+def nap_outer():
+    while True:
+        nap_inner()
+nap_outer()
+'
+sample_until "$OUT/pyoff" py_spliced 20 "$V" --off-cpu -p "$pid" --folded "$OUT/pyoff.folded"
+rc=$?
+form "$OUT/pyoff.err"
+n=$(grep -c ';nap_outer ([^;]*);nap_inner ([^;]*);' "$OUT/pyoff.folded" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 1 ]; then
+	pass "pyoffcpu: Python frames off-CPU ($n stacks through nap_outer;nap_inner)"
+else
+	fail "pyoffcpu: exit $rc, ${n:-0} stacks through nap_outer;nap_inner: $(grep -v 'verifier (' "$OUT/pyoff.err" | tail -3 | tr '\n' ' ')"
 fi
 
 # --- lifecycle: system-wide; a process exec'd once the first table is out.

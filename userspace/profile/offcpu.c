@@ -42,10 +42,11 @@ static const char *const state_names[SFBPF_STATE__COUNT] = {
 };
 
 static const char *const stat_names[SFBPF_OFFCPU_STAT__COUNT] = {
-	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches", [SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
-	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full", [SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
-	[SFBPF_OFFCPU_STAT_SHORT] = "short",	   [SFBPF_OFFCPU_STAT_LONG] = "long",
-	[SFBPF_OFFCPU_STAT_EXITS] = "exits",	   [SFBPF_OFFCPU_STAT_EXITING] = "exiting",
+	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches",   [SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
+	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full",   [SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
+	[SFBPF_OFFCPU_STAT_SHORT] = "short",	     [SFBPF_OFFCPU_STAT_LONG] = "long",
+	[SFBPF_OFFCPU_STAT_EXITS] = "exits",	     [SFBPF_OFFCPU_STAT_EXITING] = "exiting",
+	[SFBPF_OFFCPU_STAT_NO_FINISH] = "no-finish",
 };
 
 const char *offcpu__state_name(enum sfbpf_offcpu_state state)
@@ -177,6 +178,7 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o)
 		.prog = skel->progs.sfbpf_offcpu,
 		.chained = skel->progs.sfbpf_offcpu_chained,
 		.chain_link = skel->progs.sfbpf_offcpu_walk,
+		.chain_finish = skel->progs.sfbpf_offcpu_finish,
 		.walk_chain = skel->maps.walk_chain,
 		.maps = maps,
 		.nr_maps = sizeof(maps) / sizeof(maps[0]),
