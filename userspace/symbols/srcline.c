@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "symbols/demangle.h"
@@ -69,7 +70,7 @@ struct srcline {
 	int spill_fd; /* fd's copy with its compressed sections inflated, or -1 */
 	uint64_t spill_bytes;
 	bool no_spill; /* the copy could not be made: inflate in memory */
-	bool tenant; /* someone other than root may write the file: parsed from a copy */
+	bool tenant; /* someone other than root may write the file (tenant_file()): a copy */
 	bool refused; /* its compressed sections claim too much: no DWARF (srcline_stats) */
 	uint64_t inflate_bytes; /* what its kept compressed sections claim, inflated */
 	struct fileview view; /* the file, mapped while libdw reads it (else read into memory) */
@@ -353,6 +354,29 @@ static bool dwarf_torn(struct srcline *sl)
 	return true;
 }
 
+/* statfs f_type of the filesystems container images live on (linux/magic.h, fs/fuse). */
+#define OVERLAY_MAGIC 0x794c7630
+#define FUSE_MAGIC 0x65735546
+
+/*
+ * Whether someone other than the host's root may rewrite the file while it
+ * is parsed: its owner is not root, its group or others may write it, or it
+ * lies in a container's layers (overlayfs; fuse-overlayfs for rootless
+ * ones), where the container's root, root on the host too in a rootful
+ * one, may rewrite a root-owned file of its writable layer in place. Its
+ * lower layers are read-only, but an open file does not say which layer it
+ * is in: every file there is taken as the tenant's.
+ */
+static bool tenant_file(int fd, const struct stat *st)
+{
+	struct statfs fs;
+
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	return !fstatfs(fd, &fs) && ((unsigned long)fs.f_type == OVERLAY_MAGIC ||
+				     (unsigned long)fs.f_type == FUSE_MAGIC);
+}
+
 struct srcline *srcline__new(int fd, const struct stat *id)
 {
 	struct srcline *sl = calloc(1, sizeof(*sl));
@@ -371,7 +395,7 @@ struct srcline *srcline__new(int fd, const struct stat *id)
 		errno = ENODATA;
 		return NULL;
 	}
-	sl->tenant = sl->id.st_uid != 0 || (sl->id.st_mode & (S_IWGRP | S_IWOTH));
+	sl->tenant = tenant_file(fd, &sl->id);
 	if (dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;

@@ -112,8 +112,9 @@ uint64_t srcline__spilled(const struct srcline *sl);
  * judged again in the spill file's copy, which the file's owner cannot
  * change; copies not made because the spill files would pass the budget
  * (spill_full: that DWARF is then inflated in memory, within 64 MiB); files
- * someone other than root may write (not root's, or writable by group or
- * others: a tenant's), copied into a spill file before libelf and libdw parse
+ * someone other than root may write (not root's, writable by group or
+ * others, or in a container's overlayfs or FUSE layers: a tenant's), copied
+ * into a spill file before libelf and libdw parse
  * anything of them (tenant_copies; with no room, read into memory); the
  * spill files' bytes now, and the budget.
  */
