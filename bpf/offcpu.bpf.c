@@ -374,19 +374,30 @@ int sfbpf_offcpu_chained(__u64 *ctx)
 	return offcpu_switch(ctx, true);
 }
 
+/*
+ * What a chain link works on: the per-CPU counters and scratch, and prev's
+ * entry (*rec, NULL when prev is not recorded). False: no per-CPU state.
+ */
+static __always_inline bool link_state(struct sfbpf_offcpu_stats **cnt, struct scratch **sc,
+				       struct sfbpf_offcpu_sample **rec)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+
+	*cnt = bpf_map_lookup_elem(&stats, &zero);
+	*sc = bpf_map_lookup_elem(&scratch, &zero);
+	*rec = bpf_map_lookup_elem(&blocked, &tid);
+	return *cnt && *sc;
+}
+
 /* The chain's next link: prev's walk goes on where the previous program left it. */
 SEC("raw_tp")
 int sfbpf_offcpu_walk(__u64 *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
 	struct sfbpf_offcpu_sample *rec;
 	struct sfbpf_offcpu_stats *cnt;
 	struct scratch *sc;
 
-	cnt = bpf_map_lookup_elem(&stats, &zero);
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	rec = bpf_map_lookup_elem(&blocked, &tid);
-	if (!cnt || !sc)
+	if (!link_state(&cnt, &sc, &rec))
 		return 0;
 	if (rec)
 		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
@@ -405,15 +416,11 @@ _Static_assert((SFBPF_OFFCPU_MAX_FRAMES + SFBPF_CHAIN_FRAMES - 1) / SFBPF_CHAIN_
 SEC("raw_tp")
 int sfbpf_offcpu_finish(__u64 *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
 	struct sfbpf_offcpu_sample *rec;
 	struct sfbpf_offcpu_stats *cnt;
 	struct scratch *sc;
 
-	cnt = bpf_map_lookup_elem(&stats, &zero);
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	rec = bpf_map_lookup_elem(&blocked, &tid);
-	if (!cnt || !sc)
+	if (!link_state(&cnt, &sc, &rec))
 		return 0;
 	if (rec)
 		offcpu_python(sc, rec, cnt, true);
