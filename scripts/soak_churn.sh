@@ -53,7 +53,10 @@
 #     objects_lingering, srcline_spill_bytes, dwarf_fds
 #                 half what each held once steady (64, or 1 MiB, at least):
 #                 anything kept per churned binary grows by thousands over a
-#                 run; dwarf_fds never above its cap, 256
+#                 run; dwarf_fds never above its cap, 256; the service's
+#                 stacks, reset at every profile, as much as they held: an
+#                 interval's distinct stacks follow its samples, which
+#                 follow the CPU the machine leaves the churn
 #     symbol_paths  never above twice what it held once steady + 1024: the
 #                 interned paths are swept at twice those live + 1024
 #                 (symbolize.c), a sawtooth of ten minutes
@@ -69,8 +72,13 @@
 #                 memory: a quarter of the table budget; spill bytes in
 #                 /var/tmp (its O_TMPFILE files, by its descriptors): half
 #                 what they held once steady, 1 MiB at least; the service's
-#                 out-dir (profiles and spool): two of its largest files
-#                 (--keep and --spool-max full: one file in, one out)
+#                 out-dir (profiles and spool, a file's two names counted
+#                 twice): never more than --keep + --spool-max of its
+#                 largest files, a ceiling, not a slope: a profile's size
+#                 follows its interval's samples, which follow how much CPU
+#                 the machine leaves the churn (run 3: +25 % samples a
+#                 second, and as much larger files, once the machine went
+#                 idle)
 # and, from the service's profiles after the steady state ("every stack stays
 # right"), at least SOAK_MIN_COMPLETE (85) % of (with minimum counts):
 #   stacks-binaries  churn_hot samples of the distinct binaries unwound to
@@ -103,6 +111,8 @@ TOP=$BUILD/sfbpf-top
 HZ=${SOAK_HZ:-99}
 export SOAK_INTERVAL=${SOAK_INTERVAL:-10} # soak_churn.py judges in blocks of it
 INTERVAL=$SOAK_INTERVAL
+# The service's --keep and --spool-max: soak_churn.py judges its out-dir on them.
+export SOAK_KEEP=12 SOAK_SPOOL=12
 RATE=${SOAK_CHURN_RATE:-4}
 DLOPEN_RATE=${SOAK_CHURN_DLOPEN_RATE:-2}
 STORM_RATE=${SOAK_RATE:-100}
@@ -201,8 +211,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:detect_leaks=1}
 log "sfbpf-top: $TOP at $HZ Hz on cgroup $CG; $DURATION s judged after a steady state" \
 	"(warm-up at most $WARMUP_MAX s); work directory $DIR"
 # The service: a push server that is down (port 9, discard, closed) keeps the spool full.
-"$TOP" --continuous --interval "$INTERVAL" --out-dir "$DIR/profiles" --keep 12 \
-	--push http://127.0.0.1:9 --spool-max 12 --push-timeout 2 --metrics "127.0.0.1:$PORT" \
+"$TOP" --continuous --interval "$INTERVAL" --out-dir "$DIR/profiles" --keep "$SOAK_KEEP" \
+	--push http://127.0.0.1:9 --spool-max "$SOAK_SPOOL" --push-timeout 2 --metrics "127.0.0.1:$PORT" \
 	--cgroup "$CG" -F "$HZ" "${BUDGETS[@]}" "$LIMIT" >"$DIR/service.out" 2>"$DIR/service.err" &
 SVC_PID=$!
 # The live view, in a terminal of tmux's; its status goes to tui.rc.
