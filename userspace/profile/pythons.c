@@ -158,10 +158,10 @@ static bool maybe_python(int pid, const struct procmaps *pm)
 static void attach(struct pythons *ps, struct pyproc *p)
 {
 	struct sfbpf_py_proc cfg;
+	/* 4 ms, doubling at each try, a second at most (RETRY_MIN_NS). */
+	uint64_t wait = RETRY_MIN_NS << (p->attempts < 8 ? p->attempts : 8);
 	__u32 key = p->pid;
 	int err;
-
-	uint64_t wait = RETRY_MIN_NS << (p->attempts < 8 ? p->attempts : 8);
 
 	p->attempts++;
 	p->next_try_ns = clock__mono_ns() + (wait < RETRY_MAX_NS ? wait : RETRY_MAX_NS);
