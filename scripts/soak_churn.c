@@ -18,23 +18,24 @@
  *       "churn_containers N", "churn_failed N" at the end.
  *   soak_churn run WAIT SPIN
  *       sleeps WAIT s (off-CPU: the profiler learns of the new binary and
- *       loads its table meanwhile), then spins SPIN s in
+ *       loads its table meanwhile), then spins SPIN s of its CPU time in
  *       main;churn_a;churn_b;churn_hot
  *   soak_churn dlopen SECS RATE DIR LIB WAIT_MS ON_MS
  *       RATE times a second a DISTINCT copy of LIB (build-id rewritten, as
- *       above) in DIR: dlopen, WAIT_MS asleep, ON_MS spinning in its
+ *       above) in DIR: dlopen, WAIT_MS asleep, ON_MS of CPU spinning in its
  *       plugin_entry (main;churn_plugin;plugin_entry;plugin_inner;plugin_hot),
  *       dlclose, deleted. Prints "churn_dlopens N".
  *   soak_churn jit SECS EVERY LIFE
  *       every EVERY s a JIT-like child for LIFE s: each second it maps new
- *       code (a counting loop) at a new address, runs it for 20 ms
+ *       code (a counting loop) at a new address, runs it for 20 ms of CPU
  *       (main;jit_loop;jit_child;jit_call;jit_gen_N) and adds it to its
  *       /tmp/perf-PID.map with 64 more symbols; every 8th second the map is
  *       rewritten from scratch (with every generation so far). The map is
  *       deleted 30 s after its process exited (when its last profile was
  *       written). Prints "jit_procs N" and "jit_rewrites N".
  *
- * Every mode ends by itself after SECS; SIGTERM ends exec, dlopen and jit
+ * The work is measured in CPU time (soak_loop.h cpu_now()), the rates and
+ * lives in wall time. Every mode ends by itself after SECS; SIGTERM ends exec, dlopen and jit
  * early, as if SECS had passed: they wait for what they started, clean up and
  * print their counts.
  */
@@ -78,7 +79,7 @@ NOIPA static void churn_hot(double end)
 	do {
 		for (i = 0; i < 20000; i++)
 			sink++;
-	} while (now() < end);
+	} while (cpu_now() < end);
 }
 
 NOIPA static unsigned long churn_b(double end, unsigned long x)
@@ -332,7 +333,7 @@ static int dlopen_loop(double secs, double rate, const char *dir, const char *li
 
 	if (image_load(&im, lib))
 		return 1;
-	signal(SIGALRM, on_alarm);
+	signal(SIGVTALRM, on_alarm);
 	while (running(t0, secs)) {
 		serial++;
 		snprintf(path, sizeof(path), "%s/libchurn-%llu.so", dir,
@@ -348,7 +349,7 @@ static int dlopen_loop(double secs, double rate, const char *dir, const char *li
 		}
 		sleep_s(wait_ms / 1000);
 		plugin_stop = 0;
-		setitimer(ITIMER_REAL, &on, NULL);
+		setitimer(ITIMER_VIRTUAL, &on, NULL); /* its CPU time, as cpu_now() */
 		churn_plugin(entry);
 		dlclose(h);
 		unlink(path);
@@ -394,7 +395,7 @@ NOIPA static void jit_call(void (*fn)(unsigned long), double end)
 {
 	do
 		fn(100000);
-	while (now() < end);
+	while (cpu_now() < end);
 	sink++;
 }
 
@@ -452,7 +453,7 @@ NOIPA static int jit_child(double life, unsigned long *rewrites)
 		}
 		jit_lines(f, gen, code);
 		fflush(f);
-		jit_call((void (*)(unsigned long))code, now() + 0.02);
+		jit_call((void (*)(unsigned long))code, cpu_now() + 0.02);
 		gen++;
 		sleep_s(t0 + gen - now());
 	}
@@ -545,7 +546,7 @@ int main(int argc, char **argv)
 		signal(SIGTERM, on_term);
 	if (!strcmp(mode, "run") && argc == 4) {
 		sleep_s(atof(argv[2]));
-		churn_a(now() + atof(argv[3]));
+		churn_a(cpu_now() + atof(argv[3]));
 		return 0;
 	}
 	if (!strcmp(mode, "exec") && argc == 10)

@@ -337,6 +337,27 @@ def judge_growth(d, rows, duration, steady):
         check(name, ok, why)
 
 
+def judge_workload(rows, steady):
+    """The judge's premise: the same load all along. The churn's units are spun by CPU time
+    (soak_loop.h), so its samples a second stay put unless the machine cannot give it the CPU
+    it asks for; then the growth of what follows the samples (the profiles, the live view's
+    peaks) is the machine's, not the profiler's, and the run proves nothing either way."""
+    pts = series(rows, "service", "samples_total", steady)
+    if len(pts) < 60:
+        check("workload", False, "%d readings of the service's samples after the steady state"
+              % len(pts))
+        return
+    sixth = len(pts) // 6
+    rates = []
+    for i in range(6):
+        a, b = pts[i * sixth], pts[(i + 1) * sixth - 1]
+        rates.append((b[1] - a[1]) * 1000.0 / max(1, b[0] - a[0]))
+    mid = statistics.median(rates)
+    ok = mid > 0 and all(abs(r - mid) <= 0.25 * mid for r in rates)
+    check("workload", ok, "samples a second in each sixth judged %s (within 25 %% of their "
+          "median %.1f: the same load all along)" % (", ".join("%.1f" % r for r in rates), mid))
+
+
 def profile_samples(path):
     """(count, frames leaf first as (function, line, mapping's file), labels) of every sample
     of a pprof file."""
@@ -471,6 +492,7 @@ def judge(d, duration, min_complete):
     span = (after[-1]["t"] - steady) / 1000
     check("steady", span >= 0.9 * duration, "after %d s of warm-up (%s); %d samples judged "
           "over %.0f s" % (steady // 1000, why, len(after), span))
+    judge_workload(rows, steady)
     judge_growth(d, rows, duration, steady)
     t0_wall = float(open(d + "/t0_wall").read())
     judge_profiles(d, (t0_wall + steady / 1000) * 1e9, min_complete)

@@ -10,7 +10,9 @@
 #               their build-id rewritten, with DWARF (-g) and compressed DWARF
 #               (-gz: source lines spill to /var/tmp) in turn, each asleep
 #               0.3 s (the profiler learns of it meanwhile) then spinning
-#               30 ms in main;churn_a;churn_b;churn_hot, deleted once exited
+#               30 ms of CPU in main;churn_a;churn_b;churn_hot, deleted once
+#               exited (every unit of work below is CPU time, not wall time:
+#               the same load however busy the machine is, see "workload")
 #   containers  every third of them in a new cgroup below the soak's, named
 #               as Docker (system.slice/docker-<id>.scope) or the kubelet and
 #               containerd (kubepods.slice/.../kubepods-besteffort-pod<uid>
@@ -79,6 +81,13 @@
 #                 the machine leaves the churn (run 3: +25 % samples a
 #                 second, and as much larger files, once the machine went
 #                 idle)
+#   workload      the premise of the slopes above: the service's samples a
+#                 second in each sixth judged within 25 % of their median.
+#                 What follows the samples (profiles, the live view's peaks)
+#                 followed the machine when the work was spun by the wall
+#                 clock (run 4: 31 a second beside a proof, 55 after it);
+#                 spun by CPU time it moves only if the machine cannot give
+#                 the churn its CPU, and then the run proves nothing
 # and, from the service's profiles after the steady state ("every stack stays
 # right"), at least SOAK_MIN_COMPLETE (85) % of (with minimum counts):
 #   stacks-binaries  churn_hot samples of the distinct binaries unwound to
