@@ -767,12 +767,13 @@ int main(int argc, char **argv)
 	else
 		err = run_quiet(sess);
 	session__stop(sess);
+	outs.duration_s = clock__mono_s() - session__attach_time(sess);
+	ferr = outputs__write(sess, &outs);
+	/* After the outputs: their symbolizing (symbols, lines, copies) is the run's too. */
 	if (env.stats)
 		session__print_stats(sess, stderr);
 	if (env.off_cpu)
 		session__print_offcpu_summary(sess, stderr);
-	outs.duration_s = clock__mono_s() - session__attach_time(sess);
-	ferr = outputs__write(sess, &outs);
 	if (env.folded_path || env.pprof_path || env.svg_path || env.otlp_path)
 		warn_budget(sess);
 	err = err ? err : ferr;
