@@ -33,6 +33,13 @@
  *     then a hard link made (FILE.link: the link count moves too); with --unlink,
  *     FILE is deleted instead (as a short program's binary after it exits);
  *     prints "answered N" (addresses with lines).
+ *   srclines kept FILE --tenant-later
+ *     FILE's lines looked up as a host process maps it (first half of the
+ *     addresses), then as a process whose root is not the host's maps it too
+ *     (symcache__file()'s tenant: a volume in a container) and the other
+ *     half; prints "answered N" and "tenant-copies BEFORE AFTER" (copies
+ *     made before and after the tenant came) and "mapped-after N" (mappings
+ *     of FILE itself beyond the test's own once the tenant came: 0).
  *   srclines spill FILE [NEWFILE]
  *     The spill step alone (srcline_elf.h): FILE's compressed sections are
  *     judged, then (with NEWFILE) FILE is written with NEWFILE's bytes in
@@ -145,7 +152,7 @@ static int resolve(const char *path)
 		perror(path);
 		return 1;
 	}
-	sl = srcline__new(fd, NULL);
+	sl = srcline__new(fd, NULL, false);
 	if (!sl) {
 		fprintf(stderr, "%s: no DWARF: %s\n", path, strerror(errno));
 		print_refused();
@@ -211,7 +218,7 @@ static int truncated(const char *path, const char *from)
 	char buf[128];
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	sl = fd >= 0 ? srcline__new(fd, NULL) : NULL;
+	sl = fd >= 0 ? srcline__new(fd, NULL, false) : NULL;
 	if (!sl || !fgets(buf, sizeof(buf), stdin)) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		return 1;
@@ -243,6 +250,9 @@ static int truncated(const char *path, const char *from)
  */
 static int kept(const char *path, const char *from, bool keep_mtime, bool link_it)
 {
+	bool tenant_later = from && !strcmp(from, "--tenant-later");
+	struct srcline_stats before, after;
+	int lines = 0, mapped_after = 0, n;
 	char link_path[4096];
 	struct symcache *c = symcache__new();
 	const struct srcline_frame *f;
@@ -262,8 +272,35 @@ static int kept(const char *path, const char *from, bool keep_mtime, bool link_i
 	for (i = 0; i < procmaps__count(pm) && !m; i++)
 		if (procmaps__get(pm, i)->inode == st.st_ino && !procmaps__get(pm, i)->offset)
 			m = procmaps__get(pm, i);
-	o = m ? symcache__file(c, getpid(), 0, m) : NULL;
-	if (from && !strcmp(from, "--unlink")) {
+	o = m ? symcache__file(c, getpid(), 0, false, m) : NULL;
+	if (tenant_later) {
+		/* Its addresses: the host's process asks for the first half. */
+		char addrs[4096][32];
+
+		while (lines < 4096 && fgets(addrs[lines], sizeof(addrs[0]), stdin))
+			lines++;
+		for (int j = 0; o && j < lines / 2; j++)
+			answered += symcache__lines(c, o, strtoull(addrs[j], NULL, 16), &f) > 0;
+		srcline__stats(&before);
+		/* A process in a container maps the same file (a volume): the same object. */
+		if (o && symcache__file(c, getpid(), 0, true, m) != o)
+			o = NULL;
+		else if (o)
+			symcache__put(c, o);
+		for (int j = lines / 2; o && j < lines; j++) {
+			answered += symcache__lines(c, o, strtoull(addrs[j], NULL, 16), &f) > 0;
+			n = mappings_of(fd) - 1; /* the test's own mapping */
+			if (n > mapped_after)
+				mapped_after = n;
+		}
+		srcline__stats(&after);
+		if (o) {
+			printf("answered %d\ntenant-copies %" PRIu64 " %" PRIu64
+			       "\nmapped-after %d\n",
+			       answered, before.tenant_copies, after.tenant_copies, mapped_after);
+			goto out;
+		}
+	} else if (from && !strcmp(from, "--unlink")) {
 		if (unlink(path))
 			o = NULL;
 	} else if (from) {
@@ -281,6 +318,7 @@ static int kept(const char *path, const char *from, bool keep_mtime, bool link_i
 	while (fgets(buf, sizeof(buf), stdin))
 		answered += symcache__lines(c, o, strtoull(buf, NULL, 16), &f) > 0;
 	printf("answered %d\n", answered);
+out:
 	symcache__put(c, o);
 	procmaps__free(pm);
 	symcache__free(c);
@@ -333,7 +371,7 @@ static int bench(const char *name, const char *path)
 		addrs[n++] = strtoull(buf, NULL, 16);
 	}
 	t0 = clock__mono_ns();
-	sl = fd >= 0 ? srcline__new(fd, NULL) : NULL;
+	sl = fd >= 0 ? srcline__new(fd, NULL, false) : NULL;
 	if (!sl || !n) {
 		fprintf(stderr, "%s: no DWARF or no addresses\n", path);
 		return 1;

@@ -365,7 +365,10 @@ static bool dwarf_torn(struct srcline *sl)
  * ones), where the container's root, root on the host too in a rootful
  * one, may rewrite a root-owned file of its writable layer in place. Its
  * lower layers are read-only, but an open file does not say which layer it
- * is in: every file there is taken as the tenant's.
+ * is in: every file there is taken as the tenant's. Files on any other
+ * filesystem that a container reaches (volumes, images on btrfs, zfs or
+ * device-mapper) are told by who maps them, not by the file: the caller's
+ * tenant flag (srcline__new(), srcline__set_tenant()).
  */
 static bool tenant_file(int fd, const struct stat *st)
 {
@@ -377,7 +380,7 @@ static bool tenant_file(int fd, const struct stat *st)
 				     (unsigned long)fs.f_type == FUSE_MAGIC);
 }
 
-struct srcline *srcline__new(int fd, const struct stat *id)
+struct srcline *srcline__new(int fd, const struct stat *id, bool tenant)
 {
 	struct srcline *sl = calloc(1, sizeof(*sl));
 
@@ -395,13 +398,23 @@ struct srcline *srcline__new(int fd, const struct stat *id)
 		errno = ENODATA;
 		return NULL;
 	}
-	sl->tenant = tenant_file(fd, &sl->id);
+	sl->tenant = tenant || tenant_file(fd, &sl->id);
 	if (dwarf_open(sl)) {
 		srcline__free(sl);
 		errno = ENODATA;
 		return NULL;
 	}
 	return sl;
+}
+
+void srcline__set_tenant(struct srcline *sl)
+{
+	if (!sl || sl->tenant)
+		return;
+	sl->tenant = true;
+	/* Open in place (no copy of ours): closed; the next lookup copies first. */
+	if (sl->spill_fd < 0)
+		dwarf_close(sl);
 }
 
 void srcline__release(struct srcline *sl, uint64_t unused_since_ns)

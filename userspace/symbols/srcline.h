@@ -36,6 +36,7 @@
 #ifndef SFBPF_SRCLINE_H
 #define SFBPF_SRCLINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,10 +61,20 @@ int srcline__elf_has_dwarf(struct Elf *elf);
  * fd: an ELF file with DWARF, owned by the srcline from now on (closed on
  * failure too). id: fd's fstat() when the caller took the descriptor (the
  * bytes its symbols came from), or NULL for now: a file written since
- * answers nothing.
+ * answers nothing. tenant: a process whose root is not the host's (a
+ * container, a chroot) maps it, so its root may rewrite it in place whatever
+ * its owner and mode say: read from a copy (see srcline__set_tenant()).
  */
 struct stat;
-struct srcline *srcline__new(int fd, const struct stat *id);
+struct srcline *srcline__new(int fd, const struct stat *id, bool tenant);
+
+/*
+ * A process whose root is not the host's maps the file too (a host directory
+ * bound into a container, a volume, is root's on the host and its root's in
+ * the container): from now on it is read from a copy, never in place. What
+ * is open in place is closed; the answers given are kept.
+ */
+void srcline__set_tenant(struct srcline *sl);
 void srcline__free(struct srcline *sl);
 
 /*
@@ -113,7 +124,8 @@ uint64_t srcline__spilled(const struct srcline *sl);
  * change; copies not made because the spill files would pass the budget
  * (spill_full: that DWARF is then inflated in memory, within 64 MiB); files
  * someone other than root may write (not root's, writable by group or
- * others, or in a container's overlayfs or FUSE layers: a tenant's), copied
+ * others, in a container's overlayfs or FUSE layers, or mapped by a process
+ * whose root is not the host's, srcline__set_tenant(): a tenant's), copied
  * into a spill file before libelf and libdw parse
  * anything of them (tenant_copies; with no room, read into memory); the
  * spill files' bytes now, and the budget.

@@ -58,6 +58,7 @@ struct proc {
 	bool need_ns; /* has executable memory without ELF: its JIT map's owner wanted */
 	bool root_read;
 	int root_pid; /* pid: its paths resolve under /proc/PID/root; 0: under ours */
+	bool tenant_root; /* a root not ours: its root user may rewrite the files it maps */
 	struct gen gens[MAX_GENS]; /* oldest first */
 	unsigned ngens;
 	uint64_t refreshed_ns;
@@ -110,7 +111,11 @@ static bool same_inode(const char *a, const char *b)
 /*
  * Where pid's paths resolve: through /proc/PID/root when it has another
  * mount namespace (a container: its own files at the same paths) or another
- * root (chroot); our own paths otherwise.
+ * root (chroot); our own paths otherwise. Another root also makes its files
+ * a tenant's (tenant_root): a rootful container's root is root on the host,
+ * and the host directories bound into it (volumes) are root's files a tenant
+ * writes. Another mount namespace with our root is a host service's sandbox
+ * (systemd's PrivateTmp, ProtectSystem): the host's root set its mounts.
  */
 static int proc__root_pid(struct proc *p)
 {
@@ -121,9 +126,11 @@ static int proc__root_pid(struct proc *p)
 	p->root_read = true;
 	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", p->pid);
-	if (access(root, F_OK) == 0 &&
-	    (!same_inode(ns, "/proc/self/ns/mnt") || !same_inode(root, "/")))
-		p->root_pid = p->pid;
+	if (access(root, F_OK) == 0) {
+		p->tenant_root = !same_inode(root, "/");
+		if (p->tenant_root || !same_inode(ns, "/proc/self/ns/mnt"))
+			p->root_pid = p->pid;
+	}
 	return p->root_pid;
 }
 
@@ -175,8 +182,11 @@ static void pmap__init(struct symbolizer *s, struct proc *p, struct pmap *pm,
 		return;
 	if (m->flags & PROCMAP_F_VDSO)
 		pm->obj = symcache__vdso(s->cache, p->pid, m);
-	else if (!(m->flags & PROCMAP_F_ANON))
-		pm->obj = symcache__file(s->cache, p->pid, proc__root_pid(p), m);
+	else if (!(m->flags & PROCMAP_F_ANON)) {
+		int root_pid = proc__root_pid(p); /* reads p->tenant_root too */
+
+		pm->obj = symcache__file(s->cache, p->pid, root_pid, p->tenant_root, m);
+	}
 }
 
 /* The objects maps point at are no longer theirs. */

@@ -60,6 +60,7 @@ struct symobj {
 	struct stat dwarf_id; /* dwarf_fd's file when kept: srcline answers only while it holds */
 	struct srcline *lines; /* opened at the first lookup */
 	bool lines_tried;
+	bool tenant; /* mapped by a process whose root is not the host's: lines from a copy */
 	bool want_debug; /* no local debug file, and symbols or DWARF missing */
 	bool debuginfod_tried;
 	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
@@ -329,7 +330,7 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 		o->lines_tried = true;
 		if (o->dwarf_fd >= 0) {
 			/* srcline owns (and counts) the descriptor now, even on failure. */
-			o->lines = srcline__new(o->dwarf_fd, &o->dwarf_id);
+			o->lines = srcline__new(o->dwarf_fd, &o->dwarf_id, o->tenant);
 			o->dwarf_fd = -1;
 			if (!o->lines)
 				c->dwarf_fds--;
@@ -505,7 +506,15 @@ static bool file_eq(const void *ctx, uint64_t val, const void *key)
 	return obj->dev == k->dev && obj->ino == k->ino;
 }
 
-struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m)
+/* A tenant may rewrite obj's file: lines from a copy, now and for every process mapping it. */
+static void symobj__tenant(struct symobj *obj)
+{
+	obj->tenant = true;
+	srcline__set_tenant(obj->lines);
+}
+
+struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
+			      const struct procmap *m)
 {
 	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
 	uint32_t h = file_hash(dev, m->inode);
@@ -523,6 +532,8 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 		if (!known || symobj__same_file(obj, &st)) {
 			if (!obj->refs++)
 				cold_unlink(c, obj);
+			if (tenant && !obj->tenant)
+				symobj__tenant(obj);
 			return obj;
 		}
 		/* Snapshots still pointing at it keep it until they let go. */
@@ -551,6 +562,7 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const s
 	obj->size = st.st_size;
 	obj->mtime = st.st_mtim;
 	obj->dwarf_fd = -1;
+	obj->tenant = tenant;
 	symobj__load_fd(c, obj, fd, m->path, root_pid);
 	close(fd);
 	if (hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {

@@ -70,8 +70,12 @@ int symcache__set_debuginfod(struct symcache *c, bool on);
 /*
  * The object behind file mapping m of pid. root_pid: the process whose root
  * its paths resolve under (debug files by path, debuginfo.h), 0 for ours.
+ * tenant: pid's root is not the host's (a container, a chroot), whose root
+ * may rewrite the file in place whatever its owner and mode say: its DWARF
+ * is read from a copy from then on, for every process that maps it.
  */
-struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, const struct procmap *m);
+struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
+			      const struct procmap *m);
 /* The [vdso] mapping m of pid. */
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
 /* Drop a reference a getter gave (NULL: nothing). */
