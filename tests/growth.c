@@ -599,7 +599,9 @@ static int srcview(const char *lib)
 	smp.ips[0] = (uint64_t)(uintptr_t)fn;
 	for (i = 0; i < 5; i++)
 		aggregator__add(a, &smp);
-	q = (struct srcview_query){ "growth_fn", module, (uint32_t)getpid(), NULL };
+	q = (struct srcview_query){ .name = "growth_fn",
+				    .module = module,
+				    .pid = (uint32_t)getpid() };
 	err = srcview__collect(&v, a, s, &q);
 	/* Every object goes, and its strings with it: the page keeps its own. */
 	dlclose(h);

@@ -95,13 +95,19 @@ static uint32_t id_hash(uint64_t id)
 	return (uint32_t)hash__mix64(id);
 }
 
-/* py-spy's form: the file's base name, "<frozen x>" and "<string>" as they are. */
+const char *python_names__base(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	return file[0] == '<' || !slash ? file : slash + 1;
+}
+
+/* py-spy's form: the file's base name (python_names__base()). */
 static char *make_label(const char *qualname, const char *file, uint32_t line)
 {
-	const char *base = file[0] == '<' ? file : strrchr(file, '/');
+	const char *base = python_names__base(file);
 	char *s;
 
-	base = !base ? file : base[0] == '/' ? base + 1 : base;
 	if (line ? asprintf(&s, "%s (%s:%u)", qualname, base, line) < 0 :
 		   asprintf(&s, "%s (%s)", qualname, base) < 0)
 		return NULL;

@@ -65,6 +65,9 @@ static inline bool python_names__is_ip(uint64_t ip)
 	return (ip & SFBPF_PY_TAG) && !(ip & SFBPF_PY_ENTRY);
 }
 
+/* A file as labels name it: its base name, "<frozen x>" and "<string>" as they are. */
+const char *python_names__base(const char *file);
+
 /* The names of a spliced stack's ip; false: not one (or unknown id). */
 bool python_names__get(uint64_t ip, struct python_name *out);
 

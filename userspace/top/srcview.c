@@ -21,9 +21,6 @@ struct collect {
 	struct symbolizer *sym;
 	const struct srcview_query *q;
 	struct sw_name name; /* the leaf's */
-	/* A Python function: its qualname and file name, from the query's label. */
-	char py_qualname[256], py_file[256];
-	bool python;
 };
 
 /* Count n samples at (file, line, fn), one entry per distinct line (and process, for Python). */
@@ -47,43 +44,14 @@ static int add(struct srcview *v, const char *file, uint32_t line, const char *f
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return path[0] == '<' || !slash ? path : slash + 1;
-}
-
-/* "qualname (file.py:line)" or "qualname (file.py)" (python_names.h's label): its two names. */
-static bool parse_label(const char *label, struct collect *c)
-{
-	const char *open = strrchr(label, '('), *end = strrchr(label, ')'), *colon;
-	size_t n;
-
-	if (!open || open == label || open[-1] != ' ' || !end || end < open)
-		return false;
-	colon = memrchr(open, ':', end - open);
-	if (colon && strspn(colon + 1, "0123456789") == (size_t)(end - colon - 1) &&
-	    colon + 1 < end)
-		end = colon;
-	n = open - 1 - label;
-	if (n >= sizeof(c->py_qualname) || (size_t)(end - open - 1) >= sizeof(c->py_file))
-		return false;
-	memcpy(c->py_qualname, label, n);
-	c->py_qualname[n] = 0;
-	memcpy(c->py_file, open + 1, end - open - 1);
-	c->py_file[end - open - 1] = 0;
-	return true;
-}
-
 /* A sample whose innermost frame is a Python frame of the function: at its line, in its file. */
 static int collect_python(struct collect *c, const struct aggr_stack *st)
 {
 	const struct sw_frame *f = &c->name.f;
 	const char *file;
 
-	if (!f->python || !f->function || strcmp(f->function, c->py_qualname) || !f->file ||
-	    strcmp(base_name(f->file), c->py_file))
+	if (!f->python || !f->function || strcmp(f->function, c->q->py_function) || !f->file ||
+	    strcmp(python_names__base(f->file), c->q->py_file))
 		return 0;
 	c->v->samples += st->count;
 	if (!f->line)
@@ -110,7 +78,7 @@ static int collect_one(const struct aggr_stack *st, void *ctx)
 		return 0;
 	stackwalk__name(c->sym, NULL, st->pid, SW_USER, stackwalk__addr(st->ips[0], true),
 			&c->name);
-	if (c->python)
+	if (q->py_function)
 		return collect_python(c, st);
 	if (!f->symbol || f->python || strcmp(f->name, q->name) || !f->module ||
 	    strcmp(f->module, q->module))
@@ -151,17 +119,12 @@ int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbo
 	v->nr_lines = 0;
 	v->samples = 0;
 	strset__free(&v->names); /* the last collect's lines are gone */
-	if (!sym || !q->name || !q->module)
+	if (!sym || !q->name || !q->module || (q->py_function && !q->py_file))
 		return 0;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	*c = (struct collect){ .v = v, .sym = sym, .q = q };
-	c->python = !strcmp(q->module, SRCVIEW_PYTHON);
-	if (c->python && !parse_label(q->name, c)) {
-		free(c);
-		return 0;
-	}
 	err = aggregator__for_each(a, collect_one, c);
 	free(c);
 	if (!err && v->nr_lines)

@@ -30,15 +30,16 @@ struct symbolizer;
 
 /*
  * Which function: a user symbol of a module, in one process or command, or in
- * all. A Python function (module SRCVIEW_PYTHON) is named by a label of its
- * frames, "qualname (file.py:line)": its frames of that qualname and file
- * name, at any line, are the function's.
+ * all. A Python function (py_function set: a row of module SRCVIEW_PYTHON,
+ * whose name is one of its frames' labels, "qualname (file.py:line)") is its
+ * frames of that qualname and file base name (topview_sym's), at any line.
  */
 struct srcview_query {
 	const char *name;
 	const char *module;
 	uint32_t pid; /* 0: any */
 	const char *comm; /* NULL or "-": any */
+	const char *py_function, *py_file; /* NULL: not a Python function */
 };
 
 #define SRCVIEW_PYTHON "python"

@@ -81,10 +81,17 @@ int64_t topview_sym_id(const struct topview *tv, const struct topview_sym *sym)
 	return hashmap__find(&tv->syms_map, sym_hash(sym), sym_eq, tv, sym);
 }
 
-/* Sym id of (name, module, kernel), created if new; -ENOMEM. */
-static int64_t sym_get(struct topview *tv, const char *name, const char *module, bool kernel)
+/*
+ * Sym id of (name, module, kernel), created if new; -ENOMEM. py: a Python frame's
+ * qualname and file's base name, which its label (name) is made of.
+ */
+static int64_t sym_get(struct topview *tv, const char *name, const char *module, bool kernel,
+		       const char *py_function, const char *py_file)
 {
-	struct topview_sym key = { intern(tv, name), intern(tv, module), kernel }, *s;
+	struct topview_sym key = { .name = intern(tv, name),
+				   .module = intern(tv, module),
+				   .kernel = kernel },
+			   *s;
 	uint32_t h;
 	int64_t id;
 
@@ -100,6 +107,12 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 	    hashmap__add(&tv->syms_map, h, tv->nr_syms))
 		return -ENOMEM;
 	*s = key;
+	if (py_function && py_file) {
+		s->py_function = intern(tv, py_function);
+		s->py_file = intern(tv, py_file);
+		if (!s->py_function || !s->py_file)
+			return -ENOMEM;
+	}
 	tv->marks[tv->nr_syms] = 0;
 	tv->syms[tv->nr_syms] = s;
 	return tv->nr_syms++;
@@ -122,14 +135,15 @@ static int64_t sym_named(struct topview *tv, uint32_t pid, bool kernel, uint64_t
 		unknown = !f->symbol && !strcmp(f->name, "[unknown]");
 		return sym_get(tv, f->name,
 			       !unknown && f->module && f->module[0] ? f->module : "[unknown]",
-			       false);
+			       false, f->python ? f->function : NULL,
+			       f->python && f->file ? python_names__base(f->file) : NULL);
 	}
 	if (!f->symbol)
-		return sym_get(tv, f->name, "[unknown]", true);
+		return sym_get(tv, f->name, "[unknown]", true, NULL, NULL);
 	if (!f->module)
-		return sym_get(tv, f->name, "[kernel.kallsyms]", true);
+		return sym_get(tv, f->name, "[kernel.kallsyms]", true, NULL, NULL);
 	snprintf(module, sizeof(module), "[%s]", f->module);
-	return sym_get(tv, f->name, module, true);
+	return sym_get(tv, f->name, module, true, NULL, NULL);
 }
 
 static bool addr_eq(const void *ctx, uint64_t id, const void *key)
@@ -432,7 +446,8 @@ static int rebuild(struct topview *tv)
 			goto nomem;
 		for (k = 0; k < s->nr; k++) {
 			old = tv->syms[s->syms[k]];
-			id = sym_get(n, old->name, old->module, old->kernel);
+			id = sym_get(n, old->name, old->module, old->kernel, old->py_function,
+				     old->py_file);
 			if (id < 0)
 				goto nomem;
 			ns->syms[k] = id;
@@ -575,7 +590,7 @@ struct topview *topview__new(const struct topview_opts *opts, struct symbolizer 
 		tv->opts.decay = TOPVIEW_DEFAULT_DECAY;
 	tv->sym = sym;
 	tv->ks = ks;
-	t = sym_get(tv, "[truncated]", "", false);
+	t = sym_get(tv, "[truncated]", "", false, NULL, NULL);
 	if (t < 0)
 		goto nomem;
 	tv->truncated_sym = t;

@@ -161,7 +161,12 @@ void tuipages__source(struct session *s, const struct topview_row *row)
 		refresh();
 		return;
 	}
-	q = (struct srcview_query){ row->sym->name, row->sym->module, row->pid, row->comm };
+	q = (struct srcview_query){ .name = row->sym->name,
+				    .module = row->sym->module,
+				    .pid = row->pid,
+				    .comm = row->comm,
+				    .py_function = row->sym->py_function,
+				    .py_file = row->sym->py_file };
 	if (srcview__collect(&source, session__aggregator(s), session__symbolizer(s), &q)) {
 		attroff(A_BOLD);
 		tui_mvput(2, 0, "(out of memory)");
