@@ -13,6 +13,8 @@
 #   tablecache  a table built cold vs read back from the table cache (restart)
 #   coldstart   a big binary's first complete stack, cold, with and without
 #               partial tables (the sampled code's rows first)
+#   liveview    a refresh of the live view's model against a snapshot of the
+#               same aggregator (why the live view is incremental)
 # Each lives in scripts/bench/ (kcost.sh: bench_kcost, and so on; common.sh
 # the helpers, report.sh the report), sourced here, where the options and
 # sizes are. Every benchmark prints one "bench: NAME: ..." summary line on
@@ -41,7 +43,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost pycost slowdown loader footprint throughput offcpu srcline tablecache coldstart"
+ALL_PARTS="kcost pycost slowdown loader footprint throughput offcpu srcline tablecache coldstart liveview"
 
 QUICK=0
 OUT=
@@ -72,6 +74,7 @@ if [ "$QUICK" = 1 ]; then
 	OC_ROUNDS=20000 OC_REPS=1
 	FP_SECS=3 FP_REPS=1
 	CS_REPS=1
+	LV_STACKS="2000" LV_REFRESHES=2
 else
 	KC_SECS=2 KC_REPS=5 KC_STACK_TRIES=300 PC_SECS=2 PC_REPS=5
 	SD_REPS=5 SD_SETTLE=0.5 SD_WARM=20 MT_ROUNDS=800 CORPUS_MB=64 ZSTD_LEVEL=3
@@ -80,6 +83,7 @@ else
 	OC_ROUNDS=200000 OC_REPS=5
 	FP_SECS=30 FP_REPS=3
 	CS_REPS=5
+	LV_STACKS="20000 100000" LV_REFRESHES=11
 fi
 # coldstart: generated functions in cc1's input (about a second of compiling)
 # and in the generated program (about 7 rows each from .eh_frame).
@@ -139,7 +143,7 @@ trap cleanup EXIT
 # --- the benchmarks (scripts/bench/) ----------------------------------------
 
 # shellcheck source=/dev/null
-for part_file in common kcost slowdown loader footprint offcpu tables report; do
+for part_file in common kcost slowdown loader footprint offcpu tables liveview report; do
 	source "$ROOT/scripts/bench/$part_file.sh"
 done
 

@@ -7,7 +7,9 @@
  *   through an aggregator; Self, Total and Samples of every row, the
  *   groupings, filters, sort keys, caller/callee trees and counting modes
  *   must equal the values written down from the construction.
- * scale: 100k distinct stacks; a refresh after 1000 of them grew is timed.
+ * scale: 100k distinct stacks, then 1000 of them grow: every one and every
+ *   sample counted (the refresh's time is printed; make bench's liveview
+ *   measures it, no test times it).
  * evictions: 150k distinct stacks in a 4 MiB budget: every sample counted
  *   once in the totals and in its process, in every counting mode.
  * fixture (root, with a fixture path): one real stack main;a;b;hot of the
@@ -419,10 +421,9 @@ static void test_scale(struct symbolizer *sym, uint32_t p1)
 	topview__totals(tv, &t);
 	printf("# 100k stacks: first update %.3fs CPU, refresh after 1000 grew %.4fs (%d rows)\n",
 	       t1 - t0, t2, n);
-	report(t.stacks == 100000 && t.samples == 101000, "scale counts",
-	       "stacks %" PRIu64 " samples %" PRIu64, t.stacks, t.samples);
-	/* Generous: sanitizers slow this down several times. */
-	report(t2 < 0.25, "scale refresh", "%.3fs", t2);
+	/* The times are shown, not judged: what a refresh costs is make bench's (liveview). */
+	report(t.stacks == 100000 && t.samples == 101000 && n > 0, "scale counts",
+	       "stacks %" PRIu64 " samples %" PRIu64 " rows %d", t.stacks, t.samples, n);
 	topview__free(tv);
 	aggregator__free(a);
 }

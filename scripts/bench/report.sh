@@ -337,6 +337,27 @@ $(cat "$MD/coldstart.table")
 
 EOF
 		fi
+		if [ -f "$MD/liveview.table" ]; then
+			cat <<EOF
+## 9. Live view: a refresh
+
+The live view's model (\`userspace/top/topview.c\`) names each distinct
+stack once, when it first appears, and then folds in only the counts that
+grew; every output reads a snapshot (\`userspace/profile/snapshot.c\`), which
+walks and names every stack of the aggregator each time it is made. Each
+refresh here, a hundredth of the stacks grow and 100 new ones arrive; then
+the model is updated and its rows sorted, and a snapshot is made and walked,
+alternately, on the same aggregator (stacks of 20 frames in libc's code,
+source lines and inlined functions on, as in sfbpf-top). CPU time of the
+refresh, medians of $LV_REFRESHES refreshes after the first. A live view
+reading a snapshot at every refresh would pay its column, once a second.
+
+Command: \`$(rel "$BB")/liveview -s STACKS -r $LV_REFRESHES\`
+
+$(cat "$MD/liveview.table")
+
+EOF
+		fi
 		cat <<EOF
 ## Reproducing
 
