@@ -312,26 +312,30 @@ EOF
 		fi
 		if [ -f "$MD/coldstart.table" ]; then
 			cat <<EOF
-## 8. Cold start: the sampled code first
+## 8. Cold start: the sampled code first, warm, and after a restart
 
 A big binary run for the first time, its table not built yet (issue #27): how
 soon its stacks are complete with partial tables (the rows of the FDEs its
 samples fall in, built and published first: \`userspace/maps/tablepart.c\`)
 and without (\`--no-partial-tables\`: frame pointers until the whole table is
-in). gcc's \`cc1\` (475k rows from \`.eh_frame\`, stacks 15-40 frames deep)
+in); then warm (the same copy run again under the same profiler: its table
+held from the first run) and after a restart (run once under a profiler with
+a new table cache, then under a new profiler on that cache: the table read
+back from disk, \`userspace/tables/tablecache.c\`). gcc's \`cc1\` (475k rows from \`.eh_frame\`, stacks 15-40 frames deep)
 compiling $CS_FUNCS generated functions at -O2, and \`tests/fixtures/chain.c\`
 (main;a;b;hot, no frame pointers) linked with $CS_BIG_FUNCS generated
 functions (700k rows), each a copy with one byte appended (new bytes: never
-another file's table, no table cache), under a fresh lifecycle driver at 999
-Hz. Times from the program's first sample (within a millisecond of its CPU
+another file's table; cold, no table cache; warm and after a restart, a new
+cache of its own), under a fresh lifecycle driver at 999 Hz. Times from the program's first sample (within a millisecond of its CPU
 after exec); "entry" is when the lifecycle had read its mappings (the same
 with and without; the columns after it count from there), "first complete"
 when a stack first reached \`main\`
 complete (a run with none before its end counts its end); the samples before
 it are milliseconds of the program's own CPU.
-Medians of $CS_REPS, the two configurations alternated.
+Medians of $CS_REPS, the four configurations alternated; the samples of the
+measured process only (the second, warm).
 
-Command: \`SFBPF_TABLE_CACHE=off $(rel "$BB")/lifecycle -F 999 -c NAME -t TRACE [-N]\`, then the program (\`scripts/bench.sh --only coldstart\`)
+Command: \`SFBPF_TABLE_CACHE=off|DIR $(rel "$BB")/lifecycle -F 999 -c NAME -t TRACE [-N]\`, then the program (\`scripts/bench.sh --only coldstart\`)
 
 $(cat "$MD/coldstart.table")
 

@@ -98,13 +98,47 @@ bench_tablecache() {
 # A big binary run for the first time under a profiler that samples it: the
 # lifecycle driver (tests/lifecycle.c, built without sanitizers) traces every
 # sample of its command. Each run is a fresh driver and a copy of the binary
-# with one byte appended: new bytes, so no table of another file is shared
-# and none is read from a cache (SFBPF_TABLE_CACHE=off): cold. Times from the
-# program's first sample (at 999 Hz, within a millisecond of its CPU after
+# with one byte appended: new bytes, so no table of another file is shared.
+# Modes: on and off, cold (SFBPF_TABLE_CACHE=off: nothing read back), with
+# partial tables and without (-N); warm, one driver with a table cache of its
+# own running the copy twice, the second run measured (its table still held
+# from the first); restart, the copy run once under a driver with a new table
+# cache, then again under a new driver on that cache, measured (the table read
+# back from disk, as after a restart of sfbpf-top). Times from the measured
+# process's first sample (at 999 Hz, within a millisecond of its CPU after
 # exec): when its process entry unwound a sample (the lifecycle), when a stack
 # first reached main complete; the same in its own samples (CPU ms).
+coldstart_driver() { # coldstart_driver NAME CACHE [ARGS...]: started, $CS_DRV, ready
+	local name=$1 cache=$2 i
+	shift 2
+	rm -f "$TMP/$name.ready"
+	SFBPF_TABLE_CACHE=$cache "$BB/lifecycle" -F 999 -r "$TMP/$name.ready" -c "$name" \
+		-t "$TMP/$name.trace" "$@" >"$TMP/$name.stats" 2>"$TMP/$name.err" &
+	CS_DRV=$!
+	for ((i = 0; i < 3000; i++)); do
+		[ -e "$TMP/$name.ready" ] && break
+		kill -0 "$CS_DRV" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -e "$TMP/$name.ready" ]
+}
+
+coldstart_prog() { # coldstart_prog NAME PROG: the copy, once
+	if [ "$2" = cc1 ]; then
+		"$TMP/$1" -quiet -O2 "$BB/coldstart.i" -o /dev/null
+	else
+		"$TMP/$1" 2
+	fi
+}
+
+coldstart_stop() { # coldstart_stop: the driver ends, its tables stored
+	sleep 0.5
+	kill -INT "$CS_DRV"
+	wait "$CS_DRV"
+}
+
 coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
-	local name=$1 prog=$2 mode=$3 args=() drv i
+	local name=$1 prog=$2 mode=$3 args=() cache=off pid
 	[ "$mode" = off ] && args=(-N)
 	if [ "$prog" = cc1 ]; then
 		{ cat "$CS_CC1"; echo; } >"$TMP/$name"
@@ -112,27 +146,27 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 		{ cat "$BB/bigeh.$CS_BIG_FUNCS"; echo; } >"$TMP/$name"
 	fi
 	chmod +x "$TMP/$name"
-	rm -f "$TMP/$name.ready"
-	SFBPF_TABLE_CACHE=off "$BB/lifecycle" -F 999 -r "$TMP/$name.ready" -c "$name" \
-		-t "$TMP/$name.trace" "${args[@]}" >"$TMP/$name.stats" 2>"$TMP/$name.err" &
-	drv=$!
-	for ((i = 0; i < 3000; i++)); do
-		[ -e "$TMP/$name.ready" ] && break
-		kill -0 "$drv" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -e "$TMP/$name.ready" ] || return 1
-	if [ "$prog" = cc1 ]; then
-		"$TMP/$name" -quiet -O2 "$BB/coldstart.i" -o /dev/null
-	else
-		"$TMP/$name" 2
+	if [ "$mode" = warm ] || [ "$mode" = restart ]; then
+		cache=$TMP/$name.cache
+		rm -rf "$cache"
+		mkdir -m 0700 "$cache"
 	fi
-	sleep 0.5
-	kill -INT "$drv"
-	wait "$drv" || return 1
-	sort -k2,2n "$TMP/$name.trace" | awk -v prog="$prog" -v mode="$mode" \
-		-v pt="$(awk '$2 == "stat" && $3 == "partial_tables" { print $4 }' "$TMP/$name.stats")" '
-		$1 != "T" { next }
+	if [ "$mode" = restart ]; then
+		# The first run fills the cache; a new driver then reads it back.
+		coldstart_driver "$name" "$cache" || return 1
+		coldstart_prog "$name" "$prog"
+		coldstart_stop || return 1
+	fi
+	coldstart_driver "$name" "$cache" "${args[@]}" || return 1
+	[ "$mode" = warm ] && coldstart_prog "$name" "$prog"
+	coldstart_prog "$name" "$prog"
+	coldstart_stop || return 1
+	# The measured process: the last one run (the only one, cold).
+	pid=$(sort -k2,2n "$TMP/$name.trace" | awk '$1 == "T" { p = $3 } END { print p }')
+	sort -k2,2n "$TMP/$name.trace" | awk -v prog="$prog" -v mode="$mode" -v pid="$pid" \
+		-v pt="$(awk '$2 == "stat" && $3 == "partial_tables" { print $4 }' "$TMP/$name.stats")" \
+		-v hits="$(awk '$2 == "stat" && $3 == "table_cache_hits" { print $4 }' "$TMP/$name.stats")" '
+		$1 != "T" || $3 != pid { next }
 		{ n++ }
 		n == 1 { t0 = $2 }
 		$5 != "outermost" { trunc++ }
@@ -152,10 +186,10 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 				first = (last - t0) / 1e6
 				first_n = n
 			}
-			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d\n", \
-				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt
+			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d cache_hits=%d\n", \
+				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt, hits
 		}' >>"$RAW_CS"
-	rm -f "$TMP/$name" "$TMP/$name.trace"
+	rm -rf "$TMP/$name" "$TMP/$name.trace" "$TMP/$name.cache"
 }
 
 bench_coldstart() {
@@ -176,10 +210,10 @@ bench_coldstart() {
 			"$TMP/bigeh.s" -o "$BB/bigeh.$CS_BIG_FUNCS"
 		rm -f "$TMP/bigeh.s"
 	fi
-	log "coldstart: cc1 and a generated program, with and without partial tables, $CS_REPS repetitions"
+	log "coldstart: cc1 and a generated program, cold with and without partial tables, warm and after a restart, $CS_REPS repetitions"
 	for ((rep = 0; rep < CS_REPS; rep++)); do
-		modes="on off"
-		[ $((rep % 2)) = 1 ] && modes="off on"
+		modes="on off warm restart"
+		[ $((rep % 2)) = 1 ] && modes="restart warm off on"
 		for prog in cc1 bigeh; do
 			for mode in $modes; do
 				coldstart_run "cs$rep$mode${prog:0:2}" "$prog" "$mode" || {
@@ -201,6 +235,7 @@ bench_coldstart() {
 		as[k, i] = kv($0, "after_entry_samples")
 		t[k, i] = kv($0, "truncated") / (kv($0, "samples") > 0 ? kv($0, "samples") : 1)
 		p[k, i] = kv($0, "partial_tables")
+		h[k, i] = kv($0, "cache_hits")
 		none[k] += kv($0, "none")
 	}
 	function med(a, k,    i, v) {
@@ -209,22 +244,27 @@ bench_coldstart() {
 		return median(v, nr[k])
 	}
 	END {
-		print "| program | partial tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | first complete after the entry (ms) | samples from the entry to it | runs with none before the end | truncated share | partial tables published |" > md
-		print "|---|---|---|---|---|---|---|---|---|---|" > md
+		print "| program | tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | first complete after the entry (ms) | samples from the entry to it | runs with none before the end | truncated share | partial tables published | tables read back |" > md
+		print "|---|---|---|---|---|---|---|---|---|---|---|" > md
 		np = split("cc1 bigeh", progs, " ")
 		for (j = 1; j <= np; j++) {
 			line = "bench: coldstart: " progs[j] ":"
-			for (m = 1; m <= 2; m++) {
-				mode = m == 1 ? "on" : "off"
+			nm = split("on off warm restart", modes, " ")
+			split("cold, partial tables|cold, no partial tables (--no-partial-tables)|warm (held from a run before)|after a restart (the table cache)", what, "|")
+			split("cold with partial tables|cold without|warm|after a restart", short, "|")
+			sep = ""
+			for (m = 1; m <= nm; m++) {
+				mode = modes[m]
 				k = progs[j] SUBSEP mode
 				if (!nr[k])
 					continue
-				printf "| %s | %s | %.0f | **%.0f** | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f |\n", progs[j], \
-					mode == "on" ? "yes" : "no (--no-partial-tables)", med(e, k), med(f, k), \
-					med(s, k), med(a, k), med(as, k), none[k], nr[k], med(t, k) * 100, med(p, k) > md
-				line = line sprintf(" %s %.0f ms (%.0f samples; %.0f ms, %.0f samples after the entry)%s", \
-					mode == "on" ? "with" : "without", med(f, k), med(s, k), med(a, k), med(as, k), \
-					m == 1 ? "," : "")
+				printf "| %s | %s | %.0f | **%.0f** | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f | %.0f |\n", progs[j], \
+					what[m], med(e, k), med(f, k), \
+					med(s, k), med(a, k), med(as, k), none[k], nr[k], med(t, k) * 100, med(p, k), \
+					med(h, k) > md
+				line = line sprintf("%s %s %.0f ms (%.0f samples; %.0f ms, %.0f samples after the entry)", \
+					sep, short[m], med(f, k), med(s, k), med(a, k), med(as, k))
+				sep = ","
 			}
 			print line " to the first complete stack from its first sample (medians of " nr[progs[j] SUBSEP "on"] ")"
 		}
