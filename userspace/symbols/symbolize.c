@@ -236,9 +236,10 @@ static bool overlaps_any(const struct pmap *maps, size_t count, const struct pma
  * everything; dlclose drops a library. File-backed executable mappings and
  * the vdso count; anonymous executable memory (JIT code) comes and goes.
  */
-static bool gen__replaced(const struct gen *g, const struct pmap *fresh, size_t n)
+static bool gen__replaced(const struct gen *g, const struct procmaps *fresh)
 {
-	const struct pmap *m, *f;
+	const struct procmap *f;
+	const struct pmap *m;
 	size_t i;
 
 	for (i = 0; i < g->count; i++) {
@@ -246,9 +247,9 @@ static bool gen__replaced(const struct gen *g, const struct pmap *fresh, size_t 
 		if (!(m->perms & PROCMAP_EXEC) ||
 		    ((m->flags & PROCMAP_F_ANON) && !(m->flags & PROCMAP_F_VDSO)))
 			continue;
-		f = find_pmap(fresh, n, m->start);
+		f = procmaps__find(fresh, m->start);
 		if (!f || f->start != m->start || f->end != m->end || f->offset != m->offset ||
-		    f->dev != m->dev || f->ino != m->ino)
+		    ((uint64_t)f->dev_major << 32 | f->dev_minor) != m->dev || f->inode != m->ino)
 			return true;
 	}
 	return false;
@@ -313,6 +314,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 	struct procmaps *pm;
 	struct pmap *maps;
 	struct gen *cur;
+	bool replaced;
 	size_t i, n;
 	int err;
 
@@ -331,6 +333,16 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 		return -ENOMEM;
 	}
 	exe_map = procmaps__exe(pm);
+	cur = p->ngens ? &p->gens[p->ngens - 1] : NULL;
+	/*
+	 * A new image (an exec) may run in another root: a container's runtime
+	 * enters its namespaces and root (pivot_root, chroot), then execs the
+	 * entrypoint in the same process. Where its paths resolve, and whose
+	 * files they are, is read again for it.
+	 */
+	replaced = !cur || force_new || gen__replaced(cur, pm);
+	if (replaced)
+		p->root_read = false;
 	for (i = 0; i < n; i++) {
 		pmap__init(s, p, &maps[i], procmaps__get(pm, i));
 		p->need_ns |= pmap__maybe_jit(&maps[i]);
@@ -339,8 +351,7 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 			exe = maps[i].path;
 	}
 	procmaps__free(pm);
-	cur = p->ngens ? &p->gens[p->ngens - 1] : NULL;
-	if (!cur || force_new || gen__replaced(cur, maps, n)) {
+	if (replaced) {
 		proc__push_gen(s, p, since_ns, maps, n, exe);
 	} else {
 		if (exe) /* the executable as this snapshot shows it */
