@@ -412,8 +412,8 @@ void srcline__set_tenant(struct srcline *sl)
 	if (!sl || sl->tenant)
 		return;
 	sl->tenant = true;
-	/* Open in place (no copy of ours): closed; the next lookup copies first. */
-	if (sl->spill_fd < 0)
+	/* Open in place (no copy of ours, nor read into memory): closed; the next lookup copies. */
+	if (sl->spill_fd < 0 && !sl->no_spill)
 		dwarf_close(sl);
 }
 

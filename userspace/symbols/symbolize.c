@@ -111,11 +111,14 @@ static bool same_inode(const char *a, const char *b)
 /*
  * Where pid's paths resolve: through /proc/PID/root when it has another
  * mount namespace (a container: its own files at the same paths) or another
- * root (chroot); our own paths otherwise. Another root also makes its files
- * a tenant's (tenant_root): a rootful container's root is root on the host,
- * and the host directories bound into it (volumes) are root's files a tenant
- * writes. Another mount namespace with our root is a host service's sandbox
- * (systemd's PrivateTmp, ProtectSystem): the host's root set its mounts.
+ * root (chroot); our own paths otherwise. A root other than the host's (init's:
+ * sfbpf may run in a container of its own that sees the host's processes)
+ * makes it a tenant (tenant_root): a rootful container's root is root on the
+ * host, and may write the host's files bound into it (volumes), which
+ * symcache__file() then takes as the tenant's. Another mount namespace with
+ * the host's root is a host service's sandbox (systemd's PrivateTmp,
+ * ProtectSystem): the host's root set its mounts. A root we may not read is
+ * a tenant's.
  */
 static int proc__root_pid(struct proc *p)
 {
@@ -124,13 +127,18 @@ static int proc__root_pid(struct proc *p)
 	if (p->root_read)
 		return p->root_pid;
 	p->root_read = true;
+	p->root_pid = 0;
+	p->tenant_root = false;
 	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", p->pid);
-	if (access(root, F_OK) == 0) {
-		p->tenant_root = !same_inode(root, "/");
-		if (p->tenant_root || !same_inode(ns, "/proc/self/ns/mnt"))
-			p->root_pid = p->pid;
+	if (access(root, F_OK)) {
+		p->tenant_root = errno != ENOENT && errno != ESRCH;
+		return 0;
 	}
+	p->tenant_root = !same_inode(root, "/proc/1/root") &&
+			 (access("/proc/1/root", F_OK) == 0 || !same_inode(root, "/"));
+	if (!same_inode(root, "/") || !same_inode(ns, "/proc/self/ns/mnt"))
+		p->root_pid = p->pid;
 	return p->root_pid;
 }
 

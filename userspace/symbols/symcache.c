@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "procs/procmaps.h"
@@ -513,6 +514,48 @@ static void symobj__tenant(struct symobj *obj)
 	srcline__set_tenant(obj->lines);
 }
 
+/*
+ * Whether the tenant whose root pid is in may write m's file: the file is
+ * reachable there by its name (the inode the maps line names) on a mount that
+ * is not read-only (a volume bound writable, a writable image layer), or it
+ * is deleted (no name to judge by). A host file a daemon mapped before it
+ * chrooted (privilege separation), or one bound read-only, is not its to
+ * write. Judged once an object is known to be the tenant's: never again.
+ * The maps line names the file from the root of pid's mount namespace: under
+ * a chroot, the part below the root (readlink of /proc/PID/root, as seen
+ * from that namespace) is its name inside it; after a pivot_root the root is
+ * the namespace's ("/").
+ */
+static bool tenant_may_write(int pid, const struct procmap *m)
+{
+	char link[32], root[PATH_MAX];
+	const char *name = m->path;
+	struct statvfs vfs;
+	struct stat st;
+	bool writable;
+	ssize_t n;
+	int fd;
+
+	if (m->flags & PROCMAP_F_DELETED)
+		return true;
+	snprintf(link, sizeof(link), "/proc/%d/root", pid);
+	n = readlink(link, root, sizeof(root) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(root) - 1)
+		return true; /* no root to judge by */
+	root[n] = '\0';
+	if (strcmp(root, "/")) {
+		if (strncmp(name, root, n) || name[n] != '/')
+			return false; /* outside its root: mapped before it chrooted */
+		name += n;
+	}
+	fd = procmap__open_in_root(pid, name, true, &st);
+	if (fd < 0)
+		return false;
+	writable = st.st_ino == m->inode && !fstatvfs(fd, &vfs) && !(vfs.f_flag & ST_RDONLY);
+	close(fd);
+	return writable;
+}
+
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
 			      const struct procmap *m)
 {
@@ -522,7 +565,7 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	struct symobj *obj;
 	struct stat st;
 	int64_t found;
-	bool known;
+	bool known, was_tenant = false;
 	int fd;
 
 	known = map_stat(pid, m, &st) == 0;
@@ -532,11 +575,12 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 		if (!known || symobj__same_file(obj, &st)) {
 			if (!obj->refs++)
 				cold_unlink(c, obj);
-			if (tenant && !obj->tenant)
+			if (tenant && !obj->tenant && tenant_may_write(pid, m))
 				symobj__tenant(obj);
 			return obj;
 		}
 		/* Snapshots still pointing at it keep it until they let go. */
+		was_tenant = obj->tenant; /* rewritten in place: still a tenant's file */
 		hashmap__del(&c->objs, h, file_eq, NULL, &key);
 		c->st.replaced++;
 		if (!obj->refs) {
@@ -562,7 +606,7 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	obj->size = st.st_size;
 	obj->mtime = st.st_mtim;
 	obj->dwarf_fd = -1;
-	obj->tenant = tenant;
+	obj->tenant = was_tenant || (tenant && tenant_may_write(pid, m));
 	symobj__load_fd(c, obj, fd, m->path, root_pid);
 	close(fd);
 	if (hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {

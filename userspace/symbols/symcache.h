@@ -71,8 +71,10 @@ int symcache__set_debuginfod(struct symcache *c, bool on);
  * The object behind file mapping m of pid. root_pid: the process whose root
  * its paths resolve under (debug files by path, debuginfo.h), 0 for ours.
  * tenant: pid's root is not the host's (a container, a chroot), whose root
- * may rewrite the file in place whatever its owner and mode say: its DWARF
- * is read from a copy from then on, for every process that maps it.
+ * may rewrite the file in place whatever its owner and mode say, if the file
+ * is reachable in that root on a writable mount: its DWARF is then read from
+ * a copy from then on, for every process that maps it, and for the file's
+ * next bytes if it is rewritten in place.
  */
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
 			      const struct procmap *m);
