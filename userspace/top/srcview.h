@@ -30,7 +30,7 @@ struct symbolizer;
 
 /*
  * Which function: a user symbol of a module, in one process or command, or in
- * all. A Python function (py_function set: a row of module SRCVIEW_PYTHON,
+ * all. A Python function (py_function set: a row of module "python",
  * whose name is one of its frames' labels, "qualname (file.py:line)") is its
  * frames of that qualname and file base name (topview_sym's), at any line.
  */
@@ -41,8 +41,6 @@ struct srcview_query {
 	const char *comm; /* NULL or "-": any */
 	const char *py_function, *py_file; /* NULL: not a Python function */
 };
-
-#define SRCVIEW_PYTHON "python"
 
 struct srcview_line {
 	const char *file; /* NULL: the address has no source line */

@@ -101,18 +101,19 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 	id = hashmap__find(&tv->syms_map, h, sym_eq, tv, &key);
 	if (id >= 0)
 		return id;
+	/* Everything that can fail before the sym is in the map: never half of one there. */
+	if (py_function && py_file) {
+		key.py_function = intern(tv, py_function);
+		key.py_file = intern(tv, py_file);
+		if (!key.py_function || !key.py_file)
+			return -ENOMEM;
+	}
 	s = arena__alloc(&tv->syms_arena, sizeof(*s));
 	if (!s || VEC_RESERVE(tv->syms, tv->syms_cap, tv->nr_syms + 1, 64) ||
 	    VEC_RESERVE(tv->marks, tv->marks_cap, tv->nr_syms + 1, 64) ||
 	    hashmap__add(&tv->syms_map, h, tv->nr_syms))
 		return -ENOMEM;
 	*s = key;
-	if (py_function && py_file) {
-		s->py_function = intern(tv, py_function);
-		s->py_file = intern(tv, py_file);
-		if (!s->py_function || !s->py_file)
-			return -ENOMEM;
-	}
 	tv->marks[tv->nr_syms] = 0;
 	tv->syms[tv->nr_syms] = s;
 	return tv->nr_syms++;

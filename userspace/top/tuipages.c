@@ -138,7 +138,7 @@ static const char *function_title(const struct srcview_query *q, char *buf, size
 {
 	const char *open = strrchr(q->name, '('), *colon = strrchr(q->name, ':');
 
-	if (strcmp(q->module, SRCVIEW_PYTHON) || !open || !colon || colon < open)
+	if (!q->py_function || !open || !colon || colon < open)
 		return q->name;
 	snprintf(buf, size, "%.*s)", (int)(colon - q->name), q->name);
 	return buf;
