@@ -38,15 +38,20 @@
 # of symbols each, go cold slowly: 2M took more than the warm-up to fill).
 #
 # Judged as scripts/soak.sh does: a warm-up until a measured steady state
-# (every judged series, over the last SOAK_WINDOWS (60) windows of SOAK_WINDOW
-# (5) s, grows at less than the rate its bound allows over DURATION: five
-# minutes, as the symbol cache fills and evicts in cycles of minutes; at most
-# SOAK_WARMUP_MAX (1200) s: 11 to 12 minutes here), then DURATION s judged:
-# the growth of each
-# series (Theil-Sen slope times the time judged) within its bound, sampled
-# every second by scripts/soak_churn.py and judged on its maxima per what the
-# program keeps at once (the service: an interval, 10 s, its stacks reset
-# after each; the live view: its window of 40 refreshes, 40 s):
+# (no judged series, over the last SOAK_WINDOWS (60) windows of SOAK_WINDOW
+# (5) s, grows faster than the rate its bound allows over DURATION beyond
+# doubt, the low end of Sen's 95 % interval of its slope: five minutes, as
+# the symbol cache fills and evicts in cycles of minutes; at most
+# SOAK_WARMUP_MAX (1200) s. The slope alone made it luck: the live view's
+# 40 s peaks wander by 2-3 MiB, and five minutes of them gave a slope under
+# 455 KiB an hour only by chance, never in one run's 20 minutes), then
+# DURATION s judged: the growth of each series (Theil-Sen slope times the
+# time judged) within its bound, anonymous memory beyond doubt (the low end
+# of the interval: an hour of the live view's peaks has about 190 KiB of
+# noise in its slope), sampled every second by scripts/soak_churn.py and
+# judged on its maxima per what the program keeps at once in whole blocks
+# (the service: an interval, 10 s, its stacks reset after each; the live
+# view: its window of 40 refreshes, 40 s):
 #   what the program counts (/metrics of the service, first of all):
 #     stack_bytes, symbol_cold_bytes, jit_map_bytes, table_map_bytes
 #                 a quarter of their budget (and never above it): a budget
@@ -69,7 +74,9 @@
 #     anon RSS    the largest profile, uncompressed, + 128 KiB a thread
 #                 (glibc's trim threshold, what an arena may keep), as
 #                 soak.sh, + what the container path cache grew by meanwhile
-#                 (cgroup_path_bytes, its level judged on its own cap above); fds: a quarter of the 256 DWARF descriptors (the
+#                 (cgroup_path_bytes, its level judged on its own cap above;
+#                 the live view, which serves no /metrics, fills the same
+#                 cache as the service); fds: a quarter of the 256 DWARF descriptors (the
 #                 only set of descriptors that follows the load); BPF map
 #                 memory: a quarter of the table budget; spill bytes in
 #                 /var/tmp (its O_TMPFILE files, by its descriptors): half
