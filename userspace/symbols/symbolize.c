@@ -58,7 +58,7 @@ struct proc {
 	bool need_ns; /* has executable memory without ELF: its JIT map's owner wanted */
 	bool root_read;
 	int root_pid; /* pid: its paths resolve under /proc/PID/root; 0: under ours */
-	bool tenant_root; /* a root not ours: its root user may rewrite the files it maps */
+	bool tenant_root; /* a root not the host's: its root user may rewrite the files it maps */
 	struct gen gens[MAX_GENS]; /* oldest first */
 	unsigned ngens;
 	uint64_t refreshed_ns;
@@ -135,8 +135,7 @@ static int proc__root_pid(struct proc *p)
 		p->tenant_root = errno != ENOENT && errno != ESRCH;
 		return 0;
 	}
-	p->tenant_root = !same_inode(root, "/proc/1/root") &&
-			 (access("/proc/1/root", F_OK) == 0 || !same_inode(root, "/"));
+	p->tenant_root = !same_inode(root, access("/proc/1/root", F_OK) ? "/" : "/proc/1/root");
 	if (!same_inode(root, "/") || !same_inode(ns, "/proc/self/ns/mnt"))
 		p->root_pid = p->pid;
 	return p->root_pid;
