@@ -529,27 +529,14 @@ static void for_each_stat(struct continuous *c, session_stat_cb cb, void *ctx)
 		cb(ctx, "otlp_encode_errors", c->otlp_errors, false);
 		sender_stats(c->opush, c->osp, true, c->otlp_spool_errors, cb, ctx);
 	}
-	if (c->metrics) {
-		struct metrics_server_stats ms;
-
-		metrics__server_stats(c->metrics, &ms);
-		cb(ctx, "metrics_conns_accepted", ms.accepted, false);
-		cb(ctx, "metrics_conns_served", ms.served, false);
-		cb(ctx, "metrics_conns_timed_out", ms.timed_out, false);
-		cb(ctx, "metrics_conns_dropped", ms.dropped, false);
-		cb(ctx, "metrics_conns_full", ms.full, false);
-	}
+	if (c->metrics)
+		metrics__for_each_stat(c->metrics, cb, ctx);
 }
 
 static void stat_line(void *ctx, const char *name, uint64_t v, bool gauge)
 {
 	(void)ctx, (void)gauge;
 	pr_warn("stat %s %" PRIu64, name, v);
-}
-
-static void metric(void *ctx, const char *name, uint64_t v, bool gauge)
-{
-	metrics_put(ctx, name, v, gauge);
 }
 
 /* A scrape waits: the session's counters and ours, rendered here (their only reader). */
@@ -559,8 +546,8 @@ void continuous__serve_metrics(struct continuous *c)
 
 	if (!metrics__wanted(c->metrics))
 		return;
-	session__for_each_stat(c->s, metric, &t);
-	for_each_stat(c, metric, &t);
+	session__for_each_stat(c->s, metrics_put_cb, &t);
+	for_each_stat(c, metrics_put_cb, &t);
 	metrics__publish(c->metrics, &t);
 }
 

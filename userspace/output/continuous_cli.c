@@ -81,7 +81,9 @@ static const struct argp_option options[] = {
 	{ "otlp-spool-dir", OPT_OTLP_SPOOL_DIR, "DIR", 0,
 	  "Undelivered OTLP requests wait here (default OUT_DIR/spool-otlp)", 3 },
 	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0,
-	  "Serve Prometheus metrics on http://ADDR:PORT/metrics (default address: loopback)", 3 },
+	  "Serve Prometheus metrics on http://ADDR:PORT/metrics, from --continuous or the live "
+	  "view (default address: loopback)",
+	  3 },
 	{},
 };
 
@@ -231,7 +233,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	static bool used, push_used, keep_used;
 	struct continuous_opts *o = &continuous_cli.opts;
 
-	used |= key > OPT_CONTINUOUS && key <= OPT_METRICS;
+	/* --metrics serves the live view too (sfbpf-top.c refuses it with --batch). */
+	used |= key > OPT_CONTINUOUS && key < OPT_METRICS;
 	push_used |= key >= OPT_APP_NAME && key <= OPT_FLUSH_TIMEOUT;
 	keep_used |= key == OPT_KEEP || key == OPT_KEEP_SIZE;
 	switch (key) {

@@ -130,6 +130,11 @@ void metrics_put(struct metrics_text *t, const char *name, uint64_t value, bool 
 	    metric, gauge ? "gauge" : "counter", metric, (unsigned long long)value);
 }
 
+void metrics_put_cb(void *t, const char *name, uint64_t value, bool gauge)
+{
+	metrics_put(t, name, value, gauge);
+}
+
 /* ---- the server -------------------------------------------------------------------- */
 
 /* Where a connection is: reading its request, waiting for figures, sending the answer. */
@@ -518,6 +523,20 @@ void metrics__server_stats(struct metrics *m, struct metrics_server_stats *st)
 		.dropped = atomic_load(&m->dropped),
 		.full = atomic_load(&m->full),
 	};
+}
+
+void metrics__for_each_stat(struct metrics *m,
+			    void (*cb)(void *ctx, const char *name, uint64_t value, bool gauge),
+			    void *ctx)
+{
+	struct metrics_server_stats ms;
+
+	metrics__server_stats(m, &ms);
+	cb(ctx, "metrics_conns_accepted", ms.accepted, false);
+	cb(ctx, "metrics_conns_served", ms.served, false);
+	cb(ctx, "metrics_conns_timed_out", ms.timed_out, false);
+	cb(ctx, "metrics_conns_dropped", ms.dropped, false);
+	cb(ctx, "metrics_conns_full", ms.full, false);
 }
 
 int metrics__port(const struct metrics *m)

@@ -54,11 +54,17 @@ struct metrics_server_stats {
 	uint64_t accepted, served, timed_out, dropped, full;
 };
 void metrics__server_stats(struct metrics *m, struct metrics_server_stats *st);
+/* The same, each as a counter to cb (metrics_conns_accepted, ...): for --stats and the metrics. */
+void metrics__for_each_stat(struct metrics *m,
+			    void (*cb)(void *ctx, const char *name, uint64_t value, bool gauge),
+			    void *ctx);
 /* The port listened on (for --metrics ADDR:0 and tests). */
 int metrics__port(const struct metrics *m);
 
 /* One metric: name as --stats has it, its value, whether a gauge. */
 void metrics_put(struct metrics_text *t, const char *name, uint64_t value, bool gauge);
+/* metrics_put for callbacks that pass their context untyped (session__for_each_stat). */
+void metrics_put_cb(void *t, const char *name, uint64_t value, bool gauge);
 /* Parse "ADDR:PORT" or "PORT" (0 or -EINVAL); host is "" for the loopback. */
 int metrics_parse_addr(const char *arg, char *host, size_t host_size, char *port, size_t port_size);
 

@@ -353,6 +353,9 @@ static void check_args(struct argp_state *state)
 	    (env.batch || env.folded_path || env.pprof_path || env.svg_path || env.otlp_path))
 		argp_error(state, "--continuous writes its own profiles: not with --batch or "
 				  "an output file");
+	/* Batch runs end: a scraper would find the port gone. */
+	if (env.batch && continuous_cli.opts.metrics_addr)
+		argp_error(state, "--metrics serves the live view or --continuous: not --batch");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -606,6 +609,7 @@ static int run_live(struct session *s)
 		.system_wide = !env.nr_pids,
 		/* No file at exit: the view need not keep the whole run. */
 		.window = !env.folded_path && !env.pprof_path && !env.svg_path && !env.otlp_path,
+		.metrics_addr = continuous_cli.opts.metrics_addr,
 		.stop = &exiting,
 	};
 	int err = tui__run(s, &o);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/metrics.h"
 #include "profile/session.h"
 #include "top/topview.h"
 #include "top/tui.h"
@@ -443,6 +444,18 @@ static int start_screen(SCREEN **screen)
 	return 0;
 }
 
+/* A scrape waits: the session's counters, rendered here (the loop is their only reader). */
+static void serve_metrics(struct tui *t)
+{
+	struct metrics_text mt = { 0 };
+
+	if (!t->metrics || !metrics__wanted(t->metrics))
+		return;
+	session__for_each_stat(t->s, metrics_put_cb, &mt);
+	metrics__for_each_stat(t->metrics, metrics_put_cb, &mt);
+	metrics__publish(t->metrics, &mt);
+}
+
 static int loop(struct tui *t)
 {
 	double end = t->o->duration > 0 ? clock__mono_s() + t->o->duration : 0, now, wait;
@@ -464,6 +477,7 @@ static int loop(struct tui *t)
 		if (dirty)
 			tuidraw__draw(t);
 		dirty = false;
+		serve_metrics(t);
 		wait = t->next_refresh - now;
 		err = session__poll(t->s, wait * 1000 < POLL_MS ? (int)(wait * 1000) + 1 : POLL_MS);
 		if (err < 0 && err != -EINTR)
@@ -492,9 +506,17 @@ int tui__run(struct session *s, const struct tui_opts *o)
 	SCREEN *screen = NULL;
 	int err;
 
+	/* Before the screen: a port that cannot be bound is said on the terminal, plainly. */
+	if (o->metrics_addr) {
+		t.metrics = metrics__start(o->metrics_addr);
+		if (!t.metrics)
+			return -errno;
+	}
 	t.tv = topview__new(&topts, session__symbolizer(s), session__ksyms(s));
-	if (!t.tv)
-		return -errno;
+	if (!t.tv) {
+		err = -errno;
+		goto out;
+	}
 	topview_status__read(s, &t.now);
 	err = start_screen(&screen);
 	if (err)
@@ -505,6 +527,7 @@ int tui__run(struct session *s, const struct tui_opts *o)
 	delscreen(screen);
 	release_stderr(&t);
 out:
+	metrics__stop(t.metrics);
 	topview__free(t.tv);
 	tuipages__free();
 	free(t.callers.v);

@@ -30,6 +30,11 @@ struct tui_opts {
 	 * the stacks of the last TUI_WINDOW refreshes only (see tui.c).
 	 */
 	bool window;
+	/*
+	 * --metrics: "[ADDR:]PORT" to serve the session's counters on while the
+	 * view runs (metrics.h), as the service does; NULL: none.
+	 */
+	const char *metrics_addr;
 	const volatile sig_atomic_t *stop; /* set by a signal handler */
 };
 

@@ -38,6 +38,7 @@ struct tui {
 	struct session *s;
 	const struct tui_opts *o;
 	struct topview *tv;
+	struct metrics *metrics; /* --metrics; NULL: none */
 	enum topview_counts counts;
 	enum topview_sort sort;
 	struct topview_filter filter;
