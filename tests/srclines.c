@@ -184,6 +184,7 @@ static int resolve(const char *path)
 	fprintf(stderr, "# cached %zu functions %zu spilled %" PRIu64 "\n", srcline__cached(sl),
 		srcline__functions(sl), srcline__spilled(sl));
 	fprintf(stderr, "# resident %lu KB, at most %lu KB\n", resident_kb(fd), most);
+	fprintf(stderr, "# heap %" PRIu64 " bytes\n", srcline__bytes(sl));
 	fprintf(stderr, "# mapped at most %d\n", mapped);
 	print_refused();
 	srcline__free(sl);

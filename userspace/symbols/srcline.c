@@ -463,6 +463,16 @@ size_t srcline__functions(const struct srcline *sl)
 	return sl ? sl->nfuncs : 0;
 }
 
+uint64_t srcline__bytes(const struct srcline *sl)
+{
+	if (!sl)
+		return 0;
+	return sizeof(*sl) + sl->funcs_cap * sizeof(*sl->funcs) + sl->cus_cap * sizeof(*sl->cus) +
+	       sl->answers_cap * sizeof(*sl->answers) + sl->frames_cap * sizeof(*sl->frames) +
+	       hashmap__bytes(&sl->answer_ix) + arena__bytes(&sl->strs.arena) +
+	       hashmap__bytes(&sl->strs.map);
+}
+
 uint64_t srcline__spilled(const struct srcline *sl)
 {
 	return sl ? sl->spill_bytes : 0;
@@ -762,9 +772,10 @@ int srcline__find(struct srcline *sl, uint64_t addr, const struct srcline_frame 
 			if (dwarf_open(sl))
 				return -ENODATA;
 		}
+		/* Small at first: hundreds of objects are kept, most asked a few addresses. */
 		if (VEC_RESERVE(sl->frames, sl->frames_cap, sl->nframes + SRCLINE_MAX_DEPTH + 1,
-				1024) ||
-		    VEC_RESERVE(sl->answers, sl->answers_cap, sl->nanswers + 1, 256))
+				2 * SRCLINE_MAX_DEPTH) ||
+		    VEC_RESERVE(sl->answers, sl->answers_cap, sl->nanswers + 1, 16))
 			return -ENOMEM;
 		faults = thread_faults();
 		sl->touched = true; /* the index pass and a reopen gave theirs back */

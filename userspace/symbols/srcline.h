@@ -105,6 +105,11 @@ void srcline__release(struct srcline *sl, uint64_t unused_since_ns);
 size_t srcline__cached(const struct srcline *sl);
 size_t srcline__functions(const struct srcline *sl);
 /*
+ * The heap it holds of its own between lookups (indexes, answers, names):
+ * libdw's state while open aside, which srcline__release() gives back.
+ */
+uint64_t srcline__bytes(const struct srcline *sl);
+/*
  * Bytes of the file's copy with its compressed sections inflated (0: none):
  * libdw reads that copy, an unlinked file in /var/tmp, so that the inflated
  * sections are page cache, not our memory.

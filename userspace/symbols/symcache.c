@@ -233,10 +233,10 @@ static void symobj__free_list(struct symcache *c, struct symobj *obj)
 }
 
 /*
- * What an object holds, estimated from what it counts (symtab and srcline
- * keep no byte totals): 16 bytes a symbol plus a name of ~32, and ~128 a
- * cached source answer or indexed function. Estimated once, when it goes
- * cold: nothing looks it up then, so it does not change while it counts.
+ * What an object holds: its source lines' heap as srcline counts it, its
+ * symbols estimated from their number (symtab keeps no byte total: 16 bytes a
+ * symbol plus a name of ~32). Taken once, when it goes cold: nothing looks it
+ * up then, so it does not change while it counts.
  */
 static uint64_t symobj__bytes(const struct symobj *o)
 {
@@ -245,7 +245,7 @@ static uint64_t symobj__bytes(const struct symobj *o)
 	if (o->tab)
 		b += (uint64_t)symtab__count(o->tab) * 48;
 	if (o->lines)
-		b += (uint64_t)(srcline__cached(o->lines) + srcline__functions(o->lines)) * 128;
+		b += srcline__bytes(o->lines);
 	return b;
 }
 

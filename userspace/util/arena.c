@@ -12,7 +12,11 @@ void *arena__alloc(struct arena *a, size_t n)
 
 	n = (n + 7) & ~(size_t)7;
 	if (!c || c->size - c->used < n) {
-		size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		size = ARENA_FIRST_CHUNK;
+		if (c)
+			size = c->size >= ARENA_CHUNK / 2 ? ARENA_CHUNK : c->size * 2;
+		if (n > size)
+			size = n;
 		c = malloc(sizeof(*c) + size);
 		if (!c)
 			return NULL;

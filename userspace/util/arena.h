@@ -9,6 +9,12 @@
 
 #include <stddef.h>
 
+/*
+ * Chunks double from ARENA_FIRST_CHUNK to ARENA_CHUNK: a set of a few names (a
+ * source file's, one of hundreds kept) takes a few KiB, a big one is in few
+ * chunks. A fixed 256 KiB first chunk made every small arena cost that much.
+ */
+#define ARENA_FIRST_CHUNK (4u << 10)
 #define ARENA_CHUNK (256u << 10)
 
 struct arena_chunk {
