@@ -81,9 +81,13 @@ struct tables_stats {
 	uint64_t rows_used, rows_capacity;
 	uint64_t rules_used, rules_capacity;
 	uint64_t pages_used, pages_capacity;
-	uint64_t sframe_bytes; /* .sframe bytes the loaded tables came from */
-	/* Where loaded tables came from (.eh_frame synthesis: see docs/DESIGN-cfi.md). */
-	uint32_t objects_sframe, objects_eh_frame; /* eh_frame: synthesized from DWARF CFI */
+	/*
+	 * Since the start (counters, not what is held): the .sframe bytes tables were
+	 * loaded from, and where each table came from (.eh_frame synthesis: see
+	 * docs/DESIGN-cfi.md).
+	 */
+	uint64_t sframe_bytes;
+	uint64_t objects_sframe, objects_eh_frame; /* eh_frame: synthesized from DWARF CFI */
 	uint64_t rows_sframe, rows_eh_frame;
 	uint64_t load_ns; /* time spent decoding and flattening (loader thread) */
 	uint64_t push_ns; /* time spent writing tables to the maps */
