@@ -52,7 +52,8 @@
 # judged on its maxima per what the program keeps at once in whole blocks
 # (the service: an interval, 10 s, its stacks reset after each; the live
 # view: its window of 40 refreshes, 40 s):
-#   what the program counts (/metrics of the service, first of all):
+#   what the program counts (/metrics of both: the live view serves them
+#   too, --metrics):
 #     stack_bytes, symbol_cold_bytes, jit_map_bytes, table_map_bytes
 #                 a quarter of their budget (and never above it): a budget
 #                 that holds grows by nothing once full
@@ -60,10 +61,18 @@
 #     objects_lingering, srcline_spill_bytes, dwarf_fds
 #                 half what each held once steady (64, or 1 MiB, at least):
 #                 anything kept per churned binary grows by thousands over a
-#                 run; dwarf_fds never above its cap, 256; the service's
-#                 stacks, reset at every profile, as much as they held: an
-#                 interval's distinct stacks follow its samples, which
-#                 follow the CPU the machine leaves the churn
+#                 run; dwarf_fds never above its cap, 256; stacks (the
+#                 service's reset at every profile, the live view's its
+#                 last 40 refreshes') as much as they held: an interval's
+#                 distinct stacks follow its samples, which follow the CPU
+#                 the machine leaves the churn
+#     heap_in_use_bytes  malloc's blocks handed out (mallinfo2): the largest
+#                 profile, uncompressed (one is built at a time), + what
+#                 the container path cache grew by meanwhile
+#                 (cgroup_path_bytes, its level judged on its own cap
+#                 below), beyond doubt (the low end of its slope's
+#                 interval: its peaks follow what is built and freed at
+#                 once)
 #     symbol_paths  never above twice what it held once steady + 1024: the
 #                 interned paths are swept at twice those live + 1024
 #                 (symbolize.c), a sawtooth of ten minutes
@@ -71,12 +80,10 @@
 #                 cache's two generations, the older dropped as the newer
 #                 fills; at this churn it fills over the first hour
 #   what the system sees of both processes:
-#     anon RSS    the largest profile, uncompressed, + 128 KiB a thread
-#                 (glibc's trim threshold, what an arena may keep), as
-#                 soak.sh, + what the container path cache grew by meanwhile
-#                 (cgroup_path_bytes, its level judged on its own cap above;
-#                 the live view, which serves no /metrics, fills the same
-#                 cache as the service); fds: a quarter of the 256 DWARF descriptors (the
+#     anon RSS    what it holds (heap_in_use_bytes' bound) + 128 KiB a
+#                 thread (glibc's trim threshold, what an arena may keep
+#                 of freed blocks: malloc_trim gives back the rest), beyond
+#                 doubt as the heap; fds: a quarter of the 256 DWARF descriptors (the
 #                 only set of descriptors that follows the load); BPF map
 #                 memory: a quarter of the table budget; spill bytes in
 #                 /var/tmp (its O_TMPFILE files, by its descriptors): half
@@ -222,7 +229,9 @@ now() { echo "${EPOCHREALTIME/./}" | cut -c1-13; } # ms
 sampling() { grep -qs '^link_type:\s*perf' /proc/"$1"/fdinfo/*; }
 
 LIMIT=$((WARMUP_MAX + DURATION + 600))
-PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+LPORT=$(free_port)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:detect_leaks=1}
 log "sfbpf-top: $TOP at $HZ Hz on cgroup $CG; $DURATION s judged after a steady state" \
 	"(warm-up at most $WARMUP_MAX s); work directory $DIR"
@@ -231,9 +240,10 @@ log "sfbpf-top: $TOP at $HZ Hz on cgroup $CG; $DURATION s judged after a steady 
 	--push http://127.0.0.1:9 --spool-max "$SOAK_SPOOL" --push-timeout 2 --metrics "127.0.0.1:$PORT" \
 	--cgroup "$CG" -F "$HZ" "${BUDGETS[@]}" "$LIMIT" >"$DIR/service.out" 2>"$DIR/service.err" &
 SVC_PID=$!
-# The live view, in a terminal of tmux's; its status goes to tui.rc.
-tmux -L "$SOCK" new-session -d -x 160 -y 50 -s churn \
-	"$TOP --cgroup $CG -F $HZ ${BUDGETS[*]} $LIMIT 2>$DIR/tui.err; echo \$? >$DIR/tui.rc"
+# The live view, in a terminal of tmux's; its status goes to tui.rc. Its
+# /metrics: what it holds (stacks, symbols, heap in use), judged as the service's.
+LIVE="$TOP --cgroup $CG -F $HZ ${BUDGETS[*]} --metrics 127.0.0.1:$LPORT $LIMIT"
+tmux -L "$SOCK" new-session -d -x 160 -y 50 -s churn "$LIVE 2>$DIR/tui.err; echo \$? >$DIR/tui.rc"
 TUI_PID=
 start=$(now)
 until [ -n "$TUI_PID" ] && sampling "$SVC_PID" && sampling "$TUI_PID"; do
@@ -266,8 +276,8 @@ load jit "$DIR/churn_jit" jit "$LIMIT" 5 20
 # Short processes of one binary (soak_load.c's storm; its spinner never: every 10^6 s).
 load storm "$DIR/soak_storm" storm "$LIMIT" "$STORM_RATE" 1000000 0 0.002
 
-printf 'service %s http://127.0.0.1:%s/metrics %s\nlive %s\n' "$SVC_PID" "$PORT" \
-	"$DIR/profiles" "$TUI_PID" >"$DIR/instances"
+printf 'service %s http://127.0.0.1:%s/metrics %s\nlive %s http://127.0.0.1:%s/metrics\n' \
+	"$SVC_PID" "$PORT" "$DIR/profiles" "$TUI_PID" "$LPORT" >"$DIR/instances"
 "$PY" "$ROOT/scripts/soak_churn.py" monitor "$DIR" "$DURATION" "$WARMUP_MAX" "$WINDOW" \
 	"$WINDOWS"
 
