@@ -42,7 +42,7 @@ KEPT = ("stacks", "symbol_objects", "mappings", "procs_bytes", "processes",
 
 # Memory, judged beyond doubt (the low end of its slope's interval): its peaks
 # wander with what is built and freed at once (a profile, a refresh's model).
-MEMORY = ("anon_kib", "heap_in_use_bytes")
+MEMORY = ("anon_net_kib", "heap_net_bytes")
 
 
 def now_ms():
@@ -141,30 +141,20 @@ def bounds(d, rows, steady_ms):
             return statistics.median(vals) if vals else 0
 
         threads = max([c.get("threads", 1) for c in cur] or [1])
-        # The container path cache fills to its cap over an hour of this churn
-        # (two generations of ids, the older dropped as the newer fills): what
-        # it grew by, judged, is the memory's to grow by too; its level is
-        # judged on its own cap below. The live view serves no /metrics: it fills
-        # the same cache with the same cgroups, and the service's figure is its.
-        cache = 0.0
-        if steady_ms is not None:
-            pts = series(rows, inst, "cgroup_path_bytes", steady_ms) or \
-                series(rows, "service", "cgroup_path_bytes", steady_ms)
-            if len(pts) >= 30:
-                cache = max(0.0, slope(pts, BLOCK_MS[inst]) * (pts[-1][0] - pts[0][0]))
-        # What it holds (malloc's blocks handed out, /metrics' heap_in_use_bytes): a
-        # profile being built, and the container path cache as it fills. Resident
-        # memory is that, plus what the allocator may keep of freed blocks: its trim
-        # threshold, 128 KiB, per thread's arena (malloc_trim gives back the rest).
-        held = big + cache
-        if "heap_in_use_bytes" in last["i"][inst]:
-            out[(inst, "heap_in_use_bytes")] = (
-                held, "the largest profile %.0f KiB + the container path cache's growth %.0f "
-                "KiB" % (big / KIB, cache / KIB), None)
-        out[(inst, "anon_kib")] = (held / KIB + 128 * threads,
-                                   "what it holds (the largest profile %.0f KiB + the container "
-                                   "path cache's growth %.0f KiB) + 128 KiB x %d threads"
-                                   % (big / KIB, cache / KIB, threads), None)
+        # Memory is judged less the container path cache (*_net_*, derive()): the
+        # cache fills to its cap over an hour of this churn (two generations of ids,
+        # the older dropped as the newer fills), in steps of its arena's chunks, and
+        # its level is judged on its own cap below. A slope of those steps, added to
+        # the bound, missed their height by a third in a quarter hour. What is left
+        # is what it holds (malloc's blocks handed out: a profile being built) and,
+        # resident, what the allocator may keep of freed blocks: its trim threshold,
+        # 128 KiB, per thread's arena (malloc_trim gives back the rest).
+        if "heap_net_bytes" in last["i"][inst]:
+            out[(inst, "heap_net_bytes")] = (big, "the largest profile %.0f KiB" % (big / KIB),
+                                             None)
+        out[(inst, "anon_net_kib")] = (big / KIB + 128 * threads,
+                                       "the largest profile %.0f KiB + 128 KiB x %d threads"
+                                       % (big / KIB, threads), None)
         out[(inst, "fds")] = (DWARF_FDS_CAP / 4, "a quarter of the %d DWARF descriptors "
                               "objects may keep" % DWARF_FDS_CAP, None)
         m = last["i"][inst]
@@ -254,13 +244,26 @@ def series(rows, inst, k, since=0):
             if r["t"] >= since and inst in r["i"] and k in r["i"][inst]]
 
 
+def derive(s):
+    """Memory less the container path cache (its level judged on its own cap): resident
+    (anon_net_kib) and malloc's blocks handed out (heap_net_bytes). The live view and the
+    service each serve their own cgroup_path_bytes (none without one: the memory as is)."""
+    cache = s.get("cgroup_path_bytes", 0)
+    if "anon_kib" in s:
+        s["anon_net_kib"] = s["anon_kib"] - cache // KIB
+    if "heap_in_use_bytes" in s:
+        s["heap_net_bytes"] = s["heap_in_use_bytes"] - cache
+
+
 def read_rows(d):
     rows = []
     for line in open(d + "/series.jsonl"):
         try:
             rows.append(json.loads(line))
         except ValueError:
-            pass
+            continue
+        for s in rows[-1]["i"].values():
+            derive(s)
     return rows
 
 
@@ -289,6 +292,7 @@ def monitor(d, duration, warmup_max, window, windows):
                 return 1
             if url:
                 s.update(metrics(url))
+                derive(s)
             if od:
                 keep_profiles(od, d + "/kept")
                 s["out_bytes"], s["out_files"] = tree_bytes(od)

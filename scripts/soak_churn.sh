@@ -66,13 +66,13 @@
 #                 last 40 refreshes') as much as they held: an interval's
 #                 distinct stacks follow its samples, which follow the CPU
 #                 the machine leaves the churn
-#     heap_in_use_bytes  malloc's blocks handed out (mallinfo2): the largest
-#                 profile, uncompressed (one is built at a time), + what
-#                 the container path cache grew by meanwhile
-#                 (cgroup_path_bytes, its level judged on its own cap
-#                 below), beyond doubt (the low end of its slope's
-#                 interval: its peaks follow what is built and freed at
-#                 once)
+#     heap_in_use_bytes  malloc's blocks handed out (mallinfo2), less the
+#                 container path cache (cgroup_path_bytes: it fills over
+#                 the hour in steps of its arena's chunks, its level judged
+#                 on its own cap below): the largest profile, uncompressed
+#                 (one is built at a time), beyond doubt (the low end of
+#                 its slope's interval: its peaks follow what is built and
+#                 freed at once)
 #     symbol_paths  never above twice what it held once steady + 1024: the
 #                 interned paths are swept at twice those live + 1024
 #                 (symbolize.c), a sawtooth of ten minutes
@@ -80,10 +80,10 @@
 #                 cache's two generations, the older dropped as the newer
 #                 fills; at this churn it fills over the first hour
 #   what the system sees of both processes:
-#     anon RSS    what it holds (heap_in_use_bytes' bound) + 128 KiB a
-#                 thread (glibc's trim threshold, what an arena may keep
-#                 of freed blocks: malloc_trim gives back the rest), beyond
-#                 doubt as the heap; fds: a quarter of the 256 DWARF descriptors (the
+#     anon RSS    less the container path cache, as the heap: the
+#                 largest profile + 128 KiB a thread (glibc's trim
+#                 threshold, what an arena may keep of freed blocks:
+#                 malloc_trim gives back the rest), beyond doubt; fds: a quarter of the 256 DWARF descriptors (the
 #                 only set of descriptors that follows the load); BPF map
 #                 memory: a quarter of the table budget; spill bytes in
 #                 /var/tmp (its O_TMPFILE files, by its descriptors): half
