@@ -353,9 +353,6 @@ static void check_args(struct argp_state *state)
 	    (env.batch || env.folded_path || env.pprof_path || env.svg_path || env.otlp_path))
 		argp_error(state, "--continuous writes its own profiles: not with --batch or "
 				  "an output file");
-	/* Batch runs end: a scraper would find the port gone. */
-	if (env.batch && continuous_cli.opts.metrics_addr)
-		argp_error(state, "--metrics serves the live view or --continuous: not --batch");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -744,6 +741,18 @@ int main(int argc, char **argv)
 		return 2;
 	log__init(env.verbose);
 	mode = pick_output();
+	/*
+	 * Tables and files end, and their loops serve no scrape: --metrics is for
+	 * what runs long (told, not ignored, where stdout chose batch or quiet).
+	 */
+	if (continuous_cli.opts.metrics_addr && mode != OUT_LIVE && mode != OUT_CONTINUOUS) {
+		fprintf(stderr,
+			"sfbpf-top: --metrics serves the live view (a terminal) or "
+			"--continuous, not %s\n",
+			mode == OUT_BATCH ? "batch tables (--batch, or stdout not a terminal)" :
+					    "a run that writes only files");
+		return 2;
+	}
 	if (preflight__run(env.pids, env.nr_pids, env.freq))
 		return 1;
 	setup_signals();
