@@ -149,7 +149,11 @@ def bounds(d, rows, steady_ms):
         # is what it holds (malloc's blocks handed out: a profile being built) and,
         # resident, what the allocator may keep of freed blocks: its trim threshold,
         # 128 KiB, per thread's arena (malloc_trim gives back the rest).
-        if "heap_net_bytes" in last["i"][inst]:
+        # The newest figures it served (the last scrape may have failed: every
+        # check built from them would vanish with no FAIL line).
+        m = next((r["i"][inst] for r in reversed(rows)
+                  if inst in r["i"] and "heap_in_use_bytes" in r["i"][inst]), last["i"][inst])
+        if "heap_net_bytes" in m:
             out[(inst, "heap_net_bytes")] = (big, "the largest profile %.0f KiB" % (big / KIB),
                                              None)
         out[(inst, "anon_net_kib")] = (big / KIB + 128 * threads,
@@ -157,7 +161,6 @@ def bounds(d, rows, steady_ms):
                                        % (big / KIB, threads), None)
         out[(inst, "fds")] = (DWARF_FDS_CAP / 4, "a quarter of the %d DWARF descriptors "
                               "objects may keep" % DWARF_FDS_CAP, None)
-        m = last["i"][inst]
         budget = m.get("table_budget_bytes") or max(c.get("map_bytes", 0) for c in cur)
         out[(inst, "map_bytes")] = (budget / 4, "a quarter of the table budget %.0f KiB"
                                     % (budget / KIB), None)
@@ -244,11 +247,13 @@ def series(rows, inst, k, since=0):
             if r["t"] >= since and inst in r["i"] and k in r["i"][inst]]
 
 
-def derive(s):
+def derive(s, scraped=None):
     """Memory less the container path cache (its level judged on its own cap): resident
     (anon_net_kib) and malloc's blocks handed out (heap_net_bytes). The live view and the
     service each serve their own cgroup_path_bytes (none without one: the memory as is)."""
     cache = s.get("cgroup_path_bytes", 0)
+    if scraped is False:
+        return  # a scrape that failed: no net figure that second, rather than a spike
     if "anon_kib" in s:
         s["anon_net_kib"] = s["anon_kib"] - cache // KIB
     if "heap_in_use_bytes" in s:
@@ -261,9 +266,11 @@ def read_rows(d):
         try:
             rows.append(json.loads(line))
         except ValueError:
-            continue
-        for s in rows[-1]["i"].values():
-            derive(s)
+            pass
+    served = {i for r in rows for i, s in r["i"].items() if "heap_in_use_bytes" in s}
+    for r in rows:
+        for i, s in r["i"].items():
+            derive(s, "heap_in_use_bytes" in s if i in served else None)
     return rows
 
 
@@ -291,8 +298,9 @@ def monitor(d, duration, warmup_max, window, windows):
                 open(d + "/steady", "w").write("%s\n" % ("" if steady is None else steady))
                 return 1
             if url:
-                s.update(metrics(url))
-                derive(s)
+                m = metrics(url)
+                s.update(m)
+                derive(s, bool(m))
             if od:
                 keep_profiles(od, d + "/kept")
                 s["out_bytes"], s["out_files"] = tree_bytes(od)

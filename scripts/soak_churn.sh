@@ -232,6 +232,7 @@ LIMIT=$((WARMUP_MAX + DURATION + 600))
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 LPORT=$(free_port)
+while [ "$LPORT" = "$PORT" ]; do LPORT=$(free_port); done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:detect_leaks=1}
 log "sfbpf-top: $TOP at $HZ Hz on cgroup $CG; $DURATION s judged after a steady state" \
 	"(warm-up at most $WARMUP_MAX s); work directory $DIR"
