@@ -233,7 +233,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	static bool used, push_used, keep_used;
 	struct continuous_opts *o = &continuous_cli.opts;
 
-	/* --metrics serves the live view too (sfbpf-top.c refuses it where the run only prints or writes). */
+	/* --metrics serves the live view too (sfbpf-top.c refuses runs that only print or write). */
 	used |= key > OPT_CONTINUOUS && key < OPT_METRICS;
 	push_used |= key >= OPT_APP_NAME && key <= OPT_FLUSH_TIMEOUT;
 	keep_used |= key == OPT_KEEP || key == OPT_KEEP_SIZE;
