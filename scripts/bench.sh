@@ -13,6 +13,8 @@
 #   tablecache  a table built cold vs read back from the table cache (restart)
 #   coldstart   a big binary's first complete stack, cold, with and without
 #               partial tables (the sampled code's rows first)
+#   compile     a real build (zstd, make -j NCPU) under sfbpf-top and perf
+#               --call-graph dwarf at once: the share of stacks not complete
 #   liveview    a refresh of the live view's model against a snapshot of the
 #               same aggregator (why the live view is incremental)
 # Each lives in scripts/bench/ (kcost.sh: bench_kcost, and so on; common.sh
@@ -43,7 +45,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost pycost slowdown loader footprint throughput offcpu srcline tablecache coldstart liveview"
+ALL_PARTS="kcost pycost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
 
 QUICK=0
 OUT=
@@ -74,6 +76,7 @@ if [ "$QUICK" = 1 ]; then
 	OC_ROUNDS=20000 OC_REPS=1
 	FP_SECS=3 FP_REPS=1
 	CS_REPS=1
+	COMPILE_REPS=1
 	LV_STACKS="2000" LV_REFRESHES=2
 else
 	KC_SECS=2 KC_REPS=5 KC_STACK_TRIES=300 PC_SECS=2 PC_REPS=5
@@ -83,12 +86,15 @@ else
 	OC_ROUNDS=200000 OC_REPS=5
 	FP_SECS=30 FP_REPS=3
 	CS_REPS=5
+	COMPILE_REPS=3
 	LV_STACKS="20000 100000" LV_REFRESHES=11
 fi
 # coldstart: generated functions in cc1's input (about a second of compiling)
 # and in the generated program (about 7 rows each from .eh_frame).
 CS_FUNCS=150
 CS_BIG_FUNCS=100000
+# compile: perf's 8 KiB stack copies at this rate are about 100 MB for a build.
+COMPILE_HZ=99
 KC_HZ=4999
 KC_DEPTHS="8 32 128 512 1024"
 # The kernel's frame-pointer walk stops at kernel.perf_event_max_stack frames
@@ -143,7 +149,7 @@ trap cleanup EXIT
 # --- the benchmarks (scripts/bench/) ----------------------------------------
 
 # shellcheck source=/dev/null
-for part_file in common kcost slowdown loader footprint offcpu tables liveview report; do
+for part_file in common kcost slowdown loader footprint offcpu tables compile liveview report; do
 	source "$ROOT/scripts/bench/$part_file.sh"
 done
 
@@ -154,7 +160,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 BPF_STATS_AT_START=$(cat /proc/sys/kernel/bpf_stats_enabled)
 build_workloads
 ZSTD=
-case " $PARTS " in *" slowdown "* | *" loader "* | *" tablecache "*) find_zstd ;; esac
+case " $PARTS " in *" slowdown "* | *" loader "* | *" tablecache "* | *" compile "*) find_zstd ;; esac
 rc=0
 for part in $PARTS; do
 	case " $ALL_PARTS " in

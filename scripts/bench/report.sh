@@ -341,6 +341,35 @@ $(cat "$MD/coldstart.table")
 
 EOF
 		fi
+		if [ -f "$MD/compile.table" ]; then
+			cat <<EOF
+## 8b. A real build: stacks not complete, against perf dwarf
+
+zstd built from Debian's source with its own Makefile (\`make -j$NCPU zstd\`,
+its default flags; Debian's gcc and binutils, so no \`.sframe\`: every table
+from \`.eh_frame\`), profiled by sfbpf-top and \`perf record --call-graph
+dwarf\` at once, both at $COMPILE_HZ Hz, both from the build's first
+instruction: perf forks it, and it joins the cgroup sfbpf-top watches
+(\`--cgroup\`) before it execs make. Hundreds of processes (make, sh, gcc,
+cc1, as, collect2, ld), most living well under a second. sfbpf-top is new
+for each build: cold, on a new, empty table cache (a first start: each
+table built when its object is first sampled), then after a restart, a new
+sfbpf-top on the cache the cold run filled. One rule for both profilers: a
+stack is complete when one of its frames is libc's entry of a process
+(\`__libc_start_call_main\`, \`__libc_start_main\`) or of a thread
+(\`start_thread\`, \`clone3\`); any other stop (an unwinder that gave up, a
+frame-pointer chain through code without frame pointers, perf's 8 KiB copy
+of the stack) is not. "labelled" is sfbpf's own \`[truncated]\` share, what
+its unwinder knows it did not finish. Medians of $COMPILE_REPS, cold then
+after a restart in each repetition. Target (issue #27): sfbpf within 1
+point of perf dwarf.
+
+Command: \`scripts/bench.sh --only compile\` (\`sfbpf-top --table-cache DIR --cgroup CG -U -F $COMPILE_HZ --folded FILE\` beside \`perf record -F $COMPILE_HZ --call-graph dwarf -- make ...\`)
+
+$(cat "$MD/compile.table")
+
+EOF
+		fi
 		if [ -f "$MD/liveview.table" ]; then
 			cat <<EOF
 ## 9. Live view: a refresh
