@@ -20,6 +20,12 @@ function median(a, n,    b, i) {
 	sortn(b, n)
 	return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
 }
+# med_of(a, k, n): the median of a[k, 1..n], the repetitions of configuration k.
+function med_of(a, k, n,    i, v) {
+	for (i = 1; i <= n; i++)
+		v[i] = a[k, i]
+	return median(v, n)
+}
 function kv(s, key,    i, f, n) {
 	n = split(s, f, " ")
 	for (i = 1; i <= n; i++)

@@ -238,11 +238,6 @@ bench_coldstart() {
 		h[k, i] = kv($0, "cache_hits")
 		none[k] += kv($0, "none")
 	}
-	function med(a, k,    i, v) {
-		for (i = 1; i <= nr[k]; i++)
-			v[i] = a[k, i]
-		return median(v, nr[k])
-	}
 	END {
 		print "| program | tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | first complete after the entry (ms) | samples from the entry to it | runs with none before the end | truncated share | partial tables published | tables read back |" > md
 		print "|---|---|---|---|---|---|---|---|---|---|---|" > md
@@ -259,11 +254,12 @@ bench_coldstart() {
 				if (!nr[k])
 					continue
 				printf "| %s | %s | %.0f | **%.0f** | %.0f | **%.0f** | %.0f | %d of %d | %.1f %% | %.0f | %.0f |\n", progs[j], \
-					what[m], med(e, k), med(f, k), \
-					med(s, k), med(a, k), med(as, k), none[k], nr[k], med(t, k) * 100, med(p, k), \
-					med(h, k) > md
+					what[m], med_of(e, k, nr[k]), med_of(f, k, nr[k]), med_of(s, k, nr[k]), \
+					med_of(a, k, nr[k]), med_of(as, k, nr[k]), none[k], nr[k], \
+					med_of(t, k, nr[k]) * 100, med_of(p, k, nr[k]), med_of(h, k, nr[k]) > md
 				line = line sprintf("%s %s %.0f ms (%.0f samples; %.0f ms, %.0f samples after the entry)", \
-					sep, short[m], med(f, k), med(s, k), med(a, k), med(as, k))
+					sep, short[m], med_of(f, k, nr[k]), med_of(s, k, nr[k]), \
+					med_of(a, k, nr[k]), med_of(as, k, nr[k]))
 				sep = ","
 			}
 			print line " to the first complete stack from its first sample (medians of " nr[progs[j] SUBSEP "on"] ")"
