@@ -66,8 +66,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# Sizes. On 2 idle CPUs the full run takes about 5 minutes (plus building zstd
-# once, 1-3 minutes), --quick about 20 s; a loaded machine stretches both.
+# Sizes. On 2 idle CPUs the full run takes 15-20 minutes (the last full report took 564 s,
+# and compile adds about 7 minutes; plus building zstd once, 1-3 minutes), --quick a few
+# minutes; a loaded machine stretches both.
 if [ "$QUICK" = 1 ]; then
 	KC_SECS=0.3 KC_REPS=1 KC_STACK_TRIES=30 PC_SECS=0.3 PC_REPS=1
 	SD_REPS=1 SD_SETTLE=0.2 SD_WARM=1 MT_ROUNDS=40 CORPUS_MB=4 ZSTD_LEVEL=3
