@@ -228,6 +228,21 @@ enum sfbpf_stop {
 };
 
 /*
+ * Per CPU (the cpu_run map), in on+off runs: the thread running here and its
+ * on-CPU time not yet in a sample (bpf_ktime_get_ns() times). The off-CPU
+ * program starts it at each switch-in, with what the thread owes from its
+ * last time on a CPU (the record's owed_ns), and puts the rest back at its
+ * switch-out; the CPU profiler pays it into each sample's weight
+ * (SFBPF_SAMPLE_TIMED). Unused in the other modes.
+ */
+struct sfbpf_cpu_run {
+	__u64 mark_ns; /* on-CPU time is counted from here: the switch-in or the last sample */
+	__u64 owed_ns; /* and this much from before it */
+	__u32 tid;
+	__u32 pad;
+};
+
+/*
  * Per-CPU counters: the stats map has a single entry holding all of them
  * (__u64[SFBPF_STAT__COUNT]), so a sample costs one map lookup for its counters.
  */
@@ -252,6 +267,7 @@ enum sfbpf_stat {
 	SFBPF_STAT_GAP_FP_FRAMES, /* of fp-frames, PCs without a row in an object with a table */
 	SFBPF_STAT_FP_SWITCHES, /* frame-pointer steps onto another stack (Go's system stack) */
 	SFBPF_STAT_LEAF_FP_STEPS, /* topmost PC in no known mapping: caller found by an FP step */
+	SFBPF_STAT_FILLED_PERIODS, /* periods the kernel skipped, in a sample's weight (throttled) */
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
@@ -268,6 +284,8 @@ struct sfbpf_stats {
 
 /* Sample flags. */
 #define SFBPF_SAMPLE_KERNEL_MODE 0x1 /* the sample interrupted kernel code */
+/* weight: the thread's on-CPU ns since its previous sample (on+off), not periods */
+#define SFBPF_SAMPLE_TIMED 0x2
 
 /* One sample in the ring buffer (variable length: only used frames sent). */
 struct sfbpf_sample {
@@ -280,7 +298,7 @@ struct sfbpf_sample {
 	__u8 stop; /* enum sfbpf_stop */
 	__u8 flags;
 	__u16 nr_py; /* Python frames, two slots each after the kernel frames (SFBPF_PY_*) */
-	__u32 weight; /* 1 for CPU samples */
+	__u32 weight; /* CPU samples: periods (> 1: the kernel skipped some), or ns if TIMED */
 	__u64 cgroup_id; /* cgroup v2 id (the directory's inode number); 0: unknown */
 	char comm[SFBPF_TASK_COMM_LEN];
 	/* User leaf first, then kernel leaf first, then Python frames innermost first. */

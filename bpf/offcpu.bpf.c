@@ -73,6 +73,8 @@ struct {
 } blocked SEC(".maps");
 
 TARGET_PERCPU_VALUE(stats, struct sfbpf_offcpu_stats);
+/* The CPU profiler's (shared): this CPU's thread, timed with CPU samples beside (abi.h). */
+TARGET_PERCPU_VALUE(cpu_run, struct sfbpf_cpu_run);
 
 /*
  * The unwinder's state (per CPU: kept out of the BPF stack), and a record to
@@ -220,16 +222,44 @@ switch_out(__u64 *ctx, struct task_struct *prev, bool preempt, struct scratch *s
 	return rec;
 }
 
+/*
+ * With CPU samples beside (on+off): prev's on-CPU time since its last CPU
+ * sample (or its switch-in here), which its next sample will weigh.
+ */
+static __always_inline __u32 switch_out_owed(__u32 tid, __u64 now)
+{
+	const struct sfbpf_cpu_run *run;
+	__u32 zero = 0;
+	__u64 ns;
+
+	if (!stamp_at_entry)
+		return 0;
+	run = bpf_map_lookup_elem(&cpu_run, &zero);
+	if (!run || run->tid != tid || now < run->mark_ns)
+		return 0;
+	ns = now - run->mark_ns + run->owed_ns;
+	return ns > 0xffffffffULL ? 0xffffffffU : (__u32)ns;
+}
+
 static __always_inline void switch_in(struct task_struct *next, __u64 now,
 				      struct sfbpf_offcpu_stats *cnt)
 {
 	struct sfbpf_offcpu_sample *rec;
-	__u32 tid = BPF_CORE_READ(next, pid), size;
+	__u32 tid = BPF_CORE_READ(next, pid), size, zero = 0;
+	struct sfbpf_cpu_run *run = NULL;
 	__u64 delta, us;
 
-	if (!tid)
-		return;
-	rec = bpf_map_lookup_elem(&blocked, &tid);
+	rec = tid ? bpf_map_lookup_elem(&blocked, &tid) : NULL;
+	/* With CPU samples beside (stamp_at_entry): next's on-CPU time starts now. */
+	if (stamp_at_entry)
+		run = bpf_map_lookup_elem(&cpu_run, &zero);
+	if (run) {
+		run->tid = tid;
+		run->mark_ns = now;
+		run->owed_ns = rec ? rec->owed_ns : 0;
+	}
+	if (rec)
+		rec->owed_ns = 0;
 	if (!rec || !rec->start_ns)
 		return;
 	cnt->v[SFBPF_OFFCPU_STAT_WAKEUPS]++;
@@ -349,9 +379,11 @@ static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
 		return 0;
 	cnt->v[SFBPF_OFFCPU_STAT_SWITCHES]++;
 	rec = switch_out(ctx, prev, (bool)ctx[0], sc, cnt);
-	if (rec)
+	if (rec) {
+		rec->owed_ns = switch_out_owed(rec->s.tid, now);
 		proc = ustack_begin(&sc->st, &rec->s, &cnt->unwind, ustack_current_task(),
 				    rec->s.pid);
+	}
 	if (proc && chained) {
 		sc->entry_ns = now;
 		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);

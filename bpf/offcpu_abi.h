@@ -66,7 +66,9 @@ struct sfbpf_offcpu_sample {
 	__u64 start_ns; /* bpf_ktime_get_ns() at switch-out; 0 in the map: not blocked */
 	__u64 end_ns; /* at switch-in, or the end of the run (userspace) */
 	__u8 state; /* enum sfbpf_offcpu_state */
-	__u8 pad[7];
+	__u8 pad[3];
+	/* on+off: on-CPU ns after the thread's last CPU sample, for its next (abi.h, cpu_run) */
+	__u32 owed_ns;
 	struct sfbpf_sample s;
 };
 

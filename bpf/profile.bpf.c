@@ -21,6 +21,8 @@
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
 const volatile bool skip_idle = false;
+/* on+off: the off-CPU program times each CPU's thread (cpu_run): samples weigh that time. */
+const volatile bool timed_samples = false;
 /*
  * Wake the reader only once this many bytes wait (0: at every sample). A
  * wake-up per sample costs the reader a context switch per sample; it polls
@@ -35,12 +37,24 @@ const volatile __u64 wakeup_bytes = 0;
 const volatile __u64 exit_wakeup_bytes = 0;
 
 TARGET_PERCPU_VALUE(stats, struct sfbpf_stats);
+/* on+off: shared with the off-CPU program, which starts it at each switch (abi.h). */
+TARGET_PERCPU_VALUE(cpu_run, struct sfbpf_cpu_run);
+
+/* This CPU's last sample: whose it was, and the time it accounted for (sample_periods). */
+struct period_run {
+	__u64 last_ns; /* when it was taken (0: none yet) */
+	__u64 switches; /* its thread's context switches then (nvcsw + nivcsw) */
+	__s64 carry; /* time since last_ns's grid point not yet paid in periods (ns) */
+	__u32 tid;
+	__u32 pad;
+};
 
 /* The sample being built: too big for the 512-byte BPF stack. */
 struct scratch {
 	struct sfbpf_sample sample;
 	struct sfbpf_unwind_state st;
 	struct py_walk py;
+	struct period_run periods;
 };
 
 _Static_assert(sizeof(struct scratch) < 32768, "per-CPU scratch value: under 32 KiB");
@@ -122,6 +136,90 @@ static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, stru
 	profile_send(sc, cnt, profile_python(sc, cnt, task, false));
 }
 
+/* A sample stands for at most this many periods (a virtual CPU stopped for seconds). */
+#define MAX_SAMPLE_PERIODS 100000
+
+/*
+ * How many periods of CPU time the sample stands for. cpu-clock fires every
+ * sample_period ns on each CPU, but the kernel skips the points it cannot
+ * serve: throttled (above kernel.perf_event_max_sample_rate per tick, a
+ * limit it lowers by itself when samples take long: "perf: interrupt took
+ * too long"), or a virtual CPU its host did not run. The points it skipped
+ * while the current thread ran were the thread's: since this CPU's previous
+ * sample if that was the thread's, with no context switch since (a thread
+ * leaves a CPU only through one), else since the thread's switch-in here
+ * (run, in on+off runs). Those periods go to this sample; the rest of a gap
+ * was other threads', and is lost, as perf loses it. Since the previous
+ * sample, the elapsed time decides, carried from sample to sample, not a
+ * count: a sample late by most of a period, then one on time, stand for two
+ * periods, not three.
+ */
+static __always_inline __u32 sample_periods(struct bpf_perf_event_data *ctx, struct period_run *r,
+					    const struct sfbpf_cpu_run *run,
+					    struct task_struct *task, __u32 tid, __u64 now,
+					    struct sfbpf_stats *cnt)
+{
+	__u64 period = ctx->sample_period, switches, n = 1;
+	__s64 credit = 0;
+
+	switches = BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw);
+	if (!period) {
+		/* no period to count in */
+	} else if (r->last_ns && r->tid == tid && r->switches == switches && now > r->last_ns &&
+		   now - r->last_ns < MAX_SAMPLE_PERIODS * period) {
+		credit = (__s64)(now - r->last_ns) + r->carry;
+		if (credit > (__s64)period)
+			n = (__u64)credit / period;
+		credit -= (__s64)(n * period);
+		/* Early samples do not pile up a debt: at most one period's. */
+		if (credit < -(__s64)period)
+			credit = -(__s64)period;
+	} else if (run && run->tid == tid && run->mark_ns && now > run->mark_ns &&
+		   now - run->mark_ns < MAX_SAMPLE_PERIODS * period) {
+		/* The thread's first sample since its switch-in: the points since, this one too. */
+		n = 1 + (now - run->mark_ns) / period;
+	}
+	cnt->v[SFBPF_STAT_FILLED_PERIODS] += n - 1;
+	r->last_ns = now;
+	r->switches = switches;
+	r->carry = credit;
+	r->tid = tid;
+	return (__u32)n;
+}
+
+/*
+ * The sample's weight: in on+off runs, its thread's on-CPU time since its
+ * previous sample, as the off-CPU program timed it (cpu_run): exact, the
+ * periods the kernel skipped and the ends of slices no sample fell in
+ * included; otherwise, and for a thread not timed yet (running since before
+ * the start), periods (sample_periods), and its timing starts here.
+ */
+static __always_inline void sample_weight(struct bpf_perf_event_data *ctx, struct scratch *sc,
+					  struct task_struct *task, struct sfbpf_stats *cnt)
+{
+	struct sfbpf_sample *s = &sc->sample;
+	struct sfbpf_cpu_run *run = NULL;
+	__u64 now = s->time_ns, ns;
+	__u32 zero = 0;
+
+	if (timed_samples)
+		run = bpf_map_lookup_elem(&cpu_run, &zero);
+	s->weight = sample_periods(ctx, &sc->periods, run, task, s->tid, now, cnt);
+	if (!run)
+		return;
+	if (run->tid == s->tid && now >= run->mark_ns) {
+		ns = now - run->mark_ns + run->owed_ns;
+		/* A weight holds 4.29 s at most: the rest waits for the next sample. */
+		run->owed_ns = ns > 0xffffffffULL ? ns - 0xffffffffULL : 0;
+		s->weight = ns > 0xffffffffULL ? 0xffffffffU : (__u32)ns;
+		s->flags |= SFBPF_SAMPLE_TIMED;
+	} else {
+		run->tid = s->tid;
+		run->owed_ns = 0;
+	}
+	run->mark_ns = now;
+}
+
 /*
  * One sample, walked in this program (bpf_loop()) or, chained, in as many
  * programs as the stack needs (sfbpf_profile_walk): the loader loads one of
@@ -152,13 +250,13 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 	s->pid = tgid;
 	s->tid = (__u32)id;
 	s->cpu = bpf_get_smp_processor_id();
-	s->weight = 1;
 	s->flags = (__s64)PT_REGS_IP(&ctx->regs) < 0 ? SFBPF_SAMPLE_KERNEL_MODE : 0;
 	s->nr_py = 0;
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	task = ustack_current_task();
+	sample_weight(ctx, sc, task, cnt);
 	proc = ustack_begin(&sc->st, s, cnt, task, tgid);
 	if (proc && chained)
 		ustack_chain(ctx, &sc->st, s->ips, tgid);

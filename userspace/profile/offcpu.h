@@ -28,6 +28,7 @@ struct offcpu_shared_maps {
 	int rows, rules, objects, pages, procs; /* the unwinder's tables */
 	int py_procs; /* the Python walk's settings (bpf/python.h) */
 	int target_pids;
+	int cpu_run; /* the CPU profiler's: each CPU's thread, timed in on+off runs (abi.h) */
 };
 
 struct offcpu_opts {

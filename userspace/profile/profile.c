@@ -81,6 +81,7 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_GAP_FP_FRAMES] = "gap-fp-frames",
 	[SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
 	[SFBPF_STAT_LEAF_FP_STEPS] = "unknown-leaf-fp-steps",
+	[SFBPF_STAT_FILLED_PERIODS] = "filled-periods",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
@@ -235,6 +236,7 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 	skel->rodata->user_stacks = opts->user_stacks;
 	skel->rodata->kernel_stacks = opts->kernel_stacks;
 	skel->rodata->skip_idle = opts->skip_idle;
+	skel->rodata->timed_samples = opts->timed_samples;
 	skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	skel->rodata->wakeup_bytes =
 		or_default(opts->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF) / WAKEUP_FRACTION;
@@ -543,6 +545,11 @@ int profile__py_procs_fd(const struct profile *p)
 int profile__target_pids_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.target_pids);
+}
+
+int profile__cpu_run_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.cpu_run);
 }
 
 int profile__obj_hits_fd(const struct profile *p)

@@ -40,6 +40,8 @@ struct profile_opts {
 	bool kernel_stacks;
 	bool filter_pids; /* sample only tgids present in target_pids */
 	bool skip_idle; /* drop samples of the idle task */
+	/* on+off: samples weigh their thread's on-CPU time, timed by the off-CPU program */
+	bool timed_samples;
 	const char *cgroup; /* cgroup v2 directory: only tasks in it or below; NULL: all */
 	__u64 notify_interval_ns; /* unknown process/mapping reports per PID; 0: 200 ms */
 	/* Map sizes (entries); 0 = the defaults below. */
@@ -117,6 +119,7 @@ int profile__procs_fd(const struct profile *p);
 /* The Python settings map (tgid -> struct sfbpf_py_proc, bpf/abi.h). */
 int profile__py_procs_fd(const struct profile *p);
 int profile__target_pids_fd(const struct profile *p);
+int profile__cpu_run_fd(const struct profile *p); /* on+off: the off-CPU program times CPUs */
 int profile__obj_hits_fd(const struct profile *p);
 int profile__notify_fd(const struct profile *p); /* notify_next: tgid -> next report time */
 int profile__lifecycle_fd(const struct profile *p); /* the lifecycle event ring */

@@ -164,8 +164,16 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 
 		return err == -ENOSPC ? 0 : err; /* over the stack budget: counted */
 	}
-	/* on+off: a CPU sample stands for one period of CPU time (cpu-clock: exact). */
-	period = NSEC_PER_SEC / s->opts.freq;
+	/*
+	 * on+off: a CPU sample stands for its thread's on-CPU time since its
+	 * previous one, timed (SFBPF_SAMPLE_TIMED); else, for a thread running
+	 * since before the start, for its weight in periods, more than one
+	 * where the kernel skipped some (throttled) while it ran (profile.bpf.c).
+	 */
+	if (smp->flags & SFBPF_SAMPLE_TIMED)
+		period = smp->weight;
+	else
+		period = NSEC_PER_SEC / s->opts.freq * (smp->weight ? smp->weight : 1);
 	s->oncpu_ns += period;
 	return add_weighted(s, smp, size, period);
 }
@@ -311,6 +319,7 @@ static int open_profile(struct session *s, const struct tables_sizes *sz)
 		.kernel_stacks = s->opts.kernel_stacks,
 		.filter_pids = s->opts.nr_pids > 0,
 		.skip_idle = true,
+		.timed_samples = s->opts.off_cpu && s->opts.on_off,
 		.cgroup = s->cpu ? s->opts.cgroup : NULL,
 		.max_rows = sz->rows,
 		.max_rules = sz->rules,
@@ -370,6 +379,7 @@ static int open_offcpu(struct session *s)
 			.procs = profile__procs_fd(s->prof),
 			.py_procs = profile__py_procs_fd(s->prof),
 			.target_pids = profile__target_pids_fd(s->prof),
+			.cpu_run = profile__cpu_run_fd(s->prof),
 		};
 		opts.shared = &shared;
 	}
