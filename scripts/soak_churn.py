@@ -32,6 +32,7 @@ KIB = 1024
 DWARF_FDS_CAP = 256  # symcache.c: descriptors objects keep of their DWARF
 # Budgeted byte gauges of /metrics and the gauge holding each one's budget.
 BUDGETED = {"stack_bytes": "stack_budget_bytes", "symbol_cold_bytes": "symbol_budget_bytes",
+            "symbol_lines_bytes": "symbol_budget_bytes",
             "jit_map_bytes": "jit_map_budget_bytes", "table_map_bytes": "table_budget_bytes"}
 # Counts the program keeps with no budget of their own: judged against what
 # they held once steady (a thing kept per churned binary grows with the
@@ -248,10 +249,11 @@ def series(rows, inst, k, since=0):
 
 
 def derive(s, scraped=None):
-    """Memory less the container path cache (its level judged on its own cap): resident
-    (anon_net_kib) and malloc's blocks handed out (heap_net_bytes). The live view and the
-    service each serve their own cgroup_path_bytes (none without one: the memory as is)."""
-    cache = s.get("cgroup_path_bytes", 0)
+    """Memory less the container path cache and the source-line answers (their levels judged
+    on their own caps: they fill up to them over hours, by design): resident (anon_net_kib)
+    and malloc's blocks handed out (heap_net_bytes). The live view and the service each
+    serve their own (none without: the memory as is)."""
+    cache = s.get("cgroup_path_bytes", 0) + s.get("symbol_lines_bytes", 0)
     if scraped is False:
         return  # a scrape that failed: no net figure that second, rather than a spike
     if "anon_kib" in s:

@@ -29,6 +29,11 @@
  *                         its lines must outlive the symbolizer's objects
  *                         (a later lookup may evict the one they came from;
  *                         here the symbolizer is freed, and ASan reads).
+ *   growth lines          source lines of every 16th byte of this program's
+ *                         text (an object in use: never cold) under a 64 KiB
+ *                         budget: the answers kept stay within it (unbudgeted
+ *                         they grow past it eight times and more), and lines
+ *                         asked again after a forgetting are the same.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -622,6 +627,84 @@ static int srcview(const char *lib)
 	return 0;
 }
 
+/*
+ * Source lines of every 16th byte of this program's own text (an object in
+ * use, never cold) under an objects budget of budget bytes: the largest size
+ * its answers reached, and the lines of the first 200 addresses, asked
+ * first and again at the end, must match (*same).
+ */
+static uint64_t lines_walk(uint64_t budget, uint64_t *forgotten, int *asked, bool *same)
+{
+	struct symbolizer *s = symbolizer__new();
+	uint64_t addr, start, end, most = 0;
+	struct symbolizer_stats st;
+	struct sym_info si;
+	char *first[200] = { 0 };
+	int i = 0, k;
+
+	*asked = 0;
+	*same = true;
+	if (!s)
+		return 0;
+	symbolizer__set_budgets(s, budget, 0);
+	symbolizer__refresh_pid(s, getpid());
+	if (symbolizer__user(s, getpid(), (uint64_t)(uintptr_t)lines_walk, &si) || !si.mapped) {
+		symbolizer__free(s);
+		return 0;
+	}
+	start = si.map_start;
+	end = si.map_end;
+	for (addr = start; addr < end; addr += 16, i++) {
+		if (symbolizer__user(s, getpid(), addr, &si))
+			continue;
+		*asked += si.nr_lines > 0;
+		if (i < 200 && si.nr_lines && si.lines[0].file)
+			asprintf(&first[i], "%s:%u", si.lines[0].file, si.lines[0].line);
+		symbolizer__stats(s, &st);
+		if (st.objs.lines_bytes > most)
+			most = st.objs.lines_bytes;
+	}
+	for (k = 0, addr = start; k < 200 && addr < end; k++, addr += 16) {
+		char *again = NULL;
+
+		if (!symbolizer__user(s, getpid(), addr, &si) && si.nr_lines && si.lines[0].file)
+			asprintf(&again, "%s:%u", si.lines[0].file, si.lines[0].line);
+		*same &= (!first[k] && !again) || (first[k] && again && !strcmp(first[k], again));
+		free(first[k]);
+		free(again);
+	}
+	symbolizer__stats(s, &st);
+	*forgotten = st.objs.lines_forgotten;
+	symbolizer__free(s);
+	return most;
+}
+
+/* An object in use for weeks keeps the source lines of every address asked, within budget. */
+static int lines(void)
+{
+	const uint64_t budget = 64 << 10;
+	uint64_t most, free_most, forgotten, free_forgotten;
+	int asked, free_asked;
+	bool same, free_same;
+
+	free_most = lines_walk(1ull << 30, &free_forgotten, &free_asked, &free_same);
+	most = lines_walk(budget, &forgotten, &asked, &same);
+	/* The check has teeth: unbounded, the answers outgrow the budget many times over. */
+	report(free_asked > 1000 && free_most > 8 * budget && !free_forgotten, "lines-unbudgeted",
+	       "%d addresses with lines: %" PRIu64 " bytes of answers, none forgotten (%" PRIu64
+	       ")",
+	       free_asked, free_most, free_forgotten);
+	/* A trim comes before a lookup: one lookup's growth (a doubling) past it at most. */
+	report(asked == free_asked && most <= 2 * budget && forgotten > 0, "lines-budget",
+	       "%d addresses with lines: answers %" PRIu64 " bytes at most (budget %" PRIu64
+	       "), forgotten %" PRIu64 " times",
+	       asked, most, budget, forgotten);
+	report(same && free_same, "lines-same",
+	       "the first 200 addresses' lines, asked again after their answers were forgotten: %s",
+	       same ? "the same" : "different");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "view"))
@@ -637,7 +720,9 @@ int main(int argc, char **argv)
 		return perfmap() || failures;
 	if (argc == 3 && !strcmp(argv[1], "srcview"))
 		return srcview(argv[2]) || failures;
+	if (argc == 2 && !strcmp(argv[1], "lines"))
+		return lines() || failures;
 	fprintf(stderr, "usage: growth dwarf DIR N [FILES] | touch LIB N | perfmap | aggr | view | "
-			"srcview LIB\n");
+			"srcview LIB | lines\n");
 	return 2;
 }

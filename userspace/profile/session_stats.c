@@ -386,6 +386,8 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_gauge(f, "", "symbol_objects_retired", o->retired);
 	print_gauge(f, "", "symbol_cold_bytes", o->cold_bytes);
 	print_gauge(f, "", "symbol_budget_bytes", o->budget);
+	print_gauge(f, "", "symbol_lines_bytes", o->lines_bytes);
+	print_counter(f, "", "symbol_lines_forgotten", o->lines_forgotten);
 	print_counter(f, "", "symbol_objects_evicted", o->evicted);
 	print_counter(f, "", "symbol_objects_replaced", o->replaced);
 	print_gauge(f, "", "symbol_paths", st->sym.strings);

@@ -468,9 +468,26 @@ uint64_t srcline__bytes(const struct srcline *sl)
 	if (!sl)
 		return 0;
 	return sizeof(*sl) + sl->funcs_cap * sizeof(*sl->funcs) + sl->cus_cap * sizeof(*sl->cus) +
-	       sl->answers_cap * sizeof(*sl->answers) + sl->frames_cap * sizeof(*sl->frames) +
-	       hashmap__bytes(&sl->answer_ix) + arena__bytes(&sl->strs.arena) +
+	       srcline__answer_bytes(sl) + arena__bytes(&sl->strs.arena) +
 	       hashmap__bytes(&sl->strs.map);
+}
+
+uint64_t srcline__answer_bytes(const struct srcline *sl)
+{
+	if (!sl)
+		return 0;
+	return sl->answers_cap * sizeof(*sl->answers) + sl->frames_cap * sizeof(*sl->frames) +
+	       hashmap__bytes(&sl->answer_ix);
+}
+
+void srcline__forget_answers(struct srcline *sl)
+{
+	free(sl->answers);
+	free(sl->frames);
+	hashmap__free(&sl->answer_ix);
+	sl->answers = NULL;
+	sl->frames = NULL;
+	sl->nanswers = sl->answers_cap = sl->nframes = sl->frames_cap = 0;
 }
 
 uint64_t srcline__spilled(const struct srcline *sl)

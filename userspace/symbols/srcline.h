@@ -110,6 +110,15 @@ size_t srcline__functions(const struct srcline *sl);
  */
 uint64_t srcline__bytes(const struct srcline *sl);
 /*
+ * Of those, the answers kept (srcline__find()): one per address asked, for
+ * as long as the object is kept, so an object in use for weeks (libc) keeps
+ * an answer for every address ever sampled in it unless its cache forgets
+ * them (symcache.c's budget). Forgotten, lookups read the DWARF again; the
+ * names stay (sl's strings), and frames handed out before are invalid.
+ */
+uint64_t srcline__answer_bytes(const struct srcline *sl);
+void srcline__forget_answers(struct srcline *sl);
+/*
  * Bytes of the file's copy with its compressed sections inflated (0: none):
  * libdw reads that copy, an unlinked file in /var/tmp, so that the inflated
  * sections are page cache, not our memory.

@@ -213,6 +213,7 @@ static void symobj__free(struct symcache *c, struct symobj *obj)
 		return;
 	if (obj->lines || obj->dwarf_fd >= 0)
 		c->dwarf_fds--;
+	c->st.lines_bytes -= srcline__answer_bytes(obj->lines);
 	symtab__free(obj->tab);
 	srcline__free(obj->lines);
 	if (obj->dwarf_fd >= 0)
@@ -320,9 +321,47 @@ static void symobj__fetch_debug(struct symcache *c, struct symobj *o)
 	free(path);
 }
 
+/* The object keeping the most source-line answers, or NULL when none keeps any. */
+static struct symobj *lines_biggest(struct symcache *c)
+{
+	struct symobj *o, *big = NULL;
+	uint64_t v, most = 0;
+	size_t it = 0;
+
+	while (hashmap__next(&c->objs, &it, &v)) {
+		o = HASHMAP_TO_PTR(v);
+		if (srcline__answer_bytes(o->lines) > most)
+			most = srcline__answer_bytes(o->lines), big = o;
+	}
+	for (o = c->retired; o; o = o->next)
+		if (srcline__answer_bytes(o->lines) > most)
+			most = srcline__answer_bytes(o->lines), big = o;
+	return big;
+}
+
+/*
+ * The answers of objects in use are kept as long as they are, one per address
+ * ever asked: over the budget, the biggest caches forget theirs (their next
+ * lookups read the DWARF again) until a quarter of the budget is free, so
+ * that a trim is rare and a scan of the objects each time is cheap.
+ */
+static void lines_trim(struct symcache *c)
+{
+	struct symobj *big;
+
+	while (c->st.lines_bytes > c->budget / 4 * 3 && (big = lines_biggest(c))) {
+		c->st.lines_bytes -= srcline__answer_bytes(big->lines);
+		srcline__forget_answers(big->lines);
+		c->st.lines_forgotten++;
+	}
+}
+
 int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 		    const struct srcline_frame **frames)
 {
+	uint64_t before;
+	int n;
+
 	*frames = NULL;
 	if (!o || !o->elf || c->no_lines)
 		return 0;
@@ -337,7 +376,15 @@ int symcache__lines(struct symcache *c, struct symobj *o, uint64_t elf_addr,
 				c->dwarf_fds--;
 		}
 	}
-	return o->lines ? srcline__find(o->lines, elf_addr, frames) : 0;
+	if (!o->lines)
+		return 0;
+	/* Before the lookup: the frames it hands out must outlive a forgetting. */
+	if (c->st.lines_bytes > c->budget)
+		lines_trim(c);
+	before = srcline__answer_bytes(o->lines);
+	n = srcline__find(o->lines, elf_addr, frames);
+	c->st.lines_bytes += srcline__answer_bytes(o->lines) - before;
+	return n;
 }
 
 void symcache__release_lines(struct symcache *c, uint64_t unused_since_ns)

@@ -51,6 +51,8 @@ struct symcache_stats {
 	uint64_t dwarf_fds; /* descriptors kept for DWARF (gauge) */
 	uint64_t dwarf_budget; /* at most that many (gauge) */
 	uint64_t dwarf_refused; /* objects left without lines: no descriptor to spare */
+	uint64_t lines_bytes; /* source-line answers every object keeps (gauge, within budget) */
+	uint64_t lines_forgotten; /* objects whose answers were forgotten for the budget */
 };
 
 struct symcache *symcache__new(void);
@@ -82,7 +84,11 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
 /* Drop a reference a getter gave (NULL: nothing). */
 void symcache__put(struct symcache *c, struct symobj *o);
-/* Bytes of cold objects kept (0: SYMCACHE_DEFAULT_BUDGET); the coldest past it go now. */
+/*
+ * Bytes of cold objects kept (0: SYMCACHE_DEFAULT_BUDGET); the coldest past it
+ * go now. The source-line answers of all objects, in use or not, are held to
+ * the same figure on their own (symcache__lines()).
+ */
 void symcache__set_budget(struct symcache *c, uint64_t bytes);
 /*
  * DWARF descriptors kept at most (0: SYMCACHE_DEFAULT_DWARF_FILES). A new

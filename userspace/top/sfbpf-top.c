@@ -158,8 +158,8 @@ static const struct argp_option options[] = {
 	  "(default: RAM/64 within 32M..1G)",
 	  0 },
 	{ "max-symbol-mem", OPT_MAX_SYMBOL_MEM, "SIZE", 0,
-	  "Memory for symbols of files no process maps any more (default: RAM/256 within "
-	  "16M..256M)",
+	  "Memory for symbols of files no process maps any more, and as much again for the "
+	  "source lines looked up in any file (default: RAM/256 within 16M..256M)",
 	  0 },
 	{ "max-jit-mem", OPT_MAX_JIT_MEM, "SIZE", 0,
 	  "Memory for all /tmp/perf-PID.map JIT maps together (default: RAM/256 within "
