@@ -195,10 +195,23 @@ static int object_facts(int fd, struct objfacts *out)
  */
 #define EXPORTS_KEPT 4096
 
+/* A file's identity as same_file() compares it: 48 bytes an entry, not a struct stat's 152. */
 struct exports_entry {
-	struct stat id;
+	uint64_t dev, ino, size, mtime_ns, ctime_ns;
 	bool runtime;
 };
+
+static struct exports_entry exports_entry(const struct stat *st, bool runtime)
+{
+	return (struct exports_entry){
+		(uint64_t)st->st_dev,
+		(uint64_t)st->st_ino,
+		(uint64_t)st->st_size,
+		(uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec,
+		(uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec,
+		runtime,
+	};
+}
 
 static struct {
 	pthread_mutex_t lock;
@@ -217,8 +230,11 @@ static uint32_t identity_hash(const struct stat *st)
 
 static bool exports_eq(const void *ctx, uint64_t val, const void *key)
 {
+	const struct exports_entry *a = &exports.e[val], *b = key;
+
 	(void)ctx;
-	return same_file(&exports.e[val].id, key);
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
 }
 
 /* _PyRuntime among the defined dynamic symbols of elf. */
@@ -232,6 +248,7 @@ static bool dynsym_runtime(Elf *elf)
 
 bool python__embeds(int pid, const struct procmap *m)
 {
+	struct exports_entry id;
 	bool runtime = false, known = false;
 	struct stat st;
 	int64_t v;
@@ -246,7 +263,8 @@ bool python__embeds(int pid, const struct procmap *m)
 		return false;
 	}
 	pthread_mutex_lock(&exports.lock);
-	v = hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &st);
+	id = exports_entry(&st, false);
+	v = hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &id);
 	if (v >= 0) {
 		runtime = exports.e[v].runtime;
 		known = true;
@@ -268,7 +286,7 @@ bool python__embeds(int pid, const struct procmap *m)
 	}
 	if (!VEC_RESERVE(exports.e, exports.cap, exports.n + 1, 64) &&
 	    !hashmap__add(&exports.index, identity_hash(&st), exports.n))
-		exports.e[exports.n++] = (struct exports_entry){ st, runtime };
+		exports.e[exports.n++] = exports_entry(&st, runtime);
 	pthread_mutex_unlock(&exports.lock);
 	return runtime;
 }
