@@ -165,7 +165,9 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 	pid=$(sort -k2,2n "$TMP/$name.trace" | awk '$1 == "T" { p = $3 } END { print p }')
 	sort -k2,2n "$TMP/$name.trace" | awk -v prog="$prog" -v mode="$mode" -v pid="$pid" \
 		-v pt="$(awk '$2 == "stat" && $3 == "partial_tables" { print $4 }' "$TMP/$name.stats")" \
-		-v hits="$(awk '$2 == "stat" && $3 == "table_cache_hits" { print $4 }' "$TMP/$name.stats")" '
+		-v hits="$(awk '$2 == "stat" && $3 == "table_cache_hits" { print $4 }' "$TMP/$name.stats")" \
+		-v maxload="$(awk '$2 == "stat" && $3 == "max_load_us" { print $4 }' "$TMP/$name.stats")" \
+		-v push="$(awk '$2 == "stat" && $3 == "push_us" { print $4 }' "$TMP/$name.stats")" '
 		$1 != "T" || $3 != pid { next }
 		{ n++ }
 		n == 1 { t0 = $2 }
@@ -186,8 +188,8 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 				first = (last - t0) / 1e6
 				first_n = n
 			}
-			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d cache_hits=%d\n", \
-				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt, hits
+			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d cache_hits=%d max_load_ms=%.1f push_ms=%.1f\n", \
+				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt, hits, maxload / 1000, push / 1000
 		}' >>"$RAW_CS"
 	rm -rf "$TMP/$name" "$TMP/$name.trace" "$TMP/$name.cache"
 }
