@@ -175,6 +175,7 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 	else
 		period = NSEC_PER_SEC / s->opts.freq * (smp->weight ? smp->weight : 1);
 	s->oncpu_ns += period;
+	s->oncpu_samples++;
 	return add_weighted(s, smp, size, period);
 }
 

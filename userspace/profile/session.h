@@ -151,6 +151,7 @@ struct session_stats {
 	__u64 offcpu[SFBPF_OFFCPU_STAT__COUNT];
 	uint64_t state_ns[SFBPF_STATE__COUNT];
 	uint64_t oncpu_ns;
+	uint64_t oncpu_samples; /* the CPU samples it came from */
 	uint64_t at_end;
 	uint64_t window_ns; /* traced so far (or until session__stop) */
 	uint64_t received;

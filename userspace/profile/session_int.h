@@ -50,7 +50,8 @@ struct session {
 	struct sfbpf_sample *weighted; /* a sample copy carrying its weight in µs */
 	uint64_t weight_ns, weight_us; /* time given to the aggregator so far */
 	uint64_t state_ns[SFBPF_STATE__COUNT]; /* off-CPU time per thread state */
-	uint64_t oncpu_ns; /* on_off: CPU samples times the period */
+	uint64_t oncpu_ns; /* on_off: the CPU samples' weights (on_sample) */
+	uint64_t oncpu_samples;
 	uint64_t at_end; /* off-CPU periods still open at the end, counted up to it */
 	uint64_t attach_ns, end_ns; /* the traced window (CLOCK_MONOTONIC ns) */
 	bool stopped;

@@ -156,6 +156,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	}
 	memcpy(out->state_ns, s->state_ns, sizeof(out->state_ns));
 	out->oncpu_ns = s->oncpu_ns;
+	out->oncpu_samples = s->oncpu_samples;
 	out->at_end = s->at_end;
 	if (s->attach_ns)
 		out->window_ns = (s->end_ns ? s->end_ns : clock__mono_ns()) - s->attach_ns;
@@ -467,8 +468,10 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	print_gauge(f, "offcpu.", "at_end", st.at_end);
 	for (i = 0; i < SFBPF_STATE__COUNT; i++)
 		print_counter(f, "offcpu_ns.", offcpu__state_name(i), st.state_ns[i]);
-	if (s->cpu)
+	if (s->cpu) {
 		print_counter(f, "", "oncpu_ns", st.oncpu_ns);
+		print_counter(f, "", "oncpu_samples", st.oncpu_samples);
+	}
 	print_counter(f, "", "window_ns", st.window_ns);
 }
 
