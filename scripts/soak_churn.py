@@ -32,8 +32,11 @@ KIB = 1024
 DWARF_FDS_CAP = 256  # symcache.c: descriptors objects keep of their DWARF
 # Budgeted byte gauges of /metrics and the gauge holding each one's budget.
 BUDGETED = {"stack_bytes": "stack_budget_bytes", "symbol_cold_bytes": "symbol_budget_bytes",
-            "symbol_lines_bytes": "symbol_budget_bytes",
             "jit_map_bytes": "jit_map_budget_bytes", "table_map_bytes": "table_budget_bytes"}
+# Budgeted caches that fill by design, toward their budget over hours (an answer
+# per address sampled): judged on their level only. Twice the budget: it is
+# trimmed before a lookup, which may double an object's arrays past it.
+FILLING = {"symbol_lines_bytes": "symbol_budget_bytes"}
 # Counts the program keeps with no budget of their own: judged against what
 # they held once steady (a thing kept per churned binary grows with the
 # churn, thousands over a run).
@@ -182,6 +185,9 @@ def bounds(d, rows, steady_ms):
             if k in m and m.get(b):
                 out[(inst, k)] = (m[b] / 4, "a quarter of its budget %s %.0f KiB"
                                   % (b, m[b] / KIB), m[b])
+        for k, b in FILLING.items():
+            if k in m and m.get(b):
+                out[(inst, k)] = (None, "twice its budget %s" % b, 2 * m[b])
         if "symbol_paths" in m:
             # Interned paths are swept once twice as many as the snapshots use + 1024
             # (symbolize.c): a sawtooth of minutes, judged on that ceiling, with what
