@@ -327,7 +327,10 @@ while kill -0 "$TOP_PID" 2>/dev/null; do
 		esac
 	done <"/proc/$TOP_PID/status" 2>/dev/null
 	mem=$(map_bytes "$TOP_PID")
-	if [ -n "$rss" ] && [ -n "$anon" ] && [ "${mem:-0}" -gt 0 ]; then
+	# Every field, or the judge drops the row this loop counted (a busy machine
+	# once gave a read of status without RssFile: 29 rows judged of 30 counted).
+	if [ -n "$rss" ] && [ -n "$anon" ] && [ -n "$file" ] && [ -n "$threads" ] &&
+		[ "${mem:-0}" -gt 0 ]; then
 		echo "$(($(now) - t0)) $rss $anon $file $mem $threads" >>"$DIR/memory.tsv"
 		[ "$phase" = judged ] && judged=$((judged + 1))
 	fi
