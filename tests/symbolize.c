@@ -25,6 +25,8 @@
  *   symbolize dlopen HELPER LIB SYM   a library loaded after the snapshot
  *   symbolize rewrite BIN OTHER       BIN rewritten in place with OTHER's bytes
  *   symbolize reuse HELPER DATA CODE  a range read as DATA's holds CODE now
+ * With SFBPF_TEST_DEFER=1 in the environment, every symbolizer reads a file's
+ * symbols after its snapshot, as a session's does (symbolizer__set_defer()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -252,9 +254,26 @@ static void check_libc_all(struct symbolizer *s, const struct helper *h, const s
 static void check_expect_file(struct symbolizer *s, int pid, uint64_t bias, const char *file,
 			      const char *when);
 
-static int run_user(const struct user_args *a)
+/* Does SFBPF_TEST_DEFER ask for deferred symbols (the comment at the top)? */
+static bool deferred(void)
+{
+	const char *defer = getenv("SFBPF_TEST_DEFER");
+
+	return defer && !strcmp(defer, "1");
+}
+
+static struct symbolizer *new_symbolizer(void)
 {
 	struct symbolizer *s = symbolizer__new();
+
+	if (s && deferred())
+		symbolizer__set_defer(s, true);
+	return s;
+}
+
+static int run_user(const struct user_args *a)
+{
+	struct symbolizer *s = new_symbolizer();
 	struct helper h = {};
 	struct sym_info si;
 	char path[64];
@@ -392,7 +411,7 @@ static int own_nspid(int pid)
 
 static int run_expect(const struct expect_args *a)
 {
-	struct symbolizer *s = symbolizer__new();
+	struct symbolizer *s = new_symbolizer();
 	struct helper h = {};
 	const struct probe *p;
 	int i, err, pid;
@@ -466,7 +485,7 @@ static void check_probes(struct symbolizer *s, const struct helper *h, int from,
  */
 static int run_exec(const char *a, const char *b, const char *how)
 {
-	struct symbolizer *s = symbolizer__new();
+	struct symbolizer *s = new_symbolizer();
 	char *argv[] = { (char *)a, NULL }, cmd[4200];
 	struct helper h = {};
 	uint64_t before, after, ip;
@@ -508,7 +527,7 @@ static int run_exec(const char *a, const char *b, const char *how)
 /* A library loaded after the snapshot: a sample in it re-reads the maps. */
 static int run_dlopen(const char *bin, const char *lib, const char *sym)
 {
-	struct symbolizer *s = symbolizer__new();
+	struct symbolizer *s = new_symbolizer();
 	char *argv[] = { (char *)bin, NULL }, cmd[4200];
 	struct helper h = {};
 	uint64_t t0, t1, ip;
@@ -550,7 +569,7 @@ static int run_dlopen(const char *bin, const char *lib, const char *sym)
  */
 static int run_reuse(const char *bin, const char *data, const char *code)
 {
-	struct symbolizer *s = symbolizer__new();
+	struct symbolizer *s = new_symbolizer();
 	char *argv[] = { (char *)bin, NULL }, cmd[4200];
 	const struct probe *held, *mapped;
 	struct helper h = {};
@@ -611,13 +630,39 @@ static int copy_into(const char *from, const char *to)
 }
 
 /*
+ * Deferred, the first process's symbols were not read before its file was
+ * rewritten: they are none, counted, never the new program's.
+ */
+static void check_unread(struct symbolizer *s, const struct helper *h)
+{
+	struct symbolizer_stats st;
+	struct sym_info si;
+	char name[128];
+	int i, err;
+
+	for (i = 0; i < h->n; i++) {
+		const struct probe *p = &h->probes[i];
+
+		if (strcmp(p->kind, "func"))
+			continue;
+		err = symbolizer__user_at(s, h->pid, UINT64_MAX, p->addr, &si);
+		snprintf(name, sizeof(name), "original-unread-%s", p->name);
+		report(!err && !si.name, name, "err %d got %s+%" PRIu64 " in %s", err, nz(si.name),
+		       si.offset, nz(si.module));
+	}
+	symbolizer__stats(s, &st);
+	report(st.objs.changed_unread == 1, "changed-unread", "counted %" PRIu64,
+	       st.objs.changed_unread);
+}
+
+/*
  * BIN is run, then overwritten in place with OTHER's bytes (same inode) and
  * run again: the cached object must not serve the new program, and the first
  * process, gone but remembered, keeps its names.
  */
 static int run_rewrite(const char *bin, const char *other)
 {
-	struct symbolizer *s = symbolizer__new();
+	struct symbolizer *s = new_symbolizer();
 	char *argv[] = { (char *)bin, NULL };
 	struct helper h1 = {}, h2 = {};
 	struct stat st1, st2;
@@ -641,7 +686,10 @@ static int run_rewrite(const char *bin, const char *other)
 		return 1;
 	}
 	check_probes(s, &h2, 0, h2.n, UINT64_MAX, "rewritten");
-	check_probes(s, &h1, 0, h1.n, UINT64_MAX, "original");
+	if (deferred())
+		check_unread(s, &h1);
+	else
+		check_probes(s, &h1, 0, h1.n, UINT64_MAX, "original");
 	helper__stop(&h2);
 	symbolizer__free(s);
 	return failures != 0;

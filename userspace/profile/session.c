@@ -528,25 +528,6 @@ static void collect_python_names(struct session *s)
 	s->names_next_ns = now + s->names_wait_ns;
 }
 
-static void housekeeping(struct session *s)
-{
-	collect_python_names(s);
-	if (s->lc)
-		lifecycle__process(s->lc, HOUSEKEEPING_NS);
-	if (s->tables) {
-		tables__process(s->tables, HOUSEKEEPING_NS);
-		trim(s);
-	}
-	/* Samples before an exit read so far are all read only once a round was not cut. */
-	if (!s->cut) {
-		s->drains++;
-		if (s->pythons)
-			pythons__drained(s->pythons);
-	}
-	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
-		forget_oldest(s);
-}
-
 static bool busy(struct session *s)
 {
 	struct lifecycle_stats ls;
@@ -557,6 +538,31 @@ static bool busy(struct session *s)
 		return false;
 	lifecycle__stats(s->lc, &ls);
 	return ls.queued > 0;
+}
+
+static void housekeeping(struct session *s)
+{
+	collect_python_names(s);
+	if (s->lc)
+		lifecycle__process(s->lc, HOUSEKEEPING_NS);
+	if (s->tables) {
+		tables__process(s->tables, HOUSEKEEPING_NS);
+		trim(s);
+	}
+	/*
+	 * New files' symbols after the entries and tables above: reading a big
+	 * binary's (tens of milliseconds) in its exec's snapshot delayed its
+	 * process's entry, and so its first unwound stack, by as much.
+	 */
+	symbolizer__settle(s->sym, !busy(s));
+	/* Samples before an exit read so far are all read only once a round was not cut. */
+	if (!s->cut) {
+		s->drains++;
+		if (s->pythons)
+			pythons__drained(s->pythons);
+	}
+	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
+		forget_oldest(s);
 }
 
 static void progress(struct session *s, bool done)
@@ -705,6 +711,8 @@ int session__open(struct session **sp, const struct session_opts *opts)
 		pr_warn("out of memory");
 		return -ENOMEM;
 	}
+	/* New files' symbols after the work that unwinds their processes (housekeeping). */
+	symbolizer__set_defer(s->sym, true);
 	session__set_budgets(s);
 	if (opts->cgroup) {
 		err = cgroups__check_dir(s->cgroups, opts->cgroup);

@@ -391,6 +391,9 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_counter(f, "", "symbol_lines_forgotten", o->lines_forgotten);
 	print_counter(f, "", "symbol_objects_evicted", o->evicted);
 	print_counter(f, "", "symbol_objects_replaced", o->replaced);
+	print_gauge(f, "", "symbol_objects_pending", o->pending);
+	print_counter(f, "", "symbol_objects_deferred", o->deferred);
+	print_counter(f, "", "symbol_objects_changed_unread", o->changed_unread);
 	print_gauge(f, "", "symbol_paths", st->sym.strings);
 	print_counter(f, "", "symbol_paths_swept", st->sym.strings_swept);
 	print_gauge(f, "", "dwarf_fds", o->dwarf_fds);

@@ -459,6 +459,16 @@ int symbolizer__set_debuginfod(struct symbolizer *s, bool on)
 	return symcache__set_debuginfod(s->cache, on);
 }
 
+void symbolizer__set_defer(struct symbolizer *s, bool on)
+{
+	symcache__set_defer(s->cache, on);
+}
+
+void symbolizer__settle(struct symbolizer *s, bool all)
+{
+	symcache__settle(s->cache, all);
+}
+
 void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns)
 {
 	symcache__release_lines(s->cache, unused_since_ns);
@@ -751,6 +761,7 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t time_ns, uint64_
 	out->map_start = m->start;
 	out->map_end = m->end;
 	out->map_offset = m->offset;
+	symcache__settle_obj(s->cache, m->obj); /* its symbols, if they wait */
 	out->build_id = symobj__build_id(m->obj);
 	resolve(s, p, m, addr, out);
 	return 0;

@@ -75,8 +75,8 @@ void symbolizer__free(struct symbolizer *s);
 
 /*
  * Snapshot pid's mappings and load the objects they map, if pid was not noted
- * yet (cheap otherwise). Returns 0 or a negative errno (-ESRCH: the process is
- * gone); a pid that failed is remembered as having no mappings.
+ * yet (cheap otherwise; see symbolizer__set_defer()). Returns 0 or a negative errno (-ESRCH: the
+ * process is gone); a pid that failed is remembered as having no mappings.
  */
 int symbolizer__note_pid(struct symbolizer *s, int pid);
 /*
@@ -142,6 +142,14 @@ int symbolizer__set_debuginfod(struct symbolizer *s, bool on);
  * the DWARF read since, the file pages the lookups mapped in.
  */
 void symbolizer__release_lines(struct symbolizer *s, uint64_t unused_since_ns);
+/*
+ * Snapshots open new files and read their symbols later (default: at once),
+ * so that a session's sampling thread reads them after more urgent work:
+ * symbolizer__settle() reads all of them, or (all false, while that work
+ * waits) only those waiting too long; a lookup reads a file's own first.
+ */
+void symbolizer__set_defer(struct symbolizer *s, bool on);
+void symbolizer__settle(struct symbolizer *s, bool all);
 
 /*
  * Budgets in bytes (0: the module's default): of the objects no snapshot

@@ -14,7 +14,8 @@
  * procmap__open() (/proc/PID/map_files, else the path inside /proc/PID/root).
  *
  * Lifecycle: symcache__new(), symcache__file()/symcache__vdso() while the
- * processes live (objects must be loaded while their files are reachable),
+ * processes live (objects are opened while their files are reachable; with
+ * symcache__set_defer(), their symbols are read from that descriptor later),
  * lookups at any time after, symcache__free() frees every object. Each
  * getter's answer is a reference: symcache__put() it when the mapping that
  * holds it goes. An object no reference holds ("cold") stays cached for the
@@ -53,6 +54,9 @@ struct symcache_stats {
 	uint64_t dwarf_refused; /* objects left without lines: no descriptor to spare */
 	uint64_t lines_bytes; /* source-line answers every object keeps (gauge, within budget) */
 	uint64_t lines_forgotten; /* objects whose answers were forgotten for the budget */
+	uint64_t pending; /* opened, their symbols not read yet (gauge) */
+	uint64_t deferred; /* objects whose symbols were read after their snapshot */
+	uint64_t changed_unread; /* of those, files changed meanwhile: left without symbols */
 };
 
 struct symcache *symcache__new(void);
@@ -82,6 +86,20 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 			      const struct procmap *m);
 /* The [vdso] mapping m of pid. */
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
+/*
+ * Read the symbols of files opened from now on after the getter returns
+ * (default: off, read by the getter): at the object's first lookup, when it
+ * goes cold, or in symcache__settle(). A file rewritten in place before its
+ * symbols are read gets none (changed_unread), not the new bytes'.
+ */
+void symcache__set_defer(struct symcache *c, bool on);
+/*
+ * Read the symbols that wait: all, or only those waiting longer than the
+ * cache lets them (symcache.c, SETTLE_NS).
+ */
+void symcache__settle(struct symcache *c, bool all);
+/* o's symbols now, if they wait: before reading o's build-id or ELF state. */
+void symcache__settle_obj(struct symcache *c, struct symobj *o);
 /* Drop a reference a getter gave (NULL: nothing). */
 void symcache__put(struct symcache *c, struct symobj *o);
 /*
