@@ -20,79 +20,15 @@
 #include "procs/procmaps.h"
 #include "symbols/debuginfo.h"
 #include "symbols/srcline.h"
-#include "symbols/symcache.h"
+#include "symbols/symcache_int.h"
 #include "tables/elfobj.h"
 #include "symbols/symtab.h"
-#include "util/clock.h"
 #include "util/dynlib.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
 #define MAX_VDSO_SIZE (1 << 20)
-/*
- * With symcache__set_defer(), a file's symbols are read after its snapshot,
- * not in it: reading them takes milliseconds to hundreds of milliseconds for
- * a big binary (cc1: 29k dynamic symbols), and a session takes the snapshot
- * on its sampling thread at the exec event, ahead of the refresh that gives
- * the new process its unwind entry. What needs the process's root (its debug
- * file) is opened at once; the object then holds its descriptors until its
- * first lookup, until it goes cold, or until symcache__settle() (the
- * session's housekeeping, after its lifecycle and table work, and within
- * SETTLE_NS while that work is busy). At most MAX_PENDING objects wait: past
- * it a file is read at once.
- */
-#define MAX_PENDING 32
-#define SETTLE_NS (100ull * 1000 * 1000)
-/*
- * Objects whose DWARF stays reachable through an open descriptor: lines are
- * read at output time, when the file may be gone (deleted, its container
- * stopped). Past the budget (symcache__set_dwarf_files()), objects have
- * symbols but no lines: the process's descriptors are shared with perf
- * events and BPF maps.
- */
-
-struct segment {
-	uint64_t offset, vaddr, filesz;
-};
-
-/* A file's descriptors and what they hold, to read its symbols from (symobj__open_src()). */
-struct symobj_src {
-	int fd, dfd; /* the file, its debug file (-1: none) */
-	bool is_elf, has_symtab, has_dwarf;
-};
-
-struct symobj {
-	struct symobj *next; /* vdso images; objects replaced in the cache */
-	/* Unreferenced objects kept for reuse, coldest first (symcache__put). */
-	struct symobj *cold_prev, *cold_next;
-	uint32_t refs; /* mappings of snapshots pointing at it */
-	bool retired; /* replaced in objs by a newer file at its inode */
-	uint64_t bytes; /* symobj__bytes() when it went cold */
-	uint64_t dev, ino;
-	off_t size; /* size and mtime: a different file reusing the inode */
-	struct timespec mtime;
-	bool elf; /* parsed: addresses convert through segs */
-	struct segment *segs;
-	size_t nsegs;
-	struct symtab *tab; /* NULL: no symbols */
-	void *image; /* vdso bytes, to share the object by content */
-	size_t image_len;
-	int dwarf_fd; /* the file holding its DWARF until first used; -1: none */
-	struct stat dwarf_id; /* dwarf_fd's file when kept: srcline answers only while it holds */
-	struct srcline *lines; /* opened at the first lookup */
-	bool lines_tried;
-	bool tenant; /* mapped by a process whose root is not the host's: lines from a copy */
-	bool want_debug; /* no local debug file, and symbols or DWARF missing */
-	bool debuginfod_tried;
-	/* Opened, symbols not read yet (symobj__settle()); pend.fd -1 once read. */
-	struct symobj *pend_prev, *pend_next;
-	struct symobj_src pend;
-	uint64_t pend_ns;
-	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
-	size_t build_id_len;
-	char build_id_hex[ELFOBJ_BUILD_ID_HEX]; /* "" if none */
-};
 
 /* libdebuginfod, loaded when asked for (util/dynlib.h: it brings a libcurl). */
 static struct {
@@ -107,206 +43,12 @@ static const struct dynlib_fn di_fns[] = {
 	{ "debuginfod_end", (void **)&di.end },
 };
 
-struct symcache {
-	struct hashmap objs; /* struct symobj *, by (dev, ino) */
-	struct symobj *vdsos;
-	struct symobj *retired; /* replaced in objs, still referenced by older snapshots */
-	struct symobj *cold_head, *cold_tail; /* unreferenced objects in objs, coldest first */
-	struct symobj *pend_head, *pend_tail; /* opened, symbols not read yet, oldest first */
-	uint64_t budget; /* bytes of cold objects kept; 0: SYMCACHE_DEFAULT_BUDGET */
-	char *debug_dirs;
-	bool no_lines; /* symcache__set_lines(false) */
-	bool defer; /* symcache__set_defer() */
-	size_t dwarf_fds; /* descriptors held by objects for their DWARF */
-	size_t dwarf_budget; /* descriptors held at most (symcache__set_dwarf_files()) */
-	debuginfod_client *dc; /* NULL unless asked for: never reach the network unasked */
-	struct symcache_stats st;
-};
-
-static int symobj__load_segments(struct symobj *obj, Elf *elf)
-{
-	size_t i, n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	obj->segs = calloc(n ? n : 1, sizeof(*obj->segs));
-	if (!obj->segs)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		obj->segs[obj->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	}
-	return 0;
-}
-
-/*
- * Symbols from debug (the separate debug file, may be NULL) or elf. On failure
- * the object stays, without symbols: not retried for every process.
- */
-static int symobj__load_elf(struct symobj *obj, Elf *elf, int fd, Elf *debug, int debug_fd)
-{
-	int err;
-
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		return -EINVAL;
-	err = symobj__load_segments(obj, elf);
-	if (err)
-		return err;
-	obj->elf = true;
-	obj->tab = symtab__new();
-	if (!obj->tab)
-		return -ENOMEM;
-	err = symtab__add_elf(obj->tab, elf, fd, debug, debug_fd);
-	if (err) {
-		symtab__free(obj->tab);
-		obj->tab = NULL;
-		return err;
-	}
-	symtab__finish(obj->tab, false);
-	return 0;
-}
-
-static bool evict_cold_dwarf(struct symcache *c);
-
-/*
- * Keep fd (ours now) for the object's lines, if the cache may hold another
- * descriptor: at the limit, an unreferenced object holding one goes first
- * (nothing can look it up any more); else the object has no lines, counted.
- */
-static void symobj__keep_dwarf(struct symcache *c, struct symobj *obj, int fd)
-{
-	if (fd < 0)
-		return;
-	/* Its identity now, with the symbols just read: lines from the same bytes or none. */
-	if (fstat(fd, &obj->dwarf_id)) {
-		close(fd);
-		return;
-	}
-	while (c->dwarf_fds >= c->dwarf_budget && evict_cold_dwarf(c))
-		;
-	if (c->dwarf_fds < c->dwarf_budget) {
-		obj->dwarf_fd = fd;
-		c->dwarf_fds++;
-		return;
-	}
-	c->st.dwarf_refused++;
-	close(fd);
-}
-
-/*
- * What reading a file's symbols takes, found when it is opened: cheap (its
- * headers, notes and section names). A file without .symtab gets its debug
- * file's, looked up under root_pid's root, which goes with its last process:
- * so it is opened now; so is the debug file of a file without DWARF (for
- * lines), when lines are wanted. The symbols themselves are read by
- * symobj__read(), now or later (MAX_PENDING).
- */
-static void symobj__open_src(struct symcache *c, struct symobj *obj, int fd, const char *path,
-			     int root_pid, struct symobj_src *src)
-{
-	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL), *debug;
-
-	*src = (struct symobj_src){ .fd = fd, .dfd = -1 };
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return;
-	}
-	src->is_elf = true;
-	src->has_symtab = symtab__elf_has_symtab(elf);
-	src->has_dwarf = c->no_lines || srcline__elf_has_dwarf(elf);
-	obj->build_id_len = elfobj__build_id(elf, obj->build_id, sizeof(obj->build_id));
-	elfobj__hex(obj->build_id, obj->build_id_len, obj->build_id_hex);
-	if (!src->has_symtab || !src->has_dwarf) {
-		src->dfd = debuginfo__open(elf, path, root_pid, c->debug_dirs, NULL, 0);
-		debug = src->dfd >= 0 ? elf_begin(src->dfd, ELF_C_READ, NULL) : NULL;
-		obj->want_debug = !debug;
-		if (!debug && src->dfd >= 0) {
-			close(src->dfd);
-			src->dfd = -1;
-		}
-		elf_end(debug);
-	}
-	elf_end(elf);
-}
-
-/* obj's segments, symbols and DWARF descriptor from src, whose descriptors it closes. */
-static int symobj__read(struct symcache *c, struct symobj *obj, struct symobj_src *src)
-{
-	Elf *elf = elf_begin(src->fd, ELF_C_READ, NULL);
-	Elf *debug = src->dfd >= 0 ? elf_begin(src->dfd, ELF_C_READ, NULL) : NULL;
-	int err;
-
-	/* The object's own .symtab, when it has one, as before lines were read. */
-	err = symobj__load_elf(obj, elf, src->fd, src->has_symtab ? NULL : debug, src->dfd);
-	if (!err && !c->no_lines) {
-		if (src->has_dwarf)
-			symobj__keep_dwarf(c, obj, fcntl(src->fd, F_DUPFD_CLOEXEC, 0));
-		else if (debug && srcline__elf_has_dwarf(debug))
-			symobj__keep_dwarf(c, obj, fcntl(src->dfd, F_DUPFD_CLOEXEC, 0));
-	}
-	elf_end(debug);
-	elf_end(elf);
-	if (src->dfd >= 0)
-		close(src->dfd);
-	close(src->fd);
-	src->fd = src->dfd = -1;
-	return err;
-}
-
-static void pend_unlink(struct symcache *c, struct symobj *o)
-{
-	if (o->pend_prev)
-		o->pend_prev->pend_next = o->pend_next;
-	else
-		c->pend_head = o->pend_next;
-	if (o->pend_next)
-		o->pend_next->pend_prev = o->pend_prev;
-	else
-		c->pend_tail = o->pend_prev;
-	o->pend_prev = o->pend_next = NULL;
-	c->st.pending--;
-}
-
-/*
- * Read o's symbols now, if they wait. A file changed since it was opened
- * (rewritten in place: its size or mtime moved) no longer holds the bytes
- * its processes mapped: no symbols, rather than another program's.
- */
-static void symobj__settle(struct symcache *c, struct symobj *o)
-{
-	struct stat st;
-
-	if (!o || o->pend.fd < 0)
-		return;
-	pend_unlink(c, o);
-	o->elf = false; /* set again by the read, if libelf reads it */
-	c->st.deferred++;
-	if (fstat(o->pend.fd, &st) || st.st_size != o->size ||
-	    st.st_mtim.tv_sec != o->mtime.tv_sec || st.st_mtim.tv_nsec != o->mtime.tv_nsec) {
-		c->st.changed_unread++;
-		if (o->pend.dfd >= 0)
-			close(o->pend.dfd);
-		close(o->pend.fd);
-		o->pend.fd = o->pend.dfd = -1;
-		return;
-	}
-	symobj__read(c, o, &o->pend);
-}
-
 /* Its descriptor for DWARF (kept, or owned by its srcline) goes back to the cache's count. */
 static void symobj__free(struct symcache *c, struct symobj *obj)
 {
 	if (!obj)
 		return;
-	if (obj->pend.fd >= 0) {
-		pend_unlink(c, obj);
-		close(obj->pend.fd);
-		if (obj->pend.dfd >= 0)
-			close(obj->pend.dfd);
-	}
+	symobj__drop_pending(c, obj);
 	if (obj->lines || obj->dwarf_fd >= 0)
 		c->dwarf_fds--;
 	c->st.lines_bytes -= srcline__answer_bytes(obj->lines);
@@ -547,8 +289,7 @@ static void evict(struct symcache *c, struct symobj *o)
 	symobj__free(c, o);
 }
 
-/* The coldest unreferenced object holding a DWARF descriptor goes; false: there is none. */
-static bool evict_cold_dwarf(struct symcache *c)
+bool symcache__evict_cold_dwarf(struct symcache *c)
 {
 	struct symobj *o;
 
@@ -594,7 +335,7 @@ void symcache__set_dwarf_files(struct symcache *c, uint64_t n)
 {
 	c->dwarf_budget = n ? n : SYMCACHE_DEFAULT_DWARF_FILES;
 	/* Objects in use keep theirs: past a lowered budget, new objects get none until they go. */
-	while (c->dwarf_fds > c->dwarf_budget && evict_cold_dwarf(c))
+	while (c->dwarf_fds > c->dwarf_budget && symcache__evict_cold_dwarf(c))
 		;
 }
 
@@ -699,45 +440,6 @@ static bool tenant_may_write(int pid, const struct procmap *m)
 	writable = st.st_ino == m->inode && !fstatvfs(fd, &vfs) && !(vfs.f_flag & ST_RDONLY);
 	close(fd);
 	return writable;
-}
-
-/*
- * obj's symbols from fd (ours), now, or later if the cache defers them and
- * has room for the descriptors (MAX_PENDING).
- */
-static void symobj__load_fd(struct symcache *c, struct symobj *obj, int fd, const char *path,
-			    int root_pid)
-{
-	struct symobj_src src;
-
-	symobj__open_src(c, obj, fd, path, root_pid, &src);
-	if (!c->defer || !src.is_elf || c->st.pending >= MAX_PENDING) {
-		symobj__read(c, obj, &src);
-		return;
-	}
-	obj->pend = src;
-	obj->pend_ns = clock__mono_ns();
-	obj->elf = true; /* libelf took it for ELF: the snapshot tells it from JIT code */
-	obj->pend_prev = c->pend_tail;
-	if (c->pend_tail)
-		c->pend_tail->pend_next = obj;
-	else
-		c->pend_head = obj;
-	c->pend_tail = obj;
-	c->st.pending++;
-}
-
-void symcache__settle(struct symcache *c, bool all)
-{
-	uint64_t now = clock__mono_ns();
-
-	while (c->pend_head && (all || now - c->pend_head->pend_ns >= SETTLE_NS))
-		symobj__settle(c, c->pend_head);
-}
-
-void symcache__settle_obj(struct symcache *c, struct symobj *o)
-{
-	symobj__settle(c, o);
 }
 
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
@@ -884,13 +586,6 @@ int symcache__set_debug_dirs(struct symcache *c, const char *dirs)
 	free(c->debug_dirs);
 	c->debug_dirs = d;
 	return 0;
-}
-
-void symcache__set_defer(struct symcache *c, bool on)
-{
-	c->defer = on;
-	if (!on)
-		symcache__settle(c, true);
 }
 
 void symcache__set_lines(struct symcache *c, bool on)
