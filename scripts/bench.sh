@@ -19,7 +19,8 @@
 #               same aggregator (why the live view is incremental)
 # Each lives in scripts/bench/ (kcost.sh: bench_kcost, and so on; common.sh
 # the helpers, report.sh the report), sourced here, where the options and
-# sizes are. Every benchmark prints one "bench: NAME: ..." summary line on
+# sizes are (but coldstart-ab.sh, run on its own: two builds side by side on
+# cc1's cold start). Every benchmark prints one "bench: NAME: ..." summary line on
 # stdout; the tables, the commands and the machine go to docs/BENCHMARKS.md
 # (with --quick, to a file in the temporary directory unless --out is given).
 # Repeated runs, medians, configurations alternated within one run: the
