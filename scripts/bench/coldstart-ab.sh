@@ -33,14 +33,15 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-[ -n "$CGROOT" ] && mkdir "$CG" || {
+if [ -z "$CGROOT" ] || ! mkdir "$CG"; then
 	echo "coldstart-ab: no cgroup v2 directory" >&2
 	exit 1
-}
+fi
 [ -x "$CC1" ] || {
 	echo "coldstart-ab: no cc1 ($CC1)" >&2
 	exit 1
 }
+# shellcheck disable=SC2016 # $(LDLIBS) is for make
 read -r -a LDLIBS <<<"$(printf 'p:\n\t@echo $(LDLIBS)\n' |
 	make -s --no-print-directory -C "$ROOT" -f Makefile -f - p 2>/dev/null)"
 for v in A B; do
