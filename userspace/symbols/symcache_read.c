@@ -186,18 +186,15 @@ void symobj__settle(struct symcache *c, struct symobj *o)
 
 	if (!o || o->pend.fd < 0)
 		return;
-	pend_unlink(c, o);
 	o->elf = false; /* set again by the read, if libelf reads it */
 	c->st.deferred++;
 	if (fstat(o->pend.fd, &st) || st.st_size != o->size ||
 	    st.st_mtim.tv_sec != o->mtime.tv_sec || st.st_mtim.tv_nsec != o->mtime.tv_nsec) {
 		c->st.changed_unread++;
-		if (o->pend.dfd >= 0)
-			close(o->pend.dfd);
-		close(o->pend.fd);
-		o->pend.fd = o->pend.dfd = -1;
+		symobj__drop_pending(c, o);
 		return;
 	}
+	pend_unlink(c, o);
 	symobj__read(c, o, &o->pend);
 }
 
