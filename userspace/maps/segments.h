@@ -8,9 +8,16 @@
  * the one record of who owns which entries.
  *
  * Linking or unlinking a map in an array of maps makes the kernel wait for an
- * RCU grace period (10-20 ms here): the segments a slice needs are linked in
- * one batch, and an empty segment lingers (linger_ns) before it is unlinked,
- * one per segspace__reap() call, so that the sampling thread stalls rarely.
+ * RCU grace period (10-35 ms measured here, per call): the segments a slice
+ * needs are linked in one batch, and an empty segment lingers (linger_ns)
+ * before it is unlinked, one per segspace__reap() call. With
+ * segspace__set_async(), a thread of the space's own makes those calls, in
+ * the order they were asked: the sampling thread, which reads the samples
+ * and publishes tables, never waits a grace period out (a big table's
+ * admission did, 34 ms for cc1's, while its processes' samples waited to
+ * be read). A slice's rows can be written at once (the segment exists, and
+ * is mapped through its own descriptor); a table is published only once
+ * segspace__linked() says its segments are in the array of maps.
  */
 #ifndef SFBPF_SEGMENTS_H
 #define SFBPF_SEGMENTS_H
@@ -24,7 +31,10 @@ struct segment {
 	uint32_t *mem; /* its element while mapped for writes (segspace__map()), else NULL */
 	uint32_t used; /* entries of it inside some slice */
 	uint64_t empty_since; /* present and unused since then (CLOCK_MONOTONIC ns); 0: in use */
+	uint32_t gen; /* links asked for it: linked once the linker has done the last */
 };
+
+struct seglinker;
 
 struct segspace {
 	int outer_fd; /* the array of maps (rows or pages) */
@@ -35,6 +45,7 @@ struct segspace {
 	uint64_t linger_ns; /* an empty segment is kept this long; 0: freed at once */
 	uint32_t lingering; /* empty segments kept */
 	struct segment *segs;
+	struct seglinker *linker; /* NULL: links and unlinks on the caller's thread */
 };
 
 /*
@@ -44,6 +55,19 @@ struct segspace {
  */
 int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t shift);
 void segspace__fini(struct segspace *s);
+/*
+ * Links and unlinks on a thread of the space's own from now on (see above):
+ * 0, or a negative errno (the space stays synchronous).
+ */
+int segspace__set_async(struct segspace *s);
+/*
+ * Whether the segments of [start, start + n) are linked: 1, 0 (being linked),
+ * or the negative errno their link failed with (the caller gives the slice
+ * back; a later segspace__get() links the segment again).
+ */
+int segspace__linked(struct segspace *s, uint32_t start, uint32_t n);
+/* Waits until segspace__linked() is not 0, and returns it. */
+int segspace__wait_linked(struct segspace *s, uint32_t start, uint32_t n);
 /* Creates the segments that entries [start, start + n) need. 0 or a negative errno. */
 int segspace__get(struct segspace *s, uint32_t start, uint32_t n);
 /* [start, start + n) is no slice's any more: the segments left unused go (or linger). */

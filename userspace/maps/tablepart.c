@@ -230,6 +230,11 @@ static int publish(struct tables *t, const struct entry *e, const struct part_sl
 	/* Unmapped as the pushes do (they map what they write again): not in our RSS. */
 	segspace__unmap(&t->row_segs);
 	segspace__unmap(&t->page_segs);
+	/* A few hundred rows: a new segment for them is rare, and waited for. */
+	if (!err && (err = segspace__wait_linked(&t->row_segs, s->row_start, ft->nr_rows)) > 0)
+		err = segspace__wait_linked(&t->page_segs, s->page_start, ft->nr_pages);
+	if (err > 0)
+		err = 0;
 	if (!err && bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY))
 		err = -errno;
 	return err;

@@ -69,6 +69,13 @@ struct tables *tables__new(const struct tables_opts *opts)
 		tables__free(t);
 		return NULL;
 	}
+	/*
+	 * The grace period of each segment's link on a thread of its own: the
+	 * sampling thread publishes a table once they are linked (push_slice).
+	 */
+	if (opts->async &&
+	    (segspace__set_async(&t->row_segs) || segspace__set_async(&t->page_segs)))
+		pr_info("table segments are linked on the sampling thread");
 	t->stats.rows_capacity = opts->max_rows;
 	t->stats.pages_capacity = opts->max_pages;
 	t->stats.rules_capacity = t->opts.max_rules;
@@ -373,6 +380,7 @@ static int push_slice(struct tables *t)
 	struct entry *e = t->push_head;
 	struct flat_table *ft;
 	uint32_t n;
+	int linked;
 
 	if (!e)
 		return 0;
@@ -396,6 +404,12 @@ static int push_slice(struct tables *t)
 	}
 	if (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages)
 		return 1;
+	/* Written; published once its segments are in the arrays of maps. */
+	linked = segspace__linked(&t->row_segs, e->row_start, ft->nr_rows);
+	if (linked > 0)
+		linked = segspace__linked(&t->page_segs, e->page_start, ft->nr_pages);
+	if (!linked)
+		return -EAGAIN;
 	t->push_head = e->push_next;
 	if (!t->push_head) {
 		t->push_tail = &t->push_head;
@@ -404,7 +418,10 @@ static int push_slice(struct tables *t)
 		segspace__unmap(&t->page_segs);
 	}
 	t->nr_pushing--;
-	push_finished(t, e);
+	if (linked < 0)
+		set_no_table(t, e, linked);
+	else
+		push_finished(t, e);
 	return 1;
 }
 
