@@ -14,7 +14,15 @@
  *   symlink   a symlink under the name: refused, its target neither read nor touched;
  *   budget    a budget of the two largest files: evictions counted, the
  *             directory under the budget, the newest tables kept;
- *   check     flat_table__check refuses rows out of order and a rule out of range.
+ *   check     flat_table__check refuses rows out of order and a rule out of range;
+ *   ident     the identity index (tableident.h): each FILE loaded with an identity
+ *             (its status, as the map loader keys it) gets a record (MIN at least);
+ *             a new cache then reads every recorded table back without reading
+ *             the file (from_ident), equal to the build; a status other than the
+ *             file's (ctime moved) is not taken for it; a record of a file whose
+ *             ctime is within the margin of the hashing is not written, one past it
+ *             is; a record with a byte flipped is refused and deleted, another
+ *             boot's is deleted uncounted; the recent ones come newest first.
  * Usage: tablecache time DIR FILE
  *   one cold build of FILE's table (stored into DIR, which must not hold it),
  *   then one read back: "rows=N cold_us=N warm_us=N" (scripts/bench.sh).
@@ -32,6 +40,7 @@
 #include "tables/flatbuild.h"
 #include "tables/tablebytes.h"
 #include "tables/tablecache.h"
+#include "tables/tableident.h"
 #include "tables/tableload.h"
 #include "testlib.h"
 
@@ -265,6 +274,215 @@ static void check(int o)
 	       "%s: a broken table passed, or a good one failed", objs[o].path);
 }
 
+/* ---- the identity index ---------------------------------------------------------- */
+
+/* path's identity as the tests key it: its name (any bytes do), and its status. */
+static uint32_t test_ident(const char *path, uint8_t *ident, uint64_t stat5[5],
+			   const struct stat *st)
+{
+	uint32_t n = (uint32_t)strlen(path);
+
+	n = n < TABLEIDENT_MAX ? n : TABLEIDENT_MAX;
+	memcpy(ident, path, n);
+	stat5[0] = st->st_dev;
+	stat5[1] = st->st_ino;
+	stat5[2] = (uint64_t)st->st_size;
+	stat5[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + st->st_mtim.tv_nsec;
+	stat5[4] = (uint64_t)st->st_ctim.tv_sec * 1000000000ull + st->st_ctim.tv_nsec;
+	return n;
+}
+
+/* One load of path with its identity (ctime_skew added to the status's ctime). */
+static struct tableload_job *load_ident(struct tablecache *c, const char *path, uint64_t ctime_skew)
+{
+	struct tableload_opts o = { .cache = c };
+	struct tableload *tl = tableload__new(&o);
+	struct tableload_job *job = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t ident[TABLEIDENT_MAX];
+	uint64_t stat5[5];
+	struct stat st;
+	uint32_t n;
+
+	if (tl && fd >= 0 && !fstat(fd, &st) && (job = tableload_job__new(fd, path, NULL))) {
+		n = test_ident(path, ident, stat5, &st);
+		stat5[4] += ctime_skew;
+		if (tableload_job__set_ident(job, ident, n, stat5) || tableload__submit(tl, job)) {
+			tableload_job__free(job);
+			job = NULL;
+		} else {
+			job = tableload__take(tl);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	tableload__free(tl);
+	return job;
+}
+
+/* The record file of path's identity in DIR/ident (its name as tableident.c makes it). */
+static void ident_file(const char *path, char *out, size_t size)
+{
+	uint8_t ident[TABLEIDENT_MAX], h[SHA256_BYTES];
+	uint64_t stat5[5];
+	struct sha256 sha;
+	struct stat st = { 0 };
+	uint32_t n = test_ident(path, ident, stat5, &st);
+	int i, k;
+
+	sha256__init(&sha);
+	sha256__update(&sha, ident, n);
+	sha256__final(&sha, h);
+	k = snprintf(out, size, "%s/ident/", dir);
+	for (i = 0; i < 16 && (size_t)k + 3 <= size; i++)
+		k += snprintf(out + k, size - (size_t)k, "%02x", h[i]);
+}
+
+/*
+ * The record layout tableident.c writes (408 bytes): the boot id at 16, the
+ * SHA-256 of the 376 bytes before it at 376. Rewrites path's record with a
+ * byte of its boot id changed and its digest made again: whole, another boot's.
+ */
+static bool other_boot(const char *path)
+{
+	uint8_t rec[408];
+	struct sha256 sha;
+	char file[4096];
+	FILE *f;
+	bool ok;
+
+	ident_file(path, file, sizeof(file));
+	f = fopen(file, "r+b");
+	if (!f)
+		return false;
+	ok = fread(rec, 1, sizeof(rec), f) == sizeof(rec);
+	rec[16] ^= 0x55;
+	sha256__init(&sha);
+	sha256__update(&sha, rec, 376);
+	sha256__final(&sha, rec + 376);
+	ok = ok && !fseek(f, 0, SEEK_SET) && fwrite(rec, 1, sizeof(rec), f) == sizeof(rec);
+	return !fclose(f) && ok;
+}
+
+static void ident(int min)
+{
+	struct tablecache_stats st;
+	struct tableload_job *job;
+	struct tablecache *c = open_cache(0);
+	struct tableident_rec *recs = NULL;
+	uint8_t digest[SHA256_BYTES], want[SHA256_BYTES];
+	char file[4096], sh[8400];
+	int i, noted = 0, hit = 0, equal = 0, stale = 0, a = -1, b = -1;
+	uint32_t nr = 0;
+	struct stat fst;
+	int64_t ct;
+	int fd, r1, r2;
+
+	/* Hashed as before (the cold run stored every table): recorded now. */
+	for (i = 0; i < nr_objs; i++) {
+		if (!objs[i].ft)
+			continue;
+		job = load_ident(c, objs[i].path, 0);
+		noted += job && job->from_cache && !job->from_ident;
+		tableload_job__free(job);
+	}
+	tablecache__stats(c, &st);
+	tablecache__free(c);
+	report(st.ident.noted >= (uint64_t)min && noted >= min && !st.ident.hits, "ident noted",
+	       "%llu records written, %d hashed and read back, %llu hits (want >= %d, no hit)",
+	       (unsigned long long)st.ident.noted, noted, (unsigned long long)st.ident.hits, min);
+	/* Each file recorded (local filesystems, ctime old enough) is read back by identity. */
+	noted = (int)st.ident.noted;
+
+	/* A new cache (a restart): the recorded files' tables without reading them. */
+	c = open_cache(0);
+	for (i = 0; i < nr_objs; i++) {
+		if (!objs[i].ft)
+			continue;
+		job = load_ident(c, objs[i].path, 0);
+		hit += job && job->from_ident;
+		equal += job && job->from_ident && same_table(job->ft, objs[i].ft);
+		if (job && job->from_ident)
+			a < 0 ? (a = i) : b < 0 ? (b = i) : 0;
+		tableload_job__free(job);
+		/* Another status than the file's: not the file the record names. */
+		job = load_ident(c, objs[i].path, 1);
+		stale += job && !job->from_ident && job->from_cache;
+		tableload_job__free(job);
+	}
+	tablecache__stats(c, &st);
+	report(hit >= min && hit == noted && equal == hit && st.ident.hits == (uint64_t)hit,
+	       "ident hit",
+	       "%d read back by identity (of %d recorded), %d equal to the build, %llu hits", hit,
+	       noted, equal, (unsigned long long)st.ident.hits);
+	report(stale == hit, "ident stale", "%d of %d loads with another ctime hashed the file",
+	       stale, hit);
+
+	/* The margin: a ctime within it of the hashing is no record; one past it is. */
+	fd = open(objs[a < 0 ? 0 : a].path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &fst) && tablecache__ident(c)) {
+		ct = (int64_t)fst.st_ctim.tv_sec * 1000000000ll + fst.st_ctim.tv_nsec;
+		memset(want, 0x5a, sizeof(want));
+		r1 = tableident__note(tablecache__ident(c), "margin", 6, want, "margin", fd, &fst,
+				      ct + TABLEIDENT_CTIME_MARGIN_NS / 2);
+		r2 = tableident__note(tablecache__ident(c), "margin", 6, want, "margin", fd, &fst,
+				      ct + 2 * TABLEIDENT_CTIME_MARGIN_NS);
+		report(r1 == 0 && r2 == 1 &&
+			       !tableident__digest(tablecache__ident(c), "margin", 6, digest) &&
+			       !memcmp(digest, want, SHA256_BYTES),
+		       "ident margin", "within the margin: %d (want 0), past it: %d (want 1)", r1,
+		       r2);
+	} else {
+		report(false, "ident margin", "no file or no index");
+	}
+	if (fd >= 0)
+		close(fd);
+	tablecache__free(c);
+	if (a < 0 || b < 0) {
+		report(false, "ident damaged", "fewer than two records");
+		return;
+	}
+
+	/* One byte of the name flipped: refused, counted, deleted; the file hashed again. */
+	ident_file(objs[a].path, file, sizeof(file));
+	snprintf(sh, sizeof(sh),
+		 "printf '\\001' | dd of='%s' bs=1 seek=300 conv=notrunc status=none", file);
+	c = open_cache(0);
+	job = system(sh) ? NULL : load_ident(c, objs[a].path, 0);
+	tablecache__stats(c, &st);
+	report(job && !job->from_ident && job->from_cache && st.ident.refused == 1, "ident corrupt",
+	       "from identity %d, refused %llu (want 0 and 1)", job && job->from_ident,
+	       (unsigned long long)st.ident.refused);
+	tableload_job__free(job);
+	/* Another boot's record: deleted, not counted as refused; hashed again. */
+	job = other_boot(objs[b].path) ? load_ident(c, objs[b].path, 0) : NULL;
+	tablecache__stats(c, &st);
+	ident_file(objs[b].path, file, sizeof(file));
+	report(job && !job->from_ident && job->from_cache && st.ident.refused == 1,
+	       "ident other boot", "from identity %d, refused %llu (want 0, still 1)",
+	       job && job->from_ident, (unsigned long long)st.ident.refused);
+	tableload_job__free(job);
+
+	/* Newest first: b's record made newest, a's oldest (their mtimes set). */
+	ident_file(objs[b].path, file, sizeof(file));
+	snprintf(sh, sizeof(sh), "touch -d '+1 hour' '%s'", file);
+	i = system(sh);
+	ident_file(objs[a].path, file, sizeof(file));
+	snprintf(sh, sizeof(sh), "touch -d '-1 hour' '%s'", file);
+	i |= system(sh);
+	r1 = i ? -1 : tableident__recent(tablecache__ident(c), 64, &recs, &nr);
+	report(!r1 && nr >= 2 && recs[0].len == strlen(objs[b].path) &&
+		       !memcmp(recs[0].ident, objs[b].path, recs[0].len) &&
+		       recs[nr - 1].len == strlen(objs[a].path) &&
+		       !memcmp(recs[nr - 1].ident, objs[a].path, recs[nr - 1].len),
+	       "ident recent", "%u records, newest %.*s (want %s), oldest %.*s (want %s)", nr,
+	       nr ? (int)recs[0].len : 0, nr ? (const char *)recs[0].ident : "", objs[b].path,
+	       nr ? (int)recs[nr - 1].len : 0, nr ? (const char *)recs[nr - 1].ident : "",
+	       objs[a].path);
+	free(recs);
+	tablecache__free(c);
+}
+
 static int timing(const char *path)
 {
 	struct tableload_job *cold, *warm;
@@ -352,6 +570,7 @@ int main(int argc, char **argv)
 	refused("foreign", a, sh, offsetof(struct tablecache_stats, refused_foreign));
 	symlink_name(a);
 	check(a);
+	ident(min);
 	budget();
 	for (i = 0; i < nr_objs; i++)
 		flat_table__free(objs[i].ft);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "maps/entries.h"
+#include "tables/tableident.h"
 #include "util/hash.h"
 #include "util/clock.h"
 
@@ -39,6 +40,45 @@ void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const st
 		memcpy(key->hint + 1 + n, &v[2], 8);
 		key->hint_len = 9 + n;
 	}
+}
+
+uint32_t obj_key__ident(const struct obj_key *key, uint8_t out[OBJ_KEY_IDENT_MAX])
+{
+	out[0] = key->len;
+	memcpy(out + 1, key->bytes, key->len);
+	out[1 + key->len] = key->hint_len;
+	memcpy(out + 2 + key->len, key->hint, key->hint_len);
+	return 2u + key->len + key->hint_len;
+}
+
+bool obj_key__from_ident(struct obj_key *key, const uint8_t *b, uint32_t len)
+{
+	uint32_t n, h;
+
+	memset(key, 0, sizeof(*key));
+	if (len < 2 || (n = b[0]) > OBJ_KEY_MAX || len < 2 + n || (h = b[1 + n]) > OBJ_HINT_MAX ||
+	    len != 2 + n + h)
+		return false;
+	key->len = (uint8_t)n;
+	memcpy(key->bytes, b + 1, n);
+	key->hint_len = (uint8_t)h;
+	memcpy(key->hint, b + 2 + n, h);
+	return true;
+}
+
+bool obj_key__stat(const struct obj_key *key, uint64_t out[5])
+{
+	uint64_t v[7];
+
+	if (key->len != 1 + sizeof(v) || key->bytes[0] != 'F')
+		return false;
+	memcpy(v, key->bytes + 1, sizeof(v));
+	out[0] = v[0];
+	out[1] = v[1];
+	out[2] = v[2];
+	out[3] = v[3] * 1000000000ull + v[4];
+	out[4] = v[5] * 1000000000ull + v[6];
+	return true;
 }
 
 void obj_key__file(const struct obj_key *key, char buf[OBJ_KEY_FILE_MAX])
@@ -195,6 +235,20 @@ void tables_unpark(struct tables *t, struct entry *e)
 
 /* ---- building and reopening ----------------------------------------------- */
 
+/* The job's identity for the cache's identity index; without one it is only not indexed. */
+static void set_ident(struct tableload_job *job, const struct obj_key *key)
+{
+	uint8_t ident[OBJ_KEY_IDENT_MAX];
+	uint64_t st[5];
+	uint32_t n;
+
+	_Static_assert(OBJ_KEY_IDENT_MAX <= TABLEIDENT_MAX, "obj_key: too long for the index");
+	if (!obj_key__stat(key, st))
+		return;
+	n = obj_key__ident(key, ident);
+	tableload_job__set_ident(job, ident, n, st);
+}
+
 /* Submits e's build from fd. -EAGAIN when the loader's queue is full. */
 int tables_start_job(struct tables *t, struct entry *e, int fd)
 {
@@ -205,6 +259,8 @@ int tables_start_job(struct tables *t, struct entry *e, int fd)
 		return -ENOMEM;
 	/* Only files with a build-id are ever compared (tableshare.c). */
 	job->want_digest = e->key.hint_len != 0;
+	if (t->opts.cache)
+		set_ident(job, &e->key);
 	e->in_job = true;
 	e->job_seq = ++t->job_seq;
 	err = tableload__submit(t->loader, job);

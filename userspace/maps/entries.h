@@ -114,6 +114,13 @@ struct entry {
 	bool promoting; /* its reload is being built, or parked */
 	bool from_cfi;
 	bool counted_rejected;
+	/*
+	 * Read back at start for a file used before the restart (tables__preload),
+	 * no process mapping it yet: admitted only into free room, dropped
+	 * whole (not remembered as table-less) if the cache fails it.
+	 */
+	bool preloading; /* its read-back is under way */
+	bool preloaded; /* not yet mapped by a process */
 	uint32_t refs;
 	/* Its table's size (kept when evicted: what a reload needs). */
 	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;

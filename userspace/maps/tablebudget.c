@@ -398,6 +398,9 @@ static int make_room(struct tables *t, struct entry *e, int64_t *rs, int64_t *ps
 			slices__release(&t->pages, *ps, e->nr_pages);
 		if (*rs == -ENOMEM || *ps == -ENOMEM)
 			return -ENOMEM;
+		/* A table read back for no process yet takes free room only. */
+		if (e->preloading && !e->refs)
+			return -ENOSPC;
 		/* No free room: who could give some, by their hits now. */
 		if (!round) {
 			read_live_hits(t);

@@ -24,10 +24,11 @@ static bool takes_pcs(const struct tables *t, const struct entry *e)
 	 * A first build only (a reload's slot says NO_BUDGET, by design), and
 	 * not a table other files share: theirs must come from the bytes they
 	 * were compared with, and this one is read from the file as it is.
+	 * Nor a table being read back from the cache: that takes milliseconds.
 	 */
 	return !t->opts.no_partial && t->opts.async && !t->opts.no_cfi && e->slot >= 0 &&
-	       e->state == OBJ_PENDING && e->in_job && !e->promoting && !e->nr_aliases &&
-	       e->digest_state == DIGEST_NONE && (!e->part || !e->part->failed);
+	       e->state == OBJ_PENDING && e->in_job && !e->promoting && !e->preloading &&
+	       !e->nr_aliases && e->digest_state == DIGEST_NONE && (!e->part || !e->part->failed);
 }
 
 /* Whether the published partial table has a rule (not a gap) at pc. */

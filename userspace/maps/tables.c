@@ -24,6 +24,8 @@
 #include "maps/tablebudget.h"
 #include "maps/tablepart.h"
 #include "maps/tableshare.h"
+#include "tables/tablecache.h"
+#include "tables/tableident.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -253,6 +255,30 @@ static void queue_push(struct tables *t, struct entry *e)
 	t->nr_pushing++;
 }
 
+/*
+ * A table read back at start is not in the cache after all (evicted, or
+ * refused): forgotten, not remembered as a file without a table. A process
+ * that mapped the file meanwhile gets it built from the file.
+ */
+static void preload_failed(struct tables *t, struct entry *e)
+{
+	int fd;
+
+	e->preloading = false;
+	if (!e->refs) {
+		tables_free_entry(t, e);
+		return;
+	}
+	fd = tables_reopen(e);
+	if (fd >= 0 && !tables_start_job(t, e, fd)) {
+		close(fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	set_no_table(t, e, fd < 0 ? fd : -EAGAIN);
+}
+
 /* A finished build: into the push queue if it fits the budget. */
 static void job_done(struct tables *t, struct tableload_job *job)
 {
@@ -261,6 +287,10 @@ static void job_done(struct tables *t, struct tableload_job *job)
 	int err;
 
 	e->in_job = false;
+	if (e->preloading && job->err) {
+		preload_failed(t, e);
+		return;
+	}
 	if (e->promoting) {
 		e->promoting = false;
 		t->promoting--;
@@ -296,6 +326,7 @@ static void job_done(struct tables *t, struct tableload_job *job)
 	e->from_cfi = job->from_cfi;
 	e->sframe_bytes = job->sframe_bytes;
 	err = tables_admit(t, e, job->ft, reload && e->refs);
+	e->preloading = false;
 	job->ft = NULL; /* taken */
 	if (err == -EAGAIN) {
 		/* Parked: still the one reload under way; tried again as its way clears. */
@@ -465,6 +496,13 @@ static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 	if (e->slot < 0)
 		return -ENOENT;
 	e->refs++;
+	if (e->preloaded) {
+		e->preloaded = false;
+		t->stats.preload_used++;
+		/* Its process's start-up waits for it now (tables__pending_at). */
+		if (e->in_job && !e->job_seq)
+			e->job_seq = ++t->job_seq;
+	}
 	if (e->state == OBJ_NO_BUDGET && e->want_promote && !e->in_job && !t->promoting &&
 	    !tables_start_job(t, e, fd)) {
 		e->want_promote = false;
@@ -533,6 +571,55 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name)
 {
 	return tables__acquire_src(t, fd, key, name, NULL);
+}
+
+uint32_t tables__preload(struct tables *t, uint32_t max)
+{
+	struct tableident *ix = t->opts.cache ? tablecache__ident(t->opts.cache) : NULL;
+	struct tableident_rec *recs = NULL;
+	struct tableload_job *job;
+	uint32_t nr = 0, i, queued = 0;
+	struct obj_key key;
+	struct entry *e;
+	uint64_t bytes, total = 0;
+	int64_t slot;
+
+	if (!ix || !t->opts.async || tableident__recent(ix, max, &recs, &nr))
+		return 0;
+	for (i = 0, slot = 0; i < nr; i++) {
+		if (!obj_key__from_ident(&key, recs[i].ident, recs[i].len) || find_entry(t, &key) ||
+		    !tablecache__holds(t->opts.cache, recs[i].digest, &bytes))
+			continue;
+		/* Files of about twice the map memory their tables take: half the budget at most.
+		 */
+		if (t->opts.budget_bytes && total + bytes > t->opts.budget_bytes)
+			continue;
+		total += bytes;
+		/* A free slot only: a lingering table is worth more than a guess. */
+		while (slot < t->opts.max_objects && t->slots[slot])
+			slot++;
+		if (slot == t->opts.max_objects || !(e = new_entry(t, &key, recs[i].name)))
+			break;
+		job = tableload_job__preload(recs[i].digest, bytes, e->name, e);
+		if (!job || tableload__submit(t->loader, job)) {
+			tableload_job__free(job);
+			tables_free_entry(t, e);
+			break;
+		}
+		e->slot = (int32_t)slot;
+		e->used_ns = clock__mono_ns();
+		t->slots[slot] = e;
+		reset_hits(t, (int32_t)slot);
+		tables_publish_flags(t, (int32_t)slot, SFBPF_OBJ_F_PENDING);
+		/* Not waited for at start (job_seq 0) until a process maps it. */
+		e->in_job = e->preloading = e->preloaded = true;
+		t->stats.preloaded++;
+		queued++;
+	}
+	free(recs);
+	if (queued)
+		pr_info("reading back %u tables used before the restart", queued);
+	return queued;
 }
 
 bool tables__partial_wanted(const struct tables *t)

@@ -67,6 +67,16 @@ struct obj_key {
 
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st);
 /*
+ * key as the table cache's identity index keeps it (tableident.h): its bytes
+ * into out (at most OBJ_KEY_IDENT_MAX), their length returned; and back,
+ * false when the bytes are not a key's.
+ */
+#define OBJ_KEY_IDENT_MAX (2 + OBJ_KEY_MAX + OBJ_HINT_MAX)
+uint32_t obj_key__ident(const struct obj_key *key, uint8_t out[OBJ_KEY_IDENT_MAX]);
+bool obj_key__from_ident(struct obj_key *key, const uint8_t *b, uint32_t len);
+/* What key says of its file: device, inode, size, mtime and ctime (ns); false if not a file's. */
+bool obj_key__stat(const struct obj_key *key, uint64_t out[5]);
+/*
  * "dev D, inode I" of key (st_dev and st_ino, as stat(1) prints them with %d
  * and %i): which file a message is about, where two files share a name.
  */
@@ -109,6 +119,12 @@ struct tables_stats {
 	uint64_t same_id_unverified; /* not compared (the other gone, over 64 MiB to digest, 2
 					compared already) */
 	uint64_t same_id_alias_cap; /* not compared: the other shares with TABLES_MAX_ALIASES */
+	/*
+	 * Restarts (tableident.h): tables read back at start for the files used
+	 * last, before any process mapped them; of those, the ones a process
+	 * then mapped.
+	 */
+	uint64_t preloaded, preload_used;
 	/* Partial tables (tablepart.h): published, their rows in all, PCs asked for. */
 	uint64_t partial_tables, partial_rows, partial_pcs;
 	uint64_t table_bytes; /* rows, page entries and rules in use */
@@ -152,6 +168,14 @@ struct tables_src {
 int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key, const char *name,
 			    const struct tables_src *src);
 int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, const char *name);
+/*
+ * After a restart: the tables of up to max files the table cache's identity
+ * index names as used last in this boot, read back on the loader threads
+ * into free room (lingering, as if their processes had just exited), so a
+ * process mapping one of them again finds it loaded. Never evicts a table
+ * for one, nor takes a lingering table's slot. Returns how many were queued.
+ */
+uint32_t tables__preload(struct tables *t, uint32_t max);
 void tables__release(struct tables *t, uint32_t obj);
 
 /*

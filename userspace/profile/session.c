@@ -23,6 +23,11 @@
 #define NSEC_PER_MSEC 1000000ULL
 #define DEFAULT_LINGER_MS 60000
 #define DEFAULT_TABLE_WAIT_MS 10000
+/*
+ * Tables read back at start for files used before a restart, at most (in
+ * free room only, within half the table budget: tables__preload).
+ */
+#define SESSION_PRELOAD_MAX 256
 /* Housekeeping per poll: at most this long for each of lifecycle work and table pushes. */
 #define HOUSEKEEPING_NS (20 * NSEC_PER_MSEC)
 /* Poll timeout cap while work is queued, so that it is done promptly. */
@@ -657,6 +662,14 @@ static int load_targets(struct session *s)
 	}
 	wait_tables(s, tables__mark(s->tables));
 	pr_info("tables loaded in %.2f s", clock__mono_s() - start);
+	/*
+	 * Then, system-wide, the tables of the files used before a restart
+	 * (the table cache's identity index), in the background: a process
+	 * started from now on finds its tables loaded, as it would have
+	 * before the restart. The running processes' come first.
+	 */
+	if (!s->opts.nr_pids)
+		tables__preload(s->tables, SESSION_PRELOAD_MAX);
 	return 0;
 }
 

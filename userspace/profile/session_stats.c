@@ -332,6 +332,12 @@ static void print_table_cache(struct emitter *f, const struct session_stats *st)
 	print_gauge(f, "", "table_cache_refused_dir", cs->refused_dir);
 	print_gauge(f, "", "table_cache_bytes", cs->bytes);
 	print_gauge(f, "", "table_cache_budget_bytes", cs->max_bytes);
+	print_counter(f, "", "table_cache_ident_noted", cs->ident.noted);
+	print_counter(f, "", "table_cache_ident_not_noted", cs->ident.not_noted);
+	print_counter(f, "", "table_cache_ident_hits", cs->ident.hits);
+	print_counter(f, "", "table_cache_ident_refused", cs->ident.refused);
+	print_counter(f, "", "table_cache_preloaded", st->tables.preloaded);
+	print_counter(f, "", "table_cache_preload_used", st->tables.preload_used);
 }
 
 static void print_lifecycle(struct emitter *f, const struct session_stats *st)

@@ -14,6 +14,7 @@
 
 #include "tables/flatbuild.h"
 #include "tables/tablecache.h"
+#include "tables/tableident.h"
 #include "util/fullio.h"
 #include "util/log.h"
 #include "util/vec.h"
@@ -46,6 +47,7 @@ struct tablecache {
 	int dir_fd; /* -1: off */
 	bool no_cfi;
 	uint8_t builder[SHA256_BYTES];
+	struct tableident *ident; /* NULL: none */
 	pthread_mutex_t lock; /* stats, the total, eviction, temporary names, refs */
 	uint32_t refs;
 	struct tablecache_stats st;
@@ -218,6 +220,9 @@ struct tablecache *tablecache__new(const struct tablecache_opts *opts)
 		return c;
 	}
 	builder_digest(c->builder);
+	c->ident = tableident__open(c->dir_fd);
+	if (!c->ident)
+		pr_warn("table cache: no identity index (ident/): each file's sections are read again after a restart");
 	c->st.max_bytes = opts->max_bytes ? opts->max_bytes : tablecache__default_budget(c->dir_fd);
 	if (!scan(c, NULL, NULL, &total))
 		c->st.bytes = total;
@@ -250,6 +255,7 @@ void tablecache__free(struct tablecache *c)
 		return;
 	if (c->dir_fd >= 0)
 		close(c->dir_fd);
+	tableident__free(c->ident);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -264,6 +270,13 @@ void tablecache__stats(struct tablecache *c, struct tablecache_stats *out)
 	pthread_mutex_lock(&c->lock);
 	*out = c->st;
 	pthread_mutex_unlock(&c->lock);
+	if (c->ident)
+		tableident__stats(c->ident, &out->ident);
+}
+
+struct tableident *tablecache__ident(struct tablecache *c)
+{
+	return c ? c->ident : NULL;
 }
 
 /* ---- keys and files ---------------------------------------------------------- */
@@ -302,6 +315,20 @@ void tablecache__name(const struct tablecache *c, const uint8_t digest[SHA256_BY
 
 	make_key(c, digest, key);
 	hex(key, SHA256_BYTES, name);
+}
+
+bool tablecache__holds(struct tablecache *c, const uint8_t digest[SHA256_BYTES], uint64_t *bytes)
+{
+	char name[2 * SHA256_BYTES + 1];
+	struct stat st;
+
+	if (c->dir_fd < 0)
+		return false;
+	tablecache__name(c, digest, name);
+	if (fstatat(c->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		return false;
+	*bytes = (uint64_t)st.st_size;
+	return true;
 }
 
 static void count(struct tablecache *c, uint64_t *counter)

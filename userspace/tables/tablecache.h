@@ -45,6 +45,7 @@
 
 #include "tables/flatten.h"
 #include "tables/sha256.h"
+#include "tables/tableident.h"
 
 #define TABLECACHE_DEFAULT_DIR "/var/cache/sfbpf/tables"
 /* The default budget: 2 % of the directory's filesystem, at most this. */
@@ -74,6 +75,7 @@ struct tablecache_stats {
 	uint64_t refused_dir; /* 1: the directory was refused (cache off) */
 	uint64_t bytes; /* in the directory now, as far as this process knows */
 	uint64_t max_bytes; /* the budget */
+	struct tableident_stats ident; /* the identity index (tableident.h) */
 };
 
 struct tablecache;
@@ -99,6 +101,13 @@ void tablecache__name(const struct tablecache *c, const uint8_t digest[SHA256_BY
 void tablecache__stats(struct tablecache *c, struct tablecache_stats *out);
 /* false: its directory was refused, nothing is looked up nor stored. */
 bool tablecache__enabled(const struct tablecache *c);
+/*
+ * The identity index beside the tables (tableident.h): NULL when the cache is
+ * off or the index cannot be used. Owned by the cache.
+ */
+struct tableident *tablecache__ident(struct tablecache *c);
+/* Whether the cache has a file under digest's name, and its size (not read: lookup judges it). */
+bool tablecache__holds(struct tablecache *c, const uint8_t digest[SHA256_BYTES], uint64_t *bytes);
 
 /* The default budget for dir's filesystem: min(1 GiB, 2 % of its size). */
 uint64_t tablecache__default_budget(int dir_fd);

@@ -15,6 +15,7 @@
 #include "tables/complete.h"
 #include "tables/tablebytes.h"
 #include "tables/tablecache.h"
+#include "tables/tableident.h"
 #include "sframe/sframe_elf.h"
 #include "tables/tableload.h"
 #include "util/clock.h"
@@ -134,6 +135,43 @@ static bool from_cache(const struct tableload *tl, struct tableload_job *job,
 	return true;
 }
 
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000ll + t->tv_nsec;
+}
+
+/* Whether st is the file job's identity names (not written since it was keyed). */
+static bool is_keyed_file(const struct tableload_job *job, const struct stat *st)
+{
+	const uint64_t *v = job->ident_stat;
+
+	return job->ident_len && v[0] == (uint64_t)st->st_dev && v[1] == (uint64_t)st->st_ino &&
+	       v[2] == (uint64_t)st->st_size && v[3] == (uint64_t)ts_ns(&st->st_mtim) &&
+	       v[4] == (uint64_t)ts_ns(&st->st_ctim);
+}
+
+/*
+ * A file the identity index knows: its table read back from the cache under
+ * the digest recorded, without reading (and hashing) its sections.
+ */
+static bool from_ident(const struct tableload *tl, struct tableload_job *job)
+{
+	struct tableident *ix = tablecache__ident(tl->opts.cache);
+	uint8_t digest[SHA256_BYTES];
+	struct stat st;
+
+	if (!ix || !job->ident_len || fstat(job->fd, &st) || !is_keyed_file(job, &st) ||
+	    tableident__digest(ix, job->ident, job->ident_len, digest) ||
+	    !from_cache(tl, job, digest))
+		return false;
+	job->from_ident = true;
+	if (job->want_digest) {
+		memcpy(job->digest, digest, SHA256_BYTES);
+		job->has_digest = true;
+	}
+	return true;
+}
+
 /*
  * Builds job's table from every source (complete.h): .sframe rows, CFI rows
  * in PLT sections and wherever .sframe has a gap (code assembled without
@@ -149,9 +187,30 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	struct complete_info ci;
 	uint64_t start = clock__mono_ns();
 	uint8_t digest[SHA256_BYTES];
-	bool cacheable = false;
+	struct tableident *ix = tablecache__ident(tl->opts.cache);
+	bool cacheable = false, keyed = false;
+	struct timespec now;
+	struct stat st;
 	int err, cerr, copy;
 
+	if (job->preload) {
+		err = -ENOENT;
+		if (tl->opts.cache && from_cache(tl, job, job->digest)) {
+			job->has_digest = true;
+			ft = job->ft;
+			err = 0;
+		}
+		goto done;
+	}
+	if (tl->opts.cache && from_ident(tl, job)) {
+		ft = job->ft;
+		err = 0;
+		goto done;
+	}
+	/* What the identity index will say of the file: its status before the hashing. */
+	if (ix && !fstat(job->fd, &st) && is_keyed_file(job, &st) &&
+	    !clock_gettime(CLOCK_REALTIME, &now))
+		keyed = true;
 	/*
 	 * A table that may be shared, or kept in the cache, is built from a
 	 * private copy of the bytes its digest names: the file's owner can
@@ -159,6 +218,9 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	 * read) it is built from the file, never shared nor cached.
 	 */
 	if ((job->want_digest || tl->opts.cache) && !tablebytes__read(job->fd, digest, &copy)) {
+		if (keyed)
+			tableident__note(ix, job->ident, job->ident_len, digest, job->name, job->fd,
+					 &st, ts_ns(&now));
 		close(job->fd);
 		job->fd = copy;
 		cacheable = tl->opts.cache != NULL;
@@ -204,7 +266,8 @@ done:
 	job->err = err;
 	job->ft = ft;
 	job->build_ns = clock__mono_ns() - start;
-	close(job->fd);
+	if (job->fd >= 0)
+		close(job->fd);
 	job->fd = -1;
 }
 
@@ -408,6 +471,43 @@ struct tableload_job *tableload_job__new(int fd, const char *name, void *owner)
 	return job;
 }
 
+struct tableload_job *tableload_job__preload(const uint8_t digest[SHA256_BYTES], uint64_t bytes,
+					     const char *name, void *owner)
+{
+	struct tableload_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return NULL;
+	job->name = strdup(name ? name : "?");
+	if (!job->name) {
+		free(job);
+		return NULL;
+	}
+	job->fd = -1;
+	job->preload = true;
+	memcpy(job->digest, digest, SHA256_BYTES);
+	job->size = bytes;
+	job->owner = owner;
+	return job;
+}
+
+int tableload_job__set_ident(struct tableload_job *job, const void *ident, uint32_t len,
+			     const uint64_t stat[5])
+{
+	if (len > TABLEIDENT_MAX)
+		return -EINVAL;
+	free(job->ident);
+	job->ident = malloc(len ? len : 1);
+	if (!job->ident) {
+		job->ident_len = 0;
+		return -ENOMEM;
+	}
+	memcpy(job->ident, ident, len);
+	job->ident_len = len;
+	memcpy(job->ident_stat, stat, sizeof(job->ident_stat));
+	return 0;
+}
+
 void tableload_job__free(struct tableload_job *job)
 {
 	if (!job)
@@ -415,6 +515,7 @@ void tableload_job__free(struct tableload_job *job)
 	if (job->fd >= 0)
 		close(job->fd);
 	flat_table__free(job->ft);
+	free(job->ident);
 	free(job->name);
 	free(job);
 }

@@ -29,6 +29,21 @@ struct tableload_job {
 	uint64_t size; /* file size: the queue's order */
 	void *owner; /* the submitter's handle */
 	bool want_digest; /* build from a private copy of the bytes read, and name them */
+	/*
+	 * The file's identity as the submitter keys it (opaque, owned), and
+	 * what it says of the file: device, inode, size, mtime and ctime (ns).
+	 * With a cache, its record in the identity index (tableident.h) names
+	 * the digest, so a known file's table is read back without reading
+	 * the file; a file hashed anew gets a record.
+	 */
+	uint8_t *ident;
+	uint32_t ident_len;
+	uint64_t ident_stat[5];
+	/*
+	 * No file (fd -1): the table of the bytes digest names, from the cache
+	 * only (a restart reading back the tables used last); -ENOENT if not there.
+	 */
+	bool preload;
 	/* Output. */
 	int err; /* 0, or why there is no table (-ENOENT: no .sframe nor CFI) */
 	struct flat_table *ft; /* owned by the job until taken */
@@ -40,6 +55,7 @@ struct tableload_job {
 	uint8_t digest[SHA256_BYTES];
 	uint64_t build_ns; /* time spent building (or reading it back from the cache) */
 	bool from_cache; /* read back from opts.cache */
+	bool from_ident; /* its digest from the identity index: the file was not read */
 	struct tableload_job *next;
 };
 
@@ -76,6 +92,12 @@ uint32_t tableload__in_flight(struct tableload *tl);
 
 /* A job for fd (dup'ed: the caller keeps fd), or NULL. */
 struct tableload_job *tableload_job__new(int fd, const char *name, void *owner);
+/* A preload job: digest's table from the cache (bytes: its file's size, the queue's order). */
+struct tableload_job *tableload_job__preload(const uint8_t digest[SHA256_BYTES], uint64_t bytes,
+					     const char *name, void *owner);
+/* Sets job's identity (copied; ident_len at most TABLEIDENT_MAX): 0 or -ENOMEM. */
+int tableload_job__set_ident(struct tableload_job *job, const void *ident, uint32_t len,
+			     const uint64_t stat[5]);
 void tableload_job__free(struct tableload_job *job);
 
 #endif /* SFBPF_TABLELOAD_H */
