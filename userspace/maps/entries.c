@@ -262,6 +262,7 @@ int tables_start_job(struct tables *t, struct entry *e, int fd)
 	if (t->opts.cache)
 		set_ident(job, &e->key);
 	e->in_job = true;
+	e->hurried = false;
 	e->job_seq = ++t->job_seq;
 	err = tableload__submit(t->loader, job);
 	if (err) {

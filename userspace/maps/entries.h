@@ -76,6 +76,8 @@ struct entry_part {
 	int fd; /* the entry's file, reopened at the first PC; the index reads it */
 	struct cfi_index *ix;
 	struct complete_info ci;
+	uint64_t id; /* names it to its index job (the job may outlive it) */
+	bool indexing; /* its index is being read on a loader thread */
 	bool failed; /* no index (no CFI, file gone): no more PCs taken */
 	uint64_t *pcs; /* ELF addresses asked for, sorted */
 	uint32_t nr_pcs;
@@ -121,6 +123,7 @@ struct entry {
 	 */
 	bool preloading; /* its read-back is under way */
 	bool preloaded; /* not yet mapped by a process */
+	bool hurried; /* sampled while its build was queued: moved ahead (tableload__hurry) */
 	uint32_t refs;
 	/* Its table's size (kept when evicted: what a reload needs). */
 	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;
@@ -160,6 +163,7 @@ struct tables {
 	uint32_t promoting; /* reloads being built or parked: one at a time, the hottest first */
 	struct entry *parked; /* a reload refused for now: its built table kept, tried again */
 	struct entry *parts; /* entries with a partial table (entry_part.next) */
+	uint64_t part_ids; /* entry_part.id given so far */
 	uint64_t job_seq; /* builds started */
 	uint64_t entries_made;
 	uint64_t recycled_ns; /* slices were last given back then */

@@ -95,30 +95,60 @@ int tablepart_want(struct tables *t, struct entry *e, uint64_t pc)
 	return 1;
 }
 
-/* The file and its FDEs, at the first build: false when e gets no partial table. */
-static bool open_index(struct entry *e)
+/*
+ * The file and its FDEs, read on a loader thread (10-20 ms for a compiler:
+ * on the sampling thread, no sample was read meanwhile). The PCs asked for
+ * wait for it; false when e gets no partial table.
+ */
+static bool start_index(struct tables *t, struct entry *e)
 {
 	struct entry_part *p = e->part;
-	int err;
+	struct tableload_job *job;
+	int fd = tables_reopen(e);
 
-	p->fd = tables_reopen(e);
-	if (p->fd < 0) {
+	job = fd >= 0 ? tableload_job__new(fd, e->name, NULL) : NULL;
+	if (fd >= 0)
+		close(fd);
+	if (!job) {
 		p->failed = true;
 		return false;
 	}
-	err = cfi_index__open(p->fd, &p->ix);
-	/*
-	 * Outermost functions, PLT sections, Go's stack switches: the whole
-	 * table's rows there too (without them, CFI alone would be wrong in Go).
-	 */
-	if (!err)
-		err = complete__read_fd(p->fd, &p->ci);
-	if (err) {
-		pr_debug("%s: no partial table: %s", e->name, strerror(-err));
-		p->failed = true;
-		return false;
+	p->id = ++t->part_ids;
+	job->owner = (void *)(uintptr_t)p->id;
+	job->index_only = true;
+	job->size = 0; /* small work: either thread, first */
+	if (tableload__submit(t->loader, job)) {
+		tableload_job__free(job);
+		return false; /* the queue is full: tried again at the next PC */
 	}
+	p->indexing = true;
 	return true;
+}
+
+void tablepart_indexed(struct tables *t, struct tableload_job *job)
+{
+	uint64_t id = (uint64_t)(uintptr_t)job->owner;
+	struct entry_part *p;
+	struct entry *e;
+
+	for (e = t->parts; e; e = e->part->next) {
+		p = e->part;
+		if (p->id != id || !p->indexing)
+			continue;
+		p->indexing = false;
+		if (job->err) {
+			/* Outermost functions, PLT sections, Go's stack switches: needed too. */
+			pr_debug("%s: no partial table: %s", e->name, strerror(-job->err));
+			p->failed = true;
+			return;
+		}
+		p->ix = job->ix;
+		p->ci = job->ci;
+		p->fd = job->fd;
+		job->ix = NULL;
+		job->fd = -1;
+		return;
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -249,8 +279,11 @@ static void update(struct tables *t, struct entry *e)
 	struct flat_table *ft = NULL;
 	int err;
 
-	if (!p->ix && !open_index(e))
+	if (!p->ix) {
+		if (!p->indexing)
+			start_index(t, e);
 		return;
+	}
 	err = build(p, &ft);
 	if (err == -ENOENT)
 		return; /* no FDE covers any of them: they stay gaps */

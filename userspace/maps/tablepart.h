@@ -17,11 +17,13 @@
  * A partial table never holds a rule the whole table would not: its rows come
  * from the same CFI walk (cfi_index, one FDE at a time) merged with the same
  * ELF knowledge (complete.h), and every PC outside its FDEs is a gap, walked
- * by the frame-pointer chain as before. It is built on the sampling thread,
- * from the file reopened through a process that maps it (not from the private
- * copy of its bytes a shared table is built from: an object with aliases gets
- * none), in slices of its own outside the budget's accounting (a few hundred
- * rows, for a second).
+ * by the frame-pointer chain as before. Its file is reopened through a
+ * process that maps it (not the private copy of its bytes a shared table is
+ * built from: an object with aliases gets none) and its FDEs are read and
+ * ordered once on a loader thread (an index job, ahead of the queue: 10-20
+ * ms for a compiler); each table is then built on the sampling thread, in
+ * slices of its own outside the budget's accounting (a few hundred rows,
+ * for a second).
  *
  * tables.c calls it; it calls entries.h and tablebudget.h. Errors are
  * negative errnos.
@@ -46,5 +48,11 @@ int tablepart_want(struct tables *t, struct entry *e, uint64_t pc);
 
 /* Builds and publishes the partial tables with new PCs, until deadline (monotonic ns). */
 void tablepart_process(struct tables *t, uint64_t deadline);
+/*
+ * A finished index job (tableload_job.index_only): its index handed to the
+ * partial table that asked for it, if that is still there (the job keeps
+ * what it did not give).
+ */
+void tablepart_indexed(struct tables *t, struct tableload_job *job);
 
 #endif /* SFBPF_MAPS_TABLEPART_H */

@@ -360,7 +360,10 @@ static void collect_done(struct tables *t)
 	struct tableload_job *job;
 
 	while ((job = tableload__take(t->loader))) {
-		job_done(t, job);
+		if (job->index_only)
+			tablepart_indexed(t, job);
+		else
+			job_done(t, job);
 		tableload_job__free(job);
 	}
 }
@@ -638,6 +641,12 @@ int tables__want_pc(struct tables *t, uint32_t obj, uint64_t pc)
 
 	if (obj >= t->opts.max_objects || !(e = t->slots[obj]))
 		return 0;
+	/* The sampled code first: its whole table too, ahead of the queue. */
+	if (e->in_job && !e->hurried) {
+		e->hurried = true;
+		if (tableload__hurry(t->loader, e))
+			t->stats.hurried++;
+	}
 	return tablepart_want(t, e, pc);
 }
 

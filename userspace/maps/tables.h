@@ -125,6 +125,8 @@ struct tables_stats {
 	 * then mapped.
 	 */
 	uint64_t preloaded, preload_used;
+	/* Builds moved ahead of the loader's queue: their code was sampled while they waited. */
+	uint64_t hurried;
 	/* Partial tables (tablepart.h): published, their rows in all, PCs asked for. */
 	uint64_t partial_tables, partial_rows, partial_pcs;
 	uint64_t table_bytes; /* rows, page entries and rules in use */

@@ -294,6 +294,7 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "loads", ts->loads);
 	print_counter(f, "", "load_busy", ts->load_busy);
 	print_gauge(f, "", "max_rows_object", ts->max_rows_object);
+	print_counter(f, "", "tables_hurried", ts->hurried);
 	print_counter(f, "", "partial_tables", ts->partial_tables);
 	print_counter(f, "", "partial_rows", ts->partial_rows);
 	print_counter(f, "", "partial_pcs", ts->partial_pcs);

@@ -193,6 +193,14 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	struct stat st;
 	int err, cerr, copy;
 
+	if (job->index_only) {
+		err = cfi_index__open(job->fd, &job->ix);
+		if (!err)
+			err = complete__read_fd(job->fd, &job->ci);
+		job->err = err;
+		job->build_ns = clock__mono_ns() - start;
+		return; /* fd stays open: the index reads it */
+	}
 	if (job->preload) {
 		err = -ENOENT;
 		if (tl->opts.cache && from_cache(tl, job, job->digest)) {
@@ -298,22 +306,35 @@ static void destroy(struct tableload *tl)
 	free(tl);
 }
 
+/*
+ * Where the first job a worker taking files up to max_size may build is
+ * linked (*result NULL: none). The queue holds the hurried jobs first, then
+ * the others by size: the first that fits.
+ */
+static struct tableload_job **pick_locked(struct tableload *tl, uint64_t max_size)
+{
+	struct tableload_job **pp = &tl->queue;
+
+	while (*pp && (*pp)->size > max_size)
+		pp = &(*pp)->next;
+	return pp;
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct tableload *tl = w->tl;
-	struct tableload_job *job;
+	struct tableload_job *job, **pp;
 	bool last;
 
 	pthread_mutex_lock(&tl->lock);
 	for (;;) {
-		/* The queue is sorted by size: the head is the only candidate. */
-		while (!tl->stop && (!tl->queue || tl->queue->size > w->max_size))
+		while (!tl->stop && !*(pp = pick_locked(tl, w->max_size)))
 			pthread_cond_wait(&tl->cond, &tl->lock);
 		if (tl->stop)
 			break;
-		job = tl->queue;
-		tl->queue = job->next;
+		job = *pp;
+		*pp = job->next;
 		tl->queued--;
 		pthread_mutex_unlock(&tl->lock);
 		build(tl, job);
@@ -414,7 +435,8 @@ int tableload__submit(struct tableload *tl, struct tableload_job *job)
 		pthread_mutex_unlock(&tl->lock);
 		return -EBUSY;
 	}
-	for (pp = &tl->queue; *pp && (*pp)->size <= job->size; pp = &(*pp)->next)
+	for (pp = &tl->queue; *pp && ((*pp)->hurried || (*pp)->size <= job->size);
+	     pp = &(*pp)->next)
 		;
 	job->next = *pp;
 	*pp = job;
@@ -423,6 +445,33 @@ int tableload__submit(struct tableload *tl, struct tableload_job *job)
 	pthread_cond_broadcast(&tl->cond);
 	pthread_mutex_unlock(&tl->lock);
 	return 0;
+}
+
+bool tableload__hurry(struct tableload *tl, const void *owner)
+{
+	struct tableload_job **pp, **at, *job = NULL;
+
+	if (!tl->started)
+		return false;
+	pthread_mutex_lock(&tl->lock);
+	for (pp = &tl->queue; *pp; pp = &(*pp)->next) {
+		if ((*pp)->owner == owner && !(*pp)->hurried) {
+			job = *pp;
+			*pp = job->next;
+			break;
+		}
+	}
+	if (job) {
+		/* After the jobs hurried before it: the first sampled, the first built. */
+		for (at = &tl->queue; *at && (*at)->hurried; at = &(*at)->next)
+			;
+		job->hurried = true;
+		job->next = *at;
+		*at = job;
+		pthread_cond_broadcast(&tl->cond);
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return job != NULL;
 }
 
 struct tableload_job *tableload__take(struct tableload *tl)
@@ -515,6 +564,7 @@ void tableload_job__free(struct tableload_job *job)
 	if (job->fd >= 0)
 		close(job->fd);
 	flat_table__free(job->ft);
+	cfi_index__free(job->ix);
 	free(job->ident);
 	free(job->name);
 	free(job);

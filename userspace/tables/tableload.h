@@ -8,7 +8,7 @@
  *
  * Smallest file first, and a second thread for files up to 16 MiB only: one
  * huge binary does not hold up the libraries of the processes starting
- * meanwhile. A job owns its file descriptor, so a table still loads when the
+ * meanwhile. A file whose code is being sampled goes first (tableload__hurry). A job owns its file descriptor, so a table still loads when the
  * process that mapped the file has exited.
  *
  * Without a thread (threaded = false), tableload__submit() builds at once.
@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tables/cfi.h"
+#include "tables/complete.h"
 #include "tables/flatten.h"
 #include "tables/sha256.h"
 
@@ -44,6 +46,16 @@ struct tableload_job {
 	 * only (a restart reading back the tables used last); -ENOENT if not there.
 	 */
 	bool preload;
+	bool hurried; /* queued ahead of the others (tableload__hurry) */
+	/*
+	 * An index job (maps/tablepart.c): no table, the file's FDEs read and
+	 * ordered (cfi_index__open: 10-20 ms for gcc's cc1) and what completes
+	 * its rows (complete__read_fd), off the sampling thread. fd is not
+	 * closed: the index reads it later, and whoever takes ix takes fd too.
+	 */
+	bool index_only;
+	struct cfi_index *ix; /* owned by the job until taken */
+	struct complete_info ci;
 	/* Output. */
 	int err; /* 0, or why there is no table (-ENOENT: no .sframe nor CFI) */
 	struct flat_table *ft; /* owned by the job until taken */
@@ -85,6 +97,12 @@ void tableload__free(struct tableload *tl);
  */
 #define TABLELOAD_MAX_QUEUED 256
 int tableload__submit(struct tableload *tl, struct tableload_job *job);
+/*
+ * The queued job of owner, if any, goes ahead of every job not hurried (after
+ * those hurried before it), whatever its size: its code is being sampled.
+ * true if one was found waiting (not yet being built).
+ */
+bool tableload__hurry(struct tableload *tl, const void *owner);
 /* A finished job, or NULL: the caller owns it (tableload_job__free). */
 struct tableload_job *tableload__take(struct tableload *tl);
 /* Jobs submitted and not yet taken. */
