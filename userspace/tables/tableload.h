@@ -8,8 +8,9 @@
  *
  * Smallest file first, and a second thread for files up to 16 MiB only: one
  * huge binary does not hold up the libraries of the processes starting
- * meanwhile. A file whose code is being sampled goes first (tableload__hurry). A job owns its file descriptor, so a table still loads when the
- * process that mapped the file has exited.
+ * meanwhile. A file whose code is being sampled goes first (tableload__hurry).
+ * A job owns its file descriptor, so a table still loads when the process
+ * that mapped the file has exited.
  *
  * Without a thread (threaded = false), tableload__submit() builds at once.
  */
