@@ -68,6 +68,19 @@ int64_t rangealloc__alloc(struct rangealloc *ra, uint32_t n)
 	return -ENOSPC;
 }
 
+int64_t rangealloc__fit(const struct rangealloc *ra, uint32_t n, uint32_t *len)
+{
+	uint32_t i;
+
+	for (i = 0; i < ra->nr_free; i++) {
+		if (ra->free[i].len >= n) {
+			*len = ra->free[i].len;
+			return ra->free[i].start;
+		}
+	}
+	return -ENOSPC;
+}
+
 static int insert_at(struct rangealloc *ra, uint32_t i, struct extent e)
 {
 	if (VEC_RESERVE(ra->free, ra->cap_free, (size_t)ra->nr_free + 1, 16))

@@ -481,7 +481,7 @@ int segspace__get(struct segspace *s, uint32_t start, uint32_t n)
 		err = seg_link(s, lo, hi - lo);
 	if (err) {
 		for (i = lo; i < hi; i++)
-			if (!s->segs[i].used && !s->segs[i].empty_since)
+			if (!s->segs[i].used && !s->segs[i].empty_since && !s->segs[i].reserved)
 				seg_free(s, i, true);
 		return err;
 	}
@@ -505,7 +505,7 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n)
 		g = &s->segs[i];
 		k = overlap(s, i, start, end);
 		g->used -= k < g->used ? k : g->used;
-		if (g->used || g->fd < 0)
+		if (g->used || g->fd < 0 || g->reserved)
 			continue;
 		if (!s->linger_ns) {
 			seg_free(s, i, true);
@@ -515,6 +515,55 @@ void segspace__put(struct segspace *s, uint32_t start, uint32_t n)
 		g->empty_since = now;
 		s->lingering++;
 	}
+}
+
+/* An empty segment no range needs: it lingers (or goes at once). */
+static void seg_let_go(struct segspace *s, uint32_t i, uint64_t now)
+{
+	struct segment *g = &s->segs[i];
+
+	if (g->fd < 0 || g->used || g->empty_since)
+		return;
+	if (!s->linger_ns) {
+		seg_free(s, i, true);
+		return;
+	}
+	g->empty_since = now;
+	s->lingering++;
+}
+
+int segspace__reserve(struct segspace *s, uint32_t start, uint32_t n)
+{
+	uint64_t now = clock__mono_ns(), end = (uint64_t)start + n;
+	uint32_t i, first = start >> s->shift;
+	uint32_t last = n ? (uint32_t)((end - 1) >> s->shift) : 0;
+	struct segment *g;
+	int err = 0;
+
+	if (!s->linker)
+		return -ENOTSUP;
+	if (n && last >= s->nr_segs)
+		return -ERANGE;
+	for (i = 0; i < s->nr_segs; i++) {
+		g = &s->segs[i];
+		if (g->reserved && !(n && i >= first && i <= last)) {
+			g->reserved = false;
+			seg_let_go(s, i, now);
+		}
+	}
+	for (i = first; n && i <= last && !err; i++) {
+		g = &s->segs[i];
+		if (g->fd < 0 && !(err = seg_create(s, i)))
+			queue_op(s, i, g->fd);
+		if (err)
+			break;
+		g->reserved = true;
+		if (g->empty_since) {
+			g->empty_since = 0;
+			s->lingering--;
+		}
+	}
+	return err;
 }
 
 void segspace__reap(struct segspace *s)

@@ -49,6 +49,11 @@ void slices__release(struct slices *s, uint32_t start, uint32_t n)
 		rangealloc__release(s->big, start, n);
 }
 
+int64_t slices__fit_large(const struct slices *s, uint32_t n, uint32_t *len)
+{
+	return rangealloc__fit(s->big, n, len);
+}
+
 uint32_t slices__used(const struct slices *s)
 {
 	return rangealloc__used(s->big) + rangealloc__used(s->small);

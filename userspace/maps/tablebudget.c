@@ -519,6 +519,40 @@ bool tables_retry_parked(struct tables *t, uint64_t now)
 	return true;
 }
 
+/* One space's reserve: the start of the free room a large table would take, up to want. */
+static void keep_room(struct segspace *segs, const struct slices *sl, uint32_t want,
+		      uint32_t *kept_start, uint32_t *kept_len)
+{
+	uint32_t len = 0, n;
+	int64_t start;
+
+	if (sl->cap < 8 * want)
+		return;
+	start = slices__fit_large(sl, want, &len);
+	n = start < 0 ? 0 : len < want ? len : want;
+	if (start < 0)
+		start = 0;
+	if ((uint32_t)start == *kept_start && n == *kept_len)
+		return;
+	if (!segspace__reserve(segs, (uint32_t)start, n)) {
+		*kept_start = (uint32_t)start;
+		*kept_len = n;
+	}
+}
+
+void tables_keep_room(struct tables *t)
+{
+	/*
+	 * Linking a segment waits out an RCU grace period (10-35 ms): a large
+	 * table (cc1's, 480k rows) built while its new segments were linked
+	 * waited for them after its build, before its slot could be written.
+	 */
+	keep_room(&t->row_segs, &t->rows, TABLES_RESERVE_ROWS, &t->kept_rows[0],
+		  &t->kept_rows[1]);
+	keep_room(&t->page_segs, &t->pages, TABLES_RESERVE_ROWS / 8, &t->kept_pages[0],
+		  &t->kept_pages[1]);
+}
+
 /* ---- hotness -------------------------------------------------------------- */
 
 static void read_heat(struct tables *t)

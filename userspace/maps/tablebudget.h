@@ -30,6 +30,13 @@ int tables_admit(struct tables *t, struct entry *e, struct flat_table *ft, bool 
  * caller pushes it); dropped when its time is up.
  */
 bool tables_retry_parked(struct tables *t, uint64_t now);
+/*
+ * Keeps the segments where the next large table would go linked ahead
+ * (segspace__reserve): TABLES_RESERVE_ROWS rows and a page index for them,
+ * in a budget that holds eight times as much. The lifecycle's tables only.
+ */
+#define TABLES_RESERVE_ROWS (512u << 10)
+void tables_keep_room(struct tables *t);
 /* A table was published: its hits from now on tell how hot it is while fresh. */
 void tables_note_loaded(struct tables *t, struct entry *e);
 /* Reads the hit counters, decays heat, and reloads hot over-budget tables. */

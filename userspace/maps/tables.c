@@ -502,9 +502,13 @@ static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 	if (e->preloaded) {
 		e->preloaded = false;
 		t->stats.preload_used++;
-		/* Its process's start-up waits for it now (tables__pending_at). */
+		/* Its process's start-up waits for it now (tables__pending_at), and it goes first. */
 		if (e->in_job && !e->job_seq)
 			e->job_seq = ++t->job_seq;
+		if (e->in_job && !e->hurried && tableload__hurry(t->loader, e)) {
+			e->hurried = true;
+			t->stats.hurried++;
+		}
 	}
 	if (e->state == OBJ_NO_BUDGET && e->want_promote && !e->in_job && !t->promoting &&
 	    !tables_start_job(t, e, fd)) {
@@ -726,6 +730,8 @@ uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 		tables_rebalance(t, now);
 		t->next_rebalance_ns = now + TABLES_REBALANCE_NS;
 	}
+	if (t->opts.async)
+		tables_keep_room(t);
 	segspace__reap(&t->row_segs);
 	segspace__reap(&t->page_segs);
 	return tables__pending(t);

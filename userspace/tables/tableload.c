@@ -22,9 +22,9 @@
 #include "util/log.h"
 
 /*
- * Two workers: one builds anything, smallest first; the other only files up
- * to EXPRESS_MAX_SIZE, so that libraries keep loading while a huge binary
- * takes seconds.
+ * Two workers: one builds anything, the files only it may build first; the
+ * other only files up to EXPRESS_MAX_SIZE, smallest first, so that libraries
+ * keep loading while a huge binary takes seconds.
  */
 #define NR_WORKERS 2
 #define EXPRESS_MAX_SIZE (16ULL << 20)
@@ -307,14 +307,25 @@ static void destroy(struct tableload *tl)
 }
 
 /*
- * Where the first job a worker taking files up to max_size may build is
- * linked (*result NULL: none). The queue holds the hurried jobs first, then
- * the others by size: the first that fits.
+ * Where the job a worker taking files up to max_size builds next is linked
+ * (*result NULL: none). The queue holds the hurried jobs first, then the
+ * others by size. A hurried job first; then the thread that takes any size
+ * takes the smallest of the files only it may build (an exec queues a big
+ * program with its libraries: the other thread is there for them), and
+ * otherwise each takes the smallest that fits.
  */
 static struct tableload_job **pick_locked(struct tableload *tl, uint64_t max_size)
 {
-	struct tableload_job **pp = &tl->queue;
+	struct tableload_job **pp = &tl->queue, **big;
 
+	if (*pp && (*pp)->hurried && (*pp)->size <= max_size)
+		return pp;
+	if (max_size > EXPRESS_MAX_SIZE) {
+		for (big = pp; *big && (*big)->size <= EXPRESS_MAX_SIZE; big = &(*big)->next)
+			;
+		if (*big)
+			return big;
+	}
 	while (*pp && (*pp)->size > max_size)
 		pp = &(*pp)->next;
 	return pp;
