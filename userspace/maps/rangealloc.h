@@ -16,7 +16,8 @@ void rangealloc__free(struct rangealloc *ra);
 int64_t rangealloc__alloc(struct rangealloc *ra, uint32_t n);
 void rangealloc__release(struct rangealloc *ra, uint32_t start, uint32_t n);
 uint32_t rangealloc__used(const struct rangealloc *ra);
-/* Where rangealloc__alloc() would put n entries (-ENOSPC: nowhere), and the free extent's length. */
+/* Where rangealloc__alloc() would put n entries (-ENOSPC: nowhere), and the free extent's length.
+ */
 int64_t rangealloc__fit(const struct rangealloc *ra, uint32_t n, uint32_t *len);
 uint32_t rangealloc__capacity(const struct rangealloc *ra);
 

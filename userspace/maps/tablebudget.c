@@ -547,8 +547,7 @@ void tables_keep_room(struct tables *t)
 	 * table (cc1's, 480k rows) built while its new segments were linked
 	 * waited for them after its build, before its slot could be written.
 	 */
-	keep_room(&t->row_segs, &t->rows, TABLES_RESERVE_ROWS, &t->kept_rows[0],
-		  &t->kept_rows[1]);
+	keep_room(&t->row_segs, &t->rows, TABLES_RESERVE_ROWS, &t->kept_rows[0], &t->kept_rows[1]);
 	keep_room(&t->page_segs, &t->pages, TABLES_RESERVE_ROWS / 8, &t->kept_pages[0],
 		  &t->kept_pages[1]);
 }

@@ -502,7 +502,8 @@ static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 	if (e->preloaded) {
 		e->preloaded = false;
 		t->stats.preload_used++;
-		/* Its process's start-up waits for it now (tables__pending_at), and it goes first. */
+		/* Its process's start-up waits for it now (tables__pending_at), and it goes first.
+		 */
 		if (e->in_job && !e->job_seq)
 			e->job_seq = ++t->job_seq;
 		if (e->in_job && !e->hurried && tableload__hurry(t->loader, e)) {
