@@ -192,6 +192,7 @@ static void back_off(struct lifecycle *lc, int pid)
 
 static void refresh(struct lifecycle *lc, int pid, bool force)
 {
+	__u32 key = pid;
 	int ret = force ? proctrack__refresh(lc->opts.procs, pid) :
 			  proctrack__refresh_if_changed(lc->opts.procs, pid);
 
@@ -199,6 +200,16 @@ static void refresh(struct lifecycle *lc, int pid, bool force)
 	case PROCTRACK_UPDATED:
 		lc->stats.refreshes++;
 		set_backoff(lc, pid, 0);
+		/*
+		 * A process's first entry (its no-proc report) is read while
+		 * ld.so is still mapping its libraries: the report that asked
+		 * for it holds the process's next report back notify_interval
+		 * (200 ms), so a frame in a library mapped just after waited
+		 * for the exec's later refresh (20 ms) to unwind. Once per
+		 * process: its next unknown mapping reports at once.
+		 */
+		if (force && lc->opts.notify_fd >= 0)
+			bpf_map_delete_elem(lc->opts.notify_fd, &key);
 		break;
 	case PROCTRACK_INCOMPLETE:
 		lc->stats.refreshes++;
