@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Built tables kept on disk across restarts (see tablecache.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,9 +14,9 @@
 #include "tables/flatbuild.h"
 #include "tables/tablecache.h"
 #include "tables/tableident.h"
+#include "util/dirfiles.h"
 #include "util/fullio.h"
 #include "util/log.h"
-#include "util/vec.h"
 
 /* Bump when the file layout or the meaning of a field changes. */
 #define TABLECACHE_VERSION 1
@@ -127,53 +126,34 @@ static void builder_digest(uint8_t out[SHA256_BYTES])
 	sha256__final(&sha, out);
 }
 
-struct cache_file {
-	char name[NAME_MAX + 1];
-	int64_t mtime_ns;
-	uint64_t size;
-};
-
 static int by_mtime(const void *a, const void *b)
 {
-	const struct cache_file *x = a, *y = b;
+	const struct dir_file *x = a, *y = b;
 
 	return x->mtime_ns < y->mtime_ns ? -1 : x->mtime_ns > y->mtime_ns;
 }
 
-/* The directory's regular files (*files, *nr) and their total; 0 or -errno. */
-static int scan(struct tablecache *c, struct cache_file **files, size_t *nr, uint64_t *total)
+/*
+ * The directory's regular files (*files, *nr, when files is not NULL) and
+ * their total (the identity index's ident/ is a directory: not counted);
+ * 0 or -errno.
+ */
+static int scan(struct tablecache *c, struct dir_file **files, size_t *nr, uint64_t *total)
 {
-	struct cache_file *f = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	struct stat st;
-	int fd = dup(c->dir_fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dir_file *f;
+	size_t n, i;
+	int err = dirfiles__list(c->dir_fd, false, &f, &n);
 
 	*total = 0;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		if (fstatat(c->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		*total += (uint64_t)st.st_size;
-		if (!files)
-			continue;
-		if (VEC_RESERVE(f, cap, n + 1, 64))
-			break;
-		snprintf(f[n].name, sizeof(f[n].name), "%s", de->d_name);
-		f[n].mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
-		f[n++].size = (uint64_t)st.st_size;
-	}
-	closedir(d);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++)
+		*total += f[i].size;
 	if (files) {
 		*files = f;
 		*nr = n;
+	} else {
+		free(f);
 	}
 	return 0;
 }
@@ -185,7 +165,7 @@ static int scan(struct tablecache *c, struct cache_file **files, size_t *nr, uin
  */
 static void evict_locked(struct tablecache *c, uint64_t need)
 {
-	struct cache_file *f = NULL;
+	struct dir_file *f = NULL;
 	uint64_t total;
 	size_t n = 0, i;
 

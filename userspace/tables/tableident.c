@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The table cache's identity index (see tableident.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -15,9 +14,9 @@
 #include <unistd.h>
 
 #include "tables/tableident.h"
+#include "util/dirfiles.h"
 #include "util/fullio.h"
 #include "util/log.h"
-#include "util/vec.h"
 
 #define TABLEIDENT_VERSION 1
 #define MAGIC "SFBPFID\n"
@@ -288,64 +287,29 @@ int tableident__digest(struct tableident *x, const void *ident, uint32_t len,
 	return 0;
 }
 
-struct ident_file {
-	char name[NAME_MAX + 1];
-	int64_t mtime_ns;
-};
-
 static int newest_first(const void *a, const void *b)
 {
-	const struct ident_file *p = a, *q = b;
+	const struct dir_file *p = a, *q = b;
 
 	return p->mtime_ns > q->mtime_ns ? -1 : p->mtime_ns < q->mtime_ns;
-}
-
-/* The directory's regular files, newest first (*files, *nr): 0 or -errno. */
-static int list_files(struct tableident *x, struct ident_file **files, size_t *nr)
-{
-	struct ident_file *f = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	struct stat st;
-	int fd = dup(x->dir_fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		if (fstatat(x->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || de->d_name[0] == '.')
-			continue;
-		if (VEC_RESERVE(f, cap, n + 1, 64))
-			break;
-		snprintf(f[n].name, sizeof(f[n].name), "%s", de->d_name);
-		f[n++].mtime_ns = ts_ns(&st.st_mtim);
-	}
-	closedir(d);
-	qsort(f, n, sizeof(*f), newest_first);
-	*files = f;
-	*nr = n;
-	return 0;
 }
 
 int tableident__recent(struct tableident *x, uint32_t max, struct tableident_rec **out,
 		       uint32_t *nr)
 {
 	struct tableident_rec *recs = NULL;
-	struct ident_file *f = NULL;
+	struct dir_file *f = NULL;
 	struct ident_rec r;
 	size_t n = 0, i;
 	uint32_t got = 0;
-	int err = list_files(x, &f, &n);
+	/* Temporary files (.tmp.*) are passed over: one may be being written. */
+	int err = dirfiles__list(x->dir_fd, true, &f, &n);
 
 	*out = NULL;
 	*nr = 0;
 	if (err)
 		return err;
+	qsort(f, n, sizeof(*f), newest_first);
 	if (max && !(recs = calloc(max, sizeof(*recs)))) {
 		free(f);
 		return -ENOMEM;
