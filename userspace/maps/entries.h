@@ -165,7 +165,7 @@ struct tables {
 	struct entry *parts; /* entries with a partial table (entry_part.next) */
 	uint64_t part_ids; /* entry_part.id given so far */
 	/* The ranges kept linked ahead (tables_keep_room): start, length. */
-	uint32_t kept_rows[2], kept_pages[2];
+	uint32_t kept[4][2];
 	uint64_t job_seq; /* builds started */
 	uint64_t entries_made;
 	uint64_t recycled_ns; /* slices were last given back then */

@@ -532,23 +532,25 @@ static void seg_let_go(struct segspace *s, uint32_t i, uint64_t now)
 	s->lingering++;
 }
 
-int segspace__reserve(struct segspace *s, uint32_t start, uint32_t n)
+int segspace__reserve(struct segspace *s, unsigned which, uint32_t start, uint32_t n)
 {
 	uint64_t now = clock__mono_ns(), end = (uint64_t)start + n;
 	uint32_t i, first = start >> s->shift;
 	uint32_t last = n ? (uint32_t)((end - 1) >> s->shift) : 0;
+	uint8_t bit = (uint8_t)(1u << which);
 	struct segment *g;
 	int err = 0;
 
-	if (!s->linker)
+	if (!s->linker || which >= SEGSPACE_RESERVES)
 		return -ENOTSUP;
 	if (n && last >= s->nr_segs)
 		return -ERANGE;
 	for (i = 0; i < s->nr_segs; i++) {
 		g = &s->segs[i];
-		if (g->reserved && !(n && i >= first && i <= last)) {
-			g->reserved = false;
-			seg_let_go(s, i, now);
+		if ((g->reserved & bit) && !(n && i >= first && i <= last)) {
+			g->reserved &= (uint8_t)~bit;
+			if (!g->reserved)
+				seg_let_go(s, i, now);
 		}
 	}
 	for (i = first; n && i <= last && !err; i++) {
@@ -557,7 +559,7 @@ int segspace__reserve(struct segspace *s, uint32_t start, uint32_t n)
 			queue_op(s, i, g->fd);
 		if (err)
 			break;
-		g->reserved = true;
+		g->reserved |= bit;
 		if (g->empty_since) {
 			g->empty_since = 0;
 			s->lingering--;

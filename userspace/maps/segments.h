@@ -33,7 +33,7 @@ struct segment {
 	uint32_t used; /* entries of it inside some slice */
 	uint64_t empty_since; /* present and unused since then (CLOCK_MONOTONIC ns); 0: in use */
 	uint32_t gen; /* links asked for it: linked once the linker has done the last */
-	bool reserved; /* kept linked though empty (segspace__reserve) */
+	uint8_t reserved; /* kept linked though empty: a bit per segspace__reserve() range */
 };
 
 struct seglinker;
@@ -71,11 +71,13 @@ int segspace__linked(struct segspace *s, uint32_t start, uint32_t n);
 /*
  * Keeps the segments of [start, start + n) present and linked though no
  * slice uses them (async spaces only: -ENOTSUP otherwise): where the next
- * large table will likely go, so that the grace period of their link passes
- * while it is built, not after. The range reserved before is let go: its
- * empty segments linger as any. 0 or a negative errno.
+ * table will likely go, so that the grace period of their link passes
+ * while it is built, not after. Up to SEGSPACE_RESERVES ranges, named by
+ * which; the range which named before is let go (its empty segments linger
+ * as any). 0 or a negative errno.
  */
-int segspace__reserve(struct segspace *s, uint32_t start, uint32_t n);
+#define SEGSPACE_RESERVES 2
+int segspace__reserve(struct segspace *s, unsigned which, uint32_t start, uint32_t n);
 /* Waits until segspace__linked() is not 0, and returns it. */
 int segspace__wait_linked(struct segspace *s, uint32_t start, uint32_t n);
 /* Creates the segments that entries [start, start + n) need. 0 or a negative errno. */

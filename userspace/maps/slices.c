@@ -49,9 +49,14 @@ void slices__release(struct slices *s, uint32_t start, uint32_t n)
 		rangealloc__release(s->big, start, n);
 }
 
-int64_t slices__fit_large(const struct slices *s, uint32_t n, uint32_t *len)
+int64_t slices__fit(const struct slices *s, bool small, uint32_t n, uint32_t *len)
 {
-	return rangealloc__fit(s->big, n, len);
+	int64_t start;
+
+	if (!small)
+		return rangealloc__fit(s->big, n, len);
+	start = n <= s->small_max ? rangealloc__fit(s->small, n, len) : -ENOSPC;
+	return start < 0 ? start : s->small_base + start;
 }
 
 uint32_t slices__used(const struct slices *s)

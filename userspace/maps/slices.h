@@ -27,8 +27,11 @@ void slices__fini(struct slices *s);
 /* Start of n free entries, or -ENOSPC / -ENOMEM. */
 int64_t slices__alloc(struct slices *s, uint32_t n);
 void slices__release(struct slices *s, uint32_t start, uint32_t n);
-/* Where a large table of n entries would go now (-ENOSPC: nowhere), and the free room there. */
-int64_t slices__fit_large(const struct slices *s, uint32_t n, uint32_t *len);
+/*
+ * Where a large (or, with small, a small) table of n entries would go now
+ * (-ENOSPC: nowhere in that arena), and the free room there.
+ */
+int64_t slices__fit(const struct slices *s, bool small, uint32_t n, uint32_t *len);
 uint32_t slices__used(const struct slices *s);
 
 /* The arenas a table of n entries may live in, in the order they are tried. */

@@ -519,37 +519,40 @@ bool tables_retry_parked(struct tables *t, uint64_t now)
 	return true;
 }
 
-/* One space's reserve: the start of the free room a large table would take, up to want. */
-static void keep_room(struct segspace *segs, const struct slices *sl, uint32_t want,
-		      uint32_t *kept_start, uint32_t *kept_len)
+/* One space's reserve (which: 0 large, 1 small): the free room a table would take, to want. */
+static void keep_room(struct segspace *segs, const struct slices *sl, unsigned which, uint32_t want,
+		      uint32_t kept[2])
 {
 	uint32_t len = 0, n;
 	int64_t start;
 
 	if (sl->cap < 8 * want)
 		return;
-	start = slices__fit_large(sl, want, &len);
+	start = slices__fit(sl, which == 1, which == 1 ? 1 : want, &len);
 	n = start < 0 ? 0 : len < want ? len : want;
 	if (start < 0)
 		start = 0;
-	if ((uint32_t)start == *kept_start && n == *kept_len)
+	if ((uint32_t)start == kept[0] && n == kept[1])
 		return;
-	if (!segspace__reserve(segs, (uint32_t)start, n)) {
-		*kept_start = (uint32_t)start;
-		*kept_len = n;
+	if (!segspace__reserve(segs, which, (uint32_t)start, n)) {
+		kept[0] = (uint32_t)start;
+		kept[1] = n;
 	}
 }
 
 void tables_keep_room(struct tables *t)
 {
 	/*
-	 * Linking a segment waits out an RCU grace period (10-35 ms): a large
-	 * table (cc1's, 480k rows) built while its new segments were linked
-	 * waited for them after its build, before its slot could be written.
+	 * Linking a segment waits out an RCU grace period (10-35 ms): a table
+	 * built while its new segments were linked waited for them after its
+	 * build, before its slot could be written (cc1's, 480k rows: 31-34
+	 * ms). Where the next large table goes, and the next small one (the
+	 * libraries: the top eighth), stay linked ahead.
 	 */
-	keep_room(&t->row_segs, &t->rows, TABLES_RESERVE_ROWS, &t->kept_rows[0], &t->kept_rows[1]);
-	keep_room(&t->page_segs, &t->pages, TABLES_RESERVE_ROWS / 8, &t->kept_pages[0],
-		  &t->kept_pages[1]);
+	keep_room(&t->row_segs, &t->rows, 0, TABLES_RESERVE_ROWS, t->kept[0]);
+	keep_room(&t->page_segs, &t->pages, 0, TABLES_RESERVE_ROWS / 8, t->kept[1]);
+	keep_room(&t->row_segs, &t->rows, 1, TABLES_RESERVE_SMALL, t->kept[2]);
+	keep_room(&t->page_segs, &t->pages, 1, TABLES_RESERVE_SMALL / 8, t->kept[3]);
 }
 
 /* ---- hotness -------------------------------------------------------------- */

@@ -33,9 +33,12 @@ bool tables_retry_parked(struct tables *t, uint64_t now);
 /*
  * Keeps the segments where the next large table would go linked ahead
  * (segspace__reserve): TABLES_RESERVE_ROWS rows and a page index for them,
- * in a budget that holds eight times as much. The lifecycle's tables only.
+ * and where the next small one would go, TABLES_RESERVE_SMALL rows and
+ * theirs, each in a space that holds eight times as much. The lifecycle's
+ * tables only (async), from their start.
  */
 #define TABLES_RESERVE_ROWS (512u << 10)
+#define TABLES_RESERVE_SMALL (64u << 10)
 void tables_keep_room(struct tables *t);
 /* A table was published: its hits from now on tell how hot it is while fresh. */
 void tables_note_loaded(struct tables *t, struct entry *e);

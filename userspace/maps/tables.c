@@ -78,6 +78,8 @@ struct tables *tables__new(const struct tables_opts *opts)
 	if (opts->async &&
 	    (segspace__set_async(&t->row_segs) || segspace__set_async(&t->page_segs)))
 		pr_info("table segments are linked on the sampling thread");
+	else if (opts->async)
+		tables_keep_room(t); /* linked while the programs load and the scan runs */
 	t->stats.rows_capacity = opts->max_rows;
 	t->stats.pages_capacity = opts->max_pages;
 	t->stats.rules_capacity = t->opts.max_rules;
