@@ -179,7 +179,7 @@ static int keys_of(struct jitcode *jc, uint8_t *const arena[3])
 	CHECK(!same_key(&t[0]->key, &t[1]->key), "two templates, one table key");
 	for (i = 0; i < 2; i++) {
 		CHECK(!fstat(t[i]->fd, &st), "fstat: %s", strerror(errno));
-		obj_key__from(&own, NULL, &st);
+		obj_key__from(&own, NULL, &st, t[i]->fd);
 		CHECK(same_key(&t[i]->key, &own) && !t[i]->key.hint_len,
 		      "template %d: its key is not its memfd's identity", i);
 	}

@@ -222,7 +222,7 @@ static void run(uint32_t shift, char **files, uint32_t nfiles)
 			goto out;
 		}
 		elfobj__read(fd, &info);
-		obj_key__from(&key, &info, &sb);
+		obj_key__from(&key, &info, &sb, fd);
 		slot[i] = tables__acquire(t, fd, &key, files[i]);
 		close(fd);
 		if (slot[i] < 0) {

@@ -45,7 +45,7 @@ static inline int open_file(struct file *f, const char *path)
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0 || fstat(f->fd, &st) || elfobj__read(f->fd, &info))
 		return -1;
-	obj_key__from(&f->key, &info, &st);
+	obj_key__from(&f->key, &info, &st, f->fd);
 	/* Mapped here, so that the loader can reopen it through our map_files. */
 	f->len = st.st_size;
 	f->map = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, f->fd, 0);

@@ -17,9 +17,13 @@
  * Exit status: 0 when the checks ran, 2 on bad usage, 1 on setup failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tables/tablebytes.h"
 #include "tables/tableload.h"
@@ -353,6 +357,40 @@ static int pending(const char *dir, bool tamper)
 	return 0;
 }
 
+/*
+ * The filesystem's type is part of a file's identity: the status a FUSE
+ * server reports for its file (inode, size, times) could be another file's,
+ * on a device number an unmount freed. The same status taken with a file of
+ * another type (a memfd: tmpfs) or none names another object.
+ */
+static int fs_type(const char *dir)
+{
+	struct obj_key on_disk, other, none;
+	char path[4096];
+	struct stat st;
+	int fd, mfd;
+
+	snprintf(path, sizeof(path), "%s/honest.so", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	mfd = memfd_create("tenant-share", MFD_CLOEXEC);
+	if (fd < 0 || mfd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		if (mfd >= 0)
+			close(mfd);
+		return -1;
+	}
+	obj_key__from(&on_disk, NULL, &st, fd);
+	obj_key__from(&other, NULL, &st, mfd);
+	obj_key__from(&none, NULL, &st, -1);
+	report(on_disk.len == other.len && memcmp(on_disk.bytes, other.bytes, on_disk.len) &&
+		       memcmp(on_disk.bytes, none.bytes, on_disk.len),
+	       "fs type", "one status on two filesystem types gave one identity");
+	close(fd);
+	close(mfd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "sha256"))
@@ -363,8 +401,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s sha256|same-table|share ...\n", argv[0]);
 		return 2;
 	}
-	if (rewritten(argv[2], argv[3]) || forged_first(argv[2]) || alias_cap(argv[2]) ||
-	    pending(argv[2], false) || pending(argv[2], true)) {
+	if (fs_type(argv[2]) || rewritten(argv[2], argv[3]) || forged_first(argv[2]) ||
+	    alias_cap(argv[2]) || pending(argv[2], false) || pending(argv[2], true)) {
 		report(false, "setup", "%s", strerror(errno));
 		return 1;
 	}

@@ -71,7 +71,7 @@ static int load_one(struct profile *p, int rep, const char *path)
 			close(fd);
 		return -1;
 	}
-	obj_key__from(&key, &info, &sb);
+	obj_key__from(&key, &info, &sb, fd);
 	t = tables__new(&topts);
 	if (!t) {
 		close(fd);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "maps/entries.h"
@@ -21,11 +22,24 @@
 #include "util/hash.h"
 #include "util/clock.h"
 
-void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st)
+void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st,
+		   int fd)
 {
-	uint64_t v[7] = { st->st_dev,	      st->st_ino,	   st->st_size,
-			  st->st_mtim.tv_sec, st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
-			  st->st_ctim.tv_nsec };
+	struct statfs sfs;
+	/*
+	 * The filesystem's type last: a FUSE or network filesystem's server
+	 * chooses its files' inode numbers and times, and an anonymous device
+	 * number (FUSE, overlayfs, tmpfs) is reused after an unmount, so such
+	 * a file could otherwise name a local file's identity.
+	 */
+	uint64_t v[8] = { st->st_dev,
+			  st->st_ino,
+			  st->st_size,
+			  st->st_mtim.tv_sec,
+			  st->st_mtim.tv_nsec,
+			  st->st_ctim.tv_sec,
+			  st->st_ctim.tv_nsec,
+			  fd >= 0 && !fstatfs(fd, &sfs) ? (uint64_t)sfs.f_type : 0 };
 	uint8_t n;
 
 	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
@@ -68,7 +82,7 @@ bool obj_key__from_ident(struct obj_key *key, const uint8_t *b, uint32_t len)
 
 bool obj_key__stat(const struct obj_key *key, uint64_t out[5])
 {
-	uint64_t v[7];
+	uint64_t v[8];
 
 	if (key->len != 1 + sizeof(v) || key->bytes[0] != 'F')
 		return false;
@@ -308,7 +322,7 @@ static int reopen_at(const struct entry *e, const struct tables_src *src)
 		close(fd);
 		return -EIO;
 	}
-	obj_key__from(&key, &info, &st);
+	obj_key__from(&key, &info, &st, fd);
 	if (key.len != e->key.len || memcmp(key.bytes, e->key.bytes, key.len)) {
 		close(fd);
 		return -ESTALE;

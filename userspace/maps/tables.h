@@ -50,13 +50,15 @@ struct tables_opts {
 /*
  * Identity of a file: what the kernel says it is (device and inode, from the
  * file opened through the mapping) with its size, mtime and ctime, so that a
- * file changed in place is a new object. Build-id, size and mtime are chosen
+ * file changed in place is a new object, and its filesystem's type (a FUSE
+ * server chooses its files' inodes and times, on a device number an unmount
+ * may have freed: it could otherwise name a local file's identity). Build-id, size and mtime are chosen
  * by the file's owner: a forged copy of a library can carry the real one's, so
  * they only name candidates (hint) whose table bytes are then digested before a
  * table is shared (the same image layer seen through two overlayfs mounts has
  * two devices). hint_len 0: never shared beyond the identity.
  */
-#define OBJ_KEY_MAX 64
+#define OBJ_KEY_MAX 72
 #define OBJ_HINT_MAX (1 + ELFOBJ_BUILD_ID_MAX + 8)
 struct obj_key {
 	uint8_t len;
@@ -65,7 +67,9 @@ struct obj_key {
 	uint8_t hint[OBJ_HINT_MAX];
 };
 
-void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st);
+/* fd: the file st is of (its filesystem's type is part of the identity), or -1. */
+void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st,
+		   int fd);
 /*
  * key as the table cache's identity index keeps it (tableident.h): its bytes
  * into out (at most OBJ_KEY_IDENT_MAX), their length returned; and back,

@@ -41,7 +41,7 @@ static bool still(int fd, const struct obj_key *key)
 
 	if (fstat(fd, &st))
 		return false;
-	obj_key__from(&now, NULL, &st);
+	obj_key__from(&now, NULL, &st, fd);
 	return now.len == key->len && !memcmp(now.bytes, key->bytes, key->len);
 }
 

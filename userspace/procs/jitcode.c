@@ -433,7 +433,7 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 	 * their bytes above (a hash of them could be matched by a tenant's
 	 * trampoline, crafted to take another's table), and each has its own.
 	 */
-	obj_key__from(&t->key, NULL, &st);
+	obj_key__from(&t->key, NULL, &st, t->fd);
 	jc->nr++;
 	return 0;
 }

@@ -227,7 +227,7 @@ static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap 
 	if (elfobj__read(fd, &info) || elfobj__offset_to_vaddr(&info, m->offset, &vaddr))
 		goto cleanup;
 	out->bias = m->start - vaddr;
-	obj_key__from(&key, &info, &st);
+	obj_key__from(&key, &info, &st, fd);
 	obj = tables__acquire_src(pt->tables, fd, &key, m->path, &src);
 	use_obj(pt, obj, out, e);
 cleanup:
