@@ -200,6 +200,16 @@ static int64_t alloc_slot(struct tables *t)
 	return i;
 }
 
+/* e takes the free slot, flagged PENDING (its table is being built or read back). */
+static void place_entry(struct tables *t, struct entry *e, int32_t slot)
+{
+	e->slot = slot;
+	e->used_ns = clock__mono_ns();
+	t->slots[slot] = e;
+	reset_hits(t, slot);
+	tables_publish_flags(t, slot, SFBPF_OBJ_F_PENDING);
+}
+
 static struct entry *new_entry(struct tables *t, const struct obj_key *key, const char *name)
 {
 	struct entry *e = calloc(1, sizeof(*e));
@@ -491,6 +501,16 @@ static void settle(struct tables *t)
 
 /* ---- acquire and release -------------------------------------------------- */
 
+/* e's build, if still queued, goes ahead of the others (once a build). */
+static void hurry(struct tables *t, struct entry *e)
+{
+	if (!e->in_job || e->hurried)
+		return;
+	e->hurried = true;
+	if (tableload__hurry(t->loader, e))
+		t->stats.hurried++;
+}
+
 /* A known object: one more reference (and a reload, if it turned hot). */
 static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 			     const struct tables_src *src)
@@ -508,10 +528,7 @@ static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 		 */
 		if (e->in_job && !e->job_seq)
 			e->job_seq = ++t->job_seq;
-		if (e->in_job && !e->hurried && tableload__hurry(t->loader, e)) {
-			e->hurried = true;
-			t->stats.hurried++;
-		}
+		hurry(t, e);
 	}
 	if (e->state == OBJ_NO_BUDGET && e->want_promote && !e->in_job && !t->promoting &&
 	    !tables_start_job(t, e, fd)) {
@@ -554,12 +571,8 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	e = new_entry(t, key, name);
 	if (!e)
 		return -ENOMEM;
-	e->slot = slot;
-	e->used_ns = clock__mono_ns();
+	place_entry(t, e, slot);
 	tables_note_src(e, src);
-	t->slots[slot] = e;
-	reset_hits(t, slot);
-	tables_publish_flags(t, slot, SFBPF_OBJ_F_PENDING);
 	e->refs = 1; /* held across the synchronous build below */
 	err = tables_start_job(t, e, fd);
 	if (err) {
@@ -616,11 +629,7 @@ uint32_t tables__preload(struct tables *t, uint32_t max)
 			tables_free_entry(t, e);
 			break;
 		}
-		e->slot = (int32_t)slot;
-		e->used_ns = clock__mono_ns();
-		t->slots[slot] = e;
-		reset_hits(t, (int32_t)slot);
-		tables_publish_flags(t, (int32_t)slot, SFBPF_OBJ_F_PENDING);
+		place_entry(t, e, (int32_t)slot);
 		/* Not waited for at start (job_seq 0) until a process maps it. */
 		e->in_job = e->preloading = e->preloaded = true;
 		t->stats.preloaded++;
@@ -649,11 +658,7 @@ int tables__want_pc(struct tables *t, uint32_t obj, uint64_t pc)
 	if (obj >= t->opts.max_objects || !(e = t->slots[obj]))
 		return 0;
 	/* The sampled code first: its whole table too, ahead of the queue. */
-	if (e->in_job && !e->hurried) {
-		e->hurried = true;
-		if (tableload__hurry(t->loader, e))
-			t->stats.hurried++;
-	}
+	hurry(t, e);
 	return tablepart_want(t, e, pc);
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tables/tableident.h"
+#include "util/clock.h"
 #include "util/dirfiles.h"
 #include "util/fullio.h"
 #include "util/log.h"
@@ -205,15 +206,11 @@ static bool local_fs(int fd)
 	}
 }
 
-static int64_t ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000ll + t->tv_nsec;
-}
-
 static bool same_status(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       ts_ns(&a->st_mtim) == ts_ns(&b->st_mtim) && ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
+	       clock__ts_ns(&a->st_mtim) == clock__ts_ns(&b->st_mtim) &&
+	       clock__ts_ns(&a->st_ctim) == clock__ts_ns(&b->st_ctim);
 }
 
 int tableident__note(struct tableident *x, const void *ident, uint32_t len,
@@ -229,7 +226,8 @@ int tableident__note(struct tableident *x, const void *ident, uint32_t len,
 		return -EINVAL;
 	/* The file as hashed is the file as keyed, unwritten since well before. */
 	if (fstat(fd, &now) || !same_status(st, &now) ||
-	    ts_ns(&st->st_ctim) > hash_start_ns - TABLEIDENT_CTIME_MARGIN_NS || !local_fs(fd)) {
+	    clock__ts_ns(&st->st_ctim) > hash_start_ns - TABLEIDENT_CTIME_MARGIN_NS ||
+	    !local_fs(fd)) {
 		count(x, &x->st.not_noted);
 		return 0;
 	}

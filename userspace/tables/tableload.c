@@ -135,33 +135,26 @@ static bool from_cache(const struct tableload *tl, struct tableload_job *job,
 	return true;
 }
 
-static int64_t ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000ll + t->tv_nsec;
-}
-
 /* Whether st is the file job's identity names (not written since it was keyed). */
 static bool is_keyed_file(const struct tableload_job *job, const struct stat *st)
 {
 	const uint64_t *v = job->ident_stat;
 
 	return job->ident_len && v[0] == (uint64_t)st->st_dev && v[1] == (uint64_t)st->st_ino &&
-	       v[2] == (uint64_t)st->st_size && v[3] == (uint64_t)ts_ns(&st->st_mtim) &&
-	       v[4] == (uint64_t)ts_ns(&st->st_ctim);
+	       v[2] == (uint64_t)st->st_size && v[3] == (uint64_t)clock__ts_ns(&st->st_mtim) &&
+	       v[4] == (uint64_t)clock__ts_ns(&st->st_ctim);
 }
 
 /*
- * A file the identity index knows: its table read back from the cache under
- * the digest recorded, without reading (and hashing) its sections.
+ * A file the identity index knows (ix; the job's fd is the file its identity
+ * names): its table read back from the cache under the digest recorded,
+ * without reading (and hashing) its sections.
  */
-static bool from_ident(const struct tableload *tl, struct tableload_job *job)
+static bool from_ident(const struct tableload *tl, struct tableident *ix, struct tableload_job *job)
 {
-	struct tableident *ix = tablecache__ident(tl->opts.cache);
 	uint8_t digest[SHA256_BYTES];
-	struct stat st;
 
-	if (!ix || !job->ident_len || fstat(job->fd, &st) || !is_keyed_file(job, &st) ||
-	    tableident__digest(ix, job->ident, job->ident_len, digest) ||
+	if (tableident__digest(ix, job->ident, job->ident_len, digest) ||
 	    !from_cache(tl, job, digest))
 		return false;
 	job->from_ident = true;
@@ -188,8 +181,8 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	uint64_t start = clock__mono_ns();
 	uint8_t digest[SHA256_BYTES];
 	struct tableident *ix = tablecache__ident(tl->opts.cache);
-	bool cacheable = false, keyed = false;
-	struct timespec now;
+	bool cacheable = false, keyed;
+	int64_t hash_start;
 	struct stat st;
 	int err, cerr, copy;
 
@@ -210,15 +203,17 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 		}
 		goto done;
 	}
-	if (tl->opts.cache && from_ident(tl, job)) {
+	/*
+	 * The file the job's identity names, as the index knows it or will
+	 * record it: its status before any hashing.
+	 */
+	hash_start = clock__wall_ns();
+	keyed = ix && !fstat(job->fd, &st) && is_keyed_file(job, &st);
+	if (keyed && from_ident(tl, ix, job)) {
 		ft = job->ft;
 		err = 0;
 		goto done;
 	}
-	/* What the identity index will say of the file: its status before the hashing. */
-	if (ix && !fstat(job->fd, &st) && is_keyed_file(job, &st) &&
-	    !clock_gettime(CLOCK_REALTIME, &now))
-		keyed = true;
 	/*
 	 * A table that may be shared, or kept in the cache, is built from a
 	 * private copy of the bytes its digest names: the file's owner can
@@ -228,7 +223,7 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	if ((job->want_digest || tl->opts.cache) && !tablebytes__read(job->fd, digest, &copy)) {
 		if (keyed)
 			tableident__note(ix, job->ident, job->ident_len, digest, job->name, job->fd,
-					 &st, ts_ns(&now));
+					 &st, hash_start);
 		close(job->fd);
 		job->fd = copy;
 		cacheable = tl->opts.cache != NULL;

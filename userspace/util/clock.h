@@ -29,13 +29,19 @@ static inline double clock__mono_s(void)
 	return (double)clock__mono_ns() / 1e9;
 }
 
+/* A timespec (a file's mtime or ctime, say) in nanoseconds. */
+static inline int64_t clock__ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
 /* Nanoseconds since the epoch (CLOCK_REALTIME). */
 static inline int64_t clock__wall_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return clock__ts_ns(&ts);
 }
 
 #endif /* SFBPF_UTIL_CLOCK_H */

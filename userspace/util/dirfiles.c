@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/dirfiles.h"
 #include "util/vec.h"
 
@@ -39,7 +40,7 @@ int dirfiles__list(int dir_fd, bool skip_dot, struct dir_file **files, size_t *n
 			break;
 		}
 		snprintf(f[n].name, sizeof(f[n].name), "%s", de->d_name);
-		f[n].mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
+		f[n].mtime_ns = clock__ts_ns(&st.st_mtim);
 		f[n++].size = (uint64_t)st.st_size;
 	}
 	closedir(d);
