@@ -10,15 +10,26 @@
  *       signal FDEs, outermost and topmost-only rows, code bytes). The first
  *       difference is printed. One PASS/FAIL line per object, then a total:
  *       "cfiref total: OBJECTS objects, ROWS rows, CFI_ROWS CFI rows".
+ *       An object whose FDEs make more than one chunk (cfi.h: a big table's
+ *       build on both loader threads) is also walked in its chunks by two
+ *       threads at once, in whatever order they take them, and the chunks
+ *       merged with what completes its rows (complete__merge_parts): the
+ *       same table, rows, rules, page index and counts, as the one walk
+ *       merged alike ("cfiref chunks OBJ"); then a total line, "cfiref
+ *       chunked: OBJECTS objects, CHUNKS chunks".
  * Exits 1 on a failure.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tables/cfi.h"
+#include "tables/complete.h"
 #include "testlib.h"
 
 static uint64_t now_ns(void)
@@ -36,9 +47,9 @@ static void fmt_rule(const struct sfbpf_rule *r, char *buf, size_t n)
 		 r->fp_reg, r->fp_off, r->flags);
 }
 
-/* The first difference between two tables of the same object, or NULL. */
-static const char *diff_tables(const struct flat_table *a, const struct flat_table *b, char *buf,
-			       size_t n)
+/* The first difference between two tables of the same object (an's and bn's), or NULL. */
+static const char *diff_tables(const struct flat_table *a, const struct flat_table *b,
+			       const char *an, const char *bn, char *buf, size_t n)
 {
 	char ra[160], rb[160];
 	uint32_t i;
@@ -51,29 +62,29 @@ static const char *diff_tables(const struct flat_table *a, const struct flat_tab
 			continue;
 		fmt_rule(x, ra, sizeof(ra));
 		fmt_rule(y, rb, sizeof(rb));
-		snprintf(buf, n, "row %u: libdw 0x%x %s; interpreter 0x%x %s", i, a->rows[i].pc_off,
-			 ra, b->rows[i].pc_off, rb);
+		snprintf(buf, n, "row %u: %s 0x%x %s; %s 0x%x %s", i, an, a->rows[i].pc_off, ra, bn,
+			 b->rows[i].pc_off, rb);
 		return buf;
 	}
 	if (a->nr_rows != b->nr_rows) {
-		snprintf(buf, n, "libdw %u rows, interpreter %u (the first %u equal)", a->nr_rows,
+		snprintf(buf, n, "%s %u rows, %s %u (the first %u equal)", an, a->nr_rows, bn,
 			 b->nr_rows, i);
 		return buf;
 	}
 	return NULL;
 }
 
-#define SAME(f)                                                                       \
-	do {                                                                          \
-		if (a->f != b->f) {                                                   \
-			snprintf(buf, n, "stat " #f ": libdw %llu, interpreter %llu", \
-				 (unsigned long long)a->f, (unsigned long long)b->f); \
-			return buf;                                                   \
-		}                                                                     \
+#define SAME(f)                                                                           \
+	do {                                                                              \
+		if (a->f != b->f) {                                                       \
+			snprintf(buf, n, "stat " #f ": %s %llu, %s %llu", an,             \
+				 (unsigned long long)a->f, bn, (unsigned long long)b->f); \
+			return buf;                                                       \
+		}                                                                         \
 	} while (0)
 
-static const char *diff_stats(const struct cfi_stats *a, const struct cfi_stats *b, char *buf,
-			      size_t n)
+static const char *diff_stats(const struct cfi_stats *a, const struct cfi_stats *b, const char *an,
+			      const char *bn, char *buf, size_t n)
 {
 	int i;
 
@@ -94,9 +105,8 @@ static const char *diff_stats(const struct cfi_stats *a, const struct cfi_stats 
 	if (a->unsupported[CFI_UNSUP_LIBDW] + a->unsupported[CFI_UNSUP_INSN] !=
 	    b->unsupported[CFI_UNSUP_LIBDW] + b->unsupported[CFI_UNSUP_INSN]) {
 		snprintf(buf, n,
-			 "stat unsupported libdw-error + cfa-program: libdw %u + %u, "
-			 "interpreter %u + %u",
-			 a->unsupported[CFI_UNSUP_LIBDW], a->unsupported[CFI_UNSUP_INSN],
+			 "stat unsupported libdw-error + cfa-program: %s %u + %u, %s %u + %u", an,
+			 a->unsupported[CFI_UNSUP_LIBDW], a->unsupported[CFI_UNSUP_INSN], bn,
 			 b->unsupported[CFI_UNSUP_LIBDW], b->unsupported[CFI_UNSUP_INSN]);
 		return buf;
 	}
@@ -151,9 +161,9 @@ static int compare(const char *path)
 		flat_table__free(b);
 		return ea != eb;
 	}
-	why = diff_tables(a, b, buf, sizeof(buf));
+	why = diff_tables(a, b, "libdw", "interpreter", buf, sizeof(buf));
 	if (!why)
-		why = diff_stats(&sa, &sb, buf, sizeof(buf));
+		why = diff_stats(&sa, &sb, "libdw", "interpreter", buf, sizeof(buf));
 	if (why)
 		test_fail("cfiref %s: %s", path, why);
 	else
@@ -171,6 +181,131 @@ static int compare(const char *path)
 	return why != NULL;
 }
 
+/* ---- chunks ------------------------------------------------------------ */
+
+struct walkers {
+	const struct cfi_index *ix;
+	struct flat_table **parts;
+	struct cfi_stats *stats;
+	uint32_t nr, next; /* next: atomic, the chunk to take */
+	int err;
+};
+
+static void *walk_chunks(void *arg)
+{
+	struct walkers *w = arg;
+	uint32_t k;
+	int err;
+
+	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->nr) {
+		err = cfi_index__flatten_chunk(w->ix, k, &w->parts[k], &w->stats[k]);
+		if (err)
+			__atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static uint64_t total_chunked, total_chunks;
+
+/* Where the merged tables differ beyond their rows: page index and counts. */
+static const char *diff_meta(const struct flat_table *a, const struct flat_table *b, char *buf,
+			     size_t n)
+{
+	uint32_t i;
+
+	if (a->nr_fdes != b->nr_fdes || a->nr_fres != b->nr_fres ||
+	    a->nr_skipped_fdes != b->nr_skipped_fdes || a->nr_rules != b->nr_rules) {
+		snprintf(buf, n, "counts: fdes %u/%u, fres %u/%u, skipped %u/%u, rules %u/%u",
+			 a->nr_fdes, b->nr_fdes, a->nr_fres, b->nr_fres, a->nr_skipped_fdes,
+			 b->nr_skipped_fdes, a->nr_rules, b->nr_rules);
+		return buf;
+	}
+	if (a->pc_min != b->pc_min || a->nr_pages != b->nr_pages) {
+		snprintf(buf, n, "page index: %u/%u pages", a->nr_pages, b->nr_pages);
+		return buf;
+	}
+	for (i = 0; i < a->nr_pages; i++)
+		if (a->pages[i] != b->pages[i]) {
+			snprintf(buf, n, "page %u: row %u/%u", i, a->pages[i], b->pages[i]);
+			return buf;
+		}
+	return NULL;
+}
+
+/*
+ * path's whole table walked in chunks by two threads and merged, against
+ * the one walk merged (nothing to check when it is one chunk).
+ */
+static int chunks(const char *path)
+{
+	struct walkers w = { 0 };
+	struct flat_table *whole = NULL, *a = NULL, *b = NULL;
+	struct complete_info ci;
+	struct cfi_stats sw, sj;
+	struct cfi_index *ix = NULL;
+	const char *why = NULL;
+	pthread_t th[2];
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err, i;
+	uint32_t k;
+
+	err = fd < 0 ? -errno : cfi_index__open(fd, &ix);
+	if (!err && complete__read_fd(fd, &ci))
+		memset(&ci, 0, sizeof(ci));
+	if (err || cfi_index__nr_chunks(ix) < 2)
+		goto out; /* one walk only: compared above */
+	w = (struct walkers){ .ix = ix, .nr = cfi_index__nr_chunks(ix) };
+	w.parts = calloc(w.nr, sizeof(*w.parts));
+	w.stats = calloc(w.nr, sizeof(*w.stats));
+	err = w.parts && w.stats ? cfi_index__flatten(ix, NULL, 0, &whole, &sw) : -ENOMEM;
+	for (i = 0; !err && i < 2; i++)
+		err = -pthread_create(&th[i], NULL, walk_chunks, &w);
+	while (i-- > 0)
+		pthread_join(th[i], NULL);
+	if (!err)
+		err = w.err;
+	if (!err)
+		cfi_index__join(ix, w.parts, w.stats, w.nr, &sj);
+	if (!err)
+		err = complete__merge(NULL, whole, &ci, &a);
+	if (!err)
+		err = complete__merge_parts(NULL, (const struct flat_table *const *)w.parts, w.nr,
+					    &ci, &b);
+	if (err) {
+		snprintf(buf, sizeof(buf), "%s", strerror(-err));
+		why = buf;
+	}
+	if (!why)
+		why = diff_tables(a, b, "one walk", "chunks", buf, sizeof(buf));
+	if (!why)
+		why = diff_meta(a, b, buf, sizeof(buf));
+	/* Rows and rules are the chunks' (cfi.h); the CIEs run again in each chunk. */
+	sw.rows = sj.rows = sw.rules = sj.rules = 0;
+	if (!why)
+		why = diff_stats(&sw, &sj, "one walk", "chunks", buf, sizeof(buf));
+	if (why)
+		test_fail("cfiref chunks %s: %s", path, why);
+	else
+		test_pass("cfiref chunks %s: %u chunks on 2 threads, %u rows merged: identical",
+			  path, w.nr, a->nr_rows);
+	if (!why) {
+		total_chunked++;
+		total_chunks += w.nr;
+	}
+out:
+	for (k = 0; k < w.nr && w.parts; k++)
+		flat_table__free(w.parts[k]);
+	free(w.parts);
+	free(w.stats);
+	flat_table__free(whole);
+	flat_table__free(a);
+	flat_table__free(b);
+	cfi_index__free(ix);
+	if (fd >= 0)
+		close(fd);
+	return why != NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int i, failed = 0;
@@ -179,8 +314,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s ELF...\n", argv[0]);
 		return 2;
 	}
-	for (i = 1; i < argc; i++)
+	for (i = 1; i < argc; i++) {
 		failed |= compare(argv[i]);
+		failed |= chunks(argv[i]);
+	}
+	printf("cfiref chunked: %llu objects, %llu chunks\n", (unsigned long long)total_chunked,
+	       (unsigned long long)total_chunks);
 	printf("cfiref total: %llu objects, %llu rows, %llu CFI rows\n",
 	       (unsigned long long)total_objects, (unsigned long long)total_rows,
 	       (unsigned long long)total_cfi_rows);

@@ -2,10 +2,10 @@
 /*
  * DWARF CFI → flat table (see cfi.h). This file enumerates the FDEs
  * (dwarf_next_cfi gives raw entries, so their address ranges are decoded
- * here from the CIE's pointer encoding), orders them, resolves overlaps, and
- * has each FDE's program run once by cfi_interp.c, its rows translated by
- * cfi_rule.c. The libdw row walk it replaced stays as a reference for the
- * tests and the benchmark (SFBPF_CFI_ROWS=libdw).
+ * here from the CIE's pointer encoding), orders them, and cuts them into
+ * chunks; cfi_walk.c walks them (overlaps resolved, each FDE's program run
+ * once by cfi_interp.c, its rows translated by cfi_rule.c). The libdw row walk it replaced stays as
+ * a reference for the tests and the benchmark (SFBPF_CFI_ROWS=libdw).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -216,210 +216,6 @@ static void shadow_debug_frame(struct cfi_reader *r)
 		r->st->shadowed_fdes += r->fdes[i].shadowed;
 }
 
-/* ---------------------------------------------------------------- rows */
-
-int cfi_reader__unsupported_row(struct cfi_reader *r, uint64_t pc, uint64_t end,
-				enum cfi_unsupported why)
-{
-	struct sfbpf_rule rule;
-
-	if (r->unsup_id < 0) {
-		cfi_rule__unsupported(&rule);
-		r->unsup_id = flat_builder__rule(&r->b, &rule);
-		if (r->unsup_id < 0)
-			return (int)r->unsup_id;
-	}
-	r->st->unsupported_rows++;
-	r->st->unsupported[why]++;
-	r->st->unsupported_bytes += end - pc;
-	return flat_builder__row(&r->b, pc, (uint32_t)r->unsup_id);
-}
-
-/* One PLT-shaped row over [pc, end): the rule alternates inside every block. */
-static int plt_rows(struct cfi_reader *r, const struct cfi_row_rule *rr, uint64_t pc, uint64_t end)
-{
-	uint64_t period = (uint64_t)rr->plt_cfa.mask + 1, blk, a, b;
-	int64_t lo_id, hi_id;
-	int err = 0;
-
-	if ((end - pc) / period * 2 > MAX_PLT_ROWS)
-		return cfi_reader__unsupported_row(r, pc, end, CFI_UNSUP_CFA_EXPR);
-	lo_id = flat_builder__rule(&r->b, &rr->rule);
-	hi_id = flat_builder__rule(&r->b, &rr->rule_hi);
-	if (lo_id < 0 || hi_id < 0)
-		return -ENOMEM;
-	for (blk = pc & ~(uint64_t)rr->plt_cfa.mask; blk < end && !err; blk += period) {
-		/* [blk, blk + threshold): low rule; [blk + threshold, blk + period): high. */
-		a = blk > pc ? blk : pc;
-		b = blk + rr->plt_cfa.threshold;
-		if (a < b && a < end)
-			err = flat_builder__row(&r->b, a, (uint32_t)lo_id);
-		a = b > pc ? b : pc;
-		if (!err && a < blk + period && a < end)
-			err = flat_builder__row(&r->b, a, (uint32_t)hi_id);
-	}
-	return err;
-}
-
-int cfi_reader__rule_rows(struct cfi_reader *r, const struct cfi_row_rule *rr, uint64_t pc,
-			  uint64_t end)
-{
-	int64_t id;
-
-	if (rr->why)
-		return cfi_reader__unsupported_row(r, pc, end, rr->why);
-	if (rr->rule.ra_loc == SFBPF_LOC_UNDEFINED)
-		r->st->outermost_rows++;
-	if (rr->rule.flags & SFBPF_RULE_TOPMOST_ONLY)
-		r->st->topmost_rows++;
-	if (rr->plt)
-		return plt_rows(r, rr, pc, end);
-	id = flat_builder__rule(&r->b, &rr->rule);
-	return id < 0 ? (int)id : flat_builder__row(&r->b, pc, (uint32_t)id);
-}
-
-/* Budget left for one more program: the FDE's and the object's. */
-static uint64_t ops_left(const struct cfi_reader *r)
-{
-	uint64_t left = r->st->cfa_ops < OBJ_WORK_BUDGET ? OBJ_WORK_BUDGET - r->st->cfa_ops : 0;
-
-	return left < FDE_WORK_BUDGET ? left : FDE_WORK_BUDGET;
-}
-
-/* A program refused: its whole FDE is unsupported, err says why. */
-static int refuse_fde(struct cfi_reader *r, const struct cfi_fde_ent *f, int err)
-{
-	if (err == -ENOMEM)
-		return err;
-	return cfi_reader__unsupported_row(r, f->lo, f->hi,
-					   err == -E2BIG ? CFI_UNSUP_BUDGET : CFI_UNSUP_INSN);
-}
-
-/* Walk one FDE: its program runs once, every row comes out of that run. */
-static int walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f)
-{
-	const struct cfi_cie_ent *c = &r->cies[f->cie];
-	const struct cfi_section *s = &r->sec[f->src];
-	struct cfi_interp *ip = &r->ip;
-	bool plt = false, sig = false;
-	struct cfi_memo_val mv;
-	struct cfi_row_rule rr;
-	uint64_t before = ip->ops, end;
-	int64_t id;
-	size_t i;
-	int err;
-
-	if (r->ip_cie != f->cie) {
-		r->ip_cie = -1;
-		err = cfi_interp__cie(ip, r->m, &c->prog, s->data->d_buf, s->addr, ops_left(r));
-		r->st->cfa_ops += ip->ops - before;
-		if (err)
-			return refuse_fde(r, f, err);
-		r->ip_cie = f->cie;
-		before = ip->ops;
-	}
-	err = cfi_interp__fde(ip, f->lo, f->hi, f->insn, f->insn_end, ops_left(r));
-	r->st->cfa_ops += ip->ops - before;
-	if (err)
-		return refuse_fde(r, f, err);
-	for (i = 0; i < ip->nr_rows && !err; i++) {
-		const struct cfi_row *row = &ip->rows[i];
-
-		end = i + 1 < ip->nr_rows ? ip->rows[i + 1].lo : f->hi;
-		if (row->bad) {
-			err = cfi_reader__unsupported_row(r, row->lo, f->hi, row->bad);
-			break;
-		}
-		r->st->cfi_rows++;
-		sig |= c->signal;
-		if (cfi_memo__get(&r->memo, f->cie, &row->st, &mv)) {
-			r->st->outermost_rows += mv.outermost;
-			r->st->topmost_rows += mv.topmost;
-			err = flat_builder__row(&r->b, row->lo, mv.rule_id);
-			continue;
-		}
-		cfi_rule__from_state(&row->st, c->signal, c->prog.ra_reg, r->m, &rr);
-		if (!rr.why && row->st.ra_signed)
-			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
-		plt |= rr.plt;
-		/* Unsupported and PLT rows depend on their range: translated each time. */
-		if (rr.why || rr.plt) {
-			err = cfi_reader__rule_rows(r, &rr, row->lo, end);
-			continue;
-		}
-		id = flat_builder__rule(&r->b, &rr.rule);
-		if (id < 0)
-			return (int)id;
-		mv = (struct cfi_memo_val){ .rule_id = (uint32_t)id,
-					    .outermost = rr.rule.ra_loc == SFBPF_LOC_UNDEFINED,
-					    .topmost = rr.rule.flags & SFBPF_RULE_TOPMOST_ONLY };
-		cfi_memo__put(&r->memo, f->cie, &row->st, &mv);
-		r->st->outermost_rows += mv.outermost;
-		r->st->topmost_rows += mv.topmost;
-		err = flat_builder__row(&r->b, row->lo, mv.rule_id);
-	}
-	r->st->plt_fdes += plt;
-	r->st->signal_fdes += sig;
-	return err;
-}
-
-/*
- * Whether [lo, hi) meets a wanted range. Asked in increasing lo order, so
- * the ranges that end before lo are never looked at again.
- */
-static bool wanted(struct cfi_reader *r, uint64_t lo, uint64_t hi)
-{
-	if (!r->want)
-		return true;
-	while (r->next_want < r->nr_want && r->want[r->next_want].hi <= lo)
-		r->next_want++;
-	return r->next_want < r->nr_want && r->want[r->next_want].lo < hi;
-}
-
-/* Rows of every FDE in PC order, gap rows between them; overlaps are unsupported. */
-static int emit_all(struct cfi_reader *r)
-{
-	uint32_t i, j, members;
-	uint64_t end = 0, run_hi;
-	int err = 0;
-
-	for (i = 0; i < r->nr_fdes && !err; i = j) {
-		const struct cfi_fde_ent *f = &r->fdes[i];
-
-		j = i + 1;
-		if (f->shadowed)
-			continue;
-		/* A run of FDEs (of one section: see shadow_debug_frame) overlapping each other. */
-		run_hi = f->hi;
-		for (members = 1; j < r->nr_fdes && r->fdes[j].lo < run_hi; j++) {
-			if (r->fdes[j].shadowed)
-				continue;
-			members++;
-			if (r->fdes[j].hi > run_hi)
-				run_hi = r->fdes[j].hi;
-		}
-		if (!wanted(r, f->lo, run_hi)) {
-			r->st->unwanted_fdes += members;
-			continue; /* a gap, as if the FDEs were not there */
-		}
-		if (end && f->lo > end)
-			err = flat_builder__row(&r->b, end, SFBPF_RULE_GAP_ID);
-		if (err)
-			break;
-		r->st->code_bytes += run_hi - f->lo;
-		if (members == 1) {
-			r->st->fdes[f->src]++;
-			err = r->libdw_rows ? cfi_libdw__walk_fde(r, f) : walk_fde(r, f);
-		} else {
-			err = cfi_reader__unsupported_row(r, f->lo, run_hi, CFI_UNSUP_OVERLAP);
-		}
-		end = run_hi;
-	}
-	if (!err && r->b.t->nr_rows)
-		err = flat_builder__row(&r->b, end, SFBPF_RULE_GAP_ID);
-	return err;
-}
-
 /* ---------------------------------------------------------------- setup */
 
 /* Executable segments: FDEs outside them describe code that is not loaded. */
@@ -501,7 +297,6 @@ static void reader_close(struct cfi_reader *r)
 	cfi_libdw__close(r);
 	if (r->elf)
 		elf_end(r->elf);
-	cfi_interp__free(&r->ip);
 	free(r->fdes);
 	free(r->cies);
 }
@@ -537,7 +332,44 @@ static void sort_fdes(struct cfi_reader *r)
 struct cfi_index {
 	struct cfi_reader r;
 	struct cfi_stats collected; /* what reading the FDEs counted */
+	uint32_t *chunk_starts; /* chunk k: FDEs [chunk_starts[k], chunk_starts[k + 1]) */
+	uint32_t nr_chunks;
+	uint32_t refs; /* atomic: cfi_index__ref(), cfi_index__free() */
 };
+
+/*
+ * Where the FDEs split into chunks of about CFI_CHUNK_FDES for walks on
+ * several threads: at run boundaries only (an FDE that no earlier one
+ * overlaps), so that each chunk's rows are the whole walk's. Fixed by the
+ * object alone, never by the threads at hand: a table comes out the same
+ * however many walked it. libdw's reference walk is one chunk (its handles
+ * are not shared).
+ */
+static int chunk_starts(struct cfi_index *ix)
+{
+	const struct cfi_reader *r = &ix->r;
+	uint32_t i, next = CFI_CHUNK_FDES, max = r->nr_fdes / CFI_CHUNK_FDES + 2;
+	uint64_t hi = 0;
+
+	ix->chunk_starts = malloc((size_t)(max + 1) * sizeof(*ix->chunk_starts));
+	if (!ix->chunk_starts)
+		return -ENOMEM;
+	ix->chunk_starts[ix->nr_chunks++] = 0;
+	for (i = 0; i < r->nr_fdes && !r->libdw_rows; i++) {
+		const struct cfi_fde_ent *f = &r->fdes[i];
+
+		if (f->shadowed)
+			continue;
+		if (i >= next && f->lo >= hi && ix->nr_chunks < max) {
+			ix->chunk_starts[ix->nr_chunks++] = i;
+			next = i + CFI_CHUNK_FDES;
+		}
+		if (f->hi > hi)
+			hi = f->hi;
+	}
+	ix->chunk_starts[ix->nr_chunks] = r->nr_fdes;
+	return 0;
+}
 
 int cfi_index__open(int fd, struct cfi_index **out)
 {
@@ -548,6 +380,7 @@ int cfi_index__open(int fd, struct cfi_index **out)
 	*out = NULL;
 	if (!ix)
 		return -ENOMEM;
+	ix->refs = 1;
 	r = &ix->r;
 	r->st = &ix->collected;
 	err = open_elf(r, fd);
@@ -567,6 +400,10 @@ int cfi_index__open(int fd, struct cfi_index **out)
 		goto fail;
 	sort_fdes(r);
 	shadow_debug_frame(r);
+	r->st = NULL; /* read only from here */
+	err = chunk_starts(ix);
+	if (err)
+		goto fail;
 	*out = ix;
 	return 0;
 fail:
@@ -593,46 +430,155 @@ bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, ui
 	return false;
 }
 
+struct cfi_index *cfi_index__ref(struct cfi_index *ix)
+{
+	__atomic_add_fetch(&ix->refs, 1, __ATOMIC_RELAXED);
+	return ix;
+}
+
 void cfi_index__free(struct cfi_index *ix)
 {
-	if (!ix)
+	if (!ix || __atomic_sub_fetch(&ix->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	reader_close(&ix->r);
+	free(ix->chunk_starts);
 	free(ix);
 }
 
-int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
-		       struct flat_table **out, struct cfi_stats *stats)
+/* Every row takes an instruction of at least a byte: a bound on the rows of the whole table. */
+static uint64_t rows_bound(const struct cfi_reader *r)
 {
-	struct cfi_reader *r = &ix->r;
-	struct cfi_stats dummy;
+	uint64_t bytes = 0;
+	int src;
+
+	for (src = 0; src < CFI_SRC__COUNT; src++)
+		bytes += r->sec[src].data ? r->sec[src].data->d_size : 0;
+	return bytes / 2 + 64;
+}
+
+/*
+ * FDEs [from, to) of ix walked into a table (the ranges in want only, unless
+ * NULL), with a budget of CFA instructions; stats counts the walk alone.
+ */
+static int walk(const struct cfi_index *ix, uint32_t from, uint32_t to, uint64_t budget,
+		const struct cfi_range *want, uint32_t nr_want, struct flat_table **out,
+		struct cfi_stats *stats)
+{
+	struct cfi_walk *w = calloc(1, sizeof(*w));
 	int err;
 
 	*out = NULL;
-	r->st = stats ? stats : &dummy;
-	*r->st = ix->collected;
-	r->want = want;
-	r->nr_want = nr_want;
-	r->next_want = 0;
-	r->unsup_id = -1;
-	r->ip_cie = -1;
-	cfi_memo__clear(&r->memo);
-	err = flat_builder__init(&r->b);
+	if (!w)
+		return -ENOMEM;
+	*w = (struct cfi_walk){ .r = &ix->r,
+				.ip_cie = -1,
+				.unsup_id = -1,
+				.want = want,
+				.nr_want = nr_want,
+				.budget = budget,
+				.st = stats };
+	cfi_memo__clear(&w->memo);
+	err = flat_builder__init(&w->b);
+	/*
+	 * A whole table never grows (each growth copies it and faults its
+	 * pages in again); the pages reserved and not written are never
+	 * backed, and finish gives them back.
+	 */
+	if (!err && !want)
+		err = flat_builder__reserve(&w->b, ix->nr_chunks > 1 && to - from < ix->r.nr_fdes ?
+							   rows_bound(&ix->r) / ix->nr_chunks * 2 :
+							   rows_bound(&ix->r));
+	if (!err)
+		err = cfi_walk__emit(w, from, to);
 	if (err)
-		return err;
-	err = emit_all(r);
-	r->b.t->nr_fdes = r->st->fdes[CFI_SRC_EH_FRAME] + r->st->fdes[CFI_SRC_DEBUG_FRAME];
-	r->b.t->nr_fres = r->st->cfi_rows;
-	r->b.t->nr_skipped_fdes = r->st->skipped_fdes + r->st->shadowed_fdes;
-	if (err)
-		flat_builder__abort(&r->b);
+		flat_builder__abort(&w->b);
 	else
-		err = flat_builder__finish(&r->b, out);
+		err = flat_builder__finish(&w->b, out);
+	cfi_interp__free(&w->ip);
+	free(w);
+	return err;
+}
+
+/* The table's own counts, from what was read and walked. */
+static void set_counts(struct flat_table *t, const struct cfi_stats *st)
+{
+	t->nr_fdes = st->fdes[CFI_SRC_EH_FRAME] + st->fdes[CFI_SRC_DEBUG_FRAME];
+	t->nr_fres = st->cfi_rows;
+	t->nr_skipped_fdes = st->skipped_fdes + st->shadowed_fdes;
+}
+
+int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
+		       struct flat_table **out, struct cfi_stats *stats)
+{
+	struct cfi_stats dummy, *st = stats ? stats : &dummy;
+	int err;
+
+	*st = ix->collected;
+	err = walk(ix, 0, ix->r.nr_fdes, OBJ_WORK_BUDGET, want, nr_want, out, st);
 	if (!err) {
-		r->st->rows = (*out)->nr_rows;
-		r->st->rules = (*out)->nr_rules;
+		set_counts(*out, st);
+		st->rows = (*out)->nr_rows;
+		st->rules = (*out)->nr_rules;
 	}
 	return err;
+}
+
+uint32_t cfi_index__nr_chunks(const struct cfi_index *ix)
+{
+	return ix->nr_chunks;
+}
+
+int cfi_index__flatten_chunk(const struct cfi_index *ix, uint32_t k, struct flat_table **out,
+			     struct cfi_stats *stats)
+{
+	uint32_t from, to;
+
+	*out = NULL;
+	memset(stats, 0, sizeof(*stats));
+	if (k >= ix->nr_chunks)
+		return -EINVAL;
+	from = ix->chunk_starts[k];
+	to = ix->chunk_starts[k + 1];
+	/* The object's budget, shared by the chunks as their FDEs are. */
+	return walk(ix, from, to, OBJ_WORK_BUDGET / ix->r.nr_fdes * (to - from) + FDE_WORK_BUDGET,
+		    NULL, 0, out, stats);
+}
+
+/* Adds what one walk counted to total (rows and rules are the joined table's). */
+static void add_stats(struct cfi_stats *total, const struct cfi_stats *s)
+{
+	int i;
+
+	for (i = 0; i < CFI_SRC__COUNT; i++)
+		total->fdes[i] += s->fdes[i];
+	for (i = 0; i < CFI_UNSUP__COUNT; i++)
+		total->unsupported[i] += s->unsupported[i];
+	total->cfi_rows += s->cfi_rows;
+	total->unsupported_rows += s->unsupported_rows;
+	total->plt_fdes += s->plt_fdes;
+	total->signal_fdes += s->signal_fdes;
+	total->outermost_rows += s->outermost_rows;
+	total->topmost_rows += s->topmost_rows;
+	total->unsupported_bytes += s->unsupported_bytes;
+	total->code_bytes += s->code_bytes;
+	total->cfa_ops += s->cfa_ops;
+	total->unwanted_fdes += s->unwanted_fdes;
+}
+
+void cfi_index__join(const struct cfi_index *ix, struct flat_table *const *parts,
+		     const struct cfi_stats *stats, uint32_t n, struct cfi_stats *total)
+{
+	uint32_t k;
+
+	*total = ix->collected;
+	for (k = 0; k < n; k++) {
+		add_stats(total, &stats[k]);
+		total->rows += parts[k]->nr_rows;
+		if (parts[k]->nr_rules > total->rules)
+			total->rules = parts[k]->nr_rules;
+	}
+	if (n)
+		set_counts(parts[0], total);
 }
 
 int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,

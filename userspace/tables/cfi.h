@@ -89,10 +89,34 @@ int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_wan
  */
 struct cfi_index;
 int cfi_index__open(int fd, struct cfi_index **out);
-int cfi_index__flatten(struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
+int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats);
+
+/*
+ * The whole table in chunks, for threads to share (a big object's build:
+ * tables/tableload.c): chunk k of cfi_index__nr_chunks() walked by
+ * cfi_index__flatten_chunk() on any thread, several at once (stats: the
+ * chunk's own counts). In order, the chunks are the table
+ * cfi_index__flatten(ix, NULL, 0, ...) builds, cut at FDE boundaries, each
+ * with rule ids of its own and ending in a gap row: complete__merge_parts()
+ * takes them as they are.
+ * cfi_index__join() sums the walk's counts (total: rows are the chunks'
+ * summed, rules the most of one) and sets the first chunk's table counts
+ * (nr_fdes and the like) to the whole table's. An index is only read after
+ * its open: walks of one index may run at once.
+ */
+uint32_t cfi_index__nr_chunks(const struct cfi_index *ix);
+int cfi_index__flatten_chunk(const struct cfi_index *ix, uint32_t k, struct flat_table **out,
+			     struct cfi_stats *stats);
+void cfi_index__join(const struct cfi_index *ix, struct flat_table *const *parts,
+		     const struct cfi_stats *stats, uint32_t n, struct cfi_stats *total);
 /* The FDE that holds pc, as [lo, hi) (ELF addresses); false: none does. */
 bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, uint64_t *hi);
+/*
+ * One more holder of ix (another thread's walks, while its opener's go on);
+ * each holder calls cfi_index__free(), the last one frees it.
+ */
+struct cfi_index *cfi_index__ref(struct cfi_index *ix);
 void cfi_index__free(struct cfi_index *ix);
 
 /*

@@ -6,8 +6,8 @@
  *
  * Rows: cfi.c walks an FDE with the interpreter; cfi_libdw.c walks it with
  * libdw (SFBPF_CFI_ROWS=libdw), the reference the interpreter replaced. Both
- * turn each row into table rows with cfi_reader__rule_rows() and
- * cfi_reader__unsupported_row(). Error rule: negative errno.
+ * turn each row into table rows with cfi_walk__rule_rows() and
+ * cfi_walk__unsupported_row(). Error rule: negative errno.
  */
 #ifndef SFBPF_TABLES_CFI_INT_H
 #define SFBPF_TABLES_CFI_INT_H
@@ -27,6 +27,12 @@
  */
 #define FDE_WORK_BUDGET (32ull << 20)
 #define OBJ_WORK_BUDGET (256ull << 20)
+/*
+ * FDEs per chunk of a whole table walked on several threads (cfi.h): cc1's
+ * 45k FDEs make 11 chunks of about a millisecond each, few enough to join
+ * cheaply, enough for two or more threads to share evenly.
+ */
+#define CFI_CHUNK_FDES 4096
 struct cfi_section {
 	Elf_Data *data; /* NULL: the object has no such section */
 	uint64_t addr; /* sh_addr */
@@ -61,6 +67,12 @@ struct cfi_exec_range {
 	uint64_t lo, hi;
 };
 
+/*
+ * An object's CFI as read once: its sections, CIEs and FDEs in table order.
+ * Written while the index is opened (cfi.c), only read after: any number of
+ * walks, on any threads, read one reader at once (libdw's reference walk
+ * excepted: its handles are libdw's, used by one walk at a time).
+ */
 struct cfi_reader {
 	Elf *elf;
 	Dwarf *dwarf; /* only for .debug_frame */
@@ -75,8 +87,14 @@ struct cfi_reader {
 	struct cfi_cie_ent *cies;
 	uint32_t nr_cies;
 	size_t cap_cies;
-	struct cfi_cie_info cie; /* last CIE parsed */
+	struct cfi_cie_info cie; /* last CIE parsed (while reading the FDEs) */
 	bool libdw_rows; /* rows from libdw (SFBPF_CFI_ROWS=libdw): the reference */
+	struct cfi_stats *st; /* what reading the FDEs counts */
+};
+
+/* One walk over some of a reader's FDEs, and the table it builds. */
+struct cfi_walk {
+	const struct cfi_reader *r;
 	struct cfi_interp ip;
 	int64_t ip_cie; /* the CIE whose initial state ip holds, -1: none */
 	struct cfi_memo memo; /* rule ids of row states seen (b's ids) */
@@ -84,20 +102,27 @@ struct cfi_reader {
 	int64_t unsup_id; /* local id of the unsupported rule, -1 until used */
 	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
 	uint32_t nr_want, next_want; /* next_want: the first that may still matter */
+	uint64_t budget; /* CFA instructions this walk may run (OBJ_WORK_BUDGET, or its share) */
 	struct cfi_stats *st;
 };
 
+/*
+ * Rows of FDEs [from, to) of the reader in PC order into w's table, gap rows
+ * between them and after the last; from and to are run boundaries (no run
+ * of FDEs overlapping each other crosses them).
+ */
+int cfi_walk__emit(struct cfi_walk *w, uint32_t from, uint32_t to);
 /* Rows for rr over [pc, end): its rule, its PLT pair per entry, or unsupported. */
-int cfi_reader__rule_rows(struct cfi_reader *r, const struct cfi_row_rule *rr, uint64_t pc,
-			  uint64_t end);
+int cfi_walk__rule_rows(struct cfi_walk *w, const struct cfi_row_rule *rr, uint64_t pc,
+			uint64_t end);
 /* One unsupported row over [pc, end), counted under why. */
-int cfi_reader__unsupported_row(struct cfi_reader *r, uint64_t pc, uint64_t end,
-				enum cfi_unsupported why);
+int cfi_walk__unsupported_row(struct cfi_walk *w, uint64_t pc, uint64_t end,
+			      enum cfi_unsupported why);
 
 /* libdw's handles on the sections found (a section libdw refuses is dropped). */
 void cfi_libdw__open(struct cfi_reader *r);
 /* f's rows, one dwarf_cfi_addrframe() query each. */
-int cfi_libdw__walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f);
+int cfi_libdw__walk_fde(struct cfi_walk *w, const struct cfi_fde_ent *f);
 void cfi_libdw__close(struct cfi_reader *r);
 
 #endif /* SFBPF_TABLES_CFI_INT_H */

@@ -95,8 +95,9 @@ static bool ra_signed(const struct cfi_cie_prog *c, const struct cfi_fde_ent *f,
  * The reference walk: libdw evaluates the row at pc and says where it ends,
  * re-running the FDE's program from its start for each row.
  */
-int cfi_libdw__walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f)
+int cfi_libdw__walk_fde(struct cfi_walk *w, const struct cfi_fde_ent *f)
 {
+	const struct cfi_reader *r = w->r;
 	Dwarf_CFI *cfi = r->sec[f->src].cfi;
 	bool signal = false, plt = false, sig = false;
 	struct cfi_row_rule rr;
@@ -107,33 +108,33 @@ int cfi_libdw__walk_fde(struct cfi_reader *r, const struct cfi_fde_ent *f)
 	int ra_reg, err = 0;
 
 	if (!ops)
-		return cfi_reader__unsupported_row(r, pc, f->hi, CFI_UNSUP_INSN);
+		return cfi_walk__unsupported_row(w, pc, f->hi, CFI_UNSUP_INSN);
 	while (pc < f->hi && !err) {
 		/* Each row re-runs the programs: bound the FDE's and the object's total. */
 		work += ops;
-		r->st->cfa_ops += ops;
-		if (work > REF_FDE_WORK_BUDGET || r->st->cfa_ops > REF_OBJ_WORK_BUDGET)
-			return cfi_reader__unsupported_row(r, pc, f->hi, CFI_UNSUP_BUDGET);
+		w->st->cfa_ops += ops;
+		if (work > REF_FDE_WORK_BUDGET || w->st->cfa_ops > REF_OBJ_WORK_BUDGET)
+			return cfi_walk__unsupported_row(w, pc, f->hi, CFI_UNSUP_BUDGET);
 		frame = NULL;
 		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0)
-			return cfi_reader__unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);
+			return cfi_walk__unsupported_row(w, pc, f->hi, CFI_UNSUP_LIBDW);
 		ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
 		/* Another FDE answered (libdw's lookup disagrees with ours): do not guess. */
 		if (ra_reg < 0 || start > pc || end <= pc || end > f->hi) {
 			free(frame);
-			return cfi_reader__unsupported_row(r, pc, f->hi, CFI_UNSUP_LIBDW);
+			return cfi_walk__unsupported_row(w, pc, f->hi, CFI_UNSUP_LIBDW);
 		}
 		cfi_rule__from_frame(frame, signal, ra_reg, r->m, &rr);
 		free(frame);
 		if (r->m == &cfi_aarch64 && !rr.why && ra_signed(&r->cies[f->cie].prog, f, pc))
 			rr.rule.flags |= SFBPF_RULE_MANGLED_RA;
-		r->st->cfi_rows++;
+		w->st->cfi_rows++;
 		plt |= rr.plt;
 		sig |= signal;
-		err = cfi_reader__rule_rows(r, &rr, pc, end);
+		err = cfi_walk__rule_rows(w, &rr, pc, end);
 		pc = end;
 	}
-	r->st->plt_fdes += plt;
-	r->st->signal_fdes += sig;
+	w->st->plt_fdes += plt;
+	w->st->signal_fdes += sig;
 	return err;
 }

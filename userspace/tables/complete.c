@@ -189,7 +189,7 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 	uint8_t started[COMPLETE_MAX_OUTERMOST];
 	Elf_Data *data = elf_getdata(scn, NULL);
 	uint32_t nr = 0, nr_hits = 0, k;
-	bool cgo = false, abi0;
+	bool cgo = false, abi0, first[256] = { false };
 	const char *name;
 	size_t i, j, n;
 	GElf_Shdr sh;
@@ -199,11 +199,18 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 	if (!data || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
 		return;
 	n = sh.sh_size / sh.sh_entsize;
+	/* The first letters of every name looked for below. */
+	first['x'] = first['r'] = true; /* x_cgo_init, runtime.* */
+	for (j = 0; j < NR_OUTERMOST_FNS; j++)
+		first[(uint8_t)outermost_fns[j].name[0]] = true;
+	for (j = 0; j < NR_STACK_SWITCH_FNS; j++)
+		first[(uint8_t)stack_switch_fns[j].name[0]] = true;
 	for (i = 0; i < n; i++) {
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name)
+		/* A C++ program's 40k others are passed over without a comparison each. */
+		if (!name || !first[(uint8_t)name[0]])
 			continue;
 		if (!strcmp(name, "x_cgo_init"))
 			cgo = true;
@@ -264,23 +271,61 @@ int complete__read_fd(int fd, struct complete_info *ci)
 	return 0;
 }
 
-/* One source table, walked in PC order: the rule in force at the last boundary. */
+/*
+ * One source, walked in PC order: the rule in force at the last boundary. A
+ * source may come in parts one after the other, each with rule ids of its
+ * own (a CFI table walked in chunks: cfi.h), each ending in a gap row.
+ */
 struct cursor {
-	const struct flat_table *t;
+	const struct flat_table *t; /* the current part */
+	const struct flat_table *const *parts;
+	uint32_t nr_parts, part;
 	uint32_t i, rule;
-	int64_t *ids; /* the source's rule ids in the new table, + 1 (0: not yet) */
+	int64_t *ids; /* the part's rule ids in the new table, + 1 (0: not yet) */
 	int64_t *go_ids; /* the same with go_frame_rule applied (cfi in Go's text only) */
+	uint32_t nr_ids; /* room in both: the most rules of a part, + 1 */
 };
+
+static void cursor_init(struct cursor *c, const struct flat_table *const *parts, uint32_t n)
+{
+	uint32_t k;
+
+	*c = (struct cursor){ .parts = parts, .nr_parts = n, .nr_ids = 1 };
+	c->t = n ? parts[0] : NULL;
+	for (k = 0; k < n; k++)
+		if (parts[k]->nr_rules + 1 > c->nr_ids)
+			c->nr_ids = parts[k]->nr_rules + 1;
+}
 
 static uint64_t cursor_next(const struct cursor *c)
 {
-	return c->t && c->i < c->t->nr_rows ? c->t->rows[c->i].pc_off : UINT64_MAX;
+	uint32_t k;
+
+	if (!c->t)
+		return UINT64_MAX;
+	if (c->i < c->t->nr_rows)
+		return c->t->rows[c->i].pc_off;
+	for (k = c->part + 1; k < c->nr_parts; k++)
+		if (c->parts[k]->nr_rows)
+			return c->parts[k]->rows[0].pc_off;
+	return UINT64_MAX;
 }
 
 static void cursor_advance(struct cursor *c, uint64_t pc)
 {
-	while (c->t && c->i < c->t->nr_rows && c->t->rows[c->i].pc_off <= pc)
-		c->rule = c->t->rows[c->i++].rule;
+	for (;;) {
+		while (c->t && c->i < c->t->nr_rows && c->t->rows[c->i].pc_off <= pc)
+			c->rule = c->t->rows[c->i++].rule;
+		if (!c->t || c->i < c->t->nr_rows || c->part + 1 >= c->nr_parts ||
+		    (c->parts[c->part + 1]->nr_rows && c->parts[c->part + 1]->rows[0].pc_off > pc))
+			return;
+		/* The next part, its own rule ids: the one before ended in a gap (id 0 in all). */
+		c->t = c->parts[++c->part];
+		c->i = 0;
+		c->rule = SFBPF_RULE_GAP_ID;
+		memset(c->ids, 0, c->nr_ids * sizeof(*c->ids));
+		memset(c->go_ids, 0, c->nr_ids * sizeof(*c->go_ids));
+	}
 }
 
 /*
@@ -455,38 +500,77 @@ static int sframe_run(struct flat_builder *b, struct merge *m, uint64_t limit)
 	return 0;
 }
 
-static int64_t *new_ids(const struct flat_table *t)
+/*
+ * The same for a table of CFI rows alone (no .sframe), outside every range:
+ * choose() takes the CFI row's rule whatever it is. cc1's 480k rows go
+ * through here, a row an array lookup.
+ */
+static int cfi_run(struct flat_builder *b, struct merge *m, uint64_t limit)
 {
-	return calloc(t ? t->nr_rules + 1 : 1, sizeof(int64_t));
+	const struct flat_table *t = m->c.t;
+	const struct flat_row *row;
+	int64_t id;
+	int err;
+
+	for (; m->c.i < t->nr_rows; m->c.i++) {
+		row = &t->rows[m->c.i];
+		if (row->pc_off >= limit)
+			break;
+		m->c.rule = row->rule;
+		id = cursor_id(b, &m->c, m->go_text);
+		err = id < 0 ? (int)id : flat_builder__row(b, row->pc_off, (uint32_t)id);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int64_t *new_ids(const struct cursor *c)
+{
+	return calloc(c->nr_ids, sizeof(int64_t));
 }
 
 int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
 		    const struct complete_info *ci, struct flat_table **out)
 {
+	return complete__merge_parts(sframe, cfi ? &cfi : NULL, cfi ? 1 : 0, ci, out);
+}
+
+int complete__merge_parts(const struct flat_table *sframe, const struct flat_table *const *cfi,
+			  uint32_t nr_cfi, const struct complete_info *ci, struct flat_table **out)
+{
 	uint64_t pts[2 *
 		     (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST + COMPLETE_MAX_STACK_SWITCH + 1)];
 	uint64_t pc, next;
-	struct merge m = { .ci = ci,
-			   .s = { .t = sframe },
-			   .c = { .t = cfi },
-			   .outermost_id = -1,
-			   .plt_got_id = -1 };
-	uint32_t nr_pts, p = 0, zones_p = UINT32_MAX;
+	struct merge m = { .ci = ci, .outermost_id = -1, .plt_got_id = -1 };
+	uint32_t nr_pts, p = 0, zones_p = UINT32_MAX, k;
 	struct flat_builder b;
-	const struct flat_table *meta = sframe ? sframe : cfi;
+	/* The counts of the primary source (of parts, the first's: cfi_index__join()). */
+	const struct flat_table *meta = sframe ? sframe : nr_cfi ? cfi[0] : NULL;
+	uint64_t rows = sframe ? sframe->nr_rows : 0;
 	int64_t id;
 	int err;
 
 	*out = NULL;
-	if (!sframe && !cfi && (!ci || !ci->nr_outermost))
+	if (!sframe && !nr_cfi && (!ci || !ci->nr_outermost))
 		return -ENOENT;
+	cursor_init(&m.s, sframe ? &sframe : NULL, sframe ? 1 : 0);
+	cursor_init(&m.c, cfi, nr_cfi);
+	for (k = 0; k < nr_cfi; k++)
+		rows += cfi[k]->nr_rows;
 	nr_pts = range_points(ci, pts);
-	m.s.ids = new_ids(sframe);
-	m.c.ids = new_ids(cfi);
-	m.c.go_ids = new_ids(cfi);
+	m.s.ids = new_ids(&m.s);
+	m.c.ids = new_ids(&m.c);
+	m.c.go_ids = new_ids(&m.c);
 	err = -ENOMEM;
 	if (!m.s.ids || !m.c.ids || !m.c.go_ids || (err = flat_builder__init(&b)))
 		goto cleanup;
+	/* At most a row a source row and two a range boundary: never grown (copied) on the way. */
+	err = flat_builder__reserve(&b, rows + 2ull * nr_pts + 2);
+	if (err) {
+		flat_builder__abort(&b);
+		goto cleanup;
+	}
 	/* Every boundary of every source, in order; each holds its rule until its next one. */
 	for (pc = 0; !err;) {
 		if (m.s.t && zones_p == p && !m.outermost && !m.stack_switch && !m.plt) {
@@ -494,6 +578,12 @@ int complete__merge(const struct flat_table *sframe, const struct flat_table *cf
 			if (p < nr_pts && pts[p] < next)
 				next = pts[p];
 			err = sframe_run(&b, &m, next);
+			if (err)
+				break;
+		} else if (!m.s.t && m.c.t && zones_p == p && !m.outermost && !m.stack_switch &&
+			   !m.plt) {
+			next = p < nr_pts ? pts[p] : UINT64_MAX;
+			err = cfi_run(&b, &m, next);
 			if (err)
 				break;
 		}

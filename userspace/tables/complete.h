@@ -77,6 +77,14 @@ int complete__read_fd(int fd, struct complete_info *ci);
  */
 int complete__merge(const struct flat_table *sframe, const struct flat_table *cfi,
 		    const struct complete_info *ci, struct flat_table **out);
+/*
+ * The same with the CFI table in nr_cfi parts, one after the other, each
+ * with its own rule ids and ending in a gap row (cfi_index__flatten_chunk()):
+ * the table complete__merge() gives for them joined. The counts (nr_fdes and
+ * the like) are sframe's, else the first part's.
+ */
+int complete__merge_parts(const struct flat_table *sframe, const struct flat_table *const *cfi,
+			  uint32_t nr_cfi, const struct complete_info *ci, struct flat_table **out);
 
 /*
  * The only PCs where complete__merge(sframe, cfi, ci) looks at cfi's rules:

@@ -93,6 +93,9 @@ int flat_builder__finish(struct flat_builder *b, struct flat_table **out)
 		flat_builder__abort(b);
 		return err;
 	}
+	/* Room reserved and not used (flat_builder__reserve) goes back. */
+	if (b->cap_rows > b->t->nr_rows + b->t->nr_rows / 8 + 64)
+		resize(b, b->t->nr_rows ? b->t->nr_rows : 1);
 	/* The table takes the rule array over. */
 	b->t->rules = b->rules.rules;
 	b->t->nr_rules = b->rules.nr_rules;
