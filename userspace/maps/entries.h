@@ -159,7 +159,14 @@ struct tables {
 	struct segspace row_segs, page_segs; /* where the slices' entries are */
 	uint32_t table_gen; /* tables published (sfbpf_object.gen) */
 	struct entry *push_head, **push_tail;
-	uint32_t nr_pushing;
+	/*
+	 * Written, published once their segments are linked (push_next links
+	 * them): a table whose new segment waits out a grace period does not
+	 * hold back the tables queued behind it (a new process's libc behind
+	 * a bigger library).
+	 */
+	struct entry *linking;
+	uint32_t nr_pushing; /* in the queue and linking */
 	uint32_t promoting; /* reloads being built or parked: one at a time, the hottest first */
 	struct entry *parked; /* a reload refused for now: its built table kept, tried again */
 	struct entry *parts; /* entries with a partial table (entry_part.next) */

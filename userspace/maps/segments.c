@@ -25,6 +25,7 @@ struct seg_op {
 /* The thread that links and unlinks an async space's segments (segspace__set_async). */
 struct seglinker {
 	int outer_fd;
+	int wake_fd; /* written after each batch of links (a dup), -1: none */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -180,9 +181,8 @@ int segspace__map(struct segspace *s, uint32_t start, uint32_t n)
 	uint32_t i;
 	int err = 0;
 
-	for (i = start >> s->shift; n && !err && i < s->nr_segs &&
-				    (uint64_t)i << s->shift < (uint64_t)start + n;
-	     i++)
+	for (i = start >> s->shift;
+	     n && !err && i < s->nr_segs && (uint64_t)i << s->shift < (uint64_t)start + n; i++)
 		err = s->segs[i].fd >= 0 ? seg_map(s, i) : -ENOENT;
 	return err;
 }
@@ -284,6 +284,7 @@ static void *linker_main(void *arg)
 {
 	struct seglinker *l = arg;
 	struct seg_op *ops;
+	uint64_t one = 1;
 	size_t nr, i, k;
 
 	pthread_mutex_lock(&l->lock);
@@ -309,6 +310,9 @@ static void *linker_main(void *arg)
 			do_links(l, ops + i, (uint32_t)k);
 		}
 		free(ops);
+		if (l->wake_fd >= 0 && write(l->wake_fd, &one, sizeof(one)) < 0) {
+			/* EAGAIN: the counter is full, and readable already */
+		}
 		pthread_mutex_lock(&l->lock);
 	}
 	pthread_mutex_unlock(&l->lock);
@@ -363,12 +367,14 @@ static void linker_stop(struct seglinker *l)
 	free(l->ops);
 	free(l->done_gen);
 	free(l->err);
+	if (l->wake_fd >= 0)
+		close(l->wake_fd);
 	pthread_cond_destroy(&l->cond);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
 
-int segspace__set_async(struct segspace *s)
+int segspace__set_async(struct segspace *s, int wake_fd)
 {
 	struct seglinker *l;
 	uint32_t i, n = s->nr_segs ? s->nr_segs : 1;
@@ -380,11 +386,14 @@ int segspace__set_async(struct segspace *s)
 	if (!l)
 		return -ENOMEM;
 	l->outer_fd = s->outer_fd;
+	l->wake_fd = wake_fd >= 0 ? fcntl(wake_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	l->done_gen = calloc(n, sizeof(*l->done_gen));
 	l->err = calloc(n, sizeof(*l->err));
 	if (!l->done_gen || !l->err) {
 		free(l->done_gen);
 		free(l->err);
+		if (l->wake_fd >= 0)
+			close(l->wake_fd);
 		free(l);
 		return -ENOMEM;
 	}
@@ -399,6 +408,8 @@ int segspace__set_async(struct segspace *s)
 		pthread_mutex_destroy(&l->lock);
 		free(l->done_gen);
 		free(l->err);
+		if (l->wake_fd >= 0)
+			close(l->wake_fd);
 		free(l);
 		return -err;
 	}

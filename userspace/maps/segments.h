@@ -59,9 +59,11 @@ int segspace__init(struct segspace *s, int outer_fd, uint32_t capacity, uint32_t
 void segspace__fini(struct segspace *s);
 /*
  * Links and unlinks on a thread of the space's own from now on (see above):
- * 0, or a negative errno (the space stays synchronous).
+ * 0, or a negative errno (the space stays synchronous). wake_fd (an
+ * eventfd, or -1): written after each batch of links, so that whoever waits
+ * for segspace__linked() need not poll for it; the space keeps a dup.
  */
-int segspace__set_async(struct segspace *s);
+int segspace__set_async(struct segspace *s, int wake_fd);
 /*
  * Whether the segments of [start, start + n) are linked: 1, 0 (being linked),
  * or the negative errno their link failed with (the caller gives the slice

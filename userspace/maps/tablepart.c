@@ -277,12 +277,17 @@ static void update(struct tables *t, struct entry *e)
 	struct entry_part *p = e->part;
 	struct part_slices old = { p->row_start, p->nr_rows, p->page_start, p->nr_pages }, s;
 	struct flat_table *ft = NULL;
-	int err;
+	int err, ret;
 
 	if (!p->ix) {
-		if (!p->indexing)
+		/* The whole build's index, as soon as it has read it; else a job of its own. */
+		ret = tableload__shared_index(t->loader, e, &p->ix, &p->ci);
+		if (ret < 0 && !p->indexing)
 			start_index(t, e);
-		return;
+		if (ret <= 0)
+			return;
+		p->indexing = false; /* an index job asked before finds no taker */
+		t->stats.partial_shared++;
 	}
 	err = build(p, &ft);
 	if (err == -ENOENT)

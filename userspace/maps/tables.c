@@ -75,8 +75,8 @@ struct tables *tables__new(const struct tables_opts *opts)
 	 * The grace period of each segment's link on a thread of its own: the
 	 * sampling thread publishes a table once they are linked (push_slice).
 	 */
-	if (opts->async &&
-	    (segspace__set_async(&t->row_segs) || segspace__set_async(&t->page_segs)))
+	if (opts->async && (segspace__set_async(&t->row_segs, tableload__wake_fd(t->loader)) ||
+			    segspace__set_async(&t->page_segs, tableload__wake_fd(t->loader))))
 		pr_info("table segments are linked on the sampling thread");
 	else if (opts->async)
 		tables_keep_room(t); /* linked while the programs load and the scan runs */
@@ -311,6 +311,11 @@ static void job_done(struct tables *t, struct tableload_job *job)
 	t->stats.load_ns += job->build_ns;
 	if (job->build_ns > t->stats.max_load_ns)
 		t->stats.max_load_ns = job->build_ns;
+	if (job->chunks) {
+		t->stats.split_builds++;
+		t->stats.split_chunks += job->chunks;
+		t->stats.split_chunks_helped += job->chunks_helped;
+	}
 	if (job->rejected && !e->counted_rejected) {
 		t->stats.objects_rejected++;
 		e->counted_rejected = true;
@@ -426,7 +431,6 @@ static int push_slice(struct tables *t)
 	struct entry *e = t->push_head;
 	struct flat_table *ft;
 	uint32_t n;
-	int linked;
 
 	if (!e)
 		return 0;
@@ -450,12 +454,6 @@ static int push_slice(struct tables *t)
 	}
 	if (e->pushed_rows < ft->nr_rows || e->pushed_pages < ft->nr_pages)
 		return 1;
-	/* Written; published once its segments are in the arrays of maps. */
-	linked = segspace__linked(&t->row_segs, e->row_start, ft->nr_rows);
-	if (linked > 0)
-		linked = segspace__linked(&t->page_segs, e->page_start, ft->nr_pages);
-	if (!linked)
-		return -EAGAIN;
 	t->push_head = e->push_next;
 	if (!t->push_head) {
 		t->push_tail = &t->push_head;
@@ -463,12 +461,33 @@ static int push_slice(struct tables *t)
 		segspace__unmap(&t->row_segs);
 		segspace__unmap(&t->page_segs);
 	}
-	t->nr_pushing--;
-	if (linked < 0)
-		set_no_table(t, e, linked);
-	else
-		push_finished(t, e);
+	/* Written; published once its segments are in the arrays of maps (publish_linked). */
+	e->push_next = t->linking;
+	t->linking = e;
 	return 1;
+}
+
+/* The written tables whose segments are linked now: published (or failed). */
+static void publish_linked(struct tables *t)
+{
+	struct entry **pp = &t->linking, *e;
+	int linked;
+
+	while ((e = *pp)) {
+		linked = segspace__linked(&t->row_segs, e->row_start, e->ft->nr_rows);
+		if (linked > 0)
+			linked = segspace__linked(&t->page_segs, e->page_start, e->ft->nr_pages);
+		if (!linked) {
+			pp = &e->push_next;
+			continue;
+		}
+		*pp = e->push_next;
+		t->nr_pushing--;
+		if (linked < 0)
+			set_no_table(t, e, linked);
+		else
+			push_finished(t, e);
+	}
 }
 
 /* Pushes until the queue is empty or the deadline passes (0: no deadline). */
@@ -480,6 +499,9 @@ static void push_until(struct tables *t, uint64_t deadline)
 
 	for (;;) {
 		ret = push_slice(t);
+		publish_linked(t);
+		if (!ret && t->linking)
+			ret = -EAGAIN; /* all written, not all linked yet */
 		if (ret == -EAGAIN && !deadline) {
 			nanosleep(&nap, NULL);
 			continue;
@@ -743,6 +765,11 @@ uint32_t tables__process(struct tables *t, uint64_t budget_ns)
 	segspace__reap(&t->row_segs);
 	segspace__reap(&t->page_segs);
 	return tables__pending(t);
+}
+
+int tables__wake_fd(const struct tables *t)
+{
+	return tableload__wake_fd(t->loader);
 }
 
 uint32_t tables__pending(const struct tables *t)

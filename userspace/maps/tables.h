@@ -52,11 +52,11 @@ struct tables_opts {
  * file opened through the mapping) with its size, mtime and ctime, so that a
  * file changed in place is a new object, and its filesystem's type (a FUSE
  * server chooses its files' inodes and times, on a device number an unmount
- * may have freed: it could otherwise name a local file's identity). Build-id, size and mtime are chosen
- * by the file's owner: a forged copy of a library can carry the real one's, so
- * they only name candidates (hint) whose table bytes are then digested before a
- * table is shared (the same image layer seen through two overlayfs mounts has
- * two devices). hint_len 0: never shared beyond the identity.
+ * may have freed: it could otherwise name a local file's identity). Build-id, size and mtime are
+ * chosen by the file's owner: a forged copy of a library can carry the real one's, so they only
+ * name candidates (hint) whose table bytes are then digested before a table is shared (the same
+ * image layer seen through two overlayfs mounts has two devices). hint_len 0: never shared beyond
+ * the identity.
  */
 #define OBJ_KEY_MAX 72
 #define OBJ_HINT_MAX (1 + ELFOBJ_BUILD_ID_MAX + 8)
@@ -131,8 +131,18 @@ struct tables_stats {
 	uint64_t preloaded, preload_used;
 	/* Builds moved ahead of the loader's queue: their code was sampled while they waited. */
 	uint64_t hurried;
-	/* Partial tables (tablepart.h): published, their rows in all, PCs asked for. */
-	uint64_t partial_tables, partial_rows, partial_pcs;
+	/*
+	 * Partial tables (tablepart.h): published, their rows in all, PCs asked
+	 * for; objects whose partial tables used the index their whole build
+	 * shared (no index job of their own).
+	 */
+	uint64_t partial_tables, partial_rows, partial_pcs, partial_shared;
+	/*
+	 * Whole tables from CFI walked in chunks by both loader threads
+	 * (tables/tableload.c): builds, their chunks, the chunks the thread not
+	 * building the table walked.
+	 */
+	uint64_t split_builds, split_chunks, split_chunks_helped;
 	uint64_t table_bytes; /* rows, page entries and rules in use */
 	uint64_t map_bytes; /* what the table maps take now: segments, rules, slots */
 };
@@ -212,6 +222,12 @@ int tables__want_pc(struct tables *t, uint32_t obj, uint64_t pc);
 uint32_t tables__process(struct tables *t, uint64_t budget_ns);
 /* Objects whose tables are still being built or pushed. */
 uint32_t tables__pending(const struct tables *t);
+/*
+ * An eventfd written when a build is done or a table's segments are linked:
+ * tables__process() has something to publish. For the caller's poll (read
+ * it to drain it); -1 without a loader thread. Not closed by the caller.
+ */
+int tables__wake_fd(const struct tables *t);
 /*
  * The builds started so far, as a mark; tables__pending_at() counts those of
  * them not yet published (built and pushed, or found to have no table). A

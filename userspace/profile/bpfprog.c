@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -407,21 +408,76 @@ struct ring_buffer *bpfprog__ring_new(int map_fd, ring_buffer_sample_fn fn, void
 	return rb;
 }
 
-int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
+int bpfprog__wake_init(struct bpfprog_wake *w, struct ring_buffer *rb, int wake_fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+	if (epfd < 0)
+		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(rb);
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0) {
+		ev.data.fd = wake_fd;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, wake_fd, &ev) == 0) {
+			w->epfd = epfd;
+			w->fd = wake_fd;
+			return 0;
+		}
+	}
+	close(epfd);
+	return -errno;
+}
+
+void bpfprog__wake_fini(struct bpfprog_wake *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+	w->epfd = w->fd = -1;
+}
+
+/*
+ * Waits up to wait ms for the ring (its records are read by the caller's
+ * ring_buffer__consume()) or, with w, for w's eventfd (drained: *woken).
+ * Returns what ring_buffer__poll() does: records read, or a negative errno.
+ */
+static int wait_ring(struct ring_buffer *rb, const struct bpfprog_wake *w, int wait, bool *woken)
+{
+	struct epoll_event ev[2];
+	uint64_t v;
+	int n, i;
+
+	if (!w || w->epfd < 0)
+		return ring_buffer__poll(rb, wait);
+	n = epoll_wait(w->epfd, ev, 2, wait);
+	if (n < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.fd != w->fd)
+			continue;
+		while (read(w->fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			;
+		*woken = true;
+	}
+	return 0;
+}
+
+int bpfprog__poll_wake(struct ring_buffer *rb, const struct bpfprog_wake *w, int timeout_ms,
+		       int latency_ms)
 {
 	long long end = timeout_ms > 0 ? clock__mono_ms() + timeout_ms : 0, left;
 	int n, m, wait = timeout_ms;
+	bool woken = false;
 
 	for (;;) {
 		if (wait < 0 || wait > latency_ms)
 			wait = latency_ms;
-		n = ring_buffer__poll(rb, wait);
+		n = wait_ring(rb, w, wait, &woken);
 		if (n < 0)
 			return n;
 		m = ring_buffer__consume(rb);
 		if (m < 0)
 			return m;
-		if (n + m || !timeout_ms)
+		if (n + m || !timeout_ms || woken)
 			return n + m;
 		if (timeout_ms > 0) {
 			left = end - clock__mono_ms();
@@ -432,6 +488,11 @@ int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
 			wait = -1;
 		}
 	}
+}
+
+int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
+{
+	return bpfprog__poll_wake(rb, NULL, timeout_ms, latency_ms);
 }
 
 int bpfprog__sum_percpu(int map_fd, int nr_cpus, __u64 *out, size_t n, const char *what)

@@ -122,6 +122,22 @@ struct ring_buffer *bpfprog__ring_new(int map_fd, ring_buffer_sample_fn fn, void
 int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms);
 
 /*
+ * The same poll, also ended at once when another thread writes an eventfd
+ * (the table loader's: a build is done), rather than at the next fill mark
+ * or latency_ms later. bpfprog__wake_init() puts the ring's epoll and the
+ * eventfd in one epoll set (0, or a negative errno); _fini closes it (not
+ * the eventfd, the caller's). A zeroed-out struct is not "none": epfd -1 is.
+ */
+struct bpfprog_wake {
+	int epfd, fd;
+};
+
+int bpfprog__wake_init(struct bpfprog_wake *w, struct ring_buffer *rb, int wake_fd);
+void bpfprog__wake_fini(struct bpfprog_wake *w);
+int bpfprog__poll_wake(struct ring_buffer *rb, const struct bpfprog_wake *w, int timeout_ms,
+		       int latency_ms);
+
+/*
  * Sums a per-CPU array's entry 0, seen as n __u64 counters per CPU, into
  * out[0 .. n).
  */

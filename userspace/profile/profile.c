@@ -46,6 +46,7 @@ struct profile {
 	int nr_read; /* samples and events handled in this poll_slice */
 	bool cut; /* a sample ended the slice: more may wait in the ring */
 	bool ended, ended_last; /* profile__end_slice() cut this call's slice, the last one's */
+	struct bpfprog_wake wake; /* profile__set_wake_fd(); epfd -1: none */
 };
 
 static const char *const stop_names[SFBPF_STOP__COUNT] = {
@@ -291,6 +292,7 @@ struct profile *profile__new(const struct profile_opts *opts)
 		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
+	p->wake.epfd = p->wake.fd = -1;
 	p->on_sample = opts->on_sample;
 	p->on_event = opts->on_event;
 	p->on_py_code = opts->on_py_code;
@@ -404,8 +406,7 @@ int profile__attach(struct profile *p, __u64 freq_hz)
 				pr_warn("perf_event_open (cpu %d): %s", cpu, strerror(-err));
 			goto cleanup;
 		}
-		p->links[p->nr_links] =
-			bpf_program__attach_perf_event(p->prog, fd);
+		p->links[p->nr_links] = bpf_program__attach_perf_event(p->prog, fd);
 		if (!p->links[p->nr_links]) {
 			err = -errno;
 			close(fd);
@@ -460,7 +461,13 @@ int profile__attach_lifecycle(struct profile *p)
 
 int profile__poll(struct profile *p, int timeout_ms)
 {
-	return bpfprog__poll(p->rb, timeout_ms, POLL_LATENCY_MS);
+	return bpfprog__poll_wake(p->rb, &p->wake, timeout_ms, POLL_LATENCY_MS);
+}
+
+int profile__set_wake_fd(struct profile *p, int fd)
+{
+	bpfprog__wake_fini(&p->wake);
+	return fd >= 0 ? bpfprog__wake_init(&p->wake, p->rb, fd) : 0;
 }
 
 int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bool *cut)
@@ -472,7 +479,7 @@ int profile__poll_slice(struct profile *p, int timeout_ms, uint64_t slice_ns, bo
 	p->nr_read = 0;
 	p->cut = false;
 	p->ended = false;
-	n = bpfprog__poll(p->rb, timeout_ms, POLL_LATENCY_MS);
+	n = bpfprog__poll_wake(p->rb, &p->wake, timeout_ms, POLL_LATENCY_MS);
 	if (p->cut) {
 		/*
 		 * ring_buffer__poll() may have read the sample ring before the
@@ -578,6 +585,7 @@ void profile__free(struct profile *p)
 		return;
 	profile__detach(p);
 	free(p->links);
+	bpfprog__wake_fini(&p->wake);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel); /* detaches the lifecycle programs */
 	free(p);

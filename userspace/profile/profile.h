@@ -91,6 +91,11 @@ int profile__attach_lifecycle(struct profile *p);
  */
 int profile__poll(struct profile *p, int timeout_ms);
 /*
+ * Polls end at once, too, when fd (an eventfd: tables__wake_fd()) is
+ * written, and drain it; fd -1: no more. 0, or a negative errno.
+ */
+int profile__set_wake_fd(struct profile *p, int fd);
+/*
  * The same, but the lifecycle events first, and samples only for slice_ns of
  * their callbacks' time: then *cut is set and the rest waits in the ring for
  * the next call (which does not wait). A sample's handling may take tens of

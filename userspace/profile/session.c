@@ -465,6 +465,14 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	}
 	lopts.procs = s->procs;
 	s->lc = s->procs ? lifecycle__new(&lopts) : NULL;
+	/*
+	 * A finished build is published at once, not at the next fill mark of
+	 * the sample ring (up to BUSY_POLL_MS): a new program's first complete
+	 * stack waits for it. Without the eventfd, polls end as before.
+	 */
+	if (s->lc && tables__wake_fd(s->tables) >= 0 &&
+	    profile__set_wake_fd(s->prof, tables__wake_fd(s->tables)))
+		pr_debug("table builds do not wake the sampling thread: %s", strerror(errno));
 	return s->lc ? 0 : -ENOMEM;
 }
 

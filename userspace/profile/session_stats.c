@@ -298,6 +298,10 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "partial_tables", ts->partial_tables);
 	print_counter(f, "", "partial_rows", ts->partial_rows);
 	print_counter(f, "", "partial_pcs", ts->partial_pcs);
+	print_counter(f, "", "partial_shared", ts->partial_shared);
+	print_counter(f, "", "split_builds", ts->split_builds);
+	print_counter(f, "", "split_chunks", ts->split_chunks);
+	print_counter(f, "", "split_chunks_helped", ts->split_chunks_helped);
 	print_gauge(f, "", "pages", ts->pages_used);
 	print_gauge(f, "", "rules", ts->rules_used);
 	print_gauge(f, "", "table_budget_bytes", s->table_budget);

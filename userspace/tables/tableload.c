@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,35 +22,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-/*
- * Two workers: one builds anything, the files only it may build first; the
- * other only files up to EXPRESS_MAX_SIZE, smallest first, so that libraries
- * keep loading while a huge binary takes seconds.
- */
-#define NR_WORKERS 2
-#define EXPRESS_MAX_SIZE (16ULL << 20)
-
-struct tableload;
-
-struct worker {
-	struct tableload *tl;
-	pthread_t thread;
-	uint64_t max_size;
-	bool started;
-};
-
-struct tableload {
-	struct tableload_opts opts;
-	struct worker workers[NR_WORKERS];
-	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
-	uint32_t running; /* workers not yet exited */
-	struct tableload_job *queue; /* sorted by size, smallest first */
-	struct tableload_job *done, **done_tail; /* in completion order */
-	uint32_t queued, in_flight;
-};
+#include "tables/tableload_int.h"
 
 /* Table from the object's .sframe: 0, -ENOENT (none), or why it is unusable. */
 static int sframe_table(struct tableload_job *job, struct flat_table **ft)
@@ -83,22 +56,69 @@ cleanup:
 	return err;
 }
 
+/* What partial tables of job's object use, from now on (tableload__shared_index). */
+static void share_index(struct tableload *tl, struct tableload_job *job, struct cfi_index *ix,
+			const struct complete_info *ci)
+{
+	if (!tl->started)
+		return;
+	pthread_mutex_lock(&tl->lock);
+	job->shared_ix = cfi_index__ref(ix);
+	job->shared_ci = *ci;
+	job->share_state = 1;
+	pthread_mutex_unlock(&tl->lock);
+}
+
+static void share_none(struct tableload *tl, struct tableload_job *job)
+{
+	if (!tl->started)
+		return;
+	pthread_mutex_lock(&tl->lock);
+	if (!job->share_state)
+		job->share_state = -1;
+	pthread_mutex_unlock(&tl->lock);
+}
+
 /*
  * Table synthesized from the object's DWARF CFI (see cfi.h); with a .sframe
- * table, only where the merge will look at it (complete__cfi_ranges).
+ * table, only where the merge will look at it (complete__cfi_ranges). A
+ * whole table of many chunks is walked by both workers (tablesplit.c).
  */
-static int cfi_table(struct tableload_job *job, const struct flat_table *sft,
-		     const struct complete_info *ci, struct flat_table **ft)
+static int cfi_table(struct tableload *tl, struct tableload_job *job, const struct flat_table *sft,
+		     const struct complete_info *ci, struct flat_table ***parts, uint32_t *nr)
 {
 	struct cfi_range *want = NULL;
+	struct cfi_index *ix = NULL;
 	struct cfi_stats st;
 	uint32_t nr_want = 0;
 	int err = sft ? complete__cfi_ranges(sft, ci, &want, &nr_want) : 0;
 
-	if (err)
-		return err;
-	err = cfi__flatten_fd_ranges(job->fd, sft ? want : NULL, nr_want, ft, &st);
+	*parts = NULL;
+	*nr = 0;
+	memset(&st, 0, sizeof(st));
+	if (!err)
+		err = cfi_index__open(job->fd, &ix);
+	/* Shared only for a whole walk by the interpreter (libdw's handles are the walk's). */
+	if (!err && !sft && !cfi__libdw_rows())
+		share_index(tl, job, ix, ci);
+	else
+		share_none(tl, job);
+	if (!err && !sft && tl->started && cfi_index__nr_chunks(ix) > 1) {
+		err = tablesplit__flatten(tl, job, ix, parts, nr, &st);
+	} else if (!err && !(*parts = calloc(1, sizeof(**parts)))) {
+		err = -ENOMEM;
+	} else if (!err) {
+		err = cfi_index__flatten(ix, sft ? want : NULL, nr_want, *parts, &st);
+		*nr = !err;
+		if (err) {
+			free(*parts);
+			*parts = NULL;
+		}
+	}
+	cfi_index__free(ix);
 	free(want);
+	/* Rows: of the table, or of the chunks (each ends in a gap row the next one may replace).
+	 */
 	if (!err)
 		pr_info("%s: %u rows from %s (%u CFI rows, %u unsupported%s)", job->name, st.rows,
 			st.fdes[CFI_SRC_DEBUG_FRAME] && !st.fdes[CFI_SRC_EH_FRAME] ?
@@ -172,9 +192,10 @@ static bool from_ident(const struct tableload *tl, struct tableident *ix, struct
  * frame; FDEs without FREs), and outermost rows for known runtimes' entry
  * functions. A malformed .sframe falls back to the rest entirely.
  */
-static void build(const struct tableload *tl, struct tableload_job *job)
+static void build(struct tableload *tl, struct tableload_job *job)
 {
-	struct flat_table *ft = NULL, *sft = NULL, *cft = NULL;
+	struct flat_table *ft = NULL, *sft = NULL, **cparts = NULL;
+	uint32_t nr_cparts = 0;
 	char name[2 * SHA256_BYTES + 1];
 	struct tablecache_meta meta;
 	struct complete_info ci;
@@ -186,6 +207,9 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	struct stat st;
 	int err, cerr, copy;
 
+	/* Nothing to share: the partial tables' index comes from a job of their own. */
+	if (!job->index_only && (tl->opts.no_cfi || cfi__libdw_rows()))
+		share_none(tl, job);
 	if (job->index_only) {
 		err = cfi_index__open(job->fd, &job->ix);
 		if (!err)
@@ -241,9 +265,10 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 	if (!tl->opts.no_cfi && err != -ENOMEM && err != -E2BIG) {
 		if (complete__read_fd(job->fd, &ci))
 			memset(&ci, 0, sizeof(ci));
-		cerr = cfi_table(job, sft, &ci, &cft);
+		cerr = cfi_table(tl, job, sft, &ci, &cparts, &nr_cparts);
 		job->from_cfi = !sft;
-		err = complete__merge(sft, cft, &ci, &ft);
+		err = complete__merge_parts(sft, (const struct flat_table *const *)cparts,
+					    nr_cparts, &ci, &ft);
 		if (err == -ENOENT && cerr)
 			err = cerr;
 	} else if (!err) {
@@ -251,7 +276,9 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 		sft = NULL;
 	}
 	flat_table__free(sft);
-	flat_table__free(cft);
+	while (nr_cparts)
+		flat_table__free(cparts[--nr_cparts]);
+	free(cparts);
 	if (err) {
 		flat_table__free(ft);
 		ft = NULL;
@@ -266,6 +293,7 @@ static void build(const struct tableload *tl, struct tableload_job *job)
 			pr_info("%s: table stored in the table cache as %s", job->name, name);
 	}
 done:
+	share_none(tl, job);
 	job->err = err;
 	job->ft = ft;
 	job->build_ns = clock__mono_ns() - start;
@@ -276,9 +304,15 @@ done:
 
 static void finish_locked(struct tableload *tl, struct tableload_job *job)
 {
+	uint64_t one = 1;
+
 	job->next = NULL;
 	*tl->done_tail = job;
 	tl->done_tail = &job->next;
+	/* Non-blocking: a counter the reader has not drained yet only grows. */
+	if (tl->wake_fd >= 0 && write(tl->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, and readable already */
+	}
 }
 
 static void free_list(struct tableload_job *job)
@@ -295,8 +329,11 @@ static void destroy(struct tableload *tl)
 {
 	free_list(tl->queue);
 	free_list(tl->done);
+	if (tl->wake_fd >= 0)
+		close(tl->wake_fd);
 	tablecache__free(tl->opts.cache);
 	pthread_cond_destroy(&tl->cond);
+	pthread_cond_destroy(&tl->split_done);
 	pthread_mutex_destroy(&tl->lock);
 	free(tl);
 }
@@ -331,20 +368,38 @@ static void *work(void *arg)
 	struct worker *w = arg;
 	struct tableload *tl = w->tl;
 	struct tableload_job *job, **pp;
-	bool last;
+	bool last, helped;
 
 	pthread_mutex_lock(&tl->lock);
 	for (;;) {
-		while (!tl->stop && !*(pp = pick_locked(tl, w->max_size)))
+		/* A job first (libraries a new process needs); else a chunk of a big table. */
+		/*
+		 * A sampled object's build first (hurried jobs, urgent splits),
+		 * then other jobs (the libraries a new process needs), then any
+		 * split's chunks.
+		 */
+		helped = false;
+		while (!tl->stop) {
+			pp = pick_locked(tl, w->max_size);
+			if (*pp && (*pp)->hurried)
+				break;
+			helped = tablesplit__help_locked(tl, *pp != NULL);
+			if (helped || *pp)
+				break;
 			pthread_cond_wait(&tl->cond, &tl->lock);
+		}
 		if (tl->stop)
 			break;
+		if (helped)
+			continue; /* the queue may have changed meanwhile: picked again */
 		job = *pp;
 		*pp = job->next;
 		tl->queued--;
+		w->job = job;
 		pthread_mutex_unlock(&tl->lock);
 		build(tl, job);
 		pthread_mutex_lock(&tl->lock);
+		w->job = NULL;
 		if (tl->stop) { /* nobody will take it */
 			tableload_job__free(job);
 			break;
@@ -371,8 +426,11 @@ struct tableload *tableload__new(const struct tableload_opts *opts)
 	tl->opts = *opts;
 	tl->opts.cache = tablecache__ref(opts->cache);
 	tl->done_tail = &tl->done;
+	/* Closed by the last worker out (destroy): a build left running may still write it. */
+	tl->wake_fd = opts->threaded ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
 	pthread_mutex_init(&tl->lock, NULL);
 	pthread_cond_init(&tl->cond, NULL);
+	pthread_cond_init(&tl->split_done, NULL);
 	/* libelf's global version, once, before several threads use it. */
 	elf_version(EV_CURRENT);
 	for (i = 0; opts->threaded && i < NR_WORKERS; i++) {
@@ -467,6 +525,8 @@ bool tableload__hurry(struct tableload *tl, const void *owner)
 			break;
 		}
 	}
+	if (!job)
+		tablesplit__hurry_locked(tl, owner);
 	if (job) {
 		/* After the jobs hurried before it: the first sampled, the first built. */
 		for (at = &tl->queue; *at && (*at)->hurried; at = &(*at)->next)
@@ -497,6 +557,35 @@ struct tableload_job *tableload__take(struct tableload *tl)
 	if (tl->started)
 		pthread_mutex_unlock(&tl->lock);
 	return job;
+}
+
+int tableload__shared_index(struct tableload *tl, const void *owner, struct cfi_index **ix,
+			    struct complete_info *ci)
+{
+	int ret = -ENOENT, i;
+
+	if (!tl->started)
+		return ret;
+	pthread_mutex_lock(&tl->lock);
+	for (i = 0; i < NR_WORKERS; i++) {
+		const struct tableload_job *job = tl->workers[i].job;
+
+		if (!job || job->owner != owner || job->index_only || job->share_state < 0)
+			continue;
+		ret = job->share_state;
+		if (ret) {
+			*ix = cfi_index__ref(job->shared_ix);
+			*ci = job->shared_ci;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return ret;
+}
+
+int tableload__wake_fd(const struct tableload *tl)
+{
+	return tl->wake_fd;
 }
 
 uint32_t tableload__in_flight(struct tableload *tl)
@@ -571,6 +660,7 @@ void tableload_job__free(struct tableload_job *job)
 		close(job->fd);
 	flat_table__free(job->ft);
 	cfi_index__free(job->ix);
+	cfi_index__free(job->shared_ix);
 	free(job->ident);
 	free(job->name);
 	free(job);

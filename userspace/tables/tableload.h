@@ -9,7 +9,12 @@
  * Smallest file first, and a second thread for files up to 16 MiB only: one
  * huge binary does not hold up the libraries of the processes starting
  * meanwhile. A file whose code is being sampled goes first (tableload__hurry).
- * A job owns its file descriptor, so a table still loads when the process
+ * A whole table from CFI of many FDEs is walked in chunks by both threads
+ * (the second one helps when it has nothing else to do, or before a job no
+ * sample asked for once the table's object was sampled), and its build
+ * shares its CFI index with the object's partial tables
+ * (tableload__shared_index). The finished jobs are announced on an eventfd
+ * (tableload__wake_fd). A job owns its file descriptor, so a table still loads when the process
  * that mapped the file has exited.
  *
  * Without a thread (threaded = false), tableload__submit() builds at once.
@@ -57,6 +62,14 @@ struct tableload_job {
 	bool index_only;
 	struct cfi_index *ix; /* owned by the job until taken */
 	struct complete_info ci;
+	/*
+	 * A whole table's build shares the index it walks, and what completes
+	 * its rows, as soon as it has them (tableload__shared_index): the
+	 * partial tables of a big object need no index job of their own.
+	 */
+	struct cfi_index *shared_ix; /* a reference; NULL until shared */
+	struct complete_info shared_ci;
+	int8_t share_state; /* under the loader's lock: 0 not yet known, 1 shared, -1 never */
 	/* Output. */
 	int err; /* 0, or why there is no table (-ENOENT: no .sframe nor CFI) */
 	struct flat_table *ft; /* owned by the job until taken */
@@ -67,6 +80,8 @@ struct tableload_job {
 	bool has_digest;
 	uint8_t digest[SHA256_BYTES];
 	uint64_t build_ns; /* time spent building (or reading it back from the cache) */
+	uint32_t chunks; /* CFI walked in chunks by both workers: how many, 0 if not */
+	uint32_t chunks_helped; /* ... of them walked by the worker not building it */
 	bool from_cache; /* read back from opts.cache */
 	bool from_ident; /* its digest from the identity index: the file was not read */
 	struct tableload_job *next;
@@ -101,13 +116,29 @@ int tableload__submit(struct tableload *tl, struct tableload_job *job);
 /*
  * The queued job of owner, if any, goes ahead of every job not hurried (after
  * those hurried before it), whatever its size: its code is being sampled.
- * true if one was found waiting (not yet being built).
+ * true if one was found waiting (not yet being built). Being built already,
+ * its chunks go ahead of the other thread's jobs not hurried.
  */
 bool tableload__hurry(struct tableload *tl, const void *owner);
 /* A finished job, or NULL: the caller owns it (tableload_job__free). */
 struct tableload_job *tableload__take(struct tableload *tl);
 /* Jobs submitted and not yet taken. */
 uint32_t tableload__in_flight(struct tableload *tl);
+/*
+ * An eventfd (non-blocking) written each time a job is done, for the
+ * submitter to wait on beside its other work (poll it, read to drain it);
+ * -1 when the loader has no threads or no eventfd. The loader's own: not closed by the caller.
+ */
+int tableload__wake_fd(const struct tableload *tl);
+/*
+ * The CFI index (a reference: cfi_index__free() it) and complete_info of the
+ * whole-table build owner's job is running now: 1 with *ix and *ci, 0 when
+ * that build will share them shortly (running, not there yet), -ENOENT when
+ * there is no such build or it shares none (a table from .sframe, libdw's
+ * rows: their walks are not shared).
+ */
+int tableload__shared_index(struct tableload *tl, const void *owner, struct cfi_index **ix,
+			    struct complete_info *ci);
 
 /* A job for fd (dup'ed: the caller keeps fd), or NULL. */
 struct tableload_job *tableload_job__new(int fd, const char *name, void *owner);
