@@ -32,14 +32,12 @@ void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const st
 	 * number (FUSE, overlayfs, tmpfs) is reused after an unmount, so such
 	 * a file could otherwise name a local file's identity.
 	 */
-	uint64_t v[8] = { st->st_dev,
-			  st->st_ino,
-			  st->st_size,
-			  st->st_mtim.tv_sec,
-			  st->st_mtim.tv_nsec,
-			  st->st_ctim.tv_sec,
-			  st->st_ctim.tv_nsec,
-			  fd >= 0 && !fstatfs(fd, &sfs) ? (uint64_t)sfs.f_type : 0 };
+	uint64_t v[8] = {
+		st->st_dev,	     st->st_ino,
+		st->st_size,	     st->st_mtim.tv_sec,
+		st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
+		st->st_ctim.tv_nsec, fd >= 0 && !fstatfs(fd, &sfs) ? (uint64_t)sfs.f_type : 0
+	};
 	uint8_t n;
 
 	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
@@ -342,4 +340,102 @@ int tables_reopen(const struct entry *e)
 			fd = reopen_at(e, &e->src[k]);
 	}
 	return fd;
+}
+
+/* ---- finding and making entries ------------------------------------------ */
+
+static bool same_identity(const struct obj_key *a, const struct obj_key *b)
+{
+	return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
+}
+
+/* A new owner starts with no hits. */
+static void reset_hits(struct tables *t, int32_t slot)
+{
+	uint32_t key = slot;
+	uint64_t zero = 0;
+
+	if (t->opts.obj_hits_fd > 0)
+		bpf_map_update_elem(t->opts.obj_hits_fd, &key, &zero, BPF_ANY);
+}
+
+static bool entry_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return same_identity(&((const struct entry *)HASHMAP_TO_PTR(val))->key, key);
+}
+
+static bool alias_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return same_identity(&((const struct obj_alias *)HASHMAP_TO_PTR(val))->key, key);
+}
+
+struct entry *tables_find_entry(struct tables *t, const struct obj_key *key)
+{
+	uint32_t h = tables_key_hash(key);
+	int64_t v = hashmap__find(&t->by_key, h, entry_eq, NULL, key);
+
+	if (v >= 0)
+		return HASHMAP_TO_PTR(v);
+	/* Other files whose tables would be built from an entry's bytes (tableshare.c). */
+	v = hashmap__find(&t->by_alias, h, alias_eq, NULL, key);
+	return v >= 0 ? ((struct obj_alias *)HASHMAP_TO_PTR(v))->e : NULL;
+}
+
+/* A free slot, reclaiming the oldest lingering table if there is none. */
+int64_t tables_alloc_slot(struct tables *t)
+{
+	struct entry *oldest = NULL, *e;
+	uint32_t i;
+
+	for (i = 0; i < t->opts.max_objects; i++) {
+		e = t->slots[i];
+		if (!e)
+			return i;
+		if (e->state == OBJ_LOADED && !e->refs && (!oldest || e->used_ns < oldest->used_ns))
+			oldest = e;
+	}
+	if (!oldest)
+		return -ENOSPC;
+	i = oldest->slot;
+	t->stats.evictions++;
+	tables_free_entry(t, oldest);
+	return i;
+}
+
+/* e takes the free slot, flagged PENDING (its table is being built or read back). */
+void tables_place_entry(struct tables *t, struct entry *e, int32_t slot)
+{
+	e->slot = slot;
+	e->used_ns = clock__mono_ns();
+	t->slots[slot] = e;
+	reset_hits(t, slot);
+	tables_publish_flags(t, slot, SFBPF_OBJ_F_PENDING);
+}
+
+struct entry *tables_new_entry(struct tables *t, const struct obj_key *key, const char *name)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	uint32_t h = tables_key_hash(key);
+
+	if (!e)
+		return NULL;
+	e->name = strdup(name ? name : "?");
+	if (!e->name || hashmap__add(&t->by_key, h, HASHMAP_PTR(e))) {
+		free(e->name);
+		free(e);
+		return NULL;
+	}
+	e->key = *key;
+	e->seq = ++t->entries_made;
+	e->slot = -1;
+	e->state = OBJ_PENDING;
+	if (key->hint_len && hashmap__add(&t->by_hint, tables_hint_hash(key), HASHMAP_PTR(e))) {
+		hashmap__del(&t->by_key, h, tables_is_ptr, NULL, e);
+		free(e->name);
+		free(e);
+		return NULL;
+	}
+	return e;
 }

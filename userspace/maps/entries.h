@@ -195,6 +195,14 @@ void tables_drop_rows(struct tables *t, struct entry *e);
 /* Unpublishes e and gives its slot back; e stays (a table-less file is remembered). */
 void tables_release_slot(struct tables *t, struct entry *e);
 void tables_free_entry(struct tables *t, struct entry *e);
+/* The entry of key (an alias's: tableshare.c), or NULL. */
+struct entry *tables_find_entry(struct tables *t, const struct obj_key *key);
+/* A free slot, reclaiming the oldest lingering table if there is none; -ENOSPC. */
+int64_t tables_alloc_slot(struct tables *t);
+/* e takes the free slot, flagged PENDING (its table is being built or read back). */
+void tables_place_entry(struct tables *t, struct entry *e, int32_t slot);
+/* A new entry for key (indexed, no slot yet), or NULL. */
+struct entry *tables_new_entry(struct tables *t, const struct obj_key *key, const char *name);
 /* Forgets e's partial table: its slices given back (quarantined), its memory freed. */
 void tables_drop_part(struct tables *t, struct entry *e);
 /* e's memory only, nothing unpublished (tables__free). */

@@ -38,11 +38,6 @@
 /* A table-less file is parsed again after this long unused. */
 #define NEGATIVE_TTL_NS (600 * 1000000000ULL)
 
-static bool same_identity(const struct obj_key *a, const struct obj_key *b)
-{
-	return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
-}
-
 struct tables *tables__new(const struct tables_opts *opts)
 {
 	struct tableload_opts lopts = { .threaded = opts->async,
@@ -128,16 +123,6 @@ static int publish_table(struct tables *t, const struct entry *e)
 	return bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY) ? -errno : 0;
 }
 
-/* A new owner starts with no hits. */
-static void reset_hits(struct tables *t, int32_t slot)
-{
-	uint32_t key = slot;
-	uint64_t zero = 0;
-
-	if (t->opts.obj_hits_fd > 0)
-		bpf_map_update_elem(t->opts.obj_hits_fd, &key, &zero, BPF_ANY);
-}
-
 /*
  * Rows [from, from + n) of e's table, packed (abi.h: the low 16 bits of the PC
  * from pc_min, and the rule's global index) into its slice.
@@ -151,89 +136,6 @@ static void write_rows(struct tables *t, const struct entry *e, uint32_t from, u
 		packed = rowpack__row(e->ft, i);
 		memcpy(segspace__entry(&t->row_segs, e->row_start + i), &packed, sizeof(packed));
 	}
-}
-
-/* ---- entries -------------------------------------------------------------- */
-
-static bool entry_eq(const void *ctx, uint64_t val, const void *key)
-{
-	(void)ctx;
-	return same_identity(&((const struct entry *)HASHMAP_TO_PTR(val))->key, key);
-}
-
-static bool alias_eq(const void *ctx, uint64_t val, const void *key)
-{
-	(void)ctx;
-	return same_identity(&((const struct obj_alias *)HASHMAP_TO_PTR(val))->key, key);
-}
-
-static struct entry *find_entry(struct tables *t, const struct obj_key *key)
-{
-	uint32_t h = tables_key_hash(key);
-	int64_t v = hashmap__find(&t->by_key, h, entry_eq, NULL, key);
-
-	if (v >= 0)
-		return HASHMAP_TO_PTR(v);
-	/* Other files whose tables would be built from an entry's bytes (tableshare.c). */
-	v = hashmap__find(&t->by_alias, h, alias_eq, NULL, key);
-	return v >= 0 ? ((struct obj_alias *)HASHMAP_TO_PTR(v))->e : NULL;
-}
-
-/* A free slot, reclaiming the oldest lingering table if there is none. */
-static int64_t alloc_slot(struct tables *t)
-{
-	struct entry *oldest = NULL, *e;
-	uint32_t i;
-
-	for (i = 0; i < t->opts.max_objects; i++) {
-		e = t->slots[i];
-		if (!e)
-			return i;
-		if (e->state == OBJ_LOADED && !e->refs && (!oldest || e->used_ns < oldest->used_ns))
-			oldest = e;
-	}
-	if (!oldest)
-		return -ENOSPC;
-	i = oldest->slot;
-	t->stats.evictions++;
-	tables_free_entry(t, oldest);
-	return i;
-}
-
-/* e takes the free slot, flagged PENDING (its table is being built or read back). */
-static void place_entry(struct tables *t, struct entry *e, int32_t slot)
-{
-	e->slot = slot;
-	e->used_ns = clock__mono_ns();
-	t->slots[slot] = e;
-	reset_hits(t, slot);
-	tables_publish_flags(t, slot, SFBPF_OBJ_F_PENDING);
-}
-
-static struct entry *new_entry(struct tables *t, const struct obj_key *key, const char *name)
-{
-	struct entry *e = calloc(1, sizeof(*e));
-	uint32_t h = tables_key_hash(key);
-
-	if (!e)
-		return NULL;
-	e->name = strdup(name ? name : "?");
-	if (!e->name || hashmap__add(&t->by_key, h, HASHMAP_PTR(e))) {
-		free(e->name);
-		free(e);
-		return NULL;
-	}
-	e->key = *key;
-	e->seq = ++t->entries_made;
-	e->slot = -1;
-	e->state = OBJ_PENDING;
-	if (key->hint_len && hashmap__add(&t->by_hint, tables_hint_hash(key), HASHMAP_PTR(e))) {
-		hashmap__del(&t->by_key, h, tables_is_ptr, NULL, e);
-		free(e->name);
-		free(e);
-		return NULL;
-	}
-	return e;
 }
 
 /* ---- building and pushing ------------------------------------------------- */
@@ -566,7 +468,7 @@ static int64_t acquire_known(struct tables *t, struct entry *e, int fd,
 int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key, const char *name,
 			    const struct tables_src *src)
 {
-	struct entry *e = find_entry(t, key);
+	struct entry *e = tables_find_entry(t, key);
 	char file[OBJ_KEY_FILE_MAX];
 	int64_t slot;
 	int err;
@@ -585,15 +487,15 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	}
 	if (e)
 		return acquire_known(t, e, fd, src);
-	slot = alloc_slot(t);
+	slot = tables_alloc_slot(t);
 	if (slot < 0) {
 		t->stats.objects_over_budget++;
 		return slot;
 	}
-	e = new_entry(t, key, name);
+	e = tables_new_entry(t, key, name);
 	if (!e)
 		return -ENOMEM;
-	place_entry(t, e, slot);
+	tables_place_entry(t, e, slot);
 	tables_note_src(e, src);
 	e->refs = 1; /* held across the synchronous build below */
 	err = tables_start_job(t, e, fd);
@@ -632,7 +534,8 @@ uint32_t tables__preload(struct tables *t, uint32_t max)
 	if (!ix || !t->opts.async || tableident__recent(ix, max, &recs, &nr))
 		return 0;
 	for (i = 0, slot = 0; i < nr; i++) {
-		if (!obj_key__from_ident(&key, recs[i].ident, recs[i].len) || find_entry(t, &key) ||
+		if (!obj_key__from_ident(&key, recs[i].ident, recs[i].len) ||
+		    tables_find_entry(t, &key) ||
 		    !tablecache__holds(t->opts.cache, recs[i].digest, &bytes))
 			continue;
 		/* Files of about twice the map memory their tables take: half the budget at most.
@@ -643,7 +546,7 @@ uint32_t tables__preload(struct tables *t, uint32_t max)
 		/* A free slot only: a lingering table is worth more than a guess. */
 		while (slot < t->opts.max_objects && t->slots[slot])
 			slot++;
-		if (slot == t->opts.max_objects || !(e = new_entry(t, &key, recs[i].name)))
+		if (slot == t->opts.max_objects || !(e = tables_new_entry(t, &key, recs[i].name)))
 			break;
 		job = tableload_job__preload(recs[i].digest, bytes, e->name, e);
 		if (!job || tableload__submit(t->loader, job)) {
@@ -651,7 +554,7 @@ uint32_t tables__preload(struct tables *t, uint32_t max)
 			tables_free_entry(t, e);
 			break;
 		}
-		place_entry(t, e, (int32_t)slot);
+		tables_place_entry(t, e, (int32_t)slot);
 		/* Not waited for at start (job_seq 0) until a process maps it. */
 		e->in_job = e->preloading = e->preloaded = true;
 		t->stats.preloaded++;
