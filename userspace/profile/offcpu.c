@@ -32,6 +32,7 @@ struct offcpu {
 	offcpu_sample_fn on_sample;
 	void (*on_py_code)(void *ctx, const struct sfbpf_py_code *c, size_t size);
 	void *ctx;
+	struct bpfprog_wake wake; /* offcpu__set_wake_fd(); epfd -1: none */
 };
 
 static const char *const state_names[SFBPF_STATE__COUNT] = {
@@ -269,6 +270,7 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts)
 		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
+	o->wake.epfd = o->wake.fd = -1;
 	o->on_sample = opts->on_sample;
 	o->on_py_code = opts->on_py_code;
 	o->ctx = opts->ctx;
@@ -322,7 +324,14 @@ void offcpu__detach(struct offcpu *o)
 
 int offcpu__poll(struct offcpu *o, int timeout_ms)
 {
-	return bpfprog__poll(o->rb, timeout_ms < 0 ? POLL_DEFAULT_MS : timeout_ms, POLL_LATENCY_MS);
+	return bpfprog__poll_wake(o->rb, &o->wake, timeout_ms < 0 ? POLL_DEFAULT_MS : timeout_ms,
+				  POLL_LATENCY_MS);
+}
+
+int offcpu__set_wake_fd(struct offcpu *o, int fd)
+{
+	bpfprog__wake_fini(&o->wake);
+	return fd >= 0 ? bpfprog__wake_init(&o->wake, o->rb, fd) : 0;
 }
 
 int offcpu__for_each_blocked(struct offcpu *o, __u64 end_ns, offcpu_sample_fn fn, void *ctx)
@@ -398,6 +407,7 @@ void offcpu__free(struct offcpu *o)
 		return;
 	if (o->skel)
 		offcpu__detach(o);
+	bpfprog__wake_fini(&o->wake);
 	ring_buffer__free(o->rb);
 	offcpu_bpf__destroy(o->skel);
 	free(o);

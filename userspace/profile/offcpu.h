@@ -77,6 +77,8 @@ void offcpu__detach(struct offcpu *o);
  * many were handled.
  */
 int offcpu__poll(struct offcpu *o, int timeout_ms);
+/* As profile__set_wake_fd(): polls end when fd (an eventfd) is written. */
+int offcpu__set_wake_fd(struct offcpu *o, int fd);
 
 /*
  * After offcpu__detach(): the threads still off-CPU, each as a period ending

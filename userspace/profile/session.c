@@ -471,7 +471,8 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	 * stack waits for it. Without the eventfd, polls end as before.
 	 */
 	if (s->lc && tables__wake_fd(s->tables) >= 0 &&
-	    profile__set_wake_fd(s->prof, tables__wake_fd(s->tables)))
+	    ((s->off ? offcpu__set_wake_fd(s->off, tables__wake_fd(s->tables)) : 0) ||
+	     profile__set_wake_fd(s->prof, tables__wake_fd(s->tables))))
 		pr_debug("table builds do not wake the sampling thread: %s", strerror(errno));
 	return s->lc ? 0 : -ENOMEM;
 }
