@@ -507,10 +507,14 @@ static const struct sfbpf_mapping *find_mapping(const struct sfbpf_proc *p, uint
  * all at once, where a sample names one frame a round (the first without a
  * row). A word that only looks like one asks for the rows of a real FDE:
  * more rows built, never a wrong one. The main thread's [stack] only, from
- * its top (where main and its callers are), at most every STACK_SCAN_NS.
+ * its top (where main and its callers are), at most every STACK_SCAN_NS:
+ * a compiler's middle frames (its passes) change within tens of
+ * milliseconds, and a scan (256 KiB read, one look a word) costs about a
+ * tenth of a millisecond; at 50 ms, cc1's partial tables completed no stack
+ * before its whole table came.
  */
 #define STACK_SCAN_BYTES (256u << 10)
-#define STACK_SCAN_NS 50000000ULL
+#define STACK_SCAN_NS 10000000ULL
 #define STACK_SCAN_MAX_PCS 1024
 
 static void scan_stack(struct proctrack *pt, struct proc_entry *e)

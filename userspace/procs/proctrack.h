@@ -77,7 +77,7 @@ int proctrack__for_each(const struct proctrack *pt, int (*fn)(void *ctx, int pid
  * built, its first PC in such an object without a row is handed to the
  * loader (tables__want_pc), whose rows are then built first; for a main
  * thread, so are those of the return addresses found on its stack (read with
- * process_vm_readv, at most every 50 ms a process): the frames a sample
+ * process_vm_readv, at most every 10 ms a process): the frames a sample
  * cannot name until the rows below them are in. Cheap when no table is
  * being built.
  */
