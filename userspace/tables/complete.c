@@ -476,48 +476,25 @@ static int64_t choose(struct flat_builder *b, struct merge *m, uint64_t pc)
 }
 
 /*
- * The common case, row after row: .sframe rows with usable rules before limit
- * (the next CFI row or range boundary), outside every range, each the choice
- * choose() would make. Stops at the first row it cannot take.
+ * The common case, row after row, outside every range, each row the choice
+ * choose() would make, until limit (the other source's next row or a range
+ * boundary): .sframe rows with usable rules (stops at the first without),
+ * or, for a table of CFI rows alone, every row whatever its rule (cc1's
+ * 480k rows: an array lookup each). go: Go's frame layout (CFI in Go's text).
  */
-static int sframe_run(struct flat_builder *b, struct merge *m, uint64_t limit)
+static int run(struct flat_builder *b, struct cursor *c, bool usable_only, bool go, uint64_t limit)
 {
-	const struct flat_table *t = m->s.t;
+	const struct flat_table *t = c->t;
 	const struct flat_row *row;
 	int64_t id;
 	int err;
 
-	for (; m->s.i < t->nr_rows; m->s.i++) {
-		row = &t->rows[m->s.i];
-		if (row->pc_off >= limit || !usable(t, row->rule))
+	for (; c->i < t->nr_rows; c->i++) {
+		row = &t->rows[c->i];
+		if (row->pc_off >= limit || (usable_only && !usable(t, row->rule)))
 			break;
-		m->s.rule = row->rule;
-		id = cursor_id(b, &m->s, false);
-		err = id < 0 ? (int)id : flat_builder__row(b, row->pc_off, (uint32_t)id);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/*
- * The same for a table of CFI rows alone (no .sframe), outside every range:
- * choose() takes the CFI row's rule whatever it is. cc1's 480k rows go
- * through here, a row an array lookup.
- */
-static int cfi_run(struct flat_builder *b, struct merge *m, uint64_t limit)
-{
-	const struct flat_table *t = m->c.t;
-	const struct flat_row *row;
-	int64_t id;
-	int err;
-
-	for (; m->c.i < t->nr_rows; m->c.i++) {
-		row = &t->rows[m->c.i];
-		if (row->pc_off >= limit)
-			break;
-		m->c.rule = row->rule;
-		id = cursor_id(b, &m->c, m->go_text);
+		c->rule = row->rule;
+		id = cursor_id(b, c, go);
 		err = id < 0 ? (int)id : flat_builder__row(b, row->pc_off, (uint32_t)id);
 		if (err)
 			return err;
@@ -577,13 +554,13 @@ int complete__merge_parts(const struct flat_table *sframe, const struct flat_tab
 			next = cursor_next(&m.c);
 			if (p < nr_pts && pts[p] < next)
 				next = pts[p];
-			err = sframe_run(&b, &m, next);
+			err = run(&b, &m.s, true, false, next);
 			if (err)
 				break;
 		} else if (!m.s.t && m.c.t && zones_p == p && !m.outermost && !m.stack_switch &&
 			   !m.plt) {
 			next = p < nr_pts ? pts[p] : UINT64_MAX;
-			err = cfi_run(&b, &m, next);
+			err = run(&b, &m.c, false, m.go_text, next);
 			if (err)
 				break;
 		}
