@@ -31,7 +31,30 @@
 
 #define NFILES 1100
 
-/* Starts BIN 300 and waits until the child runs it (its exe is BIN). */
+/* Whether pid's maps show a mapping of path (its image is in place). */
+static bool maps_name(pid_t pid, const char *path)
+{
+	char file[64], line[PATH_MAX + 128];
+	size_t len = strlen(path), n;
+	bool found = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	f = fopen(file, "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		n = strcspn(line, "\n");
+		found = n >= len && !memcmp(line + n - len, path, len);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Starts BIN 300 and waits until the child runs it: its exe is BIN and its
+ * maps show BIN. The exe link is set before the ELF loader maps the image,
+ * so on a busy machine a snapshot between the two found no executable.
+ */
 static pid_t start_bin(const char *bin)
 {
 	char link[64], path[PATH_MAX];
@@ -46,7 +69,7 @@ static pid_t start_bin(const char *bin)
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	for (i = 0; pid > 0 && i < 6000; i++) { /* 60 s: a busy machine */
 		n = readlink(link, path, sizeof(path) - 1);
-		if (n > 0 && (path[n] = 0, !strcmp(path, bin)))
+		if (n > 0 && (path[n] = 0, !strcmp(path, bin)) && maps_name(pid, bin))
 			return pid;
 		usleep(10000);
 	}
