@@ -13,7 +13,9 @@ static void split_walk(struct tableload *tl, struct split *s, uint32_t k, bool h
 	pthread_mutex_lock(&tl->lock);
 	if (err && !s->err) {
 		s->err = err;
-		s->next = s->nr; /* the rest is not walked */
+		/* The rest is not walked: counted done, or its owner would wait for them. */
+		s->done += s->nr - s->next;
+		s->next = s->nr;
 	}
 	s->helped += helper;
 	if (++s->done == s->nr)
