@@ -17,13 +17,14 @@
  * A partial table never holds a rule the whole table would not: its rows come
  * from the same CFI walk (cfi_index, one FDE at a time) merged with the same
  * ELF knowledge (complete.h), and every PC outside its FDEs is a gap, walked
- * by the frame-pointer chain as before. Its file is reopened through a
- * process that maps it (not the private copy of its bytes a shared table is
- * built from: an object with aliases gets none) and its FDEs are read and
- * ordered once on a loader thread (an index job, ahead of the queue: 10-20
- * ms for a compiler); each table is then built on the sampling thread, in
- * slices of its own outside the budget's accounting (a few hundred rows,
- * for a second).
+ * by the frame-pointer chain as before. Its FDEs come from the index its
+ * whole build read and shares (tableload__shared_index), or, when no such
+ * build runs or it shares none, from an index job of their own on a loader
+ * thread (ahead of the queue: 10-20 ms for a compiler), its file reopened
+ * through a process that maps it (an object with aliases gets no partial
+ * table: theirs must come from the bytes compared); each table is then
+ * built on the sampling thread, in slices of its own outside the budget's
+ * accounting (a few hundred rows, for a second).
  *
  * tables.c calls it; it calls entries.h and tablebudget.h. Errors are
  * negative errnos.

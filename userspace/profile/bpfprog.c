@@ -490,11 +490,6 @@ int bpfprog__poll_wake(struct ring_buffer *rb, const struct bpfprog_wake *w, int
 	}
 }
 
-int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms)
-{
-	return bpfprog__poll_wake(rb, NULL, timeout_ms, latency_ms);
-}
-
 int bpfprog__sum_percpu(int map_fd, int nr_cpus, __u64 *out, size_t n, const char *what)
 {
 	__u64 *percpu;

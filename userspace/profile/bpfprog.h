@@ -117,14 +117,9 @@ struct ring_buffer *bpfprog__ring_new(int map_fd, ring_buffer_sample_fn fn, void
  * Waits up to timeout_ms (< 0: until something comes) and returns how many
  * records were handled. Producers wake the reader only past a fill mark, so
  * records below it raise no event: this waits at most latency_ms at a time
- * and then reads whatever is there.
- */
-int bpfprog__poll(struct ring_buffer *rb, int timeout_ms, int latency_ms);
-
-/*
- * The same poll, also ended at once when another thread writes an eventfd
- * (the table loader's: a build is done), rather than at the next fill mark
- * or latency_ms later. bpfprog__wake_init() puts the ring's epoll and the
+ * and then reads whatever is there. With w (NULL: none), the wait also ends
+ * at once when another thread writes w's eventfd (the table loader's: a
+ * build is done). bpfprog__wake_init() puts the ring's epoll and the
  * eventfd in one epoll set (0, or a negative errno); _fini closes it (not
  * the eventfd, the caller's). A zeroed-out struct is not "none": epfd -1 is.
  */

@@ -414,6 +414,7 @@ static int open_bpf(struct session *s, const struct tables_sizes *sz)
 
 static int open_tables(struct session *s, const struct tables_sizes *sz)
 {
+	int wfd, werr;
 	struct tables_opts topts = {
 		.rows_fd = profile__rows_fd(s->prof),
 		.rules_fd = profile__rules_fd(s->prof),
@@ -470,10 +471,14 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	 * the sample ring (up to BUSY_POLL_MS): a new program's first complete
 	 * stack waits for it. Without the eventfd, polls end as before.
 	 */
-	if (s->lc && tables__wake_fd(s->tables) >= 0 &&
-	    ((s->off ? offcpu__set_wake_fd(s->off, tables__wake_fd(s->tables)) : 0) ||
-	     profile__set_wake_fd(s->prof, tables__wake_fd(s->tables))))
-		pr_debug("table builds do not wake the sampling thread: %s", strerror(errno));
+	/* Off-CPU, the session waits on that stream; the CPU samples are then read without waiting.
+	 */
+	wfd = s->lc ? tables__wake_fd(s->tables) : -1;
+	werr = wfd < 0 ? 0 :
+	       s->off  ? offcpu__set_wake_fd(s->off, wfd) :
+			 profile__set_wake_fd(s->prof, wfd);
+	if (werr)
+		pr_debug("table builds do not wake the sampling thread: %s", strerror(-werr));
 	return s->lc ? 0 : -ENOMEM;
 }
 

@@ -581,8 +581,7 @@ void cfi_index__join(const struct cfi_index *ix, struct flat_table *const *parts
 		set_counts(parts[0], total);
 }
 
-int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
-			   struct flat_table **out, struct cfi_stats *stats)
+int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
 {
 	struct cfi_index *ix;
 	int err;
@@ -592,14 +591,9 @@ int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_wan
 		memset(stats, 0, sizeof(*stats));
 	err = cfi_index__open(fd, &ix);
 	if (!err)
-		err = cfi_index__flatten(ix, want, nr_want, out, stats);
+		err = cfi_index__flatten(ix, NULL, 0, out, stats);
 	cfi_index__free(ix);
 	return err;
-}
-
-int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats)
-{
-	return cfi__flatten_fd_ranges(fd, NULL, 0, out, stats);
 }
 
 int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stats *stats)

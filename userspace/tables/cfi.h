@@ -53,7 +53,7 @@ struct cfi_stats {
 	uint64_t unsupported_bytes; /* code bytes covered by unsupported rows */
 	uint64_t code_bytes; /* code bytes covered by FDEs in the table */
 	uint64_t cfa_ops; /* CFA instructions executed (bounded work) */
-	uint32_t unwanted_fdes; /* outside the ranges asked for (cfi__flatten_fd_ranges) */
+	uint32_t unwanted_fdes; /* outside the ranges asked for (cfi_index__flatten) */
 };
 
 /* A PC range [lo, hi). */
@@ -69,23 +69,17 @@ int cfi__flatten_fd(int fd, struct flat_table **out, struct cfi_stats *stats);
 int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stats *stats);
 
 /*
- * The same table, but only where it is needed: FDEs (or runs of FDEs that
- * overlap each other) covering no PC of want[0 .. nr_want) (sorted by lo,
- * disjoint) are left out, as gaps. At every PC inside those ranges the table
- * has the rule cfi__flatten_fd() gives; elsewhere it may say less. Walking
- * FDEs is most of the cost, and an object with .sframe needs CFI only where
- * .sframe has no rule (complete__cfi_ranges). want == NULL: everything.
- */
-int cfi__flatten_fd_ranges(int fd, const struct cfi_range *want, uint32_t nr_want,
-			   struct flat_table **out, struct cfi_stats *stats);
-
-/*
- * The same, in two steps, for a caller that asks again and again for a few
- * more FDEs of one object (the rows of sampled PCs while its whole table is
- * being built: maps/tablepart.c): cfi_index__open() reads and orders every
- * FDE once (10 ms for gcc's cc1), cfi_index__flatten() then walks only the
- * FDEs meeting want (microseconds each). The index reads the file at open;
- * fd stays the caller's. cfi_index__free(NULL) is a no-op.
+ * The same, in two steps: cfi_index__open() reads and orders every FDE once
+ * (5-10 ms for gcc's cc1), cfi_index__flatten() then walks them, or only
+ * where needed: FDEs (or runs of FDEs that overlap each other) covering no
+ * PC of want[0 .. nr_want) (sorted by lo, disjoint) are left out, as gaps.
+ * At every PC inside those ranges the table has the rule cfi__flatten_fd()
+ * gives; elsewhere it may say less (want NULL: everything). Walking FDEs is
+ * most of the cost: an object with .sframe needs CFI only where .sframe has
+ * no rule (complete__cfi_ranges), and the rows of sampled PCs while a whole
+ * table is being built (maps/tablepart.c) a few FDEs each time
+ * (microseconds each). The index reads the file at open; fd stays the
+ * caller's. cfi_index__free(NULL) is a no-op.
  */
 struct cfi_index;
 int cfi_index__open(int fd, struct cfi_index **out);

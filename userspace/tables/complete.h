@@ -90,7 +90,7 @@ int complete__merge_parts(const struct flat_table *sframe, const struct flat_tab
  * The only PCs where complete__merge(sframe, cfi, ci) looks at cfi's rules:
  * where sframe has no usable rule (its gaps and unsupported rows, before its
  * first row and from its last on) and ci's PLT sections. A CFI table built
- * for just these ranges (cfi__flatten_fd_ranges) merges into the same table
+ * for just these ranges (cfi_index__flatten) merges into the same table
  * as the whole one. Sorted, disjoint; *out is malloc'd. 0 or -ENOMEM.
  */
 int complete__cfi_ranges(const struct flat_table *sframe, const struct complete_info *ci,

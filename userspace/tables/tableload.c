@@ -207,9 +207,6 @@ static void build(struct tableload *tl, struct tableload_job *job)
 	struct stat st;
 	int err, cerr, copy;
 
-	/* Nothing to share: the partial tables' index comes from a job of their own. */
-	if (!job->index_only && (tl->opts.no_cfi || cfi__libdw_rows()))
-		share_none(tl, job);
 	if (job->index_only) {
 		err = cfi_index__open(job->fd, &job->ix);
 		if (!err)
@@ -372,7 +369,6 @@ static void *work(void *arg)
 
 	pthread_mutex_lock(&tl->lock);
 	for (;;) {
-		/* A job first (libraries a new process needs); else a chunk of a big table. */
 		/*
 		 * A sampled object's build first (hurried jobs, urgent splits),
 		 * then other jobs (the libraries a new process needs), then any
