@@ -17,6 +17,14 @@
  *       same table, rows, rules, page index and counts, as the one walk
  *       merged alike ("cfiref chunks OBJ"); then a total line, "cfiref
  *       chunked: OBJECTS objects, CHUNKS chunks".
+ *       An object with .eh_frame_hdr's search table is also read as a
+ *       lookup index (cfi_index__open_lookup: the FDEs of a few PCs, a
+ *       partial table's): at up to LOOKUP_PCS PCs spread over its table (row
+ *       starts and row ends), the rows it walks must hold the whole walk's
+ *       rule or a gap, and a gap only where the whole walk's rule comes from
+ *       .debug_frame or overlapping FDEs (the object has some); its FDE at
+ *       each PC is the full index's ("cfiref lookups OBJ"); then "cfiref
+ *       looked up: OBJECTS objects, PCS PCs".
  * Exits 1 on a failure.
  */
 #include <errno.h>
@@ -306,6 +314,202 @@ out:
 	return why != NULL;
 }
 
+/* ---- lookups ----------------------------------------------------------- */
+
+#define LOOKUP_PCS 4096
+
+static uint64_t total_looked, total_looked_pcs;
+
+/* The rule at pc, NULL for none (a gap, or outside every row). */
+static const struct sfbpf_rule *rule_at(const struct flat_table *t, uint32_t pc)
+{
+	int64_t i = flat_table__lookup(t, pc);
+	const struct sfbpf_rule *r;
+
+	if (i < 0 || t->rows[i].rule == SFBPF_RULE_GAP_ID)
+		return NULL;
+	r = &t->rules[t->rows[i].rule];
+	return r->flags & SFBPF_RULE_GAP ? NULL : r;
+}
+
+/* PCs spread over t's rows: starts and last bytes, sorted, each once, as want ranges. */
+static uint32_t spread_pcs(const struct flat_table *t, struct cfi_range *want)
+{
+	uint32_t step = t->nr_rows / (LOOKUP_PCS / 2) + 1, i, n = 0;
+	uint64_t pc, last = 0;
+
+	for (i = 0; i < t->nr_rows && n + 2 <= LOOKUP_PCS; i += step) {
+		pc = t->rows[i].pc_off;
+		if (!n || pc > last)
+			want[n++] = (struct cfi_range){ pc, pc + 1 };
+		last = pc;
+		if (i + 1 < t->nr_rows && t->rows[i + 1].pc_off - 1 > pc) {
+			pc = t->rows[i + 1].pc_off - 1;
+			want[n++] = (struct cfi_range){ pc, pc + 1 };
+			last = pc;
+		}
+	}
+	return n;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cfi_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * The code around some of the PCs (cfi_index__around, 4 FDEs each side, as
+ * partial tables ask), walked from the lookup index: at every row start of
+ * the whole table inside those ranges, its rule or an allowed gap. NULL, or
+ * what differs (in buf).
+ */
+static const char *around(const struct flat_table *whole, const struct cfi_index *lix,
+			  const struct cfi_range *pcs, uint32_t nr_pcs, bool gaps_allowed,
+			  char *buf, size_t n)
+{
+	struct cfi_range *want = calloc(nr_pcs, sizeof(*want));
+	const struct sfbpf_rule *rw, *rl;
+	struct flat_table *lt = NULL;
+	uint32_t i, k, nr = 0, m = 0, checked = 0;
+	int err;
+
+	for (k = 0; want && k < nr_pcs; k += 16)
+		if (cfi_index__around(lix, pcs[k].lo, 4, &want[m]))
+			m++;
+	if (want)
+		qsort(want, m, sizeof(*want), cmp_range);
+	for (k = 0; k < m; k++) {
+		if (nr && want[k].lo <= want[nr - 1].hi) {
+			if (want[k].hi > want[nr - 1].hi)
+				want[nr - 1].hi = want[k].hi;
+		} else {
+			want[nr++] = want[k];
+		}
+	}
+	err = !want ? -ENOMEM : cfi_index__flatten(lix, want, nr, &lt, NULL);
+	if (err && err != -ENOENT) {
+		snprintf(buf, n, "around: lookup walk: %s", strerror(-err));
+		free(want);
+		return buf;
+	}
+	for (i = 0, k = 0; i < whole->nr_rows && k < nr; i++) {
+		uint32_t pc = whole->rows[i].pc_off;
+
+		while (k < nr && want[k].hi <= pc)
+			k++;
+		if (k == nr || pc < want[k].lo)
+			continue;
+		rw = rule_at(whole, pc);
+		rl = lt ? rule_at(lt, pc) : NULL;
+		checked++;
+		if ((rl && (!rw || memcmp(rl, rw, sizeof(*rl)))) || (!rl && rw && !gaps_allowed)) {
+			snprintf(buf, n, "around: 0x%x: lookup %s, the whole walk %s", pc,
+				 rl ? "a rule" : "no rule",
+				 !rw ? "none" :
+				 rl  ? "a different one" :
+				       "one");
+			break;
+		}
+	}
+	if (i == whole->nr_rows || k == nr)
+		buf = m && !checked ? strcpy(buf, "around: no row inside the ranges") : NULL;
+	flat_table__free(lt);
+	free(want);
+	return buf;
+}
+
+/*
+ * path's lookup index against its full index at PCs spread over its whole
+ * table: the same rule or a gap at each, a gap only where allowed; the same
+ * around some of them.
+ */
+static int lookups(const char *path)
+{
+	struct flat_table *whole = NULL, *lt = NULL;
+	struct cfi_index *ix = NULL, *lix = NULL;
+	struct cfi_range *want = calloc(LOOKUP_PCS, sizeof(*want));
+	const struct sfbpf_rule *rw, *rl;
+	uint32_t nr, k, gaps = 0, held = 0;
+	uint64_t lo, hi, llo, lhi;
+	const char *why = NULL;
+	struct cfi_stats sw;
+	char buf[512], ra[160], rb[160];
+	bool gaps_allowed;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	err = fd < 0 ? -errno : !want ? -ENOMEM : cfi_index__open_lookup(fd, &lix);
+	if (err)
+		goto out; /* no usable .eh_frame_hdr (or not ELF): partial tables read every FDE */
+	err = cfi_index__open(fd, &ix);
+	if (!err)
+		err = cfi_index__flatten(ix, NULL, 0, &whole, &sw);
+	if (err) {
+		snprintf(buf, sizeof(buf), "a lookup index, but no whole table: %s",
+			 strerror(-err));
+		why = buf;
+		goto out;
+	}
+	gaps_allowed = sw.fdes[CFI_SRC_DEBUG_FRAME] || sw.unsupported[CFI_UNSUP_OVERLAP];
+	nr = spread_pcs(whole, want);
+	err = cfi_index__flatten(lix, want, nr, &lt, NULL);
+	if (err == -ENOENT || (!err && !lt->nr_rows)) {
+		err = 0; /* no FDE of .eh_frame at any of them: all gaps, checked below */
+	} else if (err) {
+		snprintf(buf, sizeof(buf), "lookup walk: %s", strerror(-err));
+		why = buf;
+	}
+	for (k = 0; !why && k < nr; k++) {
+		rw = rule_at(whole, (uint32_t)want[k].lo);
+		rl = lt ? rule_at(lt, (uint32_t)want[k].lo) : NULL;
+		if (rl && (!rw || memcmp(rl, rw, sizeof(*rl)))) {
+			fmt_rule(rl, ra, sizeof(ra));
+			if (rw)
+				fmt_rule(rw, rb, sizeof(rb));
+			snprintf(buf, sizeof(buf), "0x%llx: lookup %s, whole walk %s",
+				 (unsigned long long)want[k].lo, ra, rw ? rb : "no rule");
+			why = buf;
+		} else if (!rl && rw && !gaps_allowed) {
+			snprintf(buf, sizeof(buf), "0x%llx: lookup no rule, the whole walk one",
+				 (unsigned long long)want[k].lo);
+			why = buf;
+		} else if (rl && (!cfi_index__fde_at(lix, want[k].lo, &llo, &lhi) ||
+				  !cfi_index__fde_at(ix, want[k].lo, &lo, &hi) || llo != lo ||
+				  lhi != hi)) {
+			snprintf(buf, sizeof(buf), "0x%llx: lookup's FDE is not the full index's",
+				 (unsigned long long)want[k].lo);
+			why = buf;
+		}
+		gaps += !rl && rw;
+		held += rl != NULL;
+	}
+	if (!why && !held) {
+		snprintf(buf, sizeof(buf), "no rule at any of %u PCs", nr);
+		why = buf;
+	}
+	if (!why)
+		why = around(whole, lix, want, nr, gaps_allowed, buf, sizeof(buf));
+	if (why) {
+		test_fail("cfiref lookups %s: %s", path, why);
+	} else {
+		test_pass("cfiref lookups %s: %u PCs, %u with the whole walk's rule, %u gaps "
+			  "(.debug_frame or overlaps)",
+			  path, nr, held, gaps);
+		total_looked++;
+		total_looked_pcs += nr;
+	}
+out:
+	free(want);
+	flat_table__free(whole);
+	flat_table__free(lt);
+	cfi_index__free(ix);
+	cfi_index__free(lix);
+	if (fd >= 0)
+		close(fd);
+	return why != NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int i, failed = 0;
@@ -317,7 +521,10 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		failed |= compare(argv[i]);
 		failed |= chunks(argv[i]);
+		failed |= lookups(argv[i]);
 	}
+	printf("cfiref looked up: %llu objects, %llu PCs\n", (unsigned long long)total_looked,
+	       (unsigned long long)total_looked_pcs);
 	printf("cfiref chunked: %llu objects, %llu chunks\n", (unsigned long long)total_chunked,
 	       (unsigned long long)total_chunks);
 	printf("cfiref total: %llu objects, %llu rows, %llu CFI rows\n",

@@ -110,17 +110,11 @@ static bool in_exec_segment(const struct cfi_reader *r, uint64_t lo, uint64_t hi
 	return false;
 }
 
-static int push_fde(struct cfi_reader *r, uint64_t lo, uint64_t hi, enum cfi_source src,
-		    const uint8_t *insn, const uint8_t *insn_end)
+int cfi_reader__push_fde(struct cfi_reader *r, const struct cfi_fde_ent *f)
 {
 	if (VEC_RESERVE(r->fdes, r->cap_fdes, (size_t)r->nr_fdes + 1, 256))
 		return -ENOMEM;
-	r->fdes[r->nr_fdes++] = (struct cfi_fde_ent){ .lo = lo,
-						      .hi = hi,
-						      .insn = insn,
-						      .insn_end = insn_end,
-						      .cie = r->cie.idx,
-						      .src = src };
+	r->fdes[r->nr_fdes++] = *f;
 	return 0;
 }
 
@@ -148,13 +142,31 @@ static bool fde_range(struct cfi_reader *r, enum cfi_source src, const Dwarf_FDE
 	return *hi >= *lo;
 }
 
+/* e as an FDE of the table into *f; false: skipped (see cfi_reader__fde_at_offset). */
+static bool fde_ent(struct cfi_reader *r, enum cfi_source src, const Dwarf_CFI_Entry *e,
+		    struct cfi_fde_ent *f)
+{
+	const uint8_t *insn;
+	uint64_t lo, hi;
+
+	if (!fde_range(r, src, &e->fde, &lo, &hi, &insn) || hi == lo || hi > UINT32_MAX ||
+	    !in_exec_segment(r, lo, hi))
+		return false;
+	*f = (struct cfi_fde_ent){ .lo = lo,
+				   .hi = hi,
+				   .insn = insn,
+				   .insn_end = e->fde.end,
+				   .cie = r->cie.idx,
+				   .src = src };
+	return true;
+}
+
 static int collect_fdes(struct cfi_reader *r, enum cfi_source src)
 {
 	const struct cfi_section *s = &r->sec[src];
 	Dwarf_Off off = 0, next;
+	struct cfi_fde_ent f;
 	Dwarf_CFI_Entry e;
-	const uint8_t *insn;
-	uint64_t lo, hi;
 	int ret, err;
 
 	r->cie.valid = false;
@@ -167,15 +179,27 @@ static int collect_fdes(struct cfi_reader *r, enum cfi_source src)
 			r->st->cies++;
 			continue;
 		}
-		if (!fde_range(r, src, &e.fde, &lo, &hi, &insn) || hi == lo || hi > UINT32_MAX ||
-		    !in_exec_segment(r, lo, hi)) {
+		if (!fde_ent(r, src, &e, &f)) {
 			r->st->skipped_fdes++; /* e.g. .debug_frame FDEs of discarded code at 0 */
 			continue;
 		}
-		err = push_fde(r, lo, hi, src, insn, e.fde.end);
+		err = cfi_reader__push_fde(r, &f);
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+int cfi_reader__fde_at_offset(struct cfi_reader *r, uint64_t off, struct cfi_fde_ent *f)
+{
+	const struct cfi_section *s = &r->sec[CFI_SRC_EH_FRAME];
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+
+	if (!s->data || off >= s->data->d_size ||
+	    dwarf_next_cfi(r->e_ident, s->data, true, off, &next, &e) != 0 || dwarf_cfi_cie_p(&e) ||
+	    !fde_ent(r, CFI_SRC_EH_FRAME, &e, f))
+		return -EINVAL;
 	return 0;
 }
 
@@ -233,8 +257,10 @@ static void find_segments(struct cfi_reader *r)
 				(struct cfi_exec_range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
 }
 
-static int find_sections(struct cfi_reader *r)
+static int find_sections(struct cfi_reader *r, bool eh_frame_only)
 {
+	Elf_Data *hdr = NULL;
+	uint64_t hdr_addr = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	size_t shstrndx;
@@ -250,7 +276,10 @@ static int find_sections(struct cfi_reader *r)
 		if (!strcmp(name, ".eh_frame")) {
 			r->sec[CFI_SRC_EH_FRAME].data = elf_getdata(scn, NULL);
 			r->sec[CFI_SRC_EH_FRAME].addr = sh.sh_addr;
-		} else if (!strcmp(name, ".debug_frame")) {
+		} else if (!strcmp(name, ".eh_frame_hdr")) {
+			hdr = elf_getdata(scn, NULL);
+			hdr_addr = sh.sh_addr;
+		} else if (!eh_frame_only && !strcmp(name, ".debug_frame")) {
 			/* libdw may have decompressed it already; otherwise do it here. */
 			if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 				continue;
@@ -258,6 +287,8 @@ static int find_sections(struct cfi_reader *r)
 			r->sec[CFI_SRC_DEBUG_FRAME].addr = 0;
 		}
 	}
+	if (hdr && r->sec[CFI_SRC_EH_FRAME].data)
+		cfi_hdr__init(&r->hdr, hdr, hdr_addr, r->sec[CFI_SRC_EH_FRAME].addr);
 	return 0;
 }
 
@@ -271,7 +302,8 @@ static void keep_sections(struct cfi_reader *r)
 			r->sec[src].data = NULL;
 }
 
-static int open_elf(struct cfi_reader *r, int fd)
+/* eh_frame_only: .debug_frame is not read (nor decompressed). */
+static int open_elf(struct cfi_reader *r, int fd, bool eh_frame_only)
 {
 	GElf_Ehdr eh;
 
@@ -289,7 +321,7 @@ static int open_elf(struct cfi_reader *r, int fd)
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
 		return -EINVAL; /* relocatable: FDE addresses are not final */
 	find_segments(r);
-	return find_sections(r);
+	return find_sections(r, eh_frame_only);
 }
 
 static void reader_close(struct cfi_reader *r)
@@ -335,6 +367,7 @@ struct cfi_index {
 	uint32_t *chunk_starts; /* chunk k: FDEs [chunk_starts[k], chunk_starts[k + 1]) */
 	uint32_t nr_chunks;
 	uint32_t refs; /* atomic: cfi_index__ref(), cfi_index__free() */
+	bool lookup; /* FDEs not read: found in .eh_frame_hdr when asked for */
 };
 
 /*
@@ -371,21 +404,31 @@ static int chunk_starts(struct cfi_index *ix)
 	return 0;
 }
 
-int cfi_index__open(int fd, struct cfi_index **out)
+/* ix with its ELF file open, its sections found and read. */
+static struct cfi_index *index_new(int fd, bool eh_frame_only, int *err)
 {
 	struct cfi_index *ix = calloc(1, sizeof(*ix));
+
+	*err = -ENOMEM;
+	if (!ix)
+		return NULL;
+	ix->refs = 1;
+	ix->r.st = &ix->collected;
+	*err = open_elf(&ix->r, fd, eh_frame_only);
+	return ix;
+}
+
+int cfi_index__open(int fd, struct cfi_index **out)
+{
+	struct cfi_index *ix;
 	struct cfi_reader *r;
 	int err, src;
 
 	*out = NULL;
-	if (!ix)
-		return -ENOMEM;
-	ix->refs = 1;
-	r = &ix->r;
-	r->st = &ix->collected;
-	err = open_elf(r, fd);
+	ix = index_new(fd, false, &err);
 	if (err)
 		goto fail;
+	r = &ix->r;
 	r->libdw_rows = cfi__libdw_rows();
 	if (r->libdw_rows)
 		cfi_libdw__open(r);
@@ -411,10 +454,70 @@ fail:
 	return err;
 }
 
+int cfi_index__open_lookup(int fd, struct cfi_index **out)
+{
+	struct cfi_index *ix;
+	int err;
+
+	*out = NULL;
+	ix = index_new(fd, true, &err);
+	if (!err && (cfi__libdw_rows() || !ix->r.hdr.count))
+		err = -ENOENT;
+	if (err) {
+		cfi_index__free(ix);
+		return err;
+	}
+	keep_sections(&ix->r);
+	ix->r.st = NULL;
+	ix->lookup = true;
+	*out = ix;
+	return 0;
+}
+
+/*
+ * A reader of ix's sections with FDEs and CIEs of its own, for a lookup
+ * index's FDEs (read while the index is read by others: it stays as it is).
+ */
+static void lookup_reader(const struct cfi_index *ix, struct cfi_reader *r, struct cfi_stats *st)
+{
+	*r = ix->r;
+	r->fdes = NULL;
+	r->nr_fdes = 0;
+	r->cap_fdes = 0;
+	r->cies = NULL;
+	r->nr_cies = 0;
+	r->cap_cies = 0;
+	r->cie.valid = false;
+	r->st = st;
+}
+
+static void lookup_reader_done(struct cfi_reader *r)
+{
+	free(r->fdes);
+	free(r->cies);
+}
+
 bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, uint64_t *hi)
 {
 	const struct cfi_reader *r = &ix->r;
-	size_t i = SEARCH_UPTO(r->fdes, r->nr_fdes, lo, pc), k;
+	size_t i, k;
+
+	if (ix->lookup) {
+		struct cfi_stats st = { 0 };
+		struct cfi_reader lr;
+		struct cfi_fde_ent f;
+		bool found;
+
+		lookup_reader(ix, &lr, &st);
+		found = cfi_hdr__fde_at(&lr, pc, &f);
+		lookup_reader_done(&lr);
+		if (found) {
+			*lo = f.lo;
+			*hi = f.hi;
+		}
+		return found;
+	}
+	i = SEARCH_UPTO(r->fdes, r->nr_fdes, lo, pc);
 
 	/* Sorted by start: the one starting last at or below pc, else one just
 	 * before it (the other section's FDE at the same start). */
@@ -428,6 +531,26 @@ bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, ui
 		}
 	}
 	return false;
+}
+
+bool cfi_index__around(const struct cfi_index *ix, uint64_t pc, uint32_t k, struct cfi_range *out)
+{
+	const struct cfi_reader *r = &ix->r;
+	size_t i, last;
+
+	if (ix->lookup)
+		return cfi_hdr__around(&r->hdr, pc, k, out);
+	i = SEARCH_UPTO(r->fdes, r->nr_fdes, lo, pc);
+	if (!i)
+		return false;
+	i--;
+	last = r->nr_fdes - i > k ? i + k : r->nr_fdes - 1;
+	out->lo = r->fdes[i > k ? i - k : 0].lo;
+	out->hi = last + 1 < r->nr_fdes ? r->fdes[last + 1].lo : r->fdes[last].hi;
+	/* FDEs overlapping each other: at least up to the FDE's own end. */
+	if (out->hi < r->fdes[last].hi)
+		out->hi = r->fdes[last].hi;
+	return out->hi > out->lo;
 }
 
 struct cfi_index *cfi_index__ref(struct cfi_index *ix)
@@ -460,9 +583,9 @@ static uint64_t rows_bound(const struct cfi_reader *r)
  * FDEs [from, to) of ix walked into a table (the ranges in want only, unless
  * NULL), with a budget of CFA instructions; stats counts the walk alone.
  */
-static int walk(const struct cfi_index *ix, uint32_t from, uint32_t to, uint64_t budget,
-		const struct cfi_range *want, uint32_t nr_want, struct flat_table **out,
-		struct cfi_stats *stats)
+static int walk(const struct cfi_reader *r, uint32_t from, uint32_t to, uint64_t budget,
+		uint64_t reserve, const struct cfi_range *want, uint32_t nr_want,
+		struct flat_table **out, struct cfi_stats *stats)
 {
 	struct cfi_walk *w = calloc(1, sizeof(*w));
 	int err;
@@ -470,7 +593,7 @@ static int walk(const struct cfi_index *ix, uint32_t from, uint32_t to, uint64_t
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	*w = (struct cfi_walk){ .r = &ix->r,
+	*w = (struct cfi_walk){ .r = r,
 				.ip_cie = -1,
 				.unsup_id = -1,
 				.want = want,
@@ -479,15 +602,8 @@ static int walk(const struct cfi_index *ix, uint32_t from, uint32_t to, uint64_t
 				.st = stats };
 	cfi_memo__clear(&w->memo);
 	err = flat_builder__init(&w->b);
-	/*
-	 * A whole table never grows (each growth copies it and faults its
-	 * pages in again); the pages reserved and not written are never
-	 * backed, and finish gives them back.
-	 */
-	if (!err && !want)
-		err = flat_builder__reserve(&w->b, ix->nr_chunks > 1 && to - from < ix->r.nr_fdes ?
-							   rows_bound(&ix->r) / ix->nr_chunks * 2 :
-							   rows_bound(&ix->r));
+	if (!err && reserve)
+		err = flat_builder__reserve(&w->b, reserve);
 	if (!err)
 		err = cfi_walk__emit(w, from, to);
 	if (err)
@@ -511,10 +627,27 @@ int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want,
 		       struct flat_table **out, struct cfi_stats *stats)
 {
 	struct cfi_stats dummy, *st = stats ? stats : &dummy;
+	struct cfi_reader lr;
 	int err;
 
 	*st = ix->collected;
-	err = walk(ix, 0, ix->r.nr_fdes, OBJ_WORK_BUDGET, want, nr_want, out, st);
+	if (ix->lookup) {
+		if (!want)
+			return -EINVAL; /* a lookup index walks what is asked for only */
+		lookup_reader(ix, &lr, st);
+		err = cfi_hdr__collect(&lr, want, nr_want);
+		if (!err)
+			err = walk(&lr, 0, lr.nr_fdes, OBJ_WORK_BUDGET, 0, want, nr_want, out, st);
+		lookup_reader_done(&lr);
+	} else {
+		/*
+		 * A whole table never grows (each growth copies it and faults
+		 * its pages in again); the pages reserved and not written are
+		 * never backed, and finish gives them back.
+		 */
+		err = walk(&ix->r, 0, ix->r.nr_fdes, OBJ_WORK_BUDGET, want ? 0 : rows_bound(&ix->r),
+			   want, nr_want, out, st);
+	}
 	if (!err) {
 		set_counts(*out, st);
 		st->rows = (*out)->nr_rows;
@@ -539,8 +672,10 @@ int cfi_index__flatten_chunk(const struct cfi_index *ix, uint32_t k, struct flat
 		return -EINVAL;
 	from = ix->chunk_starts[k];
 	to = ix->chunk_starts[k + 1];
-	/* The object's budget, shared by the chunks as their FDEs are. */
-	return walk(ix, from, to, OBJ_WORK_BUDGET / ix->r.nr_fdes * (to - from) + FDE_WORK_BUDGET,
+	/* The object's budget, shared by the chunks as their FDEs are; rows reserved as above. */
+	return walk(&ix->r, from, to,
+		    OBJ_WORK_BUDGET / ix->r.nr_fdes * (to - from) + FDE_WORK_BUDGET,
+		    ix->nr_chunks > 1 ? rows_bound(&ix->r) / ix->nr_chunks * 2 : rows_bound(&ix->r),
 		    NULL, 0, out, stats);
 }
 

@@ -83,6 +83,17 @@ int cfi__flatten_path(const char *path, struct flat_table **out, struct cfi_stat
  */
 struct cfi_index;
 int cfi_index__open(int fd, struct cfi_index **out);
+/*
+ * An index that reads no FDE at open: cfi_index__flatten() finds those of
+ * the ranges asked for in .eh_frame_hdr's search table (want must not be
+ * NULL: -EINVAL), reading only them, at PCs the whole walk gives the same
+ * rules (an FDE overlapping a neighbour is left out). .eh_frame only: no
+ * .debug_frame, no whole table (no chunks). A millisecond for gcc's cc1
+ * where cfi_index__open() takes 5-10: the rows of a few sampled PCs first.
+ * -ENOENT when the object has no usable .eh_frame_hdr (or rows come from
+ * libdw): cfi_index__open() then.
+ */
+int cfi_index__open_lookup(int fd, struct cfi_index **out);
 int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats);
 
@@ -106,6 +117,12 @@ void cfi_index__join(const struct cfi_index *ix, struct flat_table *const *parts
 		     const struct cfi_stats *stats, uint32_t n, struct cfi_stats *total);
 /* The FDE that holds pc, as [lo, hi) (ELF addresses); false: none does. */
 bool cfi_index__fde_at(const struct cfi_index *ix, uint64_t pc, uint64_t *lo, uint64_t *hi);
+/*
+ * The code of the FDE at pc and of the k FDEs on each side of it in PC
+ * order, as one range (the gaps between them included) into *out; false:
+ * no FDE starts at or below pc.
+ */
+bool cfi_index__around(const struct cfi_index *ix, uint64_t pc, uint32_t k, struct cfi_range *out);
 /*
  * One more holder of ix (another thread's walks, while its opener's go on);
  * each holder calls cfi_index__free(), the last one frees it.

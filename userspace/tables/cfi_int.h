@@ -68,6 +68,17 @@ struct cfi_exec_range {
 };
 
 /*
+ * .eh_frame_hdr's search table (cfi_hdr.c): the start of every .eh_frame FDE
+ * and where it is, sorted by start, as the linker wrote it for unwinders
+ * that look up one PC at a time.
+ */
+struct cfi_hdr {
+	const uint8_t *table; /* count pairs of sdata4, relative to addr */
+	uint32_t count;
+	uint64_t addr; /* the section's address */
+};
+
+/*
  * An object's CFI as read once: its sections, CIEs and FDEs in table order.
  * Written while the index is opened (cfi.c), only read after: any number of
  * walks, on any threads, read one reader at once (libdw's reference walk
@@ -79,6 +90,7 @@ struct cfi_reader {
 	const struct cfi_machine *m; /* x86-64 or AArch64 */
 	unsigned char e_ident[EI_NIDENT];
 	struct cfi_section sec[CFI_SRC__COUNT];
+	struct cfi_hdr hdr; /* count 0: no usable .eh_frame_hdr */
 	struct cfi_exec_range exec[MAX_EXEC_SEGMENTS]; /* executable PT_LOADs */
 	uint32_t nr_exec;
 	struct cfi_fde_ent *fdes;
@@ -118,6 +130,33 @@ int cfi_walk__rule_rows(struct cfi_walk *w, const struct cfi_row_rule *rr, uint6
 /* One unsupported row over [pc, end), counted under why. */
 int cfi_walk__unsupported_row(struct cfi_walk *w, uint64_t pc, uint64_t end,
 			      enum cfi_unsupported why);
+
+/*
+ * The FDE at offset off of .eh_frame, its CIE parsed (r->cies, r->cie), in
+ * *f: 0, or -EINVAL (not an FDE, undecodable, empty, beyond 32 bits or
+ * outside the executable segments: what reading them all skips).
+ */
+int cfi_reader__fde_at_offset(struct cfi_reader *r, uint64_t off, struct cfi_fde_ent *f);
+/* f appended to r->fdes. */
+int cfi_reader__push_fde(struct cfi_reader *r, const struct cfi_fde_ent *f);
+
+/*
+ * The table of .eh_frame_hdr's bytes d at addr, whose .eh_frame is at
+ * eh_frame_addr: 0, or -ENOENT (no table of the one encoding linkers write,
+ * datarel sdata4; another version; another .eh_frame).
+ */
+int cfi_hdr__init(struct cfi_hdr *h, const Elf_Data *d, uint64_t addr, uint64_t eh_frame_addr);
+/*
+ * Appends to r->fdes (sorted, each once) the .eh_frame FDEs that meet
+ * want[0 .. nr_want) (sorted by lo, disjoint), found in r->hdr, not reading
+ * the others: an FDE that overlaps the one before or after it in the table
+ * is left out (a gap), as the whole walk leaves no rule there. 0 or -ENOMEM.
+ */
+int cfi_hdr__collect(struct cfi_reader *r, const struct cfi_range *want, uint32_t nr_want);
+/* The .eh_frame FDE that holds pc, found in r->hdr, into *f: false if none. */
+bool cfi_hdr__fde_at(struct cfi_reader *r, uint64_t pc, struct cfi_fde_ent *f);
+/* cfi_index__around() in r->hdr's table. */
+bool cfi_hdr__around(const struct cfi_hdr *h, uint64_t pc, uint32_t k, struct cfi_range *out);
 
 /* libdw's handles on the sections found (a section libdw refuses is dropped). */
 void cfi_libdw__open(struct cfi_reader *r);
