@@ -141,7 +141,9 @@ static void part_free(struct entry_part *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	flat_table__free(p->ft);
+	flat_table__free(p->wait_ft);
 	flat_table__free(p->local);
+	free(p->walked);
 	free(p->pcs);
 	free(p->fresh);
 	free(p);
@@ -196,6 +198,9 @@ void tables_drop_part(struct tables *t, struct entry *e)
 		}
 	if (p->has_ranges)
 		tables_release_ranges(t, p->row_start, p->nr_rows, p->page_start, p->nr_pages);
+	if (p->wait_ft)
+		tables_release_ranges(t, p->wait_row_start, p->wait_nr_rows, p->wait_page_start,
+				      p->wait_nr_pages);
 	part_free(p);
 	e->part = NULL;
 }

@@ -78,6 +78,7 @@ struct entry_part {
 	struct complete_info ci;
 	uint64_t id; /* names it to its index job (the job may outlive it) */
 	bool indexing; /* its index is being read on a loader thread */
+	bool no_lookup; /* the object has no usable .eh_frame_hdr: an index of all its FDEs */
 	bool failed; /* no index (no CFI, file gone): no more PCs taken */
 	uint64_t *pcs; /* ELF addresses asked for, sorted */
 	uint32_t nr_pcs;
@@ -86,10 +87,15 @@ struct entry_part {
 	uint32_t nr_fresh;
 	size_t cap_fresh;
 	struct flat_table *local; /* the rows built so far, with the table's own rule ids */
+	struct cfi_range *walked; /* the code whose FDEs are in local: sorted, disjoint */
+	uint32_t nr_walked;
 	/* The published table (global rule ids) and its slices. */
 	struct flat_table *ft;
 	bool has_ranges;
 	uint32_t row_start, nr_rows, page_start, nr_pages;
+	/* The next one, written, published once its segments are linked (NULL: none). */
+	struct flat_table *wait_ft;
+	uint32_t wait_row_start, wait_nr_rows, wait_page_start, wait_nr_pages;
 	struct entry *next; /* t->parts */
 };
 

@@ -38,7 +38,7 @@ bool tables_retry_parked(struct tables *t, uint64_t now);
  * tables only (async), from their start.
  */
 #define TABLES_RESERVE_ROWS (512u << 10)
-#define TABLES_RESERVE_SMALL (64u << 10)
+#define TABLES_RESERVE_SMALL (256u << 10)
 void tables_keep_room(struct tables *t);
 /* A table was published: its hits from now on tell how hot it is while fresh. */
 void tables_note_loaded(struct tables *t, struct entry *e);

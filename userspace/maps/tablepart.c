@@ -96,9 +96,36 @@ int tablepart_want(struct tables *t, struct entry *e, uint64_t pc)
 }
 
 /*
+ * The file, its FDEs found in .eh_frame_hdr as the PCs ask for them
+ * (cfi_index__open_lookup), here: a millisecond for a compiler (its
+ * sections and symbols read), where waiting for its whole build's index
+ * took 15-30 ms. False: no such table (p->no_lookup from then on).
+ */
+static bool open_lookup(struct tables *t, struct entry *e)
+{
+	struct entry_part *p = e->part;
+	int fd = tables_reopen(e), err = fd < 0 ? fd : cfi_index__open_lookup(fd, &p->ix);
+
+	if (!err && (err = complete__read_fd(fd, &p->ci))) {
+		cfi_index__free(p->ix);
+		p->ix = NULL;
+	}
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		p->no_lookup = true;
+		return false;
+	}
+	p->fd = fd;
+	t->stats.partial_lookups++;
+	return true;
+}
+
+/*
  * The file and its FDEs, read on a loader thread (10-20 ms for a compiler:
- * on the sampling thread, no sample was read meanwhile). The PCs asked for
- * wait for it; false when e gets no partial table.
+ * on the sampling thread, no sample was read meanwhile), for an object
+ * without .eh_frame_hdr. The PCs asked for wait for it; false when e gets
+ * no partial table.
  */
 static bool start_index(struct tables *t, struct entry *e)
 {
@@ -151,37 +178,102 @@ void tablepart_indexed(struct tables *t, struct tableload_job *job)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_range(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	const struct cfi_range *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorts ranges by start and joins those that meet: their number after. */
+static uint32_t join_ranges(struct cfi_range *r, uint32_t n)
+{
+	uint32_t i, m = 0;
+
+	qsort(r, n, sizeof(*r), cmp_range);
+	for (i = 0; i < n; i++) {
+		if (m && r[i].lo <= r[m - 1].hi) {
+			if (r[i].hi > r[m - 1].hi)
+				r[m - 1].hi = r[i].hi;
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	return m;
 }
 
 /*
- * The rows of the FDEs covering the PCs asked for since the last build,
- * merged into those built before (each FDE is walked once: a table of
- * thousands of FDEs is not walked again for one more), then completed as
- * the whole table is (rules still local): 0, -ENOENT (none of them has an
- * FDE: nothing new), or an error.
+ * The code around the first nr_fresh PCs asked for since the last build
+ * (TABLEPART_AROUND FDEs on each side), less the code walked before (its
+ * FDEs are in p->local), into want (room for nr_fresh + nr_walked ranges):
+ * their number. p->walked then includes them. -ENOMEM.
+ */
+static int64_t wanted_ranges(struct entry_part *p, uint32_t nr_fresh, struct cfi_range *want)
+{
+	struct cfi_range *asked = calloc(nr_fresh, sizeof(*asked)), *all;
+	uint32_t i, j = 0, n, m = 0;
+	uint64_t lo;
+
+	if (!asked)
+		return -ENOMEM;
+	for (i = 0; i < nr_fresh; i++)
+		if (!cfi_index__around(p->ix, p->fresh[i], TABLEPART_AROUND, &asked[i]))
+			asked[i] = (struct cfi_range){ p->fresh[i], p->fresh[i] + 1 };
+	n = join_ranges(asked, nr_fresh);
+	/* asked less walked: both sorted and disjoint. */
+	for (i = 0; i < n; i++) {
+		lo = asked[i].lo;
+		while (j < p->nr_walked && p->walked[j].hi <= lo)
+			j++;
+		while (j < p->nr_walked && p->walked[j].lo < asked[i].hi) {
+			if (p->walked[j].lo > lo)
+				want[m++] = (struct cfi_range){ lo, p->walked[j].lo };
+			if (p->walked[j].hi >= asked[i].hi)
+				break;
+			lo = p->walked[j++].hi;
+		}
+		if (j == p->nr_walked || p->walked[j].lo >= asked[i].hi)
+			want[m++] = (struct cfi_range){ lo, asked[i].hi };
+	}
+	all = realloc(asked, ((size_t)n + p->nr_walked) * sizeof(*all));
+	if (!all) {
+		free(asked);
+		return -ENOMEM;
+	}
+	if (p->nr_walked)
+		memcpy(all + n, p->walked, p->nr_walked * sizeof(*all));
+	free(p->walked);
+	p->walked = all;
+	p->nr_walked = join_ranges(all, n + p->nr_walked);
+	return m;
+}
+
+/*
+ * The rows of the FDEs around the PCs asked for since the last build (the
+ * first TABLEPART_ROUND_PCS of them),
+ * merged into those built before (a table of thousands of FDEs is not
+ * walked again for a few more), then completed as the whole table is
+ * (rules still local): 0, -ENOENT (none of them has an FDE: nothing new),
+ * or an error.
  */
 static int build(struct entry_part *p, struct flat_table **out)
 {
-	struct cfi_range *want = calloc(p->nr_fresh, sizeof(*want));
+	uint32_t nr = p->nr_fresh < TABLEPART_ROUND_PCS ? p->nr_fresh : TABLEPART_ROUND_PCS;
+	struct cfi_range *want = calloc((size_t)nr + p->nr_walked, sizeof(*want));
 	struct flat_table *cft = NULL, *all = NULL;
-	uint32_t i;
-	int err = -ENOMEM;
+	int64_t n = want ? wanted_ranges(p, nr, want) : -ENOMEM;
+	int err = n < 0 ? (int)n : 0;
 
 	*out = NULL;
-	if (!want)
-		return err;
-	qsort(p->fresh, p->nr_fresh, sizeof(*p->fresh), cmp_u64);
-	for (i = 0; i < p->nr_fresh; i++)
-		want[i] = (struct cfi_range){ p->fresh[i], p->fresh[i] + 1 };
-	err = cfi_index__flatten(p->ix, want, p->nr_fresh, &cft, NULL);
-	p->nr_fresh = 0;
+	/* The others in the next round, in the order they were asked. */
+	p->nr_fresh -= nr;
+	memmove(p->fresh, p->fresh + nr, p->nr_fresh * sizeof(*p->fresh));
+	if (!err)
+		err = n ? cfi_index__flatten(p->ix, want, (uint32_t)n, &cft, NULL) : -ENOENT;
 	free(want);
-	if (!err && !cft->nr_rows)
+	if (err)
+		return err;
+	if (!cft->nr_rows)
 		err = -ENOENT;
 	if (!err && p->local)
 		err = flat_table__merge(p->local, cft, &all);
@@ -232,19 +324,11 @@ static void release_slices(struct tables *t, const struct part_slices *s)
 	tables_release_ranges(t, s->row_start, s->nr_rows, s->page_start, s->nr_pages);
 }
 
-/* Writes ft to its slices, then the slot: the walk sees it whole or not at all. */
-static int publish(struct tables *t, const struct entry *e, const struct part_slices *s,
-		   const struct flat_table *ft)
+/* Writes ft to its slices (published later: finish()). */
+static int write_slices(struct tables *t, const struct part_slices *s, const struct flat_table *ft)
 {
-	struct sfbpf_object obj = { .row_start = s->row_start,
-				    .row_count = ft->nr_rows,
-				    .page_start = s->page_start,
-				    .page_count = ft->nr_pages,
-				    .pc_min = ft->pc_min,
-				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(flat_table__page_shift(ft)),
-				    .gen = ++t->table_gen };
 	struct sfbpf_row packed;
-	uint32_t key = e->slot, i;
+	uint32_t i;
 	int err;
 
 	err = segspace__map(&t->row_segs, s->row_start, ft->nr_rows);
@@ -261,52 +345,59 @@ static int publish(struct tables *t, const struct entry *e, const struct part_sl
 	/* Unmapped as the pushes do (they map what they write again): not in our RSS. */
 	segspace__unmap(&t->row_segs);
 	segspace__unmap(&t->page_segs);
-	/* A few hundred rows: a new segment for them is rare, and waited for. */
-	if (!err && (err = segspace__wait_linked(&t->row_segs, s->row_start, ft->nr_rows)) > 0)
-		err = segspace__wait_linked(&t->page_segs, s->page_start, ft->nr_pages);
-	if (err > 0)
-		err = 0;
-	if (!err && bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY))
-		err = -errno;
 	return err;
 }
 
-/* e's partial table again, with the PCs asked for since the last one. */
-static void update(struct tables *t, struct entry *e)
+/*
+ * The written table in e's slot once its segments are linked: 1 (published;
+ * the one before given back), 0 (not yet: a new segment's link waits out its
+ * grace period on the linker's thread, which wakes the sampling thread when
+ * done), or an error (its slices given back; the table published before, if
+ * any, stays until the whole one; -ESTALE: e takes no partial table now).
+ */
+static int finish(struct tables *t, struct entry *e)
 {
 	struct entry_part *p = e->part;
-	struct part_slices old = { p->row_start, p->nr_rows, p->page_start, p->nr_pages }, s;
-	struct flat_table *ft = NULL;
-	int err, ret;
+	struct flat_table *ft = p->wait_ft;
+	struct part_slices s = { p->wait_row_start, p->wait_nr_rows, p->wait_page_start,
+				 p->wait_nr_pages };
+	struct sfbpf_object obj = { .row_start = s.row_start,
+				    .row_count = ft->nr_rows,
+				    .page_start = s.page_start,
+				    .page_count = ft->nr_pages,
+				    .pc_min = ft->pc_min,
+				    .flags = SFBPF_OBJ_F_PAGE_SHIFT(flat_table__page_shift(ft)) };
+	uint32_t key = e->slot;
+	int ret;
 
-	if (!p->ix) {
-		/* The whole build's index, as soon as it has read it; else a job of its own. */
-		ret = tableload__shared_index(t->loader, e, &p->ix, &p->ci);
-		if (ret < 0 && !p->indexing)
-			start_index(t, e);
-		if (ret <= 0)
-			return;
-		p->indexing = false; /* an index job asked before finds no taker */
-		t->stats.partial_shared++;
-	}
-	err = build(p, &ft);
-	if (err == -ENOENT)
-		return; /* no FDE covers any of them: they stay gaps */
-	if (!err) {
-		flat_table__coarsen_pages(ft);
-		err = tables_intern_table(t, ft);
-	}
-	if (!err && !(err = take_slices(t, ft, &s)) && (err = publish(t, e, &s, ft)))
+	if (!takes_pcs(t, e)) {
+		/* Its whole table is in (or given up) meanwhile. */
+		p->wait_ft = NULL;
 		release_slices(t, &s);
-	if (err) {
-		/* The table published before (if any) stays until the whole one. */
-		pr_debug("%s: partial table not published: %s", e->name, strerror(-err));
+		flat_table__free(ft);
+		return -ESTALE;
+	}
+	ret = segspace__linked(&t->row_segs, s.row_start, s.nr_rows);
+	if (ret > 0)
+		ret = segspace__linked(&t->page_segs, s.page_start, s.nr_pages);
+	if (!ret)
+		return 0;
+	if (ret > 0) {
+		/* The walk sees the slot's table whole or not at all: rows first, then the slot. */
+		obj.gen = ++t->table_gen;
+		if (bpf_map_update_elem(t->opts.objects_fd, &key, &obj, BPF_ANY))
+			ret = -errno;
+	}
+	p->wait_ft = NULL;
+	if (ret < 0) {
+		pr_debug("%s: partial table not published: %s", e->name, strerror(-ret));
+		release_slices(t, &s);
 		flat_table__free(ft);
 		p->failed = true;
-		return;
+		return ret;
 	}
 	if (p->has_ranges)
-		release_slices(t, &old);
+		tables_release_ranges(t, p->row_start, p->nr_rows, p->page_start, p->nr_pages);
 	flat_table__free(p->ft);
 	p->ft = ft;
 	p->has_ranges = true;
@@ -315,6 +406,55 @@ static void update(struct tables *t, struct entry *e)
 	t->stats.partial_tables++;
 	t->stats.partial_rows += ft->nr_rows;
 	pr_debug("%s: partial table in use, %u rows for %u PCs", e->name, ft->nr_rows, p->nr_pcs);
+	return 1;
+}
+
+/* e's partial table again, with the PCs asked for since the last one. */
+static void update(struct tables *t, struct entry *e)
+{
+	struct entry_part *p = e->part;
+	struct flat_table *ft = NULL;
+	struct part_slices s;
+	int err, ret;
+
+	if (!p->ix) {
+		/*
+		 * The whole build's index if it has read it already; else
+		 * .eh_frame_hdr's table; else the index once the build has read
+		 * it, or an index job of its own.
+		 */
+		ret = tableload__shared_index(t->loader, e, &p->ix, &p->ci);
+		if (ret > 0) {
+			p->indexing = false; /* an index job asked before finds no taker */
+			t->stats.partial_shared++;
+		} else if (!p->no_lookup && open_lookup(t, e)) {
+			p->indexing = false;
+		} else {
+			if (ret < 0 && !p->indexing)
+				start_index(t, e);
+			return;
+		}
+	}
+	err = build(p, &ft);
+	if (err == -ENOENT)
+		return; /* no FDE covers any of them: they stay gaps */
+	if (!err) {
+		flat_table__coarsen_pages(ft);
+		err = tables_intern_table(t, ft);
+	}
+	if (!err && !(err = take_slices(t, ft, &s)) && (err = write_slices(t, &s, ft)))
+		release_slices(t, &s);
+	if (err) {
+		/* The table published before (if any) stays until the whole one. */
+		pr_debug("%s: partial table not published: %s", e->name, strerror(-err));
+		flat_table__free(ft);
+		p->failed = true;
+		return;
+	}
+	p->wait_ft = ft;
+	p->wait_row_start = s.row_start, p->wait_nr_rows = s.nr_rows;
+	p->wait_page_start = s.page_start, p->wait_nr_pages = s.nr_pages;
+	finish(t, e);
 }
 
 void tablepart_process(struct tables *t, uint64_t deadline)
@@ -325,6 +465,8 @@ void tablepart_process(struct tables *t, uint64_t deadline)
 	for (e = t->parts; e; e = next) {
 		p = e->part;
 		next = p->next;
+		if (p->wait_ft && finish(t, e) == 0)
+			continue; /* the next table waits for the one written */
 		if (!p->nr_fresh || !takes_pcs(t, e))
 			continue;
 		/* New slices may be ones just freed, still read by a walk in flight. */

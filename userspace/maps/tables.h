@@ -136,7 +136,7 @@ struct tables_stats {
 	 * for; objects whose partial tables used the index their whole build
 	 * shared (no index job of their own).
 	 */
-	uint64_t partial_tables, partial_rows, partial_pcs, partial_shared;
+	uint64_t partial_tables, partial_rows, partial_pcs, partial_shared, partial_lookups;
 	/*
 	 * Whole tables from CFI walked in chunks by both loader threads
 	 * (tables/tableload.c): builds, their chunks, the chunks the thread not

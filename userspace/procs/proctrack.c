@@ -511,11 +511,14 @@ static const struct sfbpf_mapping *find_mapping(const struct sfbpf_proc *p, uint
  * a compiler's middle frames (its passes) change within tens of
  * milliseconds, and a scan (256 KiB read, one look a word) costs about a
  * tenth of a millisecond; at 50 ms, cc1's partial tables completed no stack
- * before its whole table came.
+ * before its whole table came. Read from the top down, at most
+ * STACK_SCAN_MAX_PCS words without a row a scan: the frames live now
+ * before the stale ones below them (cc1's scans asked for 50-150 PCs, each
+ * a round of its partial table's walk).
  */
 #define STACK_SCAN_BYTES (256u << 10)
 #define STACK_SCAN_NS 10000000ULL
-#define STACK_SCAN_MAX_PCS 1024
+#define STACK_SCAN_MAX_PCS 128
 
 static void scan_stack(struct proctrack *pt, struct proc_entry *e)
 {
@@ -535,7 +538,8 @@ static void scan_stack(struct proctrack *pt, struct proc_entry *e)
 	if (got <= 0)
 		return;
 	pt->stats.stack_scans++;
-	for (i = 0; i < got / 8 && asked < STACK_SCAN_MAX_PCS; i++) {
+	/* From the top down: the frames live now first, then the stale ones below them. */
+	for (i = got / 8; i-- > 0 && asked < STACK_SCAN_MAX_PCS;) {
 		w = pt->scan_buf[i];
 		m = find_mapping(&pt->looked, w);
 		if (!m || m->obj == SFBPF_OBJ_NONE || (m->flags & SFBPF_MAP_PERIOD_MASK))

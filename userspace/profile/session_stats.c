@@ -299,6 +299,7 @@ static void print_tables(struct emitter *f, struct session *s, const struct sess
 	print_counter(f, "", "partial_rows", ts->partial_rows);
 	print_counter(f, "", "partial_pcs", ts->partial_pcs);
 	print_counter(f, "", "partial_shared", ts->partial_shared);
+	print_counter(f, "", "partial_lookups", ts->partial_lookups);
 	print_counter(f, "", "split_builds", ts->split_builds);
 	print_counter(f, "", "split_chunks", ts->split_chunks);
 	print_counter(f, "", "split_chunks_helped", ts->split_chunks_helped);
