@@ -352,13 +352,6 @@ static uint32_t spread_pcs(const struct flat_table *t, struct cfi_range *want)
 	return n;
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct cfi_range *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /*
  * The code around some of the PCs (cfi_index__around, 4 FDEs each side, as
  * partial tables ask), walked from the lookup index: at every row start of
@@ -379,15 +372,7 @@ static const char *around(const struct flat_table *whole, const struct cfi_index
 		if (cfi_index__around(lix, pcs[k].lo, 4, &want[m]))
 			m++;
 	if (want)
-		qsort(want, m, sizeof(*want), cmp_range);
-	for (k = 0; k < m; k++) {
-		if (nr && want[k].lo <= want[nr - 1].hi) {
-			if (want[k].hi > want[nr - 1].hi)
-				want[nr - 1].hi = want[k].hi;
-		} else {
-			want[nr++] = want[k];
-		}
-	}
+		nr = cfi_ranges__join(want, m);
 	err = !want ? -ENOMEM : cfi_index__flatten(lix, want, nr, &lt, NULL);
 	if (err && err != -ENOENT) {
 		snprintf(buf, n, "around: lookup walk: %s", strerror(-err));

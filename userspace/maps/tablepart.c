@@ -178,30 +178,6 @@ void tablepart_indexed(struct tables *t, struct tableload_job *job)
 	}
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct cfi_range *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* Sorts ranges by start and joins those that meet: their number after. */
-static uint32_t join_ranges(struct cfi_range *r, uint32_t n)
-{
-	uint32_t i, m = 0;
-
-	qsort(r, n, sizeof(*r), cmp_range);
-	for (i = 0; i < n; i++) {
-		if (m && r[i].lo <= r[m - 1].hi) {
-			if (r[i].hi > r[m - 1].hi)
-				r[m - 1].hi = r[i].hi;
-		} else {
-			r[m++] = r[i];
-		}
-	}
-	return m;
-}
-
 /*
  * The code around the first nr_fresh PCs asked for since the last build
  * (TABLEPART_AROUND FDEs on each side), less the code walked before (its
@@ -219,7 +195,7 @@ static int64_t wanted_ranges(struct entry_part *p, uint32_t nr_fresh, struct cfi
 	for (i = 0; i < nr_fresh; i++)
 		if (!cfi_index__around(p->ix, p->fresh[i], TABLEPART_AROUND, &asked[i]))
 			asked[i] = (struct cfi_range){ p->fresh[i], p->fresh[i] + 1 };
-	n = join_ranges(asked, nr_fresh);
+	n = cfi_ranges__join(asked, nr_fresh);
 	/* asked less walked: both sorted and disjoint. */
 	for (i = 0; i < n; i++) {
 		lo = asked[i].lo;
@@ -244,7 +220,7 @@ static int64_t wanted_ranges(struct entry_part *p, uint32_t nr_fresh, struct cfi
 		memcpy(all + n, p->walked, p->nr_walked * sizeof(*all));
 	free(p->walked);
 	p->walked = all;
-	p->nr_walked = join_ranges(all, n + p->nr_walked);
+	p->nr_walked = cfi_ranges__join(all, n + p->nr_walked);
 	return m;
 }
 

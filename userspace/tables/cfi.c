@@ -21,6 +21,29 @@
 #include "util/search.h"
 #include "util/vec.h"
 
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cfi_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+uint32_t cfi_ranges__join(struct cfi_range *r, uint32_t n)
+{
+	uint32_t i, m = 0;
+
+	qsort(r, n, sizeof(*r), cmp_range);
+	for (i = 0; i < n; i++) {
+		if (m && r[i].lo <= r[m - 1].hi) {
+			if (r[i].hi > r[m - 1].hi)
+				r[m - 1].hi = r[i].hi;
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	return m;
+}
+
 const char *cfi_source__name(enum cfi_source src)
 {
 	return src == CFI_SRC_EH_FRAME	  ? ".eh_frame" :

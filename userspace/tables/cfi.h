@@ -61,6 +61,9 @@ struct cfi_range {
 	uint64_t lo, hi;
 };
 
+/* Sorts r[0 .. n) by start and joins the ranges that meet: how many are left. */
+uint32_t cfi_ranges__join(struct cfi_range *r, uint32_t n);
+
 /*
  * Table from the CFI of the ELF file open at fd (read with pread/mmap; the
  * offset is untouched, fd stays the caller's). stats may be NULL.
