@@ -23,6 +23,7 @@
 #include "interp/python_int.h"
 #include "procs/procmaps.h"
 #include "tables/elfobj.h"
+#include "util/fileident.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -102,7 +103,8 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR
  * What an object's file tells of it: its segments, the symbols, the eval
  * loop's parts (not yet biased). Kept by the file's identity (what fstat
  * says of the file opened: device, inode, size, mtime and ctime, so that a
- * file written in place is another entry): a host runs many processes of a
+ * file written in place is another entry), where the kernel wrote it
+ * (util/fileident.h): a host runs many processes of a
  * few interpreters, and one starting up is attached again until its first
  * thread exists. Each read is the symbol tables and a decode of the eval
  * loop (codeparts.h): 8-30 ms.
@@ -139,13 +141,16 @@ static int object_facts(int fd, struct objfacts *out)
 {
 	struct objfacts *slot;
 	struct stat st;
+	bool kept;
 	Elf *elf;
 	size_t i;
 
 	if (fstat(fd, &st))
 		return -errno;
+	/* Neither found nor kept by an identity its author chose (util/fileident.h). */
+	kept = fileident__kernel_kept(fd, &st);
 	pthread_mutex_lock(&obj_cache.lock);
-	for (i = 0; i < obj_cache.n; i++)
+	for (i = 0; kept && i < obj_cache.n; i++)
 		if (same_file(&obj_cache.e[i].id, &st)) {
 			obj_cache.e[i].used = ++obj_cache.clock;
 			obj_cache.hits++;
@@ -172,6 +177,10 @@ static int object_facts(int fd, struct objfacts *out)
 
 	pthread_mutex_lock(&obj_cache.lock);
 	obj_cache.reads++;
+	if (!kept) {
+		pthread_mutex_unlock(&obj_cache.lock);
+		return 0;
+	}
 	if (obj_cache.n < OBJ_CACHE_SIZE) {
 		slot = &obj_cache.e[obj_cache.n++];
 	} else {
@@ -249,7 +258,7 @@ static bool dynsym_runtime(Elf *elf)
 bool python__embeds(int pid, const struct procmap *m)
 {
 	struct exports_entry id;
-	bool runtime = false, known = false;
+	bool runtime = false, known = false, kept;
 	struct stat st;
 	int64_t v;
 	Elf *elf;
@@ -262,6 +271,10 @@ bool python__embeds(int pid, const struct procmap *m)
 		close(fd);
 		return false;
 	}
+	/* An identity its author chose (an image, FUSE: util/fileident.h) is read each time. */
+	kept = fileident__kernel_kept(fd, &st);
+	if (!kept)
+		goto read;
 	pthread_mutex_lock(&exports.lock);
 	id = exports_entry(&st, false);
 	v = hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &id);
@@ -274,11 +287,14 @@ bool python__embeds(int pid, const struct procmap *m)
 		close(fd);
 		return runtime;
 	}
+read:
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	runtime = elf && dynsym_runtime(elf);
 	elf_end(elf);
 	close(fd);
+	if (!kept)
+		return runtime;
 	pthread_mutex_lock(&exports.lock);
 	if (exports.n == EXPORTS_KEPT) {
 		exports.n = 0;

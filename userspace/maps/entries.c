@@ -19,6 +19,7 @@
 
 #include "maps/entries.h"
 #include "tables/tableident.h"
+#include "util/fileident.h"
 #include "util/hash.h"
 #include "util/clock.h"
 
@@ -42,7 +43,8 @@ void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const st
 
 	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
 	memset(key, 0, sizeof(*key));
-	key->bytes[0] = 'F';
+	/* Whose word the identity is (fileident.h): 'A', the author's, holds only while pinned. */
+	key->bytes[0] = fileident__kernel_kept(fd, st) ? 'F' : 'A';
 	memcpy(key->bytes + 1, v, sizeof(v));
 	key->len = 1 + sizeof(v);
 	if (info && info->build_id_len) {
@@ -82,7 +84,7 @@ bool obj_key__stat(const struct obj_key *key, uint64_t out[5])
 {
 	uint64_t v[8];
 
-	if (key->len != 1 + sizeof(v) || key->bytes[0] != 'F')
+	if (key->len != 1 + sizeof(v) || !obj_key__is_file(key))
 		return false;
 	memcpy(v, key->bytes + 1, sizeof(v));
 	out[0] = v[0];
@@ -97,7 +99,7 @@ void obj_key__file(const struct obj_key *key, char buf[OBJ_KEY_FILE_MAX])
 {
 	uint64_t v[2] = { 0, 0 };
 
-	if (key->len >= 1 + sizeof(v) && key->bytes[0] == 'F')
+	if (key->len >= 1 + sizeof(v) && obj_key__is_file(key))
 		memcpy(v, key->bytes + 1, sizeof(v));
 	snprintf(buf, OBJ_KEY_FILE_MAX, "dev %llu, inode %llu", (unsigned long long)v[0],
 		 (unsigned long long)v[1]);
@@ -159,8 +161,24 @@ void entry__free(struct entry *e)
 		free(a);
 	}
 	flat_table__free(e->ft);
+	tables_unpin(e);
 	free(e->name);
 	free(e);
+}
+
+int tables_pin(struct entry *e, int fd)
+{
+	if (!obj_key__authored(&e->key) || e->pin_fd >= 0)
+		return 0;
+	e->pin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return e->pin_fd < 0 ? -errno : 0;
+}
+
+void tables_unpin(struct entry *e)
+{
+	if (e->pin_fd >= 0)
+		close(e->pin_fd);
+	e->pin_fd = -1;
 }
 
 void tables_release_ranges(struct tables *t, uint32_t row_start, uint32_t nr_rows,
@@ -260,7 +278,8 @@ static void set_ident(struct tableload_job *job, const struct obj_key *key)
 	uint32_t n;
 
 	_Static_assert(OBJ_KEY_IDENT_MAX <= TABLEIDENT_MAX, "obj_key: too long for the index");
-	if (!obj_key__stat(key, st))
+	/* An authored identity is never recorded: it stands for no bytes after a restart. */
+	if (obj_key__authored(key) || !obj_key__stat(key, st))
 		return;
 	n = obj_key__ident(key, ident);
 	tableload_job__set_ident(job, ident, n, st);
@@ -338,7 +357,19 @@ int tables_reopen(const struct entry *e)
 {
 	uint32_t i, k;
 	int fd = -ENOENT;
+	char path[32];
 
+	/*
+	 * An authored identity names its file only while pinned: the pinned
+	 * file, opened anew (an offset of its own), or none.
+	 */
+	if (obj_key__authored(&e->key)) {
+		if (e->pin_fd < 0)
+			return -ESTALE;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", e->pin_fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
 	for (i = 1; i <= TABLES_SRCS && fd < 0; i++) {
 		k = (e->src_next + TABLES_SRCS - i) % TABLES_SRCS;
 		if (e->src[k].pid > 0)
@@ -379,8 +410,21 @@ static bool alias_eq(const void *ctx, uint64_t val, const void *key)
 struct entry *tables_find_entry(struct tables *t, const struct obj_key *key)
 {
 	uint32_t h = tables_key_hash(key);
-	int64_t v = hashmap__find(&t->by_key, h, entry_eq, NULL, key);
+	size_t iter = 0;
+	struct entry *e;
+	uint64_t val;
+	int64_t v;
 
+	/* An authored identity: only a pinned entry's is its file (entries.h). */
+	if (obj_key__authored(key)) {
+		while (hashmap__next_at(&t->by_key, h, &iter, &val)) {
+			e = HASHMAP_TO_PTR(val);
+			if (e->pin_fd >= 0 && same_identity(&e->key, key))
+				return e;
+		}
+		return NULL; /* and never an alias's: none is made for it (tableshare.c) */
+	}
+	v = hashmap__find(&t->by_key, h, entry_eq, NULL, key);
 	if (v >= 0)
 		return HASHMAP_TO_PTR(v);
 	/* Other files whose tables would be built from an entry's bytes (tableshare.c). */
@@ -435,6 +479,7 @@ struct entry *tables_new_entry(struct tables *t, const struct obj_key *key, cons
 	e->key = *key;
 	e->seq = ++t->entries_made;
 	e->slot = -1;
+	e->pin_fd = -1;
 	e->state = OBJ_PENDING;
 	if (key->hint_len && hashmap__add(&t->by_hint, tables_hint_hash(key), HASHMAP_PTR(e))) {
 		hashmap__del(&t->by_key, h, tables_is_ptr, NULL, e);

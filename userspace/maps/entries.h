@@ -131,6 +131,13 @@ struct entry {
 	bool preloaded; /* not yet mapped by a process */
 	bool hurried; /* sampled while its build was queued: moved ahead (tableload__hurry) */
 	uint32_t refs;
+	/*
+	 * An authored identity's file (obj_key__authored), held open while
+	 * processes map it: only then does the identity name this file (the
+	 * open file pins its superblock, so its device number and inode go to
+	 * no other file). -1: not pinned, found by the same bytes only.
+	 */
+	int pin_fd;
 	/* Its table's size (kept when evicted: what a reload needs). */
 	uint32_t row_start, nr_rows, page_start, nr_pages, pc_min;
 	uint8_t page_shift; /* of its page index (flattable.h) */
@@ -203,6 +210,10 @@ void tables_release_slot(struct tables *t, struct entry *e);
 void tables_free_entry(struct tables *t, struct entry *e);
 /* The entry of key (an alias's: tableshare.c), or NULL. */
 struct entry *tables_find_entry(struct tables *t, const struct obj_key *key);
+/* e, an authored identity's entry, holds fd's file (a copy of fd) while mapped; 0 or -errno. */
+int tables_pin(struct entry *e, int fd);
+/* Its file no longer held: its identity names it no more (the next one is compared by bytes). */
+void tables_unpin(struct entry *e);
 /* A free slot, reclaiming the oldest lingering table if there is none; -ENOSPC. */
 int64_t tables_alloc_slot(struct tables *t);
 /* e takes the free slot, flagged PENDING (its table is being built or read back). */

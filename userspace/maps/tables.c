@@ -498,7 +498,9 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 	tables_place_entry(t, e, slot);
 	tables_note_src(e, src);
 	e->refs = 1; /* held across the synchronous build below */
-	err = tables_start_job(t, e, fd);
+	err = tables_pin(e, fd);
+	if (!err)
+		err = tables_start_job(t, e, fd);
 	if (err) {
 		tables_free_entry(t, e);
 		return err;
@@ -508,6 +510,7 @@ int64_t tables__acquire_src(struct tables *t, int fd, const struct obj_key *key,
 		settle(t);
 		if (e->state == OBJ_NO_TABLE) {
 			e->refs = 0;
+			tables_unpin(e);
 			tables_release_slot(t, e);
 			return -ENOENT;
 		}
@@ -596,6 +599,7 @@ void tables__release(struct tables *t, uint32_t obj)
 	e->used_ns = clock__mono_ns();
 	if (--e->refs)
 		return;
+	tables_unpin(e);
 	switch (e->state) {
 	case OBJ_LOADED:
 		if (!t->opts.linger_ns)

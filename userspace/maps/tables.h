@@ -67,7 +67,24 @@ struct obj_key {
 	uint8_t hint[OBJ_HINT_MAX];
 };
 
-/* fd: the file st is of (its filesystem's type is part of the identity), or -1. */
+/*
+ * bytes[0] says whose word the identity is (util/fileident.h): 'F', the
+ * kernel's (it stands for the file's bytes this boot, also in the table
+ * cache's identity index); 'A', the file's author's (an image, FUSE,
+ * overlayfs: it names the file only while the map loader holds the file open,
+ * and is never written to the index); 'V', a vDSO image's.
+ */
+static inline bool obj_key__is_file(const struct obj_key *key)
+{
+	return key->len && (key->bytes[0] == 'F' || key->bytes[0] == 'A');
+}
+
+static inline bool obj_key__authored(const struct obj_key *key)
+{
+	return key->len && key->bytes[0] == 'A';
+}
+
+/* fd: the file st is of (its filesystem's type and keeper are part of the identity), or -1. */
 void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const struct stat *st,
 		   int fd);
 /*

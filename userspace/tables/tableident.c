@@ -2,7 +2,6 @@
 /* The table cache's identity index (see tableident.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,24 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "tables/tableident.h"
 #include "util/clock.h"
 #include "util/dirfiles.h"
+#include "util/fileident.h"
 #include "util/fullio.h"
 #include "util/log.h"
 
 #define TABLEIDENT_VERSION 1
 #define MAGIC "SFBPFID\n"
 #define BOOT_ID_BYTES 40
-
-/* Filesystems not in linux/magic.h on every kernel's headers. */
-#define XFS_MAGIC 0x58465342
-#define ZFS_MAGIC 0x2fc12fc1
-#define EROFS_MAGIC 0xe0f5e1e2
-#define BCACHEFS_MAGIC 0xca451a4e
 
 struct ident_rec {
 	char magic[8];
@@ -177,35 +170,6 @@ static void drop(struct tableident *x, const char *name, int err)
 		count(x, &x->st.refused);
 }
 
-/*
- * Whether the kernel keeps this filesystem's inode numbers and times: a
- * FUSE or network filesystem's server chooses them, and could name another
- * file's identity once a device number is reused.
- */
-static bool local_fs(int fd)
-{
-	struct statfs sfs;
-
-	if (fstatfs(fd, &sfs))
-		return false;
-	switch ((uint32_t)sfs.f_type) {
-	case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
-	case XFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
-	case SQUASHFS_MAGIC:
-	case EROFS_MAGIC:
-	case F2FS_SUPER_MAGIC:
-	case ZFS_MAGIC:
-	case BCACHEFS_MAGIC:
-	case RAMFS_MAGIC:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool same_status(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
@@ -227,7 +191,7 @@ int tableident__note(struct tableident *x, const void *ident, uint32_t len,
 	/* The file as hashed is the file as keyed, unwritten since well before. */
 	if (fstat(fd, &now) || !same_status(st, &now) ||
 	    clock__ts_ns(&st->st_ctim) > hash_start_ns - TABLEIDENT_CTIME_MARGIN_NS ||
-	    !local_fs(fd)) {
+	    !fileident__kernel_kept(fd, st)) {
 		count(x, &x->st.not_noted);
 		return 0;
 	}

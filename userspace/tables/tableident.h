@@ -10,9 +10,9 @@
  * Why an identity may stand for bytes: a record is written only when the
  * file's ctime was older than the hashing by more than the filesystem's
  * timestamp granularity, the identity did not change across the hashing,
- * and the file lies on a local filesystem whose inode numbers and times the
- * kernel keeps (not FUSE nor a network filesystem, whose server chooses
- * them). Any later write to the file sets a newer ctime, which nobody but
+ * and every field of it is the kernel's (util/fileident.h: not an image, a
+ * removable disk, FUSE, a network filesystem or overlayfs, whose inode
+ * numbers and times their author chose). Any later write to the file sets a newer ctime, which nobody but
  * the kernel can choose: a new identity, no record. Device numbers of
  * anonymous filesystems (overlayfs, tmpfs) are reused after an unmount and
  * the clock may be set back across a reboot, so a record holds only for
