@@ -23,7 +23,8 @@
  *     --fork): note its innermost descendant, which prints "nspid PID N".
  *   symbolize exec A B event|sample|refresh   A execs B: names by sample time
  *   symbolize dlopen HELPER LIB SYM   a library loaded after the snapshot
- *   symbolize rewrite BIN OTHER       BIN rewritten in place with OTHER's bytes
+ *   symbolize rewrite BIN OTHER [keep-mtime]  BIN rewritten in place with OTHER's bytes
+ *                                     (its mtime put back after: OTHER of BIN's size)
  *   symbolize reuse HELPER DATA CODE  a range read as DATA's holds CODE now
  * With SFBPF_TEST_DEFER=1 in the environment, every symbolizer reads a file's
  * symbols after its snapshot, as a session's does (symbolizer__set_defer()).
@@ -658,9 +659,10 @@ static void check_unread(struct symbolizer *s, const struct helper *h)
 /*
  * BIN is run, then overwritten in place with OTHER's bytes (same inode) and
  * run again: the cached object must not serve the new program, and the first
- * process, gone but remembered, keeps its names.
+ * process, gone but remembered, keeps its names. keep_mtime: BIN's mtime is
+ * put back after the rewrite (OTHER of BIN's size): only ctime tells.
  */
-static int run_rewrite(const char *bin, const char *other)
+static int run_rewrite(const char *bin, const char *other, bool keep_mtime)
 {
 	struct symbolizer *s = new_symbolizer();
 	char *argv[] = { (char *)bin, NULL };
@@ -675,8 +677,19 @@ static int run_rewrite(const char *bin, const char *other)
 	stat(bin, &st1);
 	if (!err)
 		err = copy_into(other, bin);
+	if (!err && keep_mtime) {
+		const struct timespec times[2] = { st1.st_atim, st1.st_mtim };
+
+		err = utimensat(AT_FDCWD, bin, times, 0) ? -errno : 0;
+	}
 	stat(bin, &st2);
 	report(!err && st1.st_ino == st2.st_ino, "same-inode", "err %d", err);
+	if (keep_mtime)
+		report(st1.st_size == st2.st_size && st1.st_mtim.tv_sec == st2.st_mtim.tv_sec &&
+			       st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec,
+		       "same-size-and-mtime", "size %lld -> %lld, mtime moved %d",
+		       (long long)st1.st_size, (long long)st2.st_size,
+		       st1.st_mtim.tv_nsec != st2.st_mtim.tv_nsec);
 	if (!err)
 		err = helper__start(&h2, argv);
 	if (!err)
@@ -777,8 +790,9 @@ int main(int argc, char **argv)
 		return run_dlopen(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "reuse"))
 		return run_reuse(argv[2], argv[3], argv[4]);
-	if (argc == 4 && !strcmp(argv[1], "rewrite"))
-		return run_rewrite(argv[2], argv[3]);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "keep-mtime"))) &&
+	    !strcmp(argv[1], "rewrite"))
+		return run_rewrite(argv[2], argv[3], argc == 5);
 	fprintf(stderr, "usage: see the comment at the top of tests/symbolize.c\n");
 	return 2;
 }

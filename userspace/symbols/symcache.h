@@ -7,9 +7,14 @@
  * from its debug file (debuginfo.h), or, only when asked for, fetched by
  * build-id through debuginfod ($DEBUGINFOD_URLS; libdebuginfod's cache).
  *
- * Files are keyed by device and inode, checked against size and mtime (a
- * rebuilt binary reusing the inode replaces the cached object, which stays
- * alive for the snapshots still pointing at it). A vdso image is read from
+ * Files are keyed by device and inode as fstat gives them (a btrfs
+ * subvolume's own device), checked against size, mtime and ctime (a rebuilt
+ * binary reusing the inode replaces the cached object, which stays alive for
+ * the snapshots still pointing at it); nothing cached is used for a file
+ * that cannot be opened and checked now. An identity its author chose (an
+ * image, FUSE, overlayfs: util/fileident.h) names its object only while the
+ * object holds the file open, which it does while referenced: such an
+ * object is freed with its last reference, never kept cold. A vdso image is read from
  * the process's memory and shared by content. Files are opened through
  * procmap__open() (/proc/PID/map_files, else the path inside /proc/PID/root).
  *
