@@ -24,6 +24,7 @@
 #include "tables/elfobj.h"
 #include "symbols/symtab.h"
 #include "util/dynlib.h"
+#include "util/fileident.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -56,6 +57,8 @@ static void symobj__free(struct symcache *c, struct symobj *obj)
 	srcline__free(obj->lines);
 	if (obj->dwarf_fd >= 0)
 		close(obj->dwarf_fd);
+	if (obj->pin_fd >= 0)
+		close(obj->pin_fd);
 	free(obj->segs);
 	free(obj->image);
 	free(obj);
@@ -318,6 +321,12 @@ void symcache__put(struct symcache *c, struct symobj *o)
 		symobj__free(c, o);
 		return;
 	}
+	/* Its author's identity names its file no longer once unpinned: not kept cold. */
+	if (!o->kept) {
+		hashmap__del(&c->objs, file_hash(o->dev, o->ino), obj_eq, NULL, o);
+		symobj__free(c, o);
+		return;
+	}
 	symobj__settle(c, o); /* a cold object is counted, and holds no waiting descriptor */
 	cold_push(c, o);
 	while (c->cold_head && c->st.cold_bytes > c->budget)
@@ -354,29 +363,34 @@ void symcache__stats(const struct symcache *c, struct symcache_stats *out)
 }
 
 /*
- * The file behind a mapping, without reading it: its map_files link, else
- * its path inside the process's root (safely, as it will be opened).
+ * The file behind mapping m of pid, opened (its map_files link, else its
+ * path inside the process's root), if it is the inode the maps line names;
+ * st: what fstat says of it.
  */
-static int map_stat(int pid, const struct procmap *m, struct stat *st)
+static int open_mapped(int pid, const struct procmap *m, struct stat *st)
 {
-	char path[PATH_MAX];
-	int fd;
+	int fd = procmap__open(pid, m);
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
-	if (stat(path, st) == 0)
-		return 0;
-	fd = procmap__open_in_root(pid, m->path, false, st);
 	if (fd < 0)
 		return fd;
-	close(fd);
-	return st->st_ino == m->inode ? 0 : -ENOENT;
+	if (fstat(fd, st) || st->st_ino != m->inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
-static bool symobj__same_file(const struct symobj *obj, const struct stat *st)
+/*
+ * Whether obj is the file st describes: the same size, mtime and ctime (a
+ * rewrite in place moves ctime even when mtime is put back), its identity
+ * the kernel's, or its author's while obj still holds the file open.
+ */
+static bool symobj__same_file(const struct symobj *obj, const struct stat *st, bool kept)
 {
-	return obj->size == st->st_size && obj->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec;
+	return obj->kept == kept && (kept || obj->pin_fd >= 0) && obj->size == st->st_size &&
+	       obj->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       obj->ctime.tv_sec == st->st_ctim.tv_sec && obj->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
 /* A mapped file's identity, the cache's key. */
@@ -445,20 +459,32 @@ static bool tenant_may_write(int pid, const struct procmap *m)
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
 			      const struct procmap *m)
 {
-	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	uint32_t h = file_hash(dev, m->inode);
-	const struct file_key key = { dev, m->inode };
+	struct file_key key;
 	struct symobj *obj;
 	struct stat st;
 	int64_t found;
-	bool known, was_tenant = false;
+	bool kept, was_tenant = false;
+	uint32_t h;
 	int fd;
 
-	known = map_stat(pid, m, &st) == 0;
+	/*
+	 * Keyed by what fstat says, not the maps line: on btrfs the line has
+	 * the filesystem's device, shared by every subvolume, each of which
+	 * numbers its inodes from 256. A file that cannot be checked now (its
+	 * process gone) gets nothing cached: its maps line alone could be
+	 * another subvolume's file.
+	 */
+	fd = open_mapped(pid, m, &st);
+	if (fd < 0)
+		return NULL;
+	kept = fileident__kernel_kept(fd, &st);
+	key = (struct file_key){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
+	h = file_hash(key.dev, key.ino);
 	found = hashmap__find(&c->objs, h, file_eq, NULL, &key);
 	if (found >= 0) {
 		obj = HASHMAP_TO_PTR(found);
-		if (!known || symobj__same_file(obj, &st)) {
+		if (symobj__same_file(obj, &st, kept)) {
+			close(fd);
 			if (!obj->refs++)
 				cold_unlink(c, obj);
 			if (tenant && !obj->tenant && tenant_may_write(pid, m))
@@ -478,24 +504,23 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 			c->retired = obj;
 		}
 	}
-	fd = procmap__open(pid, m);
-	if (fd < 0)
-		return NULL;
 	obj = calloc(1, sizeof(*obj));
-	if (!obj || fstat(fd, &st)) {
-		free(obj);
+	if (!obj) {
 		close(fd);
 		return NULL;
 	}
-	obj->dev = dev;
-	obj->ino = m->inode;
+	obj->dev = key.dev;
+	obj->ino = key.ino;
 	obj->size = st.st_size;
 	obj->mtime = st.st_mtim;
+	obj->ctime = st.st_ctim;
+	obj->kept = kept;
+	obj->pin_fd = kept ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	obj->dwarf_fd = -1;
 	obj->pend.fd = obj->pend.dfd = -1;
 	obj->tenant = was_tenant || (tenant && tenant_may_write(pid, m));
 	symobj__load_fd(c, obj, fd, m->path, root_pid); /* fd is its now */
-	if (hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
+	if ((!kept && obj->pin_fd < 0) || hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
 		symobj__free(c, obj);
 		return NULL;
 	}
@@ -541,6 +566,7 @@ struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap 
 	obj->image = img;
 	obj->image_len = len;
 	obj->dwarf_fd = -1;
+	obj->pin_fd = -1;
 	obj->pend.fd = obj->pend.dfd = -1;
 	obj->refs = 1;
 	elf = elf_memory(img, len);

@@ -42,9 +42,17 @@ struct symobj {
 	uint32_t refs; /* mappings of snapshots pointing at it */
 	bool retired; /* replaced in objs by a newer file at its inode */
 	uint64_t bytes; /* symobj__bytes() when it went cold */
-	uint64_t dev, ino;
-	off_t size; /* size and mtime: a different file reusing the inode */
-	struct timespec mtime;
+	uint64_t dev, ino; /* as fstat gives them: a btrfs subvolume's own device */
+	off_t size; /* size, mtime and ctime: the file changed, or another reusing the inode */
+	struct timespec mtime, ctime;
+	/*
+	 * Whose word its identity is (util/fileident.h): the kernel's, or its
+	 * author's (an image, FUSE, overlayfs), which names the file only while
+	 * pin_fd holds it open, so while it is referenced; unreferenced, such an
+	 * object is freed, never kept cold.
+	 */
+	bool kept;
+	int pin_fd;
 	bool elf; /* parsed: addresses convert through segs */
 	struct segment *segs;
 	size_t nsegs;
@@ -68,7 +76,7 @@ struct symobj {
 };
 
 struct symcache {
-	struct hashmap objs; /* struct symobj *, by (dev, ino) */
+	struct hashmap objs; /* struct symobj *, by (dev, ino) as fstat gives them */
 	struct symobj *vdsos;
 	struct symobj *retired; /* replaced in objs, still referenced by older snapshots */
 	struct symobj *cold_head, *cold_tail; /* unreferenced objects in objs, coldest first */

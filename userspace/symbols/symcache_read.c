@@ -188,8 +188,10 @@ void symobj__settle(struct symcache *c, struct symobj *o)
 		return;
 	o->elf = false; /* set again by the read, if libelf reads it */
 	c->st.deferred++;
+	/* ctime too: mtime can be put back (touch -r) after a rewrite, ctime cannot. */
 	if (fstat(o->pend.fd, &st) || st.st_size != o->size ||
-	    st.st_mtim.tv_sec != o->mtime.tv_sec || st.st_mtim.tv_nsec != o->mtime.tv_nsec) {
+	    st.st_mtim.tv_sec != o->mtime.tv_sec || st.st_mtim.tv_nsec != o->mtime.tv_nsec ||
+	    st.st_ctim.tv_sec != o->ctime.tv_sec || st.st_ctim.tv_nsec != o->ctime.tv_nsec) {
 		c->st.changed_unread++;
 		symobj__drop_pending(c, o);
 		return;
