@@ -15,6 +15,15 @@
  *   budget    a budget of the two largest files: evictions counted, the
  *             directory under the budget, the newest tables kept;
  *   check     flat_table__check refuses rows out of order and a rule out of range;
+ *   temps     a budget of one table: the store that must evict passes over the
+ *             temporary files being written (.tmp.*, fresh mtimes) in the
+ *             directory and in ident/, and deletes those an hour old (a writer
+ *             that died) and the older table;
+ *   week      a week of a new identity a minute (10080 records, their mtimes a
+ *             minute apart) noted into a cache of two tables and 2000 records'
+ *             budget: the directory's files (tables, ident/) within it all
+ *             along the way, the oldest table and records evicted first, the
+ *             newest 1000 records and the table used last kept;
  *   ident     the identity index (tableident.h): each FILE loaded with an identity
  *             (its status, as the map loader keys it) gets a record (MIN at least);
  *             a new cache then reads every recorded table back without reading
@@ -35,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tables/flatbuild.h"
@@ -320,14 +330,11 @@ static struct tableload_job *load_ident(struct tablecache *c, const char *path, 
 	return job;
 }
 
-/* The record file of path's identity in DIR/ident (its name as tableident.c makes it). */
-static void ident_file(const char *path, char *out, size_t size)
+/* The record file of identity bytes ident[0 .. n) in DIR/ident (named as tableident.c does). */
+static void rec_file(const void *ident, uint32_t n, char *out, size_t size)
 {
-	uint8_t ident[TABLEIDENT_MAX], h[SHA256_BYTES];
-	uint64_t stat5[5];
+	uint8_t h[SHA256_BYTES];
 	struct sha256 sha;
-	struct stat st = { 0 };
-	uint32_t n = test_ident(path, ident, stat5, &st);
 	int i, k;
 
 	sha256__init(&sha);
@@ -336,6 +343,16 @@ static void ident_file(const char *path, char *out, size_t size)
 	k = snprintf(out, size, "%s/ident/", dir);
 	for (i = 0; i < 16 && (size_t)k + 3 <= size; i++)
 		k += snprintf(out + k, size - (size_t)k, "%02x", h[i]);
+}
+
+/* The record file of path's identity. */
+static void ident_file(const char *path, char *out, size_t size)
+{
+	uint8_t ident[TABLEIDENT_MAX];
+	uint64_t stat5[5];
+	struct stat st = { 0 };
+
+	rec_file(ident, test_ident(path, ident, stat5, &st), out, size);
 }
 
 /*
@@ -483,6 +500,191 @@ static void ident(int min)
 	tablecache__free(c);
 }
 
+/* ---- what the budget holds ------------------------------------------------------ */
+
+/* The bytes of the regular files in DIR and DIR/ident (find's count): what the budget holds. */
+static uint64_t dir_bytes(void)
+{
+	FILE *p = popen("find \"$SFBPF_TC_DIR\" -maxdepth 2 -type f -printf '%s\\n'", "r");
+	unsigned long long size, total = 0;
+
+	while (p && fscanf(p, "%llu", &size) == 1)
+		total += size;
+	if (p)
+		pclose(p);
+	return total;
+}
+
+/* Sets path's mtime (and atime) to ns since the epoch, or back by -ns from now when ns < 0. */
+static bool set_mtime(const char *path, int64_t ns)
+{
+	struct timespec ts[2];
+
+	if (ns < 0) {
+		clock_gettime(CLOCK_REALTIME, &ts[0]);
+		ns += (int64_t)ts[0].tv_sec * 1000000000ll + ts[0].tv_nsec;
+	}
+	ts[0].tv_sec = ns / 1000000000ll;
+	ts[0].tv_nsec = ns % 1000000000ll;
+	ts[1] = ts[0];
+	return !utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static bool empty_dir(const char *what)
+{
+	if (!system("find \"$SFBPF_TC_DIR\" -mindepth 1 -delete"))
+		return true;
+	report(false, what, "could not empty %s", dir);
+	return false;
+}
+
+/* A file of 4 KiB at DIR/sub, its mtime ago_ns back. */
+static bool write_tmp(const char *sub, int64_t ago_ns)
+{
+	static const char page[4096];
+	char path[4096];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	f = fopen(path, "wb");
+	if (!f)
+		return false;
+	ok = fwrite(page, 1, sizeof(page), f) == sizeof(page);
+	ok = !fclose(f) && ok;
+	return ok && (!ago_ns || set_mtime(path, -ago_ns));
+}
+
+#define HOUR_NS (3600ll * 1000000000)
+
+/*
+ * Another writer's temporary files (a store, an identity record) are being
+ * written while this cache must evict: they stay; those left an hour ago go.
+ * a: an older table that must go for b, the budget b's size alone.
+ */
+static void temps(int a, int b)
+{
+	static const char *const fresh[] = { ".tmp.1.1", "ident/.tmp.1.3" };
+	static const char *const stale[] = { ".tmp.1.2", "ident/.tmp.1.4" };
+	struct tablecache_stats st;
+	struct tablecache *c;
+	char path[4096];
+	int i, kept = 0, gone = 0;
+	bool ok;
+
+	if (!empty_dir("temps"))
+		return;
+	c = open_cache(0);
+	tableload_job__free(load(c, objs[a].path));
+	tablecache__free(c);
+	snprintf(path, sizeof(path), "%s/%s", dir, objs[a].name);
+	ok = set_mtime(path, -600 * 1000000000ll);
+	for (i = 0; i < 2; i++)
+		ok = ok && write_tmp(fresh[i], 0) && write_tmp(stale[i], 2 * HOUR_NS);
+	if (!ok) {
+		report(false, "temps", "setup failed");
+		return;
+	}
+	c = open_cache(objs[b].size);
+	tableload_job__free(load(c, objs[b].path));
+	tablecache__stats(c, &st);
+	tablecache__free(c);
+	for (i = 0; i < 2; i++) {
+		kept += exists(fresh[i]);
+		gone += !exists(stale[i]);
+	}
+	ok = kept == 2 && gone == 2 && !exists(objs[a].name) && exists(objs[b].name) &&
+	     st.evicted >= 1;
+	/* The counts said either way: they are what a reader of the log compares. */
+	(ok ? test_pass : test_fail)(
+		"temps: budget %llu: %d of 2 temporary files being written kept, %d of 2 "
+		"an hour old deleted, older table %s, new table %s, %llu evicted",
+		(unsigned long long)objs[b].size, kept, gone,
+		exists(objs[a].name) ? "kept" : "gone", exists(objs[b].name) ? "stored" : "missing",
+		(unsigned long long)st.evicted);
+}
+
+#define WEEK_RECORDS (7 * 24 * 60) /* one new identity a minute */
+#define WEEK_ROOM 2000 /* records the budget holds beside the two tables */
+#define WEEK_CHECKED 1000 /* the newest kept, the oldest gone */
+
+/*
+ * A week of a CI host or a Kubernetes node: a new file hashed a minute, each
+ * an identity record, noted into a cache of two tables (a, the oldest; b,
+ * used last). The records count in the budget and are evicted with the
+ * tables, least recently used first (their mtimes: set a minute apart).
+ */
+static void week(int a, int b)
+{
+	uint64_t budget = objs[a].size + objs[b].size + WEEK_ROOM * 408ull, peak = 0, bytes;
+	int64_t t0 = 0, ct;
+	uint8_t digest[SHA256_BYTES];
+	struct tablecache_stats st;
+	struct tableident *x;
+	struct tablecache *c;
+	struct stat fst;
+	char id[32], path[4096];
+	int i, noted = 0, newest = 0, oldest = 0, fd;
+	uint32_t n;
+	bool ok;
+
+	if (!empty_dir("week"))
+		return;
+	c = open_cache(0);
+	tableload_job__free(load(c, objs[a].path));
+	tableload_job__free(load(c, objs[b].path));
+	tablecache__free(c);
+	/* Minutes of a week that ended an hour ago: a the oldest of all, b newer than all. */
+	t0 = (int64_t)time(NULL) * 1000000000ll - HOUR_NS - WEEK_RECORDS * 60000000000ll;
+	snprintf(path, sizeof(path), "%s/%s", dir, objs[a].name);
+	fd = open(objs[a].path, O_RDONLY | O_CLOEXEC);
+	c = open_cache(budget);
+	x = tablecache__ident(c);
+	if (!set_mtime(path, t0 - 60000000000ll) || fd < 0 || fstat(fd, &fst) || !x) {
+		report(false, "week", "setup failed");
+		goto out;
+	}
+	/* Hashed well after its ctime: every note is recorded (see "ident margin"). */
+	ct = (int64_t)fst.st_ctim.tv_sec * 1000000000ll + fst.st_ctim.tv_nsec;
+	for (i = 0; i < WEEK_RECORDS; i++) {
+		n = (uint32_t)snprintf(id, sizeof(id), "week %d", i);
+		memset(digest, i & 0xff, sizeof(digest));
+		noted += tableident__note(x, id, n, digest, id, fd, &fst,
+					  ct + 2 * TABLEIDENT_CTIME_MARGIN_NS) == 1;
+		rec_file(id, n, path, sizeof(path));
+		set_mtime(path, t0 + i * 60000000000ll);
+		/* Measured all along the week, not only at its end. */
+		if (i % 500 == 0 && (bytes = dir_bytes()) > peak)
+			peak = bytes;
+	}
+	bytes = dir_bytes();
+	peak = bytes > peak ? bytes : peak;
+	for (i = 0; i < WEEK_CHECKED; i++) {
+		n = (uint32_t)snprintf(id, sizeof(id), "week %d", i);
+		rec_file(id, n, path, sizeof(path));
+		oldest += access(path, F_OK) != 0;
+		n = (uint32_t)snprintf(id, sizeof(id), "week %d", WEEK_RECORDS - 1 - i);
+		newest += !tableident__digest(x, id, n, digest) &&
+			  digest[0] == ((WEEK_RECORDS - 1 - i) & 0xff);
+	}
+	tablecache__stats(c, &st);
+	ok = noted == WEEK_RECORDS && peak <= budget && st.bytes <= budget &&
+	     oldest == WEEK_CHECKED && newest == WEEK_CHECKED && !exists(objs[a].name) &&
+	     exists(objs[b].name);
+	(ok ? test_pass : test_fail)(
+		"week: budget %llu: %d of %d identities noted, the directory at most %llu "
+		"bytes (%llu at the end, %llu counted), %d of the oldest %d records gone, %d "
+		"of the newest kept, the oldest table %s, the one used last %s, %llu evicted",
+		(unsigned long long)budget, noted, WEEK_RECORDS, (unsigned long long)peak,
+		(unsigned long long)bytes, (unsigned long long)st.bytes, oldest, WEEK_CHECKED,
+		newest, exists(objs[a].name) ? "kept" : "gone",
+		exists(objs[b].name) ? "kept" : "gone", (unsigned long long)st.evicted);
+out:
+	if (fd >= 0)
+		close(fd);
+	tablecache__free(c);
+}
+
 static int timing(const char *path)
 {
 	struct tableload_job *cold, *warm;
@@ -572,6 +774,19 @@ int main(int argc, char **argv)
 	check(a);
 	ident(min);
 	budget();
+	/* The two smallest tables: the budgets below are a few of them and some records. */
+	for (i = 0, a = b = -1; i < nr_objs; i++) {
+		if (!objs[i].ft)
+			continue;
+		if (a < 0 || objs[i].size < objs[a].size) {
+			b = a;
+			a = i;
+		} else if (b < 0 || objs[i].size < objs[b].size) {
+			b = i;
+		}
+	}
+	temps(a, b);
+	week(a, b);
 	for (i = 0; i < nr_objs; i++)
 		flat_table__free(objs[i].ft);
 	return 0;

@@ -14,6 +14,7 @@
 #include "tables/flatbuild.h"
 #include "tables/tablecache.h"
 #include "tables/tableident.h"
+#include "util/clock.h"
 #include "util/dirfiles.h"
 #include "util/fullio.h"
 #include "util/log.h"
@@ -27,6 +28,21 @@
 
 #define META_FROM_CFI 1u
 #define META_REJECTED 2u
+/*
+ * A dot file (.tmp.*: a store or an identity record being written, by this
+ * process or another) is never evicted while it may be written to; one this
+ * much older than its last write was left by a writer that died.
+ */
+#define TMP_STALE_NS (3600ll * 1000000000)
+/*
+ * An eviction frees a sixteenth of the budget more than the store needs: a
+ * full cache is otherwise listed again (tables and ident/) at every store
+ * and every new identity record.
+ */
+#define EVICT_SLACK_DIV 16
+
+/* Where a listed file is: the tables' directory or the identity index's ident/. */
+enum { IN_TABLES, IN_IDENT };
 
 struct tablecache_hdr {
 	char magic[8];
@@ -134,58 +150,89 @@ static int by_mtime(const void *a, const void *b)
 }
 
 /*
- * The directory's regular files (*files, *nr, when files is not NULL) and
- * their total (the identity index's ident/ is a directory: not counted);
- * 0 or -errno.
+ * The regular files the budget counts (*files, *nr), tagged IN_TABLES or
+ * IN_IDENT: the tables, the identity records, and the temporary files of
+ * both (they take room while written); their total. 0 or -errno.
  */
 static int scan(struct tablecache *c, struct dir_file **files, size_t *nr, uint64_t *total)
 {
-	struct dir_file *f;
-	size_t n, i;
-	int err = dirfiles__list(c->dir_fd, false, &f, &n);
+	size_t cap = 0, i;
+	int err;
 
+	*files = NULL;
+	*nr = 0;
 	*total = 0;
-	if (err)
+	err = dirfiles__append(c->dir_fd, false, IN_TABLES, files, nr, &cap);
+	if (!err && c->ident)
+		err = dirfiles__append(tableident__dir_fd(c->ident), false, IN_IDENT, files, nr,
+				       &cap);
+	if (err) {
+		free(*files);
 		return err;
-	for (i = 0; i < n; i++)
-		*total += f[i].size;
-	if (files) {
-		*files = f;
-		*nr = n;
-	} else {
-		free(f);
 	}
+	for (i = 0; i < *nr; i++)
+		*total += (*files)[i].size;
 	return 0;
 }
 
 /*
- * Deletes the least recently used files until need more bytes fit the budget.
- * The total is taken from the directory again: other sfbpf processes may have
- * written into it since the last count. Under c->lock.
+ * When need more bytes would pass the budget, deletes the least recently
+ * used tables and identity records (their mtimes: a hit touches a table, a
+ * use a record) until need fits with a sixteenth of the budget to spare.
+ * Another writer's temporary file is passed over; one left long ago goes
+ * whatever the budget. The total is taken from the directories again: other
+ * sfbpf processes may have written into them since the last count. Under
+ * c->lock.
  */
 static void evict_locked(struct tablecache *c, uint64_t need)
 {
-	struct dir_file *f = NULL;
-	uint64_t total;
-	size_t n = 0, i;
+	int64_t stale = clock__wall_ns() - TMP_STALE_NS;
+	struct dir_file *f;
+	uint64_t total, low;
+	size_t n, i;
+	bool tmp;
+	int fd;
 
 	if (scan(c, &f, &n, &total))
 		return;
-	qsort(f, n, sizeof(*f), by_mtime);
-	for (i = 0; i < n && total + need > c->st.max_bytes; i++) {
-		if (unlinkat(c->dir_fd, f[i].name, 0))
+	if (n)
+		qsort(f, n, sizeof(*f), by_mtime);
+	low = total + need > c->st.max_bytes ? c->st.max_bytes - c->st.max_bytes / EVICT_SLACK_DIV :
+					       UINT64_MAX;
+	/* Oldest first: once need fits, only stale temporary files are left to delete. */
+	for (i = 0; i < n && (total + need > low || f[i].mtime_ns < stale); i++) {
+		tmp = f[i].name[0] == '.';
+		if (tmp ? f[i].mtime_ns >= stale : total + need <= low)
+			continue;
+		fd = f[i].tag == IN_IDENT ? tableident__dir_fd(c->ident) : c->dir_fd;
+		if (unlinkat(fd, f[i].name, 0))
 			continue;
 		total -= f[i].size;
-		c->st.evicted++;
+		c->st.evicted += !tmp;
 	}
 	c->st.bytes = total;
 	free(f);
 }
 
+/* An identity record's bytes (tableident.h): charged to the budget as a table's are. */
+static void charge_ident(void *ctx, int64_t bytes)
+{
+	struct tablecache *c = ctx;
+	uint64_t b = bytes < 0 ? (uint64_t)-bytes : (uint64_t)bytes;
+
+	pthread_mutex_lock(&c->lock);
+	if (bytes > 0 && c->st.bytes + b > c->st.max_bytes)
+		evict_locked(c, b);
+	if (bytes > 0)
+		c->st.bytes += b;
+	else
+		c->st.bytes -= b < c->st.bytes ? b : c->st.bytes;
+	pthread_mutex_unlock(&c->lock);
+}
+
 struct tablecache *tablecache__new(const struct tablecache_opts *opts)
 {
 	struct tablecache *c = calloc(1, sizeof(*c));
-	uint64_t total;
 
 	if (!c) {
 		errno = ENOMEM;
@@ -203,12 +250,14 @@ struct tablecache *tablecache__new(const struct tablecache_opts *opts)
 	c->ident = tableident__open(c->dir_fd);
 	if (!c->ident)
 		pr_warn("table cache: no identity index (ident/): each file's sections are read again after a restart");
+	else
+		tableident__set_charge(c->ident, charge_ident, c);
 	c->st.max_bytes = opts->max_bytes ? opts->max_bytes : tablecache__default_budget(c->dir_fd);
-	if (!scan(c, NULL, NULL, &total))
-		c->st.bytes = total;
-	/* A smaller budget than last time: fits at once, not only at the next store. */
-	if (c->st.bytes > c->st.max_bytes)
-		evict_locked(c, 0);
+	/*
+	 * The total counted; a smaller budget than last time fits at once, not
+	 * only at the next store; temporary files a crash left are swept.
+	 */
+	evict_locked(c, 0);
 	return c;
 }
 

@@ -25,10 +25,20 @@
  * writable by nobody else: otherwise it is refused (counted, warned once) and
  * the cache is off. Files are opened under it with O_NOFOLLOW, never by path.
  * Stores are atomic (a temporary file renamed over the name): a reader never
- * sees half a file. Over the budget, the least recently used files (mtime,
- * touched on a hit) go first.
+ * sees half a file.
  *
- * Lifecycle: tablecache__new() at start (scans the directory's total once),
+ * The budget (max_bytes) holds everything the cache writes: the tables and
+ * the identity index's records (ident/, tableident.h: 408 bytes each, one
+ * per file hashed, so thousands on a host that sees new binaries for weeks),
+ * counted once at start and charged as they are written. Over it, the least
+ * recently used tables and records (mtime: touched on a hit, on a use) go
+ * first, a sixteenth of the budget more than needed (a full cache is not
+ * listed again at each store). A temporary file (.tmp.*) is another
+ * writer's, maybe another process's, being written: counted, never evicted,
+ * unless its mtime is an hour old (a writer that died: swept at start and at
+ * each eviction).
+ *
+ * Lifecycle: tablecache__new() at start (counts the directories' total once),
  * tablecache__lookup()/__store() from the loader threads (thread-safe).
  * Reference-counted: the loader holds one (tablecache__ref), since a worker
  * left to finish a build after tableload__free() still stores it;
@@ -68,12 +78,12 @@ struct tablecache_stats {
 	uint64_t hits, misses; /* lookups that found a usable table, or no file */
 	uint64_t stored; /* tables written */
 	uint64_t store_failed; /* not written: I/O error, or a table over the whole budget */
-	uint64_t evicted; /* files deleted for the budget */
+	uint64_t evicted; /* tables and identity records deleted for the budget */
 	uint64_t refused_corrupt; /* short, bad digest, broken table */
 	uint64_t refused_foreign; /* another key's table under this name */
 	uint64_t refused_version; /* another format, layout or endianness */
 	uint64_t refused_dir; /* 1: the directory was refused (cache off) */
-	uint64_t bytes; /* in the directory now, as far as this process knows */
+	uint64_t bytes; /* in the directory and ident/ now, as far as this process knows */
 	uint64_t max_bytes; /* the budget */
 	struct tableident_stats ident; /* the identity index (tableident.h) */
 };

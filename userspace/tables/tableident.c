@@ -40,6 +40,8 @@ struct tableident {
 	pthread_mutex_t lock; /* stats, temporary names */
 	struct tableident_stats st;
 	uint32_t tmp_seq;
+	tableident_charge_fn charge; /* the cache's budget; NULL: none */
+	void *charge_ctx;
 };
 
 /* The boot this record is for: its identities' devices and clock hold only there. */
@@ -90,6 +92,30 @@ void tableident__free(struct tableident *x)
 	close(x->dir_fd);
 	pthread_mutex_destroy(&x->lock);
 	free(x);
+}
+
+void tableident__set_charge(struct tableident *x, tableident_charge_fn fn, void *ctx)
+{
+	x->charge = fn;
+	x->charge_ctx = ctx;
+}
+
+int tableident__dir_fd(const struct tableident *x)
+{
+	return x->dir_fd;
+}
+
+static void charge(struct tableident *x, int64_t bytes)
+{
+	if (x->charge)
+		x->charge(x->charge_ctx, bytes);
+}
+
+/* Deletes file name (size bytes), given back to the budget. */
+static void unlink_file(struct tableident *x, const char *name, uint64_t size)
+{
+	if (!unlinkat(x->dir_fd, name, 0))
+		charge(x, -(int64_t)size);
 }
 
 void tableident__stats(struct tableident *x, struct tableident_stats *out)
@@ -165,7 +191,10 @@ static int read_rec(struct tableident *x, const char *name, struct ident_rec *r)
 /* A record that may not be used: deleted, and counted unless it is only another boot's. */
 static void drop(struct tableident *x, const char *name, int err)
 {
-	unlinkat(x->dir_fd, name, 0);
+	struct stat st;
+
+	if (!fstatat(x->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		unlink_file(x, name, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
 	if (err == -EBADMSG)
 		count(x, &x->st.refused);
 }
@@ -184,7 +213,7 @@ int tableident__note(struct tableident *x, const void *ident, uint32_t len,
 	struct ident_rec r = { .version = TABLEIDENT_VERSION, .len = len }, old;
 	char file[33], tmp[64];
 	struct stat now;
-	int out, err;
+	int out, err, had;
 
 	if (len > TABLEIDENT_MAX)
 		return -EINVAL;
@@ -202,11 +231,16 @@ int tableident__note(struct tableident *x, const void *ident, uint32_t len,
 	snprintf(r.name, sizeof(r.name), "%s", name ? name : "?");
 	rec_sha(&r, r.sha);
 	file_name(ident, len, file);
-	if (!read_rec(x, file, &old) && !memcmp(&old, &r, sizeof(r))) {
+	had = read_rec(x, file, &old);
+	if (!had && !memcmp(&old, &r, sizeof(r))) {
 		/* Known: its use is what ages it. */
 		utimensat(x->dir_fd, file, NULL, AT_SYMLINK_NOFOLLOW);
 		return 1;
 	}
+	/* A new file takes room (the oldest files go for it); one replaced took it already. */
+	had = had != -ENOENT;
+	if (!had)
+		charge(x, sizeof(r));
 	pthread_mutex_lock(&x->lock);
 	snprintf(tmp, sizeof(tmp), ".tmp.%d.%u", (int)getpid(), ++x->tmp_seq);
 	pthread_mutex_unlock(&x->lock);
@@ -219,6 +253,8 @@ int tableident__note(struct tableident *x, const void *ident, uint32_t len,
 	if (err) {
 		if (out >= 0)
 			unlinkat(x->dir_fd, tmp, 0);
+		if (!had)
+			charge(x, -(int64_t)sizeof(r));
 		return err;
 	}
 	count(x, &x->st.noted);
@@ -277,9 +313,12 @@ int tableident__recent(struct tableident *x, uint32_t max, struct tableident_rec
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
-		/* The oldest past the cap go: each is a few hundred bytes, but not without end. */
+		/*
+		 * The oldest past the cap go: the cache's budget bounds their
+		 * bytes, this how many a start lists and reads.
+		 */
 		if (i >= TABLEIDENT_MAX_FILES) {
-			unlinkat(x->dir_fd, f[i].name, 0);
+			unlink_file(x, f[i].name, f[i].size);
 			continue;
 		}
 		if (got == max)

@@ -12,18 +12,25 @@
  * timestamp granularity, the identity did not change across the hashing,
  * and every field of it is the kernel's (util/fileident.h: not an image, a
  * removable disk, FUSE, a network filesystem or overlayfs, whose inode
- * numbers and times their author chose). Any later write to the file sets a newer ctime, which nobody but
- * the kernel can choose: a new identity, no record. Device numbers of
- * anonymous filesystems (overlayfs, tmpfs) are reused after an unmount and
- * the clock may be set back across a reboot, so a record holds only for
- * the boot it was written in (/proc/sys/kernel/random/boot_id).
+ * numbers and times their author chose). Any later write to the file sets a
+ * newer ctime, which nobody but the kernel can choose: a new identity, no
+ * record. Device numbers of anonymous filesystems (overlayfs, tmpfs) are
+ * reused after an unmount and the clock may be set back across a reboot, so
+ * a record holds only for the boot it was written in
+ * (/proc/sys/kernel/random/boot_id).
  *
  * A file per identity in the cache directory's ident/ (0700, as the cache),
  * named by the hex of the first 16 bytes of the identity's SHA-256, holding
  * one fixed-size record whose SHA-256 covers it; written to a temporary name
- * and renamed; its mtime is its last use. Nothing read is trusted: a short,
- * corrupt or other-version record is refused, counted and deleted; another
- * boot's is deleted. At most TABLEIDENT_MAX_FILES are kept (the oldest go).
+ * (.tmp.*) and renamed; its mtime is its last use. Nothing read is trusted: a
+ * short, corrupt or other-version record is refused, counted and deleted;
+ * another boot's is deleted. The records are in the cache's byte budget
+ * (tablecache.h): a host that sees new files for weeks gets a record for
+ * each, so each new one is charged to the budget before it is written (the
+ * least recently used files go, tables and records alike) and the cache's
+ * eviction lists ident/ with the tables. A start also keeps at most
+ * TABLEIDENT_MAX_FILES (the oldest go): what it lists and reads is bounded
+ * by count too.
  *
  * Thread-safe (the loader threads note and look up; the sampling thread
  * lists the recent ones at start). Errors are negative errnos.
@@ -66,6 +73,15 @@ struct tableident;
 /* The index under the cache directory dir_fd (ident/, made 0700): NULL when it cannot be used. */
 struct tableident *tableident__open(int dir_fd);
 void tableident__free(struct tableident *x);
+/*
+ * The budget the records are charged to: fn(ctx, bytes) with bytes > 0 before
+ * a new record is written (room is made for it), < 0 when a file the index
+ * wrote is deleted (or a write failed). Set once, before the index is used.
+ */
+typedef void (*tableident_charge_fn)(void *ctx, int64_t bytes);
+void tableident__set_charge(struct tableident *x, tableident_charge_fn fn, void *ctx);
+/* ident/, open: the cache's eviction lists and deletes its files. Owned by the index. */
+int tableident__dir_fd(const struct tableident *x);
 
 /*
  * The digest recorded for ident (the file open at fd was hashed to it, its

@@ -12,43 +12,53 @@
 #include "util/dirfiles.h"
 #include "util/vec.h"
 
-int dirfiles__list(int dir_fd, bool skip_dot, struct dir_file **files, size_t *nr)
+int dirfiles__append(int dir_fd, bool skip_dot, int tag, struct dir_file **files, size_t *nr,
+		     size_t *cap)
 {
-	struct dir_file *f = NULL;
-	size_t n = 0, cap = 0;
 	struct dirent *de;
 	struct stat st;
-	int fd = dup(dir_fd), err = 0;
+	/*
+	 * Not a dup of dir_fd: a dup shares its offset, and the cache's
+	 * eviction and the identity index's listing may read ident/ at once.
+	 */
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	*files = NULL;
-	*nr = 0;
 	if (!d) {
 		err = -errno;
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
-	/* The descriptor is shared with dir_fd: start from the top whatever was read before. */
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		if ((skip_dot && de->d_name[0] == '.') ||
 		    fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (VEC_RESERVE(f, cap, n + 1, 64)) {
+		if (VEC_RESERVE(*files, *cap, *nr + 1, 64)) {
 			err = -ENOMEM;
 			break;
 		}
-		snprintf(f[n].name, sizeof(f[n].name), "%s", de->d_name);
-		f[n].mtime_ns = clock__ts_ns(&st.st_mtim);
-		f[n++].size = (uint64_t)st.st_size;
+		snprintf((*files)[*nr].name, sizeof((*files)[*nr].name), "%s", de->d_name);
+		(*files)[*nr].mtime_ns = clock__ts_ns(&st.st_mtim);
+		(*files)[*nr].size = (uint64_t)st.st_size;
+		(*files)[(*nr)++].tag = tag;
 	}
 	closedir(d);
+	return err;
+}
+
+int dirfiles__list(int dir_fd, bool skip_dot, struct dir_file **files, size_t *nr)
+{
+	size_t cap = 0;
+	int err;
+
+	*files = NULL;
+	*nr = 0;
+	err = dirfiles__append(dir_fd, skip_dot, 0, files, nr, &cap);
 	if (err) {
-		free(f);
-		return err;
+		free(*files);
+		*files = NULL;
+		*nr = 0;
 	}
-	*files = f;
-	*nr = n;
-	return 0;
+	return err;
 }
