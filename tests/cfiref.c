@@ -25,6 +25,13 @@
  *       .debug_frame or overlapping FDEs (the object has some); its FDE at
  *       each PC is the full index's ("cfiref lookups OBJ"); then "cfiref
  *       looked up: OBJECTS objects, PCS PCs".
+ *   cfiref --deadline ELF...  A walk on a deadline already past
+ *       (cfi_index__flatten_until, a partial table's round out of time) stops
+ *       after one run of FDEs, at the next one's start: below it the whole
+ *       walk's rules, from it gaps, and a second walk of the code from there
+ *       gives the whole walk's rules there; a lookup index's walk of the code
+ *       around TABLEPART_ROUND_PCS PCs (as a round asks) stops alike, its rows
+ *       below the stop those of its walk in full ("cfiref deadline OBJ").
  * Exits 1 on a failure.
  */
 #include <errno.h>
@@ -495,13 +502,152 @@ out:
 	return why != NULL;
 }
 
+/* ---- deadlines ---------------------------------------------------------- */
+
+#define ROUND_PCS 32 /* maps/tablepart.h: TABLEPART_ROUND_PCS */
+#define ROUND_AROUND 16 /* TABLEPART_AROUND */
+
+static uint32_t nr_fdes(const struct cfi_stats *st)
+{
+	return st->fdes[CFI_SRC_EH_FRAME] + st->fdes[CFI_SRC_DEBUG_FRAME];
+}
+
+static bool same_rule(const struct sfbpf_rule *a, const struct sfbpf_rule *b)
+{
+	return a == b || (a && b && !memcmp(a, b, sizeof(*a)));
+}
+
+/*
+ * At every row start of ref: below done, part's rule is ref's; from done on,
+ * part has a gap and rest (if not NULL) ref's rule. The first PC that
+ * differs, or -1.
+ */
+static int64_t split_differs(const struct flat_table *ref, const struct flat_table *part,
+			     const struct flat_table *rest, uint64_t done)
+{
+	uint32_t i, pc;
+
+	for (i = 0; i < ref->nr_rows; i++) {
+		pc = ref->rows[i].pc_off;
+		if (pc < done ? !same_rule(rule_at(part, pc), rule_at(ref, pc)) :
+				rule_at(part, pc) ||
+					(rest && !same_rule(rule_at(rest, pc), rule_at(ref, pc))))
+			return pc;
+	}
+	return -1;
+}
+
+/* A walk whose deadline is already past: one run of FDEs, whatever the object. */
+static const char *expired(const struct cfi_index *ix, const struct cfi_range *want, uint32_t nr,
+			   const struct flat_table *ref, uint32_t *fdes, uint64_t *done,
+			   uint64_t *ns, char *buf, size_t n)
+{
+	struct flat_table *part = NULL, *rest = NULL;
+	struct cfi_range from;
+	struct cfi_stats st;
+	uint64_t t = now_ns();
+	int64_t pc = -1;
+	int err = cfi_index__flatten_until(ix, want, nr, 1, done, &part, &st);
+
+	*ns = now_ns() - t;
+	*fdes = err ? 0 : nr_fdes(&st);
+	if (!err && !want) {
+		/* The rest of a whole walk, from where this one stopped: the round after. */
+		from = (struct cfi_range){ *done, UINT64_MAX };
+		err = cfi_index__flatten(ix, &from, 1, &rest, NULL);
+	}
+	if (!err)
+		pc = split_differs(ref, part, rest, *done);
+	if (err)
+		snprintf(buf, n, "walk: %s", strerror(-err));
+	else if (*fdes > 1 || *done == UINT64_MAX)
+		snprintf(buf, n, "%u FDEs walked, stopped at 0x%llx (want 1 at most, stopped)",
+			 *fdes, (unsigned long long)*done);
+	else if (pc >= 0)
+		snprintf(buf, n, "stopped at 0x%llx: at 0x%llx not the full walk's rule",
+			 (unsigned long long)*done, (unsigned long long)pc);
+	flat_table__free(part);
+	flat_table__free(rest);
+	return err || *fdes > 1 || *done == UINT64_MAX || pc >= 0 ? buf : NULL;
+}
+
+static int deadline(const char *path)
+{
+	struct flat_table *whole = NULL, *round = NULL;
+	struct cfi_index *ix = NULL, *lix = NULL;
+	struct cfi_range want[ROUND_PCS];
+	struct cfi_stats sw, sr;
+	uint32_t k, m = 0, nr = 0, fdes = 0, lfdes = 0, pc;
+	uint64_t done = 0, ldone = 0, ns = 0, lns = 0, round_ns = 0, whole_ns = now_ns();
+	const char *why = NULL;
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	err = fd < 0 ? -errno : cfi_index__open(fd, &ix);
+	if (!err)
+		err = cfi_index__flatten(ix, NULL, 0, &whole, &sw);
+	whole_ns = now_ns() - whole_ns;
+	if (err) {
+		snprintf(buf, sizeof(buf), "no whole table: %s", strerror(-err));
+		why = buf;
+		goto out;
+	}
+	if (nr_fdes(&sw) < 2 * ROUND_PCS * ROUND_AROUND) {
+		snprintf(buf, sizeof(buf), "%u FDEs: too few to stop early", nr_fdes(&sw));
+		why = buf;
+		goto out;
+	}
+	why = expired(ix, NULL, 0, whole, &fdes, &done, &ns, buf, sizeof(buf));
+	/* A round's ranges: the code around PCs spread over the table. */
+	if (!why && !cfi_index__open_lookup(fd, &lix)) {
+		for (k = 0; k < ROUND_PCS; k++) {
+			pc = whole->rows[(uint64_t)whole->nr_rows * k / ROUND_PCS].pc_off;
+			m += cfi_index__around(lix, pc, ROUND_AROUND, &want[m]);
+		}
+		nr = cfi_ranges__join(want, m);
+		round_ns = now_ns();
+		err = cfi_index__flatten(lix, want, nr, &round, &sr);
+		round_ns = now_ns() - round_ns;
+		if (err) {
+			snprintf(buf, sizeof(buf), "lookup round: %s", strerror(-err));
+			why = buf;
+		} else {
+			why = expired(lix, want, nr, round, &lfdes, &ldone, &lns, buf, sizeof(buf));
+		}
+	}
+	if (why)
+		goto out;
+	test_pass("cfiref deadline %s: past its deadline a whole walk took %u of %u FDEs "
+		  "(%llu us, the whole %llu us) and stopped at 0x%llx; a lookup round of %u "
+		  "ranges %u of %u (%llu us, in full %llu us)",
+		  path, fdes, nr_fdes(&sw), (unsigned long long)ns / 1000,
+		  (unsigned long long)whole_ns / 1000, (unsigned long long)done, nr, lfdes,
+		  lix ? nr_fdes(&sr) : 0, (unsigned long long)lns / 1000,
+		  (unsigned long long)round_ns / 1000);
+out:
+	if (why)
+		test_fail("cfiref deadline %s: %s", path, why);
+	flat_table__free(whole);
+	flat_table__free(round);
+	cfi_index__free(ix);
+	cfi_index__free(lix);
+	if (fd >= 0)
+		close(fd);
+	return why != NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int i, failed = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s ELF...\n", argv[0]);
+		fprintf(stderr, "usage: %s [--deadline] ELF...\n", argv[0]);
 		return 2;
+	}
+	if (!strcmp(argv[1], "--deadline")) {
+		for (i = 2; i < argc; i++)
+			failed |= deadline(argv[i]);
+		return failed;
 	}
 	for (i = 1; i < argc; i++) {
 		failed |= compare(argv[i]);

@@ -182,11 +182,11 @@ void tablepart_indexed(struct tables *t, struct tableload_job *job)
  * The code around the first nr_fresh PCs asked for since the last build
  * (TABLEPART_AROUND FDEs on each side), less the code walked before (its
  * FDEs are in p->local), into want (room for nr_fresh + nr_walked ranges):
- * their number. p->walked then includes them. -ENOMEM.
+ * their number, sorted and disjoint, or -ENOMEM.
  */
 static int64_t wanted_ranges(struct entry_part *p, uint32_t nr_fresh, struct cfi_range *want)
 {
-	struct cfi_range *asked = calloc(nr_fresh, sizeof(*asked)), *all;
+	struct cfi_range *asked = calloc(nr_fresh, sizeof(*asked));
 	uint32_t i, j = 0, n, m = 0;
 	uint64_t lo;
 
@@ -211,45 +211,73 @@ static int64_t wanted_ranges(struct entry_part *p, uint32_t nr_fresh, struct cfi
 		if (j == p->nr_walked || p->walked[j].lo >= asked[i].hi)
 			want[m++] = (struct cfi_range){ lo, asked[i].hi };
 	}
-	all = realloc(asked, ((size_t)n + p->nr_walked) * sizeof(*all));
-	if (!all) {
-		free(asked);
-		return -ENOMEM;
-	}
-	if (p->nr_walked)
-		memcpy(all + n, p->walked, p->nr_walked * sizeof(*all));
-	free(p->walked);
-	p->walked = all;
-	p->nr_walked = cfi_ranges__join(all, n + p->nr_walked);
+	free(asked);
 	return m;
 }
 
 /*
- * The rows of the FDEs around the PCs asked for since the last build (the
- * first TABLEPART_ROUND_PCS of them),
- * merged into those built before (a table of thousands of FDEs is not
- * walked again for a few more), then completed as the whole table is
- * (rules still local): 0, -ENOENT (none of them has an FDE: nothing new),
- * or an error.
+ * After a walk of want[0 .. n) for the first nr fresh PCs that stopped at
+ * done (its time up; UINT64_MAX: it walked all): the code below done joins
+ * p->walked (never walked again), and the PCs at or past it stay first in
+ * the queue, in the order they were asked, for the next round. 0 or -ENOMEM.
  */
-static int build(struct entry_part *p, struct flat_table **out)
+static int took(struct entry_part *p, uint32_t nr, const struct cfi_range *want, uint32_t n,
+		uint64_t done)
+{
+	struct cfi_range *all;
+	uint32_t i, m = p->nr_walked, k = 0;
+
+	if (n && want[0].lo < done) {
+		all = realloc(p->walked, ((size_t)m + n) * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		for (i = 0; i < n && want[i].lo < done; i++) {
+			all[m] = want[i];
+			all[m].hi = all[m].hi < done ? all[m].hi : done;
+			m++;
+		}
+		p->walked = all;
+		p->nr_walked = cfi_ranges__join(all, m);
+	}
+	for (i = 0; i < nr; i++)
+		if (p->fresh[i] >= done)
+			p->fresh[k++] = p->fresh[i];
+	memmove(p->fresh + k, p->fresh + nr, (p->nr_fresh - nr) * sizeof(*p->fresh));
+	p->nr_fresh -= nr - k;
+	return 0;
+}
+
+/*
+ * The rows of the FDEs around the PCs asked for since the last build (the
+ * first TABLEPART_ROUND_PCS of them), walked until deadline (those it did
+ * not reach are asked for again), merged into those built before (a table
+ * of thousands of FDEs is not walked again for a few more), then completed
+ * as the whole table is (rules still local): 0, -ENOENT (none of them has
+ * an FDE: nothing new), or an error.
+ */
+static int build(struct entry_part *p, uint64_t deadline, struct flat_table **out)
 {
 	uint32_t nr = p->nr_fresh < TABLEPART_ROUND_PCS ? p->nr_fresh : TABLEPART_ROUND_PCS;
 	struct cfi_range *want = calloc((size_t)nr + p->nr_walked, sizeof(*want));
 	struct flat_table *cft = NULL, *all = NULL;
 	int64_t n = want ? wanted_ranges(p, nr, want) : -ENOMEM;
-	int err = n < 0 ? (int)n : 0;
+	int err = n < 0 ? (int)n : 0, taken;
+	uint64_t done = UINT64_MAX;
 
 	*out = NULL;
-	/* The others in the next round, in the order they were asked. */
-	p->nr_fresh -= nr;
-	memmove(p->fresh, p->fresh + nr, p->nr_fresh * sizeof(*p->fresh));
-	if (!err)
-		err = n ? cfi_index__flatten(p->ix, want, (uint32_t)n, &cft, NULL) : -ENOENT;
+	/*
+	 * Within the round's deadline, not only checked between rounds: a
+	 * stack scan's PCs in a big object name a few thousand FDEs (a
+	 * millisecond or two), more on a slow machine.
+	 */
+	if (!err && n)
+		err = cfi_index__flatten_until(p->ix, want, (uint32_t)n, deadline, &done, &cft,
+					       NULL);
+	/* Taken whatever the walk did, but the PCs it did not reach: none is asked for forever. */
+	taken = took(p, nr, want, err ? 0 : (uint32_t)n, err ? UINT64_MAX : done);
+	err = err ? err : taken;
 	free(want);
-	if (err)
-		return err;
-	if (!cft->nr_rows)
+	if (!err && (!cft || !cft->nr_rows))
 		err = -ENOENT;
 	if (!err && p->local)
 		err = flat_table__merge(p->local, cft, &all);
@@ -385,8 +413,8 @@ static int finish(struct tables *t, struct entry *e)
 	return 1;
 }
 
-/* e's partial table again, with the PCs asked for since the last one. */
-static void update(struct tables *t, struct entry *e)
+/* e's partial table again, with the PCs asked for since the last one, until deadline. */
+static void update(struct tables *t, struct entry *e, uint64_t deadline)
 {
 	struct entry_part *p = e->part;
 	struct flat_table *ft = NULL;
@@ -411,7 +439,7 @@ static void update(struct tables *t, struct entry *e)
 			return;
 		}
 	}
-	err = build(p, &ft);
+	err = build(p, deadline, &ft);
 	if (err == -ENOENT)
 		return; /* no FDE covers any of them: they stay gaps */
 	if (!err) {
@@ -449,6 +477,6 @@ void tablepart_process(struct tables *t, uint64_t deadline)
 		if (clock__mono_ns() < t->recycled_ns + TABLES_QUARANTINE_NS ||
 		    clock__mono_ns() >= deadline)
 			break;
-		update(t, e);
+		update(t, e, deadline);
 	}
 }

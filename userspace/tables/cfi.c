@@ -604,11 +604,13 @@ static uint64_t rows_bound(const struct cfi_reader *r)
 
 /*
  * FDEs [from, to) of ix walked into a table (the ranges in want only, unless
- * NULL), with a budget of CFA instructions; stats counts the walk alone.
+ * NULL), with a budget of CFA instructions and a deadline (0: none; *done:
+ * where it stopped, if done is not NULL); stats counts the walk alone.
  */
 static int walk(const struct cfi_reader *r, uint32_t from, uint32_t to, uint64_t budget,
 		uint64_t reserve, const struct cfi_range *want, uint32_t nr_want,
-		struct flat_table **out, struct cfi_stats *stats)
+		uint64_t deadline_ns, uint64_t *done, struct flat_table **out,
+		struct cfi_stats *stats)
 {
 	struct cfi_walk *w = calloc(1, sizeof(*w));
 	int err;
@@ -622,6 +624,8 @@ static int walk(const struct cfi_reader *r, uint32_t from, uint32_t to, uint64_t
 				.want = want,
 				.nr_want = nr_want,
 				.budget = budget,
+				.deadline_ns = deadline_ns,
+				.stopped_at = UINT64_MAX,
 				.st = stats };
 	cfi_memo__clear(&w->memo);
 	err = flat_builder__init(&w->b);
@@ -633,6 +637,8 @@ static int walk(const struct cfi_reader *r, uint32_t from, uint32_t to, uint64_t
 		flat_builder__abort(&w->b);
 	else
 		err = flat_builder__finish(&w->b, out);
+	if (done)
+		*done = w->stopped_at;
 	cfi_interp__free(&w->ip);
 	free(w);
 	return err;
@@ -649,18 +655,28 @@ static void set_counts(struct flat_table *t, const struct cfi_stats *st)
 int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats)
 {
+	return cfi_index__flatten_until(ix, want, nr_want, 0, NULL, out, stats);
+}
+
+int cfi_index__flatten_until(const struct cfi_index *ix, const struct cfi_range *want,
+			     uint32_t nr_want, uint64_t deadline_ns, uint64_t *done,
+			     struct flat_table **out, struct cfi_stats *stats)
+{
 	struct cfi_stats dummy, *st = stats ? stats : &dummy;
 	struct cfi_reader lr;
 	int err;
 
 	*st = ix->collected;
+	if (done)
+		*done = UINT64_MAX;
 	if (ix->lookup) {
 		if (!want)
 			return -EINVAL; /* a lookup index walks what is asked for only */
 		lookup_reader(ix, &lr, st);
 		err = cfi_hdr__collect(&lr, want, nr_want);
 		if (!err)
-			err = walk(&lr, 0, lr.nr_fdes, OBJ_WORK_BUDGET, 0, want, nr_want, out, st);
+			err = walk(&lr, 0, lr.nr_fdes, OBJ_WORK_BUDGET, 0, want, nr_want,
+				   deadline_ns, done, out, st);
 		lookup_reader_done(&lr);
 	} else {
 		/*
@@ -669,7 +685,7 @@ int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want,
 		 * never backed, and finish gives them back.
 		 */
 		err = walk(&ix->r, 0, ix->r.nr_fdes, OBJ_WORK_BUDGET, want ? 0 : rows_bound(&ix->r),
-			   want, nr_want, out, st);
+			   want, nr_want, deadline_ns, done, out, st);
 	}
 	if (!err) {
 		set_counts(*out, st);
@@ -699,7 +715,7 @@ int cfi_index__flatten_chunk(const struct cfi_index *ix, uint32_t k, struct flat
 	return walk(&ix->r, from, to,
 		    OBJ_WORK_BUDGET / ix->r.nr_fdes * (to - from) + FDE_WORK_BUDGET,
 		    ix->nr_chunks > 1 ? rows_bound(&ix->r) / ix->nr_chunks * 2 : rows_bound(&ix->r),
-		    NULL, 0, out, stats);
+		    NULL, 0, 0, NULL, out, stats);
 }
 
 /* Adds what one walk counted to total (rows and rules are the joined table's). */

@@ -99,6 +99,20 @@ int cfi_index__open(int fd, struct cfi_index **out);
 int cfi_index__open_lookup(int fd, struct cfi_index **out);
 int cfi_index__flatten(const struct cfi_index *ix, const struct cfi_range *want, uint32_t nr_want,
 		       struct flat_table **out, struct cfi_stats *stats);
+/*
+ * The same, on a deadline (CLOCK_MONOTONIC ns, as util/clock.h's
+ * clock__mono_ns; 0: none): the FDEs are walked in PC order and, once one has
+ * been, none is begun past it. *done (when done is not NULL): the PC the walk
+ * stopped at, the table then holding the rows asked for below it and gaps
+ * from it on; UINT64_MAX when it walked all. For the sampling thread, whose
+ * partial tables (maps/tablepart.c) ask for thousands of FDEs in a round and
+ * must not hold samples unread past the round's time: what is not walked is
+ * asked for in the next round. The FDE a walk is in when the time runs out
+ * is finished: one is bounded by FDE_WORK_BUDGET instructions.
+ */
+int cfi_index__flatten_until(const struct cfi_index *ix, const struct cfi_range *want,
+			     uint32_t nr_want, uint64_t deadline_ns, uint64_t *done,
+			     struct flat_table **out, struct cfi_stats *stats);
 
 /*
  * The whole table in chunks, for threads to share (a big object's build:

@@ -115,13 +115,20 @@ struct cfi_walk {
 	const struct cfi_range *want; /* the ranges asked for; NULL: everything */
 	uint32_t nr_want, next_want; /* next_want: the first that may still matter */
 	uint64_t budget; /* CFA instructions this walk may run (OBJ_WORK_BUDGET, or its share) */
+	/*
+	 * CLOCK_MONOTONIC ns past which no run of FDEs is begun, once one has
+	 * been (0: none); stopped_at: where the walk then stopped (UINT64_MAX:
+	 * it did not).
+	 */
+	uint64_t deadline_ns, stopped_at;
+	uint32_t runs; /* runs of FDEs walked */
 	struct cfi_stats *st;
 };
 
 /*
  * Rows of FDEs [from, to) of the reader in PC order into w's table, gap rows
  * between them and after the last; from and to are run boundaries (no run
- * of FDEs overlapping each other crosses them).
+ * of FDEs overlapping each other crosses them). Stops early at w's deadline.
  */
 int cfi_walk__emit(struct cfi_walk *w, uint32_t from, uint32_t to);
 /* Rows for rr over [pc, end): its rule, its PLT pair per entry, or unsupported. */

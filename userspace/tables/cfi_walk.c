@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "tables/cfi_int.h"
+#include "util/clock.h"
 
 int cfi_walk__unsupported_row(struct cfi_walk *w, uint64_t pc, uint64_t end,
 			      enum cfi_unsupported why)
@@ -200,6 +201,17 @@ int cfi_walk__emit(struct cfi_walk *w, uint32_t from, uint32_t to)
 			w->st->unwanted_fdes += members;
 			continue; /* a gap, as if the FDEs were not there */
 		}
+		/*
+		 * A walk of thousands of FDEs takes milliseconds: on the
+		 * sampling thread it ends when its time is up, between FDEs (a
+		 * clock read is a hundredth of one), after one at least (each
+		 * call gets somewhere). What is left is a gap, as unwanted.
+		 */
+		if (w->deadline_ns && w->runs && clock__mono_ns() >= w->deadline_ns) {
+			w->stopped_at = f->lo;
+			break;
+		}
+		w->runs++;
 		if (end && f->lo > end)
 			err = flat_builder__row(&w->b, end, SFBPF_RULE_GAP_ID);
 		if (err)
