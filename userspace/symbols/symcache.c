@@ -321,8 +321,8 @@ void symcache__put(struct symcache *c, struct symobj *o)
 		symobj__free(c, o);
 		return;
 	}
-	/* Its author's identity names its file no longer once unpinned: not kept cold. */
-	if (!o->kept) {
+	/* An author's identity, unpinned and of no mount number, names nothing: not kept. */
+	if (!o->kept && !o->mount) {
 		hashmap__del(&c->objs, file_hash(o->dev, o->ino), obj_eq, NULL, o);
 		symobj__free(c, o);
 		return;
@@ -381,14 +381,17 @@ static int open_mapped(int pid, const struct procmap *m, struct stat *st)
 }
 
 /*
- * Whether obj is the file st describes: the same size, mtime and ctime (a
+ * Whether obj is the file st (kept: its identity is the kernel's; mount: the
+ * one it was opened through) describes: the same size, mtime and ctime (a
  * rewrite in place moves ctime even when mtime is put back), its identity
- * the kernel's, or its author's while obj still holds the file open.
+ * the kernel's, or its author's within the same mount or while obj still
+ * holds the file open.
  */
-static bool symobj__same_file(const struct symobj *obj, const struct stat *st, bool kept)
+static bool symobj__same_file(const struct symobj *obj, const struct stat *st, bool kept,
+			      uint64_t mount)
 {
-	return obj->kept == kept && (kept || obj->pin_fd >= 0) && obj->size == st->st_size &&
-	       obj->mtime.tv_sec == st->st_mtim.tv_sec &&
+	return obj->kept == kept && (kept || (mount && obj->mount == mount) || obj->pin_fd >= 0) &&
+	       obj->size == st->st_size && obj->mtime.tv_sec == st->st_mtim.tv_sec &&
 	       obj->mtime.tv_nsec == st->st_mtim.tv_nsec &&
 	       obj->ctime.tv_sec == st->st_ctim.tv_sec && obj->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
@@ -464,6 +467,7 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	struct stat st;
 	int64_t found;
 	bool kept, was_tenant = false;
+	uint64_t mount;
 	uint32_t h;
 	int fd;
 
@@ -478,12 +482,13 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	if (fd < 0)
 		return NULL;
 	kept = fileident__kernel_kept(fd, &st);
+	mount = kept ? 0 : fileident__mount(fd);
 	key = (struct file_key){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
 	h = file_hash(key.dev, key.ino);
 	found = hashmap__find(&c->objs, h, file_eq, NULL, &key);
 	if (found >= 0) {
 		obj = HASHMAP_TO_PTR(found);
-		if (symobj__same_file(obj, &st, kept)) {
+		if (symobj__same_file(obj, &st, kept, mount)) {
 			close(fd);
 			if (!obj->refs++)
 				cold_unlink(c, obj);
@@ -515,12 +520,13 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	obj->mtime = st.st_mtim;
 	obj->ctime = st.st_ctim;
 	obj->kept = kept;
-	obj->pin_fd = kept ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	obj->mount = mount;
+	obj->pin_fd = kept || mount ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	obj->dwarf_fd = -1;
 	obj->pend.fd = obj->pend.dfd = -1;
 	obj->tenant = was_tenant || (tenant && tenant_may_write(pid, m));
 	symobj__load_fd(c, obj, fd, m->path, root_pid); /* fd is its now */
-	if ((!kept && obj->pin_fd < 0) || hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
+	if ((!kept && !mount && obj->pin_fd < 0) || hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
 		symobj__free(c, obj);
 		return NULL;
 	}

@@ -47,11 +47,15 @@ struct symobj {
 	struct timespec mtime, ctime;
 	/*
 	 * Whose word its identity is (util/fileident.h): the kernel's, or its
-	 * author's (an image, FUSE, overlayfs), which names the file only while
-	 * pin_fd holds it open, so while it is referenced; unreferenced, such an
-	 * object is freed, never kept cold.
+	 * author's (an image, FUSE, overlayfs), which names the file only within
+	 * the mount it was opened through (mount: the kernel's unique number for
+	 * it, 6.8 and later) or, where the kernel numbers no mount so, while
+	 * pin_fd holds the file open: while referenced. Unreferenced, such an
+	 * object without a mount number is freed, never kept cold (a pin then
+	 * would keep the image from being unmounted).
 	 */
 	bool kept;
+	uint64_t mount;
 	int pin_fd;
 	bool elf; /* parsed: addresses convert through segs */
 	struct segment *segs;

@@ -8,12 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "util/fileident.h"
 
+/* Linux 6.8's unique mount id, not in every libc's headers. */
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
 /* Not in linux/magic.h on every kernel's headers. */
 #define FILEIDENT_XFS_MAGIC 0x58465342u
 /* Block devices behind block devices (dm over md over a partition): deeper is refused. */
@@ -213,4 +218,15 @@ bool fileident__kernel_kept(int fd, const struct stat *st)
 	default:
 		return false;
 	}
+}
+
+uint64_t fileident__mount(int fd)
+{
+	struct statx stx;
+
+	memset(&stx, 0, sizeof(stx));
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) ||
+	    !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return 0;
+	return stx.stx_mnt_id;
 }

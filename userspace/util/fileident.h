@@ -41,6 +41,16 @@
 /* Whether the kernel alone wrote the identity of st, the file open at fd (false on any doubt). */
 bool fileident__kernel_kept(int fd, const struct stat *st);
 
+/*
+ * The mount fd's file was opened through, as the kernel numbers mounts
+ * without ever reusing a number in a boot (statx's STATX_MNT_ID_UNIQUE,
+ * Linux 6.8 and later); 0 where the kernel does not. An identity its author
+ * chose names one file within one mount (an image attached again, or
+ * another image on the same loop device, is another mount): with this
+ * number, what is kept of such a file needs no open file to pin it.
+ */
+uint64_t fileident__mount(int fd);
+
 /* Whether the block device dev (st_dev of a file on it) holds no image nor media. */
 bool fileident__block_kept(uint64_t dev);
 
