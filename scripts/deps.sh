@@ -23,13 +23,15 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # the AArch64 cross compiler with its C library (the CFI tests build AArch64
 # objects), time for peak memory, and qemu with busybox, cpio and kmod to boot
 # Debian's own kernels (make check-kernels, tests/kernels.test), gdb, the
-# reference for CPython's layouts and eval frames (tests/pyframes.test), and
-# libpython3-dev to link a program embedding CPython (tests/pyembed.test).
+# reference for CPython's layouts and eval frames (tests/pyframes.test),
+# libpython3-dev to link a program embedding CPython (tests/pyembed.test), and
+# e2fsprogs and btrfs-progs to make the filesystem images whose files'
+# identities a tenant chooses (tests/tenant_images.test).
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
 	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross time qemu-system-x86 busybox-static cpio kmod
-	gdb libpython3-dev)
+	gdb libpython3-dev e2fsprogs btrfs-progs)
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).
 ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobuf-c-dev
