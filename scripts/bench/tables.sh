@@ -123,11 +123,26 @@ coldstart_driver() { # coldstart_driver NAME CACHE [ARGS...]: started, $CS_DRV, 
 	[ -e "$TMP/$name.ready" ]
 }
 
-coldstart_prog() { # coldstart_prog NAME PROG: the copy, once
+coldstart_prog() { # coldstart_prog NAME PROG: the copy (in $CS_DIR), once
 	if [ "$2" = cc1 ]; then
-		"$TMP/$1" -quiet -O2 "$BB/coldstart.i" -o /dev/null
+		"$CS_DIR/$1" -quiet -O2 "$BB/coldstart.i" -o /dev/null
 	else
-		"$TMP/$1" 2
+		"$CS_DIR/$1" 2
+	fi
+}
+
+# image: an ext4 image on a loop device, where a file's identity is its
+# author's (util/fileident.h): after a restart its table is found by the
+# digest of its sections, read and hashed, never by its identity.
+coldstart_image() { # coldstart_image up|down
+	if [ "$1" = up ]; then
+		truncate -s 512M "$TMP/cs.img" && mkfs.ext4 -q -F "$TMP/cs.img" &&
+			CS_LOOP=$(losetup -f --show "$TMP/cs.img") && mkdir -p "$TMP/csimg" &&
+			mount "$CS_LOOP" "$TMP/csimg"
+	else
+		umount "$TMP/csimg" 2>/dev/null
+		[ -n "${CS_LOOP:-}" ] && losetup -d "$CS_LOOP" 2>/dev/null
+		rm -f "$TMP/cs.img"
 	fi
 }
 
@@ -140,18 +155,20 @@ coldstart_stop() { # coldstart_stop: the driver ends, its tables stored
 coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 	local name=$1 prog=$2 mode=$3 args=() cache=off pid
 	[ "$mode" = off ] && args=(-N)
+	CS_DIR=$TMP
+	[ "$mode" = image ] && CS_DIR=$TMP/csimg
 	if [ "$prog" = cc1 ]; then
-		{ cat "$CS_CC1"; echo; } >"$TMP/$name"
+		{ cat "$CS_CC1"; echo; } >"$CS_DIR/$name"
 	else
-		{ cat "$BB/bigeh.$CS_BIG_FUNCS"; echo; } >"$TMP/$name"
+		{ cat "$BB/bigeh.$CS_BIG_FUNCS"; echo; } >"$CS_DIR/$name"
 	fi
-	chmod +x "$TMP/$name"
-	if [ "$mode" = warm ] || [ "$mode" = restart ]; then
+	chmod +x "$CS_DIR/$name"
+	if [ "$mode" = warm ] || [ "$mode" = restart ] || [ "$mode" = image ]; then
 		cache=$TMP/$name.cache
 		rm -rf "$cache"
 		mkdir -m 0700 "$cache"
 	fi
-	if [ "$mode" = restart ]; then
+	if [ "$mode" = restart ] || [ "$mode" = image ]; then
 		# The first run fills the cache; a new driver then reads it back.
 		coldstart_driver "$name" "$cache" || return 1
 		coldstart_prog "$name" "$prog"
@@ -191,7 +208,7 @@ coldstart_run() { # coldstart_run NAME PROG MODE: one line to $RAW_CS
 			printf "coldstart prog=%s mode=%s entry_ms=%.1f first_ms=%.1f first_samples=%d after_entry_ms=%.1f after_entry_samples=%d none=%d truncated=%d samples=%d partial_tables=%d cache_hits=%d max_load_ms=%.1f push_ms=%.1f\n", \
 				prog, mode, entry, first, first_n, first - entry, first_n - entry_n, none, trunc, n, pt, hits, maxload / 1000, push / 1000
 		}' >>"$RAW_CS"
-	rm -rf "$TMP/$name" "$TMP/$name.trace" "$TMP/$name.cache"
+	rm -rf "$CS_DIR/$name" "$TMP/$name.trace" "$TMP/$name.cache"
 }
 
 bench_coldstart() {
@@ -212,19 +229,26 @@ bench_coldstart() {
 			"$TMP/bigeh.s" -o "$BB/bigeh.$CS_BIG_FUNCS"
 		rm -f "$TMP/bigeh.s"
 	fi
-	log "coldstart: cc1 and a generated program, cold with and without partial tables, warm and after a restart, $CS_REPS repetitions"
+	log "coldstart: cc1 and a generated program, cold with and without partial tables, warm, after a restart, and after a restart from an image, $CS_REPS repetitions"
+	if ! coldstart_image up; then
+		coldstart_image down
+		echo "bench: coldstart: FAILED (no ext4 image on a loop device)"
+		return 1
+	fi
 	for ((rep = 0; rep < CS_REPS; rep++)); do
-		modes="on off warm restart"
-		[ $((rep % 2)) = 1 ] && modes="restart warm off on"
+		modes="on off warm restart image"
+		[ $((rep % 2)) = 1 ] && modes="image restart warm off on"
 		for prog in cc1 bigeh; do
 			for mode in $modes; do
 				coldstart_run "cs$rep$mode${prog:0:2}" "$prog" "$mode" || {
 					echo "bench: coldstart: FAILED ($prog, $mode)"
+					coldstart_image down
 					return 1
 				}
 			done
 		done
 	done
+	coldstart_image down
 	cp "$RAW_CS" "$MD/coldstart.raw"
 	awk "$AWK_LIB"'
 	$1 == "coldstart" {
@@ -246,9 +270,9 @@ bench_coldstart() {
 		np = split("cc1 bigeh", progs, " ")
 		for (j = 1; j <= np; j++) {
 			line = "bench: coldstart: " progs[j] ":"
-			nm = split("on off warm restart", modes, " ")
-			split("cold, partial tables|cold, no partial tables (--no-partial-tables)|warm (held from a run before)|after a restart (the table cache)", what, "|")
-			split("cold with partial tables|cold without|warm|after a restart", short, "|")
+			nm = split("on off warm restart image", modes, " ")
+			split("cold, partial tables|cold, no partial tables (--no-partial-tables)|warm (held from a run before)|after a restart (the table cache)|after a restart, on an ext4 image (the cache by digest)", what, "|")
+			split("cold with partial tables|cold without|warm|after a restart|after a restart from an image", short, "|")
 			sep = ""
 			for (m = 1; m <= nm; m++) {
 				mode = modes[m]

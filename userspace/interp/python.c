@@ -273,11 +273,9 @@ bool python__embeds(int pid, const struct procmap *m)
 	}
 	/* An identity its author chose (an image, FUSE: util/fileident.h) is read each time. */
 	kept = fileident__kernel_kept(fd, &st);
-	if (!kept)
-		goto read;
 	pthread_mutex_lock(&exports.lock);
 	id = exports_entry(&st, false);
-	v = hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &id);
+	v = kept ? hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &id) : -1;
 	if (v >= 0) {
 		runtime = exports.e[v].runtime;
 		known = true;
@@ -287,7 +285,6 @@ bool python__embeds(int pid, const struct procmap *m)
 		close(fd);
 		return runtime;
 	}
-read:
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	runtime = elf && dynsym_runtime(elf);
