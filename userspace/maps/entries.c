@@ -39,14 +39,20 @@ void obj_key__from(struct obj_key *key, const struct elfobj_info *info, const st
 		st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
 		st->st_ctim.tv_nsec, fd >= 0 && !fstatfs(fd, &sfs) ? (uint64_t)sfs.f_type : 0
 	};
+	uint64_t mount;
 	uint8_t n;
 
-	_Static_assert(1 + sizeof(v) <= OBJ_KEY_MAX, "obj_key: identity too long");
+	_Static_assert(1 + sizeof(v) == OBJ_KEY_FILE_LEN, "obj_key: a file's identity");
+	_Static_assert(OBJ_KEY_FILE_LEN + sizeof(mount) <= OBJ_KEY_MAX, "obj_key: too long");
 	memset(key, 0, sizeof(*key));
-	/* Whose word the identity is (fileident.h): 'A', the author's, holds only while pinned. */
+	/* Whose word the identity is (fileident.h): the author's holds within its mount. */
 	key->bytes[0] = fileident__kernel_kept(fd, st) ? 'F' : 'A';
 	memcpy(key->bytes + 1, v, sizeof(v));
 	key->len = 1 + sizeof(v);
+	if (key->bytes[0] == 'A' && (mount = fileident__mount(fd))) {
+		memcpy(key->bytes + key->len, &mount, sizeof(mount));
+		key->len += sizeof(mount);
+	}
 	if (info && info->build_id_len) {
 		n = info->build_id_len;
 		key->hint[0] = 'B';
@@ -84,7 +90,7 @@ bool obj_key__stat(const struct obj_key *key, uint64_t out[5])
 {
 	uint64_t v[8];
 
-	if (key->len != 1 + sizeof(v) || !obj_key__is_file(key))
+	if (key->len < OBJ_KEY_FILE_LEN || !obj_key__is_file(key))
 		return false;
 	memcpy(v, key->bytes + 1, sizeof(v));
 	out[0] = v[0];
@@ -168,7 +174,7 @@ void entry__free(struct entry *e)
 
 int tables_pin(struct entry *e, int fd)
 {
-	if (!obj_key__authored(&e->key) || e->pin_fd >= 0)
+	if (!obj_key__pinned(&e->key) || e->pin_fd >= 0)
 		return 0;
 	e->pin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	return e->pin_fd < 0 ? -errno : 0;
@@ -360,10 +366,11 @@ int tables_reopen(const struct entry *e)
 	char path[32];
 
 	/*
-	 * An authored identity names its file only while pinned: the pinned
-	 * file, opened anew (an offset of its own), or none.
+	 * An author's identity without a mount number names its file only
+	 * while pinned: the pinned file, opened anew (an offset of its own), or
+	 * none.
 	 */
-	if (obj_key__authored(&e->key)) {
+	if (obj_key__pinned(&e->key)) {
 		if (e->pin_fd < 0)
 			return -ESTALE;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", e->pin_fd);
@@ -415,8 +422,8 @@ struct entry *tables_find_entry(struct tables *t, const struct obj_key *key)
 	uint64_t val;
 	int64_t v;
 
-	/* An authored identity: only a pinned entry's is its file (entries.h). */
-	if (obj_key__authored(key)) {
+	/* An author's identity without a mount number: only a pinned entry's is its file. */
+	if (obj_key__pinned(key)) {
 		while (hashmap__next_at(&t->by_key, h, &iter, &val)) {
 			e = HASHMAP_TO_PTR(val);
 			if (e->pin_fd >= 0 && same_identity(&e->key, key))

@@ -132,10 +132,11 @@ struct entry {
 	bool hurried; /* sampled while its build was queued: moved ahead (tableload__hurry) */
 	uint32_t refs;
 	/*
-	 * An authored identity's file (obj_key__authored), held open while
-	 * processes map it: only then does the identity name this file (the
-	 * open file pins its superblock, so its device number and inode go to
-	 * no other file). -1: not pinned, found by the same bytes only.
+	 * The file of an author's identity without a mount number
+	 * (obj_key__pinned), held open while processes map it: only then does
+	 * the identity name this file (the open file pins its superblock, so its
+	 * device number and inode go to no other file). -1: not pinned, found by
+	 * the same bytes only.
 	 */
 	int pin_fd;
 	/* Its table's size (kept when evicted: what a reload needs). */

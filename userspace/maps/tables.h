@@ -58,7 +58,7 @@ struct tables_opts {
  * image layer seen through two overlayfs mounts has two devices). hint_len 0: never shared beyond
  * the identity.
  */
-#define OBJ_KEY_MAX 72
+#define OBJ_KEY_MAX 80
 #define OBJ_HINT_MAX (1 + ELFOBJ_BUILD_ID_MAX + 8)
 struct obj_key {
 	uint8_t len;
@@ -71,9 +71,13 @@ struct obj_key {
  * bytes[0] says whose word the identity is (util/fileident.h): 'F', the
  * kernel's (it stands for the file's bytes this boot, also in the table
  * cache's identity index); 'A', the file's author's (an image, FUSE,
- * overlayfs: it names the file only while the map loader holds the file open,
- * and is never written to the index); 'V', a vDSO image's.
+ * overlayfs), never written to the index, which names one file only within
+ * the mount it was opened through: its unique number follows the identity
+ * where the kernel gives one (6.8 and later), else the identity names the
+ * file only while the map loader holds the file open (obj_key__pinned);
+ * 'V', a vDSO image's.
  */
+#define OBJ_KEY_FILE_LEN (1 + 8 * 8) /* 'F'/'A' and the identity, without a mount */
 static inline bool obj_key__is_file(const struct obj_key *key)
 {
 	return key->len && (key->bytes[0] == 'F' || key->bytes[0] == 'A');
@@ -82,6 +86,12 @@ static inline bool obj_key__is_file(const struct obj_key *key)
 static inline bool obj_key__authored(const struct obj_key *key)
 {
 	return key->len && key->bytes[0] == 'A';
+}
+
+/* An author's identity without a mount number: it names its file only while pinned. */
+static inline bool obj_key__pinned(const struct obj_key *key)
+{
+	return obj_key__authored(key) && key->len == OBJ_KEY_FILE_LEN;
 }
 
 /* fd: the file st is of (its filesystem's type and keeper are part of the identity), or -1. */

@@ -194,11 +194,12 @@ struct entry *tables_find_same_bytes(struct tables *t, int fd, const struct obj_
 			continue;
 		}
 		/*
-		 * An authored identity is no alias: it would name e after its file
-		 * is gone and its device number is another image's (fileident.h).
-		 * Its next process is compared by bytes again.
+		 * An author's identity without a mount number is no alias: it
+		 * would name e after its file is gone and its device number is
+		 * another image's (fileident.h). Its next process is compared by
+		 * bytes again.
 		 */
-		if (!obj_key__authored(key) && add_alias(t, e, key))
+		if (!obj_key__pinned(key) && add_alias(t, e, key))
 			break;
 		t->stats.shared_same_bytes++;
 		found = e;

@@ -48,6 +48,8 @@ bool fileident__kernel_kept(int fd, const struct stat *st);
  * chose names one file within one mount (an image attached again, or
  * another image on the same loop device, is another mount): with this
  * number, what is kept of such a file needs no open file to pin it.
+ * SFBPF_NO_MOUNT_ID=1 in the environment: 0 always, as before 6.8 (the
+ * tests of the older kernels' path on a newer one).
  */
 uint64_t fileident__mount(int fd);
 
