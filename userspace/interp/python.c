@@ -103,14 +103,15 @@ static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR
  * What an object's file tells of it: its segments, the symbols, the eval
  * loop's parts (not yet biased). Kept by the file's identity (what fstat
  * says of the file opened: device, inode, size, mtime and ctime, so that a
- * file written in place is another entry), where the kernel wrote it
- * (util/fileident.h): a host runs many processes of a
+ * file written in place is another entry), where it holds: the boot, or
+ * an image's file's mount (util/fileident.h): a host runs many processes of a
  * few interpreters, and one starting up is attached again until its first
  * thread exists. Each read is the symbol tables and a decode of the eval
  * loop (codeparts.h): 8-30 ms.
  */
 struct objfacts {
 	struct stat id;
+	uint64_t scope; /* fileident__scope(): where the identity holds */
 	uint64_t used; /* LRU: obj_cache.clock when last found */
 	int err; /* elfobj__read's, or 0 */
 	struct elfobj_info info;
@@ -141,17 +142,17 @@ static int object_facts(int fd, struct objfacts *out)
 {
 	struct objfacts *slot;
 	struct stat st;
-	bool kept;
+	uint64_t scope;
 	Elf *elf;
 	size_t i;
 
 	if (fstat(fd, &st))
 		return -errno;
-	/* Neither found nor kept by an identity its author chose (util/fileident.h). */
-	kept = fileident__kernel_kept(fd, &st);
+	/* An author's identity holds within its mount, or nowhere (util/fileident.h). */
+	scope = fileident__scope(fd, &st);
 	pthread_mutex_lock(&obj_cache.lock);
-	for (i = 0; kept && i < obj_cache.n; i++)
-		if (same_file(&obj_cache.e[i].id, &st)) {
+	for (i = 0; scope && i < obj_cache.n; i++)
+		if (obj_cache.e[i].scope == scope && same_file(&obj_cache.e[i].id, &st)) {
 			obj_cache.e[i].used = ++obj_cache.clock;
 			obj_cache.hits++;
 			*out = obj_cache.e[i];
@@ -162,6 +163,7 @@ static int object_facts(int fd, struct objfacts *out)
 
 	memset(out, 0, sizeof(*out));
 	out->id = st;
+	out->scope = scope;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
@@ -177,7 +179,7 @@ static int object_facts(int fd, struct objfacts *out)
 
 	pthread_mutex_lock(&obj_cache.lock);
 	obj_cache.reads++;
-	if (!kept) {
+	if (!scope) {
 		pthread_mutex_unlock(&obj_cache.lock);
 		return 0;
 	}
@@ -204,13 +206,13 @@ static int object_facts(int fd, struct objfacts *out)
  */
 #define EXPORTS_KEPT 4096
 
-/* A file's identity as same_file() compares it: 48 bytes an entry, not a struct stat's 152. */
+/* A file's identity as same_file() compares it: 56 bytes an entry, not a struct stat's 152. */
 struct exports_entry {
-	uint64_t dev, ino, size, mtime_ns, ctime_ns;
+	uint64_t dev, ino, size, mtime_ns, ctime_ns, scope;
 	bool runtime;
 };
 
-static struct exports_entry exports_entry(const struct stat *st, bool runtime)
+static struct exports_entry exports_entry(const struct stat *st, uint64_t scope, bool runtime)
 {
 	return (struct exports_entry){
 		(uint64_t)st->st_dev,
@@ -218,6 +220,7 @@ static struct exports_entry exports_entry(const struct stat *st, bool runtime)
 		(uint64_t)st->st_size,
 		(uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec,
 		(uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec,
+		scope,
 		runtime,
 	};
 }
@@ -243,7 +246,7 @@ static bool exports_eq(const void *ctx, uint64_t val, const void *key)
 
 	(void)ctx;
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns && a->scope == b->scope;
 }
 
 /* _PyRuntime among the defined dynamic symbols of elf. */
@@ -258,7 +261,8 @@ static bool dynsym_runtime(Elf *elf)
 bool python__embeds(int pid, const struct procmap *m)
 {
 	struct exports_entry id;
-	bool runtime = false, known = false, kept;
+	bool runtime = false, known = false;
+	uint64_t scope;
 	struct stat st;
 	int64_t v;
 	Elf *elf;
@@ -271,11 +275,11 @@ bool python__embeds(int pid, const struct procmap *m)
 		close(fd);
 		return false;
 	}
-	/* An identity its author chose (an image, FUSE: util/fileident.h) is read each time. */
-	kept = fileident__kernel_kept(fd, &st);
+	/* An author's identity holds within its mount, or nowhere (util/fileident.h). */
+	scope = fileident__scope(fd, &st);
 	pthread_mutex_lock(&exports.lock);
-	id = exports_entry(&st, false);
-	v = kept ? hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &id) : -1;
+	id = exports_entry(&st, scope, false);
+	v = scope ? hashmap__find(&exports.index, identity_hash(&st), exports_eq, NULL, &id) : -1;
 	if (v >= 0) {
 		runtime = exports.e[v].runtime;
 		known = true;
@@ -290,7 +294,7 @@ bool python__embeds(int pid, const struct procmap *m)
 	runtime = elf && dynsym_runtime(elf);
 	elf_end(elf);
 	close(fd);
-	if (!kept)
+	if (!scope)
 		return runtime;
 	pthread_mutex_lock(&exports.lock);
 	if (exports.n == EXPORTS_KEPT) {
@@ -299,7 +303,7 @@ bool python__embeds(int pid, const struct procmap *m)
 	}
 	if (!VEC_RESERVE(exports.e, exports.cap, exports.n + 1, 64) &&
 	    !hashmap__add(&exports.index, identity_hash(&st), exports.n))
-		exports.e[exports.n++] = exports_entry(&st, runtime);
+		exports.e[exports.n++] = exports_entry(&st, scope, runtime);
 	pthread_mutex_unlock(&exports.lock);
 	return runtime;
 }

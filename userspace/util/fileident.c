@@ -237,3 +237,8 @@ uint64_t fileident__mount(int fd)
 		return 0;
 	return stx.stx_mnt_id;
 }
+
+uint64_t fileident__scope(int fd, const struct stat *st)
+{
+	return fileident__kernel_kept(fd, st) ? FILEIDENT_BOOT : fileident__mount(fd);
+}

@@ -53,6 +53,15 @@ bool fileident__kernel_kept(int fd, const struct stat *st);
  */
 uint64_t fileident__mount(int fd);
 
+/*
+ * Where what is kept of st, the file open at fd, may be found again by its
+ * identity: FILEIDENT_BOOT (the kernel's identity), its mount's unique
+ * number (an author's identity), or 0 (an author's with no mount number:
+ * nowhere, unless held open). A cache keyed by the identity keys by this too.
+ */
+#define FILEIDENT_BOOT UINT64_MAX
+uint64_t fileident__scope(int fd, const struct stat *st);
+
 /* Whether the block device dev (st_dev of a file on it) holds no image nor media. */
 bool fileident__block_kept(uint64_t dev);
 
