@@ -2,6 +2,7 @@
 /* Whose word a file's identity is (see fileident.h). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/btrfs.h>
 #include <linux/magic.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/fileident.h"
 
 /* Linux 6.8's unique mount id, not in every libc's headers. */
@@ -25,13 +27,36 @@
 /* Block devices behind block devices (dm over md over a partition): deeper is refused. */
 #define MAX_DEPTH 8
 #define CACHED 64
+/*
+ * A verdict is kept this long: a device's number goes to the next device
+ * when one is unplugged, or a device-mapper device removed.
+ */
+#define CACHE_NS (10 * 1000000000ull)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	uint64_t dev;
+	uint64_t dev, at_ns;
 	bool used, kept;
 } cache[CACHED];
 static unsigned cache_next;
+
+/*
+ * Whether the device whose sysfs directory is open at dir_fd hangs off USB:
+ * a disk plugged in there was written elsewhere, by whoever holds it, though
+ * many USB disks do not say they are removable.
+ */
+static bool on_usb(int dir_fd)
+{
+	char link[32], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dir_fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return true; /* no answer: not the kernel's word */
+	path[n] = '\0';
+	return strstr(path, "/usb") != NULL;
+}
 
 /* The first byte of a small sysfs attribute, or 0. */
 static char attr(int dir_fd, const char *name)
@@ -93,7 +118,7 @@ static bool device_kept_at(int dir_fd, const char *name, int depth)
 	bool kept;
 
 	if (depth > MAX_DEPTH || !strncmp(name, "loop", 4) || !strncmp(name, "nbd", 3) ||
-	    !strncmp(name, "ublkb", 5) || has(dir_fd, "loop"))
+	    !strncmp(name, "ublkb", 5) || has(dir_fd, "loop") || on_usb(dir_fd))
 		return false;
 	/* A partition: removable, loop and slaves are its disk's. */
 	if (has(dir_fd, "partition")) {
@@ -140,6 +165,7 @@ static bool block_lookup(uint64_t dev)
 
 bool fileident__block_kept(uint64_t dev)
 {
+	uint64_t now = clock__mono_ns();
 	bool kept;
 	unsigned i;
 
@@ -147,7 +173,7 @@ bool fileident__block_kept(uint64_t dev)
 		return false; /* anonymous: no device behind it */
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < CACHED; i++)
-		if (cache[i].used && cache[i].dev == dev) {
+		if (cache[i].used && cache[i].dev == dev && now - cache[i].at_ns < CACHE_NS) {
 			kept = cache[i].kept;
 			pthread_mutex_unlock(&lock);
 			return kept;
@@ -157,6 +183,7 @@ bool fileident__block_kept(uint64_t dev)
 	pthread_mutex_lock(&lock);
 	i = cache_next++ % CACHED;
 	cache[i].dev = dev;
+	cache[i].at_ns = now;
 	cache[i].kept = kept;
 	cache[i].used = true;
 	pthread_mutex_unlock(&lock);

@@ -7,8 +7,8 @@
  * kernel wrote every field of it:
  *
  *  - kept by the kernel: a filesystem on a block device that is neither a
- *    loop device, nor removable, nor served from user space (nbd, ublk), nor
- *    stacked on one (device-mapper, md: their slaves are checked), of a type
+ *    loop device, nor removable, nor on USB, nor served from user space (nbd,
+ *    ublk), nor stacked on one (device-mapper, md: their slaves are checked), of a type
  *    the kernel writes (ext2/3/4, xfs, btrfs, f2fs); tmpfs, ramfs and
  *    hugetlbfs, whose inodes only the kernel makes. A later write through the
  *    kernel sets a ctime nobody can choose;
@@ -27,8 +27,8 @@
  * ("Tenants") says the same for users.
  *
  * Thread-safe. Verdicts for a block device are remembered by device number
- * (what a device is does not change while its number is taken); the others
- * are looked up each time (a btrfs's devices; an anonymous device number is
+ * for 10 s (a number goes to the next device plugged in); the others are
+ * looked up each time (a btrfs's devices; an anonymous device number is
  * reused by whatever is mounted next).
  */
 #ifndef SFBPF_UTIL_FILEIDENT_H
