@@ -42,6 +42,10 @@ CROSS     := aarch64-linux-gnu-
 CC        := $(CROSS)gcc
 AR        := $(CROSS)ar
 VMLINUX_BTF := /var/cache/sfbpf/arm64/vmlinux.btf
+# The programs carry their libraries in $(BUILD)/lib (scripts/bundle-libs.sh):
+# a root of any suite runs them with its own C library only. DT_RPATH, not
+# RUNPATH, so that the libraries' own dependencies are found there too.
+PROG_LDFLAGS := -Wl,-rpath,'$$ORIGIN/lib' -Wl,--disable-new-dtags
 endif
 
 # protobuf-c code generated from proto/*.proto is library code too.
@@ -75,6 +79,7 @@ else
 all:
 	@scripts/deps.sh $(ARCH)
 	@$(MAKE) --no-print-directory $(PROGS:%=$(BUILD)/%)
+	@CC=$(CC) scripts/bundle-libs.sh $(BUILD)/lib $(PROGS:%=$(BUILD)/%) >/dev/null
 endif
 
 # Everything the build, the tests and the benchmarks use: the packages, then
@@ -90,6 +95,7 @@ deps: test-deps
 .PHONY: test-deps
 test-deps:
 	@scripts/deps.sh test
+	@scripts/deps.sh arm64
 	@scripts/pprof-tool.sh >/dev/null
 
 # What building and running the profiler needs (make top).
@@ -143,11 +149,11 @@ $(BUILD)/libsfbpf.a: $(LIB_OBJS)
 $(BUILD)/asan/libsfbpf.a: $(SAN_OBJS)
 	$(AR) rcs $@ $^
 
-$(BUILD)/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/libsfbpf.a
-	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
+$(BUILD)/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/libsfbpf.a Makefile
+	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) $(PROG_LDFLAGS) -o $@
 
-$(BUILD)/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/libsfbpf.a
-	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) -o $@
+$(BUILD)/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/libsfbpf.a Makefile
+	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) $(PROG_LDFLAGS) -o $@
 
 # Sanitized copies of the programs: the conformance, malformed-input and
 # hostile-binary tests run them.

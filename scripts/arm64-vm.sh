@@ -72,14 +72,12 @@ KERNEL=${SFBPF_ARM64_KERNEL:-$KSUITE}
 # built against bookworm's arm64 libraries run on trixie (same sonames, newer
 # glibc).
 RSUITE=${SFBPF_ARM64_ROOT_SUITE:-trixie}
-# Everything sfbpf-top links (ldd build/sfbpf-top), the reference tools, and
-# busybox-static for the initramfs. trixie renamed some libraries (t64).
-case $RSUITE in
-bookworm) PACKAGES=libelf1,libdw1,libdebuginfod1,libcurl4 ;;
-*) PACKAGES=libelf1t64,libdw1t64,libdebuginfod1t64,libcurl4t64 ;;
-esac
-PACKAGES+=,linux-perf,bpftool,python3,libbpf1,libprotobuf-c1,libncursesw6,zlib1g,libzstd1
-PACKAGES+=,libunwind8,procps,kmod,busybox-static
+# The reference tools and busybox-static for the initramfs. Not sfbpf's
+# libraries: the cross-built programs carry theirs (build-arm64/lib,
+# scripts/bundle-libs.sh) and need only the root's C library, whatever its
+# suite (trixie has no libcapstone.so.4). libdebuginfod and libcurl, which
+# sfbpf-top opens only if present, are left out too.
+PACKAGES=linux-perf,bpftool,python3,libunwind8,procps,kmod,busybox-static
 # The modules the initramfs loads, in this order (dependencies resolved by
 # modprobe --show-depends at setup).
 MODULES="virtio_blk virtio-rng crc32c_generic ext4 9pnet_virtio 9p"
