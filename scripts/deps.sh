@@ -21,7 +21,8 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # pprof as the reference pprof reader, chromium to render flamegraphs, protoc to
 # decode OTLP requests against their schema, prometheus_client to parse /metrics,
 # the AArch64 cross compiler with its C library (the CFI tests build AArch64
-# objects), time for peak memory, and qemu with busybox, cpio and kmod to boot
+# objects) and qemu-user (tests/arm64_libs.test runs the arm64 programs' own
+# loader), time for peak memory, and qemu with busybox, cpio and kmod to boot
 # Debian's own kernels (make check-kernels, tests/kernels.test), gdb, the
 # reference for CPython's layouts and eval frames (tests/pyframes.test),
 # libpython3-dev to link a program embedding CPython (tests/pyembed.test), and
@@ -30,7 +31,7 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
 	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross time qemu-system-x86 busybox-static cpio kmod
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user time qemu-system-x86 busybox-static cpio kmod
 	gdb libpython3-dev e2fsprogs btrfs-progs)
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).
