@@ -235,6 +235,7 @@ void tables_release_slot(struct tables *t, struct entry *e)
 		return;
 	tables_publish_flags(t, e->slot, 0);
 	t->slots[e->slot] = NULL;
+	t->slot_freed_ns[e->slot] = clock__mono_ns();
 	e->slot = -1;
 }
 
@@ -439,7 +440,17 @@ struct entry *tables_find_entry(struct tables *t, const struct obj_key *key)
 	return v >= 0 ? ((struct obj_alias *)HASHMAP_TO_PTR(v))->e : NULL;
 }
 
-/* A free slot, reclaiming the oldest lingering table if there is none. */
+bool tables_slot_free(const struct tables *t, uint32_t i)
+{
+	return !t->slots[i] &&
+	       (t->fork_horizon_ns == UINT64_MAX || t->slot_freed_ns[i] < t->fork_horizon_ns);
+}
+
+/*
+ * A free slot, reclaiming the oldest lingering table if there is none: one
+ * whose last reference went before the fork horizon (a copy of an entry made
+ * before then may name it, unheard yet; used_ns is set at every release).
+ */
 int64_t tables_alloc_slot(struct tables *t)
 {
 	struct entry *oldest = NULL, *e;
@@ -447,9 +458,10 @@ int64_t tables_alloc_slot(struct tables *t)
 
 	for (i = 0; i < t->opts.max_objects; i++) {
 		e = t->slots[i];
-		if (!e)
+		if (!e && tables_slot_free(t, i))
 			return i;
-		if (e->state == OBJ_LOADED && !e->refs && (!oldest || e->used_ns < oldest->used_ns))
+		if (e && e->state == OBJ_LOADED && !e->refs && e->used_ns < t->fork_horizon_ns &&
+		    (!oldest || e->used_ns < oldest->used_ns))
 			oldest = e;
 	}
 	if (!oldest)

@@ -169,6 +169,8 @@ struct tables {
 	struct hashmap by_hint; /* entries by key.hint: the candidates for sharing */
 	struct hashmap by_alias; /* obj_alias by their key */
 	struct entry **slots; /* object index -> entry */
+	uint64_t *slot_freed_ns; /* when each slot was last emptied (tables__fork_horizon) */
+	uint64_t fork_horizon_ns; /* UINT64_MAX until forks copy entries */
 	struct tableload *loader;
 	struct segspace row_segs, page_segs; /* where the slices' entries are */
 	uint32_t table_gen; /* tables published (sfbpf_object.gen) */
@@ -217,6 +219,8 @@ int tables_pin(struct entry *e, int fd);
 void tables_unpin(struct entry *e);
 /* A free slot, reclaiming the oldest lingering table if there is none; -ENOSPC. */
 int64_t tables_alloc_slot(struct tables *t);
+/* Slot i is empty and no entry a fork copied can name it (tables__fork_horizon). */
+bool tables_slot_free(const struct tables *t, uint32_t i);
 /* e takes the free slot, flagged PENDING (its table is being built or read back). */
 void tables_place_entry(struct tables *t, struct entry *e, int32_t slot);
 /* A new entry for key (indexed, no slot yet), or NULL. */

@@ -58,11 +58,13 @@ struct tables *tables__new(const struct tables_opts *opts)
 	     !segspace__init(&t->row_segs, opts->rows_fd, opts->max_rows, opts->seg_shift) &&
 	     !segspace__init(&t->page_segs, opts->pages_fd, opts->max_pages, opts->seg_shift);
 	t->slots = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(*t->slots));
+	t->slot_freed_ns = calloc(opts->max_objects ? opts->max_objects : 1, sizeof(uint64_t));
+	t->fork_horizon_ns = UINT64_MAX;
 	t->loader = tableload__new(&lopts);
 	t->push_tail = &t->push_head;
 	/* An empty segment lingers as an unreferenced table does. */
 	t->row_segs.linger_ns = t->page_segs.linger_ns = opts->linger_ns;
-	if (!ok || !t->slots || !t->loader) {
+	if (!ok || !t->slots || !t->slot_freed_ns || !t->loader) {
 		tables__free(t);
 		return NULL;
 	}
@@ -99,6 +101,7 @@ void tables__free(struct tables *t)
 	hashmap__free(&t->by_hint);
 	hashmap__free(&t->by_alias);
 	free(t->slots);
+	free(t->slot_freed_ns);
 	segspace__fini(&t->row_segs);
 	segspace__fini(&t->page_segs);
 	ruleset__clear(&t->rules);
@@ -547,7 +550,7 @@ uint32_t tables__preload(struct tables *t, uint32_t max)
 			continue;
 		total += bytes;
 		/* A free slot only: a lingering table is worth more than a guess. */
-		while (slot < t->opts.max_objects && t->slots[slot])
+		while (slot < t->opts.max_objects && !tables_slot_free(t, slot))
 			slot++;
 		if (slot == t->opts.max_objects || !(e = tables_new_entry(t, &key, recs[i].name)))
 			break;
@@ -615,6 +618,22 @@ void tables__release(struct tables *t, uint32_t obj)
 	default: /* loading: finished, then lingers (or goes) */
 		break;
 	}
+}
+
+int tables__hold(struct tables *t, uint32_t obj)
+{
+	struct entry *e;
+
+	if (obj >= t->opts.max_objects || !(e = t->slots[obj]))
+		return -ENOENT;
+	e->refs++;
+	e->used_ns = clock__mono_ns();
+	return 0;
+}
+
+void tables__fork_horizon(struct tables *t, uint64_t horizon_ns)
+{
+	t->fork_horizon_ns = horizon_ns;
 }
 
 /* ---- housekeeping --------------------------------------------------------- */

@@ -220,6 +220,21 @@ int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, con
  */
 uint32_t tables__preload(struct tables *t, uint32_t max);
 void tables__release(struct tables *t, uint32_t obj);
+/*
+ * One more reference on whatever table slot obj holds, for an entry the
+ * kernel copied at a fork (proctrack__adopt): 0, or -ENOENT when the slot is
+ * empty (its mappings must then name no table).
+ */
+int tables__hold(struct tables *t, uint32_t obj);
+/*
+ * Forks copy entries in the kernel: a slot freed at or after horizon_ns may
+ * still be named by a copy whose event the caller has not read, so it serves
+ * no other file until a later horizon passes it. The caller gives, after
+ * each round that read the whole event ring, the time that round began, less
+ * a margin for an event being written then. Before the first call slots are
+ * reused at once.
+ */
+void tables__fork_horizon(struct tables *t, uint64_t horizon_ns);
 
 /*
  * Whether some object's table is being built that could take sampled PCs
