@@ -268,6 +268,8 @@ enum sfbpf_stat {
 	SFBPF_STAT_FP_SWITCHES, /* frame-pointer steps onto another stack (Go's system stack) */
 	SFBPF_STAT_LEAF_FP_STEPS, /* topmost PC in no known mapping: caller found by an FP step */
 	SFBPF_STAT_FILLED_PERIODS, /* periods the kernel skipped, in a sample's weight (throttled) */
+	SFBPF_STAT_FORKS_INHERITED, /* new processes given their parent's entry at the fork */
+	SFBPF_STAT_FORK_DROPS, /* not given it: the event ring was full, or the map */
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
@@ -444,11 +446,17 @@ enum sfbpf_event_type {
 	SFBPF_EVENT_EXIT, /* its last thread exited: its entry was dropped */
 	SFBPF_EVENT_NO_PROC, /* sampled, but no (valid) entry */
 	SFBPF_EVENT_NO_MAPPING, /* sampled at, or returning to, addr: in no known mapping */
+	/*
+	 * pid was forked by addr (a tgid) and got a copy of its entry in the
+	 * kernel, start_ticks its own: it unwinds from its first sample. The
+	 * event is reserved before the copy is made, so none is made unheard.
+	 */
+	SFBPF_EVENT_FORK,
 };
 
 struct sfbpf_event {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
-	__u64 addr; /* NO_MAPPING: the address */
+	__u64 addr; /* NO_MAPPING: the address; FORK: the parent's tgid */
 	__u64 start_ticks; /* the group leader's start (see struct sfbpf_proc) */
 	__u32 type; /* enum sfbpf_event_type */
 	__u32 pid; /* tgid */

@@ -356,6 +356,56 @@ int sfbpf_exec(__u64 *ctx)
 }
 
 /*
+ * A new process (not a thread): its address space is a copy of its parent's,
+ * so it gets a copy of the parent's entry and unwinds from its first sample
+ * (a forked shell, a pre-fork server's worker, a subprocess before its exec)
+ * with no work in userspace. Runs in the parent (current) before the child
+ * first runs. The event is reserved before the copy is made: the loader hears
+ * of every copy, and must hold the tables it names before their slots can
+ * serve another file (procs/proctrack.c, proctrack__adopt).
+ */
+SEC("raw_tp/sched_process_fork")
+int sfbpf_fork(__u64 *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx[1];
+	__u32 ptgid = bpf_get_current_pid_tgid() >> 32, tgid, zero = 0;
+	const struct sfbpf_proc *proc;
+	struct sfbpf_stats *cnt;
+	struct sfbpf_proc *copy;
+	struct sfbpf_event *ev;
+	bool stale;
+
+	tgid = BPF_CORE_READ(child, tgid);
+	if ((__u32)BPF_CORE_READ(child, pid) != tgid || tgid == ptgid || !target_wanted(tgid))
+		return 0;
+	proc = unwind_proc(ustack_current_task(), ptgid, &stale);
+	cnt = bpf_map_lookup_elem(&stats, &zero);
+	if (!proc || !cnt)
+		return 0;
+	ev = bpf_ringbuf_reserve(&lifecycle, sizeof(*ev), 0);
+	if (!ev) {
+		cnt->v[SFBPF_STAT_FORK_DROPS]++;
+		return 0;
+	}
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->addr = ptgid;
+	/* The child leads its new thread group: its own start is the group's. */
+	ev->start_ticks = clock_tick_ns ? BPF_CORE_READ(child, start_boottime) / clock_tick_ns : 0;
+	ev->type = SFBPF_EVENT_FORK;
+	ev->pid = tgid;
+	if (bpf_map_update_elem(&procs, &tgid, proc, BPF_ANY) ||
+	    !(copy = bpf_map_lookup_elem(&procs, &tgid))) {
+		bpf_ringbuf_discard(ev, 0);
+		cnt->v[SFBPF_STAT_FORK_DROPS]++;
+		return 0;
+	}
+	copy->start_ticks = ev->start_ticks;
+	bpf_ringbuf_submit(ev, target_wakeup_flag(&lifecycle, exit_wakeup_bytes));
+	cnt->v[SFBPF_STAT_FORKS_INHERITED]++;
+	return 0;
+}
+
+/*
  * A thread exits. Only the last one of its process matters (signal->live is
  * decremented before the tracepoint, so it reads 0 there): the PID may be
  * reused from then on, so the entry goes now.

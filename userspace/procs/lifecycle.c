@@ -160,6 +160,25 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		if (lc->opts.on_exit)
 			lc->opts.on_exit(lc->opts.ctx, pid, e->time_ns);
 		break;
+	case SFBPF_EVENT_FORK:
+		lc->stats.fork_events++;
+		/* Its samples so far were unwound with the copy, if it is gone too. */
+		if (lc->opts.on_fork)
+			lc->opts.on_fork(lc->opts.ctx, pid, (int)e->addr, e->time_ns);
+		/* Before anything frees a slot the copy names (tables__fork_horizon). */
+		if (proctrack__adopt(lc->opts.procs, pid, e->start_ticks)) {
+			lc->stats.fork_gone++;
+			break;
+		}
+		set_backoff(lc, pid, 0);
+		/*
+		 * Read later as an exec'd process is, if it lives: what it maps
+		 * itself, and the runtime it runs (the listener: pythons.h).
+		 * Its samples unwind with the copy meanwhile.
+		 */
+		if (lc->opts.follow_execs)
+			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
+		break;
 	case SFBPF_EVENT_NO_PROC:
 		lc->stats.no_proc_events++;
 		queue_now(lc, pid, true);

@@ -31,6 +31,8 @@
 
 /* pid's process exec'd, or exited (its entry is gone already); time_ns: the event's. */
 typedef void (*lifecycle_fn)(void *ctx, int pid, uint64_t time_ns);
+/* pid was forked by parent and unwinds with the copy of its entry it was given. */
+typedef void (*lifecycle_fork_fn)(void *ctx, int pid, int parent, uint64_t time_ns);
 
 struct lifecycle_opts {
 	struct proctrack *procs;
@@ -40,11 +42,14 @@ struct lifecycle_opts {
 	uint64_t notify_interval_ns; /* the BPF side's report interval; 0: 200 ms */
 	uint64_t sweep_every_ns; /* 0: 10 s */
 	lifecycle_fn on_exec, on_exit; /* may be NULL */
+	lifecycle_fork_fn on_fork; /* may be NULL */
 	void *ctx;
 };
 
 struct lifecycle_stats {
 	uint64_t exec_events, exit_events, no_proc_events, no_mapping_events;
+	uint64_t fork_events; /* entries copied at a fork, adopted */
+	uint64_t fork_gone; /* copies gone before their event was read (exec, exit) */
 	uint64_t refreshes; /* entries (re)built */
 	uint64_t unchanged; /* no-mapping reports that found the same mappings */
 	uint64_t gone; /* processes gone before their refresh */

@@ -423,6 +423,53 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	return pt->deferred ? PROCTRACK_INCOMPLETE : PROCTRACK_UPDATED;
 }
 
+int proctrack__adopt(struct proctrack *pt, int pid, uint64_t start_ticks)
+{
+	struct sfbpf_proc *p = &pt->looked; /* a buffer here: scratch holds the generation */
+	struct proc_entry *e, old;
+	bool withdrawn = false;
+	__u32 key = pid, i;
+
+	pt->looked_pid = 0;
+	if (bpf_map_lookup_elem(pt->procs_fd, &key, p) || p->start_ticks != start_ticks ||
+	    p->count > SFBPF_MAX_MAPPINGS)
+		return -ENOENT;
+	e = get_entry(pt, pid);
+	if (!e)
+		return -ENOMEM;
+	/* An entry the loader had for an earlier process with this PID goes (a missed exit). */
+	old = *e;
+	e->nr_objs = e->nr_with_table = 0;
+	for (i = 0; i < p->count; i++) {
+		struct sfbpf_mapping *m = &p->maps[i];
+
+		if (m->obj == SFBPF_OBJ_NONE)
+			continue;
+		if (tables__hold(pt->tables, m->obj)) {
+			m->obj = SFBPF_OBJ_NONE;
+			withdrawn = true;
+			continue;
+		}
+		e->objs[e->nr_objs++] = m->obj;
+		e->nr_with_table++;
+	}
+	if (withdrawn) {
+		pt->stats.adopt_withdrawn++;
+		p->generation = ++pt->scratch.generation;
+		if (bpf_map_update_elem(pt->procs_fd, &key, p, BPF_EXIST))
+			pt->stats.update_failed++;
+	}
+	e->start_ticks = start_ticks;
+	e->signature = 0; /* its first refresh reads it whole */
+	e->stack_lo = e->stack_hi = 0;
+	e->nr_maps = p->count;
+	pt->stats.mappings += e->nr_maps;
+	pt->stats.mappings_with_table += e->nr_with_table;
+	pt->stats.adopted++;
+	release_objs(pt, &old);
+	return 0;
+}
+
 int proctrack__refresh(struct proctrack *pt, int pid)
 {
 	return update(pt, pid, false);

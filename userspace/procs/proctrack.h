@@ -53,6 +53,15 @@ void proctrack__set_listener(struct proctrack *pt, const struct proctrack_listen
 int proctrack__refresh(struct proctrack *pt, int pid);
 /* The same, unless pid is known with the same start time and executable mappings. */
 int proctrack__refresh_if_changed(struct proctrack *pt, int pid);
+/*
+ * pid was forked by parent and the kernel gave it a copy of parent's entry
+ * (SFBPF_EVENT_FORK, start_ticks its own): takes a reference on each table
+ * the copy names, before a slot can serve another file (tables__fork_horizon),
+ * and withdraws from the copy any mapping whose table is gone meanwhile. The
+ * entry is then pid's own, to refresh or remove as any other. 0, or -ENOENT
+ * when the copy is gone already (the child exec'd or exited).
+ */
+int proctrack__adopt(struct proctrack *pt, int pid, uint64_t start_ticks);
 /* Forget pid: delete its map entry and release its objects. */
 void proctrack__remove(struct proctrack *pt, int pid);
 /* Load every process in /proc. Returns how many were loaded. */
@@ -93,6 +102,8 @@ struct proctrack_stats {
 	uint32_t mappings_with_table;
 	uint32_t mappings_dropped; /* past SFBPF_MAX_MAPPINGS */
 	uint64_t refreshes; /* entries (re)built */
+	uint64_t adopted; /* entries the kernel copied at a fork, taken on (proctrack__adopt) */
+	uint64_t adopt_withdrawn; /* of those, copies naming a table gone before they were read */
 	uint64_t unchanged; /* refresh_if_changed found nothing new */
 	uint64_t deferred; /* mappings left without a table for now: loader busy */
 	uint64_t update_failed; /* entries the kernel refused (procs map full) */

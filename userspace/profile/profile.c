@@ -83,6 +83,8 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_FP_SWITCHES] = "fp-stack-switches",
 	[SFBPF_STAT_LEAF_FP_STEPS] = "unknown-leaf-fp-steps",
 	[SFBPF_STAT_FILLED_PERIODS] = "filled-periods",
+	[SFBPF_STAT_FORKS_INHERITED] = "forks-inherited",
+	[SFBPF_STAT_FORK_DROPS] = "fork-drops",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
@@ -455,8 +457,19 @@ int profile__attach_lifecycle(struct profile *p)
 	if (err) {
 		bpf_link__destroy(skel->links.sfbpf_exit);
 		skel->links.sfbpf_exit = NULL;
+		return err;
 	}
-	return err;
+	/*
+	 * Forks last: a copy's event must find the exits and execs heard
+	 * already. SFBPF_NO_FORK_COPY=1: not at all (tests/forks.test, to show
+	 * what the copies change).
+	 */
+	if (getenv("SFBPF_NO_FORK_COPY"))
+		return 0;
+	if (bpfprog__attach_raw_tp(skel->progs.sfbpf_fork, "sched_process_fork",
+				   &skel->links.sfbpf_fork))
+		pr_warn("forked processes wait for their own tables (no sched_process_fork)");
+	return 0;
 }
 
 int profile__poll(struct profile *p, int timeout_ms)

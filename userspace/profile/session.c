@@ -44,6 +44,12 @@
  * and an exec'd process's entry must not wait for all of them.
  */
 #define READ_SLICE_NS (5 * NSEC_PER_MSEC)
+/*
+ * A fork's copy and its event are made in one run of a BPF program (a few
+ * microseconds, never preempted): an event not yet in the ring this long
+ * after a slot was freed belongs to a copy made after it, which cannot name it.
+ */
+#define FORK_EVENT_MARGIN_NS (10 * NSEC_PER_MSEC)
 #define PROGRESS_EVERY_NS (100 * NSEC_PER_MSEC)
 #define TRIM_EVERY_NS (5 * NSEC_PER_SEC)
 /* How long the pages of DWARF files read for source lines stay mapped in. */
@@ -238,14 +244,29 @@ static int on_event(void *ctx, const struct sfbpf_event *e)
 	return err;
 }
 
-/* A new image: the symbolizer starts a new generation of its mappings. */
+/*
+ * A new image: the symbolizer starts a new generation of its mappings (also
+ * for a child whose parent's were copied at its fork, and not sampled yet).
+ */
 static void on_proc_exec(void *ctx, int pid, uint64_t time_ns)
 {
 	struct session *s = ctx;
 
 	bit_set(s->gone, pid, false);
-	if (bit_test(s->sampled, pid))
+	if (bit_test(s->sampled, pid) || symbolizer__has(s->sym, pid))
 		symbolizer__note_exec(s->sym, pid, time_ns);
+}
+
+/*
+ * A child that unwinds with its parent's entry: its names are the parent's
+ * mappings, copied now (a subshell is often gone before its samples are read).
+ */
+static void on_proc_fork(void *ctx, int pid, int parent, uint64_t time_ns)
+{
+	struct session *s = ctx;
+
+	bit_set(s->gone, pid, false);
+	symbolizer__note_fork(s->sym, pid, parent, time_ns);
 }
 
 static void forget_oldest(struct session *s)
@@ -266,6 +287,30 @@ static void queue_exited(struct session *s, int pid)
 		(struct session_exited){ .pid = pid, .drain = s->drains };
 }
 
+/* A forked child's copy of its parent's names, until its samples so far are read. */
+static void forget_unsampled(struct session *s, bool all)
+{
+	struct session_exited *x;
+
+	while (s->unsampled_head != s->unsampled_tail) {
+		x = &s->unsampled[s->unsampled_head % SESSION_MAX_EXITED];
+		if (!all && x->drain >= s->drains)
+			break;
+		s->unsampled_head++;
+		/* Sampled after its exit: the exited ring has it now. */
+		if (!bit_test(s->sampled, x->pid))
+			symbolizer__forget_pid(s->sym, x->pid);
+	}
+}
+
+static void queue_unsampled(struct session *s, int pid)
+{
+	if (s->unsampled_tail - s->unsampled_head >= SESSION_MAX_EXITED)
+		forget_unsampled(s, true);
+	s->unsampled[s->unsampled_tail++ % SESSION_MAX_EXITED] =
+		(struct session_exited){ .pid = pid, .drain = s->drains };
+}
+
 /*
  * An exited process: its mappings stay with the symbolizer (the aggregated
  * stacks are symbolized at output time) until SESSION_MAX_EXITED later exits,
@@ -280,6 +325,8 @@ static void on_proc_exit(void *ctx, int pid, uint64_t time_ns)
 	bit_set(s->gone, pid, true);
 	if (bit_test(s->sampled, pid))
 		queue_exited(s, pid);
+	else if (symbolizer__has(s->sym, pid) && s->unsampled)
+		queue_unsampled(s, pid);
 }
 
 void session__forget_exited(struct session *s)
@@ -439,6 +486,7 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.follow_execs = true,
 		.on_exec = on_proc_exec,
 		.on_exit = on_proc_exit,
+		.on_fork = on_proc_fork,
 		.ctx = s,
 	};
 	struct tablecache_opts copts = {
@@ -577,6 +625,10 @@ static void housekeeping(struct session *s)
 	/* Samples before an exit read so far are all read only once a round was not cut. */
 	if (!s->cut) {
 		s->drains++;
+		forget_unsampled(s, false);
+		/* Every fork's event written before this round began was read in it. */
+		if (s->tables && s->round_ns > FORK_EVENT_MARGIN_NS)
+			tables__fork_horizon(s->tables, s->round_ns - FORK_EVENT_MARGIN_NS);
 		if (s->pythons)
 			pythons__drained(s->pythons);
 	}
@@ -616,6 +668,7 @@ static void wait_tables(struct session *s, uint64_t mark)
 	 */
 	while (tables__pending_at(s->tables, mark) && (!end || clock__mono_ns() < end) &&
 	       !(s->opts.stop && *s->opts.stop)) {
+		s->round_ns = clock__mono_ns();
 		profile__poll_slice(s->prof, BUSY_POLL_MS, READ_SLICE_NS, &s->cut);
 		housekeeping(s);
 		now = clock__mono_ns();
@@ -734,6 +787,7 @@ int session__open(struct session **sp, const struct session_opts *opts)
 	s->sampled = calloc(PID_BITMAP_BITS / 8, 1);
 	s->gone = calloc(PID_BITMAP_BITS / 8, 1);
 	s->exited = calloc(SESSION_MAX_EXITED, sizeof(*s->exited));
+	s->unsampled = calloc(SESSION_MAX_EXITED, sizeof(*s->unsampled));
 	if (!s->agg || !s->sym || !s->sampled || !s->gone || !s->exited) {
 		pr_warn("out of memory");
 		return -ENOMEM;
@@ -764,6 +818,7 @@ static int poll_samples(struct session *s, int timeout_ms)
 {
 	int n, m;
 
+	s->round_ns = clock__mono_ns();
 	if (!s->off)
 		return profile__poll_slice(s->prof, timeout_ms, READ_SLICE_NS, &s->cut);
 	/* The off-CPU stream is the busy one: wait on it, then read the CPU samples (and events).
@@ -829,6 +884,7 @@ void session__close(struct session *s)
 	free(s->sampled);
 	free(s->gone);
 	free(s->exited);
+	free(s->unsampled);
 	free(s->weighted);
 	free(s);
 }

@@ -33,8 +33,16 @@ struct session {
 	uint8_t *gone; /* pids whose exit was seen (until an exec, or a sample queues it) */
 	struct session_exited *exited; /* SESSION_MAX_EXITED, a ring */
 	uint32_t exited_head, exited_tail;
+	/*
+	 * Exits of forked children named with their parent's mappings but not
+	 * sampled: forgotten once a round has read the samples before them (a
+	 * ring of SESSION_MAX_EXITED too; a sampled one moves to exited).
+	 */
+	struct session_exited *unsampled;
+	uint32_t unsampled_head, unsampled_tail;
 	uint64_t drains; /* poll rounds that read the sample ring to its end */
 	bool cut; /* the last poll left samples in the ring (profile__poll_slice) */
+	uint64_t round_ns; /* when the last poll round began (tables__fork_horizon) */
 	bool loading; /* tables were pending at the last poll round */
 	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
 	uint64_t dwarf_pages_ns; /* DWARF files' pages last given back */

@@ -360,9 +360,13 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "stack_scans", ps->stack_scans);
 	print_counter(f, "", "stack_scan_pcs", ps->stack_scan_pcs);
 	print_counter(f, "", "proc_refreshes", ps->refreshes);
+	print_counter(f, "", "proc_adopted", ps->adopted);
+	print_counter(f, "", "proc_adopt_withdrawn", ps->adopt_withdrawn);
 	print_counter(f, "", "proc_update_failed", ps->update_failed);
 	print_counter(f, "lifecycle.", "exec", ls->exec_events);
 	print_counter(f, "lifecycle.", "exit", ls->exit_events);
+	print_counter(f, "lifecycle.", "fork", ls->fork_events);
+	print_counter(f, "lifecycle.", "fork_gone", ls->fork_gone);
 	print_counter(f, "lifecycle.", "no_proc", ls->no_proc_events);
 	print_counter(f, "lifecycle.", "no_mapping", ls->no_mapping_events);
 	print_counter(f, "lifecycle.", "refreshes", ls->refreshes);

@@ -575,6 +575,56 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false, 0);
 }
 
+int symbolizer__note_fork(struct symbolizer *s, int pid, int parent, uint64_t time_ns)
+{
+	struct proc *pp, *p = proc__find(s, pid);
+	struct pmap *maps;
+	struct gen *g;
+	size_t i;
+	int err;
+
+	err = note(s, parent, &pp);
+	if (!pp || pp->gone || !pp->ngens || pp == p)
+		return err ? err : -ESRCH;
+	/* Read while ld.so was still mapping (a young image), or long ago: again first. */
+	if (clock__mono_ns() - pp->refreshed_ns >=
+	    (pp->reads < YOUNG_READS ? LEAF_REFRESH_NS : REFRESH_NS))
+		proc__snapshot(s, pp, time_ns, false, 0);
+	if (pp->gone || !pp->ngens)
+		return -ESRCH;
+	g = &pp->gens[pp->ngens - 1];
+	maps = calloc(g->count + 1, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || hashmap__add(&s->procs, pid_hash(pid), HASHMAP_PTR(p))) {
+			free(maps);
+			free(p);
+			return -ENOMEM;
+		}
+		p->pid = pid;
+		perfmap__init(&p->jit, pid, &s->jit_pool);
+		time_ns = 0;
+	}
+	memcpy(maps, g->maps, g->count * sizeof(*maps));
+	for (i = 0; i < g->count; i++)
+		symcache__hold(maps[i].obj);
+	/* Its objects are its parent's; its root is read for itself if it reads more. */
+	p->root_read = false;
+	p->gone = false;
+	p->refreshed_ns = clock__mono_ns();
+	p->reads = 1;
+	/* A PID known from an earlier process: this one's from its birth on. */
+	proc__push_gen(s, p, time_ns, maps, g->count, g->exe);
+	return 0;
+}
+
+bool symbolizer__has(struct symbolizer *s, int pid)
+{
+	return proc__find(s, pid) != NULL;
+}
+
 int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns)
 {
 	struct proc *p = proc__find(s, pid);
@@ -585,6 +635,9 @@ int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns)
 		err = note(s, pid, &p);
 	else
 		err = proc__snapshot(s, p, time_ns, true, 0);
+	/* Gone already: the image before names nothing after the exec. */
+	if (err && p && p->ngens && p->gens[p->ngens - 1].since_ns < time_ns)
+		proc__push_gen(s, p, time_ns, calloc(1, sizeof(struct pmap)), 0, NULL);
 	if (p)
 		p->reads = 0;
 	return err;

@@ -87,6 +87,15 @@ int symbolizer__note_pid(struct symbolizer *s, int pid);
  */
 int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, const uint64_t *ips,
 			    size_t n);
+/*
+ * pid was forked by parent at time_ns: its mappings are parent's latest
+ * (noted first if need be), copied now, as the child may be gone before its
+ * first sample is read; a generation from time_ns on if the PID was known
+ * (an earlier process's). Its next read, or exec, starts a new generation.
+ * 0 or a negative errno (parent gone).
+ */
+int symbolizer__note_fork(struct symbolizer *s, int pid, int parent, uint64_t time_ns);
+bool symbolizer__has(struct symbolizer *s, int pid);
 /* pid exec'd at time_ns (sched_process_exec): a new generation from then on. */
 int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns);
 /* Re-read pid's mappings now (after dlopen or exec; see the generations above). */

@@ -305,6 +305,12 @@ bool symcache__evict_cold_dwarf(struct symcache *c)
 	return false;
 }
 
+void symcache__hold(struct symobj *o)
+{
+	if (o && o->refs)
+		o->refs++;
+}
+
 void symcache__put(struct symcache *c, struct symobj *o)
 {
 	struct symobj **pp;

@@ -107,6 +107,8 @@ void symcache__settle(struct symcache *c, bool all);
 void symcache__settle_obj(struct symcache *c, struct symobj *o);
 /* Drop a reference a getter gave (NULL: nothing). */
 void symcache__put(struct symcache *c, struct symobj *o);
+/* One more reference on o, which the caller knows to be referenced already (NULL is fine). */
+void symcache__hold(struct symobj *o);
 /*
  * Bytes of cold objects kept (0: SYMCACHE_DEFAULT_BUDGET); the coldest past it
  * go now. The source-line answers of all objects, in use or not, are held to
