@@ -201,6 +201,39 @@ struct sfbpf_proc {
 	struct sfbpf_mapping maps[SFBPF_MAX_MAPPINGS];
 };
 
+/*
+ * A file as the kernel knows it (bpf/vmafind.h): the superblock's device
+ * (the kernel's encoding, major << 20 | minor), the inode number and its
+ * change time. The loader publishes, in the idents map, the object slot of
+ * each file whose identity is the kernel's to give (util/fileident.h) for
+ * exactly this key; a file written since has another change time.
+ */
+struct sfbpf_ident_key {
+	__u64 dev;
+	__u64 ino;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 pad;
+};
+
+struct sfbpf_ident {
+	__u32 obj; /* the object slot */
+	__u32 pad;
+	__u64 delta; /* ELF address - file offset in its executable segment */
+	/* Its lowest executable segment's ELF address: a program's mm->start_code less the bias */
+	__u64 text_vaddr;
+};
+
+/* Why a walk could not use the VMA of an address (SFBPF_STAT_VMA_MISS_BASE + this). */
+enum sfbpf_vma_miss {
+	SFBPF_VMA_NO_VMA = 0, /* no VMA there, or mmap_lock taken (bpf_find_vma) */
+	SFBPF_VMA_NOT_FILE, /* anonymous or not executable */
+	SFBPF_VMA_NO_IDENT, /* a file whose identity the loader has published no table for */
+	SFBPF_VMA_FULL, /* VMAFIND_MAX_MAPS met in one walk */
+	SFBPF_VMA_LATER, /* this sample's one lookup was spent (the next sample's may find it) */
+	SFBPF_VMA_MISS__COUNT,
+};
+
 /* Why the Python walk of a sample ended (bpf/python.h). */
 enum sfbpf_py_stop {
 	SFBPF_PY_STOP_DONE = 0, /* the thread's outermost frame: complete */
@@ -270,6 +303,10 @@ enum sfbpf_stat {
 	SFBPF_STAT_FILLED_PERIODS, /* periods the kernel skipped, in a sample's weight (throttled) */
 	SFBPF_STAT_FORKS_INHERITED, /* new processes given their parent's entry at the fork */
 	SFBPF_STAT_FORK_DROPS, /* not given it: the event ring was full, or the map */
+	SFBPF_STAT_VMA_WALKS, /* samples of processes without an entry, walked with VMAs found */
+	SFBPF_STAT_VMA_FOUND, /* mappings those walks found in the kernel */
+	SFBPF_STAT_VMA_MISS_BASE, /* + enum sfbpf_vma_miss: VMAs those walks could not use */
+	SFBPF_STAT_VMA_MISS_LAST = SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_MISS__COUNT - 1,
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
@@ -444,7 +481,7 @@ struct sfbpf_py_code {
 enum sfbpf_event_type {
 	SFBPF_EVENT_EXEC = 1, /* the process exec'd: its old entry was dropped */
 	SFBPF_EVENT_EXIT, /* its last thread exited: its entry was dropped */
-	SFBPF_EVENT_NO_PROC, /* sampled, but no (valid) entry */
+	SFBPF_EVENT_NO_PROC, /* sampled, but no (valid) entry; addr: SFBPF_NO_PROC_* */
 	SFBPF_EVENT_NO_MAPPING, /* sampled at, or returning to, addr: in no known mapping */
 	/*
 	 * pid was forked by addr (a tgid) and got a copy of its entry in the
@@ -453,6 +490,13 @@ enum sfbpf_event_type {
 	 */
 	SFBPF_EVENT_FORK,
 };
+
+/*
+ * A no-proc report whose sample was walked with VMAs found in the kernel
+ * (vmafind.h): its entry can wait until ld.so has mapped the libraries
+ * (read 20 ms on, as after an exec), rather than be read at once, half-made.
+ */
+#define SFBPF_NO_PROC_WALKED 1
 
 struct sfbpf_event {
 	__u64 time_ns; /* bpf_ktime_get_ns() */

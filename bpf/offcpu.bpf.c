@@ -382,7 +382,7 @@ static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
 	if (rec) {
 		rec->owed_ns = switch_out_owed(rec->s.tid, now);
 		proc = ustack_begin(&sc->st, &rec->s, &cnt->unwind, ustack_current_task(),
-				    rec->s.pid);
+				    rec->s.pid, false);
 	}
 	if (proc && chained) {
 		sc->entry_ns = now;

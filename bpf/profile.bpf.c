@@ -257,7 +257,8 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 
 	task = ustack_current_task();
 	sample_weight(ctx, sc, task, cnt);
-	proc = ustack_begin(&sc->st, s, cnt, task, tgid);
+	/* VMAs found in the kernel: the one-program walk only (its callback is 5.13's). */
+	proc = ustack_begin(&sc->st, s, cnt, task, tgid, !chained);
 	if (proc && chained)
 		ustack_chain(ctx, &sc->st, s->ips, tgid);
 	else if (proc)
@@ -350,6 +351,7 @@ int sfbpf_exec(__u64 *ctx)
 	if (!target_wanted(tgid)) /* the lifecycle follows the sampler's filters */
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&vma_cache, &tgid); /* the old image's VMAs */
 	bpf_map_delete_elem(&notify_next, &tgid); /* a new program reports at once */
 	lifecycle_event(ustack_current_task(), tgid, SFBPF_EVENT_EXEC);
 	return 0;
@@ -425,6 +427,7 @@ int sfbpf_exit(__u64 *ctx)
 	if (live || !target_wanted(tgid))
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&vma_cache, &tgid);
 	bpf_map_delete_elem(&notify_next, &tgid);
 	lifecycle_event(task, tgid, SFBPF_EVENT_EXIT);
 	return 0;

@@ -21,6 +21,7 @@
 #define SFBPF_UNWIND_H
 
 #include "unwind_maps.h"
+#include "vmafind.h"
 
 /* A frame-pointer step rejects frames further than this above SP... */
 #define UNWIND_FP_MAX_GAP (8ULL << 20)
@@ -496,7 +497,7 @@ static __always_inline __u64 unwind_map_off(const struct sfbpf_mapping *m, __u64
  * in docs/DESIGN-unwinder.md). Returns 0 to go on, 1 once st->stop is set.
  */
 static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *ips,
-					 const struct sfbpf_proc *proc)
+					 const struct sfbpf_proc *proc, bool vma)
 {
 	const struct sfbpf_mapping *m;
 	const struct sfbpf_object *obj;
@@ -546,7 +547,12 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	}
 
 	/* Only a return address inside a known executable mapping becomes a frame. */
-	idx = unwind_find_mapping(proc, next.exact ? next.pc : next.pc - 1, st->map);
+	lookup = next.exact ? next.pc : next.pc - 1;
+	/* A table of VMAs found in the kernel grows as the walk meets them (vmafind.h). */
+	if (vma && have_find_vma && st->vma_walk)
+		idx = vmafind_find(st, (struct sfbpf_proc *)proc, lookup);
+	else
+		idx = unwind_find_mapping(proc, lookup, st->map);
 	if (idx < 0) {
 		err = rule ? SFBPF_STOP_NO_MAPPING : unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
 		st->miss_addr = next.pc;
@@ -587,6 +593,10 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->last_obj = SFBPF_OBJ_NONE;
 	st->miss_addr = 0;
 	st->leaf_miss = 0;
+	st->vma_walk = 0;
+	st->vma_found = 0;
+	st->vma_miss = 0;
+	st->vma_looked = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
 
@@ -648,7 +658,7 @@ static long unwind_step(__u32 index, void *arg)
 	struct sfbpf_unwind_ctx *c = arg;
 
 	(void)index;
-	return unwind_frame(c->st, c->ips, c->proc);
+	return unwind_frame(c->st, c->ips, c->proc, true);
 }
 
 /*
@@ -663,7 +673,7 @@ static __always_inline bool unwind_frames(struct sfbpf_unwind_state *st, __u64 *
 	int i;
 
 	for (i = 0; i < UNWIND_CHAIN_FRAMES; i++)
-		if (unwind_frame(st, ips, proc))
+		if (unwind_frame(st, ips, proc, false))
 			return true;
 	return false;
 }

@@ -139,9 +139,12 @@ struct sfbpf_unwind_state {
 	__u32 gap_frames; /* of fp_frames, those from PCs without a row in a table */
 	__u32 last_obj; /* object slot of the previous frame (hit counting) */
 	__u8 fp_linked; /* fp was read from the frame-pointer chain, not passed through */
-	__u8 pad[3];
+	__u8 vma_walk; /* proc is this CPU's table of VMAs found in the kernel (vmafind.h) */
+	__u8 vma_found; /* mappings it found */
+	__u8 vma_miss; /* 1 + enum sfbpf_vma_miss of the last VMA it could not use; 0: none */
 	__u32 proc_gen; /* the process table's generation (chained walks check it) */
-	__u32 pad2;
+	__u8 vma_looked; /* this sample's bpf_find_vma() was made (vmafind.h) */
+	__u8 pad2[3];
 	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */

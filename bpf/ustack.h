@@ -163,8 +163,10 @@ static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
 	__u64 addr = 0;
 	int ret;
 
-	if (stop == SFBPF_STOP_NO_PROC) {
+	if (stop == SFBPF_STOP_NO_PROC || st->vma_walk) {
+		/* Walked with VMAs found in the kernel: still to be read, but not in a hurry. */
 		type = SFBPF_EVENT_NO_PROC;
+		addr = st->vma_walk ? SFBPF_NO_PROC_WALKED : 0;
 	} else if (stop == SFBPF_STOP_NO_MAPPING && st->miss_addr) {
 		type = SFBPF_EVENT_NO_MAPPING;
 		addr = st->miss_addr;
@@ -201,12 +203,13 @@ static __always_inline int ustack_read_regs(struct pt_regs *regs, struct sfbpf_u
  * table when frames are to be walked (ustack_walk(), or the chained
  * ustack_chain()), else NULL: the sample is complete as it is (no user
  * stack, no table, a PC in no mapping), with the reason in st->stop.
- * ustack_end() finishes every sample.
+ * With vma (the CPU profiler's one-program walk: its sampled task is
+ * current), a process without an entry is walked with the VMAs found in the
+ * kernel (vmafind.h). ustack_end() finishes every sample.
  */
-static __always_inline const struct sfbpf_proc *ustack_begin(struct sfbpf_unwind_state *st,
-							     struct sfbpf_sample *s,
-							     struct sfbpf_stats *cnt,
-							     struct task_struct *task, __u32 tgid)
+static __always_inline const struct sfbpf_proc *
+ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf_stats *cnt,
+	     struct task_struct *task, __u32 tgid, bool vma)
 {
 	const struct sfbpf_proc *proc;
 	struct pt_regs *regs;
@@ -230,6 +233,9 @@ static __always_inline const struct sfbpf_proc *ustack_begin(struct sfbpf_unwind
 		return NULL;
 	}
 	proc = unwind_proc(task, tgid, &stale);
+	/* No entry yet: the mappings this walk meets, found in the kernel. */
+	if (vma && !proc && !stale)
+		proc = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
 	if (!proc) {
 		/* No table yet: the leaf still tells where the time went. */
 		s->ips[0] = st->pc;
@@ -341,6 +347,15 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 	cnt->v[SFBPF_STAT_LEAF_FP_STEPS] += st->leaf_miss != 0;
 	cnt->v[SFBPF_STAT_PENDING] += (st->obj_flags & SFBPF_OBJ_F_PENDING) != 0;
 	cnt->v[SFBPF_STAT_NO_BUDGET] += (st->obj_flags & SFBPF_OBJ_F_NO_BUDGET) != 0;
+	cnt->v[SFBPF_STAT_VMA_WALKS] += st->vma_walk;
+	cnt->v[SFBPF_STAT_VMA_FOUND] += st->vma_found;
+	if (st->vma_miss) {
+		__u32 i = st->vma_miss - 1 + SFBPF_STAT_VMA_MISS_BASE;
+
+		barrier_var(i);
+		if (i <= SFBPF_STAT_VMA_MISS_LAST)
+			cnt->v[i]++;
+	}
 	if (report)
 		unwind_account(task, tgid, st, s->stop, cnt);
 	return unwind_nr_frames(st->n);

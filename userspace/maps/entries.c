@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -229,10 +230,40 @@ void tables_drop_part(struct tables *t, struct entry *e)
 	e->part = NULL;
 }
 
+bool tables_ident_key(const struct obj_key *key, struct sfbpf_ident_key *out)
+{
+	uint64_t v[8];
+
+	if (key->len < OBJ_KEY_FILE_LEN || key->bytes[0] != 'F')
+		return false;
+	memcpy(v, key->bytes + 1, sizeof(v));
+	memset(out, 0, sizeof(*out));
+	/* The kernel's dev_t (MKDEV: major << 20 | minor), not glibc's. */
+	out->dev = (uint64_t)major(v[0]) << 20 | minor(v[0]);
+	out->ino = v[1];
+	out->ctime_sec = (int64_t)v[5];
+	out->ctime_nsec = (uint32_t)v[6];
+	return true;
+}
+
 void tables_release_slot(struct tables *t, struct entry *e)
 {
+	struct sfbpf_ident_key ik;
+	struct obj_alias *a;
+
 	if (e->slot < 0)
 		return;
+	/* First: no walk finds the slot by a file's identity once it may serve another. */
+	if (e->ident == 1 && tables_ident_key(&e->key, &ik))
+		bpf_map_delete_elem(t->opts.idents_fd, &ik);
+	if (e->ident == 1)
+		e->ident = 0;
+	for (a = e->aliases; a; a = a->sibling) {
+		if (a->ident == 1 && tables_ident_key(&a->key, &ik))
+			bpf_map_delete_elem(t->opts.idents_fd, &ik);
+		if (a->ident == 1)
+			a->ident = 0;
+	}
 	tables_publish_flags(t, e->slot, 0);
 	t->slots[e->slot] = NULL;
 	t->slot_freed_ns[e->slot] = clock__mono_ns();

@@ -65,6 +65,8 @@ struct obj_alias {
 	struct obj_key key;
 	struct entry *e;
 	struct obj_alias *sibling; /* e's other aliases */
+	uint8_t ident; /* as struct entry's */
+	uint64_t ident_delta;
 };
 
 /*
@@ -130,6 +132,9 @@ struct entry {
 	bool preloading; /* its read-back is under way */
 	bool preloaded; /* not yet mapped by a process */
 	bool hurried; /* sampled while its build was queued: moved ahead (tableload__hurry) */
+	/* In the unwinder's idents map (tables__publish_ident): 0 no, 1 yes, 2 never. */
+	uint8_t ident;
+	uint64_t ident_delta;
 	uint32_t refs;
 	/*
 	 * The file of an author's identity without a mount number
@@ -219,6 +224,8 @@ int tables_pin(struct entry *e, int fd);
 void tables_unpin(struct entry *e);
 /* A free slot, reclaiming the oldest lingering table if there is none; -ENOSPC. */
 int64_t tables_alloc_slot(struct tables *t);
+/* The kernel's view of an 'F' key's file (struct sfbpf_ident_key); false for others. */
+bool tables_ident_key(const struct obj_key *key, struct sfbpf_ident_key *out);
 /* Slot i is empty and no entry a fork copied can name it (tables__fork_horizon). */
 bool tables_slot_free(const struct tables *t, uint32_t i);
 /* e takes the free slot, flagged PENDING (its table is being built or read back). */

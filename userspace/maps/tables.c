@@ -631,6 +631,45 @@ int tables__hold(struct tables *t, uint32_t obj)
 	return 0;
 }
 
+void tables__publish_ident(struct tables *t, uint32_t obj, const struct obj_key *key,
+			   uint64_t delta, uint64_t text_vaddr)
+{
+	struct sfbpf_ident id = { .obj = obj, .delta = delta, .text_vaddr = text_vaddr };
+	struct sfbpf_ident_key ik;
+	uint64_t *at_delta;
+	struct obj_alias *a;
+	struct entry *e;
+	uint8_t *state;
+
+	if (t->opts.idents_fd <= 0 || obj >= t->opts.max_objects || !(e = t->slots[obj]) ||
+	    !tables_ident_key(key, &ik))
+		return;
+	/* The entry's own file, or one sharing its table (the same bytes: tableshare.h). */
+	state = &e->ident;
+	at_delta = &e->ident_delta;
+	if (e->key.len != key->len || memcmp(e->key.bytes, key->bytes, key->len)) {
+		for (a = e->aliases; a; a = a->sibling)
+			if (a->key.len == key->len && !memcmp(a->key.bytes, key->bytes, key->len))
+				break;
+		if (!a)
+			return;
+		state = &a->ident;
+		at_delta = &a->ident_delta;
+	}
+	if (*state == 2 || (*state == 1 && *at_delta == delta))
+		return;
+	if (*state == 1) {
+		/* Two executable segments, two layouts: one bias cannot serve both. */
+		bpf_map_delete_elem(t->opts.idents_fd, &ik);
+		*state = 2;
+		return;
+	}
+	if (!bpf_map_update_elem(t->opts.idents_fd, &ik, &id, BPF_ANY)) {
+		*state = 1;
+		*at_delta = delta;
+	}
+}
+
 void tables__fork_horizon(struct tables *t, uint64_t horizon_ns)
 {
 	t->fork_horizon_ns = horizon_ns;

@@ -42,6 +42,7 @@ struct tables_opts {
 	struct tablecache *cache; /* tables kept across restarts (tablecache.h), or NULL */
 	/* Lifecycle; zero values keep the simple synchronous loader. */
 	int obj_hits_fd; /* > 0: the unwinder's per-slot hit counts (eviction order) */
+	int idents_fd; /* > 0: the unwinder's identity -> slot map (tables__publish_ident) */
 	bool async; /* build tables on a loader thread (tables__process publishes) */
 	uint64_t linger_ns; /* keep unreferenced tables this long; 0: free at once */
 	uint64_t min_residency_ns; /* a loaded table is safe from hotter ones this long; 0: 30 s */
@@ -220,6 +221,20 @@ int64_t tables__acquire(struct tables *t, int fd, const struct obj_key *key, con
  */
 uint32_t tables__preload(struct tables *t, uint32_t max);
 void tables__release(struct tables *t, uint32_t obj);
+/*
+ * Slot obj, acquired for the file of key, is named to the unwinder by the
+ * file's identity as the kernel has it (bpf/vmafind.h), with delta, ELF
+ * address less file offset in its executable segment, and text_vaddr, its
+ * lowest executable segment's ELF address (a program's text is found from
+ * its mm's start_code: vmafind.h): a process sampled
+ * before it is read finds the table from its first sample. Only the
+ * kernel's identities (util/fileident.h: the author's may name another
+ * tenant's bytes), only the entry's own file (not a file sharing its
+ * table), withdrawn when the slot is freed, never for a file whose
+ * executable segments disagree on delta.
+ */
+void tables__publish_ident(struct tables *t, uint32_t obj, const struct obj_key *key,
+			   uint64_t delta, uint64_t text_vaddr);
 /*
  * One more reference on whatever table slot obj holds, for an entry the
  * kernel copied at a fork (proctrack__adopt): 0, or -ENOENT when the slot is

@@ -181,7 +181,16 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		break;
 	case SFBPF_EVENT_NO_PROC:
 		lc->stats.no_proc_events++;
-		queue_now(lc, pid, true);
+		/*
+		 * Unwound already (VMAs found in the kernel): read as an exec'd
+		 * process is, once ld.so has mapped its libraries; an entry
+		 * read now, at its first instructions, would lack them and
+		 * stop its walks where the kernel's would not.
+		 */
+		if (e->addr == SFBPF_NO_PROC_WALKED)
+			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
+		else
+			queue_now(lc, pid, true);
 		break;
 	case SFBPF_EVENT_NO_MAPPING:
 		lc->stats.no_mapping_events++;

@@ -2,6 +2,7 @@
 /* Process tracker (see proctrack.h). */
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -196,6 +197,18 @@ static void use_obj(struct proctrack *pt, int64_t obj, struct sfbpf_mapping *out
 	e->nr_with_table++;
 }
 
+/* The lowest ELF address of an executable segment (mm->start_code's, less the bias). */
+static uint64_t text_vaddr(const struct elfobj_info *info)
+{
+	uint64_t low = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < info->nr_loads; i++)
+		if ((info->loads[i].flags & PF_X) && info->loads[i].vaddr < low)
+			low = info->loads[i].vaddr;
+	return low;
+}
+
 /* Object table and load bias of one file-backed executable mapping. */
 static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap *m,
 			    struct sfbpf_mapping *out, struct proc_entry *e)
@@ -230,6 +243,9 @@ static void resolve_mapping(struct proctrack *pt, int pid, const struct procmap 
 	obj_key__from(&key, &info, &st, fd);
 	obj = tables__acquire_src(pt->tables, fd, &key, m->path, &src);
 	use_obj(pt, obj, out, e);
+	if (obj >= 0)
+		tables__publish_ident(pt->tables, (uint32_t)obj, &key, vaddr - m->offset,
+				      text_vaddr(&info));
 cleanup:
 	close(fd);
 }

@@ -97,7 +97,8 @@ static bool listed(const char *var, const char *name)
 /* A name in var that is not a feature: said once, not silently ignored. */
 static void check_names(const char *var)
 {
-	static const char *const known[] = { "loop", "task_btf", "task_pt_regs", "no_prealloc" };
+	static const char *const known[] = { "loop", "task_btf", "task_pt_regs", "no_prealloc",
+					     "find_vma" };
 	const char *p = getenv(var), *end;
 	size_t i, len;
 
@@ -110,7 +111,7 @@ static void check_names(const char *var)
 				break;
 		if (len && i == sizeof(known) / sizeof(known[0]))
 			pr_warn("%s: no feature '%.*s' (known: loop, task_btf, task_pt_regs, "
-				"no_prealloc)",
+				"no_prealloc, find_vma)",
 				var, (int)len, p);
 		p = end;
 	}
@@ -145,6 +146,8 @@ const struct bpfprog_kernel *bpfprog__kernel(void)
 	k.no_prealloc = disabled("no_prealloc") ? false :
 						  perf_event_takes_hash(BPF_F_NO_PREALLOC) ||
 							  !perf_event_takes_hash(0);
+	/* The sampled task's VMAs, in the one-program walk (bpf/vmafind.h). */
+	k.find_vma = k.loop && k.task_btf && !disabled("find_vma") && has_helper(BPF_FUNC_find_vma);
 	/* Tests only: a feature the kernel lacks, to see the verifier refuse it. */
 	k.loop |= listed("SFBPF_FORCE_FEATURES", "loop");
 	k.task_pt_regs |= listed("SFBPF_FORCE_FEATURES", "task_pt_regs");

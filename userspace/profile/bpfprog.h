@@ -34,6 +34,7 @@ struct bpfprog_kernel {
 	bool task_btf; /* bpf_get_current_task_btf() (5.11): task fields read directly */
 	bool task_pt_regs; /* bpf_task_pt_regs() (5.15), else found from thread_size */
 	bool no_prealloc; /* hash maps in tracing programs need not be preallocated (6.1) */
+	bool find_vma; /* bpf_find_vma() (5.17), with loop and task_btf: VMAs found in the walk */
 	__u64 thread_size; /* the kernel's THREAD_SIZE, where task_pt_regs is missing */
 };
 

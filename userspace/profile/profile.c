@@ -85,6 +85,13 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_FILLED_PERIODS] = "filled-periods",
 	[SFBPF_STAT_FORKS_INHERITED] = "forks-inherited",
 	[SFBPF_STAT_FORK_DROPS] = "fork-drops",
+	[SFBPF_STAT_VMA_WALKS] = "vma-walks",
+	[SFBPF_STAT_VMA_FOUND] = "vma-found",
+	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_NO_VMA] = "vma-miss-no-vma",
+	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_NOT_FILE] = "vma-miss-not-file",
+	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_NO_IDENT] = "vma-miss-no-ident",
+	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_FULL] = "vma-miss-full",
+	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_LATER] = "vma-miss-later",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
@@ -160,6 +167,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.target_pids, or_default(o->max_pids, PROFILE_DEFAULT_PIDS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, PROFILE_DEFAULT_RINGBUF), -1 },
 		{ skel->maps.obj_hits, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS), -1 },
+		/* An identity per object slot (vmafind.h). */
+		{ skel->maps.idents, or_default(o->max_objects, PROFILE_DEFAULT_OBJECTS), -1 },
 		{ skel->maps.lifecycle, or_default(o->event_ringbuf_bytes, DEFAULT_EVENT_RINGBUF),
 		  -1 },
 		/* One rate-limit entry per process that may report at once. */
@@ -251,6 +260,9 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 	skel->rodata->clock_tick_ns = tck > 0 ? 1000000000ULL / tck : 0;
 	skel->rodata->seg_shift = seg_shift(opts);
 	bpfprog__set_kernel_rodata(skel->rodata);
+	/* The CPU profiler samples current: the VMAs of a process without an entry (vmafind.h). */
+	skel->rodata->have_find_vma = bpfprog__kernel()->find_vma && opts->user_stacks;
+	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 #ifdef __aarch64__
 	{ /* the PAC bits the unwinder strips from return addresses (bpf/arch.h) */
 		uint64_t pac;
@@ -570,6 +582,11 @@ int profile__target_pids_fd(const struct profile *p)
 int profile__cpu_run_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.cpu_run);
+}
+
+int profile__idents_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.idents);
 }
 
 int profile__obj_hits_fd(const struct profile *p)

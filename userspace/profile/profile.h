@@ -126,6 +126,8 @@ int profile__py_procs_fd(const struct profile *p);
 int profile__target_pids_fd(const struct profile *p);
 int profile__cpu_run_fd(const struct profile *p); /* on+off: the off-CPU program times CPUs */
 int profile__obj_hits_fd(const struct profile *p);
+/* Identity -> object slot, for processes the loader has not read (bpf/vmafind.h). */
+int profile__idents_fd(const struct profile *p);
 int profile__notify_fd(const struct profile *p); /* notify_next: tgid -> next report time */
 int profile__lifecycle_fd(const struct profile *p); /* the lifecycle event ring */
 int profile__prog_fd(const struct profile *p);

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Mappings found in the kernel (5.17 and later: bpf_find_vma()). A process
+ * sampled before the loader has read its mappings (an exec'd program's first
+ * milliseconds: a build's cc1, as and ld live little longer) is walked with a
+ * table of its own, made as the walk meets each address: the VMA holding it,
+ * its file's identity as the kernel has it (superblock device, inode number,
+ * change time: struct sfbpf_ident_key) and the object slot the loader
+ * published for exactly that identity (idents), with the bias from the VMA's
+ * start and file offset and the object's own segment layout. A file written
+ * since, another tenant's copy, an overlay's layer: another identity, no
+ * table, and the walk stops there (counted). The loader is still told of the
+ * process (a no-proc report) and reads it as before. Included by unwind.h.
+ * Only the CPU profiler (the sampled task is current) sets have_find_vma.
+ */
+#ifndef SFBPF_VMAFIND_H
+#define SFBPF_VMAFIND_H
+
+/* Mappings one walk finds at most: the program, libc, ld.so, a few libraries. */
+#define VMAFIND_MAX_MAPS 16
+#define VMAFIND_VM_EXEC 0x4 /* include/linux/mm.h */
+#define VMAFIND_NSEC_MASK ((1u << 30) - 1) /* nanoseconds < 10^9 < 2^30 */
+
+/* This CPU's table of the walk in progress (a struct sfbpf_proc, its count <= VMAFIND_MAX_MAPS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfbpf_proc);
+} vma_procs SEC(".maps");
+
+/*
+ * The mappings found for a process, kept for its next samples: a program run
+ * in interrupt context makes one bpf_find_vma() at most (the mm's lock is
+ * let go by an irq_work after it, and the next call finds that work busy),
+ * so a process's program, libc and ld.so are found over its first samples.
+ * Trusted for VMAFIND_CACHE_NS from the first, about when the loader's entry
+ * takes over; dropped at exec and exit (profile.bpf.c).
+ */
+#define VMAFIND_CACHE_NS (1000ULL * 1000 * 1000)
+
+/* struct sfbpf_proc's head (made from this CPU's table: too big for the stack), then its age. */
+struct vmafind_cached {
+	__u32 count;
+	__u32 generation;
+	__u64 start_ticks; /* the process's, as struct sfbpf_proc's */
+	struct sfbpf_mapping maps[VMAFIND_MAX_MAPS];
+	__u64 born_ns;
+};
+
+_Static_assert(__builtin_offsetof(struct vmafind_cached, maps) ==
+		       __builtin_offsetof(struct sfbpf_proc, maps) &&
+		       __builtin_offsetof(struct vmafind_cached, start_ticks) ==
+			       __builtin_offsetof(struct sfbpf_proc, start_ticks) &&
+		       sizeof(struct vmafind_cached) <= sizeof(struct sfbpf_proc),
+	       "vma_cache values are made from a struct sfbpf_proc");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* tgid */
+	__type(value, struct vmafind_cached);
+} vma_cache SEC(".maps");
+
+/* Identity -> object slot, written by the loader (sized with the objects map). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct sfbpf_ident_key);
+	__type(value, struct sfbpf_ident);
+} idents SEC(".maps");
+
+/* Set by the loader where bpf_find_vma() exists, for the CPU profiler only. */
+const volatile bool have_find_vma = false;
+const volatile __u32 page_shift = 12;
+
+/* The inode's change time moved: a timespec64 until 6.6, __i_ctime until 6.11. */
+struct inode___ctime_old {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+struct inode___ctime_66 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+struct vmafind_ctx {
+	struct sfbpf_mapping m;
+	__u32 miss; /* 1 + enum sfbpf_vma_miss, or 0: found */
+};
+
+/* The slot published for the file of inode, by its identity as the kernel has it, or NULL. */
+static __always_inline const struct sfbpf_ident *vmafind_ident(struct inode *inode)
+{
+	struct sfbpf_ident_key k = {};
+
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_core_field_exists(inode->i_ctime_sec)) {
+		k.ctime_sec = BPF_CORE_READ(inode, i_ctime_sec);
+		/* Multigrain timestamps (6.13) keep a flag in its top bit: below 2^30 is time. */
+		k.ctime_nsec = BPF_CORE_READ(inode, i_ctime_nsec) & VMAFIND_NSEC_MASK;
+	} else if (bpf_core_field_exists(((struct inode___ctime_66 *)inode)->__i_ctime)) {
+		k.ctime_sec = BPF_CORE_READ((struct inode___ctime_66 *)inode, __i_ctime.tv_sec);
+		k.ctime_nsec = BPF_CORE_READ((struct inode___ctime_66 *)inode, __i_ctime.tv_nsec);
+	} else {
+		k.ctime_sec = BPF_CORE_READ((struct inode___ctime_old *)inode, i_ctime.tv_sec);
+		k.ctime_nsec = BPF_CORE_READ((struct inode___ctime_old *)inode, i_ctime.tv_nsec);
+	}
+	return bpf_map_lookup_elem(&idents, &k);
+}
+
+static long vmafind_cb(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	struct vmafind_ctx *c = arg;
+	const struct sfbpf_ident *id;
+	struct file *file;
+	__u64 start, pgoff;
+
+	(void)task;
+	file = BPF_CORE_READ(vma, vm_file);
+	if (!(BPF_CORE_READ(vma, vm_flags) & VMAFIND_VM_EXEC) || !file) {
+		c->miss = 1 + SFBPF_VMA_NOT_FILE;
+		return 0;
+	}
+	id = vmafind_ident(BPF_CORE_READ(file, f_inode));
+	if (!id) {
+		c->miss = 1 + SFBPF_VMA_NO_IDENT;
+		return 0;
+	}
+	start = BPF_CORE_READ(vma, vm_start);
+	pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	c->m.start = start;
+	c->m.end = BPF_CORE_READ(vma, vm_end);
+	/* ELF address = file offset + delta; the VMA maps offset pgoff at start. */
+	c->m.bias = start - (pgoff << page_shift) - id->delta;
+	c->m.obj = id->obj;
+	c->m.flags = 0;
+	c->miss = 0;
+	return 0;
+}
+
+/* Appends m to p and to the process's kept mappings: its index in p. */
+static __always_inline int vmafind_keep(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
+					const struct sfbpf_mapping *m)
+{
+	struct vmafind_cached *kept;
+	__u32 tgid, n = p->count, k, i;
+
+	/* Masked where it is used: the compiler drops a mask it can prove, the verifier cannot. */
+	i = n;
+	barrier_var(i);
+	i &= VMAFIND_MAX_MAPS - 1;
+	p->maps[i] = *m;
+	p->count = n + 1;
+	st->vma_found++;
+	/* For the process's next samples (vmafind_begin() made or checked its entry). */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
+	if (kept && kept->start_ticks == p->start_ticks) {
+		k = kept->count;
+		if (k < VMAFIND_MAX_MAPS) {
+			kept->count = k + 1;
+			barrier_var(k);
+			k &= VMAFIND_MAX_MAPS - 1;
+			kept->maps[k] = *m;
+		}
+	}
+	return (int)i;
+}
+
+/*
+ * The program's text, found without bpf_find_vma() (a sample makes one at
+ * most): its bounds are the mm's start_code and end_code (binfmt_elf: its
+ * lowest executable segment's address, plus the load bias), its file the
+ * mm's exe_file. Added to p if its identity has a table.
+ */
+static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struct sfbpf_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sfbpf_mapping m = {};
+	const struct sfbpf_ident *id;
+	struct mm_struct *mm;
+	struct file *exe;
+
+	mm = BPF_CORE_READ(task, mm);
+	exe = mm ? BPF_CORE_READ(mm, exe_file) : NULL;
+	if (!exe || p->count >= VMAFIND_MAX_MAPS)
+		return;
+	id = vmafind_ident(BPF_CORE_READ(exe, f_inode));
+	if (!id)
+		return;
+	m.start = BPF_CORE_READ(mm, start_code);
+	m.end = BPF_CORE_READ(mm, end_code);
+	m.bias = m.start - id->text_vaddr;
+	m.obj = id->obj;
+	if (m.start < m.end)
+		vmafind_keep(st, p, &m);
+}
+
+/*
+ * Adds the mapping of addr, found in the kernel, to p: its index, or -1 with
+ * why in st->vma_miss. p is this CPU's vma_procs value, in the order the
+ * walk met its mappings (vmafind_find() looks at each: a sorted insert's
+ * moves were more than the verifier would follow inside the frame loop).
+ */
+static __always_inline int vmafind_add(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
+				       __u64 addr)
+{
+	struct vmafind_ctx c = { .miss = 1 + SFBPF_VMA_NO_VMA };
+
+	if (p->count >= VMAFIND_MAX_MAPS) {
+		st->vma_miss = 1 + SFBPF_VMA_FULL;
+		return -1;
+	}
+	if (st->vma_looked) {
+		st->vma_miss = 1 + SFBPF_VMA_LATER;
+		return -1;
+	}
+	st->vma_looked = 1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) || c.miss ||
+	    addr < c.m.start || addr >= c.m.end) {
+		st->vma_miss = c.miss ? c.miss : 1 + SFBPF_VMA_NO_VMA;
+		return -1;
+	}
+	return vmafind_keep(st, p, &c.m);
+}
+
+/* The index of addr's mapping in p, found in the kernel if p lacks it, or -1. */
+static __always_inline int vmafind_find(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
+					__u64 addr)
+{
+	__u32 n = p->count, i;
+
+	for (i = 0; i < VMAFIND_MAX_MAPS; i++) {
+		if (i >= n)
+			break;
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return (int)i;
+	}
+	return vmafind_add(st, p, addr);
+}
+
+/*
+ * Inside execve the saved user registers are the old image's until the new
+ * one's entry is set, while the mm may be the new one already: an old PC
+ * looked up there could land in a new mapping. Not walked (a leaf, no-proc).
+ */
+static __always_inline bool vmafind_in_execve(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(task->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+}
+
+/*
+ * A walk of the current task's stack without its process's entry (tgid,
+ * started at start_ticks): this CPU's table, with the mappings found for the
+ * process before and the mapping of pc, or NULL (why in st->vma_miss).
+ */
+static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_state *st, __u64 pc,
+							__u32 tgid, __u64 start_ticks)
+{
+	struct vmafind_cached *kept;
+	__u64 now = bpf_ktime_get_ns();
+	struct sfbpf_proc *p;
+	__u32 zero = 0, i, n;
+
+	if (!have_find_vma || vmafind_in_execve())
+		return NULL;
+	p = bpf_map_lookup_elem(&vma_procs, &zero);
+	if (!p)
+		return NULL;
+	p->count = 0;
+	p->generation = 0;
+	p->start_ticks = start_ticks;
+	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
+	if (kept && kept->start_ticks == start_ticks && now - kept->born_ns < VMAFIND_CACHE_NS) {
+		n = kept->count;
+		for (i = 0; i < VMAFIND_MAX_MAPS && i < n; i++)
+			p->maps[i] = kept->maps[i];
+		p->count = i;
+	} else if (!bpf_map_update_elem(&vma_cache, &tgid, p, BPF_ANY)) {
+		kept = bpf_map_lookup_elem(&vma_cache, &tgid);
+		if (kept)
+			kept->born_ns = now;
+		/* A new process: its program's text first, found without a lookup. */
+		vmafind_program(st, p);
+	}
+	if (vmafind_find(st, p, pc) < 0)
+		return NULL;
+	st->vma_walk = 1;
+	return p;
+}
+
+#endif /* SFBPF_VMAFIND_H */
