@@ -18,7 +18,6 @@
 #include "util/log.h"
 #include "util/clock.h"
 
-#define PID_BITMAP_BITS (1u << 22) /* pid_max upper bound */
 #define NSEC_PER_SEC 1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
 #define DEFAULT_LINGER_MS 60000
@@ -55,24 +54,6 @@
 /* How long the pages of DWARF files read for source lines stay mapped in. */
 #define DWARF_PAGES_NS (250 * NSEC_PER_MSEC)
 
-static bool bit_test(const uint8_t *bitmap, uint32_t pid)
-{
-	uint32_t i = pid % PID_BITMAP_BITS;
-
-	return bitmap[i / 8] & (1u << (i % 8));
-}
-
-static void bit_set(uint8_t *bitmap, uint32_t pid, bool on)
-{
-	uint32_t i = pid % PID_BITMAP_BITS;
-
-	if (on)
-		bitmap[i / 8] |= 1u << (i % 8);
-	else
-		bitmap[i / 8] &= ~(1u << (i % 8));
-}
-
-static void queue_exited(struct session *s, int pid);
 
 /* Bookkeeping every sample needs before it is aggregated. */
 static void note_sample(struct session *s, const struct sfbpf_sample *smp)
@@ -85,17 +66,17 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 	 */
 	symbolizer__note_sample(s->sym, smp->pid, smp->time_ns, (const uint64_t *)smp->ips,
 				smp->nr_user);
-	if (!bit_test(s->sampled, smp->pid)) {
-		bit_set(s->sampled, smp->pid, true);
+	if (!session_bit_test(s->sampled, smp->pid)) {
+		session_bit_set(s->sampled, smp->pid, true);
 		/*
 		 * Read after its exit (taken in do_exit, or read in a later
 		 * round than the exit event): nothing would forget it. Queued
 		 * now, it goes after the next table or profile. (A new process
 		 * that reused the PID is noted again at its next sample.)
 		 */
-		if (bit_test(s->gone, smp->pid)) {
-			bit_set(s->gone, smp->pid, false);
-			queue_exited(s, smp->pid);
+		if (session_bit_test(s->gone, smp->pid)) {
+			session_bit_set(s->gone, smp->pid, false);
+			session_queue_exited(s, smp->pid);
 		}
 	}
 	/*
@@ -244,99 +225,6 @@ static int on_event(void *ctx, const struct sfbpf_event *e)
 	return err;
 }
 
-/*
- * A new image: the symbolizer starts a new generation of its mappings (also
- * for a child whose parent's were copied at its fork, and not sampled yet).
- */
-static void on_proc_exec(void *ctx, int pid, uint64_t time_ns)
-{
-	struct session *s = ctx;
-
-	bit_set(s->gone, pid, false);
-	if (bit_test(s->sampled, pid) || symbolizer__has(s->sym, pid))
-		symbolizer__note_exec(s->sym, pid, time_ns);
-}
-
-/*
- * A child that unwinds with its parent's entry: its names are the parent's
- * mappings, copied now (a subshell is often gone before its samples are read).
- */
-static void on_proc_fork(void *ctx, int pid, int parent, uint64_t time_ns)
-{
-	struct session *s = ctx;
-
-	bit_set(s->gone, pid, false);
-	symbolizer__note_fork(s->sym, pid, parent, time_ns);
-}
-
-static void forget_oldest(struct session *s)
-{
-	struct session_exited *x = &s->exited[s->exited_head++ % SESSION_MAX_EXITED];
-
-	symbolizer__forget_pid(s->sym, x->pid);
-	bit_set(s->sampled, x->pid, false);
-	s->forgotten++;
-}
-
-/* pid's exit, to be forgotten once the samples before it are read and written. */
-static void queue_exited(struct session *s, int pid)
-{
-	if (s->exited_tail - s->exited_head >= SESSION_MAX_EXITED)
-		forget_oldest(s);
-	s->exited[s->exited_tail++ % SESSION_MAX_EXITED] =
-		(struct session_exited){ .pid = pid, .drain = s->drains };
-}
-
-/* A forked child's copy of its parent's names, until its samples so far are read. */
-static void forget_unsampled(struct session *s, bool all)
-{
-	struct session_exited *x;
-
-	while (s->unsampled_head != s->unsampled_tail) {
-		x = &s->unsampled[s->unsampled_head % SESSION_MAX_EXITED];
-		if (!all && x->drain >= s->drains)
-			break;
-		s->unsampled_head++;
-		/* Sampled after its exit: the exited ring has it now. */
-		if (!bit_test(s->sampled, x->pid))
-			symbolizer__forget_pid(s->sym, x->pid);
-	}
-}
-
-static void queue_unsampled(struct session *s, int pid)
-{
-	if (s->unsampled_tail - s->unsampled_head >= SESSION_MAX_EXITED)
-		forget_unsampled(s, true);
-	s->unsampled[s->unsampled_tail++ % SESSION_MAX_EXITED] =
-		(struct session_exited){ .pid = pid, .drain = s->drains };
-}
-
-/*
- * An exited process: its mappings stay with the symbolizer (the aggregated
- * stacks are symbolized at output time) until SESSION_MAX_EXITED later exits,
- * or session__forget_exited().
- */
-static void on_proc_exit(void *ctx, int pid, uint64_t time_ns)
-{
-	struct session *s = ctx;
-
-	(void)time_ns;
-	/* A sample read after this (note_sample) finds the exit already seen. */
-	bit_set(s->gone, pid, true);
-	if (bit_test(s->sampled, pid))
-		queue_exited(s, pid);
-	else if (symbolizer__has(s->sym, pid) && s->unsampled)
-		queue_unsampled(s, pid);
-}
-
-void session__forget_exited(struct session *s)
-{
-	/* Exits seen in an earlier poll round: samples before them have been read. */
-	while (s->exited && s->exited_head != s->exited_tail &&
-	       s->exited[s->exited_head % SESSION_MAX_EXITED].drain < s->drains)
-		forget_oldest(s);
-}
-
 const char *session__cgroup_path(struct session *s, uint64_t cgroup_id)
 {
 	return s->cgroups ? cgroups__path(s->cgroups, cgroup_id) : NULL;
@@ -476,6 +364,7 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.no_cfi = s->opts.sframe_only,
 		.no_partial = s->opts.no_partial_tables,
 		.obj_hits_fd = profile__obj_hits_fd(s->prof),
+		.idents_fd = profile__idents_fd(s->prof),
 		.async = true,
 		.linger_ns =
 			(s->opts.linger_ms ? s->opts.linger_ms : DEFAULT_LINGER_MS) * NSEC_PER_MSEC,
@@ -484,9 +373,9 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	struct lifecycle_opts lopts = {
 		.notify_fd = profile__notify_fd(s->prof),
 		.follow_execs = true,
-		.on_exec = on_proc_exec,
-		.on_exit = on_proc_exit,
-		.on_fork = on_proc_fork,
+		.on_exec = session_on_exec,
+		.on_exit = session_on_exit,
+		.on_fork = session_on_fork,
 		.ctx = s,
 	};
 	struct tablecache_opts copts = {
@@ -625,7 +514,7 @@ static void housekeeping(struct session *s)
 	/* Samples before an exit read so far are all read only once a round was not cut. */
 	if (!s->cut) {
 		s->drains++;
-		forget_unsampled(s, false);
+		session_forget_unsampled(s, false);
 		/* Every fork's event written before this round began was read in it. */
 		if (s->tables && s->round_ns > FORK_EVENT_MARGIN_NS)
 			tables__fork_horizon(s->tables, s->round_ns - FORK_EVENT_MARGIN_NS);
@@ -633,7 +522,7 @@ static void housekeeping(struct session *s)
 			pythons__drained(s->pythons);
 	}
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
-		forget_oldest(s);
+		session_forget_oldest(s);
 }
 
 static void progress(struct session *s, bool done)
@@ -784,8 +673,8 @@ int session__open(struct session **sp, const struct session_opts *opts)
 	s->sym = symbolizer__new();
 	s->ksyms = ksyms__new(); /* NULL is fine: kernel frames stay addresses */
 	s->cgroups = cgroups__new(); /* NULL is fine: cgroups stay ids */
-	s->sampled = calloc(PID_BITMAP_BITS / 8, 1);
-	s->gone = calloc(PID_BITMAP_BITS / 8, 1);
+	s->sampled = calloc(SESSION_PID_BITS / 8, 1);
+	s->gone = calloc(SESSION_PID_BITS / 8, 1);
 	s->exited = calloc(SESSION_MAX_EXITED, sizeof(*s->exited));
 	s->unsampled = calloc(SESSION_MAX_EXITED, sizeof(*s->unsampled));
 	if (!s->agg || !s->sym || !s->sampled || !s->gone || !s->exited) {

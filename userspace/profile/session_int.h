@@ -65,6 +65,36 @@ struct session {
 	bool stopped;
 };
 
+/* pids' bits (sampled, gone), modulo SESSION_PID_BITS: pid_max's upper bound. */
+#define SESSION_PID_BITS (1u << 22)
+
+static inline bool session_bit_test(const uint8_t *bitmap, uint32_t pid)
+{
+	uint32_t i = pid % SESSION_PID_BITS;
+
+	return bitmap[i / 8] & (1u << (i % 8));
+}
+
+static inline void session_bit_set(uint8_t *bitmap, uint32_t pid, bool on)
+{
+	uint32_t i = pid % SESSION_PID_BITS;
+
+	if (on)
+		bitmap[i / 8] |= 1u << (i % 8);
+	else
+		bitmap[i / 8] &= ~(1u << (i % 8));
+}
+
+/* The lifecycle's callbacks, and the forgetting of exited processes (session_procs.c). */
+void session_on_exec(void *ctx, int pid, uint64_t time_ns);
+void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns);
+void session_on_exit(void *ctx, int pid, uint64_t time_ns);
+/* pid's exit, to be forgotten once the samples before it are read and written. */
+void session_queue_exited(struct session *s, int pid);
+void session_forget_oldest(struct session *s);
+/* Forked children never sampled whose exit a finished round read (all: every one). */
+void session_forget_unsampled(struct session *s, bool all);
+
 /* The budgets in force (session_budgets.c): the options', else the machine's defaults. */
 void session__set_budgets(struct session *s);
 

@@ -542,6 +542,7 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 {
 	const struct pmap *hint = NULL;
 	bool leaf_miss, miss;
+	uint64_t wait_ns;
 	struct proc *p;
 	struct gen *g;
 	size_t i;
@@ -565,11 +566,14 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 	 * The first reads of a new process or image may come before the
 	 * dynamic loader mapped its libraries (the tracker reads at the exec):
 	 * a caller in libc then misses, and a process living less than
-	 * REFRESH_NS (a build's, a shell's) would keep no name for it. Past
-	 * those, callers that miss are more often garbage: once a second.
+	 * REFRESH_NS (a build's, a shell's) would keep no name for it: its
+	 * first YOUNG_READS reads are made at once (one living 5 ms, unwound
+	 * from its first sample in the kernel, is gone 10 ms later). Past
+	 * those, a leaf that misses is read again after LEAF_REFRESH_NS, and
+	 * callers that miss, more often garbage, once a second.
 	 */
-	if (clock__mono_ns() - p->refreshed_ns <
-	    (leaf_miss || p->reads < YOUNG_READS ? LEAF_REFRESH_NS : REFRESH_NS))
+	wait_ns = p->reads < YOUNG_READS ? 0 : leaf_miss ? LEAF_REFRESH_NS : REFRESH_NS;
+	if (clock__mono_ns() - p->refreshed_ns < wait_ns)
 		return 0;
 	/* Samples since the first leaf miss were the new code's. */
 	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false, 0);
@@ -625,12 +629,19 @@ bool symbolizer__has(struct symbolizer *s, int pid)
 	return proc__find(s, pid) != NULL;
 }
 
-int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns)
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, bool now)
 {
 	struct proc *p = proc__find(s, pid);
 	int err;
 
 	procmaps__forget(pid); /* the image before the exec must not serve */
+	if (p && !now) {
+		/* Nothing of the new image yet: its first sample reads it, ld.so further on. */
+		proc__push_gen(s, p, time_ns, calloc(1, sizeof(struct pmap)), 0, NULL);
+		p->refreshed_ns = 0;
+		p->reads = 0;
+		return 0;
+	}
 	if (!p)
 		err = note(s, pid, &p);
 	else

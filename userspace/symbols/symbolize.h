@@ -96,8 +96,12 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
  */
 int symbolizer__note_fork(struct symbolizer *s, int pid, int parent, uint64_t time_ns);
 bool symbolizer__has(struct symbolizer *s, int pid);
-/* pid exec'd at time_ns (sched_process_exec): a new generation from then on. */
-int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns);
+/*
+ * pid exec'd at time_ns (sched_process_exec): a new generation from then on,
+ * read now (now), or empty until its first sample reads it (a child known
+ * only by its fork's copy: read at the exec, ld.so has mapped nothing yet).
+ */
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, bool now);
 /* Re-read pid's mappings now (after dlopen or exec; see the generations above). */
 int symbolizer__refresh_pid(struct symbolizer *s, int pid);
 /* Drop pid's snapshot (process exited: its pid may be reused). */

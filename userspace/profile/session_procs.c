@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Processes coming and going, as a session's symbolizer sees them: the
+ * lifecycle's callbacks (exec, fork, exit), and when an exited process's
+ * mappings are forgotten (after the samples taken before its exit are read
+ * and, if it was sampled, written). See docs/DESIGN-lifecycle.md.
+ */
+#include "profile/session_int.h"
+#include "symbols/symbolize.h"
+
+/*
+ * A new image: the symbolizer starts a new generation of its mappings (also
+ * for a child whose parent's were copied at its fork, and not sampled yet).
+ */
+void session_on_exec(void *ctx, int pid, uint64_t time_ns)
+{
+	struct session *s = ctx;
+
+	session_bit_set(s->gone, pid, false);
+	if (session_bit_test(s->sampled, pid))
+		symbolizer__note_exec(s->sym, pid, time_ns, true);
+	else if (symbolizer__has(s->sym, pid))
+		symbolizer__note_exec(s->sym, pid, time_ns, false);
+}
+
+/*
+ * A child that unwinds with its parent's entry: its names are the parent's
+ * mappings, copied now (a subshell is often gone before its samples are read).
+ */
+void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns)
+{
+	struct session *s = ctx;
+
+	session_bit_set(s->gone, pid, false);
+	symbolizer__note_fork(s->sym, pid, parent, time_ns);
+}
+
+void session_forget_oldest(struct session *s)
+{
+	struct session_exited *x = &s->exited[s->exited_head++ % SESSION_MAX_EXITED];
+
+	symbolizer__forget_pid(s->sym, x->pid);
+	session_bit_set(s->sampled, x->pid, false);
+	s->forgotten++;
+}
+
+/* pid's exit, to be forgotten once the samples before it are read and written. */
+void session_queue_exited(struct session *s, int pid)
+{
+	if (s->exited_tail - s->exited_head >= SESSION_MAX_EXITED)
+		session_forget_oldest(s);
+	s->exited[s->exited_tail++ % SESSION_MAX_EXITED] =
+		(struct session_exited){ .pid = pid, .drain = s->drains };
+}
+
+/* A forked child's copy of its parent's names, until its samples so far are read. */
+void session_forget_unsampled(struct session *s, bool all)
+{
+	struct session_exited *x;
+
+	while (s->unsampled_head != s->unsampled_tail) {
+		x = &s->unsampled[s->unsampled_head % SESSION_MAX_EXITED];
+		if (!all && x->drain >= s->drains)
+			break;
+		s->unsampled_head++;
+		/* Sampled after its exit: the exited ring has it now. */
+		if (!session_bit_test(s->sampled, x->pid))
+			symbolizer__forget_pid(s->sym, x->pid);
+	}
+}
+
+static void queue_unsampled(struct session *s, int pid)
+{
+	if (s->unsampled_tail - s->unsampled_head >= SESSION_MAX_EXITED)
+		session_forget_unsampled(s, true);
+	s->unsampled[s->unsampled_tail++ % SESSION_MAX_EXITED] =
+		(struct session_exited){ .pid = pid, .drain = s->drains };
+}
+
+/*
+ * An exited process: its mappings stay with the symbolizer (the aggregated
+ * stacks are symbolized at output time) until SESSION_MAX_EXITED later exits,
+ * or session__forget_exited().
+ */
+void session_on_exit(void *ctx, int pid, uint64_t time_ns)
+{
+	struct session *s = ctx;
+
+	(void)time_ns;
+	/* A sample read after this (note_sample) finds the exit already seen. */
+	session_bit_set(s->gone, pid, true);
+	if (session_bit_test(s->sampled, pid))
+		session_queue_exited(s, pid);
+	else if (symbolizer__has(s->sym, pid) && s->unsampled)
+		queue_unsampled(s, pid);
+}
+
+void session__forget_exited(struct session *s)
+{
+	/* Exits seen in an earlier poll round: samples before them have been read. */
+	while (s->exited && s->exited_head != s->exited_tail &&
+	       s->exited[s->exited_head % SESSION_MAX_EXITED].drain < s->drains)
+		session_forget_oldest(s);
+}
