@@ -351,9 +351,60 @@ int sfbpf_exec(__u64 *ctx)
 	if (!target_wanted(tgid)) /* the lifecycle follows the sampler's filters */
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
-	bpf_map_delete_elem(&vma_cache, &tgid); /* the old image's VMAs */
 	bpf_map_delete_elem(&notify_next, &tgid); /* a new program reports at once */
 	lifecycle_event(ustack_current_task(), tgid, SFBPF_EVENT_EXEC);
+	return 0;
+}
+
+/*
+ * Beside sfbpf_exec: the new image's program and interpreter found now, in
+ * process context, before its first sample (vmafind.h; the old image's kept
+ * table, made for another mm, is replaced). A program of its own, loaded only where bpf_find_vma()
+ * exists: a program naming its callback does not load before 5.13.
+ */
+SEC("raw_tp/sched_process_exec")
+int sfbpf_exec_vmas(__u64 *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task = ustack_current_task();
+	__u64 pc = 0, sp, fp;
+	struct pt_regs *regs;
+
+	(void)ctx;
+	if (!have_find_vma || !target_wanted(tgid) || !(regs = ustack_task_regs(task)))
+		return 0;
+	if (have_task_pt_regs)
+		arch_user_regs(regs, &pc, &sp, &fp);
+	else if (arch_read_user_regs(regs, &pc, &sp, &fp))
+		pc = 0;
+	vmafind_exec(tgid, unwind_start_ticks(task), pc);
+	return 0;
+}
+
+/* sys_exit_mmap's record (its format file): the mapping's address, or an error. */
+struct mmap_exit {
+	__u64 common;
+	__s32 nr;
+	__s64 ret;
+};
+
+/*
+ * A mapping made by a process exec'd under us that the loader has not read
+ * yet (ld.so mapping the libraries): found now, in process context, where
+ * bpf_find_vma() may be called for each, rather than one per sample in the
+ * sampling interrupt (vmafind.h). Processes with an entry pay one lookup.
+ * Loaded only where bpf_find_vma() exists, as sfbpf_exec_vmas is.
+ */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int sfbpf_mmap(struct mmap_exit *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!have_find_vma || ctx->ret < 0 || ctx->ret > -4096L)
+		return 0;
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		return 0;
+	vmafind_mmap(tgid, (__u64)ctx->ret);
 	return 0;
 }
 

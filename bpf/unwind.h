@@ -607,11 +607,17 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
  * set when the stack ends before its first step.
  */
 static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *ips,
-					 const struct sfbpf_proc *proc)
+					 const struct sfbpf_proc *proc, bool vma)
 {
 	struct sfbpf_unwind_frame next = {};
 	bool switched = false;
-	int idx = unwind_find_mapping(proc, st->pc, 0);
+	int idx;
+
+	/* A table of VMAs found in the kernel is in the order they were met: searched in full. */
+	if (vma && have_find_vma && st->vma_walk)
+		idx = vmafind_find(st, (struct sfbpf_proc *)proc, st->pc);
+	else
+		idx = unwind_find_mapping(proc, st->pc, 0);
 
 	if (idx >= 0) {
 		st->map = idx;
@@ -634,7 +640,10 @@ static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *i
 	 */
 	if (st->max < 2 || unwind_by_fp(st, true, &next, &switched) != UNWIND_NEXT || !next.pc)
 		return false;
-	idx = unwind_find_mapping(proc, next.pc - 1, 0);
+	if (vma && have_find_vma && st->vma_walk)
+		idx = vmafind_find(st, (struct sfbpf_proc *)proc, next.pc - 1);
+	else
+		idx = unwind_find_mapping(proc, next.pc - 1, 0);
 	if (idx < 0)
 		return false;
 	st->leaf_miss = st->pc;

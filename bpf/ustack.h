@@ -244,7 +244,7 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 		cnt->v[SFBPF_STAT_STALE_PROC] += stale;
 		return NULL;
 	}
-	return unwind_begin(st, s->ips, proc) ? proc : NULL;
+	return unwind_begin(st, s->ips, proc, vma) ? proc : NULL;
 }
 
 /*

@@ -35,7 +35,8 @@ struct {
  * let go by an irq_work after it, and the next call finds that work busy),
  * so a process's program, libc and ld.so are found over its first samples.
  * Trusted for VMAFIND_CACHE_NS from the first, about when the loader's entry
- * takes over; dropped at exec and exit (profile.bpf.c).
+ * takes over, and for the mm it was made for only (a new image has a new
+ * one: the exec's order of programs does not matter); dropped at exit.
  */
 #define VMAFIND_CACHE_NS (1000ULL * 1000 * 1000)
 
@@ -46,6 +47,7 @@ struct vmafind_cached {
 	__u64 start_ticks; /* the process's, as struct sfbpf_proc's */
 	struct sfbpf_mapping maps[VMAFIND_MAX_MAPS];
 	__u64 born_ns;
+	__u64 mm; /* the image's mm_struct: an exec makes a new one while the old lives */
 };
 
 _Static_assert(__builtin_offsetof(struct vmafind_cached, maps) ==
@@ -69,6 +71,12 @@ struct {
 	__type(key, struct sfbpf_ident_key);
 	__type(value, struct sfbpf_ident);
 } idents SEC(".maps");
+
+/* The current task's mm, as an address: what a kept table was made for. */
+static __always_inline __u64 vmafind_mm(void)
+{
+	return (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
+}
 
 /* Set by the loader where bpf_find_vma() exists, for the CPU profiler only. */
 const volatile bool have_find_vma = false;
@@ -156,7 +164,7 @@ static __always_inline int vmafind_keep(struct sfbpf_unwind_state *st, struct sf
 	/* For the process's next samples (vmafind_begin() made or checked its entry). */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
-	if (kept && kept->start_ticks == p->start_ticks) {
+	if (kept && kept->start_ticks == p->start_ticks && kept->mm == vmafind_mm()) {
 		k = kept->count;
 		if (k < VMAFIND_MAX_MAPS) {
 			kept->count = k + 1;
@@ -174,27 +182,107 @@ static __always_inline int vmafind_keep(struct sfbpf_unwind_state *st, struct sf
  * lowest executable segment's address, plus the load bias), its file the
  * mm's exe_file. Added to p if its identity has a table.
  */
-static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struct sfbpf_proc *p)
+static __always_inline bool vmafind_program_map(struct sfbpf_mapping *m)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct sfbpf_mapping m = {};
 	const struct sfbpf_ident *id;
 	struct mm_struct *mm;
 	struct file *exe;
 
 	mm = BPF_CORE_READ(task, mm);
 	exe = mm ? BPF_CORE_READ(mm, exe_file) : NULL;
-	if (!exe || p->count >= VMAFIND_MAX_MAPS)
-		return;
+	if (!exe)
+		return false;
 	id = vmafind_ident(BPF_CORE_READ(exe, f_inode));
 	if (!id)
-		return;
-	m.start = BPF_CORE_READ(mm, start_code);
-	m.end = BPF_CORE_READ(mm, end_code);
-	m.bias = m.start - id->text_vaddr;
-	m.obj = id->obj;
-	if (m.start < m.end)
+		return false;
+	m->start = BPF_CORE_READ(mm, start_code);
+	m->end = BPF_CORE_READ(mm, end_code);
+	m->bias = m->start - id->text_vaddr;
+	m->obj = id->obj;
+	m->flags = 0;
+	return m->start < m->end;
+}
+
+static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struct sfbpf_proc *p)
+{
+	struct sfbpf_mapping m = {};
+
+	if (p->count < VMAFIND_MAX_MAPS && vmafind_program_map(&m))
 		vmafind_keep(st, p, &m);
+}
+
+/*
+ * In process context (interrupts on, so bpf_find_vma() may be called again
+ * and again): the executable file mapping at addr, if its identity has a
+ * table, added to the current process's kept mappings unless there already.
+ */
+static __always_inline void vmafind_note(struct vmafind_cached *kept, __u64 addr)
+{
+	struct vmafind_ctx c = { .miss = 1 };
+	__u32 n = kept->count, i;
+
+	for (i = 0; i < VMAFIND_MAX_MAPS; i++) {
+		if (i >= n)
+			break;
+		if (addr >= kept->maps[i].start && addr < kept->maps[i].end)
+			return;
+	}
+	if (n >= VMAFIND_MAX_MAPS ||
+	    bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) || c.miss)
+		return;
+	kept->count = n + 1;
+	barrier_var(n);
+	n &= VMAFIND_MAX_MAPS - 1;
+	kept->maps[n] = c.m;
+}
+
+/*
+ * At exec (the new image in place, its registers at ld.so's entry, or the
+ * program's): a fresh kept table for the process, with its program's text
+ * and its interpreter, before its first sample. p: this CPU's table.
+ */
+static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 entry)
+{
+	struct sfbpf_mapping m = {};
+	struct vmafind_cached *kept;
+	struct sfbpf_proc *p;
+	__u32 zero = 0;
+
+	if (!have_find_vma)
+		return;
+	p = bpf_map_lookup_elem(&vma_procs, &zero);
+	if (!p)
+		return;
+	p->count = 0;
+	p->generation = 0;
+	p->start_ticks = start_ticks;
+	if (bpf_map_update_elem(&vma_cache, &tgid, p, BPF_ANY))
+		return;
+	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
+	if (!kept)
+		return;
+	kept->born_ns = bpf_ktime_get_ns();
+	kept->mm = vmafind_mm();
+	if (vmafind_program_map(&m)) {
+		kept->maps[0] = m;
+		kept->count = 1;
+	}
+	if (entry)
+		vmafind_note(kept, entry);
+}
+
+/* A mapping made by mmap() at addr in a process whose kept table exists (exec'd under us). */
+static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
+{
+	struct vmafind_cached *kept;
+
+	if (!have_find_vma)
+		return;
+	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
+	if (kept && bpf_ktime_get_ns() - kept->born_ns < VMAFIND_CACHE_NS &&
+	    kept->mm == vmafind_mm())
+		vmafind_note(kept, addr);
 }
 
 /*
@@ -276,15 +364,18 @@ static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_stat
 	p->generation = 0;
 	p->start_ticks = start_ticks;
 	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
-	if (kept && kept->start_ticks == start_ticks && now - kept->born_ns < VMAFIND_CACHE_NS) {
+	if (kept && kept->start_ticks == start_ticks && now - kept->born_ns < VMAFIND_CACHE_NS &&
+	    kept->mm == vmafind_mm()) {
 		n = kept->count;
 		for (i = 0; i < VMAFIND_MAX_MAPS && i < n; i++)
 			p->maps[i] = kept->maps[i];
 		p->count = i;
 	} else if (!bpf_map_update_elem(&vma_cache, &tgid, p, BPF_ANY)) {
 		kept = bpf_map_lookup_elem(&vma_cache, &tgid);
-		if (kept)
+		if (kept) {
 			kept->born_ns = now;
+			kept->mm = vmafind_mm();
+		}
 		/* A new process: its program's text first, found without a lookup. */
 		vmafind_program(st, p);
 	}

@@ -262,6 +262,9 @@ static void set_rodata(struct profile_bpf *skel, const struct profile_opts *opts
 	bpfprog__set_kernel_rodata(skel->rodata);
 	/* The CPU profiler samples current: the VMAs of a process without an entry (vmafind.h). */
 	skel->rodata->have_find_vma = bpfprog__kernel()->find_vma && opts->user_stacks;
+	/* Their programs name bpf_find_vma()'s callback: not loadable before 5.13. */
+	bpf_program__set_autoload(skel->progs.sfbpf_exec_vmas, skel->rodata->have_find_vma);
+	bpf_program__set_autoload(skel->progs.sfbpf_mmap, skel->rodata->have_find_vma);
 	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 #ifdef __aarch64__
 	{ /* the PAC bits the unwinder strips from return addresses (bpf/arch.h) */
@@ -476,11 +479,21 @@ int profile__attach_lifecycle(struct profile *p)
 	 * already. SFBPF_NO_FORK_COPY=1: not at all (tests/forks.test, to show
 	 * what the copies change).
 	 */
-	if (getenv("SFBPF_NO_FORK_COPY"))
-		return 0;
-	if (bpfprog__attach_raw_tp(skel->progs.sfbpf_fork, "sched_process_fork",
+	if (!getenv("SFBPF_NO_FORK_COPY") &&
+	    bpfprog__attach_raw_tp(skel->progs.sfbpf_fork, "sched_process_fork",
 				   &skel->links.sfbpf_fork))
 		pr_warn("forked processes wait for their own tables (no sched_process_fork)");
+	/* After sfbpf_exec, which drops the old image's: an exec'd process's first mappings. */
+	if (skel->rodata->have_find_vma) {
+		if (bpfprog__attach_raw_tp(skel->progs.sfbpf_exec_vmas, "sched_process_exec",
+					   &skel->links.sfbpf_exec_vmas))
+			pr_warn("exec'd processes' first mappings found at their samples only");
+		skel->links.sfbpf_mmap = bpf_program__attach_tracepoint(skel->progs.sfbpf_mmap,
+									 "syscalls", "sys_exit_mmap");
+		if (!skel->links.sfbpf_mmap)
+			pr_warn("exec'd processes' libraries found at their samples only "
+				"(no syscalls:sys_exit_mmap)");
+	}
 	return 0;
 }
 
