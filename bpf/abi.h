@@ -493,8 +493,10 @@ enum sfbpf_event_type {
 
 /*
  * A no-proc report whose sample was walked with VMAs found in the kernel
- * (vmafind.h): its entry can wait until ld.so has mapped the libraries
- * (read 20 ms on, as after an exec), rather than be read at once, half-made.
+ * (vmafind.h), every file met known by its identity: its entry can wait
+ * until ld.so has mapped the libraries (read 20 ms on, as after an exec),
+ * rather than be read at once, half-made. One that met a file with no table
+ * by its identity is read at once (0): only a read brings its table.
  */
 #define SFBPF_NO_PROC_WALKED 1
 

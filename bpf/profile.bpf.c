@@ -400,7 +400,7 @@ int sfbpf_mmap(struct mmap_exit *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (!have_find_vma || ctx->ret < 0 || ctx->ret > -4096L)
+	if (!have_find_vma || ctx->ret <= 0) /* an error (-errno), or no address */
 		return 0;
 	if (bpf_map_lookup_elem(&procs, &tgid))
 		return 0;

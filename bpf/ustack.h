@@ -164,9 +164,15 @@ static __always_inline void unwind_account(struct task_struct *task, __u32 tgid,
 	int ret;
 
 	if (stop == SFBPF_STOP_NO_PROC || st->vma_walk) {
-		/* Walked with VMAs found in the kernel: still to be read, but not in a hurry. */
+		/*
+		 * Walked with VMAs found in the kernel: still to be read, but
+		 * not in a hurry, unless a file had no table by its identity
+		 * (the loader learns of a file by reading a process mapping it).
+		 */
 		type = SFBPF_EVENT_NO_PROC;
-		addr = st->vma_walk ? SFBPF_NO_PROC_WALKED : 0;
+		addr = st->vma_walk && st->vma_miss != 1 + SFBPF_VMA_NO_IDENT ?
+			       SFBPF_NO_PROC_WALKED :
+			       0;
 	} else if (stop == SFBPF_STOP_NO_MAPPING && st->miss_addr) {
 		type = SFBPF_EVENT_NO_MAPPING;
 		addr = st->miss_addr;

@@ -300,6 +300,9 @@ static __always_inline int vmafind_add(struct sfbpf_unwind_state *st, struct sfb
 		st->vma_miss = 1 + SFBPF_VMA_FULL;
 		return -1;
 	}
+	/* The program's text needs no lookup (its file unknown at the exec, known now). */
+	if (vmafind_program_map(&c.m) && addr >= c.m.start && addr < c.m.end)
+		return vmafind_keep(st, p, &c.m);
 	if (st->vma_looked) {
 		st->vma_miss = 1 + SFBPF_VMA_LATER;
 		return -1;
