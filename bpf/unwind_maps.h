@@ -146,6 +146,7 @@ struct sfbpf_unwind_state {
 	__u8 vma_looked; /* this sample's bpf_find_vma() was made (vmafind.h) */
 	__u8 pad2[3];
 	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
+	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */
 	__u64 win_base;

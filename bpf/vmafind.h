@@ -91,8 +91,13 @@ struct inode___ctime_66 {
 	struct timespec64 __i_ctime;
 } __attribute__((preserve_access_index));
 
+/*
+ * bpf_find_vma()'s context, on the stack: small, as the walk calls it from
+ * bpf_loop()'s callback (6.1 counts the three frames' stacks together, 512
+ * bytes at most). The mapping found goes to m, in a map value.
+ */
 struct vmafind_ctx {
-	struct sfbpf_mapping m;
+	struct sfbpf_mapping *m;
 	__u32 miss; /* 1 + enum sfbpf_vma_miss, or 0: found */
 };
 
@@ -137,12 +142,12 @@ static long vmafind_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 	}
 	start = BPF_CORE_READ(vma, vm_start);
 	pgoff = BPF_CORE_READ(vma, vm_pgoff);
-	c->m.start = start;
-	c->m.end = BPF_CORE_READ(vma, vm_end);
+	c->m->start = start;
+	c->m->end = BPF_CORE_READ(vma, vm_end);
 	/* ELF address = file offset + delta; the VMA maps offset pgoff at start. */
-	c->m.bias = start - (pgoff << page_shift) - id->delta;
-	c->m.obj = id->obj;
-	c->m.flags = 0;
+	c->m->bias = start - (pgoff << page_shift) - id->delta;
+	c->m->obj = id->obj;
+	c->m->flags = 0;
 	c->miss = 0;
 	return 0;
 }
@@ -206,10 +211,8 @@ static __always_inline bool vmafind_program_map(struct sfbpf_mapping *m)
 
 static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struct sfbpf_proc *p)
 {
-	struct sfbpf_mapping m = {};
-
-	if (p->count < VMAFIND_MAX_MAPS && vmafind_program_map(&m))
-		vmafind_keep(st, p, &m);
+	if (p->count < VMAFIND_MAX_MAPS && vmafind_program_map(&st->vma_m))
+		vmafind_keep(st, p, &st->vma_m);
 }
 
 /*
@@ -228,13 +231,15 @@ static __always_inline void vmafind_note(struct vmafind_cached *kept, __u64 addr
 		if (addr >= kept->maps[i].start && addr < kept->maps[i].end)
 			return;
 	}
-	if (n >= VMAFIND_MAX_MAPS ||
-	    bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) || c.miss)
+	if (n >= VMAFIND_MAX_MAPS)
 		return;
-	kept->count = n + 1;
-	barrier_var(n);
-	n &= VMAFIND_MAX_MAPS - 1;
-	kept->maps[n] = c.m;
+	/* Written in place, counted only if found. */
+	i = n;
+	barrier_var(i);
+	i &= VMAFIND_MAX_MAPS - 1;
+	c.m = &kept->maps[i];
+	if (!bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) && !c.miss)
+		kept->count = n + 1;
 }
 
 /*
@@ -294,26 +299,26 @@ static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 static __always_inline int vmafind_add(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
 				       __u64 addr)
 {
-	struct vmafind_ctx c = { .miss = 1 + SFBPF_VMA_NO_VMA };
+	struct vmafind_ctx c = { .m = &st->vma_m, .miss = 1 + SFBPF_VMA_NO_VMA };
 
 	if (p->count >= VMAFIND_MAX_MAPS) {
 		st->vma_miss = 1 + SFBPF_VMA_FULL;
 		return -1;
 	}
 	/* The program's text needs no lookup (its file unknown at the exec, known now). */
-	if (vmafind_program_map(&c.m) && addr >= c.m.start && addr < c.m.end)
-		return vmafind_keep(st, p, &c.m);
+	if (vmafind_program_map(c.m) && addr >= c.m->start && addr < c.m->end)
+		return vmafind_keep(st, p, c.m);
 	if (st->vma_looked) {
 		st->vma_miss = 1 + SFBPF_VMA_LATER;
 		return -1;
 	}
 	st->vma_looked = 1;
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) || c.miss ||
-	    addr < c.m.start || addr >= c.m.end) {
+	    addr < c.m->start || addr >= c.m->end) {
 		st->vma_miss = c.miss ? c.miss : 1 + SFBPF_VMA_NO_VMA;
 		return -1;
 	}
-	return vmafind_keep(st, p, &c.m);
+	return vmafind_keep(st, p, c.m);
 }
 
 /* The index of addr's mapping in p, found in the kernel if p lacks it, or -1. */
