@@ -8,7 +8,7 @@
  *   forkwork prefork SECS LIFE_MS WORKERS  WORKERS children at once, each
  *                                          serving for LIFE_MS, replaced as
  *                                          it exits (a pre-fork server)
- * Both start with half a second of start-up before the first fork.
+ * Both start with a second of start-up before the first fork.
  * The children's work: main;fk_serve;fk_handle;fk_work (or fk_a;fk_b;fk_c;
  * fk_spin in loop mode), each frame a real call with CFI of its own.
  */
@@ -79,8 +79,11 @@ int main(int argc, char **argv)
 
 	if (argc < 4)
 		return 2;
-	/* Start-up, as a server's: the loader reads the parent (its exec) meanwhile. */
-	usleep(500000);
+	/*
+	 * Start-up, as a server's: the loader reads the parent (its exec)
+	 * meanwhile; a second leaves room for a loader slowed by a busy machine.
+	 */
+	usleep(1000000);
 	end = now() + atof(argv[2]);
 	life = atof(argv[3]) / 1000;
 	workers = argc > 4 ? atoi(argv[4]) : 1;
