@@ -19,6 +19,11 @@
  *       inside the SFrame rows' range (between functions, an FDE without
  *       FREs) are filled from CFI; SFrame rows win elsewhere; outermost
  *       ranges win over both.
+ *   complete entry             synthetic tables: the code at a program's
+ *       entry point, where no source has a rule, is outermost up to the next
+ *       row with one; not where a source has a rule there, nor for a library.
+ *   complete entry ELF...      prints "ENTRY END" where the loader's table
+ *       has the outermost rule from the ELF's e_entry to END, or "ENTRY none".
  *   complete dump ELF          the loader's rows, for debugging.
  * Prints PASS/FAIL lines; exits 1 on a failure.
  */
@@ -382,6 +387,100 @@ out:
 	return ret;
 }
 
+/* The entry rule (complete_info.entry) on synthetic tables: three cases. */
+static int entry_unit(void)
+{
+	static const struct sfbpf_rule a = {
+		.cfa_off = 16, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8, .flags = SFBPF_RULE_RA_DEREF
+	};
+	/* CFI: f1 [0x1000, 0x1010), a gap to 0x1040, f2 to 0x1080, a gap to the end. */
+	const struct spec cf[] = { { 0x1000, &a }, { 0x1010, NULL }, { 0x1040, &a }, { 0x1080, NULL } };
+	const struct {
+		const char *what;
+		uint64_t entry; /* 0: a library */
+		uint64_t pc;
+		bool outermost;
+	} expect[] = {
+		{ "program, entry in a gap", 0x1020, 0x1020, true },
+		{ "program, entry in a gap", 0x1020, 0x103f, true },
+		{ "program, entry in a gap", 0x1020, 0x101f, false },
+		{ "program, entry in a gap", 0x1020, 0x1040, false },
+		{ "program, entry in a gap", 0x1020, 0x1080, false },
+		{ "program, entry in a function", 0x1008, 0x1008, false },
+		{ "program, entry in a function", 0x1008, 0x1020, false },
+		{ "library", 0, 0x1020, false },
+	};
+	struct flat_table *ct = make(cf, 4), *m;
+	struct complete_info ci;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; ct && i < sizeof(expect) / sizeof(expect[0]); i++) {
+		memset(&ci, 0, sizeof(ci));
+		if (expect[i].entry)
+			ci.entry = (struct complete_range){ expect[i].entry, 0x2000 };
+		m = NULL;
+		if (complete__merge(NULL, ct, &ci, &m)) {
+			test_fail("complete entry: %s: no table", expect[i].what);
+			ret = -1;
+			continue;
+		}
+		if ((rule_at(m, expect[i].pc)->ra_loc == SFBPF_LOC_UNDEFINED) != expect[i].outermost) {
+			test_fail("complete entry: %s (%#llx): at %#llx %s, want %s", expect[i].what,
+				  (unsigned long long)expect[i].entry, (unsigned long long)expect[i].pc,
+				  expect[i].outermost ? "not outermost" : "outermost",
+				  expect[i].outermost ? "outermost" : "not");
+			ret = -1;
+		}
+		flat_table__free(m);
+	}
+	if (!ct) {
+		test_fail("complete entry: cannot build the table");
+		ret = -1;
+	} else if (!ret) {
+		test_pass("complete entry: a program's entry in a gap is outermost to the next row; "
+			  "not when a function's rows cover it, nor in a library");
+	}
+	flat_table__free(ct);
+	return ret;
+}
+
+/* "ENTRY END": the loader's outermost rows from e_entry on, or "ENTRY none". */
+static int entry_file(const char *path)
+{
+	struct flat_table *t = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	uint64_t pc, entry = 0;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && gelf_getehdr(elf, &eh))
+		entry = eh.e_entry;
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	if (!entry) {
+		printf("0 none\n");
+		return 0;
+	}
+	err = testload_path(NULL, path, &t);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-err));
+		return -1;
+	}
+	for (pc = entry; rule_at(t, pc)->ra_loc == SFBPF_LOC_UNDEFINED && pc - entry < 1 << 20;)
+		pc++;
+	if (pc == entry)
+		printf("%#llx none\n", (unsigned long long)entry);
+	else
+		printf("%#llx %#llx\n", (unsigned long long)entry, (unsigned long long)pc);
+	flat_table__free(t);
+	return 0;
+}
+
 static int dump_file(const char *path)
 {
 	struct flat_table *t = NULL;
@@ -408,6 +507,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "gapfill"))
 		return gapfill() ? 1 : 0;
+	if (argc == 2 && !strcmp(argv[1], "entry"))
+		return entry_unit() ? 1 : 0;
 	if (argc >= 4 && !strcmp(argv[1], "go"))
 		return go_file(argc - 2, argv + 2) ? 1 : 0;
 	if (argc >= 2 && !strcmp(argv[1], "plt"))
@@ -416,10 +517,12 @@ int main(int argc, char **argv)
 		fn = outermost_file;
 	else if (argc >= 2 && !strcmp(argv[1], "dump"))
 		fn = dump_file;
+	else if (argc >= 2 && !strcmp(argv[1], "entry"))
+		fn = entry_file;
 	if (!fn || argc < 3) {
 		fprintf(stderr,
-			"usage: %s plt|outermost|dump ELF...\n       %s go ELF FN...\n       %s "
-			"gapfill\n",
+			"usage: %s plt|outermost|entry|dump ELF...\n       %s go ELF FN...\n       %s "
+			"gapfill|entry\n",
 			argv[0], argv[0], argv[0]);
 		return 2;
 	}

@@ -14,6 +14,8 @@
  *     names read before stay, names not read yet cannot be (no crash, never
  *     another symbol's name). Prints "truncate READ_BEFORE KEPT NAMED NONE
  *     WRONG" (after the truncation, every address).
+ *   symnames at FILE DEBUGFILE|- ADDR...
+ *     Prints "NAME+OFFSET" (hex) or "(none)" for each ADDR (hex), a line each.
  *   symnames fds FILE N
  *     N tables of FILE with names in the file at once, twice: at most 64
  *     keep a descriptor, the others copy; all answer the same; freed, they
@@ -255,16 +257,40 @@ static int fds(const char *path, int count)
 	return 0;
 }
 
+static int at(const char *path, const char *dpath, char **addrs, int n)
+{
+	struct table tb;
+	uint64_t off;
+	const char *name;
+	int i;
+
+	if (open_table(&tb, path, strcmp(dpath, "-") ? dpath : NULL, false))
+		return 1;
+	for (i = 0; i < n; i++) {
+		off = 0;
+		name = symtab__find(tb.t, strtoull(addrs[i], NULL, 16), &off);
+		if (name)
+			printf("%s+%#" PRIx64 "\n", name, off);
+		else
+			printf("(none)\n");
+	}
+	symtab__free(tb.t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return 1;
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "same"))
 		return same(argv[2], argc == 4 ? argv[3] : NULL);
+	if (argc >= 5 && !strcmp(argv[1], "at"))
+		return at(argv[2], argv[3], argv + 4, argc - 4);
 	if (argc == 3 && !strcmp(argv[1], "truncate"))
 		return truncated(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "fds"))
 		return fds(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: symnames same FILE [DEBUGFILE] | truncate FILE | fds FILE N\n");
+	fprintf(stderr, "usage: symnames same FILE [DEBUGFILE] | at FILE DEBUGFILE|- ADDR... | truncate "
+			"FILE | fds FILE N\n");
 	return 2;
 }

@@ -116,6 +116,12 @@ static bool open_lookup(struct tables *t, struct entry *e)
 		p->no_lookup = true;
 		return false;
 	}
+	/*
+	 * Not the entry code's outermost rule (complete.h): a partial table
+	 * has only the sampled functions' rows, so its gap after the entry
+	 * point may run on over functions it has not read.
+	 */
+	p->ci.entry = (struct complete_range){ 0, 0 };
 	p->fd = fd;
 	t->stats.partial_lookups++;
 	return true;

@@ -91,6 +91,49 @@ static bool names_in(Elf *elf, int fd, size_t strndx, uint64_t *off, uint64_t *l
 }
 
 /*
+ * The entry point's code (e_entry) often has no function symbol, only a
+ * label: ld.so's _start (glibc's RTLD_START, in its debug file's .symtab),
+ * the first frame of every dynamically linked process, where perf shows
+ * "_start" too. Noted while the symbols are read: the label at the entry
+ * (index *label), the nearest symbol above it (*end: the label's extent),
+ * and whether a function symbol covers the entry anyway (*covered).
+ */
+static void note_entry(const GElf_Sym *sym, uint64_t entry, size_t *label, size_t i,
+		       uint64_t *end, bool *covered)
+{
+	unsigned type = GELF_ST_TYPE(sym->st_info);
+
+	if (sym->st_value == entry && !sym->st_size && (type == STT_NOTYPE || type == STT_FUNC))
+		*label = i;
+	if (sym->st_value > entry && sym->st_value < *end)
+		*end = sym->st_value;
+	if ((type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_size &&
+	    entry - sym->st_value < sym->st_size)
+		*covered = true;
+}
+
+/* The entry's label (note_entry), up to the next symbol or its section's end. */
+static int add_entry_label(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t i, uint64_t end,
+			   int8_t *text, size_t shnum, struct symtab *t)
+{
+	Elf_Scn *scn;
+	GElf_Shdr ts;
+	GElf_Sym sym;
+	const char *name;
+
+	if (!gelf_getsym(data, (int)i, &sym) || !section_is_text(elf, sym.st_shndx, text, shnum) ||
+	    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &ts))
+		return 0;
+	if (ts.sh_addr + ts.sh_size < end)
+		end = ts.sh_addr + ts.sh_size;
+	name = elf_strptr(elf, sh->sh_link, sym.st_name);
+	if (!name || !*name || end <= sym.st_value)
+		return 0;
+	return symtab__add_sym(t, sym.st_value, end - sym.st_value, name, true, NO_FILE_NAME,
+			       bind_rank(GELF_ST_BIND(sym.st_info)), false, false);
+}
+
+/*
  * Add the function symbols of one SHT_SYMTAB/SHT_DYNSYM section of fd's ELF
  * (fd -1: names are copied). In a debug file .text is SHT_NOBITS but keeps
  * its flags and address, so the text test holds there too.
@@ -99,11 +142,12 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 			       struct symtab *t)
 {
 	Elf_Data *data = elf_getdata(scn, NULL), *versions = NULL;
-	size_t shnum, i, nsyms;
-	uint64_t names_off = 0, names_len = 0;
-	bool in_file;
+	size_t shnum, i, nsyms, entry_sym = 0;
+	uint64_t names_off = 0, names_len = 0, entry = 0, entry_end = UINT64_MAX;
+	bool in_file, entry_covered = false;
 	int8_t *text;
 	int err = 0;
+	GElf_Ehdr eh;
 
 	if (!data || !sh->sh_entsize || elf_getshdrnum(elf, &shnum))
 		return 0;
@@ -115,6 +159,8 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 	if (sh->sh_type == SHT_DYNSYM)
 		versions = dynsym_versions(elf, scn);
 	nsyms = data->d_size / sh->sh_entsize;
+	if (gelf_getehdr(elf, &eh))
+		entry = eh.e_entry;
 	for (i = 1; i < nsyms && !err; i++) {
 		unsigned type;
 		const char *name;
@@ -123,6 +169,8 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
+		if (entry && sym.st_shndx != SHN_UNDEF)
+			note_entry(&sym, entry, &entry_sym, i, &entry_end, &entry_covered);
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
 		    !section_is_text(elf, sym.st_shndx, text, shnum))
 			continue;
@@ -136,6 +184,8 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 				      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name),
 				      sym_is_compat(name, versions, i));
 	}
+	if (!err && entry_sym && !entry_covered)
+		err = add_entry_label(elf, data, sh, entry_sym, entry_end, text, shnum, t);
 	free(text);
 	return err;
 }

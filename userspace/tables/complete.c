@@ -98,11 +98,30 @@ static const char *const go_sections[] = { ".go.buildinfo", ".note.go.buildid" }
 
 static const char *const plt_sections[] = { ".plt", ".plt.sec", ".plt.got" };
 
-static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, Elf_Scn **dynsym)
+/* Whether the SHT_DYNAMIC section scn lists a DT_NEEDED library. */
+static bool has_needed(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n = data && sh->sh_entsize ? data->d_size / sh->sh_entsize : 0;
+	GElf_Dyn dyn;
+
+	for (i = 0; i < n && gelf_getdyn(data, (int)i, &dyn) && dyn.d_tag != DT_NULL; i++)
+		if (dyn.d_tag == DT_NEEDED)
+			return true;
+	return false;
+}
+
+/*
+ * entry: e_entry of an object the kernel may start, 0 if none; program: a
+ * program for sure (ET_EXEC, PT_INTERP), else a loader only without DT_NEEDED.
+ */
+static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, Elf_Scn **dynsym,
+			  uint64_t entry, bool program)
 {
 	Elf_Scn *scn = NULL;
 	const char *name;
 	size_t shstrndx, i;
+	bool needed = false;
 	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
@@ -114,12 +133,16 @@ static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, 
 			*symtab = scn;
 		if (sh.sh_type == SHT_DYNSYM && sh.sh_size)
 			*dynsym = scn;
+		if (sh.sh_type == SHT_DYNAMIC)
+			needed |= has_needed(scn, &sh);
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		for (i = 0; name && i < sizeof(go_sections) / sizeof(go_sections[0]); i++)
 			ci->go |= !strcmp(name, go_sections[i]);
 		if (!(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
 		    sh.sh_addr + sh.sh_size < sh.sh_addr)
 			continue;
+		if (entry && entry >= sh.sh_addr && entry - sh.sh_addr < sh.sh_size)
+			ci->entry = (struct complete_range){ entry, sh.sh_addr + sh.sh_size };
 		for (i = 0; name && i < sizeof(plt_sections) / sizeof(plt_sections[0]); i++) {
 			if (strcmp(name, plt_sections[i]) || ci->nr_plt == COMPLETE_MAX_PLT)
 				continue;
@@ -129,6 +152,8 @@ static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, 
 				ci->plt_got = ci->plt[ci->nr_plt - 1];
 		}
 	}
+	if (needed && !program)
+		ci->entry = (struct complete_range){ 0, 0 };
 }
 
 /* Whether a program header names an interpreter: libc started the process. */
@@ -262,6 +287,8 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 int complete__read_fd(int fd, struct complete_info *ci)
 {
 	Elf_Scn *symtab = NULL, *dynsym = NULL;
+	bool started, interp;
+	GElf_Ehdr eh;
 	Elf *elf;
 
 	memset(ci, 0, sizeof(*ci));
@@ -274,9 +301,12 @@ int complete__read_fd(int fd, struct complete_info *ci)
 		elf_end(elf);
 		return -EINVAL;
 	}
-	read_sections(elf, ci, &symtab, &dynsym);
+	started = gelf_getehdr(elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN);
+	interp = has_interp(elf);
+	read_sections(elf, ci, &symtab, &dynsym, started ? eh.e_entry : 0,
+		      interp || (started && eh.e_type == ET_EXEC));
 	if (symtab || dynsym)
-		read_symbols(elf, symtab ? symtab : dynsym, ci, !has_interp(elf));
+		read_symbols(elf, symtab ? symtab : dynsym, ci, !interp);
 	elf_end(elf);
 	return 0;
 }
@@ -512,6 +542,61 @@ static int run(struct flat_builder *b, struct cursor *c, bool usable_only, bool 
 	return 0;
 }
 
+/*
+ * Whether parts (one after the other) have a usable rule at pc; *next is
+ * lowered to their first row after pc with one.
+ */
+static bool usable_at(const struct flat_table *const *parts, uint32_t n, uint64_t pc,
+		      uint64_t *next)
+{
+	uint32_t k, lo, hi, mid, i;
+	bool at = false;
+
+	for (k = 0; k < n; k++) {
+		const struct flat_table *t = parts[k];
+
+		for (lo = 0, hi = t->nr_rows; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (t->rows[mid].pc_off <= pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo) /* a later part's rows replace an earlier one's */
+			at = usable(t, t->rows[lo - 1].rule);
+		for (i = lo; i < t->nr_rows; i++)
+			if (usable(t, t->rows[i].rule)) {
+				if (t->rows[i].pc_off < *next)
+					*next = t->rows[i].pc_off;
+				break;
+			}
+	}
+	return at;
+}
+
+/*
+ * ci with its entry code (complete_info.entry) among the outermost
+ * functions, in *with, when no source has a rule at the entry point: from
+ * there to the first row with one. Else ci.
+ */
+static const struct complete_info *with_entry(const struct flat_table *sframe,
+					      const struct flat_table *const *cfi, uint32_t nr_cfi,
+					      const struct complete_info *ci,
+					      struct complete_info *with)
+{
+	uint64_t end;
+
+	if (!ci || ci->entry.start >= ci->entry.end || ci->nr_outermost >= COMPLETE_MAX_OUTERMOST)
+		return ci;
+	end = ci->entry.end;
+	if ((sframe && usable_at(&sframe, 1, ci->entry.start, &end)) ||
+	    usable_at(cfi, nr_cfi, ci->entry.start, &end))
+		return ci;
+	*with = *ci;
+	with->outermost[with->nr_outermost++] = (struct complete_range){ ci->entry.start, end };
+	return with;
+}
+
 static int64_t *new_ids(const struct cursor *c)
 {
 	return calloc(c->nr_ids, sizeof(int64_t));
@@ -529,7 +614,8 @@ int complete__merge_parts(const struct flat_table *sframe, const struct flat_tab
 	uint64_t pts[2 *
 		     (COMPLETE_MAX_PLT + COMPLETE_MAX_OUTERMOST + COMPLETE_MAX_STACK_SWITCH + 1)];
 	uint64_t pc, next;
-	struct merge m = { .ci = ci, .outermost_id = -1, .plt_got_id = -1 };
+	struct merge m = { .outermost_id = -1, .plt_got_id = -1 };
+	struct complete_info with;
 	uint32_t nr_pts, p = 0, zones_p = UINT32_MAX, k;
 	struct flat_builder b;
 	/* The counts of the primary source (of parts, the first's: cfi_index__join()). */
@@ -541,6 +627,7 @@ int complete__merge_parts(const struct flat_table *sframe, const struct flat_tab
 	*out = NULL;
 	if (!sframe && !nr_cfi && (!ci || !ci->nr_outermost))
 		return -ENOENT;
+	ci = m.ci = with_entry(sframe, cfi, nr_cfi, ci, &with);
 	cursor_init(&m.s, sframe ? &sframe : NULL, sframe ? 1 : 0);
 	cursor_init(&m.c, cfi, nr_cfi);
 	for (k = 0; k < nr_cfi; k++)

@@ -61,11 +61,24 @@ struct complete_info {
 	 * its frames keep rbp wherever gcc did.
 	 */
 	struct complete_range go_text;
+	/*
+	 * The code at the entry point (e_entry) of an object the kernel starts
+	 * a process in (a program, or a dynamic loader: an ELF with PT_INTERP,
+	 * ET_EXEC, or no DT_NEEDED), up to the end of its executable section;
+	 * empty for a library, whose e_entry is only the linker's default.
+	 * The kernel enters it with no return address on the stack, so where
+	 * no source has a rule at e_entry (ld.so's _start: glibc writes no CFI
+	 * for it), complete__merge() gives the code from there to the next
+	 * row with a rule the outermost rule: a walk that returns into it
+	 * (_dl_start's caller) has reached the process's first frame.
+	 */
+	struct complete_range entry;
 };
 
 /*
- * Reads the PLT sections, the outermost functions and Go's stack-switching
- * functions (from .symtab, else .dynsym) of the ELF file open at fd. 0 (an object without section
+ * Reads the PLT sections, the outermost functions, Go's stack-switching
+ * functions (from .symtab, else .dynsym) and the entry point of the ELF
+ * file open at fd. 0 (an object without section
  * headers or symbols just gets an empty info), or -EINVAL when it is not ELF.
  */
 int complete__read_fd(int fd, struct complete_info *ci);
