@@ -394,7 +394,9 @@ static int entry_unit(void)
 		.cfa_off = 16, .ra_loc = SFBPF_LOC_CFA, .ra_off = -8, .flags = SFBPF_RULE_RA_DEREF
 	};
 	/* CFI: f1 [0x1000, 0x1010), a gap to 0x1040, f2 to 0x1080, a gap to the end. */
-	const struct spec cf[] = { { 0x1000, &a }, { 0x1010, NULL }, { 0x1040, &a }, { 0x1080, NULL } };
+	const struct spec cf[] = {
+		{ 0x1000, &a }, { 0x1010, NULL }, { 0x1040, &a }, { 0x1080, NULL }
+	};
 	const struct {
 		const char *what;
 		uint64_t entry; /* 0: a library */
@@ -425,9 +427,11 @@ static int entry_unit(void)
 			ret = -1;
 			continue;
 		}
-		if ((rule_at(m, expect[i].pc)->ra_loc == SFBPF_LOC_UNDEFINED) != expect[i].outermost) {
-			test_fail("complete entry: %s (%#llx): at %#llx %s, want %s", expect[i].what,
-				  (unsigned long long)expect[i].entry, (unsigned long long)expect[i].pc,
+		if ((rule_at(m, expect[i].pc)->ra_loc == SFBPF_LOC_UNDEFINED) !=
+		    expect[i].outermost) {
+			test_fail("complete entry: %s (%#llx): at %#llx %s, want %s",
+				  expect[i].what, (unsigned long long)expect[i].entry,
+				  (unsigned long long)expect[i].pc,
 				  expect[i].outermost ? "not outermost" : "outermost",
 				  expect[i].outermost ? "outermost" : "not");
 			ret = -1;
@@ -438,8 +442,9 @@ static int entry_unit(void)
 		test_fail("complete entry: cannot build the table");
 		ret = -1;
 	} else if (!ret) {
-		test_pass("complete entry: a program's entry in a gap is outermost to the next row; "
-			  "not when a function's rows cover it, nor in a library");
+		test_pass(
+			"complete entry: a program's entry in a gap is outermost to the next row; "
+			"not when a function's rows cover it, nor in a library");
 	}
 	flat_table__free(ct);
 	return ret;

@@ -290,7 +290,8 @@ int main(int argc, char **argv)
 		return truncated(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "fds"))
 		return fds(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: symnames same FILE [DEBUGFILE] | at FILE DEBUGFILE|- ADDR... | truncate "
-			"FILE | fds FILE N\n");
+	fprintf(stderr,
+		"usage: symnames same FILE [DEBUGFILE] | at FILE DEBUGFILE|- ADDR... | truncate "
+		"FILE | fds FILE N\n");
 	return 2;
 }

@@ -98,8 +98,8 @@ static bool names_in(Elf *elf, int fd, size_t strndx, uint64_t *off, uint64_t *l
  * (index *label), the nearest symbol above it (*end: the label's extent),
  * and whether a function symbol covers the entry anyway (*covered).
  */
-static void note_entry(const GElf_Sym *sym, uint64_t entry, size_t *label, size_t i,
-		       uint64_t *end, bool *covered)
+static void note_entry(const GElf_Sym *sym, uint64_t entry, size_t *label, size_t i, uint64_t *end,
+		       bool *covered)
 {
 	unsigned type = GELF_ST_TYPE(sym->st_info);
 
