@@ -224,6 +224,24 @@ struct sfbpf_ident {
 	__u64 text_vaddr;
 };
 
+/*
+ * The mappings found in the kernel for a process (bpf/vmafind.h), kept per
+ * tgid in the vma_cache LRU hash: a struct sfbpf_proc's head (it is made
+ * from one), then when and for which image. Kept past the process's exit,
+ * until the LRU reuses it: userspace names the frames of a process gone
+ * before it could read /proc/PID/maps from it (born_ns tells which image).
+ */
+#define SFBPF_VMA_MAX_MAPS 16 /* the program, libc, ld.so, a few libraries */
+
+struct sfbpf_vma_kept {
+	__u32 count;
+	__u32 generation;
+	__u64 start_ticks; /* the process's, as struct sfbpf_proc's */
+	struct sfbpf_mapping maps[SFBPF_VMA_MAX_MAPS];
+	__u64 born_ns; /* bpf_ktime_get_ns() at the exec that made it */
+	__u64 mm; /* the image's mm_struct: an exec makes a new one while the old lives */
+};
+
 /* Why a walk could not use the VMA of an address (SFBPF_STAT_VMA_MISS_BASE + this). */
 enum sfbpf_vma_miss {
 	SFBPF_VMA_NO_VMA = 0, /* no VMA there, or mmap_lock taken (bpf_find_vma) */
@@ -502,7 +520,12 @@ enum sfbpf_event_type {
 
 struct sfbpf_event {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
-	__u64 addr; /* NO_MAPPING: the address; FORK: the parent's tgid */
+	/*
+	 * NO_MAPPING: the address; FORK: the parent's tgid; EXEC: the new
+	 * image's mm_struct, as an address: which image a kept table of
+	 * mappings (struct sfbpf_vma_kept's mm) was made for.
+	 */
+	__u64 addr;
 	__u64 start_ticks; /* the group leader's start (see struct sfbpf_proc) */
 	__u32 type; /* enum sfbpf_event_type */
 	__u32 pid; /* tgid */

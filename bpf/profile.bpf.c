@@ -325,6 +325,8 @@ static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid
 		return;
 	ev.time_ns = bpf_ktime_get_ns();
 	ev.start_ticks = unwind_start_ticks(task);
+	if (type == SFBPF_EVENT_EXEC)
+		ev.addr = (__u64)BPF_CORE_READ(task, mm);
 	ev.type = type;
 	ev.pid = tgid;
 	if (type == SFBPF_EVENT_EXIT)
@@ -478,7 +480,7 @@ int sfbpf_exit(__u64 *ctx)
 	if (live || !target_wanted(tgid))
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
-	bpf_map_delete_elem(&vma_cache, &tgid);
+	/* vma_cache stays: its mappings name the frames of a process gone before it was read. */
 	bpf_map_delete_elem(&notify_next, &tgid);
 	lifecycle_event(task, tgid, SFBPF_EVENT_EXIT);
 	return 0;

@@ -16,8 +16,8 @@
 #ifndef SFBPF_VMAFIND_H
 #define SFBPF_VMAFIND_H
 
-/* Mappings one walk finds at most: the program, libc, ld.so, a few libraries. */
-#define VMAFIND_MAX_MAPS 16
+/* Mappings one walk finds at most (abi.h). */
+#define VMAFIND_MAX_MAPS SFBPF_VMA_MAX_MAPS
 #define VMAFIND_VM_EXEC 0x4 /* include/linux/mm.h */
 #define VMAFIND_NSEC_MASK ((1u << 30) - 1) /* nanoseconds < 10^9 < 2^30 */
 
@@ -36,32 +36,24 @@ struct {
  * so a process's program, libc and ld.so are found over its first samples.
  * Trusted for VMAFIND_CACHE_NS from the first, about when the loader's entry
  * takes over, and for the mm it was made for only (a new image has a new
- * one: the exec's order of programs does not matter); dropped at exit.
+ * one: the exec's order of programs does not matter). Not dropped at exit:
+ * userspace names a short-lived process's frames from it (abi.h).
  */
 #define VMAFIND_CACHE_NS (1000ULL * 1000 * 1000)
 
-/* struct sfbpf_proc's head (made from this CPU's table: too big for the stack), then its age. */
-struct vmafind_cached {
-	__u32 count;
-	__u32 generation;
-	__u64 start_ticks; /* the process's, as struct sfbpf_proc's */
-	struct sfbpf_mapping maps[VMAFIND_MAX_MAPS];
-	__u64 born_ns;
-	__u64 mm; /* the image's mm_struct: an exec makes a new one while the old lives */
-};
-
-_Static_assert(__builtin_offsetof(struct vmafind_cached, maps) ==
-		       __builtin_offsetof(struct sfbpf_proc, maps) &&
-		       __builtin_offsetof(struct vmafind_cached, start_ticks) ==
+/* Made from this CPU's table (a struct sfbpf_proc: too big for the stack), so its head is one. */
+_Static_assert(__builtin_offsetof(struct sfbpf_vma_kept, maps) ==
+			       __builtin_offsetof(struct sfbpf_proc, maps) &&
+		       __builtin_offsetof(struct sfbpf_vma_kept, start_ticks) ==
 			       __builtin_offsetof(struct sfbpf_proc, start_ticks) &&
-		       sizeof(struct vmafind_cached) <= sizeof(struct sfbpf_proc),
+		       sizeof(struct sfbpf_vma_kept) <= sizeof(struct sfbpf_proc),
 	       "vma_cache values are made from a struct sfbpf_proc");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32); /* tgid */
-	__type(value, struct vmafind_cached);
+	__type(value, struct sfbpf_vma_kept);
 } vma_cache SEC(".maps");
 
 /* Identity -> object slot, written by the loader (sized with the objects map). */
@@ -156,7 +148,7 @@ static long vmafind_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 static __always_inline int vmafind_keep(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
 					const struct sfbpf_mapping *m)
 {
-	struct vmafind_cached *kept;
+	struct sfbpf_vma_kept *kept;
 	__u32 tgid, n = p->count, k, i;
 
 	/* Masked where it is used: the compiler drops a mask it can prove, the verifier cannot. */
@@ -220,7 +212,7 @@ static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struc
  * and again): the executable file mapping at addr, if its identity has a
  * table, added to the current process's kept mappings unless there already.
  */
-static __always_inline void vmafind_note(struct vmafind_cached *kept, __u64 addr)
+static __always_inline void vmafind_note(struct sfbpf_vma_kept *kept, __u64 addr)
 {
 	struct vmafind_ctx c = { .miss = 1 };
 	__u32 n = kept->count, i;
@@ -250,7 +242,7 @@ static __always_inline void vmafind_note(struct vmafind_cached *kept, __u64 addr
 static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 entry)
 {
 	struct sfbpf_mapping m = {};
-	struct vmafind_cached *kept;
+	struct sfbpf_vma_kept *kept;
 	struct sfbpf_proc *p;
 	__u32 zero = 0;
 
@@ -280,7 +272,7 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 /* A mapping made by mmap() at addr in a process whose kept table exists (exec'd under us). */
 static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 {
-	struct vmafind_cached *kept;
+	struct sfbpf_vma_kept *kept;
 
 	if (!have_find_vma)
 		return;
@@ -358,7 +350,7 @@ static __always_inline bool vmafind_in_execve(void)
 static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_state *st, __u64 pc,
 							__u32 tgid, __u64 start_ticks)
 {
-	struct vmafind_cached *kept;
+	struct sfbpf_vma_kept *kept;
 	__u64 now = bpf_ktime_get_ns();
 	struct sfbpf_proc *p;
 	__u32 zero = 0, i, n;

@@ -417,6 +417,25 @@ int tables_reopen(const struct entry *e)
 	return fd;
 }
 
+uint32_t tables__slot_files(const struct tables *t, uint32_t obj, struct tables_slot_file *out,
+			    uint32_t max, const char **name)
+{
+	const struct obj_alias *a;
+	const struct entry *e;
+	uint32_t n = 0;
+
+	*name = NULL;
+	if (obj >= t->opts.max_objects || !(e = t->slots[obj]))
+		return 0;
+	*name = e->name;
+	if (n < max && e->ident == 1 && obj_key__stat(&e->key, out[n].st))
+		out[n++].delta = e->ident_delta;
+	for (a = e->aliases; a && n < max; a = a->sibling)
+		if (a->ident == 1 && obj_key__stat(&a->key, out[n].st))
+			out[n++].delta = a->ident_delta;
+	return n;
+}
+
 /* ---- finding and making entries ------------------------------------------ */
 
 static bool same_identity(const struct obj_key *a, const struct obj_key *b)

@@ -29,8 +29,10 @@
 #include "bpf/abi.h"
 #include "procs/proctrack.h"
 
-/* pid's process exec'd, or exited (its entry is gone already); time_ns: the event's. */
+/* pid's process exited (its entry is gone already); time_ns: the event's. */
 typedef void (*lifecycle_fn)(void *ctx, int pid, uint64_t time_ns);
+/* pid's process exec'd; image: the new image's mm (struct sfbpf_event's addr). */
+typedef void (*lifecycle_exec_fn)(void *ctx, int pid, uint64_t time_ns, uint64_t image);
 /* pid was forked by parent and unwinds with the copy of its entry it was given. */
 typedef void (*lifecycle_fork_fn)(void *ctx, int pid, int parent, uint64_t time_ns);
 
@@ -41,7 +43,8 @@ struct lifecycle_opts {
 	uint64_t exec_delay_ns; /* 0: 20 ms */
 	uint64_t notify_interval_ns; /* the BPF side's report interval; 0: 200 ms */
 	uint64_t sweep_every_ns; /* 0: 10 s */
-	lifecycle_fn on_exec, on_exit; /* may be NULL */
+	lifecycle_exec_fn on_exec; /* may be NULL */
+	lifecycle_fn on_exit; /* may be NULL */
 	lifecycle_fork_fn on_fork; /* may be NULL */
 	void *ctx;
 };

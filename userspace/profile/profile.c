@@ -602,6 +602,16 @@ int profile__idents_fd(const struct profile *p)
 	return bpf_map__fd(p->skel->maps.idents);
 }
 
+bool profile__finds_vmas(const struct profile *p)
+{
+	return p->skel->rodata->have_find_vma;
+}
+
+int profile__vma_cache_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.vma_cache);
+}
+
 int profile__obj_hits_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.obj_hits);

@@ -129,6 +129,10 @@ int profile__obj_hits_fd(const struct profile *p);
 /* Identity -> object slot, for processes the loader has not read (bpf/vmafind.h). */
 int profile__idents_fd(const struct profile *p);
 int profile__notify_fd(const struct profile *p); /* notify_next: tgid -> next report time */
+/* Whether the CPU profiler walks processes without an entry with VMAs it finds (vmafind.h). */
+bool profile__finds_vmas(const struct profile *p);
+/* vma_cache: tgid -> the mappings found in the kernel (struct sfbpf_vma_kept). */
+int profile__vma_cache_fd(const struct profile *p);
 int profile__lifecycle_fd(const struct profile *p); /* the lifecycle event ring */
 int profile__prog_fd(const struct profile *p);
 

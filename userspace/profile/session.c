@@ -391,6 +391,9 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		topts.cache = tablecache__enabled(s->table_cache) ? s->table_cache : NULL;
 	}
 	s->tables = tables__new(&topts);
+	/* SFBPF_NO_KERNEL_NAMES=1: not at all (tests/execs.test, to show what they name). */
+	if (s->tables && profile__finds_vmas(s->prof) && !getenv("SFBPF_NO_KERNEL_NAMES"))
+		symbolizer__set_kernel_maps(s->sym, session_kernel_maps, s);
 	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
 	s->pythons = s->procs ? pythons__new(profile__py_procs_fd(s->prof)) : NULL;
 	s->spliced = s->pythons ? malloc(sizeof(*s->spliced)) : NULL;

@@ -1,26 +1,73 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Processes coming and going, as a session's symbolizer sees them: the
- * lifecycle's callbacks (exec, fork, exit), and when an exited process's
- * mappings are forgotten (after the samples taken before its exit are read
- * and, if it was sampled, written). See docs/DESIGN-lifecycle.md.
+ * lifecycle's callbacks (exec, fork, exit), the kernel's mappings of a
+ * process gone before it was read, and when an exited process's mappings
+ * are forgotten (after the samples taken before its exit are read and, if
+ * it was sampled, written). See docs/DESIGN-lifecycle.md.
  */
+#include <bpf/bpf.h>
+#include <string.h>
+
+#include "bpf/abi.h"
+#include "maps/tables.h"
+#include "profile/profile.h"
 #include "profile/session_int.h"
 #include "symbols/symbolize.h"
 
 /*
  * A new image: the symbolizer starts a new generation of its mappings (also
- * for a child whose parent's were copied at its fork, and not sampled yet).
+ * for a child whose parent's were copied at its fork, and not sampled yet,
+ * or one it does not know, whose names the kernel's mappings may give).
  */
-void session_on_exec(void *ctx, int pid, uint64_t time_ns)
+void session_on_exec(void *ctx, int pid, uint64_t time_ns, uint64_t image)
 {
 	struct session *s = ctx;
 
 	session_bit_set(s->gone, pid, false);
 	if (session_bit_test(s->sampled, pid))
-		symbolizer__note_exec(s->sym, pid, time_ns, true);
-	else if (symbolizer__has(s->sym, pid))
-		symbolizer__note_exec(s->sym, pid, time_ns, false);
+		symbolizer__note_exec(s->sym, pid, time_ns, image, true);
+	else
+		symbolizer__note_exec(s->sym, pid, time_ns, image, false);
+}
+
+/*
+ * symbolizer_kmaps_fn: the mappings the kernel found for pid (vma_cache),
+ * kept past its exit, if made for image (the exec event's mm); each with
+ * the files its table's slot is published for (a file sharing the table:
+ * the same bytes, so the same names).
+ */
+size_t session_kernel_maps(void *ctx, int pid, uint64_t image, struct symbolizer_kmap *out,
+			   size_t max)
+{
+	struct session *s = ctx;
+	struct tables_slot_file f[2];
+	const struct sfbpf_mapping *m;
+	struct sfbpf_vma_kept kept;
+	uint32_t key = (uint32_t)pid, i, k, nf;
+	const char *name;
+	uint64_t vaddr;
+	size_t n = 0;
+	int fd;
+
+	if (!s->prof || !s->tables || (fd = profile__vma_cache_fd(s->prof)) < 0 ||
+	    bpf_map_lookup_elem(fd, &key, &kept) || kept.mm != image)
+		return 0;
+	for (i = 0; i < kept.count && i < SFBPF_VMA_MAX_MAPS; i++) {
+		m = &kept.maps[i];
+		nf = tables__slot_files(s->tables, m->obj, f, 2, &name);
+		vaddr = m->start - m->bias; /* the ELF address of its start */
+		for (k = 0; k < nf && n < max; k++) {
+			if (vaddr < f[k].delta)
+				continue;
+			out[n].start = m->start;
+			out[n].end = m->end;
+			out[n].offset = vaddr - f[k].delta;
+			memcpy(out[n].st, f[k].st, sizeof(out[n].st));
+			out[n++].path = name;
+		}
+	}
+	return n;
 }
 
 /*

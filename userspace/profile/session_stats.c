@@ -412,6 +412,7 @@ static void print_budgets(struct emitter *f, struct session *s, const struct ses
 	print_counter(f, "", "symbol_objects_changed_unread", o->changed_unread);
 	print_gauge(f, "", "symbol_paths", st->sym.strings);
 	print_counter(f, "", "symbol_paths_swept", st->sym.strings_swept);
+	print_counter(f, "", "symbol_kernel_named", st->sym.kernel_named);
 	print_gauge(f, "", "dwarf_fds", o->dwarf_fds);
 	print_gauge(f, "", "dwarf_fds_budget", o->dwarf_budget);
 	print_counter(f, "", "dwarf_refused", o->dwarf_refused);

@@ -22,61 +22,12 @@
 #include "procs/procmaps.h"
 #include "symbols/perfmap.h"
 #include "symbols/symbolize.h"
+#include "symbols/symbolize_int.h"
 #include "symbols/symcache.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 #include "util/search.h"
-
-#define REFRESH_NS 1000000000ULL /* re-read maps at most once a second */
-#define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
-#define YOUNG_READS 4 /* ... or in a new image's first reads (symbolizer__note_sample) */
-#define MAX_GENS 8 /* snapshots kept per process (exec chains) */
-
-/* ---- per-process state ------------------------------------------------------ */
-
-struct pmap {
-	uint64_t start, end, offset;
-	uint64_t dev, ino;
-	struct symobj *obj; /* NULL: anonymous, or no readable ELF behind it */
-	const char *path; /* interned; NULL if anonymous */
-	const char *module; /* interned */
-	uint32_t perms, flags;
-};
-
-/* The mappings serving samples from since_ns until the next generation's. */
-struct gen {
-	uint64_t since_ns;
-	struct pmap *maps;
-	size_t count;
-	const char *exe; /* the executable's path when read (interned), or NULL */
-};
-
-struct proc {
-	int pid;
-	bool gone; /* /proc/PID vanished */
-	bool need_ns; /* has executable memory without ELF: its JIT map's owner wanted */
-	bool root_read;
-	int root_pid; /* pid: its paths resolve under /proc/PID/root; 0: under ours */
-	bool tenant_root; /* a root not the host's: its root user may rewrite the files it maps */
-	struct gen gens[MAX_GENS]; /* oldest first */
-	unsigned ngens;
-	uint64_t refreshed_ns;
-	uint64_t leaf_miss_ns; /* earliest sample whose leaf missed, since the last read */
-	unsigned reads; /* of its maps since first sight or its last exec */
-	struct perfmap jit;
-};
-
-struct symbolizer {
-	struct hashmap procs; /* struct proc *, by pid */
-	struct hashmap strs; /* interned char *, by content */
-	size_t strs_live; /* interned strings the snapshots used at the last sweep */
-	uint64_t strs_swept; /* strings freed by sweeps */
-	struct symcache *cache;
-	struct perfmap_pool jit_pool; /* every process's JIT map shares one budget */
-	struct proc *last; /* the last process looked up: samples come in runs of one */
-	bool no_inline; /* answer the outermost source frame only */
-};
 
 static bool str_eq(const void *ctx, uint64_t val, const void *key)
 {
@@ -85,7 +36,7 @@ static bool str_eq(const void *ctx, uint64_t val, const void *key)
 }
 
 /* Interned strings live while a snapshot uses them (sweep_strings()). */
-static const char *intern(struct symbolizer *s, const char *str)
+const char *intern(struct symbolizer *s, const char *str)
 {
 	uint32_t h = (uint32_t)hash__str(str);
 	int64_t found = hashmap__find(&s->strs, h, str_eq, NULL, str);
@@ -263,7 +214,7 @@ static bool gen__replaced(const struct gen *g, const struct procmaps *fresh)
 }
 
 /* Fold fresh into g: mappings g had that fresh does not overlap stay known. */
-static int gen__merge(struct symbolizer *s, struct gen *g, struct pmap *fresh, size_t n)
+int gen__merge(struct symbolizer *s, struct gen *g, struct pmap *fresh, size_t n)
 {
 	struct pmap *maps = realloc(fresh, (n + g->count + 1) * sizeof(*maps));
 	size_t i, total = n;
@@ -301,7 +252,7 @@ static void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_
 		since_ns = 0; /* the first serves everything before it too */
 	else if (since_ns <= p->gens[p->ngens - 1].since_ns)
 		since_ns = p->gens[p->ngens - 1].since_ns + 1;
-	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n, exe };
+	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n, exe, 0 };
 }
 
 /*
@@ -410,6 +361,22 @@ static struct proc *proc__find(struct symbolizer *s, int pid)
 	return found >= 0 ? s->last : NULL;
 }
 
+/* A process not known yet, with no generation: NULL without memory. */
+static struct proc *proc__new(struct symbolizer *s, int pid)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	perfmap__init(&p->jit, pid, &s->jit_pool);
+	if (hashmap__add(&s->procs, pid_hash(pid), HASHMAP_PTR(p))) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
 static void proc__free(struct symbolizer *s, struct proc *p)
 {
 	unsigned i;
@@ -498,15 +465,9 @@ static int note(struct symbolizer *s, int pid, struct proc **out)
 	*out = p;
 	if (p)
 		return 0;
-	p = calloc(1, sizeof(*p));
+	p = proc__new(s, pid);
 	if (!p)
 		return -ENOMEM;
-	p->pid = pid;
-	perfmap__init(&p->jit, pid, &s->jit_pool);
-	if (hashmap__add(&s->procs, pid_hash(pid), HASHMAP_PTR(p))) {
-		free(p);
-		return -ENOMEM;
-	}
 	*out = p;
 	/* First sight: usually just after the tracker read it for its tables. */
 	return proc__snapshot(s, p, 0, false, REFRESH_NS);
@@ -576,7 +537,11 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 	if (clock__mono_ns() - p->refreshed_ns < wait_ns)
 		return 0;
 	/* Samples since the first leaf miss were the new code's. */
-	return proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false, 0);
+	err = proc__snapshot(s, p, p->leaf_miss_ns ? p->leaf_miss_ns : time_ns + 1, false, 0);
+	/* Gone already (a process living a few milliseconds): the kernel's mappings name it. */
+	if (err == -ESRCH)
+		proc__from_kernel(s, p);
+	return err;
 }
 
 int symbolizer__note_fork(struct symbolizer *s, int pid, int parent, uint64_t time_ns)
@@ -601,14 +566,11 @@ int symbolizer__note_fork(struct symbolizer *s, int pid, int parent, uint64_t ti
 	if (!maps)
 		return -ENOMEM;
 	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || hashmap__add(&s->procs, pid_hash(pid), HASHMAP_PTR(p))) {
+		p = proc__new(s, pid);
+		if (!p) {
 			free(maps);
-			free(p);
 			return -ENOMEM;
 		}
-		p->pid = pid;
-		perfmap__init(&p->jit, pid, &s->jit_pool);
 		time_ns = 0;
 	}
 	memcpy(maps, g->maps, g->count * sizeof(*maps));
@@ -629,15 +591,23 @@ bool symbolizer__has(struct symbolizer *s, int pid)
 	return proc__find(s, pid) != NULL;
 }
 
-int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, bool now)
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t image, bool now)
 {
 	struct proc *p = proc__find(s, pid);
 	int err;
 
 	procmaps__forget(pid); /* the image before the exec must not serve */
+	if (!p && !now) {
+		/* Unknown: only the kernel's mappings could name it, if it is gone when sampled. */
+		if (!s->kmaps || !image || !(p = proc__new(s, pid)))
+			return 0;
+		/* Before the exec: another image, unread (a first generation serves all before). */
+		proc__push_gen(s, p, 0, calloc(1, sizeof(struct pmap)), 0, NULL);
+	}
 	if (p && !now) {
 		/* Nothing of the new image yet: its first sample reads it, ld.so further on. */
 		proc__push_gen(s, p, time_ns, calloc(1, sizeof(struct pmap)), 0, NULL);
+		p->gens[p->ngens - 1].image = image;
 		p->refreshed_ns = 0;
 		p->reads = 0;
 		return 0;
@@ -646,9 +616,15 @@ int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, bool 
 		err = note(s, pid, &p);
 	else
 		err = proc__snapshot(s, p, time_ns, true, 0);
-	/* Gone already: the image before names nothing after the exec. */
-	if (err && p && p->ngens && p->gens[p->ngens - 1].since_ns < time_ns)
+	/* Gone already: the old image names nothing after the exec; the kernel's mappings may. */
+	if (err && p && p->ngens && p->gens[p->ngens - 1].since_ns < time_ns) {
 		proc__push_gen(s, p, time_ns, calloc(1, sizeof(struct pmap)), 0, NULL);
+		p->gens[p->ngens - 1].image = image;
+		if (err == -ESRCH)
+			proc__from_kernel(s, p);
+	} else if (!err && p && p->ngens) {
+		p->gens[p->ngens - 1].image = image;
+	}
 	if (p)
 		p->reads = 0;
 	return err;
@@ -752,6 +728,7 @@ void symbolizer__set_dwarf_files(struct symbolizer *s, uint64_t n)
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->kernel_named = s->kmaps_named;
 	symcache__stats(s->cache, &out->objs);
 	out->jit = s->jit_pool;
 	if (!out->jit.budget)

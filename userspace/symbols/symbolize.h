@@ -100,8 +100,11 @@ bool symbolizer__has(struct symbolizer *s, int pid);
  * pid exec'd at time_ns (sched_process_exec): a new generation from then on,
  * read now (now), or empty until its first sample reads it (a child known
  * only by its fork's copy: read at the exec, ld.so has mapped nothing yet).
+ * image: the new image's mm, as the exec event gives it (0: unknown), which
+ * the kernel's mappings of it are checked against (symbolizer_kmaps_fn).
  */
-int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, bool now);
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t image,
+			  bool now);
 /* Re-read pid's mappings now (after dlopen or exec; see the generations above). */
 int symbolizer__refresh_pid(struct symbolizer *s, int pid);
 /* Drop pid's snapshot (process exited: its pid may be reused). */
@@ -173,12 +176,37 @@ void symbolizer__set_budgets(struct symbolizer *s, uint64_t objects, uint64_t ji
 /* DWARF descriptors objects keep at most (0: the default; symcache__set_dwarf_files()). */
 void symbolizer__set_dwarf_files(struct symbolizer *s, uint64_t n);
 
+/*
+ * A process's file mapping as the kernel found it (bpf/vmafind.h): where it
+ * lies, the file offset of its start, and its file as the kernel identified
+ * it (device and inode as fstat gives them, size, mtime and ctime in ns:
+ * symcache__known()) and named it (path: valid during the call).
+ */
+struct symbolizer_kmap {
+	uint64_t start, end, offset;
+	uint64_t st[5];
+	const char *path;
+};
+/*
+ * A source of those: the mappings of pid's image (symbolizer__note_exec's)
+ * into out, at most max; how many (0: none known, or not that image's).
+ */
+typedef size_t (*symbolizer_kmaps_fn)(void *ctx, int pid, uint64_t image,
+				      struct symbolizer_kmap *out, size_t max);
+/*
+ * A process gone before its /proc/PID/maps could be read (it lived a few
+ * milliseconds) is named from fn's mappings: only files whose objects the
+ * cache already holds, as the kernel identified them (nothing is opened).
+ */
+void symbolizer__set_kernel_maps(struct symbolizer *s, symbolizer_kmaps_fn fn, void *ctx);
+
 struct symbolizer_stats {
 	struct symcache_stats objs;
 	struct perfmap_pool jit; /* its budget filled in */
 	uint64_t procs; /* processes with snapshots (gauge) */
 	uint64_t strings; /* interned paths (gauge) */
 	uint64_t strings_swept; /* paths freed once no snapshot used them */
+	uint64_t kernel_named; /* processes gone before read, named from the kernel's mappings */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

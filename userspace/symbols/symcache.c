@@ -540,6 +540,25 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	return obj;
 }
 
+struct symobj *symcache__known(struct symcache *c, const uint64_t st[5])
+{
+	struct file_key key = { st[0], st[1] };
+	struct symobj *obj;
+	int64_t found;
+
+	found = hashmap__find(&c->objs, file_hash(key.dev, key.ino), file_eq, NULL, &key);
+	if (found < 0)
+		return NULL;
+	obj = HASHMAP_TO_PTR(found);
+	if (!obj->kept || obj->retired || (uint64_t)obj->size != st[2] ||
+	    (uint64_t)obj->mtime.tv_sec * 1000000000ull + (uint64_t)obj->mtime.tv_nsec != st[3] ||
+	    (uint64_t)obj->ctime.tv_sec * 1000000000ull + (uint64_t)obj->ctime.tv_nsec != st[4])
+		return NULL;
+	if (!obj->refs++)
+		cold_unlink(c, obj);
+	return obj;
+}
+
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m)
 {
 	size_t len = m->end - m->start;

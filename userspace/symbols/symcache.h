@@ -89,6 +89,14 @@ int symcache__set_debuginfod(struct symcache *c, bool on);
  */
 struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
 			      const struct procmap *m);
+/*
+ * The object already known for the file st describes (device and inode as
+ * fstat gives them, size, mtime and ctime in ns, as obj_key__stat() gives
+ * them), with a reference, when its identity is the kernel's and still the
+ * same: for a process gone before its mappings were read, whose files the
+ * kernel identified for it (vmafind.h). NULL otherwise: nothing is opened.
+ */
+struct symobj *symcache__known(struct symcache *c, const uint64_t st[5]);
 /* The [vdso] mapping m of pid. */
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
 /*
