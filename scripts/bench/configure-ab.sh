@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # A real ./configure (GNU grep from Debian's source package: a shell that
 # forks for every $(...), hundreds of gcc, cc1, as and ld runs of a few
-# milliseconds each) profiled by sfbpf-top and perf record --call-graph dwarf
-# at once, both at 99 Hz, both from its first instruction: perf forks it and
-# it joins the cgroup both watch before it execs. Both sample the same way:
-# a CPU clock per CPU, counting while the cgroup's tasks run (sfbpf-top
-# --cgroup; perf -a -G). perf's default for a command, a clock per task
-# inherited by each child from zero, never samples a process's first period
-# of CPU time (10 ms), which is most of a configure's processes' lives. The
-# share of stacks complete in each, overall and for cc1, as, ld and the
-# configure shell itself: a stack is complete when it holds libc's entry of
-# a process or a thread (compile.sh's rule) or ends at _start (a process
-# still in ld.so's start-up, before libc's entry is on the stack; perf
-# names that frame _start too); sfbpf-top as it is (A) and with SFBPF_NO_FORK_COPY=1
-# SFBPF_DISABLE_FEATURES=find_vma (B: forks and exec'd processes wait for
-# the loader's read, as before issue 47), alternated, REPS times. Each run
-# starts a new sfbpf-top with no table cache: cold.
+# milliseconds each) profiled at once by sfbpf-top and two perf record
+# --call-graph dwarf, all at 99 Hz, all from its first instruction (perf
+# forks it and it joins the cgroup they watch before it execs):
+#   perf      perf's default for a command: a clock per task, inherited by
+#             each child from zero, so a process is sampled only once it has
+#             run 10 ms of CPU time, which is most of a configure's
+#             processes' lives: a third of the samples, not the same ones;
+#   perf-cpu  a clock per CPU counting while the cgroup's tasks run (-a -G),
+#             as sfbpf-top's (--cgroup): the same samples.
+# The share of stacks complete in each, overall and for cc1, as, ld and the
+# configure shell (bash, which configure runs itself again under): complete
+# when it holds libc's entry of a process or a thread (compile.sh's rule) or
+# ends at _start (a process still in ld.so's start-up, before libc's entry is
+# on the stack; perf names that frame _start too). sfbpf-top as it is (A)
+# and with SFBPF_NO_FORK_COPY=1 SFBPF_DISABLE_FEATURES=find_vma (B: forks and
+# exec'd processes wait for the loader's read, as before issue 47),
+# alternated, REPS times. Each run starts a new sfbpf-top with no table
+# cache: cold.
 #
 #   sudo scripts/bench/configure-ab.sh [REPS]      (default 3)
 #
@@ -53,7 +56,8 @@ SRC=$(dirname "$SRC")
 share() {
 	awk -v kind="$2" -v entry="$ENTRY" '
 	function add(comm, n, done,   k) {
-		k = comm == "cc1" || comm == "as" || comm == "ld" ? comm : comm == "configure" ? "shell" : ""
+		# The shell: configure runs itself again under bash (CONFIG_SHELL), its subshells too.
+		k = comm == "cc1" || comm == "as" || comm == "ld" ? comm : comm ~ /^(configure|bash|sh|dash)$/ ? "shell" : ""
 		tot["all"] += n; ok["all"] += done ? n : 0
 		if (k != "") { tot[k] += n; ok[k] += done ? n : 0 }
 	}
