@@ -91,6 +91,40 @@ bench_kcost() {
 		print "bench: kcost: " line
 	}' md="$MD/kcost.table" "$raw"
 	cp "$raw" "$MD/kcost.raw"
+	bench_kcost_vma
+}
+
+# A process without an entry (issue 47), 32 frames: walked with the VMAs the
+# kernel finds, its file's table published by identity (a hit: the kept
+# mappings serve), or its file unknown (a miss: a VMA lookup and no table),
+# each side by side with the frame-pointer walk as above.
+bench_kcost_vma() {
+	local raw=$TMP/kcost-vma.txt m
+	: >"$raw"
+	for m in vma vmamiss; do
+		if ! "$BB/kcost" -m "$m" -d "$KC_SECS" -r "$KC_REPS" -f "$KC_HZ" "$BB/recurse.sframe" \
+			"$BB/recurse.fp" 32 >>"$raw" 2>>"$TMP/kcost.err"; then
+			echo "bench: kcost: FAILED (-m $m: $(tail -1 "$TMP/kcost.err"))"
+			return 1
+		fi
+	done
+	awk "$AWK_LIB"'
+	$1 == "kcost" {
+		p = kv($0, "prog"); runs = kv($0, "runs"); smp = kv($0, "samples")
+		if (runs == 0 || smp == 0)
+			next
+		ns = kv($0, "run_ns") / runs
+		if (p != "fp") { mode = p; own = ns; fr[mode, ++n[mode]] = kv($0, "user_frames") / smp; st[mode] = kv($0, "stop"); next }
+		k = ++nr[mode]; a[mode, k] = own; b[mode, k] = ns; q[mode, k] = ns > 0 ? own / ns : 0
+	}
+	function med(m, arr,   t, j) { delete t; for (j = 1; j <= nr[m]; j++) t[j] = arr[m, j]; return median(t, nr[m]) }
+	function medf(m,   t, j) { delete t; for (j = 1; j <= n[m]; j++) t[j] = fr[m, j]; return median(t, n[m]) }
+	END {
+		printf "bench: kcost: no entry, 32 frames: a hit (VMAs found in the kernel) %.0f ns vs FP %.0f ns (x%.2f, %.1f frames, stop %s); a miss (no table for its file) %.0f ns vs FP %.0f ns (x%.2f, stop %s)\n", \
+			med("vma", a), med("vma", b), med("vma", q), medf("vma"), st["vma"], \
+			med("vmamiss", a), med("vmamiss", b), med("vmamiss", q), st["vmamiss"]
+	}' "$raw"
+	cat "$raw" >>"$MD/kcost.raw"
 }
 
 # --- 2. slowdown of CPU-bound workloads --------------------------------------

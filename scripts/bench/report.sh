@@ -84,6 +84,16 @@ $(cat "$MD/kcost.table")
 Targets: at most 1.5x the frame-pointer walk at 32 frames; one more frame
 costs no more than in the frame-pointer walk (slope over all depths).
 
+A process without an entry (younger than the loader's read, issue 47), at
+32 frames, side by side with the frame-pointer walk in the same way: a hit
+(\`kcost -m vma\`: the entry dropped, its files' tables published by
+identity, so each sample is walked with the mappings found in the kernel,
+kept per process after its first samples) and a miss (\`kcost -m
+vmamiss\`: nothing published, so each sample looks its leaf's VMA up with
+\`bpf_find_vma()\` and finds no table: what a process pays until the loader
+reads it, 20 ms on). A process with an entry pays nothing for either (the
+lines above).
+
 EOF
 		fi
 		if [ -f "$MD/pycost.table" ]; then

@@ -18,7 +18,15 @@
  *         user_frames=N stop=NAME received=N
  * (user_frames: total user frames unwound; stop: the most common stop reason).
  *
- * Usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...
+ * Usage: kcost [-d SECS] [-f HZ] [-r REPS] [-m MODE] SF_BIN FP_BIN FRAMES...
+ *
+ * MODE says how the unwinder finds the SFrame process's tables (prog= in the
+ * lines): "sframe", its entry (the default); "vma", no entry, its files'
+ * tables published by their identity, so each sample is walked with the
+ * mappings found in the kernel (bpf/vmafind.h: bpf_find_vma() at the first
+ * samples, the kept table after: a hit); "vmamiss", no entry and nothing
+ * published: each sample looks its leaf's VMA up and finds no table for its
+ * file (vma_miss_no_ident), the cost of a miss.
  *
  * With -y PYTHON,SCRIPT (tests/bench/pyrecurse.py), the Python walk instead
  * (bpf/python.h): for each depth one interpreter spins that many distinct
@@ -65,9 +73,10 @@ static struct {
 	int reps;
 	const char *sf_bin, *fp_bin;
 	const char *python, *py_script; /* -y: the Python walk's cost instead */
+	const char *mode; /* -m: sframe, vma or vmamiss */
 	int depths[MAX_DEPTHS];
 	int nr_depths;
-} env = { .secs = 2, .hz = 4999, .reps = 5 };
+} env = { .secs = 2, .hz = 4999, .reps = 5, .mode = "sframe" };
 
 static unsigned long long received_sf, received_fp;
 
@@ -312,6 +321,7 @@ static int setup(struct bench *b)
 	topts.rules_fd = profile__rules_fd(b->prof);
 	topts.objects_fd = profile__objects_fd(b->prof);
 	topts.pages_fd = profile__pages_fd(b->prof);
+	topts.idents_fd = profile__idents_fd(b->prof); /* -m vma: tables by their files' identity */
 	b->tables = tables__new(&topts);
 	b->procs = b->tables ? proctrack__new(b->tables, profile__procs_fd(b->prof)) : NULL;
 	if (!b->procs)
@@ -386,10 +396,19 @@ static int measure(struct bench *b, int rep, int frames, int cpu)
 		fprintf(stderr, "kcost: a recurse process exited\n");
 		goto out;
 	}
-	err = proctrack__refresh(b->procs, sf_pid);
+	err = strcmp(env.mode, "vmamiss") ? proctrack__refresh(b->procs, sf_pid) : 0;
 	if (err < 0) {
 		fprintf(stderr, "kcost: loading tables of %s: %s\n", env.sf_bin, strerror(-err));
 		goto out;
+	}
+	/* vma: the tables and their files' identities stay published, the entry goes. */
+	if (!strcmp(env.mode, "vma")) {
+		__u32 key = (__u32)sf_pid;
+
+		if (bpf_map_delete_elem(profile__procs_fd(b->prof), &key)) {
+			fprintf(stderr, "kcost: dropping the entry of %d: %s\n", sf_pid, strerror(errno));
+			goto out;
+		}
 	}
 	err = -1;
 	sf_ev = open_event(sf_pid, b->sf_prog);
@@ -414,7 +433,7 @@ static int measure(struct bench *b, int rep, int frames, int cpu)
 	ring_buffer__consume(b->fp_rb);
 	if (take(b->sf_prog, b->sf_stats, &sf1) || take(b->fp_prog, b->fp_stats, &fp1))
 		goto out;
-	report(rep, frames, "sframe", &sf0, &sf1, received_sf - sf_recv);
+	report(rep, frames, env.mode, &sf0, &sf1, received_sf - sf_recv);
 	report(rep, frames, "fp", &fp0, &fp1, received_fp - fp_recv);
 	err = 0;
 out:
@@ -541,7 +560,8 @@ out:
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] SF_BIN FP_BIN FRAMES...\n"
+	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] [-m sframe|vma|vmamiss] SF_BIN "
+			"FP_BIN FRAMES...\n"
 			"       kcost [-d SECS] [-f HZ] [-r REPS] -y PYTHON,SCRIPT FRAMES...\n");
 	return 2;
 }
@@ -551,8 +571,13 @@ int main(int argc, char **argv)
 	struct bench b = { 0 };
 	int opt, i, rep, stats_fd, ncpu, err = 0;
 
-	while ((opt = getopt(argc, argv, "d:f:r:y:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:f:m:r:y:")) != -1) {
 		switch (opt) {
+		case 'm':
+			if (strcmp(optarg, "sframe") && strcmp(optarg, "vma") && strcmp(optarg, "vmamiss"))
+				return usage();
+			env.mode = optarg;
+			break;
 		case 'y':
 			env.python = optarg;
 			env.py_script = strchr(optarg, ',');
