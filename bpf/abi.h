@@ -229,7 +229,10 @@ struct sfbpf_ident {
  * tgid in the vma_cache LRU hash: a struct sfbpf_proc's head (it is made
  * from one), then when and for which image. Kept past the process's exit,
  * until the LRU reuses it: userspace names the frames of a process gone
- * before it could read /proc/PID/maps from it (born_ns tells which image).
+ * before it could read /proc/PID/maps from it. Which image it was made for:
+ * start_ticks (which process) and exec_id (which of its execs: the task's
+ * self_exec_id, counted up by each exec, as the EXEC event gives it; an mm's
+ * address is no such key, the slab gives it to a later image again).
  */
 #define SFBPF_VMA_MAX_MAPS 16 /* the program, libc, ld.so, a few libraries */
 
@@ -238,8 +241,9 @@ struct sfbpf_vma_kept {
 	__u32 generation;
 	__u64 start_ticks; /* the process's, as struct sfbpf_proc's */
 	struct sfbpf_mapping maps[SFBPF_VMA_MAX_MAPS];
-	__u64 born_ns; /* bpf_ktime_get_ns() at the exec that made it */
+	__u64 born_ns; /* bpf_ktime_get_ns() when made (the exec, or a sample after a second) */
 	__u64 mm; /* the image's mm_struct: an exec makes a new one while the old lives */
+	__u64 exec_id; /* the image's (task_struct's self_exec_id) */
 };
 
 /* Why a walk could not use the VMA of an address (SFBPF_STAT_VMA_MISS_BASE + this). */
@@ -522,8 +526,8 @@ struct sfbpf_event {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
 	/*
 	 * NO_MAPPING: the address; FORK: the parent's tgid; EXEC: the new
-	 * image's mm_struct, as an address: which image a kept table of
-	 * mappings (struct sfbpf_vma_kept's mm) was made for.
+	 * image's exec id (task_struct's self_exec_id): with start_ticks,
+	 * which image a kept table of mappings (struct sfbpf_vma_kept) is of.
 	 */
 	__u64 addr;
 	__u64 start_ticks; /* the group leader's start (see struct sfbpf_proc) */

@@ -326,7 +326,7 @@ static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid
 	ev.time_ns = bpf_ktime_get_ns();
 	ev.start_ticks = unwind_start_ticks(task);
 	if (type == SFBPF_EVENT_EXEC)
-		ev.addr = (__u64)BPF_CORE_READ(task, mm);
+		ev.addr = BPF_CORE_READ(task, self_exec_id);
 	ev.type = type;
 	ev.pid = tgid;
 	if (type == SFBPF_EVENT_EXIT)

@@ -51,7 +51,7 @@ _Static_assert(__builtin_offsetof(struct sfbpf_vma_kept, maps) ==
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 1024); /* sized by the loader with the CPUs (profile.c) */
 	__type(key, __u32); /* tgid */
 	__type(value, struct sfbpf_vma_kept);
 } vma_cache SEC(".maps");
@@ -68,6 +68,12 @@ struct {
 static __always_inline __u64 vmafind_mm(void)
 {
 	return (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
+}
+
+/* The current image's exec id (struct sfbpf_vma_kept): which of the process's execs. */
+static __always_inline __u64 vmafind_exec_id(void)
+{
+	return BPF_CORE_READ(bpf_get_current_task_btf(), self_exec_id);
 }
 
 /* Set by the loader where bpf_find_vma() exists, for the CPU profiler only. */
@@ -261,6 +267,7 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 		return;
 	kept->born_ns = bpf_ktime_get_ns();
 	kept->mm = vmafind_mm();
+	kept->exec_id = vmafind_exec_id();
 	if (vmafind_program_map(&m)) {
 		kept->maps[0] = m;
 		kept->count = 1;
@@ -375,6 +382,7 @@ static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_stat
 		if (kept) {
 			kept->born_ns = now;
 			kept->mm = vmafind_mm();
+			kept->exec_id = vmafind_exec_id();
 		}
 		/* A new process: its program's text first, found without a lookup. */
 		vmafind_program(st, p);

@@ -508,7 +508,7 @@ static int run_exec(const char *a, const char *b, const char *how)
 	}
 	ip = probe_by_name(&h, "main")->addr;
 	if (!strcmp(how, "event"))
-		err = symbolizer__note_exec(s, h.pid, before + 1, 0, true);
+		err = symbolizer__note_exec(s, h.pid, before + 1, NULL, true);
 	else if (!strcmp(how, "sample"))
 		err = symbolizer__note_sample(s, h.pid, after, &ip, 1);
 	else

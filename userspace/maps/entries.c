@@ -417,15 +417,15 @@ int tables_reopen(const struct entry *e)
 	return fd;
 }
 
-uint32_t tables__slot_files(const struct tables *t, uint32_t obj, struct tables_slot_file *out,
-			    uint32_t max, const char **name)
+uint32_t tables__slot_files(const struct tables *t, uint32_t obj, uint64_t since_ns,
+			    struct tables_slot_file *out, uint32_t max, const char **name)
 {
 	const struct obj_alias *a;
 	const struct entry *e;
 	uint32_t n = 0;
 
 	*name = NULL;
-	if (obj >= t->opts.max_objects || !(e = t->slots[obj]))
+	if (obj >= t->opts.max_objects || !(e = t->slots[obj]) || t->slot_freed_ns[obj] >= since_ns)
 		return 0;
 	*name = e->name;
 	if (n < max && e->ident == 1 && obj_key__stat(&e->key, out[n].st))

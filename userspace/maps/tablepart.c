@@ -116,12 +116,6 @@ static bool open_lookup(struct tables *t, struct entry *e)
 		p->no_lookup = true;
 		return false;
 	}
-	/*
-	 * Not the entry code's outermost rule (complete.h): a partial table
-	 * has only the sampled functions' rows, so its gap after the entry
-	 * point may run on over functions it has not read.
-	 */
-	p->ci.entry = (struct complete_range){ 0, 0 };
 	p->fd = fd;
 	t->stats.partial_lookups++;
 	return true;
@@ -266,6 +260,7 @@ static int build(struct entry_part *p, uint64_t deadline, struct flat_table **ou
 	uint32_t nr = p->nr_fresh < TABLEPART_ROUND_PCS ? p->nr_fresh : TABLEPART_ROUND_PCS;
 	struct cfi_range *want = calloc((size_t)nr + p->nr_walked, sizeof(*want));
 	struct flat_table *cft = NULL, *all = NULL;
+	struct complete_info ci;
 	int64_t n = want ? wanted_ranges(p, nr, want) : -ENOMEM;
 	int err = n < 0 ? (int)n : 0, taken;
 	uint64_t done = UINT64_MAX;
@@ -295,7 +290,15 @@ static int build(struct entry_part *p, uint64_t deadline, struct flat_table **ou
 		cft = NULL;
 		flat_table__free(p->local);
 		p->local = all;
-		err = complete__merge(NULL, p->local, &p->ci, out);
+		/*
+		 * Not the entry code's outermost rule (complete.h), wherever p->ci
+		 * came from: a partial table has only the sampled functions' rows,
+		 * so its gap after the entry point may run on over functions it
+		 * has not read.
+		 */
+		ci = p->ci;
+		ci.entry = (struct complete_range){ 0, 0 };
+		err = complete__merge(NULL, p->local, &ci, out);
 	}
 	flat_table__free(cft);
 	return err;

@@ -239,14 +239,16 @@ void tables__publish_ident(struct tables *t, uint32_t obj, const struct obj_key 
  * The files slot obj is named to the unwinder by (tables__publish_ident):
  * the entry's own and those sharing its table, each as its key describes it
  * (obj_key__stat: device, inode, size, mtime, ctime) with its delta; at most
- * max, how many returned. *name: the entry's (valid until the slot changes).
+ * max, how many returned. None if the slot was freed at or after since_ns
+ * (CLOCK_MONOTONIC, bpf_ktime_get_ns()'s): what named it then may be
+ * another file's now. *name: the entry's (valid until the slot changes).
  */
 struct tables_slot_file {
 	uint64_t st[5];
 	uint64_t delta;
 };
-uint32_t tables__slot_files(const struct tables *t, uint32_t obj, struct tables_slot_file *out,
-			    uint32_t max, const char **name);
+uint32_t tables__slot_files(const struct tables *t, uint32_t obj, uint64_t since_ns,
+			    struct tables_slot_file *out, uint32_t max, const char **name);
 /*
  * One more reference on whatever table slot obj holds, for an entry the
  * kernel copied at a fork (proctrack__adopt): 0, or -ENOENT when the slot is

@@ -140,7 +140,7 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		proctrack__remove(lc->opts.procs, pid);
 		set_backoff(lc, pid, 0);
 		if (lc->opts.on_exec)
-			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns, e->addr);
+			lc->opts.on_exec(lc->opts.ctx, pid, e->time_ns, e->start_ticks, e->addr);
 		/*
 		 * Later, not now: most exec'd processes of a busy host (shells,
 		 * builds) are gone by then, and cost one failed open; one that

@@ -31,8 +31,12 @@
 
 /* pid's process exited (its entry is gone already); time_ns: the event's. */
 typedef void (*lifecycle_fn)(void *ctx, int pid, uint64_t time_ns);
-/* pid's process exec'd; image: the new image's mm (struct sfbpf_event's addr). */
-typedef void (*lifecycle_exec_fn)(void *ctx, int pid, uint64_t time_ns, uint64_t image);
+/*
+ * pid's process exec'd: its start (start_ticks) and the new image's exec id
+ * (struct sfbpf_event's addr) say which image this is.
+ */
+typedef void (*lifecycle_exec_fn)(void *ctx, int pid, uint64_t time_ns, uint64_t start_ticks,
+				  uint64_t exec_id);
 /* pid was forked by parent and unwinds with the copy of its entry it was given. */
 typedef void (*lifecycle_fork_fn)(void *ctx, int pid, int parent, uint64_t time_ns);
 

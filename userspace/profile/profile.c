@@ -151,6 +151,21 @@ static __u32 seg_shift(const struct profile_opts *o)
 	return bpfprog__seg_shift(o->seg_shift);
 }
 
+/*
+ * The kept tables of mappings found in the kernel (vmafind.h), left past
+ * their process's exit for its names (symbolize_gone.c) until the LRU
+ * reuses them: the LRU's free lists take up to 128 entries a CPU, so room
+ * for those and a thousand processes more (560 bytes each, preallocated:
+ * 1.7 MiB on 16 CPUs). One a CPU where no walk finds VMAs.
+ */
+static __u32 vma_cache_entries(const struct profile_bpf *skel)
+{
+	int cpus = libbpf_num_possible_cpus();
+	__u32 n = cpus > 0 ? (__u32)cpus : 1;
+
+	return skel->rodata->have_find_vma ? 1024 + n * 128 : n;
+}
+
 /* Sizes every map, loads, sets the cgroup filter. */
 static int load(struct profile *p, const struct profile_opts *o)
 {
@@ -175,6 +190,7 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		/* Python settings: a process each at most (interp/python.h). */
 		{ skel->maps.py_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		{ skel->maps.vma_cache, vma_cache_entries(skel), -1 },
 	};
 
 	const struct bpfprog_load lo = {

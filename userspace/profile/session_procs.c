@@ -20,25 +20,24 @@
  * for a child whose parent's were copied at its fork, and not sampled yet,
  * or one it does not know, whose names the kernel's mappings may give).
  */
-void session_on_exec(void *ctx, int pid, uint64_t time_ns, uint64_t image)
+void session_on_exec(void *ctx, int pid, uint64_t time_ns, uint64_t start_ticks, uint64_t exec_id)
 {
+	struct symbolizer_image image = { start_ticks, exec_id };
 	struct session *s = ctx;
 
 	session_bit_set(s->gone, pid, false);
-	if (session_bit_test(s->sampled, pid))
-		symbolizer__note_exec(s->sym, pid, time_ns, image, true);
-	else
-		symbolizer__note_exec(s->sym, pid, time_ns, image, false);
+	symbolizer__note_exec(s->sym, pid, time_ns, &image, session_bit_test(s->sampled, pid));
 }
 
 /*
  * symbolizer_kmaps_fn: the mappings the kernel found for pid (vma_cache),
- * kept past its exit, if made for image (the exec event's mm); each with
- * the files its table's slot is published for (a file sharing the table:
- * the same bytes, so the same names).
+ * kept past its exit, if made for image (the exec event's process start and
+ * exec id); each with the files its table's slot is published for (a file
+ * sharing the table: the same bytes, so the same names), unless the slot
+ * was freed since the table was made (it may name another file now).
  */
-size_t session_kernel_maps(void *ctx, int pid, uint64_t image, struct symbolizer_kmap *out,
-			   size_t max)
+size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *image,
+			   struct symbolizer_kmap *out, size_t max)
 {
 	struct session *s = ctx;
 	struct tables_slot_file f[2];
@@ -51,11 +50,12 @@ size_t session_kernel_maps(void *ctx, int pid, uint64_t image, struct symbolizer
 	int fd;
 
 	if (!s->prof || !s->tables || (fd = profile__vma_cache_fd(s->prof)) < 0 ||
-	    bpf_map_lookup_elem(fd, &key, &kept) || kept.mm != image)
+	    bpf_map_lookup_elem(fd, &key, &kept) || !image->exec_id ||
+	    kept.exec_id != image->exec_id || kept.start_ticks != image->start_ticks)
 		return 0;
 	for (i = 0; i < kept.count && i < SFBPF_VMA_MAX_MAPS; i++) {
 		m = &kept.maps[i];
-		nf = tables__slot_files(s->tables, m->obj, f, 2, &name);
+		nf = tables__slot_files(s->tables, m->obj, kept.born_ns, f, 2, &name);
 		vaddr = m->start - m->bias; /* the ELF address of its start */
 		for (k = 0; k < nf && n < max; k++) {
 			if (vaddr < f[k].delta)

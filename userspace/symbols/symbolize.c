@@ -252,7 +252,7 @@ static void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_
 		since_ns = 0; /* the first serves everything before it too */
 	else if (since_ns <= p->gens[p->ngens - 1].since_ns)
 		since_ns = p->gens[p->ngens - 1].since_ns + 1;
-	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n, exe, 0 };
+	p->gens[p->ngens++] = (struct gen){ since_ns, maps, n, exe, { 0, 0 } };
 }
 
 /*
@@ -591,7 +591,8 @@ bool symbolizer__has(struct symbolizer *s, int pid)
 	return proc__find(s, pid) != NULL;
 }
 
-int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t image, bool now)
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns,
+			  const struct symbolizer_image *image, bool now)
 {
 	struct proc *p = proc__find(s, pid);
 	int err;
@@ -599,7 +600,7 @@ int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint6
 	procmaps__forget(pid); /* the image before the exec must not serve */
 	if (!p && !now) {
 		/* Unknown: only the kernel's mappings could name it, if it is gone when sampled. */
-		if (!s->kmaps || !image || !(p = proc__new(s, pid)))
+		if (!s->kmaps || !image || !image->exec_id || !(p = proc__new(s, pid)))
 			return 0;
 		/* Before the exec: another image, unread (a first generation serves all before). */
 		proc__push_gen(s, p, 0, calloc(1, sizeof(struct pmap)), 0, NULL);
@@ -607,7 +608,7 @@ int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint6
 	if (p && !now) {
 		/* Nothing of the new image yet: its first sample reads it, ld.so further on. */
 		proc__push_gen(s, p, time_ns, calloc(1, sizeof(struct pmap)), 0, NULL);
-		p->gens[p->ngens - 1].image = image;
+		p->gens[p->ngens - 1].image = image ? *image : (struct symbolizer_image){ 0, 0 };
 		p->refreshed_ns = 0;
 		p->reads = 0;
 		return 0;
@@ -619,11 +620,11 @@ int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint6
 	/* Gone already: the old image names nothing after the exec; the kernel's mappings may. */
 	if (err && p && p->ngens && p->gens[p->ngens - 1].since_ns < time_ns) {
 		proc__push_gen(s, p, time_ns, calloc(1, sizeof(struct pmap)), 0, NULL);
-		p->gens[p->ngens - 1].image = image;
+		p->gens[p->ngens - 1].image = image ? *image : (struct symbolizer_image){ 0, 0 };
 		if (err == -ESRCH)
 			proc__from_kernel(s, p);
 	} else if (!err && p && p->ngens) {
-		p->gens[p->ngens - 1].image = image;
+		p->gens[p->ngens - 1].image = image ? *image : (struct symbolizer_image){ 0, 0 };
 	}
 	if (p)
 		p->reads = 0;

@@ -97,14 +97,22 @@ int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, con
 int symbolizer__note_fork(struct symbolizer *s, int pid, int parent, uint64_t time_ns);
 bool symbolizer__has(struct symbolizer *s, int pid);
 /*
+ * Which image of which process an exec made (struct sfbpf_event's EXEC): the
+ * process's start (start_ticks) and the image's exec id (0: unknown).
+ */
+struct symbolizer_image {
+	uint64_t start_ticks, exec_id;
+};
+
+/*
  * pid exec'd at time_ns (sched_process_exec): a new generation from then on,
  * read now (now), or empty until its first sample reads it (a child known
  * only by its fork's copy: read at the exec, ld.so has mapped nothing yet).
- * image: the new image's mm, as the exec event gives it (0: unknown), which
- * the kernel's mappings of it are checked against (symbolizer_kmaps_fn).
+ * image: which image, as the exec event says (NULL: unknown), which the
+ * kernel's mappings of it are checked against (symbolizer_kmaps_fn).
  */
-int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns, uint64_t image,
-			  bool now);
+int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns,
+			  const struct symbolizer_image *image, bool now);
 /* Re-read pid's mappings now (after dlopen or exec; see the generations above). */
 int symbolizer__refresh_pid(struct symbolizer *s, int pid);
 /* Drop pid's snapshot (process exited: its pid may be reused). */
@@ -191,7 +199,7 @@ struct symbolizer_kmap {
  * A source of those: the mappings of pid's image (symbolizer__note_exec's)
  * into out, at most max; how many (0: none known, or not that image's).
  */
-typedef size_t (*symbolizer_kmaps_fn)(void *ctx, int pid, uint64_t image,
+typedef size_t (*symbolizer_kmaps_fn)(void *ctx, int pid, const struct symbolizer_image *image,
 				      struct symbolizer_kmap *out, size_t max);
 /*
  * A process gone before its /proc/PID/maps could be read (it lived a few

@@ -56,20 +56,24 @@ bool proc__from_kernel(struct symbolizer *s, struct proc *p)
 	struct gen *g;
 	size_t n, i, k = 0;
 
-	if (!s->kmaps || !p->ngens || !p->gens[p->ngens - 1].image)
+	/*
+	 * Only an image whose mappings were never read: one read (ld.so's
+	 * start, say) may miss a library the kept table has for a range since
+	 * given to another (it keeps the first mapping it saw there).
+	 */
+	if (!s->kmaps || !p->ngens || !p->gens[p->ngens - 1].image.exec_id ||
+	    p->gens[p->ngens - 1].count)
 		return false;
 	g = &p->gens[p->ngens - 1];
-	n = s->kmaps(s->kmaps_ctx, p->pid, g->image, km, KMAPS_MAX);
+	n = s->kmaps(s->kmaps_ctx, p->pid, &g->image, km, KMAPS_MAX);
 	if (n > KMAPS_MAX)
 		n = KMAPS_MAX;
 	maps = calloc(n + 1, sizeof(*maps));
 	if (!maps)
 		return false;
 	for (i = 0; i < n; i++) {
-		/* What the read saw stays; of two files sharing a table, the first known. */
-		if (km[i].start >= km[i].end ||
-		    overlaps(g->maps, g->count, km[i].start, km[i].end) ||
-		    overlaps(maps, k, km[i].start, km[i].end))
+		/* Of two files sharing a table, the first known. */
+		if (km[i].start >= km[i].end || overlaps(maps, k, km[i].start, km[i].end))
 			continue;
 		obj = symcache__known(s->cache, km[i].st);
 		if (!obj)

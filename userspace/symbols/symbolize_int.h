@@ -37,7 +37,7 @@ struct gen {
 	struct pmap *maps;
 	size_t count;
 	const char *exe; /* the executable's path when read (interned), or NULL */
-	uint64_t image; /* the exec event's image (its mm), 0: unknown */
+	struct symbolizer_image image; /* the exec event's (exec_id 0: unknown) */
 };
 
 struct proc {

@@ -98,12 +98,15 @@ static bool names_in(Elf *elf, int fd, size_t strndx, uint64_t *off, uint64_t *l
  * (index *label), the nearest symbol above it (*end: the label's extent),
  * and whether a function symbol covers the entry anyway (*covered).
  */
-static void note_entry(const GElf_Sym *sym, uint64_t entry, size_t *label, size_t i, uint64_t *end,
-		       bool *covered)
+static void note_entry(Elf *elf, size_t strndx, const GElf_Sym *sym, uint64_t entry, size_t *label,
+		       size_t i, uint64_t *end, bool *covered)
 {
 	unsigned type = GELF_ST_TYPE(sym->st_info);
+	const char *name;
 
-	if (sym->st_value == entry && !sym->st_size && (type == STT_NOTYPE || type == STT_FUNC))
+	/* Not a mapping symbol ($x, $d: AArch64's), which marks code, not names it. */
+	if (sym->st_value == entry && !sym->st_size && (type == STT_NOTYPE || type == STT_FUNC) &&
+	    (name = elf_strptr(elf, strndx, sym->st_name)) && *name && *name != '$')
 		*label = i;
 	if (sym->st_value > entry && sym->st_value < *end)
 		*end = sym->st_value;
@@ -170,7 +173,8 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (entry && sym.st_shndx != SHN_UNDEF)
-			note_entry(&sym, entry, &entry_sym, i, &entry_end, &entry_covered);
+			note_entry(elf, sh->sh_link, &sym, entry, &entry_sym, i, &entry_end,
+				   &entry_covered);
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
 		    !section_is_text(elf, sym.st_shndx, text, shnum))
 			continue;
@@ -184,7 +188,8 @@ static int load_symtab_section(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *
 				      bind_rank(GELF_ST_BIND(sym.st_info)), demangle__maybe(name),
 				      sym_is_compat(name, versions, i));
 	}
-	if (!err && entry_sym && !entry_covered)
+	/* .symtab only: .dynsym lacks the local functions the label would run over. */
+	if (!err && entry_sym && !entry_covered && sh->sh_type == SHT_SYMTAB)
 		err = add_entry_label(elf, data, sh, entry_sym, entry_end, text, shnum, t);
 	free(text);
 	return err;

@@ -207,6 +207,27 @@ static void keep_switch_hits(const struct switch_hit *hits, uint32_t nr, struct 
 			ci->stack_switch[ci->nr_stack_switch++] = hits[k].r;
 }
 
+/*
+ * The entry code ends where a function begins (or where the function holding
+ * the entry ends): the gap after it may run on over code of functions that
+ * have no CFI either (a Go binary without .debug_frame, musl's _start_c),
+ * which are no first frame.
+ */
+static void bound_entry(struct complete_info *ci, const GElf_Sym *sym)
+{
+	uint64_t start = ci->entry.start, end;
+	unsigned type = GELF_ST_TYPE(sym->st_info);
+
+	if (start >= ci->entry.end || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+	    sym->st_shndx == SHN_UNDEF)
+		return;
+	end = sym->st_value > start ? sym->st_value : 0;
+	if (sym->st_value <= start && start - sym->st_value < sym->st_size)
+		end = sym->st_value + sym->st_size;
+	if (end > start && end < ci->entry.end)
+		ci->entry.end = end;
+}
+
 static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool runtime_started)
 {
 	struct complete_range found[COMPLETE_MAX_OUTERMOST], go_text = { 0, 0 };
@@ -244,6 +265,7 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, struct complete_info *ci, bool 
 		if (sym.st_name >= strs->d_size)
 			continue;
 		name = (const char *)strs->d_buf + sym.st_name;
+		bound_entry(ci, &sym);
 		/* A C++ program's 40k others are passed over without a comparison each. */
 		if (!first[(uint8_t)name[0]] || !memchr(name, '\0', strs->d_size - sym.st_name))
 			continue;

@@ -64,8 +64,9 @@ struct complete_info {
 	/*
 	 * The code at the entry point (e_entry) of an object the kernel starts
 	 * a process in (a program, or a dynamic loader: an ELF with PT_INTERP,
-	 * ET_EXEC, or no DT_NEEDED), up to the end of its executable section;
-	 * empty for a library, whose e_entry is only the linker's default.
+	 * ET_EXEC, or no DT_NEEDED), up to the end of its executable section,
+	 * the next function symbol or the end of the one holding it; empty for
+	 * a library, whose e_entry is only the linker's default.
 	 * The kernel enters it with no return address on the stack, so where
 	 * no source has a rule at e_entry (ld.so's _start: glibc writes no CFI
 	 * for it), complete__merge() gives the code from there to the next
