@@ -361,8 +361,8 @@ int sfbpf_exec(__u64 *ctx)
 /*
  * Beside sfbpf_exec: the new image's program and interpreter found now, in
  * process context, before its first sample (vmafind.h; the old image's kept
- * table, made for another mm, is replaced). A program of its own, loaded only where bpf_find_vma()
- * exists: a program naming its callback does not load before 5.13.
+ * table, made for another image, is replaced). A program of its own, loaded only where
+ * bpf_find_vma() exists: a program naming its callback does not load before 5.13.
  */
 SEC("raw_tp/sched_process_exec")
 int sfbpf_exec_vmas(__u64 *ctx)

@@ -167,7 +167,8 @@ static __always_inline int vmafind_keep(struct sfbpf_unwind_state *st, struct sf
 	/* For the process's next samples (vmafind_begin() made or checked its entry). */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
-	if (kept && kept->start_ticks == p->start_ticks && kept->mm == vmafind_mm()) {
+	if (kept && kept->start_ticks == p->start_ticks && kept->mm == vmafind_mm() &&
+	    kept->exec_id == vmafind_exec_id()) {
 		k = kept->count;
 		if (k < VMAFIND_MAX_MAPS) {
 			kept->count = k + 1;
@@ -216,28 +217,38 @@ static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struc
 /*
  * In process context (interrupts on, so bpf_find_vma() may be called again
  * and again): the executable file mapping at addr, if its identity has a
- * table, added to the current process's kept mappings unless there already.
+ * table, added to the current process's kept mappings; one it falls in is
+ * found again in its place (a mapping made over another: a library loaded
+ * where one was unloaded), or emptied if nothing is found there now, so that
+ * the kept table never describes what is no longer mapped (the walk, and
+ * the names of a process gone before it was read: symbolize_gone.c).
  */
 static __always_inline void vmafind_note(struct sfbpf_vma_kept *kept, __u64 addr)
 {
 	struct vmafind_ctx c = { .miss = 1 };
-	__u32 n = kept->count, i;
+	__u32 n = kept->count, i, at = VMAFIND_MAX_MAPS;
 
 	for (i = 0; i < VMAFIND_MAX_MAPS; i++) {
 		if (i >= n)
 			break;
-		if (addr >= kept->maps[i].start && addr < kept->maps[i].end)
-			return;
+		if (addr >= kept->maps[i].start && addr < kept->maps[i].end) {
+			at = i;
+			break;
+		}
 	}
-	if (n >= VMAFIND_MAX_MAPS)
+	if (at == VMAFIND_MAX_MAPS && n >= VMAFIND_MAX_MAPS)
 		return;
 	/* Written in place, counted only if found. */
-	i = n;
+	i = at < VMAFIND_MAX_MAPS ? at : n;
 	barrier_var(i);
 	i &= VMAFIND_MAX_MAPS - 1;
 	c.m = &kept->maps[i];
-	if (!bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) && !c.miss)
-		kept->count = n + 1;
+	if (!bpf_find_vma(bpf_get_current_task_btf(), addr, vmafind_cb, &c, 0) && !c.miss) {
+		if (at == VMAFIND_MAX_MAPS)
+			kept->count = n + 1;
+	} else if (at < VMAFIND_MAX_MAPS) {
+		kept->maps[i].end = kept->maps[i].start;
+	}
 }
 
 /*
@@ -285,7 +296,7 @@ static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 		return;
 	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
 	if (kept && bpf_ktime_get_ns() - kept->born_ns < VMAFIND_CACHE_NS &&
-	    kept->mm == vmafind_mm())
+	    kept->mm == vmafind_mm() && kept->exec_id == vmafind_exec_id())
 		vmafind_note(kept, addr);
 }
 
@@ -372,7 +383,7 @@ static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_stat
 	p->start_ticks = start_ticks;
 	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
 	if (kept && kept->start_ticks == start_ticks && now - kept->born_ns < VMAFIND_CACHE_NS &&
-	    kept->mm == vmafind_mm()) {
+	    kept->mm == vmafind_mm() && kept->exec_id == vmafind_exec_id()) {
 		n = kept->count;
 		for (i = 0; i < VMAFIND_MAX_MAPS && i < n; i++)
 			p->maps[i] = kept->maps[i];

@@ -156,14 +156,17 @@ static __u32 seg_shift(const struct profile_opts *o)
  * their process's exit for its names (symbolize_gone.c) until the LRU
  * reuses them: the LRU's free lists take up to 128 entries a CPU, so room
  * for those and a thousand processes more (560 bytes each, preallocated:
- * 1.7 MiB on 16 CPUs). One a CPU where no walk finds VMAs.
+ * 1.7 MiB on 16 CPUs; counted for 64 CPUs at most, 5 MiB, however many a
+ * host says it may hot-plug). One a CPU where no walk finds VMAs.
  */
 static __u32 vma_cache_entries(const struct profile_bpf *skel)
 {
 	int cpus = libbpf_num_possible_cpus();
 	__u32 n = cpus > 0 ? (__u32)cpus : 1;
 
-	return skel->rodata->have_find_vma ? 1024 + n * 128 : n;
+	if (!skel->rodata->have_find_vma)
+		return n;
+	return 1024 + (n < 64 ? n : 64) * 128;
 }
 
 /* Sizes every map, loads, sets the cgroup filter. */

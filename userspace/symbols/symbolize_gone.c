@@ -4,9 +4,10 @@
  * living a few milliseconds (a build's cat, rm, as, a shell's commands), its
  * frames unwound in the kernel with the mappings it found for it
  * (bpf/vmafind.h), which outlive the process in the vma_cache map. The
- * session reads them for the image the exec event named (its mm: a table
- * made for another image, an earlier or later exec of the same PID, is not
- * taken), each file as the kernel identified it; an object the cache already
+ * session reads them for the image the exec event named (the process's
+ * start and the image's exec id: a table made for another image, an earlier
+ * or later exec of the same PID, is not taken), each file as the kernel
+ * identified it; an object the cache already
  * holds for exactly that identity names it (symcache__known: nothing is
  * opened, the file may be gone with its mount). A file seen for the first
  * time by this process alone stays unnamed ([unknown]), as before.
@@ -56,13 +57,7 @@ bool proc__from_kernel(struct symbolizer *s, struct proc *p)
 	struct gen *g;
 	size_t n, i, k = 0;
 
-	/*
-	 * Only an image whose mappings were never read: one read (ld.so's
-	 * start, say) may miss a library the kept table has for a range since
-	 * given to another (it keeps the first mapping it saw there).
-	 */
-	if (!s->kmaps || !p->ngens || !p->gens[p->ngens - 1].image.exec_id ||
-	    p->gens[p->ngens - 1].count)
+	if (!s->kmaps || !p->ngens || !p->gens[p->ngens - 1].image.exec_id)
 		return false;
 	g = &p->gens[p->ngens - 1];
 	n = s->kmaps(s->kmaps_ctx, p->pid, &g->image, km, KMAPS_MAX);
@@ -72,8 +67,14 @@ bool proc__from_kernel(struct symbolizer *s, struct proc *p)
 	if (!maps)
 		return false;
 	for (i = 0; i < n; i++) {
-		/* Of two files sharing a table, the first known. */
-		if (km[i].start >= km[i].end || overlaps(maps, k, km[i].start, km[i].end))
+		/*
+		 * What a read saw stays (one at ld.so's start has the program and
+		 * ld.so, the kernel's the libraries too); of two files sharing a
+		 * table, the first known.
+		 */
+		if (km[i].start >= km[i].end ||
+		    overlaps(g->maps, g->count, km[i].start, km[i].end) ||
+		    overlaps(maps, k, km[i].start, km[i].end))
 			continue;
 		obj = symcache__known(s->cache, km[i].st);
 		if (!obj)

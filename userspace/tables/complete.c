@@ -142,7 +142,12 @@ static void read_sections(Elf *elf, struct complete_info *ci, Elf_Scn **symtab, 
 		    sh.sh_addr + sh.sh_size < sh.sh_addr)
 			continue;
 		if (entry && entry >= sh.sh_addr && entry - sh.sh_addr < sh.sh_size)
-			ci->entry = (struct complete_range){ entry, sh.sh_addr + sh.sh_size };
+			ci->entry = (struct complete_range){
+				entry,
+				entry + (sh.sh_addr + sh.sh_size - entry < COMPLETE_ENTRY_MAX ?
+						 sh.sh_addr + sh.sh_size - entry :
+						 COMPLETE_ENTRY_MAX)
+			};
 		for (i = 0; name && i < sizeof(plt_sections) / sizeof(plt_sections[0]); i++) {
 			if (strcmp(name, plt_sections[i]) || ci->nr_plt == COMPLETE_MAX_PLT)
 				continue;
@@ -211,7 +216,9 @@ static void keep_switch_hits(const struct switch_hit *hits, uint32_t nr, struct 
  * The entry code ends where a function begins (or where the function holding
  * the entry ends): the gap after it may run on over code of functions that
  * have no CFI either (a Go binary without .debug_frame, musl's _start_c),
- * which are no first frame.
+ * which are no first frame. A function of no size is a label in the entry
+ * code itself (AArch64 glibc's _dl_start_user, right after the call to
+ * _dl_start), not a bound.
  */
 static void bound_entry(struct complete_info *ci, const GElf_Sym *sym)
 {
@@ -219,7 +226,7 @@ static void bound_entry(struct complete_info *ci, const GElf_Sym *sym)
 	unsigned type = GELF_ST_TYPE(sym->st_info);
 
 	if (start >= ci->entry.end || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
-	    sym->st_shndx == SHN_UNDEF)
+	    sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE || !sym->st_size)
 		return;
 	end = sym->st_value > start ? sym->st_value : 0;
 	if (sym->st_value <= start && start - sym->st_value < sym->st_size)

@@ -39,6 +39,14 @@
 #define COMPLETE_MAX_PLT 4
 #define COMPLETE_MAX_OUTERMOST 8
 #define COMPLETE_MAX_STACK_SWITCH 32
+/*
+ * The entry code is a few instructions that call the C runtime's start
+ * (glibc's _start: 48 bytes on x86-64, ld.so's 64 with _dl_start_user): at
+ * most this many bytes of it get the outermost rule, so that where no
+ * function symbol bounds it (.dynsym only, a stripped static program) no
+ * more than that is taken.
+ */
+#define COMPLETE_ENTRY_MAX 256
 
 struct complete_range {
 	uint64_t start, end; /* ELF virtual addresses, [start, end) */
@@ -65,8 +73,9 @@ struct complete_info {
 	 * The code at the entry point (e_entry) of an object the kernel starts
 	 * a process in (a program, or a dynamic loader: an ELF with PT_INTERP,
 	 * ET_EXEC, or no DT_NEEDED), up to the end of its executable section,
-	 * the next function symbol or the end of the one holding it; empty for
-	 * a library, whose e_entry is only the linker's default.
+	 * the next function symbol or the end of the one holding it, and
+	 * COMPLETE_ENTRY_MAX bytes at most; empty for a library, whose e_entry
+	 * is only the linker's default.
 	 * The kernel enters it with no return address on the stack, so where
 	 * no source has a rule at e_entry (ld.so's _start: glibc writes no CFI
 	 * for it), complete__merge() gives the code from there to the next
