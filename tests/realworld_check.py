@@ -21,7 +21,12 @@ runs under a comm no other process has). The checks:
   N: samples    at least --min samples on each side (else nothing is judged).
   N: root       the share of sfbpf's samples whose user stack holds one of
                 --roots is >= perf's share minus --root-slack AND >=
-                --root-ratio.
+                --root-ratio. With --user-stacks, on both sides only the
+                samples with a user frame count: one taken in the kernel
+                with no user stack left to read (a process's exit, after its
+                address space is gone) is no unwinding, and a per-CPU clock
+                samples exits that perf's per-task clock, started anew in
+                each child, mostly misses.
   N: truncated  the share of sfbpf's samples marked [truncated] is <=
                 --max-truncated.
   N: edges      of the caller->callee edges between named user frames of
@@ -441,8 +446,15 @@ def score(args):
     canon_roots.discard(None)
 
     # root
-    hit, total = root_share(stacks, canon_roots, aliases)
-    phit, ptotal = root_share(perf_stacks, canon_roots, aliases)
+    judged, pjudged = stacks, perf_stacks
+    if args.user_stacks:
+        judged = [s for s in stacks if s.user]
+        pjudged = [s for s in perf_stacks if s.user]
+        if not judged or not pjudged:
+            report(name + ": root", False, "no sample with a user frame on one side", [])
+            return
+    hit, total = root_share(judged, canon_roots, aliases)
+    phit, ptotal = root_share(pjudged, canon_roots, aliases)
     share, pshare = hit / total, phit / ptotal
     need = max(args.root_ratio, pshare - args.root_slack)
     why = "sfbpf %.2f%% (%d/%d) reach %s; perf %.2f%% (%d/%d); need >= %.2f%%" % (
@@ -450,11 +462,11 @@ def score(args):
     details = []
     if share < need:
         miss = collections.Counter()
-        for s in stacks:
+        for s in judged:
             if not reaches(s, canon_roots, aliases):
                 miss[((TRUNCATED + ";") if s.truncated else "") + short(s.user)] += s.count
         details += ["sfbpf stack without a root (%d): %s" % (n, k) for k, n in miss.most_common(4)]
-        outer = collections.Counter(s.user[0] if s.user else "(no user frame)" for s in stacks
+        outer = collections.Counter(s.user[0] if s.user else "(no user frame)" for s in judged
                                     for _ in range(s.count)
                                     if not reaches(s, canon_roots, aliases))
         details.append("outermost frames of those: " +
@@ -768,6 +780,7 @@ def main():
     p.add_argument("--edge-ratio", type=float, default=0.99)
     p.add_argument("--max-beyond", type=float, default=0.2)
     p.add_argument("--no-edges", action="store_true")
+    p.add_argument("--user-stacks", action="store_true")
     p.add_argument("--expect-frame", action="append")
     p.add_argument("--fp", action="store_true")
     p.add_argument("--symbols", action="append")
