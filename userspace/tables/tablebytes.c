@@ -72,6 +72,8 @@ static void choose(const Elf64_Ehdr *eh, const Elf64_Shdr *sh, const char *names
 		for (k = 0; k < sizeof(frames) / sizeof(frames[0]); k++)
 			want[i] |= named(names, names_len, sh[i].sh_name, frames[k]);
 		debug_frame |= named(names, names_len, sh[i].sh_name, ".debug_frame");
+		/* .dynamic: complete looks for DT_NEEDED (a loader's entry code). */
+		want[i] |= sh[i].sh_type == SHT_DYNAMIC;
 		if (sh[i].sh_type == SHT_GNU_SFRAME || sh[i].sh_type == SHT_SYMTAB ||
 		    sh[i].sh_type == SHT_DYNSYM) {
 			want[i] = true;

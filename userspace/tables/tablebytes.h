@@ -7,7 +7,8 @@
  * section names, and the contents of what the builders (sframe_elf, cfi,
  * complete) read: .sframe (or the SHT_GNU_SFRAME section), .eh_frame,
  * .eh_frame_hdr, .debug_frame, the symbol tables with their strings (complete
- * looks for runtimes' entry functions), the PT_GNU_SFRAME and PT_GNU_EH_FRAME
+ * looks for runtimes' entry functions), .dynamic (complete's DT_NEEDED: a
+ * loader's entry code is outermost), the PT_GNU_SFRAME and PT_GNU_EH_FRAME
  * segments, an ET_REL file's relocations of those, and a compressed
  * .debug_info beside a .debug_frame (libdw may give up on a file whose
  * .debug_info does not inflate, and with it on the .debug_frame). No
