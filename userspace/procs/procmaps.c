@@ -409,7 +409,7 @@ int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *s
 	 * absolute symlink or ".." must not reach our files), follow a final
 	 * symlink only if asked, and never block opening a FIFO.
 	 */
-	fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
+	fd = (int)syscall(__NR_openat2, root, path + 1, &how, sizeof(how));
 	ret = -errno;
 	close(root);
 	if (fd < 0)

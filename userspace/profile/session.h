@@ -166,7 +166,7 @@ struct session_stats {
 	uint64_t stack_bytes;
 	struct symbolizer_stats sym;
 	uint64_t rss_bytes; /* this process's resident memory */
-	uint64_t heap_in_use_bytes; /* malloc's blocks handed out (mallinfo2) */
+	uint64_t heap_in_use_bytes; /* malloc's blocks handed out (util/glibc.h) */
 	uint64_t heap_free_bytes; /* free, kept in malloc's arenas */
 	uint64_t map_bytes; /* memory of the BPF maps it holds (their fdinfo's memlock) */
 };

@@ -7,7 +7,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "profile/session_int.h"
 #include "symbols/srcline.h"
 #include "util/clock.h"
+#include "util/glibc.h"
 #include "util/vec.h"
 
 /* Resident memory of this process (second field of /proc/self/statm, in pages). */
@@ -31,20 +31,6 @@ static uint64_t rss_bytes(void)
 		fclose(f);
 	}
 	return rss;
-}
-
-/*
- * The heap as glibc's allocator sees it: bytes handed out (small blocks and
- * whole mappings) and bytes free but kept in its arenas. Resident memory
- * that grows while the first stays level is the allocator's fragmentation,
- * not something the program holds.
- */
-static void heap_bytes(uint64_t *in_use, uint64_t *free_kept)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	*in_use = mi.uordblks + mi.hblkhd;
-	*free_kept = mi.fordblks;
 }
 
 /* The "map_id:" and "memlock:" lines of a descriptor's fdinfo; false if either is missing. */
@@ -180,7 +166,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	if (s->sym)
 		symbolizer__stats(s->sym, &out->sym);
 	out->rss_bytes = rss_bytes();
-	heap_bytes(&out->heap_in_use_bytes, &out->heap_free_bytes);
+	glibc_heap(&out->heap_in_use_bytes, &out->heap_free_bytes);
 	out->map_bytes = map_bytes();
 }
 

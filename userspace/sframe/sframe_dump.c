@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sframe/sframe_dump.h"
+#include "util/glibc.h"
 
 #define DEFAULT_SECTION ".sframe"
 
@@ -524,7 +525,7 @@ int sframe_dump__json(FILE *out, const struct sframe_decoder *d,
 int sframe_dump__json_error(FILE *out, const struct sframe_dump_meta *meta, int err,
 			    const struct sframe_error *serr, const char *message)
 {
-	const char *ename = strerrorname_np(err < 0 ? -err : err);
+	const char *ename = glibc_errname(err < 0 ? -err : err);
 
 	json_meta(out, meta);
 	fprintf(out, ",\"error\":{\"errno\":");

@@ -63,7 +63,7 @@ static int open_host(int pid, struct stat *st)
 	int fd;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	fd = (int)syscall(__NR_openat2, AT_FDCWD, path, &how, sizeof(how));
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {

@@ -141,7 +141,7 @@ static inline int read_reg_off(const struct run *r, const uint8_t **p, const uin
 static int run_cfa(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
 {
 	struct cfi_state *st = &r->st;
-	uint64_t v;
+	uint64_t v = 0; /* gcc 10 (make release) cannot see each case sets it */
 	int64_t s;
 
 	switch (op) {
