@@ -6,6 +6,7 @@
 #   make check-kernels  sfbpf on Debian's x86-64 kernels 5.10 to newest under qemu
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
+#   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
 #   make ARCH=arm64  cross-build the programs and BPF objects into build-arm64/
 
@@ -24,6 +25,22 @@ ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I. -Iuserspa
 # need them (util/dynlib.h), not linked.
 LDLIBS    := -lbpf -ldw -lelf -lprotobuf-c -lncursesw -liberty -lz -lnettle -lcapstone
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# The version and the commit the programs say they are (--version). make
+# release builds from a copy with no git, and passes the commit it copied.
+SFBPF_VERSION := 0.1
+SFBPF_COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+	git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+
+# make release (scripts/release.sh) builds in a Debian 11 root (glibc 2.31)
+# with RELEASE=1: every library but the C library's own linked in, from the
+# root's static archives and a libbpf built there into LIBBPF_PREFIX.
+ifneq ($(RELEASE),)
+LIBBPF_PREFIX ?= /opt/libbpf
+CFLAGS    += -I$(LIBBPF_PREFIX)/include
+LDLIBS    := -L$(LIBBPF_PREFIX)/lib -Wl,-Bstatic $(LDLIBS) -ltinfo -llzma -lbz2 -lzstd \
+	-Wl,-Bdynamic -ldl -lpthread
+endif
 
 # Each architecture's BPF code sees its own kernel's types: the x86-64 ones in
 # vmlinux.h, the others' in bpf/arch/ARCH/vmlinux.h (make vmlinux writes them).
@@ -143,24 +160,39 @@ $(BUILD)/asan/obj/%.o: userspace/%.c | $(SKELS) $(PROTO_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
+# Rewritten only when it changes, so that a new commit relinks the programs
+# and nothing else.
+$(BUILD)/version.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define SFBPF_VERSION "%s"\n#define SFBPF_COMMIT "%s"\n' \
+		'$(SFBPF_VERSION)' '$(SFBPF_COMMIT)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+.PHONY: FORCE
+FORCE:
+
+# The BPF skeletons alone (make release builds them here, where clang is).
+.PHONY: skeletons
+skeletons: $(SKELS)
+
 $(BUILD)/libsfbpf.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/asan/libsfbpf.a: $(SAN_OBJS)
 	$(AR) rcs $@ $^
 
-$(BUILD)/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/libsfbpf.a Makefile
+$(BUILD)/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/libsfbpf.a $(BUILD)/version.h Makefile
 	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) $(PROG_LDFLAGS) -o $@
 
-$(BUILD)/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/libsfbpf.a Makefile
+$(BUILD)/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/libsfbpf.a $(BUILD)/version.h Makefile
 	$(CC) $(ALL_CFLAGS) -MMD -MP $< $(BUILD)/libsfbpf.a $(LDLIBS) $(PROG_LDFLAGS) -o $@
 
 # Sanitized copies of the programs: the conformance, malformed-input and
 # hostile-binary tests run them.
-$(BUILD)/asan/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/asan/libsfbpf.a
+$(BUILD)/asan/sfbpf-dump: userspace/sframe/sfbpf-dump.c $(BUILD)/asan/libsfbpf.a $(BUILD)/version.h
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
-$(BUILD)/asan/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/asan/libsfbpf.a
+$(BUILD)/asan/sfbpf-top: userspace/top/sfbpf-top.c $(BUILD)/asan/libsfbpf.a $(BUILD)/version.h
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP $< $(BUILD)/asan/libsfbpf.a $(LDLIBS) -o $@
 
 # C test programs link the sanitized library. proctrack_race comes between
@@ -234,6 +266,12 @@ soak: check-deps all
 soak-churn: check-deps all
 	@scripts/soak.sh --churn $(filter-out --churn,$(SOAK_ARGS)) \
 		$(if $(filter command line environment,$(origin SOAK_SECONDS)),$(SOAK_SECONDS),3600)
+
+# sfbpf-top and sfbpf-dump for a fleet, in build-release/ARCH/: every library
+# but the C library linked in, for glibc 2.31 and later (scripts/release.sh).
+.PHONY: release
+release:
+	@scripts/release.sh
 
 top: build-deps
 	@$(MAKE) --no-print-directory $(BUILD)/sfbpf-top

@@ -14,6 +14,7 @@
 #include "sframe/sframe.h"
 #include "sframe/sframe_dump.h"
 #include "sframe/sframe_elf.h"
+#include "util/buildinfo.h"
 
 #define PROG "sfbpf-dump"
 
@@ -43,6 +44,8 @@ static const char doc[] =
 	"  sfbpf-dump --json a.out | jq .header    one JSON object per line\n"
 	"  sfbpf-dump --raw DATA-BE                a bare .sframe section\n"
 	"  diff <(sfbpf-dump a.out) <(readelf --sframe a.out)\n";
+
+const char *argp_program_version = SFBPF_VERSION_TEXT("sfbpf-dump");
 
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object per file (header, functions, rows)", 0 },

@@ -25,6 +25,7 @@
 #include "profile/session.h"
 #include "top/topview.h"
 #include "top/tui.h"
+#include "util/buildinfo.h"
 #include "util/log.h"
 #include "util/clock.h"
 
@@ -69,7 +70,7 @@ static struct env {
 	unsigned long max_dwarf_files; /* 0: the default */
 } env = { .freq = 99, .interval = 1, .rows = 20, .counts = -1 };
 
-const char *argp_program_version = "sfbpf-top 0.1";
+const char *argp_program_version = SFBPF_VERSION_TEXT("sfbpf-top");
 static const char doc[] =
 	"Profile CPUs with stacks unwound in the kernel from SFrame tables: a live\n"
 	"table of the hottest functions, plain-text tables for logs, or folded\n"
