@@ -20,18 +20,34 @@ unset PYTHONUNBUFFERED
 # machine's own cache in /var/cache/sfbpf/tables is not the suite's.
 export SFBPF_TABLE_CACHE=off
 
-# needs_binutils TEST: TEST says it uses the reference binutils (gas 2.44 and
-# 2.47, their readelf, or fixtures built with them) with a "# needs: binutils"
-# line.
-needs_binutils() { grep -q '^# needs: binutils' "$1"; }
+# needs KIND TEST: TEST says it uses what a builder of KIND makes, with a
+# "# needs: KIND" line: binutils, the reference binutils (gas 2.44 and 2.47,
+# their readelf, or fixtures built with them); release, the release programs
+# (make release, x86 only here).
+needs() { grep -q "^# needs: $1" "$2"; }
+builder() {
+	case $1 in
+	binutils) "$SFBPF_ROOT/scripts/build-binutils.sh" ;;
+	release) "$SFBPF_ROOT/scripts/release.sh" x86 ;;
+	esac
+}
+KINDS=(binutils release)
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-	# Those that need the reference binutils last: on a new machine they
-	# build (scripts/build-binutils.sh, 10 to 20 minutes) while the others
-	# run.
-	for t in tests/*.test; do needs_binutils "$t" || tests+=("$t"); done
-	for t in tests/*.test; do needs_binutils "$t" && tests+=("$t"); done
+	# Those that need a builder last: on a new machine the builders
+	# (scripts/build-binutils.sh, 10 to 20 minutes; scripts/release.sh, 3 to
+	# 5) run while the others do.
+	for t in tests/*.test; do
+		n=0
+		for k in "${KINDS[@]}"; do needs "$k" "$t" && n=1; done
+		[ $n -eq 1 ] || tests+=("$t")
+	done
+	for k in "${KINDS[@]}"; do
+		for t in tests/*.test; do
+			needs "$k" "$t" && ! printf '%s\n' "${tests[@]}" | grep -qxF "$t" && tests+=("$t")
+		done
+	done
 fi
 
 # LOAD=N: N CPU-bound loops run for the whole suite, as other work keeps a
@@ -47,32 +63,35 @@ if [[ ${LOAD:-0} =~ ^[1-9][0-9]*$ ]]; then
 fi
 
 passed=0 failed=0 skipped=0
-builder=
-for t in "${tests[@]}"; do
-	if needs_binutils "$t"; then
-		builder=start
-		break
-	fi
+# Each builder a test needs starts now, in the background. Quick when built
+# (a lock and the stamps); its failure is reported before the first test
+# that needs it, whose checks then fail as unbuilt.
+declare -A builders=()
+for k in "${KINDS[@]}"; do
+	# The release programs are built in a Debian 11 root (debootstrap,
+	# chroot): a run without root skips the tests that need them.
+	[ "$k" = release ] && [ "$(id -u)" -ne 0 ] && continue
+	for t in "${tests[@]}"; do
+		if needs "$k" "$t"; then
+			builder "$k" >"$SFBPF_TEST_TMP/build-$k.log" 2>&1 &
+			builders[$k]=$!
+			break
+		fi
+	done
 done
-if [ -n "$builder" ]; then
-	# Quick when built (a lock and the stamps); its failure is reported before
-	# the first test that needs it, whose checks then fail as unbuilt.
-	"$SFBPF_ROOT/scripts/build-binutils.sh" >"$SFBPF_TEST_TMP/build-binutils.log" 2>&1 &
-	builder=$!
-fi
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .test)
-	if [ -n "$builder" ] && needs_binutils "$t"; then
+	for k in "${!builders[@]}"; do
+		needs "$k" "$t" || continue
 		start=$SECONDS
-		if ! wait "$builder"; then
-			echo "FAIL: build-binutils: scripts/build-binutils.sh failed" \
-				"(log: $SFBPF_TEST_TMP/build-binutils.log):"
-			tail -5 "$SFBPF_TEST_TMP/build-binutils.log" | sed 's/^/    /'
+		if ! wait "${builders[$k]}"; then
+			echo "FAIL: build-$k: the $k builder failed (log: $SFBPF_TEST_TMP/build-$k.log):"
+			tail -5 "$SFBPF_TEST_TMP/build-$k.log" | sed 's/^/    /'
 			failed=$((failed + 1))
 		fi
-		[ $((SECONDS - start)) -gt 1 ] && echo "   (waited $((SECONDS - start))s for build-binutils)"
-		builder=
-	fi
+		[ $((SECONDS - start)) -gt 1 ] && echo "   (waited $((SECONDS - start))s for build-$k)"
+		unset "builders[$k]"
+	done
 	echo "== $name"
 	out="$SFBPF_TEST_TMP/$name.out"
 	start=$SECONDS
