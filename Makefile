@@ -7,6 +7,7 @@
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
+#   make release-image  its container image (OCI, from scratch); make check-release proves both
 #   make vmlinux  regenerate vmlinux.h from the running kernel's BTF
 #   make ARCH=arm64  cross-build the programs and BPF objects into build-arm64/
 
@@ -269,9 +270,23 @@ soak-churn: check-deps all
 
 # sfbpf-top and sfbpf-dump for a fleet, in build-release/ARCH/: every library
 # but the C library linked in, for glibc 2.31 and later (scripts/release.sh).
-.PHONY: release
+.PHONY: release release-image check-release
 release:
+	@scripts/deps.sh build
+	@scripts/deps.sh release
 	@scripts/release.sh
+
+# The container image of the release programs, built offline from scratch
+# (scripts/release-image.sh); scripts/sfbpf-daemonset.yaml deploys it.
+release-image: release
+	@scripts/release-image.sh
+
+# The release programs and image where a fleet runs them (scripts/check-release.sh):
+# fresh roots of Debian 11 to sid, Debian's kernels 5.10 to newest, the arm64
+# guest, podman with the host's PID namespace. make check runs a quick form
+# (tests/release.test).
+check-release: release-image
+	@scripts/check-release.sh
 
 top: build-deps
 	@$(MAKE) --no-print-directory $(BUILD)/sfbpf-top

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sfbpf needs to build and test. Idempotent: does
 # nothing (and needs no root) when everything is already present.
-# Usage: scripts/deps.sh [--check] [build|test|arm64]   (test = build + what the tests use)
+# Usage: scripts/deps.sh [--check] [build|test|arm64|release]   (test = build + what the tests use)
 #   arm64    cross-building (make ARCH=arm64): the cross compiler and the arm64
 #            libraries, through Debian multiarch (adds the arm64 architecture)
+#   release  make release, release-image and check-release: debootstrap for
+#            the Debian 11 build roots, umoci to write the image, podman to
+#            run it (runc where crun cannot: a hybrid cgroup tree), qemu-user for the arm64 programs, PyYAML to read the
+#            DaemonSet
 #   --check  install nothing: name what is missing and fail (make bench/fuzz/soak)
 set -euo pipefail
 
@@ -41,6 +45,7 @@ ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobu
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")
 foreign=
+[ "${1:-}" = release ] && want=(debootstrap umoci podman runc qemu-user python3-yaml)
 if [ "${1:-}" = arm64 ]; then
 	want=(make clang llvm bpftool protobuf-c-compiler gcc-aarch64-linux-gnu "${ARM64_LIBS[@]/%/:arm64}")
 	dpkg --print-foreign-architectures | grep -qx arm64 || foreign=arm64

@@ -95,7 +95,7 @@ packages() {
 	local a=$1 dev
 	dev="libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev libzstd-dev libncurses-dev
 		nettle-dev libcapstone-dev libprotobuf-c-dev libiberty-dev libcurl4-openssl-dev
-		libdebuginfod-dev"
+		libdebuginfod-dev ca-certificates"
 	if [ "$a" = x86 ]; then
 		echo build-essential pkg-config dpkg-dev protobuf-c-compiler $dev
 	else
@@ -121,7 +121,7 @@ make_root() {
 	fi
 	if [ -e "$dir" ]; then
 		grep -q " $dir/" /proc/self/mounts && die "$dir has mounts under it; unmount them first"
-		echo "release: removing the partial root $dir" >&2
+		echo "release: removing $dir (partial, or of another recipe)" >&2
 		rm -rf --one-file-system "$dir"
 	fi
 	mirror=$(debian_mirror "${SFBPF_RELEASE_MIRROR:-}")
