@@ -322,6 +322,7 @@ static void print_table_cache(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "table_cache_refused_foreign", cs->refused_foreign);
 	print_counter(f, "", "table_cache_refused_version", cs->refused_version);
 	print_gauge(f, "", "table_cache_refused_dir", cs->refused_dir);
+	print_gauge(f, "", "table_cache_read_only", cs->read_only);
 	print_gauge(f, "", "table_cache_bytes", cs->bytes);
 	print_gauge(f, "", "table_cache_budget_bytes", cs->max_bytes);
 	print_counter(f, "", "table_cache_ident_noted", cs->ident.noted);

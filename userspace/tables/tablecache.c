@@ -60,6 +60,7 @@ _Static_assert(sizeof(struct tablecache_hdr) == 152, "tablecache_hdr: no padding
 
 struct tablecache {
 	int dir_fd; /* -1: off */
+	char *dir; /* its path, for what is said about it */
 	bool no_cfi;
 	uint8_t builder[SHA256_BYTES];
 	struct tableident *ident; /* NULL: none */
@@ -230,9 +231,23 @@ static void charge_ident(void *ctx, int64_t bytes)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/*
+ * From now on nothing is stored: the directory cannot be written (err), which
+ * every later store would say again. Lookups go on.
+ */
+static void set_read_only(struct tablecache *c, int err)
+{
+	if (c->st.read_only)
+		return;
+	c->st.read_only = 1;
+	pr_warn("table cache: %s: %s: tables are read from it, none is stored",
+		c->dir ? c->dir : "its directory", strerror(err));
+}
+
 struct tablecache *tablecache__new(const struct tablecache_opts *opts)
 {
 	struct tablecache *c = calloc(1, sizeof(*c));
+	struct statvfs vfs;
 
 	if (!c) {
 		errno = ENOMEM;
@@ -247,10 +262,17 @@ struct tablecache *tablecache__new(const struct tablecache_opts *opts)
 		return c;
 	}
 	builder_digest(c->builder);
+	c->dir = strdup(opts->dir ? opts->dir : TABLECACHE_DEFAULT_DIR);
+	/*
+	 * A cache shipped read-only (a container's image, a mount made ro) is
+	 * still worth reading: said once here, not once per table not stored.
+	 */
+	if (!fstatvfs(c->dir_fd, &vfs) && (vfs.f_flag & ST_RDONLY))
+		set_read_only(c, EROFS);
 	c->ident = tableident__open(c->dir_fd);
-	if (!c->ident)
+	if (!c->ident && !c->st.read_only)
 		pr_warn("table cache: no identity index (ident/): each file's sections are read again after a restart");
-	else
+	else if (c->ident)
 		tableident__set_charge(c->ident, charge_ident, c);
 	c->st.max_bytes = opts->max_bytes ? opts->max_bytes : tablecache__default_budget(c->dir_fd);
 	/*
@@ -286,6 +308,7 @@ void tablecache__free(struct tablecache *c)
 		close(c->dir_fd);
 	tableident__free(c->ident);
 	pthread_mutex_destroy(&c->lock);
+	free(c->dir);
 	free(c);
 }
 
@@ -536,6 +559,8 @@ int tablecache__store(struct tablecache *c, const uint8_t digest[SHA256_BYTES],
 
 	if (c->dir_fd < 0)
 		return -ENODEV;
+	if (c->st.read_only)
+		return -EROFS;
 	/* Only what a build hands over is stored: a reader refuses anything else. */
 	if (flat_table__check(ft))
 		return -EINVAL;
@@ -593,7 +618,13 @@ int tablecache__store(struct tablecache *c, const uint8_t digest[SHA256_BYTES],
 	else
 		c->st.stored++;
 	pthread_mutex_unlock(&c->lock);
-	if (err)
+	/* The directory itself cannot be written: once, not per table. */
+	if (err == -EROFS || err == -EACCES || err == -EPERM) {
+		pthread_mutex_lock(&c->lock);
+		set_read_only(c, -err);
+		pthread_mutex_unlock(&c->lock);
+	} else if (err) {
 		pr_warn("table cache: storing %s: %s", name, strerror(-err));
+	}
 	return err;
 }

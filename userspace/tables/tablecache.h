@@ -83,6 +83,7 @@ struct tablecache_stats {
 	uint64_t refused_foreign; /* another key's table under this name */
 	uint64_t refused_version; /* another format, layout or endianness */
 	uint64_t refused_dir; /* 1: the directory was refused (cache off) */
+	uint64_t read_only; /* 1: tables are read from it, none stored (a read-only file system) */
 	uint64_t bytes; /* in the directory and ident/ now, as far as this process knows */
 	uint64_t max_bytes; /* the budget */
 	struct tableident_stats ident; /* the identity index (tableident.h) */
