@@ -167,13 +167,21 @@ for a in "${ARCHES[@]}"; do
 		die "building the BPF skeletons for $a failed"
 	# The tree as it stands (tracked and new files, not ignored ones), and
 	# the skeletons, newer than their sources so the root's make keeps them.
+	# The last build's objects are kept: the sources keep their times, so
+	# only what changed since is compiled again.
 	src=$r/src/sfbpf
+	[ ! -d "$src/build" ] || mv "$src/build" "$r/src/build.keep"
 	rm -rf "$src"
+	mkdir -p "$src"
+	[ ! -d "$r/src/build.keep" ] || mv "$r/src/build.keep" "$src/build"
 	mkdir -p "$src/build"
 	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -C "$src" -xf -
+	# The skeletons dated just after the newest source, so that the root's
+	# make keeps them (it has no clang) and recompiles what includes them
+	# only when some source changed.
 	cp "$OUT/$a/host/"*.skel.h "$OUT/$a/host/"*.bpf.o "$src/build/"
-	touch "$src/build/"*.bpf.o
-	touch "$src/build/"*.skel.h
+	newest=$(find "$src" -path "$src/build" -prune -o -type f -printf '%T@\n' | sort -n | tail -1)
+	touch -d "@$((${newest%.*} + 1))" "$src/build/"*.bpf.o "$src/build/"*.skel.h
 	cross=
 	[ "$a" = x86 ] || cross="ARCH=arm64 PROG_LDFLAGS="
 	echo "release: building $a at $commit in $r" >&2
