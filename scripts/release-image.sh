@@ -50,8 +50,9 @@ for a in "${ARCHES[@]}"; do
 
 	# The libraries, at the paths the root has them: the C library's that
 	# the programs need (scripts/release.sh --check), what the root's
-	# dynamic loader lists for libcurl (loaded for --push and --otlp), and
-	# the name-service modules getaddrinfo loads to resolve a collector.
+	# dynamic loader lists for libcurl (loaded for --push and --otlp) and
+	# libcurl itself, and the name-service modules getaddrinfo loads to
+	# resolve a collector.
 	list() {
 		if [ "$a" = x86 ]; then
 			chroot "$r" "$ldso" --list "$1"
@@ -59,9 +60,12 @@ for a in "${ARCHES[@]}"; do
 			qemu-aarch64 -L "$r" "$r$ldso" --list "$1"
 		fi
 	}
-	libs=$(list "/usr/lib/$triplet/libcurl.so.4" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
+	# (Under qemu -L the loader's own line names it by this machine's path.)
+	libs=$(list "/usr/lib/$triplet/libcurl.so.4" |
+		awk -v r="$r" '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		sed "s|^$r/|/|" | sort -u)
 	[ -n "$libs" ] || die "$a: the root's loader listed no library for libcurl"
-	for l in $libs "/lib/$triplet/libnss_dns.so.2" "/lib/$triplet/libnss_files.so.2" \
+	for l in $libs "/usr/lib/$triplet/libcurl.so.4" "/lib/$triplet/libnss_dns.so.2" "/lib/$triplet/libnss_files.so.2" \
 		"/lib/$triplet/libresolv.so.2" "/lib/$triplet/libc.so.6" "/lib/$triplet/libdl.so.2" \
 		"/lib/$triplet/libpthread.so.0" "$ldso"; do
 		# Symbolic links resolved inside the root, not on this machine; the
