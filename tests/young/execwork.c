@@ -2,16 +2,22 @@
 /*
  * Programs exec'd faster than the loader reads them, for tests/execs.test:
  *   execwork loop SECS LIFE_MS PROG   exec PROG work LIFE_MS, one at a time,
- *                                     for SECS (after half a second of
- *                                     start-up)
- *   execwork work LIFE_MS             the exec'd program: LIFE_MS in
- *                                     main;NAME(a);NAME(b);NAME(spin)
+ *                                     until they have run SECS of CPU time
+ *                                     together (after half a second of
+ *                                     start-up; ten times SECS of wall time
+ *                                     at most)
+ *   execwork work LIFE_MS             the exec'd program: LIFE_MS of its CPU
+ *                                     time in main;NAME(a);NAME(b);NAME(spin)
+ * CPU time, not wall time: a sampler at a fixed rate takes as many samples of
+ * each worker, and of them all, however busy the machine is (a proof run
+ * beside another suite gave a worker a tenth of a CPU).
  * Built twice: names ex_* by default, rw_* with -DREWRITTEN, whose layout
  * differs (another frame, rw_mid, with a frame of its own size between a and
  * b): a table of the one applied to the other's code would unwind it wrong.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,10 +38,29 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* This process's CPU time (a system call: read every ~20 us of work, not more). */
+static double cpu_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The CPU time of the children waited for. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
 __attribute__((noinline)) static void NAME(spin)(double end)
 {
-	while (now() < end)
-		for (int i = 0; i < 1000; i++)
+	while (cpu_now() < end)
+		for (int i = 0; i < 20000; i++)
 			sink += i;
 }
 
@@ -67,17 +92,18 @@ __attribute__((noinline)) static void NAME(a)(double end)
 
 int main(int argc, char **argv)
 {
-	double end;
+	double secs, cap;
 
 	if (argc == 3 && !strcmp(argv[1], "work")) {
-		NAME(a)(now() + atof(argv[2]) / 1000);
+		NAME(a)(cpu_now() + atof(argv[2]) / 1000);
 		return 0;
 	}
 	if (argc != 5 || strcmp(argv[1], "loop"))
 		return 2;
 	usleep(500000);
-	end = now() + atof(argv[2]);
-	while (now() < end) {
+	secs = atof(argv[2]);
+	cap = now() + 10 * secs;
+	while (children_cpu() < secs && now() < cap) {
 		pid_t p = fork();
 
 		if (!p) {
