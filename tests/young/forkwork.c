@@ -8,12 +8,17 @@
  *   forkwork prefork SECS LIFE_MS WORKERS  WORKERS children at once, each
  *                                          serving for LIFE_MS, replaced as
  *                                          it exits (a pre-fork server)
- * Both start with a second of start-up before the first fork.
+ * Both start with a second of start-up before the first fork, and fork until
+ * their children have run SECS of CPU time together (ten times SECS of wall
+ * time at most); a child works LIFE_MS of its own CPU time. CPU time, not
+ * wall time: a sampler at a fixed rate takes as many samples on a busy
+ * machine as on an idle one.
  * The children's work: main;fk_serve;fk_handle;fk_work (or fk_a;fk_b;fk_c;
  * fk_spin in loop mode), each frame a real call with CFI of its own.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,10 +33,29 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* This process's CPU time (a system call: read every ~20 us of work, not more). */
+static double cpu_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The CPU time of the children waited for. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
 __attribute__((noinline)) static void fk_spin(double end)
 {
-	while (now() < end)
-		for (int i = 0; i < 1000; i++)
+	while (cpu_now() < end)
+		for (int i = 0; i < 20000; i++)
 			sink += i;
 }
 
@@ -67,14 +91,14 @@ __attribute__((noinline)) static void fk_handle(unsigned req)
 
 __attribute__((noinline)) static void fk_serve(double end)
 {
-	for (unsigned req = 0; now() < end; req++)
+	for (unsigned req = 0; cpu_now() < end; req++)
 		fk_handle(req);
 	sink++;
 }
 
 int main(int argc, char **argv)
 {
-	double end, life;
+	double secs, cap, life;
 	int workers, alive = 0;
 
 	if (argc < 4)
@@ -84,15 +108,16 @@ int main(int argc, char **argv)
 	 * meanwhile; a second leaves room for a loader slowed by a busy machine.
 	 */
 	usleep(1000000);
-	end = now() + atof(argv[2]);
+	secs = atof(argv[2]);
+	cap = now() + 10 * secs;
 	life = atof(argv[3]) / 1000;
 	workers = argc > 4 ? atoi(argv[4]) : 1;
 	if (!strcmp(argv[1], "loop")) {
-		while (now() < end) {
+		while (children_cpu() < secs && now() < cap) {
 			pid_t p = fork();
 
 			if (!p) {
-				fk_a(now() + life);
+				fk_a(cpu_now() + life);
 				_exit(0);
 			}
 			if (p > 0)
@@ -100,12 +125,12 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	while (now() < end || alive) {
-		while (alive < workers && now() < end) {
+	while ((children_cpu() < secs && now() < cap) || alive) {
+		while (alive < workers && children_cpu() < secs && now() < cap) {
 			pid_t p = fork();
 
 			if (!p) {
-				fk_serve(now() + life);
+				fk_serve(cpu_now() + life);
 				_exit(0);
 			}
 			alive += p > 0;
