@@ -189,6 +189,18 @@ int bpfprog__nr_cpus(void)
 	return n;
 }
 
+bool bpfprog__fall_back(void)
+{
+	struct bpfprog_kernel *k = (struct bpfprog_kernel *)bpfprog__kernel();
+
+	if (!k->find_vma)
+		return false;
+	k->find_vma = false;
+	pr_warn("the kernel's verifier found the unwinder too large with bpf_find_vma's lookups: "
+		"profiling without them (a process younger than its read waits for it)");
+	return true;
+}
+
 int bpfprog__opened(const void *skel, int nr_cpus, const char *what)
 {
 	int err = errno;

@@ -40,6 +40,14 @@ struct bpfprog_kernel {
 
 const struct bpfprog_kernel *bpfprog__kernel(void);
 
+/*
+ * After a verifier gave up on a program's size (E2BIG, its million
+ * instructions: kernel 7.2 with the whole walk), the next smaller walk to try:
+ * without bpf_find_vma's lookups (processes younger than their read then wait
+ * for it). Says so once; false when there is none left.
+ */
+bool bpfprog__fall_back(void);
+
 /* Sets a skeleton's copy of bpf/ustack.h's kernel settings from bpfprog__kernel(). */
 #define bpfprog__set_kernel_rodata(ro)                               \
 	do {                                                         \

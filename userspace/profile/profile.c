@@ -341,6 +341,16 @@ struct profile *profile__new(const struct profile_opts *opts)
 		goto cleanup;
 	set_rodata(p->skel, opts);
 	err = load(p, opts);
+	/* A verifier that gave up on the walk's size: the same walk, smaller. */
+	while (err == -E2BIG && bpfprog__fall_back()) {
+		profile_bpf__destroy(p->skel);
+		p->skel = profile_bpf__open();
+		err = bpfprog__opened(p->skel, p->nr_cpus, "profiling");
+		if (err)
+			break;
+		set_rodata(p->skel, opts);
+		err = load(p, opts);
+	}
 	if (err)
 		goto cleanup;
 	err = open_rings(p);
