@@ -661,13 +661,34 @@ static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *i
 	return true;
 }
 
-/* bpf_loop() callback: one frame (unwind_frame). */
+/* The frames a walk writes, as one type: the size of a global function's argument. */
+struct unwind_ips {
+	__u64 ip[UNWIND_MAX_FRAMES];
+};
+
+/*
+ * unwind_frame() for the walk in bpf_loop() (5.17 and later), as a global
+ * function: the verifier checks it once, on its own, rather than again for
+ * each state the loop's iterations reach; 7.x's verifier followed those past
+ * its limit (docs/DESIGN-unwinder.md, "What the verifier sees"). To it, each
+ * argument may be NULL. The chained walker inlines unwind_frame(): 5.10
+ * passes no pointer but the context to a global function.
+ */
+__noinline int unwind_frame_looped(struct sfbpf_unwind_state *st, struct unwind_ips *ips,
+				   const struct sfbpf_proc *proc)
+{
+	if (!st || !ips || !proc)
+		return 1;
+	return unwind_frame(st, ips->ip, proc, true);
+}
+
+/* bpf_loop() callback: one frame (0: go on, 1: the walk ended). */
 static long unwind_step(__u32 index, void *arg)
 {
 	struct sfbpf_unwind_ctx *c = arg;
 
 	(void)index;
-	return unwind_frame(c->st, c->ips, c->proc, true);
+	return unwind_frame_looped(c->st, (struct unwind_ips *)c->ips, c->proc) ? 1 : 0;
 }
 
 /*
