@@ -192,13 +192,17 @@ struct sfbpf_mapping {
  * start_ticks tells this process from an earlier one with the same PID: the
  * group leader's start time (task->start_boottime) in clock ticks, as
  * /proc/PID/stat's field 22 gives it; the unwinder ignores an entry whose
- * start differs from the sampled task's (0: not checked).
+ * start differs from the sampled task's (0: not checked). read_ns: when
+ * the loader began to read the mappings (CLOCK_MONOTONIC, bpf_ktime_get_ns()'s
+ * clock; 0: unknown), so that a young process's walk can tell whether the
+ * kernel has seen it map code since (bpf/vmafind.h, vmafind_newer).
  */
 struct sfbpf_proc {
 	__u32 count;
 	__u32 generation; /* bumped by the loader on every refresh */
 	__u64 start_ticks;
 	struct sfbpf_mapping maps[SFBPF_MAX_MAPPINGS];
+	__u64 read_ns;
 };
 
 /*
@@ -244,6 +248,7 @@ struct sfbpf_vma_kept {
 	__u64 born_ns; /* bpf_ktime_get_ns() when made (the exec, or a sample after a second) */
 	__u64 mm; /* the image's mm_struct: an exec makes a new one while the old lives */
 	__u64 exec_id; /* the image's (task_struct's self_exec_id) */
+	__u64 mapped_ns; /* bpf_ktime_get_ns() at the image's last mmap() seen (0: none) */
 };
 
 /* Why a walk could not use the VMA of an address (SFBPF_STAT_VMA_MISS_BASE + this). */
@@ -322,13 +327,15 @@ enum sfbpf_stat {
 	SFBPF_STAT_GAP_FP_FRAMES, /* of fp-frames, PCs without a row in an object with a table */
 	SFBPF_STAT_FP_SWITCHES, /* frame-pointer steps onto another stack (Go's system stack) */
 	SFBPF_STAT_LEAF_FP_STEPS, /* topmost PC in no known mapping: caller found by an FP step */
-	SFBPF_STAT_FILLED_PERIODS, /* periods the kernel skipped, in a sample's weight (throttled) */
+	SFBPF_STAT_FILLED_PERIODS, /* periods the kernel skipped, in a sample's weight (throttled)
+				    */
 	SFBPF_STAT_FORKS_INHERITED, /* new processes given their parent's entry at the fork */
 	SFBPF_STAT_FORK_DROPS, /* not given it: the event ring was full, or the map */
 	SFBPF_STAT_VMA_WALKS, /* samples of processes without an entry, walked with VMAs found */
 	SFBPF_STAT_VMA_FOUND, /* mappings those walks found in the kernel */
 	SFBPF_STAT_VMA_MISS_BASE, /* + enum sfbpf_vma_miss: VMAs those walks could not use */
 	SFBPF_STAT_VMA_MISS_LAST = SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_MISS__COUNT - 1,
+	SFBPF_STAT_VMA_OVER_ENTRY, /* of vma_walks: an entry read before the process mapped more */
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */

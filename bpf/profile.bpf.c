@@ -392,19 +392,22 @@ struct mmap_exit {
 
 /*
  * A mapping made by a process exec'd under us that the loader has not read
- * yet (ld.so mapping the libraries): found now, in process context, where
- * bpf_find_vma() may be called for each, rather than one per sample in the
- * sampling interrupt (vmafind.h). Processes with an entry pay one lookup.
- * Loaded only where bpf_find_vma() exists, as sfbpf_exec_vmas is.
+ * yet, or read just before (ld.so mapping the libraries): found now, in
+ * process context, where bpf_find_vma() may be called for each, rather than
+ * one per sample in the sampling interrupt (vmafind.h). Processes with an
+ * entry older than the kept tables' trust pay one lookup. Loaded only where
+ * bpf_find_vma() exists, as sfbpf_exec_vmas is.
  */
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int sfbpf_mmap(struct mmap_exit *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	const struct sfbpf_proc *proc;
 
 	if (!have_find_vma || ctx->ret <= 0) /* an error (-errno), or no address */
 		return 0;
-	if (bpf_map_lookup_elem(&procs, &tgid))
+	proc = bpf_map_lookup_elem(&procs, &tgid);
+	if (proc && bpf_ktime_get_ns() - proc->read_ns >= VMAFIND_CACHE_NS)
 		return 0;
 	vmafind_mmap(tgid, (__u64)ctx->ret);
 	return 0;

@@ -239,6 +239,11 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 		return NULL;
 	}
 	proc = unwind_proc(task, tgid, &stale);
+	/* An entry older than what the process has mapped since (vmafind.h): as if none. */
+	if (vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task))) {
+		proc = NULL;
+		cnt->v[SFBPF_STAT_VMA_OVER_ENTRY]++;
+	}
 	/* No entry yet: the mappings this walk meets, found in the kernel. */
 	if (vma && !proc && !stale)
 		proc = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));

@@ -223,7 +223,7 @@ static __always_inline void vmafind_program(struct sfbpf_unwind_state *st, struc
  * the kept table never describes what is no longer mapped (the walk, and
  * the names of a process gone before it was read: symbolize_gone.c).
  */
-static __always_inline void vmafind_note(struct sfbpf_vma_kept *kept, __u64 addr)
+static __always_inline __u32 vmafind_note(struct sfbpf_vma_kept *kept, __u64 addr)
 {
 	struct vmafind_ctx c = { .miss = 1 };
 	__u32 n = kept->count, i, at = VMAFIND_MAX_MAPS;
@@ -237,7 +237,7 @@ static __always_inline void vmafind_note(struct sfbpf_vma_kept *kept, __u64 addr
 		}
 	}
 	if (at == VMAFIND_MAX_MAPS && n >= VMAFIND_MAX_MAPS)
-		return;
+		return 1 + SFBPF_VMA_FULL;
 	/* Written in place, counted only if found. */
 	i = at < VMAFIND_MAX_MAPS ? at : n;
 	barrier_var(i);
@@ -249,6 +249,7 @@ static __always_inline void vmafind_note(struct sfbpf_vma_kept *kept, __u64 addr
 	} else if (at < VMAFIND_MAX_MAPS) {
 		kept->maps[i].end = kept->maps[i].start;
 	}
+	return c.miss;
 }
 
 /*
@@ -277,6 +278,7 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 	if (!kept)
 		return;
 	kept->born_ns = bpf_ktime_get_ns();
+	kept->mapped_ns = 0;
 	kept->mm = vmafind_mm();
 	kept->exec_id = vmafind_exec_id();
 	if (vmafind_program_map(&m)) {
@@ -287,17 +289,60 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 		vmafind_note(kept, entry);
 }
 
-/* A mapping made by mmap() at addr in a process whose kept table exists (exec'd under us). */
+/* The current image's kept table, if it is trusted still (made at its exec or a first sample). */
+static __always_inline struct sfbpf_vma_kept *vmafind_kept(__u32 tgid, __u64 now)
+{
+	struct sfbpf_vma_kept *kept = bpf_map_lookup_elem(&vma_cache, &tgid);
+
+	if (kept && now - kept->born_ns < VMAFIND_CACHE_NS && kept->mm == vmafind_mm() &&
+	    kept->exec_id == vmafind_exec_id())
+		return kept;
+	return NULL;
+}
+
+/*
+ * A mapping made by mmap() at addr in a process whose kept table exists
+ * (exec'd under us). An executable file's, found or not, dates the table:
+ * an entry the loader read before then lacks it (vmafind_newer).
+ */
 static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct sfbpf_vma_kept *kept;
+	__u32 miss;
 
 	if (!have_find_vma)
 		return;
-	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
-	if (kept && bpf_ktime_get_ns() - kept->born_ns < VMAFIND_CACHE_NS &&
-	    kept->mm == vmafind_mm() && kept->exec_id == vmafind_exec_id())
-		vmafind_note(kept, addr);
+	kept = vmafind_kept(tgid, now);
+	if (!kept)
+		return;
+	miss = vmafind_note(kept, addr);
+	if (!miss || miss == 1 + SFBPF_VMA_NO_IDENT)
+		kept->mapped_ns = now;
+}
+
+/*
+ * True if proc, the loader's entry for the current process, was read before
+ * the process mapped code the kernel has seen since: ld.so still mapping the
+ * libraries when a first sample asked for the entry, and a process that
+ * lives for milliseconds gone before the refresh that follows. Its kept
+ * table, which every mmap() brings up to date, is walked instead, until
+ * the loader reads the process again (the walk's no-proc report asks for
+ * it). Entries older than the kept table's trust cost no lookup.
+ */
+static __always_inline bool vmafind_newer(const struct sfbpf_proc *proc, __u32 tgid,
+					  __u64 start_ticks)
+{
+	__u64 now, read_ns = proc->read_ns;
+	struct sfbpf_vma_kept *kept;
+
+	if (!have_find_vma || !read_ns)
+		return false;
+	now = bpf_ktime_get_ns();
+	if (now - read_ns >= VMAFIND_CACHE_NS)
+		return false;
+	kept = vmafind_kept(tgid, now);
+	return kept && kept->start_ticks == start_ticks && kept->mapped_ns >= read_ns;
 }
 
 /*
@@ -392,6 +437,7 @@ static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_stat
 		kept = bpf_map_lookup_elem(&vma_cache, &tgid);
 		if (kept) {
 			kept->born_ns = now;
+			kept->mapped_ns = 0;
 			kept->mm = vmafind_mm();
 			kept->exec_id = vmafind_exec_id();
 		}

@@ -8,6 +8,11 @@
  *                                     at most)
  *   execwork work LIFE_MS             the exec'd program: LIFE_MS of its CPU
  *                                     time in main;NAME(a);NAME(b);NAME(spin)
+ *   execwork late LIB MS              waits for a byte on stdin, then maps
+ *                                     LIB (tests/young/latelib.c) and works
+ *                                     MS of CPU time in main;ex_late;late_a;
+ *                                     late_spin; prints the seconds from its
+ *                                     start to the end of that work
  * CPU time, not wall time: a sampler at a fixed rate takes as many samples of
  * each worker, and of them all, however busy the machine is (a proof run
  * beside another suite gave a worker a tenth of a CPU).
@@ -15,6 +20,8 @@
  * differs (another frame, rw_mid, with a frame of its own size between a and
  * b): a table of the one applied to the other's code would unwind it wrong.
  */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -90,12 +97,32 @@ __attribute__((noinline)) static void NAME(a)(double end)
 	sink++;
 }
 
+/* Code mapped after the loader read the process: the library's, called from here. */
+__attribute__((noinline)) static int ex_late(const char *lib, double ms)
+{
+	void (*late_a)(double end);
+	void *h = dlopen(lib, RTLD_NOW);
+
+	if (!h || !(late_a = (void (*)(double))dlsym(h, "late_a")))
+		return 1;
+	late_a(cpu_now() + ms / 1000);
+	sink++;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	double secs, cap;
+	double secs, cap, start = now();
+	char go;
 
 	if (argc == 3 && !strcmp(argv[1], "work")) {
 		NAME(a)(cpu_now() + atof(argv[2]) / 1000);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "late")) {
+		if (read(0, &go, 1) != 1 || ex_late(argv[2], atof(argv[3])))
+			return 1;
+		printf("%.3f\n", now() - start);
 		return 0;
 	}
 	if (argc != 5 || strcmp(argv[1], "loop"))

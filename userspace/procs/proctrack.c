@@ -385,11 +385,15 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 {
 	struct procmaps *pm = NULL;
 	struct proc_entry *e, old;
-	uint64_t ticks = 0, sig;
+	uint64_t ticks = 0, sig, read_ns;
 	__u32 key = pid;
 	int err;
 
-	/* Before the maps: if the PID is reused in between, the entry is stale, not wrong. */
+	/*
+	 * Before the maps: if the PID is reused in between, the entry is stale,
+	 * not wrong; code mapped after read_ns may be missing from it (abi.h).
+	 */
+	read_ns = clock__mono_ns();
 	err = proctrack_start_ticks(pid, &ticks);
 	if (!err)
 		err = procmaps__snapshot(pid, 0, &pm); /* read now, kept for the symbolizer */
@@ -421,6 +425,7 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	pt->deferred = false;
 	build(pt, pid, pm, e);
 	e->start_ticks = pt->scratch.start_ticks = ticks;
+	pt->scratch.read_ns = read_ns;
 	e->signature = pt->deferred ? 0 : sig;
 	pt->stats.mappings += e->nr_maps;
 	pt->stats.mappings_with_table += e->nr_with_table;

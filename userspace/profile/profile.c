@@ -92,6 +92,7 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_NO_IDENT] = "vma-miss-no-ident",
 	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_FULL] = "vma-miss-full",
 	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_LATER] = "vma-miss-later",
+	[SFBPF_STAT_VMA_OVER_ENTRY] = "vma-over-entry",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
