@@ -239,6 +239,11 @@ struct sfbpf_ident {
  * address is no such key, the slab gives it to a later image again).
  */
 #define SFBPF_VMA_MAX_MAPS 16 /* the program, libc, ld.so, a few libraries */
+/*
+ * How long a kept table is trusted from when it was made; an entry whose
+ * read_ns is younger may be overruled by it (bpf/vmafind.h, vmafind_newer).
+ */
+#define SFBPF_VMA_TRUST_NS (1000ULL * 1000 * 1000)
 
 struct sfbpf_vma_kept {
 	__u32 count;

@@ -407,7 +407,7 @@ int sfbpf_mmap(struct mmap_exit *ctx)
 	if (!have_find_vma || ctx->ret <= 0) /* an error (-errno), or no address */
 		return 0;
 	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (proc && bpf_ktime_get_ns() - proc->read_ns >= VMAFIND_CACHE_NS)
+	if (proc && bpf_ktime_get_ns() - proc->read_ns >= SFBPF_VMA_TRUST_NS)
 		return 0;
 	vmafind_mmap(tgid, (__u64)ctx->ret);
 	return 0;

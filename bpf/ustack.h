@@ -217,7 +217,7 @@ static __always_inline const struct sfbpf_proc *
 ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf_stats *cnt,
 	     struct task_struct *task, __u32 tgid, bool vma)
 {
-	const struct sfbpf_proc *proc;
+	const struct sfbpf_proc *proc, *kept;
 	struct pt_regs *regs;
 	bool stale;
 
@@ -239,14 +239,21 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 		return NULL;
 	}
 	proc = unwind_proc(task, tgid, &stale);
-	/* An entry older than what the process has mapped since (vmafind.h): as if none. */
-	if (vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task))) {
-		proc = NULL;
-		cnt->v[SFBPF_STAT_VMA_OVER_ENTRY]++;
-	}
-	/* No entry yet: the mappings this walk meets, found in the kernel. */
-	if (vma && !proc && !stale)
+	/*
+	 * An entry read before the process mapped more code (vmafind.h): the
+	 * kernel's kept mappings, if they hold the leaf (not the vDSO: they
+	 * have none), else the entry still.
+	 */
+	if (vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task), s->time_ns)) {
+		kept = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
+		if (kept) {
+			proc = kept;
+			cnt->v[SFBPF_STAT_VMA_OVER_ENTRY]++;
+		}
+	} else if (vma && !proc && !stale) {
+		/* No entry yet: the mappings this walk meets, found in the kernel. */
 		proc = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
+	}
 	if (!proc) {
 		/* No table yet: the leaf still tells where the time went. */
 		s->ips[0] = st->pc;

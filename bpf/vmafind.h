@@ -34,12 +34,11 @@ struct {
  * in interrupt context makes one bpf_find_vma() at most (the mm's lock is
  * let go by an irq_work after it, and the next call finds that work busy),
  * so a process's program, libc and ld.so are found over its first samples.
- * Trusted for VMAFIND_CACHE_NS from the first, about when the loader's entry
- * takes over, and for the mm it was made for only (a new image has a new
- * one: the exec's order of programs does not matter). Not dropped at exit:
- * userspace names a short-lived process's frames from it (abi.h).
+ * Trusted for SFBPF_VMA_TRUST_NS (abi.h) from the first, about when the
+ * loader's entry takes over, and for the mm it was made for only (a new
+ * image has a new one: the exec's order of programs does not matter). Not
+ * dropped at exit: userspace names a short-lived process's frames from it.
  */
-#define VMAFIND_CACHE_NS (1000ULL * 1000 * 1000)
 
 /* Made from this CPU's table (a struct sfbpf_proc: too big for the stack), so its head is one. */
 _Static_assert(__builtin_offsetof(struct sfbpf_vma_kept, maps) ==
@@ -294,7 +293,7 @@ static __always_inline struct sfbpf_vma_kept *vmafind_kept(__u32 tgid, __u64 now
 {
 	struct sfbpf_vma_kept *kept = bpf_map_lookup_elem(&vma_cache, &tgid);
 
-	if (kept && now - kept->born_ns < VMAFIND_CACHE_NS && kept->mm == vmafind_mm() &&
+	if (kept && now - kept->born_ns < SFBPF_VMA_TRUST_NS && kept->mm == vmafind_mm() &&
 	    kept->exec_id == vmafind_exec_id())
 		return kept;
 	return NULL;
@@ -302,8 +301,9 @@ static __always_inline struct sfbpf_vma_kept *vmafind_kept(__u32 tgid, __u64 now
 
 /*
  * A mapping made by mmap() at addr in a process whose kept table exists
- * (exec'd under us). An executable file's, found or not, dates the table:
- * an entry the loader read before then lacks it (vmafind_newer).
+ * (exec'd under us). An executable file's with a table dates the kept one:
+ * an entry the loader read before then lacks it (vmafind_newer). One
+ * without a table does not: the kept mappings would serve it no better.
  */
 static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 {
@@ -317,7 +317,7 @@ static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 	if (!kept)
 		return;
 	miss = vmafind_note(kept, addr);
-	if (!miss || miss == 1 + SFBPF_VMA_NO_IDENT)
+	if (!miss)
 		kept->mapped_ns = now;
 }
 
@@ -328,18 +328,16 @@ static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
  * lives for milliseconds gone before the refresh that follows. Its kept
  * table, which every mmap() brings up to date, is walked instead, until
  * the loader reads the process again (the walk's no-proc report asks for
- * it). Entries older than the kept table's trust cost no lookup.
+ * it). Entries older than the kept table's trust cost no lookup. now: the
+ * sample's time.
  */
 static __always_inline bool vmafind_newer(const struct sfbpf_proc *proc, __u32 tgid,
-					  __u64 start_ticks)
+					  __u64 start_ticks, __u64 now)
 {
-	__u64 now, read_ns = proc->read_ns;
+	__u64 read_ns = proc->read_ns;
 	struct sfbpf_vma_kept *kept;
 
-	if (!have_find_vma || !read_ns)
-		return false;
-	now = bpf_ktime_get_ns();
-	if (now - read_ns >= VMAFIND_CACHE_NS)
+	if (!have_find_vma || !read_ns || now - read_ns >= SFBPF_VMA_TRUST_NS)
 		return false;
 	kept = vmafind_kept(tgid, now);
 	return kept && kept->start_ticks == start_ticks && kept->mapped_ns >= read_ns;
@@ -427,7 +425,7 @@ static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_stat
 	p->generation = 0;
 	p->start_ticks = start_ticks;
 	kept = bpf_map_lookup_elem(&vma_cache, &tgid);
-	if (kept && kept->start_ticks == start_ticks && now - kept->born_ns < VMAFIND_CACHE_NS &&
+	if (kept && kept->start_ticks == start_ticks && now - kept->born_ns < SFBPF_VMA_TRUST_NS &&
 	    kept->mm == vmafind_mm() && kept->exec_id == vmafind_exec_id()) {
 		n = kept->count;
 		for (i = 0; i < VMAFIND_MAX_MAPS && i < n; i++)

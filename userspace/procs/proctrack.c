@@ -29,6 +29,7 @@ struct proc_entry {
 	uint64_t stack_lo, stack_hi; /* its main thread's [stack] mapping; 0: none */
 	uint64_t scanned_ns; /* when its stack was last scanned (note_truncated) */
 	uint64_t signature; /* of the executable mappings; 0: rebuild at the next refresh */
+	uint64_t read_ns; /* its map entry's (struct sfbpf_proc) */
 	uint32_t nr_objs;
 	uint32_t objs[SFBPF_MAX_MAPPINGS]; /* object references held */
 	uint32_t nr_maps, nr_with_table;
@@ -380,6 +381,27 @@ static struct proc_entry *get_entry(struct proctrack *pt, int pid)
 	return e;
 }
 
+/*
+ * An entry read again, unchanged: it holds what was mapped at read_ns too.
+ * Dated so while the unwinder may still prefer the kernel's kept mappings
+ * to it (abi.h, SFBPF_VMA_TRUST_NS), so that it serves again at once.
+ */
+static void restamp(struct proctrack *pt, int pid, struct proc_entry *e, uint64_t read_ns)
+{
+	struct sfbpf_proc *p = &pt->looked;
+	__u32 key = pid;
+
+	if (read_ns - e->read_ns >= SFBPF_VMA_TRUST_NS)
+		return;
+	pt->looked_pid = 0;
+	if (bpf_map_lookup_elem(pt->procs_fd, &key, p) || p->start_ticks != e->start_ticks ||
+	    p->read_ns != e->read_ns)
+		return;
+	p->read_ns = e->read_ns = read_ns;
+	if (bpf_map_update_elem(pt->procs_fd, &key, p, BPF_EXIST))
+		pt->stats.update_failed++;
+}
+
 /* Builds and writes pid's entry, then drops the references of the old one. */
 static int update(struct proctrack *pt, int pid, bool if_changed)
 {
@@ -409,6 +431,7 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	e = find(pt, pid);
 	if (if_changed && e && e->signature == sig && e->start_ticks == ticks) {
 		pt->stats.unchanged++;
+		restamp(pt, pid, e, read_ns);
 		if (pt->listener.updated)
 			pt->listener.updated(pt->listener.ctx, pid, ticks, pm);
 		procmaps__free(pm);
@@ -425,7 +448,7 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	pt->deferred = false;
 	build(pt, pid, pm, e);
 	e->start_ticks = pt->scratch.start_ticks = ticks;
-	pt->scratch.read_ns = read_ns;
+	e->read_ns = pt->scratch.read_ns = read_ns;
 	e->signature = pt->deferred ? 0 : sig;
 	pt->stats.mappings += e->nr_maps;
 	pt->stats.mappings_with_table += e->nr_with_table;
@@ -481,6 +504,7 @@ int proctrack__adopt(struct proctrack *pt, int pid, uint64_t start_ticks)
 			pt->stats.update_failed++;
 	}
 	e->start_ticks = start_ticks;
+	e->read_ns = p->read_ns;
 	e->signature = 0; /* its first refresh reads it whole */
 	e->stack_lo = e->stack_hi = 0;
 	e->nr_maps = p->count;
