@@ -201,8 +201,8 @@ struct sfbpf_proc {
 	__u32 count;
 	__u32 generation; /* bumped by the loader on every refresh */
 	__u64 start_ticks;
+	__u64 read_ns; /* in the head's cache line: every sample reads it */
 	struct sfbpf_mapping maps[SFBPF_MAX_MAPPINGS];
-	__u64 read_ns;
 };
 
 /*
@@ -249,11 +249,11 @@ struct sfbpf_vma_kept {
 	__u32 count;
 	__u32 generation;
 	__u64 start_ticks; /* the process's, as struct sfbpf_proc's */
+	__u64 mapped_ns; /* bpf_ktime_get_ns() at its last mapping of a file with a table */
 	struct sfbpf_mapping maps[SFBPF_VMA_MAX_MAPS];
 	__u64 born_ns; /* bpf_ktime_get_ns() when made (the exec, or a sample after a second) */
 	__u64 mm; /* the image's mm_struct: an exec makes a new one while the old lives */
 	__u64 exec_id; /* the image's (task_struct's self_exec_id) */
-	__u64 mapped_ns; /* bpf_ktime_get_ns() at the image's last mmap() seen (0: none) */
 };
 
 /* Why a walk could not use the VMA of an address (SFBPF_STAT_VMA_MISS_BASE + this). */

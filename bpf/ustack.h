@@ -219,7 +219,7 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 {
 	const struct sfbpf_proc *proc, *kept;
 	struct pt_regs *regs;
-	bool stale;
+	bool stale, over;
 
 	unwind_reset(st);
 	if (!user_stacks || !tgid || !ustack_task_user(task)) {
@@ -240,19 +240,17 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 	}
 	proc = unwind_proc(task, tgid, &stale);
 	/*
-	 * An entry read before the process mapped more code (vmafind.h): the
-	 * kernel's kept mappings, if they hold the leaf (not the vDSO: they
-	 * have none), else the entry still.
+	 * No entry yet, or one read before the process mapped more code
+	 * (vmafind.h): the mappings this walk meets, found in the kernel; for
+	 * an entry, only if they hold the leaf (not the vDSO: they have none).
 	 */
-	if (vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task), s->time_ns)) {
+	over = vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task), s->time_ns);
+	if (vma && ((!proc && !stale) || over)) {
 		kept = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
 		if (kept) {
+			cnt->v[SFBPF_STAT_VMA_OVER_ENTRY] += over;
 			proc = kept;
-			cnt->v[SFBPF_STAT_VMA_OVER_ENTRY]++;
 		}
-	} else if (vma && !proc && !stale) {
-		/* No entry yet: the mappings this walk meets, found in the kernel. */
-		proc = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
 	}
 	if (!proc) {
 		/* No table yet: the leaf still tells where the time went. */
