@@ -219,7 +219,7 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 {
 	const struct sfbpf_proc *proc, *kept;
 	struct pt_regs *regs;
-	bool stale, over;
+	bool stale;
 
 	unwind_reset(st);
 	if (!user_stacks || !tgid || !ustack_task_user(task)) {
@@ -243,14 +243,17 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 	 * No entry yet, or one read before the process mapped more code
 	 * (vmafind.h): the mappings this walk meets, found in the kernel; for
 	 * an entry, only if they hold the leaf (not the vDSO: they have none).
+	 * Two call sites: one, with the choice kept in a variable across it,
+	 * took the program past 6.1's 512 bytes of stack over its calls.
 	 */
-	over = vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task), s->time_ns);
-	if (vma && ((!proc && !stale) || over)) {
+	if (vma && proc && vmafind_newer(proc, tgid, unwind_start_ticks(task), s->time_ns)) {
 		kept = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
 		if (kept) {
-			cnt->v[SFBPF_STAT_VMA_OVER_ENTRY] += over;
+			cnt->v[SFBPF_STAT_VMA_OVER_ENTRY]++;
 			proc = kept;
 		}
+	} else if (vma && !proc && !stale) {
+		proc = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
 	}
 	if (!proc) {
 		/* No table yet: the leaf still tells where the time went. */
