@@ -140,7 +140,19 @@ coldstart_image() { # coldstart_image up|down
 			CS_LOOP=$(losetup -f --show "$TMP/cs.img") && mkdir -p "$TMP/csimg" &&
 			mount "$CS_LOOP" "$TMP/csimg"
 	else
-		umount "$TMP/csimg" 2>/dev/null
+		# A profiler elsewhere (another sfbpf-top: one holds the files of
+		# the processes it profiled open) can keep it busy for a while:
+		# tried for 10 s, then detached (lazy), so that cleanup can end.
+		local i
+		for ((i = 0; i < 100; i++)); do
+			mountpoint -q "$TMP/csimg" || break
+			umount "$TMP/csimg" 2>/dev/null && break
+			sleep 0.1
+		done
+		if mountpoint -q "$TMP/csimg"; then
+			log "coldstart: $TMP/csimg still busy after 10 s: detached (umount -l)"
+			umount -l "$TMP/csimg"
+		fi
 		[ -n "${CS_LOOP:-}" ] && losetup -d "$CS_LOOP" 2>/dev/null
 		rm -f "$TMP/cs.img"
 	fi
