@@ -253,6 +253,11 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 			proc = kept;
 		}
 	} else if (vma && !proc && !stale) {
+		/* Inside execve (vmafind.h): no user stack to read; the exec's event follows. */
+		if (vmafind_in_execve()) {
+			st->stop = SFBPF_STOP_EXECVE;
+			return NULL;
+		}
 		proc = vmafind_begin(st, st->pc, tgid, unwind_start_ticks(task));
 	}
 	if (!proc) {

@@ -392,7 +392,9 @@ static __always_inline int vmafind_find(struct sfbpf_unwind_state *st, struct sf
 /*
  * Inside execve the saved user registers are the old image's until the new
  * one's entry is set, while the mm may be the new one already: an old PC
- * looked up there could land in a new mapping. Not walked (a leaf, no-proc).
+ * looked up there could land in a new mapping. A process without an entry
+ * is not walked there: stop execve, no user frames (ustack_begin()); one
+ * with an entry walks with it, the old image's until the exec event.
  */
 static __always_inline bool vmafind_in_execve(void)
 {
@@ -416,7 +418,7 @@ static __always_inline struct sfbpf_proc *vmafind_begin(struct sfbpf_unwind_stat
 	struct sfbpf_proc *p;
 	__u32 zero = 0, i, n;
 
-	if (!have_find_vma || vmafind_in_execve())
+	if (!have_find_vma)
 		return NULL;
 	p = bpf_map_lookup_elem(&vma_procs, &zero);
 	if (!p)

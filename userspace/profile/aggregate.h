@@ -63,11 +63,21 @@ struct aggr_totals {
 
 struct aggregator;
 
-/* Complete: the unwinder reached the outermost frame, or no user stack was
- * wanted (-K, kernel threads). Anything else lost the stack's root. */
+/*
+ * No user stack to unwind: none wanted (-K, kernel threads), or a sample
+ * inside execve of a process not read yet (the registers are the old
+ * image's, the mm perhaps the new one's). Not unwinding failures.
+ */
+static inline bool aggr_stop_no_user(unsigned stop)
+{
+	return stop == SFBPF_STOP_KERNEL_ONLY || stop == SFBPF_STOP_EXECVE;
+}
+
+/* Complete: the unwinder reached the outermost frame, or there was no user
+ * stack to unwind. Anything else lost the stack's root. */
 static inline bool aggr_stop_truncated(unsigned stop)
 {
-	return stop != SFBPF_STOP_OUTERMOST && stop != SFBPF_STOP_KERNEL_ONLY;
+	return stop != SFBPF_STOP_OUTERMOST && !aggr_stop_no_user(stop);
 }
 
 struct aggregator *aggregator__new(void); /* NULL + errno */

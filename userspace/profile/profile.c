@@ -62,6 +62,7 @@ static const char *const stop_names[SFBPF_STOP__COUNT] = {
 	[SFBPF_STOP_KERNEL_ONLY] = "kernel-only",
 	[SFBPF_STOP_UNSUPPORTED] = "unsupported",
 	[SFBPF_STOP_REPLACED] = "replaced",
+	[SFBPF_STOP_EXECVE] = "execve",
 };
 
 static const char *const stat_names[SFBPF_STAT__COUNT] = {

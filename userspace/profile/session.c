@@ -88,7 +88,7 @@ static void note_sample(struct session *s, const struct sfbpf_sample *smp)
 	if (s->cgroups && smp->cgroup_id)
 		cgroups__path(s->cgroups, smp->cgroup_id);
 	/* A cut stack names the code whose rows a table being built gives first. */
-	if (s->procs && smp->stop != SFBPF_STOP_OUTERMOST && smp->stop != SFBPF_STOP_KERNEL_ONLY)
+	if (s->procs && aggr_stop_truncated(smp->stop))
 		proctrack__note_truncated(s->procs, smp->pid, smp->tid, (const uint64_t *)smp->ips,
 					  smp->nr_user);
 }

@@ -218,7 +218,7 @@ static void print_unwinding(struct emitter *f, const struct session_stats *st)
 		print_counter(f, "", names[i], st->bpf[i]);
 	for (i = 0; i < SFBPF_STOP__COUNT; i++) {
 		print_counter(f, "stop.", profile__stop_name(i), stop[i]);
-		if (i != SFBPF_STOP_OUTERMOST && i != SFBPF_STOP_KERNEL_ONLY)
+		if (aggr_stop_truncated(i))
 			truncated += stop[i];
 	}
 	print_counter(f, "", "stacks_complete", stop[SFBPF_STOP_OUTERMOST]);

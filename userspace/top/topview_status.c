@@ -35,14 +35,14 @@ void topview_status__read(struct session *s, struct topview_status *o)
 	o->top_stop = -1;
 	for (i = 0; i < SFBPF_STOP__COUNT; i++) {
 		all += stop[i];
-		if (i == SFBPF_STOP_OUTERMOST || i == SFBPF_STOP_KERNEL_ONLY || !stop[i] ||
+		if (i == SFBPF_STOP_OUTERMOST || aggr_stop_no_user(i) || !stop[i] ||
 		    stop[i] <= o->top_stop_count)
 			continue;
 		o->top_stop = i;
 		o->top_stop_count = stop[i];
 	}
-	/* Kernel threads (and -K) have no user stack: they are not unwinding failures. */
-	o->user_stacks = all - stop[SFBPF_STOP_KERNEL_ONLY];
+	/* Kernel threads (-K) and execve's samples have no user stack: not unwinding failures. */
+	o->user_stacks = all - stop[SFBPF_STOP_KERNEL_ONLY] - stop[SFBPF_STOP_EXECVE];
 	o->outermost = stop[SFBPF_STOP_OUTERMOST];
 	o->processes = st.procs.procs;
 	o->objects = ts->objects;
