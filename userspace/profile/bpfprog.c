@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -408,6 +409,61 @@ int bpfprog__attach_raw_tp(struct bpf_program *prog, const char *tp, struct bpf_
 	if (!*link) {
 		err = -errno;
 		pr_warn("attaching to %s: %s", tp, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Where tracepoints' ids are: tracefs, on /sys/kernel/tracing or (older
+ * hosts) under debugfs. An init that mounts neither (a minimal VM, a
+ * container given /sys without its submounts) leaves the syscall tracepoints
+ * unreachable, though the kernel has them: mount tracefs where the kernel
+ * made its mount point, as perf does, rather than lose the program. libbpf
+ * reads the same places (debugfs's first, when it exists).
+ */
+static const char *tracefs_events(int *err)
+{
+	static const char *const dirs[] = { "/sys/kernel/debug/tracing/events",
+					    "/sys/kernel/tracing/events" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!access(dirs[i], F_OK))
+			return dirs[i];
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL)) {
+		*err = -errno;
+		return NULL;
+	}
+	pr_info("mounted tracefs on /sys/kernel/tracing (no mount of it before)");
+	return dirs[1];
+}
+
+int bpfprog__attach_tracepoint(struct bpf_program *prog, const char *category, const char *name,
+			       struct bpf_link **link)
+{
+	const char *events;
+	char path[256];
+	int err = 0;
+
+	*link = NULL;
+	events = tracefs_events(&err);
+	if (!events) {
+		pr_warn("no tracefs, and mounting it on /sys/kernel/tracing failed: %s",
+			strerror(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s/id", events, category, name);
+	if (access(path, R_OK)) {
+		err = -errno;
+		pr_warn("no tracepoint %s:%s in this kernel (%s: %s)", category, name, path,
+			strerror(-err));
+		return err;
+	}
+	*link = bpf_program__attach_tracepoint(prog, category, name);
+	if (!*link) {
+		err = -errno;
+		pr_warn("attaching to %s:%s: %s", category, name, strerror(-err));
 		return err;
 	}
 	return 0;

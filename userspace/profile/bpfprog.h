@@ -118,6 +118,14 @@ struct bpf_program *bpfprog__sampler(const struct bpfprog_load *opts);
 /* Attaches prog to a raw tracepoint; *link is set on success. */
 int bpfprog__attach_raw_tp(struct bpf_program *prog, const char *tp, struct bpf_link **link);
 
+/*
+ * Attaches prog to the tracepoint category:name (a perf event found through
+ * tracefs, mounted first where no one has); *link is set on success. A
+ * failure says why in one line.
+ */
+int bpfprog__attach_tracepoint(struct bpf_program *prog, const char *category, const char *name,
+			       struct bpf_link **link);
+
 /* A ring buffer reader over map_fd with fn as its callback. */
 struct ring_buffer *bpfprog__ring_new(int map_fd, ring_buffer_sample_fn fn, void *ctx,
 				      const char *what);

@@ -519,11 +519,9 @@ int profile__attach_lifecycle(struct profile *p)
 		if (bpfprog__attach_raw_tp(skel->progs.sfbpf_exec_vmas, "sched_process_exec",
 					   &skel->links.sfbpf_exec_vmas))
 			pr_warn("exec'd processes' first mappings found at their samples only");
-		skel->links.sfbpf_mmap = bpf_program__attach_tracepoint(skel->progs.sfbpf_mmap,
-									 "syscalls", "sys_exit_mmap");
-		if (!skel->links.sfbpf_mmap)
-			pr_warn("exec'd processes' libraries found at their samples only "
-				"(no syscalls:sys_exit_mmap)");
+		if (bpfprog__attach_tracepoint(skel->progs.sfbpf_mmap, "syscalls", "sys_exit_mmap",
+					       &skel->links.sfbpf_mmap))
+			pr_warn("exec'd processes' libraries found at their samples only");
 	}
 	return 0;
 }
