@@ -220,6 +220,15 @@ struct sfbpf_ident_key {
 	__u32 pad;
 };
 
+/*
+ * The vDSO's key: no file, no superblock (device 0 is none's), this inode,
+ * times 0. The kernel maps one image into every native process; the loader
+ * publishes its table under this key once it has read that image, and the
+ * walk takes it only for the mapping the mm names as its vDSO, when that
+ * begins as a 64-bit ELF (a compat process's image is another).
+ */
+#define SFBPF_IDENT_VDSO_INO 0xffffffffffffffffULL
+
 struct sfbpf_ident {
 	__u32 obj; /* the object slot */
 	__u32 pad;

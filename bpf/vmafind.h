@@ -20,6 +20,9 @@
 #define VMAFIND_MAX_MAPS SFBPF_VMA_MAX_MAPS
 #define VMAFIND_VM_EXEC 0x4 /* include/linux/mm.h */
 #define VMAFIND_NSEC_MASK ((1u << 30) - 1) /* nanoseconds < 10^9 < 2^30 */
+/* An ELF header's first six bytes read as a little-endian __u64: "\177ELF", 64-bit, LSB. */
+#define VMAFIND_ELF64_LSB 0x0102464c457fULL
+#define VMAFIND_ELF_HEAD_MASK 0xffffffffffffULL
 
 /* This CPU's table of the walk in progress (a struct sfbpf_proc, its count <= VMAFIND_MAX_MAPS). */
 struct {
@@ -98,47 +101,81 @@ struct vmafind_ctx {
 	__u32 miss; /* 1 + enum sfbpf_vma_miss, or 0: found */
 };
 
+/* k: the identity of inode as the kernel has it. */
+static __always_inline void vmafind_file_key(struct sfbpf_ident_key *k, struct inode *inode)
+{
+	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k->ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_core_field_exists(inode->i_ctime_sec)) {
+		k->ctime_sec = BPF_CORE_READ(inode, i_ctime_sec);
+		/* Multigrain timestamps (6.13) keep a flag in its top bit: below 2^30 is time. */
+		k->ctime_nsec = BPF_CORE_READ(inode, i_ctime_nsec) & VMAFIND_NSEC_MASK;
+	} else if (bpf_core_field_exists(((struct inode___ctime_66 *)inode)->__i_ctime)) {
+		k->ctime_sec = BPF_CORE_READ((struct inode___ctime_66 *)inode, __i_ctime.tv_sec);
+		k->ctime_nsec = BPF_CORE_READ((struct inode___ctime_66 *)inode, __i_ctime.tv_nsec);
+	} else {
+		k->ctime_sec = BPF_CORE_READ((struct inode___ctime_old *)inode, i_ctime.tv_sec);
+		k->ctime_nsec = BPF_CORE_READ((struct inode___ctime_old *)inode, i_ctime.tv_nsec);
+	}
+}
+
 /* The slot published for the file of inode, by its identity as the kernel has it, or NULL. */
 static __always_inline const struct sfbpf_ident *vmafind_ident(struct inode *inode)
 {
 	struct sfbpf_ident_key k = {};
 
-	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	k.ino = BPF_CORE_READ(inode, i_ino);
-	if (bpf_core_field_exists(inode->i_ctime_sec)) {
-		k.ctime_sec = BPF_CORE_READ(inode, i_ctime_sec);
-		/* Multigrain timestamps (6.13) keep a flag in its top bit: below 2^30 is time. */
-		k.ctime_nsec = BPF_CORE_READ(inode, i_ctime_nsec) & VMAFIND_NSEC_MASK;
-	} else if (bpf_core_field_exists(((struct inode___ctime_66 *)inode)->__i_ctime)) {
-		k.ctime_sec = BPF_CORE_READ((struct inode___ctime_66 *)inode, __i_ctime.tv_sec);
-		k.ctime_nsec = BPF_CORE_READ((struct inode___ctime_66 *)inode, __i_ctime.tv_nsec);
-	} else {
-		k.ctime_sec = BPF_CORE_READ((struct inode___ctime_old *)inode, i_ctime.tv_sec);
-		k.ctime_nsec = BPF_CORE_READ((struct inode___ctime_old *)inode, i_ctime.tv_nsec);
-	}
+	vmafind_file_key(&k, inode);
 	return bpf_map_lookup_elem(&idents, &k);
+}
+
+/*
+ * k (all zero): the vDSO's key (abi.h, SFBPF_IDENT_VDSO_INO), if vma,
+ * starting at start, is the mapping the mm names as its vDSO and holds a
+ * 64-bit ELF image. Its code calls into the kernel (clock_gettime of a CPU
+ * clock, getcpu) and is sampled there as often as in the program. Its ELF
+ * header is read into k itself: the callback's stack adds up with the walk's
+ * (6.1's limit on the calls' total).
+ */
+static __always_inline bool vmafind_vdso_key(struct sfbpf_ident_key *k, struct vm_area_struct *vma,
+					     __u64 start)
+{
+	if ((__u64)BPF_CORE_READ(vma, vm_mm, context.vdso) != start ||
+	    bpf_probe_read_user(&k->ctime_sec, sizeof(k->ctime_sec), (const void *)start) ||
+	    ((__u64)k->ctime_sec & VMAFIND_ELF_HEAD_MASK) != VMAFIND_ELF64_LSB)
+		return false;
+	k->ctime_sec = 0;
+	k->ino = SFBPF_IDENT_VDSO_INO;
+	return true;
 }
 
 static long vmafind_cb(struct task_struct *task, struct vm_area_struct *vma, void *arg)
 {
+	struct sfbpf_ident_key k = {};
 	struct vmafind_ctx *c = arg;
 	const struct sfbpf_ident *id;
 	struct file *file;
 	__u64 start, pgoff;
 
 	(void)task;
-	file = BPF_CORE_READ(vma, vm_file);
-	if (!(BPF_CORE_READ(vma, vm_flags) & VMAFIND_VM_EXEC) || !file) {
+	if (!(BPF_CORE_READ(vma, vm_flags) & VMAFIND_VM_EXEC)) {
 		c->miss = 1 + SFBPF_VMA_NOT_FILE;
 		return 0;
 	}
-	id = vmafind_ident(BPF_CORE_READ(file, f_inode));
+	start = BPF_CORE_READ(vma, vm_start);
+	file = BPF_CORE_READ(vma, vm_file);
+	if (file) {
+		vmafind_file_key(&k, BPF_CORE_READ(file, f_inode));
+	} else if (!vmafind_vdso_key(&k, vma, start)) {
+		c->miss = 1 + SFBPF_VMA_NOT_FILE;
+		return 0;
+	}
+	id = bpf_map_lookup_elem(&idents, &k);
 	if (!id) {
 		c->miss = 1 + SFBPF_VMA_NO_IDENT;
 		return 0;
 	}
-	start = BPF_CORE_READ(vma, vm_start);
-	pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	/* The vDSO is mapped from its image's first byte: offset 0, its ELF address the delta. */
+	pgoff = file ? BPF_CORE_READ(vma, vm_pgoff) : 0;
 	c->m->start = start;
 	c->m->end = BPF_CORE_READ(vma, vm_end);
 	/* ELF address = file offset + delta; the VMA maps offset pgoff at start. */
@@ -253,8 +290,8 @@ static __always_inline __u32 vmafind_note(struct sfbpf_vma_kept *kept, __u64 add
 
 /*
  * At exec (the new image in place, its registers at ld.so's entry, or the
- * program's): a fresh kept table for the process, with its program's text
- * and its interpreter, before its first sample. p: this CPU's table.
+ * program's): a fresh kept table for the process, with its program's text,
+ * its interpreter and its vDSO, before its first sample. p: this CPU's table.
  */
 static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 entry)
 {
@@ -262,6 +299,7 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 	struct sfbpf_vma_kept *kept;
 	struct sfbpf_proc *p;
 	__u32 zero = 0;
+	__u64 vdso;
 
 	if (!have_find_vma)
 		return;
@@ -286,6 +324,10 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 	}
 	if (entry)
 		vmafind_note(kept, entry);
+	/* Mapped by the exec too: a clock read in the first microseconds is walked through it. */
+	vdso = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm, context.vdso);
+	if (vdso)
+		vmafind_note(kept, vdso);
 }
 
 /* The current image's kept table, if it is trusted still (made at its exec or a first sample). */

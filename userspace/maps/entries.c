@@ -234,6 +234,12 @@ bool tables_ident_key(const struct obj_key *key, struct sfbpf_ident_key *out)
 {
 	uint64_t v[8];
 
+	/* The vDSO (procs/vdso.h): the kernel's one image, named by a key of its own. */
+	if (key->len && key->bytes[0] == 'V') {
+		memset(out, 0, sizeof(*out));
+		out->ino = SFBPF_IDENT_VDSO_INO;
+		return true;
+	}
 	if (key->len < OBJ_KEY_FILE_LEN || key->bytes[0] != 'F')
 		return false;
 	memcpy(v, key->bytes + 1, sizeof(v));

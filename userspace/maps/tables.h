@@ -229,7 +229,7 @@ void tables__release(struct tables *t, uint32_t obj);
  * its mm's start_code: vmafind.h): a process sampled
  * before it is read finds the table from its first sample. Only the
  * kernel's identities (util/fileident.h: the author's may name another
- * tenant's bytes), only the entry's own file (not a file sharing its
+ * tenant's bytes) and the vDSO's (bpf/abi.h), only the entry's own file (not a file sharing its
  * table), withdrawn when the slot is freed, never for a file whose
  * executable segments disagree on delta.
  */

@@ -258,14 +258,19 @@ cleanup:
 static void resolve_vdso(struct proctrack *pt, int pid, const struct procmap *m,
 			 struct sfbpf_mapping *out, struct proc_entry *e)
 {
+	int64_t obj;
+
 	if (pt->vdso_err == 1)
 		pt->vdso_err = vdso__open_self(&pt->vdso);
 	if (pt->vdso_err || vdso__same(&pt->vdso, pid, m->start, m->end))
 		return;
 	out->bias = m->start - pt->vdso.vaddr;
 	/* Not reopened through the process: the memfd is passed at every acquire. */
-	use_obj(pt, tables__acquire_src(pt->tables, pt->vdso.fd, &pt->vdso.key, "[vdso]", NULL),
-		out, e);
+	obj = tables__acquire_src(pt->tables, pt->vdso.fd, &pt->vdso.key, "[vdso]", NULL);
+	use_obj(pt, obj, out, e);
+	/* For processes exec'd before they are read: mapped at offset 0 (bpf/vmafind.h). */
+	if (obj >= 0)
+		tables__publish_ident(pt->tables, (uint32_t)obj, &pt->vdso.key, pt->vdso.vaddr, 0);
 }
 
 /*

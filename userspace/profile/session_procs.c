@@ -57,6 +57,15 @@ size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *im
 		m = &kept.maps[i];
 		nf = tables__slot_files(s->tables, m->obj, kept.born_ns, f, 2, &name);
 		vaddr = m->start - m->bias; /* the ELF address of its start */
+		/* The vDSO's slot names no file (procs/vdso.h): the image is every process's. */
+		if (!nf && name && !strcmp(name, "[vdso]") && n < max) {
+			memset(&out[n], 0, sizeof(out[n]));
+			out[n].start = m->start;
+			out[n].end = m->end;
+			out[n].vdso = true;
+			out[n++].path = name;
+			continue;
+		}
 		for (k = 0; k < nf && n < max; k++) {
 			if (vaddr < f[k].delta)
 				continue;
@@ -64,6 +73,7 @@ size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *im
 			out[n].end = m->end;
 			out[n].offset = vaddr - f[k].delta;
 			memcpy(out[n].st, f[k].st, sizeof(out[n].st));
+			out[n].vdso = false;
 			out[n++].path = name;
 		}
 	}

@@ -188,12 +188,14 @@ void symbolizer__set_dwarf_files(struct symbolizer *s, uint64_t n);
  * A process's file mapping as the kernel found it (bpf/vmafind.h): where it
  * lies, the file offset of its start, and its file as the kernel identified
  * it (device and inode as fstat gives them, size, mtime and ctime in ns:
- * symcache__known()) and named it (path: valid during the call).
+ * symcache__known()) and named it (path: valid during the call). The vDSO
+ * has no file: vdso set, st unused, the image this process's own.
  */
 struct symbolizer_kmap {
 	uint64_t start, end, offset;
 	uint64_t st[5];
 	const char *path;
+	bool vdso;
 };
 /*
  * A source of those: the mappings of pid's image (symbolizer__note_exec's)

@@ -9,18 +9,24 @@
  * or later exec of the same PID, is not taken), each file as the kernel
  * identified it; an object the cache already
  * holds for exactly that identity names it (symcache__known: nothing is
- * opened, the file may be gone with its mount). A file seen for the first
- * time by this process alone stays unnamed ([unknown]), as before.
+ * opened, the file may be gone with its mount), and the vDSO is named from
+ * this process's own image (the kernel's walk takes no other). A file seen
+ * for the first time by this process alone stays unnamed ([unknown]), as
+ * before.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "bpf/abi.h"
 #include "procs/procmaps.h"
 #include "symbols/symbolize_int.h"
 #include "symbols/symcache.h"
 
+/* A [vdso] line's flags in a read of the maps (procmaps.c). */
+#define VDSO_FLAGS (PROCMAP_F_ANON | PROCMAP_F_PSEUDO | PROCMAP_F_VDSO)
 /* Candidates asked for: every kept mapping (bpf/abi.h), two files sharing a table each. */
 #define KMAPS_MAX (2 * SFBPF_VMA_MAX_MAPS)
 
@@ -37,15 +43,36 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Whether [start, end) meets one of maps. */
-static bool overlaps(const struct pmap *maps, size_t n, uint64_t start, uint64_t end)
+/*
+ * Whether [start, end) meets one of maps, of those executable only if
+ * exec_only: a read that saw data there (ld.so's mapping of ld.so.cache,
+ * unmapped before a library was mapped in its place) is older than the
+ * kernel's code mapping, which a PC was sampled in.
+ */
+static bool overlaps(const struct pmap *maps, size_t n, uint64_t start, uint64_t end,
+		     bool exec_only)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (start < maps[i].end && maps[i].start < end)
+		if (start < maps[i].end && maps[i].start < end &&
+		    (!exec_only || (maps[i].perms & PROCMAP_EXEC)))
 			return true;
 	return false;
+}
+
+/*
+ * The vDSO a gone process had: the kernel's one image for native processes
+ * (bpf/vmafind.h takes no other), so this process's own, len bytes of it.
+ */
+static struct symobj *vdso_self(struct symbolizer *s, uint64_t len)
+{
+	struct procmap self = { .start = getauxval(AT_SYSINFO_EHDR) };
+
+	if (!self.start)
+		return NULL;
+	self.end = self.start + len;
+	return symcache__vdso(s->cache, getpid(), &self);
 }
 
 bool proc__from_kernel(struct symbolizer *s, struct proc *p)
@@ -73,10 +100,11 @@ bool proc__from_kernel(struct symbolizer *s, struct proc *p)
 		 * table, the first known.
 		 */
 		if (km[i].start >= km[i].end ||
-		    overlaps(g->maps, g->count, km[i].start, km[i].end) ||
-		    overlaps(maps, k, km[i].start, km[i].end))
+		    overlaps(g->maps, g->count, km[i].start, km[i].end, true) ||
+		    overlaps(maps, k, km[i].start, km[i].end, false))
 			continue;
-		obj = symcache__known(s->cache, km[i].st);
+		obj = km[i].vdso ? vdso_self(s, km[i].end - km[i].start) :
+				   symcache__known(s->cache, km[i].st);
 		if (!obj)
 			continue;
 		path = km[i].path ? intern(s, km[i].path) : NULL;
@@ -90,6 +118,7 @@ bool proc__from_kernel(struct symbolizer *s, struct proc *p)
 			.path = path,
 			.module = path ? procmap__basename(path) : "[unknown]",
 			.perms = PROCMAP_READ | PROCMAP_EXEC,
+			.flags = km[i].vdso ? VDSO_FLAGS : 0,
 		};
 	}
 	if (!k) {
