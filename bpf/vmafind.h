@@ -290,8 +290,8 @@ static __always_inline __u32 vmafind_note(struct sfbpf_vma_kept *kept, __u64 add
 
 /*
  * At exec (the new image in place, its registers at ld.so's entry, or the
- * program's): a fresh kept table for the process, with its program's text,
- * its interpreter and its vDSO, before its first sample. p: this CPU's table.
+ * program's): a fresh kept table for the process, with its program's text
+ * and its interpreter, before its first sample. p: this CPU's table.
  */
 static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 entry)
 {
@@ -299,7 +299,6 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 	struct sfbpf_vma_kept *kept;
 	struct sfbpf_proc *p;
 	__u32 zero = 0;
-	__u64 vdso;
 
 	if (!have_find_vma)
 		return;
@@ -324,10 +323,6 @@ static __always_inline void vmafind_exec(__u32 tgid, __u64 start_ticks, __u64 en
 	}
 	if (entry)
 		vmafind_note(kept, entry);
-	/* Mapped by the exec too: a clock read in the first microseconds is walked through it. */
-	vdso = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm, context.vdso);
-	if (vdso)
-		vmafind_note(kept, vdso);
 }
 
 /* The current image's kept table, if it is trusted still (made at its exec or a first sample). */
@@ -351,7 +346,8 @@ static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct sfbpf_vma_kept *kept;
-	__u32 miss;
+	__u32 miss, n, i;
+	__u64 vdso;
 
 	if (!have_find_vma)
 		return;
@@ -361,6 +357,22 @@ static __always_inline void vmafind_mmap(__u32 tgid, __u64 addr)
 	miss = vmafind_note(kept, addr);
 	if (!miss)
 		kept->mapped_ns = now;
+	/*
+	 * The vDSO, once: its pages are faulted in when ld.so first reads its
+	 * header (before it maps the libraries), not at the exec, and the walk
+	 * checks that header (vmafind_vdso_key). Found here, a clock read in
+	 * the program's first microseconds walks through it.
+	 */
+	vdso = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm, context.vdso);
+	n = kept->count;
+	for (i = 0; i < VMAFIND_MAX_MAPS; i++) {
+		if (i >= n || !vdso)
+			break;
+		if (kept->maps[i].start == vdso)
+			return;
+	}
+	if (vdso)
+		vmafind_note(kept, vdso);
 }
 
 /*
