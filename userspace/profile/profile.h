@@ -53,7 +53,7 @@ struct profile_opts {
 	__u32 max_procs;
 	__u32 max_pids;
 	__u32 ringbuf_bytes; /* a power of two, at least one page */
-	__u32 event_ringbuf_bytes; /* lifecycle events; same rule; 0: 256 KiB */
+	__u32 event_ringbuf_bytes; /* lifecycle events, as above; 0: 256 KiB (session.c sizes it) */
 	profile_sample_fn on_sample;
 	profile_event_fn on_event; /* NULL: lifecycle events are not read */
 	profile_py_code_fn on_py_code; /* NULL: ignored */
