@@ -15,10 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "interp/codeparts.h"
+#include "interp/objsyms.h"
 #include "interp/python.h"
 #include "interp/python_int.h"
 #include "procs/procmaps.h"
@@ -59,45 +59,6 @@ struct interp_syms {
 	struct code_part eval[PY_EVAL_PARTS]; /* the eval loop's code (codeparts.h) */
 	size_t nr_eval;
 };
-
-/*
- * Defined symbols' values and sizes: .dynsym (stripped binaries keep it), else
- * .symtab, unless dynsym_only.
- */
-static void elf_find_syms(Elf *elf, uint64_t vals[SYM_NR], uint64_t sizes[SYM_NR], bool dynsym_only)
-{
-	Elf_Scn *scn = NULL;
-	int pass;
-
-	for (pass = 0; pass < (dynsym_only ? 1 : 2); pass++) {
-		Elf64_Word want = pass ? SHT_SYMTAB : SHT_DYNSYM;
-
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *data;
-			size_t i, n;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
-				continue;
-			data = elf_getdata(scn, NULL);
-			n = sh.sh_size / sh.sh_entsize;
-			for (i = 0; data && i < n; i++) {
-				GElf_Sym s;
-				const char *name;
-				int k;
-
-				if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
-					continue;
-				name = elf_strptr(elf, sh.sh_link, s.st_name);
-				for (k = 0; name && k < SYM_NR; k++)
-					if (!vals[k] && !strcmp(name, sym_names[k])) {
-						vals[k] = s.st_value;
-						sizes[k] = s.st_size;
-					}
-			}
-		}
-	}
-}
 
 /*
  * What an object's file tells of it: its segments, the symbols, the eval
@@ -170,7 +131,7 @@ static int object_facts(int fd, struct objfacts *out)
 		return -EINVAL; /* not kept: a file we could not read now may read later */
 	out->err = elfobj__read(fd, &out->info);
 	if (!out->err)
-		elf_find_syms(elf, out->vals, out->sizes, false);
+		objsyms__find(elf, sym_names, SYM_NR, out->vals, out->sizes, false);
 	/* The eval loop's code: its symbol's, and the parts split from it (codeparts.h). */
 	if (!out->err && out->vals[SYM_RUNTIME] && out->vals[SYM_EVAL])
 		out->nr_eval = codeparts__find(elf, fd, out->vals[SYM_EVAL], out->sizes[SYM_EVAL],
@@ -254,7 +215,7 @@ static bool dynsym_runtime(Elf *elf)
 {
 	uint64_t vals[SYM_NR] = { 0 }, sizes[SYM_NR];
 
-	elf_find_syms(elf, vals, sizes, true);
+	objsyms__find(elf, sym_names, SYM_NR, vals, sizes, true);
 	return vals[SYM_RUNTIME] != 0;
 }
 
@@ -325,7 +286,7 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 		       struct interp_syms *out)
 {
 	struct objfacts f;
-	uint64_t vaddr, bias = 0;
+	uint64_t bias = 0;
 	int fd, err, k;
 
 	fd = procmap__open(pid, m);
@@ -339,18 +300,7 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 		return err;
 	if (!f.vals[SYM_RUNTIME])
 		return -ENOENT;
-	/* The load bias from the first mapping of this file that a PT_LOAD holds. */
-	err = -ENOENT;
-	for (size_t i = 0; i < procmaps__count(pm) && err; i++) {
-		const struct procmap *o = procmaps__get(pm, i);
-
-		if (o->inode == m->inode && o->dev_major == m->dev_major &&
-		    o->dev_minor == m->dev_minor &&
-		    !elfobj__offset_to_vaddr(&f.info, o->offset, &vaddr)) {
-			bias = o->start - vaddr;
-			err = 0;
-		}
-	}
+	err = objsyms__bias(pm, m, &f.info, &bias);
 	if (err)
 		return err;
 	for (k = 0; k < SYM_NR; k++) {
@@ -411,7 +361,7 @@ static int find_version(struct python *py, const uint64_t addrs[SYM_NR], unsigne
 	uint32_t hex;
 
 	if (addrs[SYM_VERSION]) {
-		int err = py_read(py->pid, addrs[SYM_VERSION], &hex, sizeof(hex));
+		int err = procmem__read(py->pid, addrs[SYM_VERSION], &hex, sizeof(hex));
 
 		if (err)
 			return err;
@@ -444,7 +394,7 @@ static int find_layout(struct python *py, unsigned int minor)
 	}
 	if (minor < 13)
 		return -ENOTSUP;
-	err = py_read(py->pid, py->runtime, buf, sizeof(buf));
+	err = procmem__read(py->pid, py->runtime, buf, sizeof(buf));
 	if (err)
 		return err;
 	err = py_layout__from_debug_offsets(buf, sizeof(buf), &py->layout);
@@ -610,14 +560,14 @@ static int frame_read(struct python *py, uint64_t f, struct python_frame *fr, en
 
 	*kind = FRAME_SHIM;
 	if (l->frame_owner != PY_NONE && l->owner_cstack != PY_NONE) {
-		err = py_read(py->pid, f + l->frame_owner, &owner, 1);
+		err = procmem__read(py->pid, f + l->frame_owner, &owner, 1);
 		if (err || owner >= l->owner_cstack)
 			return err;
 	}
-	err = py_read_u64(py->pid, f + l->frame_code, &code);
+	err = procmem__u64(py->pid, f + l->frame_code, &code);
 	code &= ~SFBPF_PY_REF_TAG_BITS; /* 3.14+: a tagged reference */
 	if (!err)
-		err = py_read_u64(py->pid, code + l->ob_type, &type);
+		err = procmem__u64(py->pid, code + l->ob_type, &type);
 	if (err)
 		return err;
 	if (type != py->code_type) {
@@ -628,13 +578,13 @@ static int frame_read(struct python *py, uint64_t f, struct python_frame *fr, en
 	/* Before 3.11 each frame object is run by a call of its own. */
 	fr->entry = l->instr != PY_INSTR_POINTER;
 	if (l->frame_is_entry != PY_NONE) {
-		err = py_read(py->pid, f + l->frame_is_entry, &entry, 1);
+		err = procmem__read(py->pid, f + l->frame_is_entry, &entry, 1);
 		if (err)
 			return err;
 		fr->entry = entry;
 	}
 	if (l->instr == PY_INSTR_POINTER) {
-		err = py_read_u64(py->pid, f + l->frame_instr, &instr);
+		err = procmem__u64(py->pid, f + l->frame_instr, &instr);
 		if (err)
 			return err;
 		/* Before its first instruction (3.11/3.12: one unit before) the frame
@@ -643,7 +593,7 @@ static int frame_read(struct python *py, uint64_t f, struct python_frame *fr, en
 		*kind = fr->lasti < 0 ? FRAME_SHIM : FRAME_CODE;
 		return 0;
 	}
-	err = py_read(py->pid, f + l->frame_instr, &lasti, sizeof(lasti));
+	err = procmem__read(py->pid, f + l->frame_instr, &lasti, sizeof(lasti));
 	if (err)
 		return err;
 	fr->lasti = lasti < 0 ? -1 : l->instr == PY_INSTR_LASTI_UNITS ? 2 * (int64_t)lasti : lasti;
@@ -660,18 +610,18 @@ static int thread_read(struct python *py, uint64_t ts, uint64_t interp, struct p
 
 	memset(t, 0, sizeof(*t));
 	t->tstate = ts;
-	err = py_read_u64(py->pid, ts + l->tstate_interp, &back);
+	err = procmem__u64(py->pid, ts + l->tstate_interp, &back);
 	if (!err && back == interp)
 		py->checks.threads_interp++;
 	py->checks.threads++;
 	if (!err)
-		err = py_read_u64(py->pid, ts + l->tstate_thread_id, &t->thread_id);
+		err = procmem__u64(py->pid, ts + l->tstate_thread_id, &t->thread_id);
 	if (!err && l->tstate_native_id != PY_NONE)
-		err = py_read_u64(py->pid, ts + l->tstate_native_id, &t->native_id);
+		err = procmem__u64(py->pid, ts + l->tstate_native_id, &t->native_id);
 	if (!err)
-		err = py_read_u64(py->pid, ts + l->tstate_frame, &f);
+		err = procmem__u64(py->pid, ts + l->tstate_frame, &f);
 	if (!err && f && l->cframe_frame != PY_NONE)
-		err = py_read_u64(py->pid, f + l->cframe_frame, &f);
+		err = procmem__u64(py->pid, f + l->cframe_frame, &f);
 	if (err)
 		return err;
 	for (int n = 0; f && n < PY_MAX_FRAMES; n++) {
@@ -694,7 +644,7 @@ static int thread_read(struct python *py, uint64_t ts, uint64_t interp, struct p
 				return -ENOMEM;
 			t->frames[t->nr_frames++] = fr;
 		}
-		if (py_read_u64(py->pid, f + l->frame_previous, &f))
+		if (procmem__u64(py->pid, f + l->frame_previous, &f))
 			break;
 	}
 	return 0;
@@ -710,9 +660,9 @@ int python__threads(struct python *py, struct python_thread **threads, size_t *n
 
 	py->checks.threads = 0;
 	py->checks.threads_interp = 0;
-	err = py_read_u64(py->pid, py->runtime + l->runtime_interp_head, &interp);
+	err = procmem__u64(py->pid, py->runtime + l->runtime_interp_head, &interp);
 	for (ni = 0; !err && interp && ni < PY_MAX_INTERPS; ni++) {
-		err = py_read_u64(py->pid, interp + l->interp_threads_head, &ts);
+		err = procmem__u64(py->pid, interp + l->interp_threads_head, &ts);
 		while (!err && ts && n < PY_MAX_THREADS) {
 			if (VEC_RESERVE(out, cap, n + 1, 8)) {
 				err = -ENOMEM;
@@ -722,10 +672,10 @@ int python__threads(struct python *py, struct python_thread **threads, size_t *n
 			if (err)
 				break;
 			n++;
-			err = py_read_u64(py->pid, ts + l->tstate_next, &ts);
+			err = procmem__u64(py->pid, ts + l->tstate_next, &ts);
 		}
 		if (!err)
-			err = py_read_u64(py->pid, interp + l->interp_next, &interp);
+			err = procmem__u64(py->pid, interp + l->interp_next, &interp);
 	}
 	if (err) {
 		python__threads_free(out, n);

@@ -16,20 +16,6 @@
 
 #define PY_MAX_LINETABLE (1u << 20)
 
-int py_read(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n;
-
-	if (!addr)
-		return -EFAULT;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
-}
-
 /* Append code point c to buf as UTF-8, if it fits with the NUL. */
 static size_t put_utf8(char *buf, size_t len, size_t at, uint32_t c)
 {
@@ -90,9 +76,9 @@ static int read_str(struct python *py, uint64_t s, char *buf, size_t len)
 	int err;
 
 	buf[0] = 0;
-	err = py_read(py->pid, s + l->str_state, &state, sizeof(state));
+	err = procmem__read(py->pid, s + l->str_state, &state, sizeof(state));
 	if (!err)
-		err = py_read(py->pid, s + l->str_length, &n, sizeof(n));
+		err = procmem__read(py->pid, s + l->str_length, &n, sizeof(n));
 	if (err)
 		return err;
 	kind = (state >> 2) & 7;
@@ -100,8 +86,9 @@ static int read_str(struct python *py, uint64_t s, char *buf, size_t len)
 		return -EPROTO;
 	if ((uint64_t)n * kind > sizeof(chars))
 		n = sizeof(chars) / kind;
-	err = py_read(py->pid, s + (state & (1u << 6) ? l->str_ascii_size : l->str_compact_size),
-		      chars, (size_t)n * kind);
+	err = procmem__read(py->pid,
+			    s + (state & (1u << 6) ? l->str_ascii_size : l->str_compact_size),
+			    chars, (size_t)n * kind);
 	if (err)
 		return err;
 	put_chars(chars, (size_t)n, kind, buf, len);
@@ -117,27 +104,27 @@ int python__code(struct python *py, uint64_t code, uint32_t stamp, struct python
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = py_read_u64(py->pid, code + l->ob_type, &type);
+	err = procmem__u64(py->pid, code + l->ob_type, &type);
 	if (!err)
-		err = py_read_u64(py->pid, code + l->code_linetable, &tab_obj);
+		err = procmem__u64(py->pid, code + l->code_linetable, &tab_obj);
 	if (err)
 		return err;
 	/* Freed since the sample (and maybe reused): not the code object it ran. */
 	if (type != py->code_type || (uint32_t)tab_obj != stamp)
 		return -ESTALE;
-	err = py_read_u64(py->pid,
-			  code + (l->code_qualname != PY_NONE ? l->code_qualname : l->code_name),
-			  &name_obj);
+	err = procmem__u64(py->pid,
+			   code + (l->code_qualname != PY_NONE ? l->code_qualname : l->code_name),
+			   &name_obj);
 	if (!err)
-		err = py_read_u64(py->pid, code + l->code_filename, &file_obj);
+		err = procmem__u64(py->pid, code + l->code_filename, &file_obj);
 	if (!err)
-		err = py_read(py->pid, code + l->code_firstlineno, &first, sizeof(first));
+		err = procmem__read(py->pid, code + l->code_firstlineno, &first, sizeof(first));
 	if (!err)
 		err = read_str(py, name_obj, out->name, sizeof(out->name));
 	if (!err)
 		err = read_str(py, file_obj, out->file, sizeof(out->file));
 	if (!err)
-		err = py_read(py->pid, tab_obj + l->bytes_size, &tab_len, sizeof(tab_len));
+		err = procmem__read(py->pid, tab_obj + l->bytes_size, &tab_len, sizeof(tab_len));
 	if (err)
 		return err;
 	if (tab_len < 0 || tab_len > PY_MAX_LINETABLE)
@@ -148,7 +135,7 @@ int python__code(struct python *py, uint64_t code, uint32_t stamp, struct python
 		return -ENOMEM;
 	out->linetable_len = (size_t)tab_len;
 	out->covered = INT64_MAX;
-	err = py_read(py->pid, tab_obj + l->bytes_data, out->linetable, (size_t)tab_len);
+	err = procmem__read(py->pid, tab_obj + l->bytes_data, out->linetable, (size_t)tab_len);
 	if (err)
 		python__code_free(out);
 	return err;
@@ -178,7 +165,7 @@ int python__code_line(struct python *py, const struct python_frame *fr, char *na
 	int err;
 
 	*line = 0;
-	err = py_read_u64(py->pid, fr->code + l->code_linetable, &tab_obj);
+	err = procmem__u64(py->pid, fr->code + l->code_linetable, &tab_obj);
 	if (!err)
 		err = python__code(py, fr->code, (uint32_t)tab_obj, &c);
 	if (err == -ESTALE)

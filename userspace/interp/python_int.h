@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "interp/python.h"
+#include "procs/procmem.h"
 
 #define PY_NONE UINT32_MAX /* a field this version does not have */
 
@@ -81,14 +82,6 @@ struct python {
 	struct python_checks checks;
 	char version[32];
 };
-
-/* len bytes at addr of process pid: 0, -ESRCH (gone), -EFAULT (unreadable, or addr 0). */
-int py_read(int pid, uint64_t addr, void *buf, size_t len);
-
-static inline int py_read_u64(int pid, uint64_t addr, uint64_t *v)
-{
-	return py_read(pid, addr, v, sizeof(*v));
-}
 
 /* The built-in layout of minor version 3.minor, or NULL (not 9-12). */
 const struct py_layout *py_layout__builtin(unsigned int minor);

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "procs/jitcode.h"
+#include "procs/procmem.h"
 
 #define JITCODE_MAX_TEMPLATES 8
 #define JITCODE_READ_CHUNK (64u << 10)
@@ -370,16 +370,6 @@ void jitcode__free(struct jitcode *jc)
 	free(jc);
 }
 
-static int read_mem(int pid, uint64_t addr, uint8_t *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
 /* The cached template of these bytes, made (image and all) if new. */
 static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t period,
 			const struct jitcode_template **out)
@@ -453,7 +443,7 @@ int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,
 		return -ENOMEM;
 	/* The first page decides; the rest must repeat it. */
 	n = len < 4096 ? len : 4096;
-	err = read_mem(pid, start, buf, n);
+	err = procmem__read(pid, start, buf, n);
 	period = err ? err : jitcode__period(buf, n);
 	if (period < 0) {
 		err = period;
@@ -469,7 +459,7 @@ int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,
 	whole = len / (uint64_t)period * (uint64_t)period;
 	for (at = 0; !err && at < len; at += n) {
 		n = len - at < JITCODE_READ_CHUNK ? len - at : JITCODE_READ_CHUNK;
-		err = read_mem(pid, start + at, buf, n);
+		err = procmem__read(pid, start + at, buf, n);
 		for (i = 0; !err && i < n; i++) {
 			uint8_t want = (*out)->bytes[(at + i) % (uint64_t)period];
 

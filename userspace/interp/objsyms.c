@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A runtime's object in a process, by the symbols it defines (objsyms.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "interp/objsyms.h"
+#include "procs/procmaps.h"
+#include "tables/elfobj.h"
+
+void objsyms__find(Elf *elf, const char *const *names, size_t nr, uint64_t *vals, uint64_t *sizes,
+		   bool dynsym_only)
+{
+	Elf_Scn *scn = NULL;
+	int pass;
+
+	for (pass = 0; pass < (dynsym_only ? 1 : 2); pass++) {
+		Elf64_Word want = pass ? SHT_SYMTAB : SHT_DYNSYM;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t i, n;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			n = sh.sh_size / sh.sh_entsize;
+			for (i = 0; data && i < n; i++) {
+				GElf_Sym s;
+				const char *name;
+				size_t k;
+
+				if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, s.st_name);
+				for (k = 0; name && k < nr; k++)
+					if (!vals[k] && !strcmp(name, names[k])) {
+						vals[k] = s.st_value;
+						sizes[k] = s.st_size;
+					}
+			}
+		}
+	}
+}
+
+int objsyms__bias(const struct procmaps *pm, const struct procmap *m,
+		  const struct elfobj_info *info, uint64_t *bias)
+{
+	uint64_t vaddr;
+
+	for (size_t i = 0; i < procmaps__count(pm); i++) {
+		const struct procmap *o = procmaps__get(pm, i);
+
+		if (o->inode == m->inode && o->dev_major == m->dev_major &&
+		    o->dev_minor == m->dev_minor &&
+		    !elfobj__offset_to_vaddr(info, o->offset, &vaddr)) {
+			*bias = o->start - vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What every runtime's attach starts from: the object in a process that
+ * defines the symbols a runtime publishes (CPython's _PyRuntime, HotSpot's
+ * gHotSpotVM* tables), those symbols' values, and where the object is loaded.
+ */
+#ifndef SFBPF_INTERP_OBJSYMS_H
+#define SFBPF_INTERP_OBJSYMS_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct procmaps;
+struct procmap;
+struct elfobj_info;
+
+/*
+ * The values and sizes of the defined symbols names[0..nr) (left as they
+ * are, 0 at first, where absent): .dynsym (stripped objects keep it), then
+ * .symtab unless dynsym_only. The first definition of a name wins.
+ */
+void objsyms__find(Elf *elf, const char *const *names, size_t nr, uint64_t *vals, uint64_t *sizes,
+		   bool dynsym_only);
+
+/*
+ * The load bias of the file mapped at m (what its ELF addresses add in the
+ * process), from the first mapping of that file that a PT_LOAD holds: 0 or
+ * -ENOENT.
+ */
+int objsyms__bias(const struct procmaps *pm, const struct procmap *m,
+		  const struct elfobj_info *info, uint64_t *bias);
+
+#endif /* SFBPF_INTERP_OBJSYMS_H */
