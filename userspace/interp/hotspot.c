@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attaching to a HotSpot JVM from outside (hotspot.h): every read is a
+ * process_vm_readv of the target (procs/procmem.h).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/hotspot.h"
+#include "interp/hotspot_int.h"
+#include "interp/objsyms.h"
+#include "procs/procmaps.h"
+#include "procs/procmem.h"
+#include "tables/elfobj.h"
+#include "util/log.h"
+
+#define HS_MAX_THREADS 65536
+
+struct hotspot {
+	int pid;
+	uint64_t bias;
+	struct hs_tables *tables;
+	struct hs_layout layout;
+	uint64_t interp_lo, interp_hi; /* the template interpreter's code */
+	uint64_t call_stub_return; /* where the outermost Java frame returns to native code */
+};
+
+/*
+ * Which mappings may hold the JVM: libjvm.so (server, client or zero), and
+ * the executable (a launcher that links the JVM in).
+ */
+static bool maybe_jvm(const struct procmaps *pm, const struct procmap *m)
+{
+	if (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO))
+		return false;
+	return m == procmaps__exe(pm) || !strcmp(procmap__basename(m->path), "libjvm.so");
+}
+
+/* The hs_sym symbols' addresses in pid, from the object mapped at m: 0 or -ENOENT. */
+static int object_syms(int pid, const struct procmaps *pm, const struct procmap *m,
+		       uint64_t addrs[HS_SYM_NR], uint64_t *bias)
+{
+	uint64_t sizes[HS_SYM_NR];
+	struct elfobj_info info;
+	Elf *elf;
+	int fd, err;
+
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return fd;
+	memset(addrs, 0, HS_SYM_NR * sizeof(addrs[0]));
+	err = elfobj__read(fd, &info);
+	elf_version(EV_CURRENT);
+	elf = err ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		objsyms__find(elf, hs_sym_names, HS_SYM_NR, addrs, sizes, true);
+	elf_end(elf);
+	close(fd);
+	if (err)
+		return err;
+	if (!addrs[HS_SYM_STRUCTS])
+		return -ENOENT;
+	err = objsyms__bias(pm, m, &info, bias);
+	for (size_t k = 0; !err && k < HS_SYM_NR; k++) {
+		if (!addrs[k])
+			return -EPROTO; /* a table without its strides and offsets */
+		addrs[k] += *bias;
+	}
+	return err;
+}
+
+static int find_jvm(int pid, uint64_t addrs[HS_SYM_NR], uint64_t *bias)
+{
+	struct procmaps *pm;
+	uint64_t last_inode = 0;
+	int err;
+
+	err = procmaps__read(pid, &pm);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < procmaps__count(pm) && err == -ENOENT; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if (!maybe_jvm(pm, m) || m->inode == last_inode)
+			continue;
+		last_inode = m->inode;
+		err = object_syms(pid, pm, m, addrs, bias);
+		if (err && err != -ENOENT)
+			pr_debug("hotspot: pid %d: %s: %s\n", pid, m->path, strerror(-err));
+		if (err && err != -EPROTO)
+			err = -ENOENT;
+	}
+	procmaps__free(pm);
+	return err;
+}
+
+/*
+ * What the VM sets up at its start: the interpreter's code, the call stub.
+ * Until then (a JVM still starting) -EAGAIN.
+ */
+static int read_roots(struct hotspot *hs)
+{
+	const struct hs_layout *l = &hs->layout;
+	uint64_t queue, buffer, limit;
+	int64_t major;
+	int err;
+
+	err = procmem__u64(hs->pid, l->interp_code, &queue);
+	if (!err && !queue)
+		return -EAGAIN;
+	if (!err)
+		err = hs_read_member(hs->pid, queue, l->queue_buffer, &buffer);
+	if (!err)
+		err = hs_read_member(hs->pid, queue, l->queue_limit, &limit);
+	if (!err)
+		err = procmem__u64(hs->pid, l->call_stub_return, &hs->call_stub_return);
+	if (err)
+		return err;
+	if (!buffer || !hs->call_stub_return)
+		return -EAGAIN;
+	hs->interp_lo = buffer;
+	hs->interp_hi = buffer + (uint32_t)limit;
+	/* The one thing read by version: the compressed integers' form (JDK 20). */
+	major = 0;
+	{
+		const struct hs_field *f =
+			hs_tables__field(hs->tables, "Abstract_VM_Version", "_vm_major_version");
+		int32_t v;
+
+		if (f && f->is_static && !procmem__read(hs->pid, f->address, &v, sizeof(v)))
+			major = v;
+	}
+	if (major <= 0)
+		return -EPROTO;
+	hs->layout.unsigned5_x = major >= 20;
+	return 0;
+}
+
+int hotspot__attach(int pid, struct hotspot **out)
+{
+	uint64_t addrs[HS_SYM_NR];
+	struct hotspot *hs;
+	int err;
+
+	*out = NULL;
+	hs = calloc(1, sizeof(*hs));
+	if (!hs)
+		return -ENOMEM;
+	hs->pid = pid;
+	err = find_jvm(pid, addrs, &hs->bias);
+	if (!err)
+		err = hs_tables__read(pid, addrs, &hs->tables);
+	if (!err)
+		err = hs_layout__resolve(hs->tables, pid, &hs->layout);
+	if (!err)
+		err = read_roots(hs);
+	if (err) {
+		hotspot__free(hs);
+		return err;
+	}
+	*out = hs;
+	return 0;
+}
+
+void hotspot__free(struct hotspot *hs)
+{
+	if (!hs)
+		return;
+	hs_tables__free(hs->tables);
+	free(hs);
+}
+
+const struct hs_tables *hotspot__tables(const struct hotspot *hs)
+{
+	return hs->tables;
+}
+
+uint64_t hotspot__bias(const struct hotspot *hs)
+{
+	return hs->bias;
+}
+
+static int read_word(int pid, uint64_t addr, uint64_t *v)
+{
+	return procmem__u64(pid, addr, v);
+}
+
+/* Frame f of an interpreted method at fp: 0, or -EPROTO where it does not read as one. */
+static int interpreted(const struct hotspot *hs, uint64_t fp, struct hotspot_frame *f)
+{
+	const struct hs_layout *l = &hs->layout;
+	uint64_t method, bcp, cm, code_size, code;
+
+	if (!fp || read_word(hs->pid, fp + 8 * l->interp_method_slot, &method) ||
+	    read_word(hs->pid, fp + 8 * l->interp_bcp_slot, &bcp) ||
+	    hs_read_member(hs->pid, method, l->method_const, &cm) ||
+	    hs_read_member(hs->pid, cm, l->const_code_size, &code_size))
+		return -EPROTO;
+	f->method = method;
+	f->kind = HOTSPOT_FRAME_NATIVE;
+	f->bci = -1;
+	/*
+	 * A native method has no bytecode; its frame's bcp slot is 0, or what a
+	 * register held when its first call linked it (the call into the VM
+	 * saves the bcp register). So its code size tells, not the slot.
+	 */
+	if (!code_size)
+		return 0;
+	/* The bytecodes follow the ConstMethod. */
+	code = cm + l->const_size;
+	if (bcp < code || bcp >= code + code_size)
+		return -EPROTO;
+	f->kind = HOTSPOT_FRAME_INTERPRETED;
+	f->bci = (int32_t)(bcp - code);
+	return 0;
+}
+
+/* The frames compiled blob at pc stands for, appended to t: 0 or an error. */
+static int compiled(const struct hotspot *hs, struct hotspot_thread *t, uint64_t blob, uint64_t pc,
+		    uint64_t sp)
+{
+	const struct hs_layout *l = &hs->layout;
+	struct hs_scope scopes[64];
+	uint64_t method, deopt, orig;
+	uint32_t n;
+	int err;
+
+	switch (hs_code__kind(hs->pid, l, blob)) {
+	case HS_BLOB_OTHER:
+		return 0;
+	case HS_BLOB_NATIVE_WRAPPER:
+		err = hs_read_member(hs->pid, blob, l->nm_method, &method);
+		if (!err)
+			t->frames[t->nr_frames++] =
+				(struct hotspot_frame){ method, -1, HOTSPOT_FRAME_NATIVE };
+		return err;
+	case HS_BLOB_NMETHOD:
+		break;
+	}
+	/* A frame being deoptimised returns to the handler; its own pc is kept in the frame. */
+	if (l->nm_deopt_begin.off != HS_NONE) {
+		err = hs_read_member(hs->pid, blob, l->nm_deopt_begin, &deopt);
+	} else {
+		err = hs_read_member(hs->pid, blob, l->nm_deopt_offset, &deopt);
+		deopt = blob + (uint32_t)deopt;
+	}
+	if (!err && pc == deopt) {
+		err = hs_read_member(hs->pid, blob, l->nm_orig_pc_offset, &orig);
+		if (!err)
+			err = read_word(hs->pid, sp + (uint32_t)orig, &pc);
+	}
+	if (!err)
+		err = hs_code__scopes(hs->pid, l, blob, pc, scopes, 64, &n);
+	for (uint32_t i = 0; !err && i < n && t->nr_frames < HOTSPOT_MAX_FRAMES; i++)
+		t->frames[t->nr_frames++] = (struct hotspot_frame){ scopes[i].method, scopes[i].bci,
+								    HOTSPOT_FRAME_COMPILED };
+	return err;
+}
+
+/* The Java frames of thread t, from its anchor (hotspot.h). */
+static void walk(const struct hotspot *hs, const struct hs_code *code, struct hotspot_thread *t,
+		 uint64_t anchor)
+{
+	const struct hs_layout *l = &hs->layout;
+	int pid = hs->pid;
+	uint64_t sp, pc, fp;
+
+	t->end = HOTSPOT_END_NO_ANCHOR;
+	if (hs_read_member(pid, anchor, l->anchor_sp, &sp) || !sp ||
+	    hs_read_member(pid, anchor, l->anchor_pc, &pc) ||
+	    hs_read_member(pid, anchor, l->anchor_fp, &fp))
+		return;
+	/* No pc saved: the return address is the word below the last Java sp. */
+	t->end = HOTSPOT_END_UNREADABLE;
+	if (!pc && read_word(pid, sp - 8, &pc))
+		return;
+	/* Stubs with a frame add none: the steps are bounded too. */
+	for (int steps = 0; t->nr_frames < HOTSPOT_MAX_FRAMES && steps < 2 * HOTSPOT_MAX_FRAMES;
+	     steps++) {
+		uint64_t blob, frame_size, csp;
+		int err;
+
+		if (pc == hs->call_stub_return) {
+			t->end = HOTSPOT_END_CALL_STUB;
+			return;
+		}
+		if (pc >= hs->interp_lo && pc < hs->interp_hi) {
+			/* The caller's sp is the one it had before any adapter extended it. */
+			if (interpreted(hs, fp, &t->frames[t->nr_frames]) ||
+			    read_word(pid, fp + 8 * l->interp_sender_sp_slot, &sp) ||
+			    read_word(pid, fp + 8, &pc) || read_word(pid, fp, &fp))
+				return;
+			t->nr_frames++;
+			continue;
+		}
+		err = hs_code__blob(pid, l, code, pc, &blob);
+		if (err == -ENOENT)
+			t->end = HOTSPOT_END_OTHER_CODE;
+		if (err || hs_read_member(pid, blob, l->blob_frame_size, &frame_size))
+			return;
+		/* Adapters and most stubs have no frame: a walk from them needs registers. */
+		if ((int32_t)frame_size <= 0) {
+			t->end = HOTSPOT_END_OTHER_CODE;
+			return;
+		}
+		if (compiled(hs, t, blob, pc, sp))
+			return;
+		/* Frame sizes count words, the return address and saved fp among them. */
+		csp = sp + 8 * (uint64_t)(uint32_t)frame_size;
+		if (read_word(pid, csp - 8, &pc) || read_word(pid, csp - 16, &fp))
+			return;
+		sp = csp;
+	}
+	t->end = HOTSPOT_END_LIMIT;
+}
+
+int hotspot__threads(struct hotspot *hs, struct hotspot_thread **out, size_t *nr)
+{
+	const struct hs_layout *l = &hs->layout;
+	uint64_t list, n, arr, *jts = NULL;
+	struct hotspot_thread *threads = NULL;
+	struct hs_code code;
+	int pid = hs->pid, err;
+	size_t i;
+
+	*out = NULL;
+	*nr = 0;
+	err = procmem__u64(pid, l->java_thread_list, &list);
+	if (!err)
+		err = hs_read_member(pid, list, l->list_length, &n);
+	if (!err)
+		err = hs_read_member(pid, list, l->list_threads, &arr);
+	if (err)
+		return err;
+	if (n > HS_MAX_THREADS)
+		return -EPROTO;
+	if (!n)
+		return 0;
+	jts = calloc(n, sizeof(*jts));
+	threads = calloc(n, sizeof(*threads));
+	if (!jts || !threads) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = procmem__read(pid, arr, jts, n * sizeof(*jts));
+	if (!err)
+		err = hs_code__heaps(pid, l, &code);
+	for (i = 0; !err && i < n; i++) {
+		struct hotspot_thread *t = &threads[i];
+		uint64_t os = 0, state = 0;
+		int terr;
+
+		t->java_thread = jts[i];
+		t->frames = calloc(HOTSPOT_MAX_FRAMES, sizeof(*t->frames));
+		if (!t->frames) {
+			err = -ENOMEM;
+			break;
+		}
+		/* A thread exiting meanwhile reads as nothing: said, not fatal. */
+		terr = hs_read_member(pid, jts[i], l->thread_osthread, &os);
+		if (!terr && os)
+			terr = hs_read_member(pid, os, l->osthread_tid, &t->tid);
+		if (!terr)
+			terr = hs_read_member(pid, jts[i], l->thread_state, &state);
+		t->state = (int64_t)state;
+		if (terr == -ESRCH)
+			err = terr;
+		else if (terr)
+			t->end = HOTSPOT_END_UNREADABLE;
+		else
+			walk(hs, &code, t, jts[i] + l->thread_anchor.off);
+	}
+out:
+	free(jts);
+	if (err) {
+		hotspot__threads_free(threads, n);
+		return err;
+	}
+	*out = threads;
+	*nr = n;
+	return 0;
+}
+
+void hotspot__threads_free(struct hotspot_thread *threads, size_t nr)
+{
+	for (size_t i = 0; threads && i < nr; i++)
+		free(threads[i].frames);
+	free(threads);
+}
+
+int hotspot__method(const struct hotspot *hs, uint64_t method, struct hotspot_method *out)
+{
+	return hs_method_name(hs->pid, &hs->layout, method, out);
+}
+
+int hotspot__line(const struct hotspot *hs, const struct hotspot_method *m, int bci)
+{
+	return hs_method_line(hs->pid, &hs->layout, m->const_method, bci);
+}
