@@ -4,6 +4,7 @@
 #   make check    install missing packages, build, run every test
 #   make check-arm64  the unwinder on an arm64 kernel under qemu (docs/ARM64.md)
 #   make check-kernels  sfbpf on Debian's x86-64 kernels 5.10 to newest under qemu
+#   make check-jdks  HotSpot read from outside on every JDK of Debian unstable (11 on)
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
@@ -245,6 +246,14 @@ proof:
 check-kernels: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/check-kernels.sh
+
+# The JDK matrix: tests/hotspot.test with every openjdk-N-jdk-headless of Debian
+# unstable from 11 on, each in a root of that suite (scripts/container-root.sh);
+# make check runs it with Debian 12's JDK only.
+.PHONY: check-jdks
+check-jdks: test-deps
+	@$(MAKE) --no-print-directory all
+	@SFBPF_HOTSPOT_JDKS=all tests/run.sh tests/hotspot.test
 
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
 bench: check-deps all

@@ -12,7 +12,9 @@
 # archive from its apt sources (deb.debian.org if none is found).
 # Knobs: SFBPF_TRIXIE_SUITE (trixie), SFBPF_TRIXIE_MIRROR (a mirror URL),
 # SFBPF_CONTAINER_PYTHONS=all: every python3.N the suite has, beside its
-# python3 (unstable's next and last CPython, for tests/pywalk.test).
+# python3 (unstable's next and last CPython, for tests/pywalk.test);
+# SFBPF_CONTAINER_JDKS=all: every openjdk-N-jdk-headless it has from 11 on
+# (make check-jdks).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -21,7 +23,8 @@ DIR=${1:-${SFBPF_TRIXIE_ROOT:-/var/cache/sfbpf/trixie}}
 SUITE=${SFBPF_TRIXIE_SUITE:-trixie}
 MARKER=$DIR/.sfbpf-complete
 PYTHONS=${SFBPF_CONTAINER_PYTHONS:-}
-STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}"
+JDKS=${SFBPF_CONTAINER_JDKS:-}
+STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}"
 
 die() {
 	echo "container-root: $*" >&2
@@ -64,18 +67,22 @@ fi
 if ! chroot "$DIR" python3 -c 'import sys; print(sys.version)' >>"$LOG" 2>&1; then
 	die "python3 does not run inside $DIR (log: $LOG)"
 fi
-if [ "$PYTHONS" = all ]; then
-	# The archive's Release files may be past their Valid-Until (a mirror
-	# kept as of a date): debootstrap does not mind, apt must be told.
-	apt_in() { chroot "$DIR" env DEBIAN_FRONTEND=noninteractive apt-get -q \
-		-o Acquire::Check-Valid-Until=false "$@" >>"$LOG" 2>&1; }
+# The archive's Release files may be past their Valid-Until (a mirror kept
+# as of a date): debootstrap does not mind, apt must be told.
+apt_in() { chroot "$DIR" env DEBIAN_FRONTEND=noninteractive apt-get -q \
+	-o Acquire::Check-Valid-Until=false "$@" >>"$LOG" 2>&1; }
+# all_of REGEX WHAT: every package of the suite whose name REGEX matches, installed.
+all_of() {
+	local pkgs
 	apt_in update || die "apt-get update failed inside $DIR (log: $LOG)"
-	mapfile -t pys < <(chroot "$DIR" apt-cache pkgnames python3. | grep -E '^python3\.[0-9]+$' | sort -V)
-	[ "${#pys[@]}" -gt 0 ] || die "no python3.N package in $SUITE (log: $LOG)"
-	echo "container-root: installing ${pys[*]} (log: $LOG)" >&2
-	apt_in install -y --no-install-recommends "${pys[@]}" ||
-		die "installing ${pys[*]} failed inside $DIR (log: $LOG)"
-fi
+	mapfile -t pkgs < <(chroot "$DIR" apt-cache pkgnames | grep -E "$1" | sort -V)
+	[ "${#pkgs[@]}" -gt 0 ] || die "no $2 package in $SUITE (log: $LOG)"
+	echo "container-root: installing ${pkgs[*]} (log: $LOG)" >&2
+	apt_in install -y --no-install-recommends "${pkgs[@]}" ||
+		die "installing ${pkgs[*]} failed inside $DIR (log: $LOG)"
+}
+[ "$PYTHONS" = all ] && all_of '^python3\.[0-9]+$' python3.N
+[ "$JDKS" = all ] && all_of '^openjdk-(1[1-9]|[2-9][0-9])-jdk-headless$' openjdk-N-jdk-headless
 echo "$STAMP" >"$MARKER.tmp"
 mv "$MARKER.tmp" "$MARKER"
 echo "$DIR"

@@ -41,6 +41,7 @@ struct hs_layout {
 	uint64_t const_size; /* sizeof(ConstMethod): its bytecodes follow it */
 	int64_t flag_has_lines; /* the flag bit: a line number table follows the bytecodes */
 	struct hs_member pool_tags, pool_holder, pool_length, pool_source_file;
+	struct hs_member klass_source_file; /* before JDK 15: in the holder, not the pool */
 	uint64_t pool_size; /* sizeof(ConstantPool): its slots follow it */
 	struct hs_member klass_name;
 	struct hs_member symbol_length, symbol_body;

@@ -196,7 +196,9 @@ static void resolve_code(struct resolver *r, struct hs_layout *l)
 	l->nm_method = member(r, "CompiledMethod::_method|nmethod::_method");
 	l->nm_orig_pc_offset = member(r, "nmethod::_orig_pc_offset");
 	l->nm_deopt_begin = member_opt(t, "CompiledMethod::_deopt_handler_begin");
-	l->nm_deopt_offset = member_opt(t, "nmethod::_deopt_handler_offset");
+	/* JDK 26 renamed the offset. */
+	l->nm_deopt_offset =
+		member_opt(t, "nmethod::_deopt_handler_offset|nmethod::_deopt_handler_entry_offset");
 	either(r, l->nm_deopt_begin, l->nm_deopt_offset, "nmethod's deoptimisation handler");
 	l->nm_scopes_pcs_offset = member(r, "nmethod::_scopes_pcs_offset");
 	l->nm_scopes_data_begin = member_opt(t, "CompiledMethod::_scopes_data_begin");
@@ -262,7 +264,10 @@ int hs_layout__resolve(const struct hs_tables *t, int pid, struct hs_layout *l)
 	l->pool_tags = member(&r, "ConstantPool::_tags");
 	l->pool_holder = member(&r, "ConstantPool::_pool_holder");
 	l->pool_length = member(&r, "ConstantPool::_length");
-	l->pool_source_file = member(&r, "ConstantPool::_source_file_name_index");
+	/* Moved from InstanceKlass to ConstantPool in JDK 15. */
+	l->pool_source_file = member_opt(t, "ConstantPool::_source_file_name_index");
+	l->klass_source_file = member_opt(t, "InstanceKlass::_source_file_name_index");
+	either(&r, l->pool_source_file, l->klass_source_file, "the source file's index");
 	l->pool_size = size_of(&r, "ConstantPool");
 	l->klass_name = member(&r, "Klass::_name");
 	l->symbol_length = member(&r, "Symbol::_length");

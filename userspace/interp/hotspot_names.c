@@ -120,7 +120,11 @@ int hs_method_name(int pid, const struct hs_layout *l, uint64_t method, struct h
 	p = strrchr(out->klass, '+');
 	if (p && !strncmp(p, "+0x", 3))
 		*p = '/';
-	if (!hs_read_member(pid, cp, l->pool_source_file, &idx) && idx)
+	if (l->pool_source_file.off != HS_NONE)
+		err = hs_read_member(pid, cp, l->pool_source_file, &idx);
+	else
+		err = hs_read_member(pid, holder, l->klass_source_file, &idx);
+	if (!err && idx)
 		pool_utf8(pid, l, cp, idx, out->file, sizeof(out->file));
 	out->const_method = cm;
 	return 0;
