@@ -197,8 +197,8 @@ static void resolve_code(struct resolver *r, struct hs_layout *l)
 	l->nm_orig_pc_offset = member(r, "nmethod::_orig_pc_offset");
 	l->nm_deopt_begin = member_opt(t, "CompiledMethod::_deopt_handler_begin");
 	/* JDK 26 renamed the offset. */
-	l->nm_deopt_offset =
-		member_opt(t, "nmethod::_deopt_handler_offset|nmethod::_deopt_handler_entry_offset");
+	l->nm_deopt_offset = member_opt(
+		t, "nmethod::_deopt_handler_offset|nmethod::_deopt_handler_entry_offset");
 	either(r, l->nm_deopt_begin, l->nm_deopt_offset, "nmethod's deoptimisation handler");
 	l->nm_scopes_pcs_offset = member(r, "nmethod::_scopes_pcs_offset");
 	l->nm_scopes_data_begin = member_opt(t, "CompiledMethod::_scopes_data_begin");
