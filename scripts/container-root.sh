@@ -68,8 +68,11 @@ if ! chroot "$DIR" python3 -c 'import sys; print(sys.version)' >>"$LOG" 2>&1; th
 	die "python3 does not run inside $DIR (log: $LOG)"
 fi
 # The archive's Release files may be past their Valid-Until (a mirror kept
-# as of a date): debootstrap does not mind, apt must be told.
-apt_in() { chroot "$DIR" env DEBIAN_FRONTEND=noninteractive apt-get -q \
+# as of a date): debootstrap does not mind, apt must be told. A /proc of its
+# own in the root (a JDK's postinst runs java, which needs one), gone with
+# the namespace.
+apt_in() { unshare --mount --pid --fork --mount-proc="$DIR/proc" chroot "$DIR" \
+	env DEBIAN_FRONTEND=noninteractive apt-get -q \
 	-o Acquire::Check-Valid-Until=false "$@" >>"$LOG" 2>&1; }
 # all_of REGEX WHAT: every package of the suite whose name REGEX matches, installed.
 all_of() {

@@ -17,8 +17,11 @@
 #include "procs/procmem.h"
 #include "tables/elfobj.h"
 #include "util/log.h"
+#include "util/vec.h"
 
 #define HS_MAX_THREADS 65536
+/* Frames of one call of hotspot__threads(), all threads together: 16 MiB. */
+#define HS_MAX_TOTAL_FRAMES (1u << 20)
 
 struct hotspot {
 	int pid;
@@ -220,9 +223,24 @@ static int interpreted(const struct hotspot *hs, uint64_t fp, struct hotspot_fra
 	return 0;
 }
 
-/* The frames compiled blob at pc stands for, appended to t: 0 or an error. */
-static int compiled(const struct hotspot *hs, struct hotspot_thread *t, uint64_t blob, uint64_t pc,
-		    uint64_t sp)
+/*
+ * Appends f to t's frames, grown as needed within HOTSPOT_MAX_FRAMES and the
+ * call's budget (a JVM's memory may claim any number of threads and frames):
+ * false when either is spent, or memory is.
+ */
+static bool push(struct hotspot_thread *t, size_t *budget, struct hotspot_frame f)
+{
+	if (t->nr_frames >= HOTSPOT_MAX_FRAMES || !*budget ||
+	    VEC_RESERVE(t->frames, t->frames_cap, t->nr_frames + 1, 16))
+		return false;
+	(*budget)--;
+	t->frames[t->nr_frames++] = f;
+	return true;
+}
+
+/* The frames compiled blob at pc stands for, appended to t: 0 or an error (-E2BIG: full). */
+static int compiled(const struct hotspot *hs, struct hotspot_thread *t, size_t *budget,
+		    uint64_t blob, uint64_t pc, uint64_t sp)
 {
 	const struct hs_layout *l = &hs->layout;
 	struct hs_scope scopes[64];
@@ -235,9 +253,9 @@ static int compiled(const struct hotspot *hs, struct hotspot_thread *t, uint64_t
 		return 0;
 	case HS_BLOB_NATIVE_WRAPPER:
 		err = hs_read_member(hs->pid, blob, l->nm_method, &method);
-		if (!err)
-			t->frames[t->nr_frames++] =
-				(struct hotspot_frame){ method, -1, HOTSPOT_FRAME_NATIVE };
+		if (!err &&
+		    !push(t, budget, (struct hotspot_frame){ method, -1, HOTSPOT_FRAME_NATIVE }))
+			err = -E2BIG;
 		return err;
 	case HS_BLOB_NMETHOD:
 		break;
@@ -256,15 +274,17 @@ static int compiled(const struct hotspot *hs, struct hotspot_thread *t, uint64_t
 	}
 	if (!err)
 		err = hs_code__scopes(hs->pid, l, blob, pc, scopes, 64, &n);
-	for (uint32_t i = 0; !err && i < n && t->nr_frames < HOTSPOT_MAX_FRAMES; i++)
-		t->frames[t->nr_frames++] = (struct hotspot_frame){ scopes[i].method, scopes[i].bci,
-								    HOTSPOT_FRAME_COMPILED };
+	for (uint32_t i = 0; !err && i < n; i++)
+		if (!push(t, budget,
+			  (struct hotspot_frame){ scopes[i].method, scopes[i].bci,
+						  HOTSPOT_FRAME_COMPILED }))
+			err = -E2BIG;
 	return err;
 }
 
 /* The Java frames of thread t, from its anchor (hotspot.h). */
 static void walk(const struct hotspot *hs, const struct hs_code *code, struct hotspot_thread *t,
-		 uint64_t anchor)
+		 size_t *budget, uint64_t anchor)
 {
 	const struct hs_layout *l = &hs->layout;
 	int pid = hs->pid;
@@ -280,8 +300,8 @@ static void walk(const struct hotspot *hs, const struct hs_code *code, struct ho
 	if (!pc && read_word(pid, sp - 8, &pc))
 		return;
 	/* Stubs with a frame add none: the steps are bounded too. */
-	for (int steps = 0; t->nr_frames < HOTSPOT_MAX_FRAMES && steps < 2 * HOTSPOT_MAX_FRAMES;
-	     steps++) {
+	for (int steps = 0; steps < 2 * HOTSPOT_MAX_FRAMES; steps++) {
+		struct hotspot_frame f;
 		uint64_t blob, frame_size, csp;
 		int err;
 
@@ -291,11 +311,12 @@ static void walk(const struct hotspot *hs, const struct hs_code *code, struct ho
 		}
 		if (pc >= hs->interp_lo && pc < hs->interp_hi) {
 			/* The caller's sp is the one it had before any adapter extended it. */
-			if (interpreted(hs, fp, &t->frames[t->nr_frames]) ||
+			if (interpreted(hs, fp, &f) ||
 			    read_word(pid, fp + 8 * l->interp_sender_sp_slot, &sp) ||
 			    read_word(pid, fp + 8, &pc) || read_word(pid, fp, &fp))
 				return;
-			t->nr_frames++;
+			if (!push(t, budget, f))
+				break;
 			continue;
 		}
 		err = hs_code__blob(pid, l, code, pc, &blob);
@@ -308,7 +329,10 @@ static void walk(const struct hotspot *hs, const struct hs_code *code, struct ho
 			t->end = HOTSPOT_END_OTHER_CODE;
 			return;
 		}
-		if (compiled(hs, t, blob, pc, sp))
+		err = compiled(hs, t, budget, blob, pc, sp);
+		if (err == -E2BIG)
+			break;
+		if (err)
 			return;
 		/* Frame sizes count words, the return address and saved fp among them. */
 		csp = sp + 8 * (uint64_t)(uint32_t)frame_size;
@@ -319,35 +343,63 @@ static void walk(const struct hotspot *hs, const struct hs_code *code, struct ho
 	t->end = HOTSPOT_END_LIMIT;
 }
 
+/* The JavaThreads of the JVM's list into *jts (allocated), *n of them. */
+static int java_threads(const struct hotspot *hs, uint64_t **jts, uint64_t *n)
+{
+	const struct hs_layout *l = &hs->layout;
+	uint64_t list, arr, jt;
+	int pid = hs->pid, err;
+
+	*jts = NULL;
+	*n = 0;
+	if (l->java_thread_list == HS_NONE) {
+		/* Before JDK 10, a linked list: bounded, a cycle ends it. */
+		*jts = calloc(HS_MAX_THREADS, sizeof(**jts));
+		if (!*jts)
+			return -ENOMEM;
+		err = procmem__u64(pid, l->thread_list_head, &jt);
+		while (!err && jt && *n < HS_MAX_THREADS) {
+			(*jts)[(*n)++] = jt;
+			err = hs_read_member(pid, jt, l->thread_next, &jt);
+		}
+		return err;
+	}
+	err = procmem__u64(pid, l->java_thread_list, &list);
+	if (!err)
+		err = hs_read_member(pid, list, l->list_length, n);
+	if (!err)
+		err = hs_read_member(pid, list, l->list_threads, &arr);
+	if (!err && *n > HS_MAX_THREADS)
+		err = -EPROTO;
+	if (err || !*n)
+		return err;
+	*jts = calloc(*n, sizeof(**jts));
+	if (!*jts)
+		return -ENOMEM;
+	return procmem__read(pid, arr, *jts, *n * sizeof(**jts));
+}
+
 int hotspot__threads(struct hotspot *hs, struct hotspot_thread **out, size_t *nr)
 {
 	const struct hs_layout *l = &hs->layout;
-	uint64_t list, n, arr, *jts = NULL;
+	uint64_t n, *jts = NULL;
 	struct hotspot_thread *threads = NULL;
+	size_t i, budget = HS_MAX_TOTAL_FRAMES;
 	struct hs_code code;
 	int pid = hs->pid, err;
-	size_t i;
 
 	*out = NULL;
 	*nr = 0;
-	err = procmem__u64(pid, l->java_thread_list, &list);
-	if (!err)
-		err = hs_read_member(pid, list, l->list_length, &n);
-	if (!err)
-		err = hs_read_member(pid, list, l->list_threads, &arr);
-	if (err)
+	err = java_threads(hs, &jts, &n);
+	if (err || !n) {
+		free(jts);
 		return err;
-	if (n > HS_MAX_THREADS)
-		return -EPROTO;
-	if (!n)
-		return 0;
-	jts = calloc(n, sizeof(*jts));
+	}
 	threads = calloc(n, sizeof(*threads));
-	if (!jts || !threads) {
+	if (!threads) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = procmem__read(pid, arr, jts, n * sizeof(*jts));
 	if (!err)
 		err = hs_code__heaps(pid, l, &code);
 	for (i = 0; !err && i < n; i++) {
@@ -356,11 +408,6 @@ int hotspot__threads(struct hotspot *hs, struct hotspot_thread **out, size_t *nr
 		int terr;
 
 		t->java_thread = jts[i];
-		t->frames = calloc(HOTSPOT_MAX_FRAMES, sizeof(*t->frames));
-		if (!t->frames) {
-			err = -ENOMEM;
-			break;
-		}
 		/* A thread exiting meanwhile reads as nothing: said, not fatal. */
 		terr = hs_read_member(pid, jts[i], l->thread_osthread, &os);
 		if (!terr && os)
@@ -373,7 +420,7 @@ int hotspot__threads(struct hotspot *hs, struct hotspot_thread **out, size_t *nr
 		else if (terr)
 			t->end = HOTSPOT_END_UNREADABLE;
 		else
-			walk(hs, &code, t, jts[i] + l->thread_anchor.off);
+			walk(hs, &code, t, &budget, jts[i] + l->thread_anchor.off);
 	}
 out:
 	free(jts);

@@ -53,7 +53,7 @@ enum hotspot_walk_end {
 	HOTSPOT_END_NO_ANCHOR, /* running Java code (or none): no anchor to start from */
 	HOTSPOT_END_OTHER_CODE, /* a pc in no Java code, or in a stub with no frame of its own */
 	HOTSPOT_END_UNREADABLE, /* a frame that did not read as one */
-	HOTSPOT_END_LIMIT, /* HOTSPOT_MAX_FRAMES */
+	HOTSPOT_END_LIMIT, /* HOTSPOT_MAX_FRAMES, or all threads' frames past 1M */
 };
 
 #define HOTSPOT_MAX_FRAMES 1024
@@ -65,6 +65,7 @@ struct hotspot_thread {
 	enum hotspot_walk_end end;
 	uint32_t nr_frames;
 	struct hotspot_frame *frames; /* innermost first */
+	size_t frames_cap;
 };
 
 int hotspot__attach(int pid, struct hotspot **out);

@@ -24,8 +24,10 @@ struct hs_member {
 
 struct hs_layout {
 	/* Threads: ThreadsSMRSupport's list of JavaThreads, each one's OS thread and anchor. */
-	uint64_t java_thread_list; /* static: ThreadsList* */
+	uint64_t java_thread_list; /* static: ThreadsList* (JDK 10+); HS_NONE before */
 	struct hs_member list_length, list_threads;
+	uint64_t thread_list_head; /* static, before JDK 10: Threads::_thread_list */
+	struct hs_member thread_next; /* ... linked by JavaThread::_next */
 	struct hs_member thread_osthread, osthread_tid;
 	struct hs_member thread_anchor, anchor_sp, anchor_pc, anchor_fp;
 	struct hs_member thread_state;

@@ -133,6 +133,14 @@ static uint64_t static_at(struct resolver *r, const char *names)
 	return f->address;
 }
 
+/* A static this JVM may lack: HS_NONE. */
+static uint64_t static_opt(const struct hs_tables *t, const char *names)
+{
+	const struct hs_field *f = lookup(t, names);
+
+	return f && f->is_static && f->address ? f->address : HS_NONE;
+}
+
 static uint64_t size_of(struct resolver *r, const char *type)
 {
 	const struct hs_type *ty = hs_tables__type(r->t, type);
@@ -229,9 +237,15 @@ int hs_layout__resolve(const struct hs_tables *t, int pid, struct hs_layout *l)
 	struct resolver r = { t, pid, NULL };
 	int64_t sender_sp;
 
-	l->java_thread_list = static_at(&r, "ThreadsSMRSupport::_java_thread_list");
-	l->list_length = member(&r, "ThreadsList::_length");
-	l->list_threads = member(&r, "ThreadsList::_threads");
+	/* The thread list: an array since JDK 10 (ThreadsSMRSupport), a linked list before. */
+	l->java_thread_list = static_opt(t, "ThreadsSMRSupport::_java_thread_list");
+	if (l->java_thread_list != HS_NONE) {
+		l->list_length = member(&r, "ThreadsList::_length");
+		l->list_threads = member(&r, "ThreadsList::_threads");
+	} else {
+		l->thread_list_head = static_at(&r, "Threads::_thread_list");
+		l->thread_next = member(&r, "JavaThread::_next");
+	}
 	/* JDK 25 moved the OS thread from JavaThread to Thread. */
 	l->thread_osthread = member(&r, "JavaThread::_osthread|Thread::_osthread");
 	l->osthread_tid = member(&r, "OSThread::_thread_id");

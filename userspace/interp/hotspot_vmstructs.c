@@ -152,8 +152,10 @@ static int read_name(struct hs_tables *t, int pid, uint64_t addr, bool null_ok, 
 		return null_ok ? 0 : -EPROTO;
 	}
 	n = procmem__str(pid, addr, buf, sizeof(buf));
-	if (n == -E2BIG)
+	if (n == -E2BIG) {
+		pr_debug("hotspot: pid %d: a name of %u bytes or more\n", pid, HS_MAX_NAME);
 		return -EPROTO;
+	}
 	if (n < 0)
 		return (int)n;
 	*out = strset__intern(&t->names, buf);
