@@ -66,6 +66,16 @@ else
 		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
 			echo "FAIL: kernel $k: no verdict (exit $rc): $(tail -3 "$out" | tr '\n' ' ')"
 			f=1
+		elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			# A guest that died part way (a panic) passed only what it reached.
+			echo "FAIL: kernel $k: the guest ended with status $rc after $p checks: $(tail -2 "$out" | tr '\n' ' ')"
+			f=1
+		fi
+		splat=$(grep -m1 -E 'WARNING: CPU|BUG:|Oops|general protection fault' \
+			"$LOGDIR/kernel-$k-guest/dmesg.txt" 2>/dev/null)
+		if [ -n "$splat" ]; then
+			echo "FAIL: kernel $k: the kernel warned: $splat"
+			f=$((f + 1))
 		fi
 		echo "   kernel $k: $p passed, $f failed, $s skipped"
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))

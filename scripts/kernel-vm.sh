@@ -64,6 +64,7 @@ MEM=${SFBPF_KERNELS_MEM:-2048}
 TIMEOUT=${SFBPF_KERNELS_TIMEOUT:-1200}
 SUITES=(bullseye bookworm trixie sid)
 INIT=$ROOT/scripts/kernel-vm-init.sh
+TPHOLD=$ROOT/tests/kernels/tphold.c
 # The modules /init loads, in this order, with what they depend on (resolved
 # per kernel at setup: 5.10 needs fscache for 9p, 6.1 and later netfs; up to
 # 6.1 virtio_pci and virtio_console are modules, from 6.12 on built in).
@@ -90,7 +91,7 @@ known_suite() {
 
 # recipe SUITE: what .sfbpf-complete holds when the suite's cache is current.
 recipe() {
-	echo "kernel=$(cat "$CACHE/$1/kernel-version" 2>/dev/null) modules=$MODULES init=$(sha256sum <"$INIT" | cut -d' ' -f1)"
+	echo "kernel=$(cat "$CACHE/$1/kernel-version" 2>/dev/null) modules=$MODULES init=$(cat "$INIT" "$TPHOLD" | sha256sum | cut -d' ' -f1)"
 }
 
 complete() {
@@ -111,8 +112,9 @@ fetch() {
 	debian_kernel "$w" amd64 "$MIRROR $SUITE"
 }
 
-# build_initrd D W: D/initrd.img from the host's busybox, D/modules and the
-# current scripts/kernel-vm-init.sh, built in W.
+# build_initrd D W: D/initrd.img from the host's busybox, D/modules, the
+# current scripts/kernel-vm-init.sh and tests/kernels/tphold.c (static),
+# built in W.
 build_initrd() {
 	local d=$1 ird=$2/initrd bb
 	rm -rf "$ird"
@@ -122,6 +124,8 @@ build_initrd() {
 	cp "$bb" "$ird/bin/busybox"
 	cp -r "$d/modules" "$ird/mod"
 	cp "$INIT" "$ird/init"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$ird/bin/tphold" "$TPHOLD" ||
+		die "cannot build $TPHOLD (gcc, static)"
 	chmod 755 "$ird/init" "$ird/bin/busybox"
 	(cd "$ird" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$d/initrd.img.tmp"
 	mv "$d/initrd.img.tmp" "$d/initrd.img"
@@ -247,7 +251,7 @@ run() {
 		ctl=$SFBPF_KERNELS_LOGDIR
 		keep=1
 		mkdir -p "$ctl"
-		for f in booted started rc init.err console.log console-boot1.log dmesg.txt qemu.err cmd.sh hostdir config suite; do
+		for f in booted started rc init.err console.log console-boot1.log tphold.log dmesg.txt qemu.err cmd.sh hostdir config suite; do
 			rm -f "$ctl/$f"
 		done
 	else
