@@ -76,30 +76,16 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 	return err;
 }
 
-static int find_jvm(int pid, uint64_t addrs[HS_SYM_NR], uint64_t *bias)
+struct jvm_syms {
+	uint64_t addrs[HS_SYM_NR], bias;
+};
+
+/* objsyms__detect's test: the object at m exports the tables (their addresses into ctx). */
+static int is_jvm(int pid, const struct procmaps *pm, const struct procmap *m, void *ctx)
 {
-	struct procmaps *pm;
-	uint64_t last_inode = 0;
-	int err;
+	struct jvm_syms *j = ctx;
 
-	err = procmaps__read(pid, &pm);
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (size_t i = 0; i < procmaps__count(pm) && err == -ENOENT; i++) {
-		const struct procmap *m = procmaps__get(pm, i);
-
-		if (!maybe_jvm(pm, m) || m->inode == last_inode)
-			continue;
-		last_inode = m->inode;
-		err = object_syms(pid, pm, m, addrs, bias);
-		if (err && err != -ENOENT)
-			pr_debug("hotspot: pid %d: %s: %s\n", pid, m->path, strerror(-err));
-		if (err && err != -EPROTO)
-			err = -ENOENT;
-	}
-	procmaps__free(pm);
-	return err;
+	return object_syms(pid, pm, m, j->addrs, &j->bias);
 }
 
 /*
@@ -146,7 +132,7 @@ static int read_roots(struct hotspot *hs)
 
 int hotspot__attach(int pid, struct hotspot **out)
 {
-	uint64_t addrs[HS_SYM_NR];
+	struct jvm_syms syms;
 	struct hotspot *hs;
 	int err;
 
@@ -155,9 +141,10 @@ int hotspot__attach(int pid, struct hotspot **out)
 	if (!hs)
 		return -ENOMEM;
 	hs->pid = pid;
-	err = find_jvm(pid, addrs, &hs->bias);
+	err = objsyms__detect(pid, "hotspot", maybe_jvm, is_jvm, &syms);
+	hs->bias = syms.bias;
 	if (!err)
-		err = hs_tables__read(pid, addrs, &hs->tables);
+		err = hs_tables__read(pid, syms.addrs, &hs->tables);
 	if (!err)
 		err = hs_layout__resolve(hs->tables, pid, &hs->layout);
 	if (!err)

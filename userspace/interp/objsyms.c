@@ -6,6 +6,7 @@
 #include "interp/objsyms.h"
 #include "procs/procmaps.h"
 #include "tables/elfobj.h"
+#include "util/log.h"
 
 void objsyms__find(Elf *elf, const char *const *names, size_t nr, uint64_t *vals, uint64_t *sizes,
 		   bool dynsym_only)
@@ -59,4 +60,30 @@ int objsyms__bias(const struct procmaps *pm, const struct procmap *m,
 		}
 	}
 	return -ENOENT;
+}
+
+int objsyms__detect(int pid, const char *who, objsyms_maybe maybe, objsyms_is is, void *ctx)
+{
+	struct procmaps *pm;
+	uint64_t last_inode = 0;
+	int err;
+
+	err = procmaps__read(pid, &pm);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < procmaps__count(pm) && err == -ENOENT; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if (!maybe(pm, m) || m->inode == last_inode)
+			continue;
+		last_inode = m->inode;
+		err = is(pid, pm, m, ctx);
+		if (err && err != -ENOENT)
+			pr_debug("%s: pid %d: %s: %s\n", who, pid, m->path, strerror(-err));
+		if (err && err != -EPROTO)
+			err = -ENOENT;
+	}
+	procmaps__free(pm);
+	return err;
 }

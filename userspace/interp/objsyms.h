@@ -32,4 +32,18 @@ void objsyms__find(Elf *elf, const char *const *names, size_t nr, uint64_t *vals
 int objsyms__bias(const struct procmaps *pm, const struct procmap *m,
 		  const struct elfobj_info *info, uint64_t *bias);
 
+/* Whether mapping m of pm may hold the runtime (by its name, or as the executable). */
+typedef bool (*objsyms_maybe)(const struct procmaps *pm, const struct procmap *m);
+/* Whether the object mapped at m is the runtime: 0, -ENOENT (not it), or an error. */
+typedef int (*objsyms_is)(int pid, const struct procmaps *pm, const struct procmap *m, void *ctx);
+
+/*
+ * Detection, every runtime's first step: is() on each mapping of pid that
+ * maybe() accepts (once a file where its mappings follow each other) until
+ * one is the runtime (0). An error on one object is said (pr_debug, as
+ * who's) and the next one tried, but -EPROTO (a runtime whose own
+ * description lies), which ends the search. -ENOENT when none was it.
+ */
+int objsyms__detect(int pid, const char *who, objsyms_maybe maybe, objsyms_is is, void *ctx);
+
 #endif /* SFBPF_INTERP_OBJSYMS_H */

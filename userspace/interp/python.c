@@ -328,31 +328,16 @@ static bool maybe_python(const struct procmaps *pm, const struct procmap *m)
 	return m == procmaps__exe(pm) || strstr(base, "python");
 }
 
+/* objsyms__detect's test: the object at m defines _PyRuntime (its symbols into ctx). */
+static int is_python(int pid, const struct procmaps *pm, const struct procmap *m, void *ctx)
+{
+	memset(ctx, 0, sizeof(struct interp_syms));
+	return object_syms(pid, pm, m, ctx);
+}
+
 static int find_interpreter(int pid, struct interp_syms *out)
 {
-	struct procmaps *pm;
-	uint64_t last_inode = 0;
-	int err;
-
-	err = procmaps__read(pid, &pm);
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (size_t i = 0; i < procmaps__count(pm) && err; i++) {
-		const struct procmap *m = procmaps__get(pm, i);
-
-		if (!maybe_python(pm, m) || m->inode == last_inode)
-			continue;
-		last_inode = m->inode;
-		memset(out, 0, sizeof(*out));
-		err = object_syms(pid, pm, m, out);
-		if (err && err != -ENOENT)
-			pr_debug("python: pid %d: %s: %s\n", pid, m->path, strerror(-err));
-		if (err)
-			err = -ENOENT;
-	}
-	procmaps__free(pm);
-	return err;
+	return objsyms__detect(pid, "python", maybe_python, is_python, out);
 }
 
 /* The version from Py_Version, or for 3.9/3.10 from the API they added. */
