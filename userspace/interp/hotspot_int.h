@@ -11,8 +11,9 @@
 
 #include <stdint.h>
 
-#include "interp/hotspot.h"
 #include "interp/hotspot_vmstructs.h"
+
+struct hotspot_method;
 
 #define HS_NONE UINT64_MAX
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "interp/hotspot.h"
 #include "interp/hotspot_int.h"
 #include "procs/procmem.h"
 
