@@ -352,6 +352,10 @@ enum sfbpf_stat {
 	SFBPF_STAT_VMA_MISS_BASE, /* + enum sfbpf_vma_miss: VMAs those walks could not use */
 	SFBPF_STAT_VMA_MISS_LAST = SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_MISS__COUNT - 1,
 	SFBPF_STAT_VMA_OVER_ENTRY, /* of vma_walks: an entry read before the process mapped more */
+	/* The HotSpot steps of the native walk (hotspot.h). */
+	SFBPF_STAT_HS_INTERPRETED, /* interpreted frames stepped */
+	SFBPF_STAT_HS_COMPILED, /* compiled frames, stubs' with a frame, stepped by their size */
+	SFBPF_STAT_HS_FAILED, /* a pc in a JVM's code that could not be stepped: the stack ends */
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
@@ -514,6 +518,57 @@ struct sfbpf_py_code {
 };
 
 #define SFBPF_PY_CODE_HDR_SIZE ((unsigned long)__builtin_offsetof(struct sfbpf_py_code, table))
+
+/*
+ * HotSpot (docs/DESIGN-hotspot.md). Per JVM the loader attached to, its
+ * settings in the hs_procs hash (tgid ->), checked against the process's
+ * start like procs. In the native walk, a pc with no table (the JVM's code
+ * is in anonymous mappings) of such a process is stepped by the JVM's own
+ * frame layout (bpf/hotspot.h), and its frame sent as:
+ *   - an interpreted frame: SFBPF_HS_INTERP | bci << SFBPF_HS_BCI_SHIFT |
+ *     Method* >> 3, in place of its pc (SFBPF_HS_BCI_NONE: a native
+ *     method's, or a bytecode pointer outside its method's bytecodes);
+ *   - a compiled frame, a stub's: its pc, as any frame; userspace finds
+ *     its blob and the methods inlined at that pc when it reads the sample.
+ * Raw values only: userspace replaces them before any output sees them.
+ */
+#define SFBPF_HS_MAX_HEAPS 4 /* non-nmethods, profiled, non-profiled; or one */
+#define SFBPF_HS_INTERP (3ULL << 62)
+#define SFBPF_HS_BCI_SHIFT 46
+#define SFBPF_HS_BCI_NONE 0xffffULL
+#define SFBPF_HS_METHOD_MASK ((1ULL << SFBPF_HS_BCI_SHIFT) - 1) /* Method* >> 3 */
+
+/* A code heap: its reserved range, a byte per segment (the segment map). */
+struct sfbpf_hs_heap {
+	__u64 lo;
+	__u64 hi;
+	__u64 segmap;
+	__u32 shift; /* log2 of the segment size */
+	__u32 pad;
+};
+
+struct sfbpf_hs_proc {
+	__u64 start_ticks; /* as struct sfbpf_proc's */
+	__u64 interp_lo; /* the template interpreter's code */
+	__u64 interp_hi;
+	struct sfbpf_hs_heap heaps[SFBPF_HS_MAX_HEAPS];
+	__u32 nr_heaps;
+	__u16 block_size; /* sizeof(HeapBlock): the blob follows its block's header */
+	/* CodeBlob's 4-byte ints */
+	__u16 blob_size;
+	__u16 blob_frame_size; /* in words, the return address and saved fp among them */
+	__u16 blob_frame_complete; /* from code begin: the frame is built past it */
+	__u16 blob_code; /* code begin: a pointer, or with code_offset an int from the blob */
+	__u8 code_offset;
+	/* Interpreted frames: slots in words from fp */
+	__s8 interp_method_slot;
+	__s8 interp_bcp_slot;
+	__s8 interp_sender_sp_slot;
+	__u8 pad[2];
+	__u16 method_const; /* Method::_constMethod */
+	__u16 const_size; /* sizeof(ConstMethod): the bytecodes follow it */
+	__u16 const_code_size; /* ConstMethod::_code_size, a u2 */
+};
 
 /*
  * Lifecycle events: the lifecycle programs (exec, exit) and the unwinder

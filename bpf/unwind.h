@@ -321,7 +321,7 @@ static __always_inline int unwind_read(struct sfbpf_unwind_state *st, __u64 addr
 static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const struct sfbpf_rule *r,
 					  bool topmost, struct sfbpf_unwind_frame *next)
 {
-	__u64 cfa, ra_addr, fp_addr = 0, words[2];
+	__u64 cfa, ra_addr, fp_addr = 0, *words = st->tmp;
 	__u8 flags = r->flags;
 	bool ra_deref = flags & SFBPF_RULE_RA_DEREF;
 	bool fp_deref = flags & SFBPF_RULE_FP_DEREF;
@@ -408,7 +408,7 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 static __always_inline int unwind_by_fp(struct sfbpf_unwind_state *st, bool topmost,
 					struct sfbpf_unwind_frame *next, bool *switched)
 {
-	__u64 fp = st->fp, words[2];
+	__u64 fp = st->fp, *words = st->tmp;
 
 	/*
 	 * The psABI marks the deepest frame with rbp 0 (_start and thread
@@ -491,10 +491,19 @@ static __always_inline __u64 unwind_map_off(const struct sfbpf_mapping *m, __u64
 	return off;
 }
 
+/* The frames a walk writes, as one type: the size of a global function's argument. */
+struct unwind_ips {
+	__u64 ip[UNWIND_MAX_FRAMES];
+};
+
+/* Runtimes whose code has no table and steps of its own (it uses the reads above). */
+#include "hotspot.h"
+
 /*
  * One frame: emits the current frame into ips, then steps to its caller by
- * the PC's rule or, without one, by the frame pointer (the decision table is
- * in docs/DESIGN-unwinder.md). Returns 0 to go on, 1 once st->stop is set.
+ * the PC's rule or, without one, by a runtime's frame layout (a JVM's code:
+ * hotspot.h) or the frame pointer (the decision table is in
+ * docs/DESIGN-unwinder.md). Returns 0 to go on, 1 once st->stop is set.
  */
 static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *ips,
 					 const struct sfbpf_proc *proc, bool vma)
@@ -502,9 +511,10 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	const struct sfbpf_mapping *m;
 	const struct sfbpf_object *obj;
 	const struct sfbpf_rule *rule = NULL;
-	struct sfbpf_unwind_frame next = {};
+	/* In the state, not on the stack: the looped walk's calls share 512 bytes. */
+	struct sfbpf_unwind_frame *next = &st->next;
 	__u32 n = st->n;
-	bool topmost = n == 0, switched = false;
+	bool topmost = n == 0, switched = false, java = false, in_jvm;
 	__u64 lookup;
 	int err, idx;
 
@@ -514,12 +524,17 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	}
 	ips[n & UNWIND_FRAME_MASK] = st->pc;
 	st->n = n + 1;
+	next->exact = false;
 
 	lookup = st->exact ? st->pc : st->pc - 1;
-	m = &proc->maps[st->map & UNWIND_MAP_MASK];
-	obj = unwind_object(st, m);
-	if (obj)
-		rule = unwind_find_rule(st, obj, m->obj, unwind_map_off(m, lookup));
+	/* A JVM's code (hotspot.h) is in no mapping with a table, and maybe in none known. */
+	obj = NULL;
+	if (!st->in_jvm) {
+		m = &proc->maps[st->map & UNWIND_MAP_MASK];
+		obj = unwind_object(st, m);
+		if (obj)
+			rule = unwind_find_rule(st, obj, m->obj, unwind_map_off(m, lookup));
+	}
 	/*
 	 * Past an AArch64 frame-pointer step, SP is only a lower bound (arch.h):
 	 * an SP-based rule would find the wrong CFA. The frame record serves.
@@ -527,10 +542,18 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	if (rule && !ARCH_FP_STEP_EXACT_SP && st->fp_linked && rule->cfa_reg != SFBPF_REG_FP &&
 	    rule->ra_loc != SFBPF_LOC_UNDEFINED)
 		rule = NULL;
-	if (rule)
-		err = unwind_by_rule(st, rule, topmost, &next);
-	else
-		err = unwind_fp_stop(unwind_by_fp(st, topmost, &next, &switched), obj);
+	err = HS_NOT_JAVA;
+	if (rule) {
+		err = unwind_by_rule(st, rule, topmost, next);
+	} else if (!obj && hotspot_wanted(st, proc)) {
+		/* The looped walk's callback took the step before (unwind_step()). */
+		err = vma ? st->hs_err : hotspot_frame(st, proc);
+		java = err == UNWIND_NEXT;
+		if (java)
+			ips[n & UNWIND_FRAME_MASK] = st->hs_ip;
+	}
+	if (!rule && err == HS_NOT_JAVA)
+		err = unwind_fp_stop(unwind_by_fp(st, topmost, next, &switched), obj);
 	if (err != UNWIND_NEXT)
 		goto stop;
 	/*
@@ -540,35 +563,41 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	 * if rbp was a link of the chain: frameless code (a JIT's trampolines
 	 * and stubs) leaves any value in rbp, and a guess ends nothing.
 	 */
-	if (!next.pc) {
-		err = rule || st->fp_linked ? SFBPF_STOP_OUTERMOST :
-					      unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
+	if (!next->pc) {
+		err = (rule || st->fp_linked) && !java ? SFBPF_STOP_OUTERMOST :
+							 unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
 		goto stop;
 	}
 
 	/* Only a return address inside a known executable mapping becomes a frame. */
-	lookup = next.exact ? next.pc : next.pc - 1;
+	lookup = next->exact ? next->pc : next->pc - 1;
 	/* A table of VMAs found in the kernel grows as the walk meets them (vmafind.h). */
 	if (vma && have_find_vma && st->vma_walk)
 		idx = vmafind_find(st, (struct sfbpf_proc *)proc, lookup);
 	else
 		idx = unwind_find_mapping(proc, lookup, st->map);
-	if (idx < 0) {
-		err = rule ? SFBPF_STOP_NO_MAPPING : unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
-		st->miss_addr = next.pc;
+	in_jvm = (java || idx < 0) && (vma ? hotspot_code_looped(st, proc, idx, lookup) :
+					     hotspot_code(st, proc, idx, lookup));
+	if (idx < 0 && !in_jvm) {
+		err = rule || java ? SFBPF_STOP_NO_MAPPING :
+				     unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
+		st->miss_addr = next->pc;
 		goto stop;
 	}
 	if (n + 1 >= st->max) {
 		err = SFBPF_STOP_DEPTH;
 		goto stop;
 	}
-	st->pc = next.pc;
-	st->sp = next.sp;
-	st->fp = next.fp;
-	st->exact = next.exact;
-	st->map = idx;
-	st->fp_linked = !rule;
-	if (!rule) {
+	st->pc = next->pc;
+	st->sp = next->sp;
+	st->fp = next->fp;
+	st->exact = next->exact;
+	st->in_jvm = in_jvm;
+	if (!in_jvm)
+		st->map = idx;
+	/* A Java frame's saved fp may be any register's value: compiled code keeps no chain. */
+	st->fp_linked = !rule && !java;
+	if (!rule && !java) {
 		st->fp_frames++;
 		st->gap_frames += obj != NULL;
 		st->switches += switched;
@@ -597,6 +626,10 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->vma_found = 0;
 	st->vma_miss = 0;
 	st->vma_looked = 0;
+	st->hs_interpreted = 0;
+	st->hs_compiled = 0;
+	st->hs_failed = 0;
+	st->in_jvm = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
 
@@ -619,6 +652,12 @@ static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *i
 	else
 		idx = unwind_find_mapping(proc, st->pc, 0);
 
+	/* A JVM's code needs no mapping (hotspot.h): its leaf may be newer than the table. */
+	if (idx < 0 && (vma ? hotspot_code_looped(st, proc, idx, st->pc) :
+			      hotspot_code(st, proc, idx, st->pc))) {
+		st->in_jvm = 1;
+		idx = 0;
+	}
 	if (idx >= 0) {
 		st->map = idx;
 		st->proc_gen = proc->generation;
@@ -661,11 +700,6 @@ static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *i
 	return true;
 }
 
-/* The frames a walk writes, as one type: the size of a global function's argument. */
-struct unwind_ips {
-	__u64 ip[UNWIND_MAX_FRAMES];
-};
-
 /*
  * unwind_frame() for the walk in bpf_loop() (5.17 and later), as a global
  * function: the verifier checks it once, on its own, rather than again for
@@ -688,6 +722,9 @@ static long unwind_step(__u32 index, void *arg)
 	struct sfbpf_unwind_ctx *c = arg;
 
 	(void)index;
+	/* A frame of a JVM's code, maybe: its step first, a call of its own (hotspot.h). */
+	if (hotspot_wanted(c->st, c->proc))
+		c->st->hs_err = hotspot_frame_looped(c->st, c->proc);
 	return unwind_frame_looped(c->st, (struct unwind_ips *)c->ips, c->proc) ? 1 : 0;
 }
 

@@ -122,6 +122,14 @@ struct sfbpf_rcache_entry {
 	__u16 rule; /* SFBPF_RULE_GAP_ID: no rule, known */
 };
 
+/* The caller's frame, as computed from the current one. */
+struct sfbpf_unwind_frame {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	bool exact;
+};
+
 /* The frame being unwound. Lives in a per-CPU map value (see above). */
 struct sfbpf_unwind_state {
 	__u64 pc;
@@ -144,8 +152,17 @@ struct sfbpf_unwind_state {
 	__u8 vma_miss; /* 1 + enum sfbpf_vma_miss of the last VMA it could not use; 0: none */
 	__u32 proc_gen; /* the process table's generation (chained walks check it) */
 	__u8 vma_looked; /* this sample's bpf_find_vma() was made (vmafind.h) */
-	__u8 pad2[3];
+	__u8 hs_failed; /* a pc in a JVM's code could not be stepped (hotspot.h) */
+	__u8 in_jvm; /* pc is a JVM's code, maybe in no mapping known: st->map is not its */
+	__u16 hs_compiled; /* frames stepped by a code blob's size (hotspot.h) */
+	__u32 tgid; /* the sampled process: its runtime's settings are looked up by it */
+	__u32 hs_interpreted; /* interpreted frames stepped (hotspot.h) */
 	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
+	struct sfbpf_unwind_frame next; /* the caller unwind_frame() computes */
+	__u64 hs_ip; /* a HotSpot step's entry for its frame (hotspot.h) */
+	__s32 hs_err; /* and its outcome, taken before unwind_frame() in the looped walk */
+	/* What a step reads, off the stack: the looped walk's calls share 512 bytes of it. */
+	__u64 tmp[8];
 	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */
@@ -162,14 +179,6 @@ struct sfbpf_unwind_ctx {
 	struct sfbpf_unwind_state *st;
 	__u64 *ips;
 	const struct sfbpf_proc *proc;
-};
-
-/* The caller's frame, as computed from the current one. */
-struct sfbpf_unwind_frame {
-	__u64 pc;
-	__u64 sp;
-	__u64 fp;
-	bool exact;
 };
 
 #endif /* SFBPF_UNWIND_MAPS_H */

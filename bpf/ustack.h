@@ -222,6 +222,7 @@ ustack_begin(struct sfbpf_unwind_state *st, struct sfbpf_sample *s, struct sfbpf
 	bool stale;
 
 	unwind_reset(st);
+	st->tgid = tgid;
 	if (!user_stacks || !tgid || !ustack_task_user(task)) {
 		st->stop = SFBPF_STOP_KERNEL_ONLY;
 		return NULL;
@@ -329,7 +330,7 @@ static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *s
 		st->stop = SFBPF_STOP_NO_PROC;
 		return;
 	}
-	if (proc->generation != st->proc_gen) {
+	if (proc->generation != st->proc_gen && !st->in_jvm) {
 		/*
 		 * Refreshed since the last link: the mapping index is the old
 		 * table's. Found again in the new one, the walk goes on there.
@@ -373,6 +374,9 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 	cnt->v[SFBPF_STAT_NO_BUDGET] += (st->obj_flags & SFBPF_OBJ_F_NO_BUDGET) != 0;
 	cnt->v[SFBPF_STAT_VMA_WALKS] += st->vma_walk;
 	cnt->v[SFBPF_STAT_VMA_FOUND] += st->vma_found;
+	cnt->v[SFBPF_STAT_HS_INTERPRETED] += st->hs_interpreted;
+	cnt->v[SFBPF_STAT_HS_COMPILED] += st->hs_compiled;
+	cnt->v[SFBPF_STAT_HS_FAILED] += st->hs_failed;
 	if (st->vma_miss) {
 		__u32 i = st->vma_miss - 1 + SFBPF_STAT_VMA_MISS_BASE;
 

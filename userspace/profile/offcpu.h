@@ -27,6 +27,7 @@ typedef int (*offcpu_sample_fn)(void *ctx, const struct sfbpf_offcpu_sample *r, 
 struct offcpu_shared_maps {
 	int rows, rules, objects, pages, procs; /* the unwinder's tables */
 	int py_procs; /* the Python walk's settings (bpf/python.h) */
+	int hs_procs; /* the HotSpot step's (bpf/hotspot.h) */
 	int target_pids;
 	int cpu_run; /* the CPU profiler's: each CPU's thread, timed in on+off runs (abi.h) */
 };

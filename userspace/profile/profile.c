@@ -94,6 +94,9 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_FULL] = "vma-miss-full",
 	[SFBPF_STAT_VMA_MISS_BASE + SFBPF_VMA_LATER] = "vma-miss-later",
 	[SFBPF_STAT_VMA_OVER_ENTRY] = "vma-over-entry",
+	[SFBPF_STAT_HS_INTERPRETED] = "hs-interpreted",
+	[SFBPF_STAT_HS_COMPILED] = "hs-compiled",
+	[SFBPF_STAT_HS_FAILED] = "hs-failed",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
@@ -195,6 +198,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.notify_next, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		/* Python settings: a process each at most (interp/python.h). */
 		{ skel->maps.py_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		/* HotSpot settings: likewise (interp/hotspot.h). */
+		{ skel->maps.hs_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.vma_cache, vma_cache_entries(skel), -1 },
 	};
 
@@ -614,6 +619,11 @@ int profile__procs_fd(const struct profile *p)
 int profile__py_procs_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.py_procs);
+}
+
+int profile__hs_procs_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.hs_procs);
 }
 
 int profile__target_pids_fd(const struct profile *p)

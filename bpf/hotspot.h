@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * HotSpot's Java frames in the native walk (docs/DESIGN-hotspot.md, "The BPF
+ * walk"). A JVM's code has no table: the template interpreter and the code
+ * heaps are anonymous mappings, and compiled Java code keeps no frame
+ * pointer. In a process with settings in hs_procs (abi.h), unwind_frame()
+ * hands such a pc to hotspot_step(), which steps the frame as HotSpot's own
+ * stack walk does (frame::sender()):
+ *   - the interpreter's code: its frame is linked by fp; its Method and
+ *     bytecode pointer are in the frame's slots, its caller's sp (before
+ *     any adapter extended it) in the sender-sp slot;
+ *   - a code heap: the heap's segment map leads from the pc's segment back
+ *     to its blob's first; a blob with a frame (an nmethod, a runtime stub)
+ *     is stepped by its frame size, the caller's fp saved right below its
+ *     return address; one without (the call stub, adapters) by fp, as any
+ *     code without a table.
+ * The frame goes to userspace as identity, never as a name: the Method and
+ * bytecode index of an interpreted frame (abi.h, SFBPF_HS_INTERP), the pc
+ * of a compiled one, whose nmethod userspace finds when it reads the sample.
+ * Processes without settings pay one hash lookup per frame of code without
+ * a table, which native processes rarely have.
+ */
+#ifndef SFBPF_HOTSPOT_H
+#define SFBPF_HOTSPOT_H
+
+/* Not a stop reason: the pc is not the JVM's code; the caller takes a frame-pointer step. */
+#define HS_NOT_JAVA (SFBPF_STOP__COUNT + 1)
+/*
+ * Segment-map hops: each goes back at most 254 segments, so 16 find the
+ * start of any blob up to 4,064 segments (508 KiB at 128-byte segments).
+ */
+#define HS_MAX_HOPS 16
+/* Words an intrinsic may have pushed in a compiled leaf (hotspot_compiled()). */
+#define HS_LEAF_PUSHES 2
+/* A compiled frame's size, bounded: larger ones do not read as frames. */
+#define HS_MAX_FRAME (1ULL << 20)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* sized by the loader */
+	__type(key, __u32); /* tgid */
+	__type(value, struct sfbpf_hs_proc);
+} hs_procs SEC(".maps");
+
+/* The settings of the process walked, or NULL: none, or an earlier process's. */
+static __always_inline const struct sfbpf_hs_proc *hotspot_proc(const struct sfbpf_unwind_state *st,
+								const struct sfbpf_proc *proc)
+{
+	/* A key on the stack: 6.1 takes no other memory as a key in a global function. */
+	__u32 tgid = st->tgid;
+	const struct sfbpf_hs_proc *hs = bpf_map_lookup_elem(&hs_procs, &tgid);
+
+	return hs && hs->start_ticks == proc->start_ticks ? hs : NULL;
+}
+
+/*
+ * Whether addr is the JVM's code: the interpreter's, or a code heap's
+ * reserved range. Code compiled since the loader read the mappings lies
+ * in no mapping it knows (a heap commits more as it fills): the walk does
+ * not need one for it.
+ */
+static __always_inline bool hotspot_owns(const struct sfbpf_hs_proc *hs, __u64 addr)
+{
+	__u32 k;
+
+	if (addr >= hs->interp_lo && addr < hs->interp_hi)
+		return true;
+	for (k = 0; k < SFBPF_HS_MAX_HEAPS; k++) {
+		if (k >= hs->nr_heaps)
+			break;
+		if (addr >= hs->heaps[k].lo && addr < hs->heaps[k].hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether addr, in no mapping with a table (idx: its mapping, or -1), is a
+ * JVM's code: then the walk goes on there without a mapping.
+ */
+static __always_inline bool hotspot_code(const struct sfbpf_unwind_state *st,
+					 const struct sfbpf_proc *proc, int idx, __u64 addr)
+{
+	const struct sfbpf_hs_proc *hs;
+
+	if (idx >= 0 && proc->maps[idx & (SFBPF_MAX_MAPPINGS - 1)].obj != SFBPF_OBJ_NONE)
+		return false;
+	hs = hotspot_proc(st, proc);
+	return hs && hotspot_owns(hs, addr);
+}
+
+/* Whether addr is code a return address may be in: a known mapping's, or the JVM's. */
+static __always_inline bool hotspot_is_code(const struct sfbpf_proc *proc,
+					    const struct sfbpf_hs_proc *hs, __u64 addr)
+{
+	return unwind_find_mapping(proc, addr, 0) >= 0 || hotspot_owns(hs, addr);
+}
+
+/* An interpreted frame at fp: its identity into *ip, its caller into next. */
+static __always_inline int hotspot_interpreted(struct sfbpf_unwind_state *st,
+					       const struct sfbpf_hs_proc *hs,
+					       struct sfbpf_unwind_frame *next, __u64 *ip)
+{
+	__u64 fp = st->fp, *t = st->tmp, bci = SFBPF_HS_BCI_NONE, method, bcp, sender_sp, cm;
+
+	if (!fp || (fp & 7) || fp < st->sp || fp - st->sp > UNWIND_FP_MAX_GAP)
+		return SFBPF_STOP_FP_CHAIN;
+	/* The slots below fp first: the window extends upwards from a miss. */
+	if (unwind_read(st, fp + 8 * (__s64)hs->interp_bcp_slot, &t[0], 1) ||
+	    unwind_read(st, fp + 8 * (__s64)hs->interp_method_slot, &t[1], 1) ||
+	    unwind_read(st, fp + 8 * (__s64)hs->interp_sender_sp_slot, &t[2], 1) ||
+	    unwind_read(st, fp, &t[3], 2))
+		return SFBPF_STOP_READ;
+	bcp = t[0];
+	method = t[1];
+	/*
+	 * A native method has no bytecode (code size 0): its bcp slot may hold
+	 * what a register held when its first call linked it. Anything else
+	 * outside the method's bytecodes is not a position either.
+	 */
+	t[5] = 0;
+	t[6] = 0;
+	if (!(method & 7) && !bpf_probe_read_user(&t[5], 8, (void *)(method + hs->method_const)) &&
+	    !bpf_probe_read_user(&t[6], 2, (void *)(t[5] + hs->const_code_size))) {
+		cm = t[5] + hs->const_size;
+		if (bcp >= cm && bcp - cm < t[6])
+			bci = bcp - cm;
+	}
+	*ip = SFBPF_HS_INTERP | bci << SFBPF_HS_BCI_SHIFT | ((method >> 3) & SFBPF_HS_METHOD_MASK);
+	next->fp = t[3];
+	next->pc = arch_strip_ra(t[4]);
+	/* The caller's own sp, unless the slot reads as no sp above this frame. */
+	sender_sp = t[2];
+	next->sp = fp + 16;
+	if (sender_sp >= fp + 16 && sender_sp - (fp + 16) <= UNWIND_FP_MAX_GAP && !(sender_sp & 7))
+		next->sp = sender_sp;
+	next->exact = false;
+	st->hs_interpreted++;
+	return UNWIND_NEXT;
+}
+
+/*
+ * A compiled leaf stopped where its frame is not whole, told by the code at
+ * pc (HotSpot's x86-64 prologue and epilogue, the same for C1, C2 and
+ * stubs: push rbp, sub rsp / add rsp, pop rbp, the return poll, ret):
+ * 0, the return address at sp (before push rbp, after pop rbp); 1, the
+ * saved fp at sp and the return address above it (between push rbp and
+ * sub rsp, at pop rbp); -1, the frame is whole (the body). prologue: pc is
+ * before the frame-complete offset. c: 16 bytes of scratch.
+ */
+static __always_inline int hotspot_edge(__u64 pc, bool prologue, __u8 *c)
+{
+	/* The 8 bytes before pc too: the return poll's compare before its jump. */
+	if (bpf_probe_read_user(c, 12, (void *)(pc - 8)))
+		return -1;
+	if (c[8] == 0xc3) /* ret */
+		return 0;
+	if (c[8] == 0x5d) /* pop rbp */
+		return 1;
+	/* cmp rsp, [r15 + disp]: the return poll, after pop rbp */
+	if (c[8] == 0x49 && c[9] == 0x3b && (c[10] == 0x67 || c[10] == 0xa7))
+		return 0;
+	/* ja to the poll's stub, right after that compare (disp8 or disp32) */
+	if (c[8] == 0x0f && c[9] == 0x87 &&
+	    ((c[4] == 0x49 && c[5] == 0x3b && c[6] == 0x67) ||
+	     (c[1] == 0x49 && c[2] == 0x3b && c[3] == 0xa7)))
+		return 0;
+	if (!prologue)
+		return -1;
+	/* sub rsp, imm: fp pushed, the frame not yet allocated */
+	if (c[8] == 0x48 && (c[9] == 0x83 || c[9] == 0x81) && c[10] == 0xec)
+		return 1;
+	return 0;
+}
+
+/*
+ * A pc in code heap h: the blob holding it, then its frame. HS_NOT_JAVA for
+ * a blob without a frame of its own; a stop reason where the heap does not
+ * read as one.
+ */
+static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
+					    const struct sfbpf_proc *proc,
+					    const struct sfbpf_hs_proc *hs,
+					    const struct sfbpf_hs_heap *h, __u64 lookup,
+					    bool topmost, struct sfbpf_unwind_frame *next)
+{
+	__u64 *t = st->tmp, i, blob, code, cfa = 0;
+	__s32 size, frame_size, complete;
+	__u32 shift = h->shift;
+	int k, edge;
+
+	if (shift < 4 || shift > 20)
+		return SFBPF_STOP_READ;
+	i = (lookup - h->lo) >> shift;
+	/* Each segment's byte: 0 the first of a block, 0xff free, else how far back to go. */
+	for (k = 0; k < HS_MAX_HOPS; k++) {
+		t[7] = 0;
+		if (bpf_probe_read_user(&t[7], 1, (void *)(h->segmap + i)))
+			return SFBPF_STOP_READ;
+		if (!t[7] || t[7] == 0xff || t[7] > i)
+			break;
+		i -= t[7];
+	}
+	if (t[7])
+		return SFBPF_STOP_NO_ROW;
+	blob = h->lo + (i << shift) + hs->block_size;
+	if (bpf_probe_read_user(&t[0], 4, (void *)(blob + hs->blob_size)) ||
+	    bpf_probe_read_user(&t[1], 4, (void *)(blob + hs->blob_frame_size)) ||
+	    bpf_probe_read_user(&t[2], 4, (void *)(blob + hs->blob_frame_complete)))
+		return SFBPF_STOP_READ;
+	size = (__s32)t[0];
+	frame_size = (__s32)t[1];
+	complete = (__s32)t[2];
+	if (size <= 0 || lookup >= blob + size)
+		return SFBPF_STOP_NO_ROW;
+	if (frame_size <= 0)
+		return HS_NOT_JAVA;
+	if ((__u64)frame_size * 8 > HS_MAX_FRAME)
+		return SFBPF_STOP_NO_ROW;
+	t[3] = 0;
+	if (bpf_probe_read_user(&t[3], hs->code_offset ? 4 : 8, (void *)(blob + hs->blob_code)))
+		return SFBPF_STOP_READ;
+	code = hs->code_offset ? blob + (__u32)t[3] : t[3];
+	edge = topmost ? hotspot_edge(lookup, complete > 0 && lookup < code + complete,
+				      (__u8 *)&t[4]) :
+			 -1;
+	if (edge == 0) {
+		if (unwind_read(st, st->sp, &t[5], 1))
+			return SFBPF_STOP_READ;
+		next->fp = st->fp;
+		next->pc = t[5];
+		next->sp = st->sp + 8;
+	} else if (edge == 1) {
+		if (unwind_read(st, st->sp, &t[4], 2))
+			return SFBPF_STOP_READ;
+		next->fp = t[4];
+		next->pc = t[5];
+		next->sp = st->sp + 16;
+	} else {
+		/*
+		 * Stopped in the body, sp is the frame's own, except inside the
+		 * few intrinsics that push a word or two (string_compare keeps
+		 * a length there): a leaf is taken with the first of up to
+		 * HS_LEAF_PUSHES words more whose return address is code.
+		 */
+		for (k = 0; k <= HS_LEAF_PUSHES; k++) {
+			cfa = st->sp + 8 * ((__u64)frame_size + k);
+			if (unwind_read(st, cfa - 16, &t[4], 2))
+				return SFBPF_STOP_READ;
+			if (!topmost || hotspot_is_code(proc, hs, arch_strip_ra(t[5]) - 1))
+				break;
+		}
+		if (k > HS_LEAF_PUSHES)
+			return SFBPF_STOP_NO_MAPPING;
+		next->fp = t[4];
+		next->pc = t[5];
+		next->sp = cfa;
+	}
+	next->pc = arch_strip_ra(next->pc);
+	next->exact = false;
+	st->hs_compiled++;
+	return UNWIND_NEXT;
+}
+
+/*
+ * One step of a frame of the JVM's code, the frame's own entry in *ip
+ * rewritten for an interpreted one. Returns UNWIND_NEXT with the caller in
+ * next, HS_NOT_JAVA (not the JVM's code, or a blob without a frame: a
+ * frame-pointer step serves), or why the stack ends here.
+ */
+static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
+					const struct sfbpf_proc *proc,
+					const struct sfbpf_hs_proc *hs, bool topmost,
+					struct sfbpf_unwind_frame *next, __u64 *ip)
+{
+	__u64 lookup = st->exact ? st->pc : st->pc - 1;
+	__u32 k;
+	int err;
+
+	if (lookup >= hs->interp_lo && lookup < hs->interp_hi)
+		return hotspot_interpreted(st, hs, next, ip);
+	for (k = 0; k < SFBPF_HS_MAX_HEAPS; k++) {
+		const struct sfbpf_hs_heap *h = &hs->heaps[k];
+
+		if (k >= hs->nr_heaps)
+			break;
+		if (lookup < h->lo || lookup >= h->hi)
+			continue;
+		err = hotspot_compiled(st, proc, hs, h, lookup, topmost, next);
+		if (err != UNWIND_NEXT && err != HS_NOT_JAVA)
+			st->hs_failed = 1;
+		return err;
+	}
+	return HS_NOT_JAVA;
+}
+
+/*
+ * Whether the frame at st->pc is stepped here: in a JVM's code, or in a
+ * mapping without an object (no table: anonymous code, where a JVM's is).
+ */
+static __always_inline bool hotspot_wanted(const struct sfbpf_unwind_state *st,
+					   const struct sfbpf_proc *proc)
+{
+	return st->in_jvm || proc->maps[st->map & (SFBPF_MAX_MAPPINGS - 1)].obj == SFBPF_OBJ_NONE;
+}
+
+/*
+ * The step of the frame unwind_frame() is about to emit (st->pc): its
+ * entry into st->hs_ip, its caller into st->next; hotspot_step()'s values,
+ * HS_NOT_JAVA without settings.
+ */
+static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
+					 const struct sfbpf_proc *proc)
+{
+	const struct sfbpf_hs_proc *hs = hotspot_proc(st, proc);
+
+	if (!hs)
+		return HS_NOT_JAVA;
+	st->hs_ip = st->pc;
+	return hotspot_step(st, proc, hs, st->n == 0, &st->next, &st->hs_ip);
+}
+
+/*
+ * The same, and hotspot_code(), as global functions for the walk in
+ * bpf_loop(): the verifier checks each once, on its own (inlined, 6.1's
+ * followed their paths times the frame's others past its limit). The
+ * loop's callback takes the step before unwind_frame_looped(), not inside
+ * it: four calls deep, 6.1 found their stacks over 512 bytes together.
+ * The chained walker inlines them (5.10 passes no pointer but the context
+ * to a global function).
+ */
+__noinline int hotspot_frame_looped(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc)
+{
+	if (!st || !proc)
+		return HS_NOT_JAVA;
+	return hotspot_frame(st, proc);
+}
+
+__noinline int hotspot_code_looped(const struct sfbpf_unwind_state *st,
+				   const struct sfbpf_proc *proc, int idx, __u64 addr)
+{
+	if (!st || !proc)
+		return 0;
+	return hotspot_code(st, proc, idx, addr);
+}
+
+#endif /* SFBPF_HOTSPOT_H */
