@@ -4,6 +4,7 @@
  * process_vm_readv of the target (procs/procmem.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct hotspot {
 	struct hs_layout layout;
 	uint64_t interp_lo, interp_hi; /* the template interpreter's code */
 	uint64_t call_stub_return; /* where the outermost Java frame returns to native code */
+	struct hs_code code; /* the heaps as last read: their committed ends grow */
 };
 
 /*
@@ -435,4 +437,151 @@ int hotspot__method(const struct hotspot *hs, uint64_t method, struct hotspot_me
 int hotspot__line(const struct hotspot *hs, const struct hotspot_method *m, int bci)
 {
 	return hs_method_line(hs->pid, &hs->layout, m->const_method, bci);
+}
+
+/* A member the BPF step reads: its offset, if it has the width the step reads. */
+static int bpf_off(struct hs_member m, uint8_t width, __u16 *out)
+{
+	if (m.off == HS_NONE || m.off > UINT16_MAX || m.width != width)
+		return -EPROTO;
+	*out = (__u16)m.off;
+	return 0;
+}
+
+int hotspot__bpf_settings(struct hotspot *hs, struct sfbpf_hs_proc *out)
+{
+	const struct hs_layout *l = &hs->layout;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = hs_code__heaps(hs->pid, l, &hs->code);
+	if (err)
+		return err;
+	if (hs->code.nr > SFBPF_HS_MAX_HEAPS || l->block_size > UINT16_MAX ||
+	    l->const_size > UINT16_MAX)
+		return -EPROTO;
+	out->interp_lo = hs->interp_lo;
+	out->interp_hi = hs->interp_hi;
+	for (size_t i = 0; i < hs->code.nr; i++) {
+		const struct hs_heap *h = &hs->code.heaps[i];
+
+		out->heaps[i] = (struct sfbpf_hs_heap){
+			.lo = h->lo, .hi = h->reserved_hi, .segmap = h->segmap, .shift = h->shift
+		};
+	}
+	out->nr_heaps = hs->code.nr;
+	out->block_size = (__u16)l->block_size;
+	out->const_size = (__u16)l->const_size;
+	out->interp_method_slot = (__s8)l->interp_method_slot;
+	out->interp_bcp_slot = (__s8)l->interp_bcp_slot;
+	out->interp_sender_sp_slot = (__s8)l->interp_sender_sp_slot;
+	out->code_offset = l->blob_code_begin.off == HS_NONE;
+	err = bpf_off(l->blob_size, 4, &out->blob_size);
+	if (!err)
+		err = bpf_off(l->blob_frame_size, 4, &out->blob_frame_size);
+	if (!err)
+		err = bpf_off(l->blob_frame_complete, 4, &out->blob_frame_complete);
+	if (!err)
+		err = out->code_offset ? bpf_off(l->blob_code_offset, 4, &out->blob_code) :
+					 bpf_off(l->blob_code_begin, 8, &out->blob_code);
+	if (!err)
+		err = bpf_off(l->method_const, 8, &out->method_const);
+	if (!err)
+		err = bpf_off(l->const_code_size, 2, &out->const_code_size);
+	return err;
+}
+
+/* Which blob it is: an nmethod's compile id, and its size. */
+static int blob_ident(const struct hotspot *hs, uint64_t blob, bool nmethod, uint64_t *ident)
+{
+	uint64_t size, id = 0;
+	int err;
+
+	err = hs_read_member(hs->pid, blob, hs->layout.blob_size, &size);
+	if (!err && nmethod)
+		err = hs_read_member(hs->pid, blob, hs->layout.nm_compile_id, &id);
+	*ident = (id << 32) | (uint32_t)size;
+	return err;
+}
+
+bool hotspot__blob_is(const struct hotspot *hs, uint64_t blob, uint64_t ident)
+{
+	uint64_t now, used;
+
+	/* A flushed blob's block is free, or part of another. */
+	if (hs_read_member(hs->pid, blob - hs->layout.block_size, hs->layout.block_used, &used) ||
+	    !used)
+		return false;
+	return !blob_ident(hs, blob, ident >> 32 != 0, &now) && now == ident;
+}
+
+bool hotspot__owns(const struct hotspot *hs, uint64_t pc)
+{
+	if (pc >= hs->interp_lo && pc < hs->interp_hi)
+		return true;
+	for (size_t i = 0; i < hs->code.nr; i++)
+		if (pc >= hs->code.heaps[i].lo && pc < hs->code.heaps[i].reserved_hi)
+			return true;
+	return false;
+}
+
+bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t const_method)
+{
+	uint64_t cm;
+
+	return !hs_read_member(hs->pid, method, hs->layout.method_const, &cm) && cm == const_method;
+}
+
+int hotspot__code_pc(struct hotspot *hs, uint64_t pc, bool leaf, struct hotspot_code_frames *out)
+{
+	const struct hs_layout *l = &hs->layout;
+	struct hs_scope scopes[HOTSPOT_MAX_SCOPES];
+	uint64_t name, method;
+	enum hs_blob_kind kind;
+	int err;
+
+	out->nr = 0;
+	out->stub[0] = 0;
+	if (pc >= hs->interp_lo && pc < hs->interp_hi) {
+		out->blob = hs->interp_lo;
+		out->ident = 0;
+		snprintf(out->stub, sizeof(out->stub), "Interpreter");
+		return 0;
+	}
+	if (!hotspot__owns(hs, pc - !leaf))
+		return -ENOENT;
+	err = hs_code__blob(hs->pid, l, &hs->code, pc - !leaf, &out->blob);
+	/* Past a heap's committed code as last read: it may have grown. */
+	if (err == -ENOENT && !hs_code__heaps(hs->pid, l, &hs->code))
+		err = hs_code__blob(hs->pid, l, &hs->code, pc - !leaf, &out->blob);
+	if (err)
+		return err;
+	kind = hs_code__kind(hs->pid, l, out->blob);
+	err = blob_ident(hs, out->blob, kind != HS_BLOB_OTHER, &out->ident);
+	if (err)
+		return err;
+	switch (kind) {
+	case HS_BLOB_OTHER:
+		if (hs_read_member(hs->pid, out->blob, l->blob_name, &name) ||
+		    procmem__str(hs->pid, name, out->stub, sizeof(out->stub)) < 0)
+			snprintf(out->stub, sizeof(out->stub), "[stub]");
+		return 0;
+	case HS_BLOB_NATIVE_WRAPPER:
+		err = hs_read_member(hs->pid, out->blob, l->nm_method, &method);
+		if (!err) {
+			out->frames[0] = (struct hotspot_frame){ method, -1, HOTSPOT_FRAME_NATIVE };
+			out->nr = 1;
+		}
+		return err;
+	case HS_BLOB_NMETHOD:
+		break;
+	}
+	err = leaf ? hs_code__scopes_near(hs->pid, l, out->blob, pc, scopes, HOTSPOT_MAX_SCOPES,
+					  &out->nr) :
+		     hs_code__scopes(hs->pid, l, out->blob, pc, scopes, HOTSPOT_MAX_SCOPES,
+				     &out->nr);
+	for (uint32_t i = 0; !err && i < out->nr; i++)
+		out->frames[i] = (struct hotspot_frame){ scopes[i].method, scopes[i].bci,
+							 HOTSPOT_FRAME_COMPILED };
+	return err;
 }

@@ -17,8 +17,10 @@
 #ifndef SFBPF_INTERP_HOTSPOT_H
 #define SFBPF_INTERP_HOTSPOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf/abi.h"
 #include "interp/hotspot_vmstructs.h"
 
 struct hotspot;
@@ -88,5 +90,37 @@ void hotspot__threads_free(struct hotspot_thread *threads, size_t nr);
 int hotspot__method(const struct hotspot *hs, uint64_t method, struct hotspot_method *out);
 /* The source line of bytecode index bci of m, or -1. */
 int hotspot__line(const struct hotspot *hs, const struct hotspot_method *m, int bci);
+
+/*
+ * The settings of the BPF walk's HotSpot step (bpf/hotspot.h), start_ticks
+ * left to the caller: 0, -EAGAIN (no code heap yet), -EPROTO where a field
+ * does not fit them (a width, an offset), or a read's error.
+ */
+int hotspot__bpf_settings(struct hotspot *hs, struct sfbpf_hs_proc *out);
+
+#define HOTSPOT_MAX_SCOPES 64
+
+/* What a pc in the JVM's code stands for. */
+struct hotspot_code_frames {
+	uint64_t blob; /* the blob holding it */
+	uint64_t ident; /* with blob, which blob it is: compile id and size (hotspot__blob_is()) */
+	uint32_t nr; /* methods, innermost (inlined) first; 0: code of no method */
+	struct hotspot_frame frames[HOTSPOT_MAX_SCOPES];
+	char stub[64]; /* nr 0: the blob's own name ("Interpreter", "StubRoutines (1)") */
+};
+
+/*
+ * The Java frames pc stands for: a return address, or with leaf the pc the
+ * code was stopped at (its methods are those of the next debug record, as
+ * HotSpot's own sampling takes them). 0, -ENOENT (not the JVM's code), or
+ * -EPROTO / a read's error.
+ */
+int hotspot__code_pc(struct hotspot *hs, uint64_t pc, bool leaf, struct hotspot_code_frames *out);
+/* Whether pc is in the JVM's code: the interpreter's, or a code heap's reserved range. */
+bool hotspot__owns(const struct hotspot *hs, uint64_t pc);
+/* Whether the blob at blob is still the one out described (not flushed, nor replaced). */
+bool hotspot__blob_is(const struct hotspot *hs, uint64_t blob, uint64_t ident);
+/* Whether method is still the Method whose ConstMethod is const_method (a class unloaded: not). */
+bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t const_method);
 
 #endif /* SFBPF_INTERP_HOTSPOT_H */

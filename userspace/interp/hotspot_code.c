@@ -9,6 +9,7 @@
  * not compiled code.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,10 +45,12 @@ int hs_code__heaps(int pid, const struct hs_layout *l, struct hs_code *c)
 		if (!err)
 			err = hs_read_member(pid, heaps[i], l->heap_high, &h->hi);
 		if (!err)
+			err = hs_read_member(pid, heaps[i], l->heap_reserved_high, &h->reserved_hi);
+		if (!err)
 			err = hs_read_member(pid, heaps[i], l->heap_segmap, &h->segmap);
 		if (!err)
 			err = hs_read_member(pid, heaps[i], l->heap_log2_segment, &shift);
-		if (!err && (shift < 4 || shift > 20 || h->hi < h->lo))
+		if (!err && (shift < 4 || shift > 20 || h->hi < h->lo || h->reserved_hi < h->hi))
 			err = -EPROTO;
 		h->shift = (uint32_t)shift;
 		c->nr += !err;
@@ -168,9 +171,13 @@ static int debug_info(int pid, const struct hs_layout *l, uint64_t nm, uint64_t 
 	return err;
 }
 
-/* The scope decode offset of the PcDesc at exactly pc_offset; 0 for none. */
+/*
+ * The scope decode offset of the PcDesc at exactly pc_offset (near: the
+ * first after it, as HotSpot's own samplers take a stopped pc's, with
+ * pc_desc_near(pc + 1)); 0 for none. PcDescs are sorted by pc offset.
+ */
 static int find_pc_desc(int pid, const struct hs_layout *l, uint64_t pcs, uint64_t pcs_end,
-			int64_t pc_offset, uint32_t *scope)
+			int64_t pc_offset, bool near, uint32_t *scope)
 {
 	uint64_t n, stride = l->pc_desc_size;
 	uint8_t *buf;
@@ -192,7 +199,7 @@ static int find_pc_desc(int pid, const struct hs_layout *l, uint64_t pcs, uint64
 
 		memcpy(&off, buf + i * stride + l->pc_desc_pc_offset.off, 4);
 		memcpy(&sc, buf + i * stride + l->pc_desc_scope.off, 4);
-		if (off == pc_offset) {
+		if ((!near && off == pc_offset) || (near && off > pc_offset)) {
 			*scope = sc;
 			break;
 		}
@@ -201,8 +208,8 @@ static int find_pc_desc(int pid, const struct hs_layout *l, uint64_t pcs, uint64
 	return err;
 }
 
-int hs_code__scopes(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc,
-		    struct hs_scope *out, uint32_t max, uint32_t *nr)
+static int scopes(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc, bool near,
+		  struct hs_scope *out, uint32_t max, uint32_t *nr)
 {
 	uint64_t pcs, pcs_end, scopes, metadata, begin, root, at;
 	uint32_t decode, prev = UINT32_MAX;
@@ -215,7 +222,7 @@ int hs_code__scopes(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc
 	if (!err)
 		err = hs_read_member(pid, nm, l->nm_method, &root);
 	if (!err)
-		err = find_pc_desc(pid, l, pcs, pcs_end, (int64_t)(pc - begin), &decode);
+		err = find_pc_desc(pid, l, pcs, pcs_end, (int64_t)(pc - begin), near, &decode);
 	if (err)
 		return err;
 	/* No scope recorded (serialized_null): the nmethod's own method, bci unknown. */
@@ -248,4 +255,16 @@ int hs_code__scopes(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc
 		decode = sender;
 	}
 	return 0;
+}
+
+int hs_code__scopes(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc,
+		    struct hs_scope *out, uint32_t max, uint32_t *nr)
+{
+	return scopes(pid, l, nm, pc, false, out, max, nr);
+}
+
+int hs_code__scopes_near(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc,
+			 struct hs_scope *out, uint32_t max, uint32_t *nr)
+{
+	return scopes(pid, l, nm, pc, true, out, max, nr);
 }

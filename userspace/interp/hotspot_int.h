@@ -59,14 +59,18 @@ struct hs_layout {
 	uint64_t code_heaps; /* static: GrowableArray<CodeHeap*>* */
 	struct hs_member array_len, array_data;
 	struct hs_member heap_low, heap_high, heap_segmap, heap_log2_segment;
+	/* The heap's reserved end: its committed code grows up to it. */
+	struct hs_member heap_reserved_high;
 	uint64_t block_size; /* sizeof(HeapBlock): the blob follows its block's header */
 	struct hs_member block_used;
 	/* Blobs: code from code_begin (17-22: a pointer; 23+: an offset from the blob). */
 	struct hs_member blob_name, blob_size, blob_frame_size, blob_code_begin, blob_code_offset;
+	struct hs_member blob_frame_complete; /* from code begin: the frame is built past it */
 	struct hs_member blob_kind; /* 23+; before, an nmethod is told by its name */
 	int64_t kind_nmethod;
 	/* nmethods: their Method, their deoptimisation, their debug information. */
 	struct hs_member nm_method, nm_orig_pc_offset, nm_deopt_begin, nm_deopt_offset;
+	struct hs_member nm_compile_id; /* with the blob's address, which compilation it is */
 	struct hs_member nm_scopes_data_begin, nm_scopes_pcs_offset, nm_dependencies_offset;
 	struct hs_member nm_metadata_offset; /* 17-22: from the blob */
 	struct hs_member nm_immutable_data, nm_scopes_data_offset; /* 23+ */
@@ -94,6 +98,7 @@ int hs_unsigned5(int pid, uint64_t *at, unsigned int x, uint32_t *v);
 
 struct hs_heap {
 	uint64_t lo, hi; /* committed code */
+	uint64_t reserved_hi; /* where hi may grow to */
 	uint64_t segmap; /* a byte per segment */
 	uint32_t shift; /* log2 of the segment size */
 };
@@ -127,5 +132,12 @@ enum hs_blob_kind hs_code__kind(int pid, const struct hs_layout *l, uint64_t blo
  */
 int hs_code__scopes(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc,
 		    struct hs_scope *out, uint32_t max, uint32_t *nr);
+/*
+ * The same for a pc the code was stopped at, not a return address (a
+ * sample's leaf): the first PcDesc after it, as HotSpot's own samplers
+ * (JFR, AsyncGetCallTrace: pc_desc_near(pc + 1)) take it.
+ */
+int hs_code__scopes_near(int pid, const struct hs_layout *l, uint64_t nm, uint64_t pc,
+			 struct hs_scope *out, uint32_t max, uint32_t *nr);
 
 #endif /* SFBPF_INTERP_HOTSPOT_INT_H */

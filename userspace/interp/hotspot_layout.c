@@ -185,6 +185,7 @@ static void resolve_code(struct resolver *r, struct hs_layout *l)
 	l->array_data = member(r, "GrowableArray<int>::_data");
 	l->heap_low = nested(memory, member(r, "VirtualSpace::_low"));
 	l->heap_high = nested(memory, member(r, "VirtualSpace::_high"));
+	l->heap_reserved_high = nested(memory, member(r, "VirtualSpace::_high_boundary"));
 	l->heap_segmap = nested(segmap, member(r, "VirtualSpace::_low"));
 	l->heap_log2_segment = member(r, "CodeHeap::_log2_segment_size");
 	l->block_size = size_of(r, "HeapBlock");
@@ -194,6 +195,7 @@ static void resolve_code(struct resolver *r, struct hs_layout *l)
 	l->blob_name = member(r, "CodeBlob::_name");
 	l->blob_size = member(r, "CodeBlob::_size");
 	l->blob_frame_size = member(r, "CodeBlob::_frame_size");
+	l->blob_frame_complete = member(r, "CodeBlob::_frame_complete_offset");
 	l->blob_code_begin = member_opt(t, "CodeBlob::_code_begin");
 	l->blob_code_offset = member_opt(t, "CodeBlob::_code_offset");
 	either(r, l->blob_code_begin, l->blob_code_offset, "CodeBlob::_code_begin|_code_offset");
@@ -203,6 +205,7 @@ static void resolve_code(struct resolver *r, struct hs_layout *l)
 
 	l->nm_method = member(r, "CompiledMethod::_method|nmethod::_method");
 	l->nm_orig_pc_offset = member(r, "nmethod::_orig_pc_offset");
+	l->nm_compile_id = member(r, "nmethod::_compile_id|CompiledMethod::_compile_id");
 	l->nm_deopt_begin = member_opt(t, "CompiledMethod::_deopt_handler_begin");
 	/* JDK 26 renamed the offset. */
 	l->nm_deopt_offset = member_opt(

@@ -132,13 +132,42 @@ static const struct sfbpf_sample *splice_python(struct session *s, const struct 
 	if (!smp->nr_py) {
 		if (s->pythons)
 			pythons__sampled(s->pythons, (int)smp->pid);
-		return smp;
+	} else if (pythons__splice(s->pythons, smp, *size, s->spliced) > 0) {
+		smp = s->spliced;
+		*size = SFBPF_SAMPLE_HDR_SIZE +
+			((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
 	}
-	if (pythons__splice(s->pythons, smp, *size, s->spliced) <= 0)
-		return smp;
-	*size = SFBPF_SAMPLE_HDR_SIZE +
-		((size_t)s->spliced->nr_user + s->spliced->nr_kernel) * sizeof(__u64);
-	return s->spliced;
+	/* A JVM's frames (hotspots.h), named while the process lives. */
+	if (s->hotspots && hotspots__splice(s->hotspots, smp, *size, s->spliced_java) > 0) {
+		smp = s->spliced_java;
+		*size = SFBPF_SAMPLE_HDR_SIZE +
+			((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
+	}
+	return smp;
+}
+
+/*
+ * The tracker has one listener: each runtime's (pythons.h, hotspots.h) is
+ * told of every process it writes or removes.
+ */
+static void runtimes_updated(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
+{
+	struct session *s = ctx;
+	struct proctrack_listener py = pythons__listener(s->pythons),
+				  hs = hotspots__listener(s->hotspots);
+
+	py.updated(py.ctx, pid, start_ticks, pm);
+	hs.updated(hs.ctx, pid, start_ticks, pm);
+}
+
+static void runtimes_removed(void *ctx, int pid)
+{
+	struct session *s = ctx;
+	struct proctrack_listener py = pythons__listener(s->pythons),
+				  hs = hotspots__listener(s->hotspots);
+
+	py.removed(py.ctx, pid);
+	hs.removed(hs.ctx, pid);
 }
 
 static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
@@ -338,6 +367,7 @@ static int open_offcpu(struct session *s)
 			.pages = profile__pages_fd(s->prof),
 			.procs = profile__procs_fd(s->prof),
 			.py_procs = profile__py_procs_fd(s->prof),
+			.hs_procs = profile__hs_procs_fd(s->prof),
 			.target_pids = profile__target_pids_fd(s->prof),
 			.cpu_run = profile__cpu_run_fd(s->prof),
 		};
@@ -415,11 +445,15 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		symbolizer__set_kernel_maps(s->sym, session_kernel_maps, s);
 	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
 	s->pythons = s->procs ? pythons__new(profile__py_procs_fd(s->prof)) : NULL;
+	s->hotspots = s->procs ? hotspots__new(profile__hs_procs_fd(s->prof)) : NULL;
 	s->spliced = s->pythons ? malloc(sizeof(*s->spliced)) : NULL;
-	if (!s->spliced)
+	s->spliced_java = s->hotspots ? malloc(sizeof(*s->spliced_java)) : NULL;
+	if (!s->spliced || !s->spliced_java)
 		return -ENOMEM;
 	{
-		struct proctrack_listener pl = pythons__listener(s->pythons);
+		struct proctrack_listener pl = { .updated = runtimes_updated,
+						 .removed = runtimes_removed,
+						 .ctx = s };
 
 		proctrack__set_listener(s->procs, &pl);
 	}
@@ -496,6 +530,8 @@ static void collect_python_names(struct session *s)
 	if (now < s->names_next_ns)
 		return;
 	pythons__mark_names(s->pythons);
+	if (s->hotspots)
+		hotspots__mark_names(s->hotspots);
 	aggregator__for_each(s->agg, mark_python, NULL);
 	if (python_names__sweep() >= s->budgets.python_names / 8)
 		s->names_wait_ns = NSEC_PER_SEC;
@@ -542,6 +578,8 @@ static void housekeeping(struct session *s)
 			tables__fork_horizon(s->tables, s->round_ns - FORK_EVENT_MARGIN_NS);
 		if (s->pythons)
 			pythons__drained(s->pythons);
+		if (s->hotspots)
+			hotspots__drained(s->hotspots);
 	}
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		session_forget_oldest(s);
@@ -783,6 +821,8 @@ void session__close(struct session *s)
 	lifecycle__free(s->lc);
 	proctrack__free(s->procs);
 	pythons__free(s->pythons);
+	hotspots__free(s->hotspots);
+	free(s->spliced_java);
 	free(s->spliced);
 	tables__free(s->tables);
 	tablecache__free(s->table_cache);

@@ -31,6 +31,7 @@
 #include "profile/profile.h"
 #include "procs/proctrack.h"
 #include "interp/python_names.h"
+#include "profile/hotspots.h"
 #include "profile/pythons.h"
 #include "symbols/symbolize.h"
 #include "maps/tables.h"
@@ -159,6 +160,7 @@ struct session_stats {
 	struct tablecache_stats table_cache;
 	struct proctrack_stats procs;
 	struct pythons_stats python;
+	struct hotspots_stats hotspot;
 	struct python_names_stats python_names;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;

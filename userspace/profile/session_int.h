@@ -24,6 +24,8 @@ struct session {
 	struct proctrack *procs;
 	struct pythons *pythons; /* the Python processes' settings and frames */
 	struct sfbpf_sample *spliced; /* a sample with its Python frames in place */
+	struct hotspots *hotspots; /* the JVMs' settings and frames */
+	struct sfbpf_sample *spliced_java; /* a sample with its Java frames named */
 	struct lifecycle *lc;
 	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
 	struct aggregator *agg; /* everything received since open (or the last reset) */

@@ -157,6 +157,8 @@ void session__stats(struct session *s, struct session_stats *out)
 		lifecycle__stats(s->lc, &out->lifecycle);
 	if (s->pythons)
 		pythons__stats(s->pythons, &out->python);
+	if (s->hotspots)
+		hotspots__stats(s->hotspots, &out->hotspot);
 	python_names__stats(&out->python_names);
 	out->forgotten = s->forgotten;
 	if (s->agg) {
@@ -257,6 +259,21 @@ static void print_python(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "", "py_names_evicted", st->python_names.evicted);
 	print_counter(f, "", "py_names_refused", st->python_names.refused);
 	print_counter(f, "", "py_names_collections", st->python_names.collections);
+}
+
+/* The JVMs and their frames (hotspots.h), beside the BPF walk's hs-* counters. */
+static void print_hotspot(struct emitter *f, const struct session_stats *st)
+{
+	const struct hotspots_stats *h = &st->hotspot;
+
+	print_counter(f, "", "hs_attached", h->attached);
+	print_counter(f, "", "hs_refused", h->refused);
+	print_counter(f, "", "hs_spliced", h->samples);
+	print_counter(f, "", "hs_named_interpreted", h->interpreted);
+	print_counter(f, "", "hs_named_compiled", h->compiled);
+	print_counter(f, "", "hs_named_stubs", h->stubs);
+	print_counter(f, "", "hs_unknown", h->unknown);
+	print_counter(f, "", "hs_cache_stale", h->cache_stale);
 }
 
 static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)
@@ -459,6 +476,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 	session__stats(s, &st);
 	print_unwinding(f, &st);
 	print_python(f, &st);
+	print_hotspot(f, &st);
 	print_counter(f, "", "received", st.received);
 	print_gauge(f, "", "processes", st.procs.procs);
 	print_gauge(f, "", "symbol_processes", st.sym.procs);
