@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Judges sfbpf-top's Java frames (tests/hsprofile.test) against the JVM's
+own profiler on the same run, JFR's jdk.ExecutionSample events (as `jfr
+print` writes them), and against the fixture's source
+(tests/fixtures/JavaWork.java, its "// at:" markers). One PASS/FAIL line
+each.
+
+  stacks NAME FOLDED SRC     the main thread's stacks: complete from the
+                             thread's entry through the call stub to
+                             JavaWork.main, every JavaWork frame named with
+                             the line of its call
+  jfr NAME FOLDED JFR        innermost Java method: distribution overlap
+                             >= 0.85; >= 98 % of sfbpf's Java caller->callee
+                             edges (by samples) seen by JFR
+  offcpu NAME FOLDED SRC     the napping thread's off-CPU stacks: napInner
+                             at its sleep's line, under napOuter
+
+A Java frame is "Class.method (File.java:LINE)"; a compiled leaf at a pc
+with no debug record (its prologue, its epilogue) is named without a line.
+JFR drops such samples (its sampler takes a stopped pc's methods from the
+next debug record, and gives up without one): the overlap leaves them out
+of sfbpf's side too, so that it compares what both can see.
+"""
+import collections
+import re
+import sys
+
+JAVA = re.compile(r"^([\w$.]+)\.([\w$<>]+) \(([^():]*)(?::(\d+))?\)$")
+
+
+def markers(src):
+    """The fixture's "// at: NAME" lines: NAME -> line number."""
+    out = {}
+    for n, line in enumerate(open(src), 1):
+        m = re.search(r"// at: (\S+)", line)
+        if m:
+            out[m.group(1)] = n
+    return out
+
+
+def folded(path):
+    """(frames root first, count) of each folded line."""
+    for line in open(path):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        if stack:
+            yield stack.split(";"), int(n)
+
+
+def java_frames(frames):
+    """The Java frames of a stack, root first, each (method, line or None)."""
+    out = []
+    for f in frames:
+        m = JAVA.match(f)
+        if m:
+            out.append((m.group(1) + "." + m.group(2), m.group(4)))
+    return out
+
+
+def check_stacks(name, path, src):
+    at = markers(src)
+    total = complete = named = 0
+    bad = collections.Counter()
+    want = {
+        ("JavaWork.main", "JavaWork.outer"): at["main"],
+        ("JavaWork.outer", "JavaWork.sortStrings"): at["outer-sort"],
+        ("JavaWork.outer", "JavaWork.digest"): at["outer-digest"],
+        ("JavaWork.digest", "JavaWork.digest"): at["recurse"],
+        ("JavaWork.sortStrings", "java.util.Arrays.sort"): at["sort"],
+    }
+    seen = collections.Counter()
+    for frames, n in folded(path):
+        java = java_frames(frames)
+        # The main thread's: JavaWork frames other than the napper's.
+        if not any(m.startswith("JavaWork.") and not m.startswith("JavaWork.nap")
+                   for m, _ in java):
+            continue
+        total += n
+        # The thread's entry, through the launcher's JavaMain and the call stub, to main.
+        names = [f for f in frames if not f.endswith("_[k]")]
+        if "[truncated]" not in names and "JavaMain" in names and "JavaCalls::call_helper" in names:
+            if java and java[0][0] == "JavaWork.main":
+                complete += n
+        ok = True
+        for (a, la), (b, _) in zip(java, java[1:]):
+            line = want.get((a, b))
+            if line is None:
+                continue
+            seen[(a, b)] += n
+            if la != str(line):
+                bad[(a, la, b)] += n
+                ok = False
+        named += n if ok else 0
+    if total < 100:
+        print(f"FAIL: {name}: only {total} samples of the main thread")
+        return
+    share = complete / total
+    if share < 0.95:
+        print(f"FAIL: {name}-complete: {complete} of {total} main-thread samples ({share:.1%}) "
+              "reach JavaWork.main from the thread's entry (want >= 95 %)")
+    else:
+        print(f"PASS: {name}-complete: {complete} of {total} main-thread samples ({share:.1%}) "
+              "from the thread's entry through the call stub to JavaWork.main")
+    missing = [k for k in want if not seen[k]]
+    if missing or bad:
+        print(f"FAIL: {name}-lines: calls never seen {missing}; at a wrong line "
+              f"{bad.most_common(3)}")
+    else:
+        print(f"PASS: {name}-lines: the fixture's {len(want)} calls, each at its line, "
+              f"in all {total} samples")
+
+
+def jfr_stacks(path):
+    """JFR's execution samples: (methods root first, 1)."""
+    cur = None
+    for line in open(path):
+        s = line.strip()
+        if s.startswith("stackTrace = ["):
+            cur = []
+        elif cur is not None and s == "]":
+            yield list(reversed(cur)), 1
+            cur = None
+        elif cur is not None and s != "...":
+            m = re.match(r"^([\w$.<>/]+)\.([\w$<>]+)\(", s)
+            if m:
+                cur.append(m.group(1) + "." + m.group(2))
+
+
+def dist(stacks):
+    leaf, edges = collections.Counter(), collections.Counter()
+    for methods, n in stacks:
+        if not methods:
+            continue
+        leaf[methods[-1]] += n
+        for a, b in zip(methods, methods[1:]):
+            edges[(a, b)] += n
+    return leaf, edges
+
+
+def check_jfr(name, path, jfr):
+    ours = []
+    for frames, n in folded(path):
+        java = java_frames(frames)
+        # What JFR cannot see: a compiled leaf with no debug record (no line).
+        if java and java[-1][1] is not None:
+            ours.append(([m for m, _ in java], n))
+    sl, se = dist(ours)
+    jl, je = dist(jfr_stacks(jfr))
+    st, jt = sum(sl.values()), sum(jl.values())
+    if st < 500 or jt < 200:
+        print(f"FAIL: {name}: too few samples to compare: sfbpf {st}, JFR {jt}")
+        return
+    overlap = sum(min(sl[k] / st, jl[k] / jt) for k in set(sl) | set(jl))
+    top = ", ".join(f"{k.rsplit('.', 1)[-1]} {sl[k] / st:.2f}/{jl[k] / jt:.2f}"
+                    for k, _ in jl.most_common(5))
+    verdict = "PASS" if overlap >= 0.85 else "FAIL"
+    print(f"{verdict}: {name}-leaf: innermost Java method, sfbpf against JFR: overlap "
+          f"{overlap:.3f} (want >= 0.85; {st} and {jt} samples; {top})")
+    total = sum(se.values())
+    seen = sum(n for e, n in se.items() if e in je)
+    share = seen / total if total else 0
+    unseen = sorted(((n, e) for e, n in se.items() if e not in je), reverse=True)[:3]
+    verdict = "PASS" if share >= 0.98 else "FAIL"
+    print(f"{verdict}: {name}-edges: {share:.1%} of sfbpf's Java caller->callee edges "
+          f"(by samples) seen by JFR (want >= 98 %; not seen: {unseen})")
+
+
+def check_offcpu(name, path, src):
+    at = markers(src)
+    naps = good = 0
+    for frames, n in folded(path):
+        java = java_frames(frames)
+        if not any(m == "JavaWork.napInner" for m, _ in java):
+            continue
+        naps += n
+        inner = [i for i, (m, _) in enumerate(java) if m == "JavaWork.napInner"][-1]
+        if (java[inner][1] == str(at["nap"]) and inner > 0
+                and java[inner - 1][0] == "JavaWork.napOuter"
+                and any(m == "java.lang.Thread.sleep" for m, _ in java[inner + 1:])):
+            good += n
+    if not naps:
+        print(f"FAIL: {name}: no off-CPU stack holds JavaWork.napInner")
+    elif good < naps:
+        print(f"FAIL: {name}: {naps - good} of {naps} us off-CPU under napInner not in "
+              f"napOuter;napInner (line {at['nap']});Thread.sleep")
+    else:
+        print(f"PASS: {name}: all the napper's off-CPU time ({naps} us): "
+              f"napOuter;napInner (JavaWork.java:{at['nap']});Thread.sleep")
+
+
+def main():
+    mode, name = sys.argv[1], sys.argv[2]
+    {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu}[mode](name, *sys.argv[3:])
+
+
+if __name__ == "__main__":
+    main()
