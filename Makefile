@@ -247,13 +247,14 @@ check-kernels: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/check-kernels.sh
 
-# The JDK matrix: tests/hotspot.test with every openjdk-N-jdk-headless of Debian
-# unstable from 11 on, each in a root of that suite (scripts/container-root.sh);
-# make check runs it with Debian 12's JDK only.
+# The JDK matrix: tests/hotspot.test and tests/hsprofile.test with every
+# openjdk-N-jdk-headless of Debian unstable from 11 on, each in a root of that
+# suite (scripts/container-root.sh), and the other collectors; make check runs
+# them with Debian 12's JDK only.
 .PHONY: check-jdks
 check-jdks: test-deps
 	@$(MAKE) --no-print-directory all
-	@SFBPF_HOTSPOT_JDKS=all tests/run.sh tests/hotspot.test
+	@SFBPF_HOTSPOT_JDKS=all tests/run.sh tests/hotspot.test tests/hsprofile.test
 
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
 bench: check-deps all

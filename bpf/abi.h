@@ -554,17 +554,18 @@ struct sfbpf_hs_proc {
 	struct sfbpf_hs_heap heaps[SFBPF_HS_MAX_HEAPS];
 	__u32 nr_heaps;
 	__u16 block_size; /* sizeof(HeapBlock): the blob follows its block's header */
-	/* CodeBlob's 4-byte ints */
+	/* CodeBlob's ints (4 bytes; the frame-complete offset complete_width) */
 	__u16 blob_size;
 	__u16 blob_frame_size; /* in words, the return address and saved fp among them */
-	__u16 blob_frame_complete; /* from code begin: the frame is built past it */
+	__u16 blob_frame_complete; /* from code begin, frame built past it; complete_width */
 	__u16 blob_code; /* code begin: a pointer, or with code_offset an int from the blob */
 	__u8 code_offset;
 	/* Interpreted frames: slots in words from fp */
 	__s8 interp_method_slot;
 	__s8 interp_bcp_slot;
 	__s8 interp_sender_sp_slot;
-	__u8 pad[2];
+	__u8 complete_width; /* 4 (an int), or 2 (JDK 25's int16_t) */
+	__u8 pad;
 	__u16 method_const; /* Method::_constMethod */
 	__u16 const_size; /* sizeof(ConstMethod): the bytecodes follow it */
 	__u16 const_code_size; /* ConstMethod::_code_size, a u2 */

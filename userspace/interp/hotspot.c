@@ -479,8 +479,11 @@ int hotspot__bpf_settings(struct hotspot *hs, struct sfbpf_hs_proc *out)
 	err = bpf_off(l->blob_size, 4, &out->blob_size);
 	if (!err)
 		err = bpf_off(l->blob_frame_size, 4, &out->blob_frame_size);
+	/* An int, or JDK 25's int16_t. */
+	out->complete_width = l->blob_frame_complete.width;
 	if (!err)
-		err = bpf_off(l->blob_frame_complete, 4, &out->blob_frame_complete);
+		err = bpf_off(l->blob_frame_complete, out->complete_width == 2 ? 2 : 4,
+			      &out->blob_frame_complete);
 	if (!err)
 		err = out->code_offset ? bpf_off(l->blob_code_offset, 4, &out->blob_code) :
 					 bpf_off(l->blob_code_begin, 8, &out->blob_code);
