@@ -537,6 +537,8 @@ struct sfbpf_py_code {
 #define SFBPF_HS_BCI_SHIFT 46
 #define SFBPF_HS_BCI_NONE 0xffffULL
 #define SFBPF_HS_METHOD_MASK ((1ULL << SFBPF_HS_BCI_SHIFT) - 1) /* Method* >> 3 */
+/* The CodeBlob fields the step reads lie in its first bytes: read at once, each aligned. */
+#define SFBPF_HS_BLOB_SPAN 128
 
 /* A code heap: its reserved range, a byte per segment (the segment map). */
 struct sfbpf_hs_heap {

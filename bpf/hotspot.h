@@ -43,15 +43,26 @@ struct {
 	__type(value, struct sfbpf_hs_proc);
 } hs_procs SEC(".maps");
 
-/* The settings of the process walked, or NULL: none, or an earlier process's. */
-static __always_inline const struct sfbpf_hs_proc *hotspot_proc(const struct sfbpf_unwind_state *st,
+/*
+ * The settings of the process walked, or NULL: none, or an earlier
+ * process's. Looked up once a sample: a copy in the state serves its frames.
+ */
+static __always_inline const struct sfbpf_hs_proc *hotspot_proc(struct sfbpf_unwind_state *st,
 								const struct sfbpf_proc *proc)
 {
 	/* A key on the stack: 6.1 takes no other memory as a key in a global function. */
 	__u32 tgid = st->tgid;
-	const struct sfbpf_hs_proc *hs = bpf_map_lookup_elem(&hs_procs, &tgid);
+	const struct sfbpf_hs_proc *hs;
 
-	return hs && hs->start_ticks == proc->start_ticks ? hs : NULL;
+	if (!st->hs_looked) {
+		st->hs_looked = 1;
+		hs = bpf_map_lookup_elem(&hs_procs, &tgid);
+		if (hs && hs->start_ticks == proc->start_ticks) {
+			st->hs = *hs;
+			st->hs_looked = 2;
+		}
+	}
+	return st->hs_looked == 2 ? &st->hs : NULL;
 }
 
 /*
@@ -79,7 +90,7 @@ static __always_inline bool hotspot_owns(const struct sfbpf_hs_proc *hs, __u64 a
  * Whether addr, in no mapping with a table (idx: its mapping, or -1), is a
  * JVM's code: then the walk goes on there without a mapping.
  */
-static __always_inline bool hotspot_code(const struct sfbpf_unwind_state *st,
+static __always_inline bool hotspot_code(struct sfbpf_unwind_state *st,
 					 const struct sfbpf_proc *proc, int idx, __u64 addr)
 {
 	const struct sfbpf_hs_proc *hs;
@@ -190,6 +201,7 @@ static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
 					    bool topmost, struct sfbpf_unwind_frame *next)
 {
 	__u64 *t = st->tmp, i, blob, code, cfa = 0;
+	__u8 *hb = st->hs_blob;
 	__s32 size, frame_size, complete;
 	__u32 shift = h->shift;
 	int k, edge;
@@ -209,25 +221,25 @@ static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
 	if (t[7])
 		return SFBPF_STOP_NO_ROW;
 	blob = h->lo + (i << shift) + hs->block_size;
-	t[0] = t[1] = t[2] = 0;
-	if (bpf_probe_read_user(&t[0], 4, (void *)(blob + hs->blob_size)) ||
-	    bpf_probe_read_user(&t[1], 4, (void *)(blob + hs->blob_frame_size)) ||
-	    bpf_probe_read_user(&t[2], hs->complete_width == 2 ? 2 : 4,
-				(void *)(blob + hs->blob_frame_complete)))
+	/* One read for the header's fields (the loader checked they lie in it, aligned). */
+	if (bpf_probe_read_user(hb, SFBPF_HS_BLOB_SPAN, (void *)blob))
 		return SFBPF_STOP_READ;
-	size = (__s32)t[0];
-	frame_size = (__s32)t[1];
-	complete = hs->complete_width == 2 ? (__s16)t[2] : (__s32)t[2];
+	size = *(__s32 *)&hb[hs->blob_size & (SFBPF_HS_BLOB_SPAN - 4)];
+	frame_size = *(__s32 *)&hb[hs->blob_frame_size & (SFBPF_HS_BLOB_SPAN - 4)];
+	if (hs->complete_width == 2)
+		complete = *(__s16 *)&hb[hs->blob_frame_complete & (SFBPF_HS_BLOB_SPAN - 2)];
+	else
+		complete = *(__s32 *)&hb[hs->blob_frame_complete & (SFBPF_HS_BLOB_SPAN - 4)];
 	if (size <= 0 || lookup >= blob + size)
 		return SFBPF_STOP_NO_ROW;
 	if (frame_size <= 0)
 		return HS_NOT_JAVA;
 	if ((__u64)frame_size * 8 > HS_MAX_FRAME)
 		return SFBPF_STOP_NO_ROW;
-	t[3] = 0;
-	if (bpf_probe_read_user(&t[3], hs->code_offset ? 4 : 8, (void *)(blob + hs->blob_code)))
-		return SFBPF_STOP_READ;
-	code = hs->code_offset ? blob + (__u32)t[3] : t[3];
+	if (hs->code_offset)
+		code = blob + *(__u32 *)&hb[hs->blob_code & (SFBPF_HS_BLOB_SPAN - 4)];
+	else
+		code = *(__u64 *)&hb[hs->blob_code & (SFBPF_HS_BLOB_SPAN - 8)];
 	edge = topmost ? hotspot_edge(lookup, complete > 0 && lookup < code + complete,
 				      (__u8 *)&t[4]) :
 			 -1;
@@ -343,8 +355,8 @@ __noinline int hotspot_frame_looped(struct sfbpf_unwind_state *st, const struct 
 	return hotspot_frame(st, proc);
 }
 
-__noinline int hotspot_code_looped(const struct sfbpf_unwind_state *st,
-				   const struct sfbpf_proc *proc, int idx, __u64 addr)
+__noinline int hotspot_code_looped(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
+				   int idx, __u64 addr)
 {
 	if (!st || !proc)
 		return 0;

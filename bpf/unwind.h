@@ -630,6 +630,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->hs_compiled = 0;
 	st->hs_failed = 0;
 	st->in_jvm = 0;
+	st->hs_looked = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
 

@@ -163,6 +163,10 @@ struct sfbpf_unwind_state {
 	__s32 hs_err; /* and its outcome, taken before unwind_frame() in the looped walk */
 	/* What a step reads, off the stack: the looped walk's calls share 512 bytes of it. */
 	__u64 tmp[8];
+	__u8 hs_blob[SFBPF_HS_BLOB_SPAN]; /* a code blob's first bytes (hotspot.h) */
+	/* The process's HotSpot settings, copied at its sample's first need (hotspot.h) */
+	struct sfbpf_hs_proc hs;
+	__u8 hs_looked; /* 0: not yet; 1: none; 2: in hs */
 	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */

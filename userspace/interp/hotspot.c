@@ -439,7 +439,20 @@ int hotspot__line(const struct hotspot *hs, const struct hotspot_method *m, int 
 	return hs_method_line(hs->pid, &hs->layout, m->const_method, bci);
 }
 
-/* A member the BPF step reads: its offset, if it has the width the step reads. */
+/*
+ * A blob member the BPF step reads: its offset, if it has the width the step
+ * reads, aligned to it, in the header's first SFBPF_HS_BLOB_SPAN bytes.
+ */
+static int blob_off(struct hs_member m, uint8_t width, __u16 *out)
+{
+	if (m.off == HS_NONE || m.off + width > SFBPF_HS_BLOB_SPAN || m.width != width ||
+	    m.off % width)
+		return -EPROTO;
+	*out = (__u16)m.off;
+	return 0;
+}
+
+/* Another member the BPF step reads: its offset, if it has the width the step reads. */
 static int bpf_off(struct hs_member m, uint8_t width, __u16 *out)
 {
 	if (m.off == HS_NONE || m.off > UINT16_MAX || m.width != width)
@@ -476,17 +489,17 @@ int hotspot__bpf_settings(struct hotspot *hs, struct sfbpf_hs_proc *out)
 	out->interp_bcp_slot = (__s8)l->interp_bcp_slot;
 	out->interp_sender_sp_slot = (__s8)l->interp_sender_sp_slot;
 	out->code_offset = l->blob_code_begin.off == HS_NONE;
-	err = bpf_off(l->blob_size, 4, &out->blob_size);
+	err = blob_off(l->blob_size, 4, &out->blob_size);
 	if (!err)
-		err = bpf_off(l->blob_frame_size, 4, &out->blob_frame_size);
+		err = blob_off(l->blob_frame_size, 4, &out->blob_frame_size);
 	/* An int, or JDK 25's int16_t. */
 	out->complete_width = l->blob_frame_complete.width;
 	if (!err)
-		err = bpf_off(l->blob_frame_complete, out->complete_width == 2 ? 2 : 4,
-			      &out->blob_frame_complete);
+		err = blob_off(l->blob_frame_complete, out->complete_width == 2 ? 2 : 4,
+			       &out->blob_frame_complete);
 	if (!err)
-		err = out->code_offset ? bpf_off(l->blob_code_offset, 4, &out->blob_code) :
-					 bpf_off(l->blob_code_begin, 8, &out->blob_code);
+		err = out->code_offset ? blob_off(l->blob_code_offset, 4, &out->blob_code) :
+					 blob_off(l->blob_code_begin, 8, &out->blob_code);
 	if (!err)
 		err = bpf_off(l->method_const, 8, &out->method_const);
 	if (!err)
