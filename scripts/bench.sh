@@ -3,6 +3,8 @@
 #   kcost       kernel time per sample: SFrame unwinder vs frame-pointer walk
 #   pycost      kernel time per sample of the Python walk, at 10 and 100 frames:
 #               without code-object descriptions, steady and cold
+#   jcost       kernel time per sample of the HotSpot step, a JVM 10 and 100
+#               calls deep: without settings (the walk ends at Java) and with
 #   slowdown    CPU-bound workloads profiled system-wide: sfbpf, perf -g,
 #               perf --call-graph dwarf, none
 #   loader      rows/s flattened and pushed, map bytes vs .sframe bytes, time
@@ -46,7 +48,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost pycost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
+ALL_PARTS="kcost pycost jcost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
 
 QUICK=0
 OUT=

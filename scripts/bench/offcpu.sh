@@ -109,3 +109,56 @@ bench_pycost() {
 		print "bench: pycost: Python walk per sample, no descriptions / steady / cold: " line
 	}' md="$MD/pycost.table" "$raw"
 }
+
+# jcost: the HotSpot step per sample (bpf/hotspot.h), a JVM 10 and 100 calls deep.
+JC_DEPTHS="10 100"
+bench_jcost() {
+	local raw=$TMP/jcost.txt java=${SFBPF_BENCH_JAVA:-/usr/bin/java} javac
+	javac=$(dirname "$(readlink -f "$java")")/javac
+	if [ ! -x "$java" ] || [ ! -x "$javac" ]; then
+		printf '| Java walk |\n|---|\n| **not measured**: no %s and javac |\n' "$java" >"$MD/jcost.table"
+		echo "bench: jcost: not measured (no $java and javac)"
+		return 0
+	fi
+	mkdir -p "$BB/java"
+	up_to_date "$BB/java/JRecurse.class" "$ROOT/tests/bench/JRecurse.java" ||
+		"$javac" -d "$BB/java" "$ROOT/tests/bench/JRecurse.java" || return 1
+	JC_CMD="$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -j $java,$(rel "$BB")/java $JC_DEPTHS"
+	echo "$JC_CMD" >"$MD/jcost.cmd"
+	log "jcost: Java walk, ${JC_DEPTHS// /, } calls, off/on, $PC_REPS x ${PC_SECS}s at $KC_HZ Hz"
+	"$BB/kcost" -d "$PC_SECS" -r "$PC_REPS" -f "$KC_HZ" -j "$java,$BB/java" \
+		$JC_DEPTHS >"$raw" 2>"$TMP/jcost.err" || {
+		cat "$TMP/jcost.err" >&2
+		echo "bench: jcost: FAILED ($(tail -1 "$TMP/jcost.err"))"
+		return 1
+	}
+	cp "$raw" "$MD/jcost.raw"
+	awk "$AWK_LIB"'
+	$1 == "jcost" {
+		d = kv($0, "frames"); m = kv($0, "mode"); runs = kv($0, "runs")
+		if (!runs) next
+		k = ++n[d, m]
+		ns[d, m, k] = kv($0, "run_ns") / runs
+		fr[d, m, k] = kv($0, "user_frames") / runs
+		hs[d, m, k] = (kv($0, "hs_interpreted") + kv($0, "hs_compiled")) / runs
+		stop[d, m] = kv($0, "stop")
+		depths[d] = 1
+	}
+	function med(arr, d, m,    j, a) {
+		for (j = 1; j <= n[d, m]; j++) a[j] = arr[d, m, j]
+		return median(a, n[d, m])
+	}
+	END {
+		print "| Java calls deep | user frames a sample, off / on | HotSpot steps a sample | ns a sample, off | on | on - off | ns a HotSpot step | stop, off / on |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
+		for (d = 1; d <= 1024; d++) {
+			if (!(d in depths)) continue
+			off = med(ns, d, "off"); on = med(ns, d, "on"); st = med(hs, d, "on")
+			printf "| %d | %.0f / %.0f | %.1f | %.0f | %.0f | **%+.0f** | %.0f | %s / %s |\n", d, \
+				med(fr, d, "off"), med(fr, d, "on"), st, off, on, on - off, \
+				st ? (on - off) / st : 0, stop[d, "off"], stop[d, "on"] > md
+			line = line sprintf("%s%d calls: %.0f / %.0f ns", line ? "; " : "", d, off, on)
+		}
+		print "bench: jcost: Java walk per sample, off / on: " line
+	}' md="$MD/jcost.table" "$raw"
+}

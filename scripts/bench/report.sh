@@ -118,6 +118,27 @@ $(cat "$MD/pycost.table")
 
 EOF
 		fi
+		if [ -f "$MD/jcost.table" ]; then
+			cat <<EOF
+## 1c. The Java walk per sample
+
+The BPF program's run time per sample (kernel BPF statistics, a per-task
+event on the JVM's busy thread) of a JVM started with no flag, spinning at
+the bottom of 10 and 100 calls of one method the JIT compiled
+(\`tests/bench/JRecurse.java\`; the JIT inlines part of the recursion, so a
+physical frame may stand for two calls), in two modes measured in turn on
+the same process, the order rotating: without its HotSpot settings (the
+walk ends at the first Java frame, as for a JVM not attached) and with
+them (each interpreted and compiled frame stepped: bpf/hotspot.h). Medians
+of $PC_REPS repetitions. "ns a HotSpot step" is the difference over the
+steps taken.
+
+Command: \`$(cat "$MD/jcost.cmd")\`
+
+$(cat "$MD/jcost.table")
+
+EOF
+		fi
 		if [ -f "$MD/slowdown.table" ]; then
 			cat <<EOF
 ## 2. Slowdown of CPU-bound workloads
