@@ -31,7 +31,7 @@
  */
 #define HS_MAX_HOPS 16
 /* Words an intrinsic may have pushed in a compiled leaf (hotspot_compiled()). */
-#define HS_LEAF_PUSHES 2
+#define HS_LEAF_PUSHES 4
 /* A compiled frame's size, bounded: larger ones do not read as frames. */
 #define HS_MAX_FRAME (1ULL << 20)
 
@@ -101,11 +101,25 @@ static __always_inline bool hotspot_code(struct sfbpf_unwind_state *st,
 	return hs && hotspot_owns(hs, addr);
 }
 
-/* Whether addr is code a return address may be in: a known mapping's, or the JVM's. */
-static __always_inline bool hotspot_is_code(const struct sfbpf_proc *proc,
-					    const struct sfbpf_hs_proc *hs, __u64 addr)
+/*
+ * Whether ra may be a return address: in code (a known mapping's, or the
+ * JVM's), right after a call (x86-64: call rel32, or call r/m64 of 2, 3, 6
+ * or 7 bytes). c: 8 bytes of scratch.
+ */
+static __always_inline bool hotspot_is_return(const struct sfbpf_proc *proc,
+					      const struct sfbpf_hs_proc *hs, __u64 ra, __u8 *c)
 {
-	return unwind_find_mapping(proc, addr, 0) >= 0 || hotspot_owns(hs, addr);
+	if (unwind_find_mapping(proc, ra - 1, 0) < 0 && !hotspot_owns(hs, ra - 1))
+		return false;
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_probe_read_user(c, 8, (void *)(ra - 8)))
+		return false;
+	return c[3] == 0xe8 || (c[6] == 0xff && (c[7] & 0x38) == 0x10) ||
+	       (c[5] == 0xff && (c[6] & 0x38) == 0x10) || (c[2] == 0xff && (c[3] & 0x38) == 0x10) ||
+	       (c[1] == 0xff && (c[2] & 0x38) == 0x10);
+#else
+	return true;
+#endif
 }
 
 /* An interpreted frame at fp: its identity into *ip, its caller into next. */
@@ -258,15 +272,17 @@ static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
 	} else {
 		/*
 		 * Stopped in the body, sp is the frame's own, except inside the
-		 * few intrinsics that push a word or two (string_compare keeps
+		 * few intrinsics that push a word or more (string_compare keeps
 		 * a length there): a leaf is taken with the first of up to
-		 * HS_LEAF_PUSHES words more whose return address is code.
+		 * HS_LEAF_PUSHES words more whose return address is code right
+		 * after a call.
 		 */
 		for (k = 0; k <= HS_LEAF_PUSHES; k++) {
 			cfa = st->sp + 8 * ((__u64)frame_size + k);
 			if (unwind_read(st, cfa - 16, &t[4], 2))
 				return SFBPF_STOP_READ;
-			if (!topmost || hotspot_is_code(proc, hs, arch_strip_ra(t[5]) - 1))
+			if (!topmost ||
+			    hotspot_is_return(proc, hs, arch_strip_ra(t[5]), (__u8 *)&t[6]))
 				break;
 		}
 		if (k > HS_LEAF_PUSHES)
