@@ -147,7 +147,7 @@ def check_jfr(name, path, jfr):
     sl, se = dist(ours)
     jl, je = dist(jfr_stacks(jfr))
     st, jt = sum(sl.values()), sum(jl.values())
-    if st < 500 or jt < 200:
+    if st < 300 or jt < 300:
         print(f"FAIL: {name}: too few samples to compare: sfbpf {st}, JFR {jt}")
         return
     overlap = sum(min(sl[k] / st, jl[k] / jt) for k in set(sl) | set(jl))
