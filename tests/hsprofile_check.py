@@ -15,6 +15,10 @@ each.
                              edges (by samples) seen by JFR
   offcpu NAME FOLDED SRC     the napping thread's off-CPU stacks: napInner
                              at its sleep's line, under napOuter
+  program NAME FOLDED COMM PREFIX
+                             a program no test wrote (javac): of COMM's
+                             stacks with a Java frame of a class named
+                             PREFIX..., >= 90 % whole from the thread's entry
 
 A Java frame is "Class.method (File.java:LINE)"; a compiled leaf at a pc
 with no debug record (its prologue, its epilogue) is named without a line.
@@ -188,9 +192,27 @@ def check_offcpu(name, path, src):
               f"napOuter;napInner (JavaWork.java:{at['nap']});Thread.sleep")
 
 
+def check_program(name, path, comm, prefix):
+    total = whole = 0
+    for frames, n in folded(path):
+        if frames[0] != comm:
+            continue
+        if not any(m.startswith(prefix) for m, _ in java_frames(frames)):
+            continue
+        total += n
+        whole += n if "[truncated]" not in frames else 0
+    if total < 100:
+        print(f"FAIL: {name}: only {total} samples of {comm} in {prefix}...")
+        return
+    verdict = "PASS" if whole >= 0.9 * total else "FAIL"
+    print(f"{verdict}: {name}: {whole} of {total} samples of {comm} in {prefix}... "
+          f"({whole / total:.1%}) whole from the thread's entry (want >= 90 %)")
+
+
 def main():
     mode, name = sys.argv[1], sys.argv[2]
-    {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu}[mode](name, *sys.argv[3:])
+    {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
+     "program": check_program}[mode](name, *sys.argv[3:])
 
 
 if __name__ == "__main__":
