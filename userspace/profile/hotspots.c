@@ -20,7 +20,9 @@
 /*
  * A JVM still starting (-EAGAIN: no interpreter or code heap yet) is tried
  * again at its samples, 4 ms after the first try, then twice as long each
- * time up to a second; a refusal or unreadable memory MAX_ATTEMPTS times.
+ * time up to a second; unreadable memory MAX_ATTEMPTS times. A refusal
+ * (-EPROTO) is final: the tables are libjvm's static data, set by its
+ * constructors before the JVM runs, and do not change.
  */
 #define RETRY_MIN_NS (4 * 1000000ULL)
 #define RETRY_MAX_NS (1000 * 1000000ULL)
@@ -152,13 +154,14 @@ static void attach(struct hotspots *hss, struct jvm *j)
 	}
 	hotspot__free(j->hs);
 	j->hs = NULL;
-	if (err == -EAGAIN || ((err == -EPROTO || err == -EFAULT) && j->attempts < MAX_ATTEMPTS)) {
+	if (err == -EAGAIN || (err == -EFAULT && j->attempts < MAX_ATTEMPTS)) {
 		j->state = RETRY;
 		hss->retrying++;
 		return;
 	}
 	j->state = NATIVE;
 	hss->stats.refused += err == -EPROTO;
+	hss->stats.unreadable += err != -EPROTO && err != -ENOENT;
 	if (err != -ENOENT)
 		pr_info("hotspot: pid %d: profiled as native code: %s", j->pid, strerror(-err));
 }

@@ -37,6 +37,7 @@ struct hotspots;
 struct hotspots_stats {
 	uint64_t attached; /* JVMs whose Java frames the BPF walk steps */
 	uint64_t refused; /* the attach checks failed: native frames only */
+	uint64_t unreadable; /* its memory unreadable, or gone: native frames only */
 	uint64_t samples; /* samples spliced */
 	uint64_t interpreted; /* interpreted frames named */
 	uint64_t compiled; /* compiled frames named, inlined ones included */

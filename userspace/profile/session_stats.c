@@ -268,6 +268,7 @@ static void print_hotspot(struct emitter *f, const struct session_stats *st)
 
 	print_counter(f, "", "hs_attached", h->attached);
 	print_counter(f, "", "hs_refused", h->refused);
+	print_counter(f, "", "hs_unreadable", h->unreadable);
 	print_counter(f, "", "hs_spliced", h->samples);
 	print_counter(f, "", "hs_named_interpreted", h->interpreted);
 	print_counter(f, "", "hs_named_compiled", h->compiled);
