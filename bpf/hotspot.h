@@ -257,40 +257,40 @@ static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
 	edge = topmost ? hotspot_edge(lookup, complete > 0 && lookup < code + complete,
 				      (__u8 *)&t[4]) :
 			 -1;
-	if (edge == 0) {
-		if (unwind_read(st, st->sp, &t[5], 1))
-			return SFBPF_STOP_READ;
-		next->fp = st->fp;
-		next->pc = t[5];
-		next->sp = st->sp + 8;
-	} else if (edge == 1) {
+	/*
+	 * What the code at pc says is checked too: C2 may give rbp to an
+	 * intrinsic, whose pop rbp inside the body reads as the epilogue's.
+	 */
+	if (edge >= 0) {
 		if (unwind_read(st, st->sp, &t[4], 2))
 			return SFBPF_STOP_READ;
-		next->fp = t[4];
-		next->pc = t[5];
-		next->sp = st->sp + 16;
-	} else {
-		/*
-		 * Stopped in the body, sp is the frame's own, except inside the
-		 * few intrinsics that push a word or more (string_compare keeps
-		 * a length there): a leaf is taken with the first of up to
-		 * HS_LEAF_PUSHES words more whose return address is code right
-		 * after a call.
-		 */
-		for (k = 0; k <= HS_LEAF_PUSHES; k++) {
-			cfa = st->sp + 8 * ((__u64)frame_size + k);
-			if (unwind_read(st, cfa - 16, &t[4], 2))
-				return SFBPF_STOP_READ;
-			if (!topmost ||
-			    hotspot_is_return(proc, hs, arch_strip_ra(t[5]), (__u8 *)&t[6]))
-				break;
+		t[3] = edge ? t[5] : t[4];
+		if (hotspot_is_return(proc, hs, arch_strip_ra(t[3]), (__u8 *)&t[6])) {
+			next->fp = edge ? t[4] : st->fp;
+			next->pc = t[3];
+			next->sp = st->sp + (edge ? 16 : 8);
+			goto found;
 		}
-		if (k > HS_LEAF_PUSHES)
-			return SFBPF_STOP_NO_MAPPING;
-		next->fp = t[4];
-		next->pc = t[5];
-		next->sp = cfa;
 	}
+	/*
+	 * Stopped in the body, sp is the frame's own, except inside the few
+	 * intrinsics that push a word or more (string_compare keeps a length
+	 * there): a leaf is taken with the first of up to HS_LEAF_PUSHES words
+	 * more whose return address is code right after a call.
+	 */
+	for (k = 0; k <= HS_LEAF_PUSHES; k++) {
+		cfa = st->sp + 8 * ((__u64)frame_size + k);
+		if (unwind_read(st, cfa - 16, &t[4], 2))
+			return SFBPF_STOP_READ;
+		if (!topmost || hotspot_is_return(proc, hs, arch_strip_ra(t[5]), (__u8 *)&t[6]))
+			break;
+	}
+	if (k > HS_LEAF_PUSHES)
+		return SFBPF_STOP_NO_MAPPING;
+	next->fp = t[4];
+	next->pc = t[5];
+	next->sp = cfa;
+found:
 	next->pc = arch_strip_ra(next->pc);
 	next->exact = false;
 	st->hs_compiled++;
