@@ -104,11 +104,14 @@ static __always_inline bool hotspot_code(struct sfbpf_unwind_state *st,
 /*
  * Whether ra may be a return address: in code (a known mapping's, or the
  * JVM's), right after a call (x86-64: call rel32, or call r/m64 of 2, 3, 6
- * or 7 bytes). c: 8 bytes of scratch.
+ * or 7 bytes), or anywhere in the interpreter: it pushes its return
+ * addresses and jumps. c: 8 bytes of scratch.
  */
 static __always_inline bool hotspot_is_return(const struct sfbpf_proc *proc,
 					      const struct sfbpf_hs_proc *hs, __u64 ra, __u8 *c)
 {
+	if (ra - 1 >= hs->interp_lo && ra - 1 < hs->interp_hi)
+		return true;
 	if (unwind_find_mapping(proc, ra - 1, 0) < 0 && !hotspot_owns(hs, ra - 1))
 		return false;
 #if defined(__TARGET_ARCH_x86)
