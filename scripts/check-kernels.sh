@@ -7,8 +7,9 @@
 #                                   quick.sh's (tests/kernels/build-fix.sh)
 #   3. tests/kernels/guest.sh       in each guest: every program loads in the
 #                                   form the kernel gets, CPU, off-CPU,
-#                                   lifecycle, continuous mode, depth, and the
-#                                   unwinding checks against perf in the guest
+#                                   lifecycle, continuous mode, depth, a JVM's
+#                                   Java frames, and the unwinding checks
+#                                   against perf in the guest
 # Prints "kernel VERSION: N passed, N failed, N skipped" per kernel, then the
 # total; exits 1 on a failure. A kernel that cannot be fetched or booted is a
 # failure. Knobs: KERNELS (the suites), SFBPF_BUILD, and those of

@@ -75,9 +75,9 @@ def check_stacks(name, path, src):
     seen = collections.Counter()
     for frames, n in folded(path):
         java = java_frames(frames)
-        # The main thread's: JavaWork frames other than the napper's.
-        if not any(m.startswith("JavaWork.") and not m.startswith("JavaWork.nap")
-                   for m, _ in java):
+        # The main thread's: JavaWork frames, none of the napper's (its lambda, napOuter, ...).
+        if not any(m.startswith("JavaWork.") for m, _ in java) or any(
+                m.startswith(("JavaWork.nap", "JavaWork.lambda$")) for m, _ in java):
             continue
         total += n
         # The thread's entry, through the launcher's JavaMain and the call stub, to main.
