@@ -141,7 +141,7 @@ def dist(stacks):
     return leaf, edges
 
 
-def check_jfr(name, path, jfr):
+def check_jfr(name, path, jfr, what="all"):
     ours = []
     for frames, n in folded(path):
         java = java_frames(frames)
@@ -157,9 +157,14 @@ def check_jfr(name, path, jfr):
     overlap = sum(min(sl[k] / st, jl[k] / jt) for k in set(sl) | set(jl))
     top = ", ".join(f"{k.rsplit('.', 1)[-1]} {sl[k] / st:.2f}/{jl[k] / jt:.2f}"
                     for k, _ in jl.most_common(5))
-    verdict = "PASS" if overlap >= 0.85 else "FAIL"
-    print(f"{verdict}: {name}-leaf: innermost Java method, sfbpf against JFR: overlap "
-          f"{overlap:.3f} (want >= 0.85; {st} and {jt} samples; {top})")
+    if what == "edges":
+        # Said, not judged: see the cases' comment in hsprofile.test.
+        print(f"SKIP: {name}-leaf: innermost Java method overlap {overlap:.3f}, not judged "
+              f"for this case ({st} and {jt} samples; {top})")
+    else:
+        verdict = "PASS" if overlap >= 0.85 else "FAIL"
+        print(f"{verdict}: {name}-leaf: innermost Java method, sfbpf against JFR: overlap "
+              f"{overlap:.3f} (want >= 0.85; {st} and {jt} samples; {top})")
     total = sum(se.values())
     seen = sum(n for e, n in se.items() if e in je)
     share = seen / total if total else 0
