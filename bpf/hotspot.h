@@ -249,8 +249,22 @@ static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
 		complete = *(__s32 *)&hb[hs->blob_frame_complete & (SFBPF_HS_BLOB_SPAN - 4)];
 	if (size <= 0 || lookup >= blob + size)
 		return SFBPF_STOP_NO_ROW;
-	if (frame_size <= 0)
-		return HS_NOT_JAVA;
+	if (frame_size <= 0) {
+		/*
+		 * A stub with no frame of its own (arraycopy's, adapters): a
+		 * frame-pointer step, but a leaf stopped before its enter (or
+		 * after its leave) still has the return address at sp.
+		 */
+		if (!topmost || unwind_read(st, st->sp, &t[5], 1) ||
+		    !hotspot_is_return(proc, hs, arch_strip_ra(t[5]), (__u8 *)&t[6]))
+			return HS_NOT_JAVA;
+		next->fp = st->fp;
+		next->pc = arch_strip_ra(t[5]);
+		next->sp = st->sp + 8;
+		next->exact = false;
+		st->hs_compiled++;
+		return UNWIND_NEXT;
+	}
 	if ((__u64)frame_size * 8 > HS_MAX_FRAME)
 		return SFBPF_STOP_NO_ROW;
 	if (hs->code_offset)
