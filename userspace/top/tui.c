@@ -357,6 +357,19 @@ static void handle_key(struct tui *t, int ch)
 		prompt_key(t, ch);
 		return;
 	}
+	if (t->counters) {
+		/* The counters come in pages (the last drawing counted them). */
+		if (ch == KEY_NPAGE || ch == KEY_DOWN || ch == ' ') {
+			if (t->counters_page + 1 < t->counters_pages)
+				t->counters_page++;
+			return;
+		}
+		if (ch == KEY_PPAGE || ch == KEY_UP) {
+			if (t->counters_page > 0)
+				t->counters_page--;
+			return;
+		}
+	}
 	if (t->help || t->counters || t->source) {
 		t->help = t->counters = t->source = false;
 		return;
@@ -372,6 +385,8 @@ static void handle_key(struct tui *t, int ch)
 		break;
 	case 'i':
 		t->counters = true;
+		t->counters_page = 0;
+		t->counters_pages = 1;
 		break;
 	case 'a':
 		t->source = true;

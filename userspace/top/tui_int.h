@@ -66,6 +66,7 @@ struct tui {
 	unsigned refreshes;
 
 	bool paused, help, counters, source, quit;
+	int counters_page, counters_pages; /* which screenful of the counters, of how many */
 	int prompt; /* 0, 'p' or '/' */
 	char input[128];
 	char message[192];

@@ -231,7 +231,7 @@ void tuidraw__draw(struct tui *t)
 		return;
 	}
 	if (t->counters) {
-		tuipages__counters(t->s);
+		t->counters_pages = tuipages__counters(t->s, &t->counters_page);
 		return;
 	}
 	if (t->source) {

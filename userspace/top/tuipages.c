@@ -34,7 +34,7 @@ static const char *const help_text[] = {
 	"",
 	"  q             quit (Ctrl-C too)",
 	"  h ?           this help; any key closes it",
-	"  i             the counters (as --stats prints them); any key closes them",
+	"  i             the counters (as --stats prints them), in pages; PgDn PgUp turn",
 	"  a             the selected function's source lines and their samples (DWARF)",
 	"  Up Down       move the selection; PgUp PgDn: a page; Home End: first, last",
 	"  Enter         expand or collapse the selected function's callers and callees",
@@ -77,36 +77,55 @@ void tuipages__help(void)
 /*
  * The --stats lines, laid out column by column: the same names scripts
  * parse, so what the screen shows can be looked up in DESIGN-lifecycle.md.
+ * There are more of them than a screen holds (224 with a JVM's), so they
+ * come in pages; *page is clamped to the last one, whose number is returned.
  */
-void tuipages__counters(struct session *s)
+int tuipages__counters(struct session *s, int *page)
 {
 	char *text = NULL, *line, *save = NULL, name[64];
 	unsigned long long v;
 	size_t size = 0;
-	int rows = LINES - 2 > 1 ? LINES - 2 : 1, cols = COLS / COUNTER_WIDTH, n = 0;
+	int rows = LINES - 3 > 1 ? LINES - 3 : 1, cols = COLS / COUNTER_WIDTH, n = 0, per, pages;
 	FILE *f = open_memstream(&text, &size);
 
 	erase();
-	attron(A_BOLD);
-	tui_mvput(0, 0, "sfbpf-top counters since start (--stats); any key closes");
-	attroff(A_BOLD);
 	if (!f) {
-		tui_mvput(2, 0, "(out of memory)");
+		tui_mvput(0, 0, "sfbpf-top counters: (out of memory)");
 		refresh();
-		return;
+		return 1;
 	}
 	session__print_stats(s, f);
 	fclose(f);
+	for (line = text; (line = strstr(line, "sfbpf: stat ")); line++)
+		n++;
+	per = rows * (cols > 0 ? cols : 1);
+	pages = n ? (n + per - 1) / per : 1;
+	if (*page >= pages)
+		*page = pages - 1;
+	if (*page < 0)
+		*page = 0;
+	attron(A_BOLD);
+	tui_mvput(0, 0, "sfbpf-top counters since start (--stats), page %d of %d", *page + 1,
+		  pages);
+	attroff(A_BOLD);
+	tui_mvput(LINES - 1, 0,
+		  "PgDn Down Space: next page; PgUp Up: previous; any other key closes");
+	n = 0;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int i;
+
 		if (sscanf(line, "sfbpf: stat %63s %llu", name, &v) != 2)
 			continue;
-		if (n / rows >= (cols > 0 ? cols : 1))
-			break; /* the screen is full */
-		tui_mvput(2 + n % rows, (n / rows) * COUNTER_WIDTH, "%-24s %12llu", name, v);
-		n++;
+		i = n++ - *page * per;
+		if (i < 0)
+			continue;
+		if (i >= per)
+			break;
+		tui_mvput(2 + i % rows, (i / rows) * COUNTER_WIDTH, "%-24s %12llu", name, v);
 	}
 	free(text);
 	refresh();
+	return pages;
 }
 
 static struct srcview source;

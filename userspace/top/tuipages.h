@@ -17,9 +17,10 @@ void tui_put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tuipages__help(void);
 /*
  * The session's counters, the ones --stats prints (unwinding, stop reasons,
- * tables and budget, lifecycle, loader), in columns.
+ * tables and budget, lifecycle, loader), in columns, the *page-th screenful
+ * (clamped to the last). Returns how many pages there are.
  */
-void tuipages__counters(struct session *s);
+int tuipages__counters(struct session *s, int *page);
 
 /*
  * The source lines of row's function where its own samples fell (srcview.h),
