@@ -4,7 +4,7 @@
  * walk"). A JVM's code has no table: the template interpreter and the code
  * heaps are anonymous mappings, and compiled Java code keeps no frame
  * pointer. In a process with settings in hs_procs (abi.h), unwind_frame()
- * hands such a pc to hotspot_step(), which steps the frame as HotSpot's own
+ * hands such a pc (runtime.h's hooks) to hotspot_step(), which steps the frame as HotSpot's own
  * stack walk does (frame::sender()):
  *   - the interpreter's code: its frame is linked by fp; its Method and
  *     bytecode pointer are in the frame's slots, its caller's sp (before
@@ -23,8 +23,6 @@
 #ifndef SFBPF_HOTSPOT_H
 #define SFBPF_HOTSPOT_H
 
-/* Not a stop reason: the pc is not the JVM's code; the caller takes a frame-pointer step. */
-#define HS_NOT_JAVA (SFBPF_STOP__COUNT + 1)
 /*
  * Segment-map hops: each goes back at most 254 segments, so 16 find the
  * start of any blob up to 4,064 segments (508 KiB at 128-byte segments).
@@ -209,7 +207,7 @@ static __always_inline int hotspot_edge(__u64 pc, bool prologue, __u8 *c)
 }
 
 /*
- * A pc in code heap h: the blob holding it, then its frame. HS_NOT_JAVA for
+ * A pc in code heap h: the blob holding it, then its frame. RUNTIME_NOT_MINE for
  * a blob without a frame of its own; a stop reason where the heap does not
  * read as one.
  */
@@ -259,7 +257,7 @@ static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
 		 */
 		if (!topmost || unwind_read(st, st->sp, &t[5], 1) ||
 		    !hotspot_is_return(proc, hs, arch_strip_ra(t[5]), (__u8 *)&t[6]))
-			return HS_NOT_JAVA;
+			return RUNTIME_NOT_MINE;
 		next->fp = st->fp;
 		next->pc = arch_strip_ra(t[5]);
 		next->sp = st->sp + 8;
@@ -319,7 +317,7 @@ found:
 /*
  * One step of a frame of the JVM's code, the frame's own entry in *ip
  * rewritten for an interpreted one. Returns UNWIND_NEXT with the caller in
- * next, HS_NOT_JAVA (not the JVM's code, or a blob without a frame: a
+ * next, RUNTIME_NOT_MINE (not the JVM's code, or a blob without a frame: a
  * frame-pointer step serves), or why the stack ends here.
  */
 static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
@@ -341,11 +339,11 @@ static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
 		if (lookup < h->lo || lookup >= h->hi)
 			continue;
 		err = hotspot_compiled(st, proc, hs, h, lookup, topmost, next);
-		if (err != UNWIND_NEXT && err != HS_NOT_JAVA)
+		if (err != UNWIND_NEXT && err != RUNTIME_NOT_MINE)
 			st->hs_failed = 1;
 		return err;
 	}
-	return HS_NOT_JAVA;
+	return RUNTIME_NOT_MINE;
 }
 
 /*
@@ -355,13 +353,14 @@ static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
 static __always_inline bool hotspot_wanted(const struct sfbpf_unwind_state *st,
 					   const struct sfbpf_proc *proc)
 {
-	return st->in_jvm || proc->maps[st->map & (SFBPF_MAX_MAPPINGS - 1)].obj == SFBPF_OBJ_NONE;
+	return st->in_rt_code ||
+	       proc->maps[st->map & (SFBPF_MAX_MAPPINGS - 1)].obj == SFBPF_OBJ_NONE;
 }
 
 /*
  * The step of the frame unwind_frame() is about to emit (st->pc): its
- * entry into st->hs_ip, its caller into st->next; hotspot_step()'s values,
- * HS_NOT_JAVA without settings.
+ * entry into st->rt_ip, its caller into st->next; hotspot_step()'s values,
+ * RUNTIME_NOT_MINE without settings.
  */
 static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
 					 const struct sfbpf_proc *proc)
@@ -369,9 +368,9 @@ static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
 	const struct sfbpf_hs_proc *hs = hotspot_proc(st, proc);
 
 	if (!hs)
-		return HS_NOT_JAVA;
-	st->hs_ip = st->pc;
-	return hotspot_step(st, proc, hs, st->n == 0, &st->next, &st->hs_ip);
+		return RUNTIME_NOT_MINE;
+	st->rt_ip = st->pc;
+	return hotspot_step(st, proc, hs, st->n == 0, &st->next, &st->rt_ip);
 }
 
 /*
@@ -386,7 +385,7 @@ static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
 __noinline int hotspot_frame_looped(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc)
 {
 	if (!st || !proc)
-		return HS_NOT_JAVA;
+		return RUNTIME_NOT_MINE;
 	return hotspot_frame(st, proc);
 }
 

@@ -287,9 +287,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	rec->start_ns = 0; /* consumed; the entry is reused at the next switch-out */
 }
 
-/* prev's Python frames (prev is the current task), after its kernel frames. */
-static __always_inline void offcpu_python(struct scratch *sc, struct sfbpf_offcpu_sample *rec,
-					  struct sfbpf_offcpu_stats *cnt, bool chained)
+/* prev's after-walk runtimes' frames (runtime.h: CPython's; prev is the current task). */
+static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_offcpu_sample *rec,
+					    struct sfbpf_offcpu_stats *cnt, bool chained)
 {
 	/* Bounded (128, 127): so is the first Python slot. */
 	__u32 nu = unwind_nr_frames(rec->s.nr_user), nk = rec->s.nr_kernel & UNWIND_KFRAME_MASK;
@@ -351,7 +351,7 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 			rec->start_ns = stamp_at_entry ? entry_ns : bpf_ktime_get_ns();
 			return;
 		}
-		offcpu_python(sc, rec, cnt, false);
+		offcpu_runtimes(sc, rec, cnt, false);
 	}
 	offcpu_done(ctx, rec, cnt, entry_ns);
 }
@@ -385,8 +385,16 @@ static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
 				    rec->s.pid, false);
 	}
 	if (proc && chained) {
+		/*
+		 * Every frame in the links (sfbpf_offcpu_walk): with the runtimes'
+		 * steps inlined in its frames (runtime.h), walking the first ones
+		 * here as well took this program past 1M instructions on 6.18's
+		 * verifier. The walk of at most SFBPF_OFFCPU_MAX_FRAMES still
+		 * leaves a tail call for the last link (below).
+		 */
 		sc->entry_ns = now;
-		ustack_chain(ctx, &sc->st, rec->s.ips, rec->s.pid);
+		bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_WALK);
+		sc->st.stop = SFBPF_STOP_DEPTH;
 	} else if (proc) {
 		ustack_walk(&sc->st, &rec->s, proc);
 	}
@@ -438,10 +446,11 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 }
 
 /*
- * Its walk takes one link per SFBPF_CHAIN_FRAMES frames: the kernel's limit
- * of tail calls (32 before 5.17) always leaves one for the last link.
+ * Its walk takes one link per SFBPF_CHAIN_FRAMES frames, all after the
+ * first program: the kernel's limit of tail calls (32 before 5.17) always
+ * leaves one for the last link.
  */
-_Static_assert((SFBPF_OFFCPU_MAX_FRAMES + SFBPF_CHAIN_FRAMES - 1) / SFBPF_CHAIN_FRAMES < 32,
+_Static_assert((SFBPF_OFFCPU_MAX_FRAMES + SFBPF_CHAIN_FRAMES - 1) / SFBPF_CHAIN_FRAMES + 1 < 32,
 	       "a chained off-CPU walk leaves a tail call for sfbpf_offcpu_finish");
 
 /* The chain's last link: prev's Python frames, its period's start, next's switch-in. */
@@ -455,7 +464,7 @@ int sfbpf_offcpu_finish(__u64 *ctx)
 	if (!link_state(&cnt, &sc, &rec))
 		return 0;
 	if (rec)
-		offcpu_python(sc, rec, cnt, true);
+		offcpu_runtimes(sc, rec, cnt, true);
 	offcpu_done(ctx, rec, cnt, sc->entry_ns);
 	return 0;
 }

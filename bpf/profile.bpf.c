@@ -87,11 +87,12 @@ static __always_inline void profile_send(struct scratch *sc, struct sfbpf_stats 
 }
 
 /*
- * The Python frames of the sample (a process the loader gave Python
- * settings), after its user and kernel frames: how many.
+ * The after-walk runtimes' frames of the sample (runtime.h: CPython's, in a
+ * process the loader gave Python settings), after its user and kernel
+ * frames: how many.
  */
-static __always_inline __u32 profile_python(struct scratch *sc, struct sfbpf_stats *cnt,
-					    struct task_struct *task, bool chained)
+static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_stats *cnt,
+					      struct task_struct *task, bool chained)
 {
 	struct sfbpf_sample *s = &sc->sample;
 	/* Bounded (1,024, 127): so is the first Python slot. */
@@ -133,7 +134,7 @@ static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, stru
 		profile_send(sc, cnt, 0);
 		return;
 	}
-	profile_send(sc, cnt, profile_python(sc, cnt, task, false));
+	profile_send(sc, cnt, profile_runtimes(sc, cnt, task, false));
 }
 
 /* A sample stands for at most this many periods (a virtual CPU stopped for seconds). */
@@ -309,7 +310,7 @@ int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
 	cnt = bpf_map_lookup_elem(&stats, &zero);
 	if (!sc || !cnt)
 		return 0;
-	profile_send(sc, cnt, profile_python(sc, cnt, ustack_current_task(), true));
+	profile_send(sc, cnt, profile_runtimes(sc, cnt, ustack_current_task(), true));
 	return 0;
 }
 

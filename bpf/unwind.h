@@ -496,13 +496,13 @@ struct unwind_ips {
 	__u64 ip[UNWIND_MAX_FRAMES];
 };
 
-/* Runtimes whose code has no table and steps of its own (it uses the reads above). */
-#include "hotspot.h"
+/* The runtimes' steps inside this walk (they use the reads above). */
+#include "runtime.h"
 
 /*
  * One frame: emits the current frame into ips, then steps to its caller by
- * the PC's rule or, without one, by a runtime's frame layout (a JVM's code:
- * hotspot.h) or the frame pointer (the decision table is in
+ * the PC's rule or, without one, by a runtime's frame layout (runtime.h:
+ * a JVM's code) or the frame pointer (the decision table is in
  * docs/DESIGN-unwinder.md). Returns 0 to go on, 1 once st->stop is set.
  */
 static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *ips,
@@ -514,7 +514,7 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	/* In the state, not on the stack: the looped walk's calls share 512 bytes. */
 	struct sfbpf_unwind_frame *next = &st->next;
 	__u32 n = st->n;
-	bool topmost = n == 0, switched = false, java = false, in_jvm;
+	bool topmost = n == 0, switched = false, rt = false, in_rt;
 	__u64 lookup;
 	int err, idx;
 
@@ -527,9 +527,9 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	next->exact = false;
 
 	lookup = st->exact ? st->pc : st->pc - 1;
-	/* A JVM's code (hotspot.h) is in no mapping with a table, and maybe in none known. */
+	/* A runtime's code (runtime.h) is in no mapping with a table, and maybe in none known. */
 	obj = NULL;
-	if (!st->in_jvm) {
+	if (!st->in_rt_code) {
 		m = &proc->maps[st->map & UNWIND_MAP_MASK];
 		obj = unwind_object(st, m);
 		if (obj)
@@ -542,17 +542,17 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	if (rule && !ARCH_FP_STEP_EXACT_SP && st->fp_linked && rule->cfa_reg != SFBPF_REG_FP &&
 	    rule->ra_loc != SFBPF_LOC_UNDEFINED)
 		rule = NULL;
-	err = HS_NOT_JAVA;
+	err = RUNTIME_NOT_MINE;
 	if (rule) {
 		err = unwind_by_rule(st, rule, topmost, next);
-	} else if (!obj && hotspot_wanted(st, proc)) {
+	} else if (!obj && runtime_frame_wanted(st, proc)) {
 		/* The looped walk's callback took the step before (unwind_step()). */
-		err = vma ? st->hs_err : hotspot_frame(st, proc);
-		java = err == UNWIND_NEXT;
-		if (java)
-			ips[n & UNWIND_FRAME_MASK] = st->hs_ip;
+		err = vma ? st->rt_err : runtime_frame(st, proc);
+		rt = err == UNWIND_NEXT;
+		if (rt)
+			ips[n & UNWIND_FRAME_MASK] = st->rt_ip;
 	}
-	if (!rule && err == HS_NOT_JAVA)
+	if (!rule && err == RUNTIME_NOT_MINE)
 		err = unwind_fp_stop(unwind_by_fp(st, topmost, next, &switched), obj);
 	if (err != UNWIND_NEXT)
 		goto stop;
@@ -564,8 +564,8 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	 * and stubs) leaves any value in rbp, and a guess ends nothing.
 	 */
 	if (!next->pc) {
-		err = (rule || st->fp_linked) && !java ? SFBPF_STOP_OUTERMOST :
-							 unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
+		err = (rule || st->fp_linked) && !rt ? SFBPF_STOP_OUTERMOST :
+						       unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
 		goto stop;
 	}
 
@@ -576,11 +576,9 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 		idx = vmafind_find(st, (struct sfbpf_proc *)proc, lookup);
 	else
 		idx = unwind_find_mapping(proc, lookup, st->map);
-	in_jvm = (java || idx < 0) && (vma ? hotspot_code_looped(st, proc, idx, lookup) :
-					     hotspot_code(st, proc, idx, lookup));
-	if (idx < 0 && !in_jvm) {
-		err = rule || java ? SFBPF_STOP_NO_MAPPING :
-				     unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
+	in_rt = (rt || idx < 0) && runtime_code(st, proc, idx, lookup, vma);
+	if (idx < 0 && !in_rt) {
+		err = rule || rt ? SFBPF_STOP_NO_MAPPING : unwind_fp_stop(SFBPF_STOP_FP_CHAIN, obj);
 		st->miss_addr = next->pc;
 		goto stop;
 	}
@@ -592,12 +590,12 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	st->sp = next->sp;
 	st->fp = next->fp;
 	st->exact = next->exact;
-	st->in_jvm = in_jvm;
-	if (!in_jvm)
+	st->in_rt_code = in_rt;
+	if (!in_rt)
 		st->map = idx;
-	/* A Java frame's saved fp may be any register's value: compiled code keeps no chain. */
-	st->fp_linked = !rule && !java;
-	if (!rule && !java) {
+	/* A runtime frame's saved fp may be any register's value: JIT code keeps no chain. */
+	st->fp_linked = !rule && !rt;
+	if (!rule && !rt) {
 		st->fp_frames++;
 		st->gap_frames += obj != NULL;
 		st->switches += switched;
@@ -629,7 +627,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->hs_interpreted = 0;
 	st->hs_compiled = 0;
 	st->hs_failed = 0;
-	st->in_jvm = 0;
+	st->in_rt_code = 0;
 	st->hs_looked = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
@@ -653,10 +651,9 @@ static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *i
 	else
 		idx = unwind_find_mapping(proc, st->pc, 0);
 
-	/* A JVM's code needs no mapping (hotspot.h): its leaf may be newer than the table. */
-	if (idx < 0 && (vma ? hotspot_code_looped(st, proc, idx, st->pc) :
-			      hotspot_code(st, proc, idx, st->pc))) {
-		st->in_jvm = 1;
+	/* A runtime's code needs no mapping (runtime.h): its leaf may be newer than the table. */
+	if (idx < 0 && runtime_code(st, proc, idx, st->pc, vma)) {
+		st->in_rt_code = 1;
 		idx = 0;
 	}
 	if (idx >= 0) {
@@ -723,9 +720,9 @@ static long unwind_step(__u32 index, void *arg)
 	struct sfbpf_unwind_ctx *c = arg;
 
 	(void)index;
-	/* A frame of a JVM's code, maybe: its step first, a call of its own (hotspot.h). */
-	if (hotspot_wanted(c->st, c->proc))
-		c->st->hs_err = hotspot_frame_looped(c->st, c->proc);
+	/* A frame of a runtime's code, maybe: its step first, a call of its own (runtime.h). */
+	if (runtime_frame_wanted(c->st, c->proc))
+		c->st->rt_err = runtime_frame_looped(c->st, c->proc);
 	return unwind_frame_looped(c->st, (struct unwind_ips *)c->ips, c->proc) ? 1 : 0;
 }
 

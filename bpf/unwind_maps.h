@@ -153,14 +153,15 @@ struct sfbpf_unwind_state {
 	__u32 proc_gen; /* the process table's generation (chained walks check it) */
 	__u8 vma_looked; /* this sample's bpf_find_vma() was made (vmafind.h) */
 	__u8 hs_failed; /* a pc in a JVM's code could not be stepped (hotspot.h) */
-	__u8 in_jvm; /* pc is a JVM's code, maybe in no mapping known: st->map is not its */
+	__u8 in_rt_code; /* pc is a runtime's code (runtime.h), maybe in no known mapping: not
+			    st->map's */
 	__u16 hs_compiled; /* frames stepped by a code blob's size (hotspot.h) */
 	__u32 tgid; /* the sampled process: its runtime's settings are looked up by it */
 	__u32 hs_interpreted; /* interpreted frames stepped (hotspot.h) */
 	__u64 miss_addr; /* SFBPF_STOP_NO_MAPPING: the address no mapping covers */
 	struct sfbpf_unwind_frame next; /* the caller unwind_frame() computes */
-	__u64 hs_ip; /* a HotSpot step's entry for its frame (hotspot.h) */
-	__s32 hs_err; /* and its outcome, taken before unwind_frame() in the looped walk */
+	__u64 rt_ip; /* a runtime step's identity for its frame (runtime.h) */
+	__s32 rt_err; /* and its outcome, taken before unwind_frame() in the looped walk */
 	/* What a step reads, off the stack: the looped walk's calls share 512 bytes of it. */
 	__u64 tmp[8];
 	__u8 hs_blob[SFBPF_HS_BLOB_SPAN]; /* a code blob's first bytes (hotspot.h) */

@@ -330,7 +330,7 @@ static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *s
 		st->stop = SFBPF_STOP_NO_PROC;
 		return;
 	}
-	if (proc->generation != st->proc_gen && !st->in_jvm) {
+	if (proc->generation != st->proc_gen && !st->in_rt_code) {
 		/*
 		 * Refreshed since the last link: the mapping index is the old
 		 * table's. Found again in the new one, the walk goes on there.

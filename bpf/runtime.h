@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The language runtimes in the BPF programs: the hooks a runtime's walk
+ * fills (userspace's half, which detects, attaches and names: profile/
+ * runtime.h). A runtime's frames are read in one of two places:
+ *
+ * Inside the native walk, for code that has no table: a JIT's code heaps
+ * and an interpreter generated at start-up, in anonymous mappings. Its
+ * frames step like native ones, each sent as an identity userspace names
+ * (never a name). The hooks, called by unwind.h:
+ *   runtime_code()          whether an address is a runtime's code; it needs
+ *                           no known mapping (heaps commit code after the
+ *                           loader read the maps), st->in_rt_code then
+ *   runtime_frame_wanted()  whether st->pc's frame is a runtime's to step
+ *   runtime_frame()         the step: st->next, the frame's identity in
+ *                           st->rt_ip; UNWIND_NEXT, a stop reason, or
+ *                           RUNTIME_NOT_MINE for the native step to take it
+ *   runtime_frame_looped()  the same for the walk in bpf_loop(), called by
+ *                           its callback before unwind_frame_looped(): the
+ *                           verifier checks a global function once, and a
+ *                           step inside the frame's call went past 512
+ *                           bytes of stack (docs/DESIGN-hotspot.md)
+ * HotSpot (hotspot.h). A process without a runtime's settings pays one hash
+ * lookup a sample, and only when a frame has no table.
+ *
+ * After the native walk, for an interpreter whose frames live in the
+ * thread's own state: the programs call its walk once the native and kernel
+ * frames are in (profile_runtimes() in profile.bpf.c, offcpu_runtimes() in
+ * offcpu.bpf.c), which appends them as slots after the kernel frames;
+ * userspace puts them in place of the eval loop's native frames. CPython
+ * (python.h: py_walk()), one hash lookup a sample for other processes.
+ *
+ * A new runtime is one of these: its header, its case in the hooks below or
+ * in the programs' after-walk function, and its struct runtime_ops.
+ */
+#ifndef SFBPF_RUNTIME_H
+#define SFBPF_RUNTIME_H
+
+/* Not a stop reason: the frame is no runtime's; the native step (frame pointer) takes it. */
+#define RUNTIME_NOT_MINE (SFBPF_STOP__COUNT + 1)
+
+#include "hotspot.h"
+
+static __always_inline int runtime_code(struct sfbpf_unwind_state *st,
+					const struct sfbpf_proc *proc, int idx, __u64 addr,
+					bool looped)
+{
+	return looped ? hotspot_code_looped(st, proc, idx, addr) :
+			hotspot_code(st, proc, idx, addr);
+}
+
+static __always_inline bool runtime_frame_wanted(const struct sfbpf_unwind_state *st,
+						 const struct sfbpf_proc *proc)
+{
+	return hotspot_wanted(st, proc);
+}
+
+static __always_inline int runtime_frame(struct sfbpf_unwind_state *st,
+					 const struct sfbpf_proc *proc)
+{
+	return hotspot_frame(st, proc);
+}
+
+static __always_inline int runtime_frame_looped(struct sfbpf_unwind_state *st,
+						const struct sfbpf_proc *proc)
+{
+	return hotspot_frame_looped(st, proc);
+}
+
+#endif /* SFBPF_RUNTIME_H */
