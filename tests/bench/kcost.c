@@ -70,7 +70,7 @@
 #include "fpwalk.skel.h"
 #include "profile/profile.h"
 #include "interp/hotspot.h"
-#include "profile/pythons.h"
+#include "profile/runtimes.h"
 #include "procs/proctrack.h"
 #include "maps/tables.h"
 
@@ -284,7 +284,7 @@ struct bench {
 	struct profile *prof;
 	struct tables *tables;
 	struct proctrack *procs;
-	struct pythons *pythons;
+	struct runtimes *runtimes;
 	struct fpwalk_bpf *fp;
 	struct ring_buffer *fp_rb;
 	int sf_prog, sf_stats, fp_prog, fp_stats;
@@ -357,10 +357,10 @@ static int setup(struct bench *b)
 	if (env.python) {
 		struct proctrack_listener l;
 
-		b->pythons = pythons__new(profile__py_procs_fd(b->prof));
-		if (!b->pythons)
+		b->runtimes = runtimes__new(b->prof);
+		if (!b->runtimes)
 			return -1;
-		l = pythons__listener(b->pythons);
+		l = runtimes__listener(b->runtimes);
 		proctrack__set_listener(b->procs, &l);
 		return 0; /* no frame-pointer reference: one program, three modes */
 	}
@@ -546,7 +546,6 @@ static int py_window(struct bench *b, pid_t pid, int ev, enum py_mode mode, int 
 /* One depth, one repetition: the three modes in turn (their order rotating) on one process. */
 static int measure_py(struct bench *b, int rep, int frames, int cpu)
 {
-	struct pythons_stats ps;
 	pid_t pid = spawn_py(frames, cpu);
 	int ev = -1, err = -1, i;
 
@@ -559,8 +558,7 @@ static int measure_py(struct bench *b, int rep, int frames, int cpu)
 	}
 	if (proctrack__refresh(b->procs, pid) < 0)
 		goto out;
-	pythons__stats(b->pythons, &ps);
-	if (!ps.attached) {
+	if (!runtimes__attached(b->runtimes, pid)) {
 		fprintf(stderr, "kcost: %s: its CPython was not attached\n", env.python);
 		goto out;
 	}
@@ -819,7 +817,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
-	pythons__free(b.pythons);
+	runtimes__free(b.runtimes);
 	ring_buffer__free(b.fp_rb);
 	fpwalk_bpf__destroy(b.fp);
 	proctrack__free(b.procs);

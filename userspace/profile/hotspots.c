@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "interp/hotspot.h"
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
 #include "procs/procmaps.h"
 #include "profile/hotspots.h"
+#include "profile/profile.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
@@ -18,24 +19,14 @@
 #include "util/vec.h"
 
 /*
- * A JVM still starting (-EAGAIN: no interpreter or code heap yet) is tried
- * again at its samples, 4 ms after the first try, then twice as long each
- * time up to a second; unreadable memory MAX_ATTEMPTS times. A refusal
- * (-EPROTO) is final: the tables are libjvm's static data, set by its
- * constructors before the JVM runs, and do not change.
+ * A refusal (-EPROTO) is final: the tables are libjvm's static data, set by
+ * its constructors before the JVM runs, and do not change. A JVM still
+ * starting (-EAGAIN: no interpreter or code heap yet) is tried again
+ * (runtimes.c).
  */
-#define RETRY_MIN_NS (4 * 1000000ULL)
-#define RETRY_MAX_NS (1000 * 1000000ULL)
-#define MAX_ATTEMPTS 8
+#define REFUSAL_TRIES 1
 /* Resolutions kept per process; then forgotten at once (resolved again when met). */
 #define MAX_CACHED 65536
-
-enum state {
-	ATTACHED,
-	RETRY,
-	NATIVE, /* no JVM we can read: native frames only */
-	RETIRED, /* exited: its samples still in the ring are named until a round is read */
-};
 
 /*
  * A frame resolved: an interpreted frame's ip as the BPF walk sent it, or a
@@ -51,13 +42,10 @@ struct resolved {
 	bool leaf;
 };
 
+/* An attached JVM (struct runtime_proc's priv). */
 struct jvm {
 	int pid;
 	uint64_t start_ticks;
-	enum state state;
-	unsigned int attempts;
-	uint64_t next_try_ns;
-	uint64_t retired_at;
 	struct hotspot *hs;
 	struct hashmap cache; /* -> index in res */
 	struct resolved *res;
@@ -66,58 +54,52 @@ struct jvm {
 	size_t nr_ids, ids_cap;
 };
 
-struct hotspots {
-	int fd;
-	struct hashmap procs; /* pid -> struct jvm * */
-	struct hotspots_stats stats;
-	uint64_t unknown_id; /* the marker's name */
-	uint64_t drains;
-	size_t retired, retrying;
+struct hotspots_stats {
+	uint64_t samples; /* samples spliced */
+	uint64_t interpreted; /* interpreted frames named */
+	uint64_t compiled; /* compiled frames named, inlined ones included */
+	uint64_t stubs; /* frames of the JVM's code of no method (stubs, adapters) */
+	uint64_t unknown; /* frames whose method or blob no longer read as one: a marker */
+	uint64_t cache_stale; /* cached resolutions found stale (flushed, unloaded) */
 };
 
-static bool proc_eq(const void *ctx, uint64_t val, const void *key)
-{
-	(void)ctx;
-	return ((const struct jvm *)HASHMAP_TO_PTR(val))->pid == *(const int *)key;
-}
+struct hotspots {
+	int fd;
+	struct hotspots_stats stats;
+	uint64_t unknown_id; /* the marker's name */
+};
 
-static uint32_t pid_hash(int pid)
-{
-	return (uint32_t)hash__mix64((uint64_t)pid);
-}
-
-static struct jvm *find(struct hotspots *hss, int pid)
-{
-	int64_t v = hashmap__find(&hss->procs, pid_hash(pid), proc_eq, NULL, &pid);
-
-	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
-}
-
-static void forget(struct jvm *j)
+static void forget_cache(struct jvm *j)
 {
 	hashmap__clear(&j->cache);
 	j->nr_res = j->nr_ids = 0;
 }
 
-static void drop(struct hotspots *hss, struct jvm *j)
+static void release(void *rt, struct runtime_proc *rp)
 {
-	__u32 key = j->pid;
+	struct jvm *j = rp->priv;
 
-	if (j->state == ATTACHED)
-		bpf_map_delete_elem(hss->fd, &key);
-	hss->retired -= j->state == RETIRED;
-	hss->retrying -= j->state == RETRY;
-	hashmap__del(&hss->procs, pid_hash(j->pid), proc_eq, NULL, &j->pid);
+	(void)rt;
 	hashmap__free(&j->cache);
 	free(j->res);
 	free(j->ids);
 	hotspot__free(j->hs);
 	free(j);
+	rp->priv = NULL;
+}
+
+static void detach(void *rt, struct runtime_proc *rp)
+{
+	struct hotspots *hss = rt;
+	__u32 key = rp->pid;
+
+	bpf_map_delete_elem(hss->fd, &key);
 }
 
 /* Whether pid may run HotSpot: it maps a libjvm (the attach then reads it). */
-static bool maybe_jvm(const struct procmaps *pm)
+static bool detect(int pid, const struct procmaps *pm)
 {
+	(void)pid;
 	for (size_t i = 0; i < procmaps__count(pm); i++) {
 		const struct procmap *m = procmaps__get(pm, i);
 
@@ -128,119 +110,45 @@ static bool maybe_jvm(const struct procmaps *pm)
 	return false;
 }
 
-static void attach(struct hotspots *hss, struct jvm *j)
+static int push(struct hotspots *hss, struct jvm *j)
 {
-	uint64_t wait = RETRY_MIN_NS << (j->attempts < 8 ? j->attempts : 8);
 	struct sfbpf_hs_proc cfg;
 	__u32 key = j->pid;
+	int err = hotspot__bpf_settings(j->hs, &cfg);
+
+	if (err)
+		return err;
+	cfg.start_ticks = j->start_ticks;
+	return bpf_map_update_elem(hss->fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+static int attach(void *rt, struct runtime_proc *rp)
+{
+	struct hotspots *hss = rt;
+	struct jvm *j = calloc(1, sizeof(*j));
 	int err;
 
-	j->attempts++;
-	j->next_try_ns = clock__mono_ns() + (wait < RETRY_MAX_NS ? wait : RETRY_MAX_NS);
-	hss->retrying -= j->state == RETRY;
-	err = hotspot__attach(j->pid, &j->hs);
-	if (!err)
-		err = hotspot__bpf_settings(j->hs, &cfg);
-	if (!err) {
-		cfg.start_ticks = j->start_ticks;
-		if (bpf_map_update_elem(hss->fd, &key, &cfg, BPF_ANY))
-			err = -errno;
-	}
-	if (!err) {
-		j->state = ATTACHED;
-		hss->stats.attached++;
-		pr_debug("hotspot: pid %d: JVM attached", j->pid);
-		return;
-	}
-	hotspot__free(j->hs);
-	j->hs = NULL;
-	if (err == -EAGAIN || (err == -EFAULT && j->attempts < MAX_ATTEMPTS)) {
-		j->state = RETRY;
-		hss->retrying++;
-		return;
-	}
-	j->state = NATIVE;
-	hss->stats.refused += err == -EPROTO;
-	hss->stats.unreadable += err != -EPROTO && err != -ENOENT;
-	if (err != -ENOENT)
-		pr_info("hotspot: pid %d: profiled as native code: %s", j->pid, strerror(-err));
-}
-
-static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
-{
-	struct hotspots *hss = ctx;
-	struct jvm *j = find(hss, pid);
-
-	if (j && (j->start_ticks != start_ticks || j->state == RETIRED)) {
-		drop(hss, j);
-		j = NULL;
-	}
-	if (j && j->state == ATTACHED) {
-		struct sfbpf_hs_proc cfg;
-		__u32 key = pid;
-
-		/* Its mappings changed: the settings again, should a heap have changed too. */
-		if (!hotspot__bpf_settings(j->hs, &cfg)) {
-			cfg.start_ticks = j->start_ticks;
-			bpf_map_update_elem(hss->fd, &key, &cfg, BPF_ANY);
-		}
-		return;
-	}
-	if (j && (j->state != RETRY || clock__mono_ns() < j->next_try_ns))
-		return;
-	if (!j) {
-		if (!maybe_jvm(pm))
-			return;
-		j = calloc(1, sizeof(*j));
-		if (!j || hashmap__add(&hss->procs, pid_hash(pid), HASHMAP_PTR(j))) {
-			free(j);
-			return;
-		}
-		j->pid = pid;
-		j->start_ticks = start_ticks;
-	}
-	attach(hss, j);
-}
-
-static void on_removed(void *ctx, int pid)
-{
-	struct hotspots *hss = ctx;
-	struct jvm *j = find(hss, pid);
-	__u32 key = pid;
-
 	if (!j)
-		return;
-	if (j->state != ATTACHED) {
-		drop(hss, j);
-		return;
+		return -ENOMEM;
+	j->pid = rp->pid;
+	j->start_ticks = rp->start_ticks;
+	err = hotspot__attach(rp->pid, &j->hs);
+	if (!err)
+		err = push(hss, j);
+	if (err) {
+		hotspot__free(j->hs);
+		free(j);
+		return err;
 	}
-	bpf_map_delete_elem(hss->fd, &key);
-	j->state = RETIRED;
-	j->retired_at = hss->drains;
-	hss->retired++;
+	pr_debug("hotspot: pid %d: JVM attached", rp->pid);
+	rp->priv = j;
+	return 0;
 }
 
-struct proctrack_listener hotspots__listener(struct hotspots *hss)
+/* Its mappings changed: the settings again, should a heap have changed too. */
+static void remapped(void *rt, struct runtime_proc *rp)
 {
-	return (struct proctrack_listener){ .updated = on_updated,
-					    .removed = on_removed,
-					    .ctx = hss };
-}
-
-void hotspots__drained(struct hotspots *hss)
-{
-	size_t iter = 0;
-	uint64_t v;
-
-	hss->drains++;
-	while (hss->retired && hashmap__next(&hss->procs, &iter, &v)) {
-		struct jvm *j = HASHMAP_TO_PTR(v);
-
-		if (j->state == RETIRED && j->retired_at + 2 <= hss->drains) {
-			drop(hss, j);
-			iter = 0;
-		}
-	}
+	push(rt, rp->priv);
 }
 
 struct cache_key {
@@ -261,7 +169,7 @@ static uint32_t key_hash(const struct cache_key *k)
 	return (uint32_t)hash__mix64(k->key ^ ((uint64_t)k->code << 1 | k->leaf));
 }
 
-/* The name of method at bci: a python_names id, or 0 (unreadable, or no room). */
+/* The name of method at bci: a frame_names id, or 0 (unreadable, or no room). */
 static uint64_t method_id(struct hotspots *hss, struct jvm *j, uint64_t method, int32_t bci,
 			  uint64_t *const_method)
 {
@@ -275,7 +183,7 @@ static uint64_t method_id(struct hotspots *hss, struct jvm *j, uint64_t method, 
 	*const_method = m.const_method;
 	line = bci >= 0 ? hotspot__line(j->hs, &m, bci) : -1;
 	snprintf(qual, sizeof(qual), "%s.%s", m.klass, m.name);
-	return python_names__intern(qual, m.file, 0, line > 0 ? (uint32_t)line : 0);
+	return frame_names__intern(qual, m.file, 0, line > 0 ? (uint32_t)line : 0);
 }
 
 /* Adds a resolution of nr ids to j's cache (forgotten at once at MAX_CACHED). */
@@ -283,7 +191,7 @@ static void remember(struct jvm *j, const struct cache_key *k, const uint64_t *i
 		     uint64_t check, uint64_t check2)
 {
 	if (j->nr_res >= MAX_CACHED)
-		forget(j);
+		forget_cache(j);
 	if (VEC_RESERVE(j->res, j->res_cap, j->nr_res + 1, 64) ||
 	    VEC_RESERVE(j->ids, j->ids_cap, j->nr_ids + nr, 256) ||
 	    hashmap__add(&j->cache, key_hash(k), j->nr_res))
@@ -369,7 +277,7 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 	check2 = cf.ident;
 	if (!cf.nr) {
 		hss->stats.stubs++;
-		ids[0] = python_names__intern(cf.stub, "", 0, 0);
+		ids[0] = frame_names__intern(cf.stub, "", 0, 0);
 		n = ids[0] != 0;
 	}
 	for (uint32_t i = 0; i < cf.nr && n < max; i++) {
@@ -388,9 +296,16 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 	return n;
 }
 
-int hotspots__splice(struct hotspots *hss, const struct sfbpf_sample *in, size_t size,
-		     struct sfbpf_sample *out)
+/*
+ * An interpreted frame (Method, bytecode index) becomes its method's name
+ * and line; a pc in a code heap the methods its nmethod runs there,
+ * inlined ones as frames of their own, innermost first; a stub's pc the
+ * stub's name.
+ */
+static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
+		  struct sfbpf_sample *out)
 {
+	struct hotspots *hss = rt;
 	uint32_t nu = in->nr_user, n = 0, j, m;
 	uint64_t ids[HOTSPOT_MAX_SCOPES];
 	bool cut = false, any = false;
@@ -399,11 +314,9 @@ int hotspots__splice(struct hotspots *hss, const struct sfbpf_sample *in, size_t
 	if (SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel) * 8 > size ||
 	    nu > SFBPF_MAX_FRAMES)
 		return -EINVAL;
-	jv = find(hss, in->pid);
-	if (jv && jv->state == RETRY && hss->retrying && clock__mono_ns() >= jv->next_try_ns)
-		attach(hss, jv);
-	if (!jv || (jv->state != ATTACHED && jv->state != RETIRED))
+	if (!rp)
 		return 0;
+	jv = rp->priv;
 	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
 	for (j = 0; j < nu && !cut; j++) {
 		m = frame_ids(hss, jv, in->ips[j], j == 0, ids, HOTSPOT_MAX_SCOPES);
@@ -417,7 +330,7 @@ int hotspots__splice(struct hotspots *hss, const struct sfbpf_sample *in, size_t
 		for (uint32_t i = 0; i < m && !cut; i++) {
 			cut = n >= SFBPF_MAX_FRAMES;
 			if (!cut)
-				out->ips[n++] = python_names__ip(ids[i]);
+				out->ips[n++] = frame_names__ip(ids[i]);
 		}
 	}
 	if (!any)
@@ -432,43 +345,59 @@ int hotspots__splice(struct hotspots *hss, const struct sfbpf_sample *in, size_t
 	return 1;
 }
 
-void hotspots__mark_names(struct hotspots *hss)
+static void mark_names(void *rt)
 {
-	size_t iter = 0;
-	uint64_t v;
-
-	python_names__mark(python_names__ip(hss->unknown_id));
-	while (hashmap__next(&hss->procs, &iter, &v))
-		forget(HASHMAP_TO_PTR(v));
+	frame_names__mark(frame_names__ip(((struct hotspots *)rt)->unknown_id));
 }
 
-struct hotspots *hotspots__new(int hs_procs_fd)
+static void forget(void *rt, struct runtime_proc *rp)
+{
+	(void)rt;
+	forget_cache(rp->priv);
+}
+
+static void *hotspots_new(struct profile *prof)
 {
 	struct hotspots *hss = calloc(1, sizeof(*hss));
 
 	if (!hss)
 		return NULL;
-	hss->fd = hs_procs_fd;
-	hss->unknown_id = python_names__intern("[unknown java]", "", 0, 0);
+	hss->fd = profile__hs_procs_fd(prof);
+	hss->unknown_id = frame_names__intern("[unknown java]", "", 0, 0);
 	return hss;
 }
 
-void hotspots__free(struct hotspots *hss)
+static void hotspots_free(void *rt)
 {
-	size_t iter = 0;
-	uint64_t v;
-
-	if (!hss)
-		return;
-	while (hashmap__next(&hss->procs, &iter, &v)) {
-		drop(hss, HASHMAP_TO_PTR(v));
-		iter = 0;
-	}
-	hashmap__free(&hss->procs);
-	free(hss);
+	free(rt);
 }
 
-void hotspots__stats(const struct hotspots *hss, struct hotspots_stats *out)
+static void counters(const void *rt, runtime_put_fn put, void *ctx)
 {
-	*out = hss->stats;
+	const struct hotspots_stats *st = &((const struct hotspots *)rt)->stats;
+
+	put(ctx, "hs_spliced", st->samples, false);
+	put(ctx, "hs_named_interpreted", st->interpreted, false);
+	put(ctx, "hs_named_compiled", st->compiled, false);
+	put(ctx, "hs_named_stubs", st->stubs, false);
+	put(ctx, "hs_unknown", st->unknown, false);
+	put(ctx, "hs_cache_stale", st->cache_stale, false);
 }
+
+const struct runtime_ops hotspot_runtime = {
+	.name = "hotspot",
+	.prefix = "hs",
+	.starting = "no interpreter or code heap yet",
+	.refusal_tries = REFUSAL_TRIES,
+	.new = hotspots_new,
+	.free = hotspots_free,
+	.detect = detect,
+	.attach = attach,
+	.remapped = remapped,
+	.detach = detach,
+	.release = release,
+	.splice = splice,
+	.mark_names = mark_names,
+	.forget = forget,
+	.counters = counters,
+};

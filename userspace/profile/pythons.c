@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "interp/python.h"
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
 #include "procs/procmaps.h"
+#include "profile/profile.h"
 #include "profile/pythons.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -17,31 +18,12 @@
 #include "util/vec.h"
 
 /*
- * An interpreter not initialised yet (-EAGAIN: seen at its exec, as a rule)
- * is tried again at its own samples, which say it runs (one stopped or
- * asleep has nothing to splice), and at the tracker's refreshes, 4 ms after
- * the first try, then twice as long each time up to a second: a process
- * whose samples come as it starts up is attached within milliseconds of its
- * first thread, one that never starts an interpreter costs an attach a
- * second while it runs. A refusal (-EPROTO) or unreadable memory (-EFAULT)
- * is tried MAX_ATTEMPTS times, then given up (counted).
+ * An interpreter is read as it starts up: what it published may look torn
+ * for a moment, so a refusal is final only at the eighth try (runtimes.c
+ * spaces them).
  */
-#define RETRY_MIN_NS (4 * 1000000ULL)
-#define RETRY_MAX_NS (1000 * 1000000ULL)
-#define MAX_ATTEMPTS 8
+#define REFUSAL_TRIES 8
 #define MAX_CODES 65536 /* code objects remembered per process; then forgotten at once */
-
-enum state {
-	ATTACHED,
-	RETRY, /* not initialised, refused or unreadable so far: tried again (RETRY_MIN_NS) */
-	NATIVE, /* no CPython, an unsupported one, or refused for good */
-	/*
-	 * Exited (or exec'd): no longer walked, but its samples still in the
-	 * ring are spliced with its codes until pythons__drained() says a
-	 * whole round of samples was read since.
-	 */
-	RETIRED,
-};
 
 /* A code object as resolved once: its names, or why it has none (err). */
 struct code {
@@ -52,22 +34,17 @@ struct code {
 	struct python_code c;
 };
 
-/* A frame resolved: (code, stamp, instruction) -> a python_names id. */
+/* A frame resolved: (code, stamp, instruction) -> a frame_names id. */
 struct frame {
 	uint64_t code;
 	uint32_t stamp, lasti;
 	uint64_t id;
 };
 
+/* An attached process (struct runtime_proc's priv). */
 struct pyproc {
 	int pid;
-	uint64_t start_ticks;
-	enum state state;
-	int err; /* the last attach's */
-	unsigned int attempts;
-	uint64_t next_try_ns;
 	struct python *py;
-	uint64_t retired_at; /* RETIRED: ps->drains then */
 	struct sfbpf_py_proc cfg; /* as pushed to py_procs: its gen names the codes held */
 	struct code_part eval[PY_EVAL_PARTS]; /* the eval loop's code (python__eval_parts()) */
 	size_t nr_eval;
@@ -79,34 +56,27 @@ struct pyproc {
 	size_t nr_frames, frames_cap;
 };
 
+struct pythons_stats {
+	uint64_t samples; /* samples spliced */
+	uint64_t frames; /* Python frames named */
+	uint64_t freed_code; /* of those, "[freed code]" */
+	uint64_t bad_code; /* of those, "[bad code]": unreadable */
+	uint64_t left; /* samples with Python frames no native eval frame took (py-left) */
+	uint64_t short_; /* samples with a native eval frame and no Python frame left (py-short) */
+	uint64_t no_proc; /* samples with Python frames of a process no longer attached */
+	uint64_t codes_described; /* code objects named from the BPF walk's description */
+	uint64_t codes_read; /* code objects (or whole line tables) read from the process */
+	uint64_t described_stale; /* descriptions for another attach of the process: ignored */
+	uint64_t line_unknown; /* past a description's line table, and no longer readable */
+	uint64_t renewed; /* a process's codes forgotten at MAX_CODES (a new generation) */
+};
+
 struct pythons {
 	int fd;
-	struct hashmap procs; /* pid -> struct pyproc * */
 	struct pythons_stats stats;
 	uint64_t freed_id, bad_id, full_id; /* the markers' names */
 	uint32_t gen; /* the last attach generation given (bpf/abi.h) */
-	uint64_t drains; /* pythons__drained() calls */
-	size_t retired; /* processes RETIRED */
-	size_t retrying; /* processes in RETRY: their samples look them up */
 };
-
-static bool proc_eq(const void *ctx, uint64_t val, const void *key)
-{
-	(void)ctx;
-	return ((const struct pyproc *)HASHMAP_TO_PTR(val))->pid == *(const int *)key;
-}
-
-static uint32_t pid_hash(int pid)
-{
-	return (uint32_t)hash__mix64((uint64_t)pid);
-}
-
-static struct pyproc *find(struct pythons *ps, int pid)
-{
-	int64_t v = hashmap__find(&ps->procs, pid_hash(pid), proc_eq, NULL, &pid);
-
-	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
-}
 
 static void forget_codes(struct pyproc *p)
 {
@@ -117,15 +87,11 @@ static void forget_codes(struct pyproc *p)
 	hashmap__clear(&p->frames);
 }
 
-static void drop(struct pythons *ps, struct pyproc *p)
+static void release(void *rt, struct runtime_proc *rp)
 {
-	__u32 key = p->pid;
+	struct pyproc *p = rp->priv;
 
-	if (p->state == ATTACHED)
-		bpf_map_delete_elem(ps->fd, &key);
-	ps->retired -= p->state == RETIRED;
-	ps->retrying -= p->state == RETRY;
-	hashmap__del(&ps->procs, pid_hash(p->pid), proc_eq, NULL, &p->pid);
+	(void)rt;
 	forget_codes(p);
 	hashmap__free(&p->codes);
 	hashmap__free(&p->frames);
@@ -133,6 +99,15 @@ static void drop(struct pythons *ps, struct pyproc *p)
 	free(p->frames_v);
 	python__free(p->py);
 	free(p);
+	rp->priv = NULL;
+}
+
+static void detach(void *rt, struct runtime_proc *rp)
+{
+	struct pythons *ps = rt;
+	__u32 key = rp->pid;
+
+	bpf_map_delete_elem(ps->fd, &key);
 }
 
 /*
@@ -141,7 +116,7 @@ static void drop(struct pythons *ps, struct pyproc *p)
  * linked statically (python__embeds(): once per file). The attach then
  * opens it; every other process costs this look at the mappings just read.
  */
-static bool maybe_python(int pid, const struct procmaps *pm)
+static bool detect(int pid, const struct procmaps *pm)
 {
 	const struct procmap *exe = procmaps__exe(pm);
 
@@ -155,181 +130,59 @@ static bool maybe_python(int pid, const struct procmaps *pm)
 	return exe && python__embeds(pid, exe);
 }
 
-static void attach(struct pythons *ps, struct pyproc *p)
+/* -EAGAIN while the interpreter has no thread yet: it is starting up. */
+static int attach(void *rt, struct runtime_proc *rp)
 {
-	struct sfbpf_py_proc cfg;
-	/* 4 ms, doubling at each try, a second at most (RETRY_MIN_NS). */
-	uint64_t wait = RETRY_MIN_NS << (p->attempts < 8 ? p->attempts : 8);
-	__u32 key = p->pid;
+	struct pythons *ps = rt;
+	struct pyproc *p = calloc(1, sizeof(*p));
+	const struct code_part *parts;
+	__u32 key = rp->pid;
 	int err;
 
-	p->attempts++;
-	p->next_try_ns = clock__mono_ns() + (wait < RETRY_MAX_NS ? wait : RETRY_MAX_NS);
-	ps->retrying -= p->state == RETRY;
-	err = python__attach(p->pid, &p->py);
-	if (!err) {
-		err = python__bpf_settings(p->py, &cfg);
-		cfg.start_ticks = p->start_ticks;
-		cfg.gen = ++ps->gen ? ps->gen : ++ps->gen;
-		p->cfg = cfg;
-		if (!err && bpf_map_update_elem(ps->fd, &key, &cfg, BPF_ANY))
-			err = -errno;
-		if (!err) {
-			const struct code_part *parts;
-
-			p->nr_eval = python__eval_parts(p->py, &parts);
-			memcpy(p->eval, parts, p->nr_eval * sizeof(*parts));
-			if (!p->nr_eval)
-				pr_info("python: pid %d: no _PyEval_EvalFrameDefault: Python "
-					"frames go above the native ones",
-					p->pid);
-		}
-		if (err) {
-			python__free(p->py);
-			p->py = NULL;
-		}
-	}
-	p->err = err;
-	if (!err) {
-		p->state = ATTACHED;
-		ps->stats.attached++;
-		pr_debug("python: pid %d: CPython %s attached", p->pid, python__version(p->py));
-		return;
-	}
-	/* An interpreter starting up has no thread yet: again while it runs. */
-	if (err == -EAGAIN || ((err == -EPROTO || err == -EFAULT) && p->attempts < MAX_ATTEMPTS)) {
-		p->state = RETRY;
-		ps->retrying++;
-		pr_debug("python: pid %d: %s: again in %llu ms", p->pid,
-			 err == -EAGAIN ? "no thread yet" : strerror(-err),
-			 (unsigned long long)((p->next_try_ns - clock__mono_ns()) / 1000000));
-		return;
-	}
-	p->state = NATIVE;
-	if (err == -EPROTO)
-		ps->stats.refused++;
-	else if (err == -ENOTSUP || err == -ERANGE)
-		ps->stats.unsupported++;
-	if (err != -ENOENT)
-		pr_info("python: pid %d: profiled as native code: %s", p->pid, strerror(-err));
-}
-
-static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
-{
-	struct pythons *ps = ctx;
-	struct pyproc *p = find(ps, pid);
-
-	/* Another process under the PID, or the same one's new image (exec). */
-	if (p && (p->start_ticks != start_ticks || p->state == RETIRED)) {
-		drop(ps, p);
-		p = NULL;
-	}
-	if (p && (p->state != RETRY || clock__mono_ns() < p->next_try_ns))
-		return;
-	if (!p) {
-		if (!maybe_python(pid, pm))
-			return;
-		p = calloc(1, sizeof(*p));
-		if (!p || hashmap__add(&ps->procs, pid_hash(pid), HASHMAP_PTR(p))) {
-			free(p);
-			return;
-		}
-		p->pid = pid;
-		p->start_ticks = start_ticks;
-	}
-	attach(ps, p);
-}
-
-void pythons__sampled(struct pythons *ps, int pid)
-{
-	struct pyproc *p;
-
-	if (!ps->retrying)
-		return;
-	p = find(ps, pid);
-	if (p && p->state == RETRY && clock__mono_ns() >= p->next_try_ns)
-		attach(ps, p);
-}
-
-/*
- * The exit (or exec) is read before the samples taken before it, which may
- * wait in the sample ring while the reader loads a new process's tables:
- * the process stops being walked now, and its codes stay for those samples.
- */
-static void on_removed(void *ctx, int pid)
-{
-	struct pythons *ps = ctx;
-	struct pyproc *p = find(ps, pid);
-	__u32 key = pid;
-
 	if (!p)
-		return;
-	if (p->state != ATTACHED) {
-		drop(ps, p);
-		return;
+		return -ENOMEM;
+	p->pid = rp->pid;
+	err = python__attach(rp->pid, &p->py);
+	if (!err)
+		err = python__bpf_settings(p->py, &p->cfg);
+	if (!err) {
+		p->cfg.start_ticks = rp->start_ticks;
+		p->cfg.gen = ++ps->gen ? ps->gen : ++ps->gen;
+		if (bpf_map_update_elem(ps->fd, &key, &p->cfg, BPF_ANY))
+			err = -errno;
 	}
-	bpf_map_delete_elem(ps->fd, &key);
-	p->state = RETIRED;
-	p->retired_at = ps->drains;
-	ps->retired++;
-}
-
-void pythons__drained(struct pythons *ps)
-{
-	size_t iter = 0;
-	uint64_t v;
-
-	ps->drains++;
-	while (ps->retired && hashmap__next(&ps->procs, &iter, &v)) {
-		struct pyproc *p = HASHMAP_TO_PTR(v);
-
-		/* Retired in an earlier round than the last whole one: its samples are read. */
-		if (p->state == RETIRED && p->retired_at + 2 <= ps->drains) {
-			drop(ps, p);
-			iter = 0; /* drop() shifted the map */
-		}
+	if (err) {
+		python__free(p->py);
+		free(p);
+		return err;
 	}
+	p->nr_eval = python__eval_parts(p->py, &parts);
+	memcpy(p->eval, parts, p->nr_eval * sizeof(*parts));
+	if (!p->nr_eval)
+		pr_info("python: pid %d: no _PyEval_EvalFrameDefault: Python frames go above the "
+			"native ones",
+			p->pid);
+	pr_debug("python: pid %d: CPython %s attached", p->pid, python__version(p->py));
+	rp->priv = p;
+	return 0;
 }
 
-struct proctrack_listener pythons__listener(struct pythons *ps)
-{
-	return (struct proctrack_listener){ .updated = on_updated,
-					    .removed = on_removed,
-					    .ctx = ps };
-}
-
-struct pythons *pythons__new(int py_procs_fd)
+static void *pythons_new(struct profile *prof)
 {
 	struct pythons *ps = calloc(1, sizeof(*ps));
 
 	if (!ps)
 		return NULL;
-	ps->fd = py_procs_fd;
-	ps->freed_id = python_names__intern("[freed code]", "", 0, 0);
-	ps->bad_id = python_names__intern("[bad code]", "", 0, 0);
-	ps->full_id = python_names__intern("[python names full]", "", 0, 0);
+	ps->fd = profile__py_procs_fd(prof);
+	ps->freed_id = frame_names__intern("[freed code]", "", 0, 0);
+	ps->bad_id = frame_names__intern("[bad code]", "", 0, 0);
+	ps->full_id = frame_names__intern("[python names full]", "", 0, 0);
 	return ps;
 }
 
-void pythons__free(struct pythons *ps)
+static void pythons_free(void *rt)
 {
-	size_t iter = 0;
-	uint64_t v;
-
-	if (!ps)
-		return;
-	while (hashmap__next(&ps->procs, &iter, &v)) {
-		drop(ps, HASHMAP_TO_PTR(v));
-		iter = 0; /* drop() shifted the map */
-	}
-	hashmap__free(&ps->procs);
-	free(ps);
-}
-
-void pythons__stats(const struct pythons *ps, struct pythons_stats *out)
-{
-	*out = ps->stats;
-	python__object_stats(&out->object_reads, &out->object_hits);
+	free(rt);
 }
 
 struct code_key {
@@ -403,14 +256,22 @@ static struct code *code_get(struct pythons *ps, struct pyproc *p, uint64_t code
 	return c;
 }
 
-void pythons__describe(struct pythons *ps, const struct sfbpf_py_code *rec, size_t size)
+/*
+ * A code object the BPF walk described (an struct sfbpf_py_code of size
+ * bytes, read from the ring before the samples holding it): its names are
+ * taken from it, not from the process, where it may be gone when the
+ * sample is read.
+ */
+static void describe(void *rt, struct runtime_proc *rp, const void *r, size_t size)
 {
-	struct pyproc *p = find(ps, (int)rec->pid);
+	struct pythons *ps = rt;
+	struct pyproc *p = rp ? rp->priv : NULL;
+	const struct sfbpf_py_code *rec = r;
 	struct code *c;
 	bool fresh;
 
 	/* Another attach's (an exited process, a renewed one): its samples are not spliced. */
-	if (!p || (p->state != ATTACHED && p->state != RETIRED) || rec->gen != p->cfg.gen) {
+	if (!p || rec->gen != p->cfg.gen) {
 		ps->stats.described_stale++;
 		return;
 	}
@@ -446,7 +307,7 @@ static uint32_t code_line(struct pythons *ps, struct pyproc *p, struct code *c, 
 	return line > 0 ? (uint32_t)line : 0;
 }
 
-/* The python_names id of one frame the BPF walk sent (slots a, b). */
+/* The frame_names id of one frame the BPF walk sent (slots a, b). */
 static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint64_t b)
 {
 	struct frame k = { .code = a & SFBPF_PY_ADDR_MASK, .stamp = b >> 32, .lasti = (uint32_t)b };
@@ -463,9 +324,9 @@ static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint6
 	else if (c->err)
 		k.id = c->err == -ESTALE ? ps->freed_id : ps->bad_id;
 	else
-		k.id = python_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
-					    code_line(ps, p, c, k.lasti));
-	if (!k.id) /* no room in python_names: counted there */
+		k.id = frame_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
+					   code_line(ps, p, c, k.lasti));
+	if (!k.id) /* no room in frame_names: counted there */
 		return ps->full_id ? ps->full_id : ps->bad_id;
 	/* Not the markers: a description arriving later (another CPU's) still names it. */
 	if (i < 0 && k.id != ps->freed_id && k.id != ps->bad_id &&
@@ -477,21 +338,23 @@ static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint6
 	return k.id;
 }
 
-void pythons__mark_names(struct pythons *ps)
+static void mark_names(void *rt)
 {
-	size_t iter = 0;
-	uint64_t v;
+	struct pythons *ps = rt;
 
-	python_names__mark(python_names__ip(ps->freed_id));
-	python_names__mark(python_names__ip(ps->bad_id));
-	python_names__mark(python_names__ip(ps->full_id));
-	/* The frames' ids are a cache: named again from the codes when met again. */
-	while (hashmap__next(&ps->procs, &iter, &v)) {
-		struct pyproc *p = HASHMAP_TO_PTR(v);
+	frame_names__mark(frame_names__ip(ps->freed_id));
+	frame_names__mark(frame_names__ip(ps->bad_id));
+	frame_names__mark(frame_names__ip(ps->full_id));
+}
 
-		p->nr_frames = 0;
-		hashmap__clear(&p->frames);
-	}
+/* The frames' ids are a cache: named again from the codes when met again. */
+static void forget(void *rt, struct runtime_proc *rp)
+{
+	struct pyproc *p = rp->priv;
+
+	(void)rt;
+	p->nr_frames = 0;
+	hashmap__clear(&p->frames);
 }
 
 /* Whether pc is in the eval loop's code: a native frame that runs a run of Python frames. */
@@ -503,9 +366,15 @@ static bool in_eval(const struct pyproc *p, uint64_t pc)
 	return false;
 }
 
-int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t size,
-		    struct sfbpf_sample *out)
+/*
+ * Every native frame of the eval loop (_PyEval_EvalFrameDefault) is
+ * replaced by the Python frames it runs (innermost first, up to and
+ * including the next frame marked as its call's outermost).
+ */
+static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
+		  struct sfbpf_sample *out)
 {
+	struct pythons *ps = rt;
 	const __u64 *py = in->ips + in->nr_user + in->nr_kernel;
 	uint32_t npy = in->nr_py, nu = in->nr_user, k = 0, n = 0, j;
 	uint64_t ids[SFBPF_PY_MAX_FRAMES];
@@ -517,11 +386,11 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 	if (npy > SFBPF_PY_MAX_FRAMES ||
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel + 2 * npy) * 8 > size)
 		return -EINVAL;
-	p = find(ps, in->pid);
-	if (!p || (p->state != ATTACHED && p->state != RETIRED)) {
+	if (!rp) {
 		ps->stats.no_proc++;
 		return 0;
 	}
+	p = rp->priv;
 	for (j = 0; j < npy; j++) {
 		ids[j] = frame_id(ps, p, py[2 * j], py[2 * j + 1]);
 		entry[j] = py[2 * j] & SFBPF_PY_ENTRY;
@@ -547,7 +416,7 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 		do {
 			cut = n >= SFBPF_MAX_FRAMES;
 			if (!cut)
-				out->ips[n++] = python_names__ip(ids[k]);
+				out->ips[n++] = frame_names__ip(ids[k]);
 		} while (!cut && !entry[k++] && k < npy);
 	}
 	/* Frames no eval frame took (a native walk cut short): outermost, after the rest. */
@@ -555,7 +424,7 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 	for (; k < npy && !cut; k++) {
 		cut = n >= SFBPF_MAX_FRAMES;
 		if (!cut)
-			out->ips[n++] = python_names__ip(ids[k]);
+			out->ips[n++] = frame_names__ip(ids[k]);
 	}
 	ps->stats.short_ += was_short;
 	ps->stats.samples++;
@@ -566,3 +435,43 @@ int pythons__splice(struct pythons *ps, const struct sfbpf_sample *in, size_t si
 	out->nr_py = 0;
 	return 1;
 }
+
+static void counters(const void *rt, runtime_put_fn put, void *ctx)
+{
+	const struct pythons_stats *st = &((const struct pythons *)rt)->stats;
+	uint64_t reads, hits;
+
+	python__object_stats(&reads, &hits);
+	put(ctx, "py_object_reads", reads, false);
+	put(ctx, "py_object_hits", hits, false);
+	put(ctx, "py_spliced", st->samples, false);
+	put(ctx, "py_named", st->frames, false);
+	put(ctx, "py_freed_code", st->freed_code, false);
+	put(ctx, "py_bad_code", st->bad_code, false);
+	put(ctx, "py_left", st->left, false);
+	put(ctx, "py_short", st->short_, false);
+	put(ctx, "py_no_proc", st->no_proc, false);
+	put(ctx, "py_codes_described", st->codes_described, false);
+	put(ctx, "py_codes_read", st->codes_read, false);
+	put(ctx, "py_described_stale", st->described_stale, false);
+	put(ctx, "py_line_unknown", st->line_unknown, false);
+	put(ctx, "py_codes_renewed", st->renewed, false);
+}
+
+const struct runtime_ops python_runtime = {
+	.name = "python",
+	.prefix = "py",
+	.starting = "no thread yet",
+	.refusal_tries = REFUSAL_TRIES,
+	.new = pythons_new,
+	.free = pythons_free,
+	.detect = detect,
+	.attach = attach,
+	.detach = detach,
+	.release = release,
+	.splice = splice,
+	.mark_names = mark_names,
+	.forget = forget,
+	.describe = describe,
+	.counters = counters,
+};

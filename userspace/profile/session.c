@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "profile/bpfprog.h"
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
+#include "profile/pythons.h"
+#include "profile/runtimes.h"
 #include "profile/session_int.h"
 #include "util/log.h"
 #include "util/clock.h"
@@ -121,53 +123,11 @@ static int add_weighted(struct session *s, const struct sfbpf_sample *smp, size_
 	return err == -ENOSPC ? 0 : err; /* over the stack budget: counted, reading goes on */
 }
 
-/*
- * The sample with its Python frames in place of the eval loop's native ones
- * (pythons.h), named while the process lives; *size becomes the spliced
- * sample's. The sample itself when it has none, or they cannot be read.
- */
-static const struct sfbpf_sample *splice_python(struct session *s, const struct sfbpf_sample *smp,
-						size_t *size)
+/* The sample with its runtimes' frames named (runtimes.h), while the process lives. */
+static const struct sfbpf_sample *splice_runtimes(struct session *s, const struct sfbpf_sample *smp,
+						  size_t *size)
 {
-	if (!smp->nr_py) {
-		if (s->pythons)
-			pythons__sampled(s->pythons, (int)smp->pid);
-	} else if (pythons__splice(s->pythons, smp, *size, s->spliced) > 0) {
-		smp = s->spliced;
-		*size = SFBPF_SAMPLE_HDR_SIZE +
-			((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
-	}
-	/* A JVM's frames (hotspots.h), named while the process lives. */
-	if (s->hotspots && hotspots__splice(s->hotspots, smp, *size, s->spliced_java) > 0) {
-		smp = s->spliced_java;
-		*size = SFBPF_SAMPLE_HDR_SIZE +
-			((size_t)smp->nr_user + smp->nr_kernel) * sizeof(__u64);
-	}
-	return smp;
-}
-
-/*
- * The tracker has one listener: each runtime's (pythons.h, hotspots.h) is
- * told of every process it writes or removes.
- */
-static void runtimes_updated(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
-{
-	struct session *s = ctx;
-	struct proctrack_listener py = pythons__listener(s->pythons),
-				  hs = hotspots__listener(s->hotspots);
-
-	py.updated(py.ctx, pid, start_ticks, pm);
-	hs.updated(hs.ctx, pid, start_ticks, pm);
-}
-
-static void runtimes_removed(void *ctx, int pid)
-{
-	struct session *s = ctx;
-	struct proctrack_listener py = pythons__listener(s->pythons),
-				  hs = hotspots__listener(s->hotspots);
-
-	py.removed(py.ctx, pid);
-	hs.removed(hs.ctx, pid);
+	return s->runtimes ? runtimes__splice(s->runtimes, smp, size) : smp;
 }
 
 static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
@@ -179,7 +139,7 @@ static int on_sample(void *ctx, const struct sfbpf_sample *smp, size_t size)
 	note_sample(s, smp);
 	if (s->opts.tap)
 		s->opts.tap(s->opts.tap_ctx, smp);
-	smp = splice_python(s, smp, &size);
+	smp = splice_runtimes(s, smp, &size);
 	if (!s->opts.off_cpu) {
 		int err = aggregator__add_raw(s->agg, smp, size);
 
@@ -209,7 +169,7 @@ static int add_offcpu(struct session *s, const struct sfbpf_offcpu_sample *r, si
 	if (r->state < SFBPF_STATE__COUNT)
 		s->state_ns[r->state] += ns;
 	size = size - SFBPF_OFFCPU_HDR_SIZE + SFBPF_SAMPLE_HDR_SIZE;
-	smp = splice_python(s, smp, &size);
+	smp = splice_runtimes(s, smp, &size);
 	return add_weighted(s, smp, size, ns);
 }
 
@@ -236,8 +196,8 @@ static void on_py_code(void *ctx, const struct sfbpf_py_code *c, size_t size)
 {
 	struct session *s = ctx;
 
-	if (s->pythons)
-		pythons__describe(s->pythons, c, size);
+	if (s->runtimes)
+		runtimes__describe(s->runtimes, &python_runtime, (int)c->pid, c, size);
 }
 
 static int on_event(void *ctx, const struct sfbpf_event *e)
@@ -444,16 +404,11 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	if (s->tables && profile__finds_vmas(s->prof) && !getenv("SFBPF_NO_KERNEL_NAMES"))
 		symbolizer__set_kernel_maps(s->sym, session_kernel_maps, s);
 	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
-	s->pythons = s->procs ? pythons__new(profile__py_procs_fd(s->prof)) : NULL;
-	s->hotspots = s->procs ? hotspots__new(profile__hs_procs_fd(s->prof)) : NULL;
-	s->spliced = s->pythons ? malloc(sizeof(*s->spliced)) : NULL;
-	s->spliced_java = s->hotspots ? malloc(sizeof(*s->spliced_java)) : NULL;
-	if (!s->spliced || !s->spliced_java)
+	s->runtimes = s->procs ? runtimes__new(s->prof) : NULL;
+	if (s->procs && !s->runtimes)
 		return -ENOMEM;
-	{
-		struct proctrack_listener pl = { .updated = runtimes_updated,
-						 .removed = runtimes_removed,
-						 .ctx = s };
+	if (s->runtimes) {
+		struct proctrack_listener pl = runtimes__listener(s->runtimes);
 
 		proctrack__set_listener(s->procs, &pl);
 	}
@@ -509,31 +464,29 @@ static int mark_python(const struct aggr_stack *st, void *ctx)
 {
 	(void)ctx;
 	for (uint32_t i = 0; i < st->nr_user; i++)
-		python_names__mark(st->ips[i]);
+		frame_names__mark(st->ips[i]);
 	return 0;
 }
 
 /*
  * The Python names no aggregated stack holds, freed when the table nears its
- * budget (python_names.h). A collection walks every stack: at most once a
+ * budget (frame_names.h). A collection walks every stack: at most once a
  * second, and while they free less than an eighth of the budget (every name
  * held: a long profile that keeps its stacks) twice as seldom each time, up
  * to once a minute; refusals are counted meanwhile.
  */
-static void collect_python_names(struct session *s)
+static void collect_frame_names(struct session *s)
 {
 	uint64_t now;
 
-	if (!s->pythons || !python_names__want_collect())
+	if (!s->runtimes || !frame_names__want_collect())
 		return;
 	now = clock__mono_ns();
 	if (now < s->names_next_ns)
 		return;
-	pythons__mark_names(s->pythons);
-	if (s->hotspots)
-		hotspots__mark_names(s->hotspots);
+	runtimes__mark_names(s->runtimes);
 	aggregator__for_each(s->agg, mark_python, NULL);
-	if (python_names__sweep() >= s->budgets.python_names / 8)
+	if (frame_names__sweep() >= s->budgets.frame_names / 8)
 		s->names_wait_ns = NSEC_PER_SEC;
 	else
 		s->names_wait_ns = s->names_wait_ns ? s->names_wait_ns * 2 : NSEC_PER_SEC;
@@ -556,7 +509,7 @@ static bool busy(struct session *s)
 
 static void housekeeping(struct session *s)
 {
-	collect_python_names(s);
+	collect_frame_names(s);
 	if (s->lc)
 		lifecycle__process(s->lc, HOUSEKEEPING_NS);
 	if (s->tables) {
@@ -576,10 +529,8 @@ static void housekeeping(struct session *s)
 		/* Every fork's event written before this round began was read in it. */
 		if (s->tables && s->round_ns > FORK_EVENT_MARGIN_NS)
 			tables__fork_horizon(s->tables, s->round_ns - FORK_EVENT_MARGIN_NS);
-		if (s->pythons)
-			pythons__drained(s->pythons);
-		if (s->hotspots)
-			hotspots__drained(s->hotspots);
+		if (s->runtimes)
+			runtimes__drained(s->runtimes);
 	}
 	while (s->exited && s->exited_tail - s->exited_head > SESSION_MAX_EXITED)
 		session_forget_oldest(s);
@@ -820,10 +771,7 @@ void session__close(struct session *s)
 		return;
 	lifecycle__free(s->lc);
 	proctrack__free(s->procs);
-	pythons__free(s->pythons);
-	hotspots__free(s->hotspots);
-	free(s->spliced_java);
-	free(s->spliced);
+	runtimes__free(s->runtimes);
 	tables__free(s->tables);
 	tablecache__free(s->table_cache);
 	offcpu__free(s->off);

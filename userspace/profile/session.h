@@ -30,9 +30,8 @@
 #include "profile/offcpu.h"
 #include "profile/profile.h"
 #include "procs/proctrack.h"
-#include "interp/python_names.h"
-#include "profile/hotspots.h"
-#include "profile/pythons.h"
+#include "interp/frame_names.h"
+#include "profile/runtimes.h"
 #include "symbols/symbolize.h"
 #include "maps/tables.h"
 #include "tables/tablecache.h"
@@ -74,7 +73,7 @@ struct session_opts {
 	uint64_t max_stack_mem; /* aggregated stacks (aggregate.h) */
 	uint64_t max_symbol_mem; /* objects no process maps any more, kept for reuse (symcache.h) */
 	uint64_t max_jit_mem; /* every process's JIT map together (perfmap.h) */
-	uint64_t max_python_mem; /* names of Python frames (interp/python_names.h) */
+	uint64_t max_python_mem; /* names of Python frames (interp/frame_names.h) */
 	uint64_t max_dwarf_files; /* descriptors kept on DWARF (symcache.h); a count */
 	uint64_t max_spill; /* disk for inflated DWARF (srcline.h) */
 	bool progress; /* a progress line while the first tables load (stderr a tty) */
@@ -90,7 +89,7 @@ struct session_budgets {
 	uint64_t stacks; /* RAM/64 within 32 MiB..1 GiB */
 	uint64_t symbols; /* RAM/256 within 16 MiB..256 MiB */
 	uint64_t jit_maps; /* RAM/256 within 16 MiB..256 MiB */
-	uint64_t python_names; /* RAM/256 within 16 MiB..256 MiB */
+	uint64_t frame_names; /* RAM/256 within 16 MiB..256 MiB */
 	uint64_t dwarf_files; /* a quarter of RLIMIT_NOFILE's soft limit, within 16..4096 */
 	uint64_t spill; /* srcline__default_spill_budget() */
 };
@@ -159,9 +158,8 @@ struct session_stats {
 	struct tables_stats tables;
 	struct tablecache_stats table_cache;
 	struct proctrack_stats procs;
-	struct pythons_stats python;
-	struct hotspots_stats hotspot;
-	struct python_names_stats python_names;
+	struct runtimes_stats runtimes;
+	struct frame_names_stats frame_names;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;
 	struct aggr_totals stacks;

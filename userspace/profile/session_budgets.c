@@ -2,12 +2,12 @@
 /*
  * A session's budgets (session.h, and the man page's BUDGETS): each follows
  * the machine unless an option sets it, and goes to the module that keeps
- * it (aggregate, symbolize, srcline, python_names).
+ * it (aggregate, symbolize, srcline, frame_names).
  */
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
 #include "profile/session_int.h"
 
 static uint64_t clamp_mib(uint64_t v, uint64_t lo_mib, uint64_t hi_mib)
@@ -24,7 +24,7 @@ void session__default_budgets(struct session_budgets *out)
 	out->stacks = clamp_mib(ram / 64, 32, 1024);
 	out->symbols = clamp_mib(ram / 256, 16, 256);
 	out->jit_maps = clamp_mib(ram / 256, 16, 256);
-	out->python_names = clamp_mib(ram / 256, 16, 256);
+	out->frame_names = clamp_mib(ram / 256, 16, 256);
 	/* Shared with perf events (one per CPU) and BPF maps: a quarter of what may be open. */
 	out->dwarf_files = SYMCACHE_DEFAULT_DWARF_FILES;
 	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY)
@@ -45,12 +45,12 @@ void session__set_budgets(struct session *s)
 	if (s->opts.max_jit_mem)
 		s->budgets.jit_maps = s->opts.max_jit_mem;
 	if (s->opts.max_python_mem)
-		s->budgets.python_names = s->opts.max_python_mem;
+		s->budgets.frame_names = s->opts.max_python_mem;
 	if (s->opts.max_dwarf_files)
 		s->budgets.dwarf_files = s->opts.max_dwarf_files;
 	if (s->opts.max_spill)
 		s->budgets.spill = s->opts.max_spill;
-	python_names__set_budget(s->budgets.python_names);
+	frame_names__set_budget(s->budgets.frame_names);
 	aggregator__set_budget(s->agg, s->budgets.stacks);
 	symbolizer__set_budgets(s->sym, s->budgets.symbols, s->budgets.jit_maps);
 	symbolizer__set_dwarf_files(s->sym, s->budgets.dwarf_files);

@@ -22,10 +22,7 @@ struct session {
 	struct tables *tables;
 	struct tablecache *table_cache; /* NULL: --no-table-cache */
 	struct proctrack *procs;
-	struct pythons *pythons; /* the Python processes' settings and frames */
-	struct sfbpf_sample *spliced; /* a sample with its Python frames in place */
-	struct hotspots *hotspots; /* the JVMs' settings and frames */
-	struct sfbpf_sample *spliced_java; /* a sample with its Java frames named */
+	struct runtimes *runtimes; /* CPython's and HotSpot's processes and frames */
 	struct lifecycle *lc;
 	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
 	struct aggregator *agg; /* everything received since open (or the last reset) */

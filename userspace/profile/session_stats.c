@@ -155,11 +155,9 @@ void session__stats(struct session *s, struct session_stats *out)
 		proctrack__stats(s->procs, &out->procs);
 	if (s->lc)
 		lifecycle__stats(s->lc, &out->lifecycle);
-	if (s->pythons)
-		pythons__stats(s->pythons, &out->python);
-	if (s->hotspots)
-		hotspots__stats(s->hotspots, &out->hotspot);
-	python_names__stats(&out->python_names);
+	if (s->runtimes)
+		runtimes__stats(s->runtimes, &out->runtimes);
+	frame_names__stats(&out->frame_names);
 	out->forgotten = s->forgotten;
 	if (s->agg) {
 		aggregator__totals(s->agg, &out->stacks);
@@ -229,52 +227,25 @@ static void print_unwinding(struct emitter *f, const struct session_stats *st)
 		print_counter(f, "", profile__stat_name(i), st->bpf[i]);
 }
 
-/* The Python processes and frames (pythons.h), beside the BPF walk's py-* counters. */
-static void print_python(struct emitter *f, const struct session_stats *st)
+/* The runtimes' processes and frames (runtimes.h), beside the BPF walk's py-* and hs-* counters. */
+static void print_runtimes(struct emitter *f, const struct session_stats *st)
 {
-	const struct pythons_stats *p = &st->python;
+	const struct runtimes_stats *r = &st->runtimes;
 
-	print_counter(f, "", "py_attached", p->attached);
-	print_counter(f, "", "py_object_reads", p->object_reads);
-	print_counter(f, "", "py_object_hits", p->object_hits);
-	print_counter(f, "", "py_refused", p->refused);
-	print_counter(f, "", "py_unsupported", p->unsupported);
-	print_counter(f, "", "py_spliced", p->samples);
-	print_counter(f, "", "py_named", p->frames);
-	print_counter(f, "", "py_freed_code", p->freed_code);
-	print_counter(f, "", "py_bad_code", p->bad_code);
-	print_counter(f, "", "py_left", p->left);
-	print_counter(f, "", "py_short", p->short_);
-	print_counter(f, "", "py_no_proc", p->no_proc);
-	print_counter(f, "", "py_codes_described", p->codes_described);
-	print_counter(f, "", "py_codes_read", p->codes_read);
-	print_counter(f, "", "py_described_stale", p->described_stale);
-	print_counter(f, "", "py_line_unknown", p->line_unknown);
-	print_counter(f, "", "py_codes_renewed", p->renewed);
-	/* The names table's budget (python_names.h), as the others' below. */
-	print_gauge(f, "", "py_names", st->python_names.entries);
-	print_gauge(f, "", "py_names_functions", st->python_names.functions);
-	print_gauge(f, "", "py_names_bytes", st->python_names.bytes);
-	print_gauge(f, "", "py_names_budget_bytes", st->python_names.budget);
-	print_counter(f, "", "py_names_evicted", st->python_names.evicted);
-	print_counter(f, "", "py_names_refused", st->python_names.refused);
-	print_counter(f, "", "py_names_collections", st->python_names.collections);
-}
-
-/* The JVMs and their frames (hotspots.h), beside the BPF walk's hs-* counters. */
-static void print_hotspot(struct emitter *f, const struct session_stats *st)
-{
-	const struct hotspots_stats *h = &st->hotspot;
-
-	print_counter(f, "", "hs_attached", h->attached);
-	print_counter(f, "", "hs_refused", h->refused);
-	print_counter(f, "", "hs_unreadable", h->unreadable);
-	print_counter(f, "", "hs_spliced", h->samples);
-	print_counter(f, "", "hs_named_interpreted", h->interpreted);
-	print_counter(f, "", "hs_named_compiled", h->compiled);
-	print_counter(f, "", "hs_named_stubs", h->stubs);
-	print_counter(f, "", "hs_unknown", h->unknown);
-	print_counter(f, "", "hs_cache_stale", h->cache_stale);
+	for (size_t i = 0; i < r->nr; i++) {
+		if (r->c[i].gauge)
+			print_gauge(f, "", r->c[i].name, r->c[i].value);
+		else
+			print_counter(f, "", r->c[i].name, r->c[i].value);
+	}
+	/* The names table's budget (frame_names.h: every runtime's), as the others' below. */
+	print_gauge(f, "", "py_names", st->frame_names.entries);
+	print_gauge(f, "", "py_names_functions", st->frame_names.functions);
+	print_gauge(f, "", "py_names_bytes", st->frame_names.bytes);
+	print_gauge(f, "", "py_names_budget_bytes", st->frame_names.budget);
+	print_counter(f, "", "py_names_evicted", st->frame_names.evicted);
+	print_counter(f, "", "py_names_refused", st->frame_names.refused);
+	print_counter(f, "", "py_names_collections", st->frame_names.collections);
 }
 
 static void print_tables(struct emitter *f, struct session *s, const struct session_stats *st)
@@ -476,8 +447,7 @@ void session__for_each_stat(struct session *s, session_stat_cb cb, void *ctx)
 
 	session__stats(s, &st);
 	print_unwinding(f, &st);
-	print_python(f, &st);
-	print_hotspot(f, &st);
+	print_runtimes(f, &st);
 	print_counter(f, "", "received", st.received);
 	print_gauge(f, "", "processes", st.procs.procs);
 	print_gauge(f, "", "symbol_processes", st.sym.procs);

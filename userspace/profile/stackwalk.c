@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
 #include "profile/aggregate.h"
 #include "symbols/ksyms.h"
 #include "profile/stackwalk.h"
@@ -69,14 +69,14 @@ static void name_user(struct sw_name *out)
 	f->name = out->buf;
 }
 
-/* A Python frame: its names live as long as the program (python_names.h). */
+/* A Python frame: its names live as long as the program (frame_names.h). */
 static void name_python(struct sw_name *out)
 {
 	struct sw_frame *f = &out->f;
-	struct python_name pn;
+	struct frame_name pn;
 
 	f->build_id = "";
-	if (!python_names__get(f->addr, &pn))
+	if (!frame_names__get(f->addr, &pn))
 		return;
 	f->symbol = f->python = true;
 	f->name = pn.label;
@@ -104,7 +104,7 @@ void stackwalk__name(struct symbolizer *sym, const struct ksyms *ks, uint32_t pi
 		}
 		return;
 	}
-	if (python_names__is_ip(addr)) {
+	if (frame_names__is_ip(addr)) {
 		name_python(out);
 		return;
 	}

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
 #include "symbols/symbolize.h"
 
 struct aggr_stack;
@@ -79,7 +79,7 @@ struct sw_frame {
  */
 static inline uint64_t stackwalk__addr(uint64_t ip, bool leaf)
 {
-	return leaf || python_names__is_ip(ip) ? ip : ip - 1;
+	return leaf || frame_names__is_ip(ip) ? ip : ip - 1;
 }
 
 /* The name of a stack's task (its SW_COMM frame). */

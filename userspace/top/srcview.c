@@ -51,7 +51,7 @@ static int collect_python(struct collect *c, const struct aggr_stack *st)
 	const char *file;
 
 	if (!f->python || !f->function || strcmp(f->function, c->q->py_function) || !f->file ||
-	    strcmp(python_names__base(f->file), c->q->py_file))
+	    strcmp(frame_names__base(f->file), c->q->py_file))
 		return 0;
 	c->v->samples += st->count;
 	if (!f->line)

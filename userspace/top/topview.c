@@ -137,7 +137,7 @@ static int64_t sym_named(struct topview *tv, uint32_t pid, bool kernel, uint64_t
 		return sym_get(tv, f->name,
 			       !unknown && f->module && f->module[0] ? f->module : "[unknown]",
 			       false, f->python ? f->function : NULL,
-			       f->python && f->file ? python_names__base(f->file) : NULL);
+			       f->python && f->file ? frame_names__base(f->file) : NULL);
 	}
 	if (!f->symbol)
 		return sym_get(tv, f->name, "[unknown]", true, NULL, NULL);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The program's table of named Python frames (python_names.h). */
+/* The program's table of named runtime frames: Python's, Java's (frame_names.h). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/python_names.h"
+#include "interp/frame_names.h"
 #include "util/hash.h"
 #include "util/hashmap.h"
 
@@ -45,7 +45,7 @@ static struct {
 	uint64_t next_id; /* ids are never reused: a stale one names nothing */
 	uint64_t budget; /* bytes; 0: no limit */
 	bool refused_since; /* a refusal since the last collection */
-	struct python_names_stats st;
+	struct frame_names_stats st;
 } names = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
 
 struct key {
@@ -95,17 +95,17 @@ static uint32_t id_hash(uint64_t id)
 	return (uint32_t)hash__mix64(id);
 }
 
-const char *python_names__base(const char *file)
+const char *frame_names__base(const char *file)
 {
 	const char *slash = strrchr(file, '/');
 
 	return file[0] == '<' || !slash ? file : slash + 1;
 }
 
-/* py-spy's form: the file's base name (python_names__base()). */
+/* py-spy's form: the file's base name (frame_names__base()). */
 static char *make_label(const char *qualname, const char *file, uint32_t line)
 {
-	const char *base = python_names__base(file);
+	const char *base = frame_names__base(file);
 	char *s;
 
 	if (line ? asprintf(&s, "%s (%s:%u)", qualname, base, line) < 0 :
@@ -223,13 +223,13 @@ static uint64_t intern(const char *qualname, const char *file, uint32_t firstlin
 	return e->id;
 }
 
-uint64_t python_names__intern(const char *qualname, const char *file, uint32_t firstline,
-			      uint32_t line)
+uint64_t frame_names__intern(const char *qualname, const char *file, uint32_t firstline,
+			     uint32_t line)
 {
 	uint64_t id;
 
 	pthread_mutex_lock(&names.lock);
-	id = names.next_id < PYTHON_NAMES_MAX_ID ? intern(qualname, file, firstline, line) : 0;
+	id = names.next_id < FRAME_NAMES_MAX_ID ? intern(qualname, file, firstline, line) : 0;
 	if (!id) {
 		names.st.refused++;
 		names.refused_since = true;
@@ -245,25 +245,25 @@ static struct entry *by_id(uint64_t id)
 	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
 }
 
-bool python_names__get(uint64_t ip, struct python_name *out)
+bool frame_names__get(uint64_t ip, struct frame_name *out)
 {
 	struct entry *e;
 
-	if (!python_names__is_ip(ip))
+	if (!frame_names__is_ip(ip))
 		return false;
 	pthread_mutex_lock(&names.lock);
 	e = by_id(ip & SFBPF_PY_ADDR_MASK);
 	if (e)
-		*out = (struct python_name){ .qualname = e->fn->qualname,
-					     .file = e->fn->file,
-					     .label = e->label,
-					     .firstline = e->fn->firstline,
-					     .line = e->line };
+		*out = (struct frame_name){ .qualname = e->fn->qualname,
+					    .file = e->fn->file,
+					    .label = e->label,
+					    .firstline = e->fn->firstline,
+					    .line = e->line };
 	pthread_mutex_unlock(&names.lock);
 	return e != NULL;
 }
 
-void python_names__set_budget(uint64_t bytes)
+void frame_names__set_budget(uint64_t bytes)
 {
 	pthread_mutex_lock(&names.lock);
 	names.budget = bytes;
@@ -271,7 +271,7 @@ void python_names__set_budget(uint64_t bytes)
 	pthread_mutex_unlock(&names.lock);
 }
 
-bool python_names__want_collect(void)
+bool frame_names__want_collect(void)
 {
 	bool want;
 
@@ -281,11 +281,11 @@ bool python_names__want_collect(void)
 	return want;
 }
 
-void python_names__mark(uint64_t ip)
+void frame_names__mark(uint64_t ip)
 {
 	struct entry *e;
 
-	if (!python_names__is_ip(ip))
+	if (!frame_names__is_ip(ip))
 		return;
 	pthread_mutex_lock(&names.lock);
 	e = by_id(ip & SFBPF_PY_ADDR_MASK);
@@ -294,7 +294,7 @@ void python_names__mark(uint64_t ip)
 	pthread_mutex_unlock(&names.lock);
 }
 
-uint64_t python_names__sweep(void)
+uint64_t frame_names__sweep(void)
 {
 	struct entry **dead;
 	size_t iter = 0, n = 0, cap;
@@ -323,7 +323,7 @@ uint64_t python_names__sweep(void)
 	return before;
 }
 
-void python_names__stats(struct python_names_stats *out)
+void frame_names__stats(struct frame_names_stats *out)
 {
 	pthread_mutex_lock(&names.lock);
 	*out = names.st;

@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Python frames as the outputs name them: one table, for the whole program,
- * of (qualified name, file, first line, line) → a frame id. The sample
- * ingestion resolves each Python frame the BPF walk sent while its process
- * and code object are alive (profile/pythons.h) and keeps only the id in
- * the stack, as SFBPF_PY_TAG | id in place of a user address; the frame
- * naming rule every output uses (profile/stackwalk.c: the snapshot, the live
- * view) names it from here, whenever they run: after the code object is
- * freed or its process gone.
+ * The frames of every runtime (runtime.h: CPython's, HotSpot's) as the
+ * outputs name them: one table, for the whole program, of (qualified name,
+ * file, first line, line) → a frame id. Each runtime resolves the frames
+ * the BPF walk sent while their process is alive (profile/pythons.h,
+ * profile/hotspots.h) and keeps only the id in the stack, as
+ * SFBPF_PY_TAG | id in place of a user address; the frame naming rule every
+ * output uses (profile/stackwalk.c: the snapshot, the live view) names it
+ * from here, whenever they run: after the code is freed or its process gone.
+ * (Its counters and budget option keep their first names, py_names_* and
+ * --max-python-mem: scripts read them.)
  *
  * Budget (issue #28): the table's bytes (names, labels, map slots) stay
- * within python_names__set_budget()'s; a function's names are kept once
+ * within frame_names__set_budget()'s; a function's names are kept once
  * for all its lines. Past 7/8 of it, or after a refusal, the owner of the
  * stacks collects: it marks every id something still holds
- * (python_names__mark()) and python_names__sweep() frees the others, which
+ * (frame_names__mark()) and frame_names__sweep() frees the others, which
  * nothing may hold after (the ids themselves are never given again: a stale
  * one names nothing, never another frame). An intern that does not fit is
  * refused (0) and counted; the caller names the frame with a marker.
@@ -21,19 +23,19 @@
  *
  * Lifecycle: process-wide, from the first intern to exit. Thread-safe (one
  * mutex); a collection runs on the thread that interns and reads stacks.
- * Error rule: python_names__intern() returns 0 when out of memory or room.
+ * Error rule: frame_names__intern() returns 0 when out of memory or room.
  */
-#ifndef SFBPF_INTERP_PYTHON_NAMES_H
-#define SFBPF_INTERP_PYTHON_NAMES_H
+#ifndef SFBPF_INTERP_FRAME_NAMES_H
+#define SFBPF_INTERP_FRAME_NAMES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "bpf/abi.h"
 
-#define PYTHON_NAMES_MAX_ID SFBPF_PY_ADDR_MASK /* ids below it (a stack's ip holds one) */
+#define FRAME_NAMES_MAX_ID SFBPF_PY_ADDR_MASK /* ids below it (a stack's ip holds one) */
 
-struct python_names_stats {
+struct frame_names_stats {
 	uint64_t entries; /* (function, line) pairs held */
 	uint64_t functions; /* (qualname, file, first line) held */
 	uint64_t bytes; /* held, as the budget counts them */
@@ -43,41 +45,41 @@ struct python_names_stats {
 	uint64_t collections; /* sweeps */
 };
 
-struct python_name {
+struct frame_name {
 	const char *qualname;
-	const char *file; /* co_filename as the process has it */
+	const char *file; /* as the runtime has it (co_filename, a class's source file) */
 	const char *label; /* "qualname (file.py:line)": folded, SVG, the live view */
-	uint32_t firstline; /* co_firstlineno */
+	uint32_t firstline; /* the function's first line (co_firstlineno); 0: unknown */
 	uint32_t line; /* of the instruction; 0: none */
 };
 
 /* The frame's id (>= 1), the same for the same four values; 0: no room. */
-uint64_t python_names__intern(const char *qualname, const char *file, uint32_t firstline,
-			      uint32_t line);
+uint64_t frame_names__intern(const char *qualname, const char *file, uint32_t firstline,
+			     uint32_t line);
 /* A user "address" standing for frame id: what a spliced stack holds. */
-static inline uint64_t python_names__ip(uint64_t id)
+static inline uint64_t frame_names__ip(uint64_t id)
 {
 	return SFBPF_PY_TAG | id;
 }
 
-static inline bool python_names__is_ip(uint64_t ip)
+static inline bool frame_names__is_ip(uint64_t ip)
 {
 	return (ip & SFBPF_PY_TAG) && !(ip & SFBPF_PY_ENTRY);
 }
 
 /* A file as labels name it: its base name, "<frozen x>" and "<string>" as they are. */
-const char *python_names__base(const char *file);
+const char *frame_names__base(const char *file);
 
 /* The names of a spliced stack's ip; false: not one (or unknown id). */
-bool python_names__get(uint64_t ip, struct python_name *out);
+bool frame_names__get(uint64_t ip, struct frame_name *out);
 
 /* Bytes the table may hold (0: no limit, the default). */
-void python_names__set_budget(uint64_t bytes);
+void frame_names__set_budget(uint64_t bytes);
 /* Whether a collection is due: past 7/8 of the budget, or a refusal since the last. */
-bool python_names__want_collect(void);
+bool frame_names__want_collect(void);
 /* A collection: mark every ip still held (any ip: others are ignored), then sweep: bytes freed. */
-void python_names__mark(uint64_t ip);
-uint64_t python_names__sweep(void);
-void python_names__stats(struct python_names_stats *out);
+void frame_names__mark(uint64_t ip);
+uint64_t frame_names__sweep(void);
+void frame_names__stats(struct frame_names_stats *out);
 
-#endif /* SFBPF_INTERP_PYTHON_NAMES_H */
+#endif /* SFBPF_INTERP_FRAME_NAMES_H */

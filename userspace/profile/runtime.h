@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What a language runtime implements for the profile to name its frames
+ * (issue #44 item 6): CPython (pythons.c) and HotSpot (hotspots.c) today,
+ * each one struct runtime_ops; the next runtime is one more. Its BPF half
+ * is one of bpf/runtime.h's hooks; its reading of the process lives in
+ * interp/ (layouts from what the runtime publishes for tools).
+ *
+ *   detect  whether a process's mappings may hold the runtime: every
+ *           process the tracker writes pays this, so it reads nothing
+ *   attach  read the process and push the BPF walk's settings for it
+ *   splice  name a sample's frames of the runtime (interp/frame_names.h)
+ *
+ * What every runtime needs alike is runtimes.c's, once: the processes and
+ * their states, the retries of a runtime still starting, a process that
+ * exited kept until the samples it left in the ring are read, the counts
+ * of attaches, refusals and unreadable processes.
+ *
+ * Not thread-safe: the session's thread calls every operation.
+ */
+#ifndef SFBPF_PROFILE_RUNTIME_H
+#define SFBPF_PROFILE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/abi.h"
+#include "procs/procmaps.h"
+
+struct profile;
+
+/* One process of a runtime. */
+struct runtime_proc {
+	int pid;
+	uint64_t start_ticks; /* tells the process from a later one under its PID */
+	void *priv; /* the runtime's: what attach made (its reader, caches) */
+};
+
+/* A counter of the runtime's own, as --stats and the metrics name it. */
+typedef void (*runtime_put_fn)(void *ctx, const char *name, uint64_t value, bool gauge);
+
+struct runtime_ops {
+	const char *name; /* in messages: "python: pid 12: ..." */
+	const char *prefix; /* of its counters: "py" gives py_attached */
+	const char *starting; /* what -EAGAIN means, in messages: "no thread yet" */
+	/*
+	 * Attaches that may return -EPROTO (what the process publishes did not
+	 * check out) before the refusal is final: a runtime whose tables are
+	 * set before it runs refuses at once (1); one read as it starts up may
+	 * look torn for a while.
+	 */
+	unsigned int refusal_tries;
+
+	/* Its session-wide state (its BPF settings map from prof). NULL + errno. */
+	void *(*new)(struct profile *prof);
+	void (*free)(void *rt);
+	bool (*detect)(int pid, const struct procmaps *pm);
+	/*
+	 * Read p and push its BPF settings, p->priv set: 0. Else negative errno,
+	 * p->priv left NULL: -EAGAIN, not started yet (tried again while it
+	 * runs); -EPROTO, refused; -ENOTSUP or -ERANGE, a version it does not
+	 * know; -ENOENT, not this runtime after all (no message); other, its
+	 * memory unreadable (tried again a few times).
+	 */
+	int (*attach)(void *rt, struct runtime_proc *p);
+	/* Its mappings changed while attached (a new heap): the settings again. NULL: none. */
+	void (*remapped)(void *rt, struct runtime_proc *p);
+	/* It exited or exec'd: its settings out of the BPF map; p->priv stays for its samples. */
+	void (*detach)(void *rt, struct runtime_proc *p);
+	/* p->priv freed (detached before, if it was attached). */
+	void (*release)(void *rt, struct runtime_proc *p);
+	/*
+	 * in (size bytes, as read from the ring) with its frames of this runtime
+	 * named, into out (a whole struct sfbpf_sample, never in): 1; 0, nothing
+	 * to name (in as it is). p: the sample's process, attached or exited
+	 * since; NULL when it is neither (a runtime may count what it sent).
+	 */
+	int (*splice)(void *rt, struct runtime_proc *p, const struct sfbpf_sample *in, size_t size,
+		      struct sfbpf_sample *out);
+	/*
+	 * A collection of frame_names is under way: the runtime's markers are
+	 * marked; then forget() forgets the ids each process's caches hold
+	 * (named again when met), and the session marks its stacks'.
+	 */
+	void (*mark_names)(void *rt);
+	void (*forget)(void *rt, struct runtime_proc *p);
+	/* A record the BPF walk sent ahead of p's samples (a code object's description). NULL:
+	 * none. */
+	void (*describe)(void *rt, struct runtime_proc *p, const void *rec, size_t size);
+	/* Its own counters, past the common ones. */
+	void (*counters)(const void *rt, runtime_put_fn put, void *ctx);
+};
+
+#endif /* SFBPF_PROFILE_RUNTIME_H */

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A session's runtimes: their processes' states, retries and retirement (runtimes.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/hotspots.h"
+#include "profile/pythons.h"
+#include "profile/runtimes.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+/*
+ * A runtime still starting (-EAGAIN) is tried again at its samples, which
+ * say it runs, and at the tracker's refreshes: 4 ms after the first try,
+ * then twice as long each time up to a second. A process whose samples come
+ * as it starts up is attached within milliseconds of its first thread; one
+ * that never starts its runtime costs an attach a second while it runs.
+ * Unreadable memory (-EFAULT, a process exiting) is tried MAX_ATTEMPTS times.
+ */
+#define RETRY_MIN_NS (4 * 1000000ULL)
+#define RETRY_MAX_NS (1000 * 1000000ULL)
+#define MAX_ATTEMPTS 8
+
+/*
+ * In splice order: CPython's frames come after the native ones in a sample
+ * and replace its eval loop's; HotSpot's stand in the native walk's place.
+ */
+static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime };
+#define NR_RUNTIMES (sizeof(known) / sizeof(known[0]))
+
+enum state { ATTACHED, RETRY, NATIVE, RETIRED };
+
+struct proc {
+	struct runtime_proc p; /* first: the runtime's view */
+	enum state state;
+	unsigned int attempts;
+	uint64_t next_try_ns;
+	uint64_t retired_at; /* RETIRED: the runtime's drains then */
+};
+
+struct rt {
+	const struct runtime_ops *ops;
+	void *state; /* ops->new()'s */
+	struct hashmap procs; /* pid -> struct proc * */
+	struct sfbpf_sample *out; /* its spliced sample */
+	uint64_t attached, refused, unsupported, unreadable;
+	size_t retired, retrying;
+};
+
+struct runtimes {
+	struct rt rt[NR_RUNTIMES];
+	uint64_t drains;
+};
+
+static bool proc_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return ((const struct proc *)HASHMAP_TO_PTR(val))->p.pid == *(const int *)key;
+}
+
+static uint32_t pid_hash(int pid)
+{
+	return (uint32_t)hash__mix64((uint64_t)pid);
+}
+
+static struct proc *find(const struct rt *r, int pid)
+{
+	int64_t v;
+
+	if (!hashmap__size(&r->procs))
+		return NULL;
+	v = hashmap__find(&r->procs, pid_hash(pid), proc_eq, NULL, &pid);
+	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
+}
+
+static void drop(struct rt *r, struct proc *pr)
+{
+	if (pr->state == ATTACHED)
+		r->ops->detach(r->state, &pr->p);
+	if (pr->p.priv)
+		r->ops->release(r->state, &pr->p);
+	r->retired -= pr->state == RETIRED;
+	r->retrying -= pr->state == RETRY;
+	hashmap__del(&r->procs, pid_hash(pr->p.pid), proc_eq, NULL, &pr->p.pid);
+	free(pr);
+}
+
+static void attach(struct rt *r, struct proc *pr)
+{
+	/* 4 ms, doubling at each try, a second at most (RETRY_MIN_NS). */
+	uint64_t wait = RETRY_MIN_NS << (pr->attempts < 8 ? pr->attempts : 8);
+	const char *name = r->ops->name;
+	int err;
+
+	pr->attempts++;
+	pr->next_try_ns = clock__mono_ns() + (wait < RETRY_MAX_NS ? wait : RETRY_MAX_NS);
+	r->retrying -= pr->state == RETRY;
+	err = r->ops->attach(r->state, &pr->p);
+	if (!err) {
+		pr->state = ATTACHED;
+		r->attached++;
+		return;
+	}
+	if (err == -EAGAIN || (err == -EPROTO && pr->attempts < r->ops->refusal_tries) ||
+	    (err != -EPROTO && err != -ENOTSUP && err != -ERANGE && err != -ENOENT &&
+	     pr->attempts < MAX_ATTEMPTS)) {
+		pr->state = RETRY;
+		r->retrying++;
+		pr_debug("%s: pid %d: %s: again in %llu ms", name, pr->p.pid,
+			 err == -EAGAIN ? r->ops->starting : strerror(-err),
+			 (unsigned long long)((pr->next_try_ns - clock__mono_ns()) / 1000000));
+		return;
+	}
+	pr->state = NATIVE;
+	if (err == -EPROTO)
+		r->refused++;
+	else if (err == -ENOTSUP || err == -ERANGE)
+		r->unsupported++;
+	else if (err != -ENOENT)
+		r->unreadable++;
+	if (err != -ENOENT)
+		pr_info("%s: pid %d: profiled as native code: %s", name, pr->p.pid, strerror(-err));
+}
+
+static void retry_if_due(struct rt *r, struct proc *pr)
+{
+	if (pr->state == RETRY && clock__mono_ns() >= pr->next_try_ns)
+		attach(r, pr);
+}
+
+static void updated(struct rt *r, int pid, uint64_t start_ticks, const struct procmaps *pm)
+{
+	struct proc *pr = find(r, pid);
+
+	/* Another process under the PID, or the same one's new image (exec). */
+	if (pr && (pr->p.start_ticks != start_ticks || pr->state == RETIRED)) {
+		drop(r, pr);
+		pr = NULL;
+	}
+	if (pr) {
+		if (pr->state == ATTACHED && r->ops->remapped)
+			r->ops->remapped(r->state, &pr->p);
+		retry_if_due(r, pr);
+		return;
+	}
+	if (!r->ops->detect(pid, pm))
+		return;
+	pr = calloc(1, sizeof(*pr));
+	if (!pr || hashmap__add(&r->procs, pid_hash(pid), HASHMAP_PTR(pr))) {
+		free(pr);
+		return;
+	}
+	pr->p.pid = pid;
+	pr->p.start_ticks = start_ticks;
+	attach(r, pr);
+}
+
+static void on_updated(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
+{
+	struct runtimes *rs = ctx;
+
+	for (size_t i = 0; i < NR_RUNTIMES; i++)
+		updated(&rs->rt[i], pid, start_ticks, pm);
+}
+
+/*
+ * The exit (or exec) is read before the samples taken before it, which may
+ * wait in the sample ring while the reader loads a new process's tables:
+ * the process stops being walked now, and its names stay for those samples.
+ */
+static void on_removed(void *ctx, int pid)
+{
+	struct runtimes *rs = ctx;
+
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		struct proc *pr = find(r, pid);
+
+		if (!pr)
+			continue;
+		if (pr->state != ATTACHED) {
+			drop(r, pr);
+			continue;
+		}
+		r->ops->detach(r->state, &pr->p);
+		pr->state = RETIRED;
+		pr->retired_at = rs->drains;
+		r->retired++;
+	}
+}
+
+struct proctrack_listener runtimes__listener(struct runtimes *rs)
+{
+	return (struct proctrack_listener){ .updated = on_updated,
+					    .removed = on_removed,
+					    .ctx = rs };
+}
+
+const struct sfbpf_sample *runtimes__splice(struct runtimes *rs, const struct sfbpf_sample *in,
+					    size_t *size)
+{
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		struct proc *pr = find(r, (int)in->pid);
+
+		if (pr && r->retrying)
+			retry_if_due(r, pr);
+		if (pr && pr->state != ATTACHED && pr->state != RETIRED)
+			pr = NULL;
+		if (r->ops->splice(r->state, pr ? &pr->p : NULL, in, *size, r->out) > 0) {
+			in = r->out;
+			*size = SFBPF_SAMPLE_HDR_SIZE +
+				((size_t)in->nr_user + in->nr_kernel) * sizeof(__u64);
+		}
+	}
+	return in;
+}
+
+void runtimes__describe(struct runtimes *rs, const struct runtime_ops *ops, int pid,
+			const void *rec, size_t size)
+{
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		struct proc *pr;
+
+		if (r->ops != ops || !ops->describe)
+			continue;
+		pr = find(r, pid);
+		if (pr && pr->state != ATTACHED && pr->state != RETIRED)
+			pr = NULL;
+		ops->describe(r->state, pr ? &pr->p : NULL, rec, size);
+	}
+}
+
+bool runtimes__attached(const struct runtimes *rs, int pid)
+{
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		const struct proc *pr = find(&rs->rt[i], pid);
+
+		if (pr && pr->state == ATTACHED)
+			return true;
+	}
+	return false;
+}
+
+void runtimes__mark_names(struct runtimes *rs)
+{
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		size_t iter = 0;
+		uint64_t v;
+
+		r->ops->mark_names(r->state);
+		while (hashmap__next(&r->procs, &iter, &v)) {
+			struct proc *pr = HASHMAP_TO_PTR(v);
+
+			if (pr->p.priv)
+				r->ops->forget(r->state, &pr->p);
+		}
+	}
+}
+
+void runtimes__drained(struct runtimes *rs)
+{
+	rs->drains++;
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		size_t iter = 0;
+		uint64_t v;
+
+		while (r->retired && hashmap__next(&r->procs, &iter, &v)) {
+			struct proc *pr = HASHMAP_TO_PTR(v);
+
+			/* Retired in an earlier round than the last whole one: its samples are
+			 * read. */
+			if (pr->state == RETIRED && pr->retired_at + 2 <= rs->drains) {
+				drop(r, pr);
+				iter = 0; /* drop() shifted the map */
+			}
+		}
+	}
+}
+
+static void put(void *ctx, const char *name, uint64_t value, bool gauge)
+{
+	struct runtimes_stats *out = ctx;
+	struct runtime_counter *c;
+
+	if (out->nr >= RUNTIMES_MAX_COUNTERS)
+		return; /* a runtime with too many: a test (sessionstats) says so */
+	c = &out->c[out->nr++];
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->value = value;
+	c->gauge = gauge;
+}
+
+static void put_common(struct runtimes_stats *out, const char *prefix, const char *what,
+		       uint64_t value)
+{
+	char name[40];
+
+	snprintf(name, sizeof(name), "%s_%s", prefix, what);
+	put(out, name, value, false);
+}
+
+void runtimes__stats(const struct runtimes *rs, struct runtimes_stats *out)
+{
+	out->nr = 0;
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		const struct rt *r = &rs->rt[i];
+		const char *px = r->ops->prefix;
+
+		put_common(out, px, "attached", r->attached);
+		put_common(out, px, "refused", r->refused);
+		put_common(out, px, "unsupported", r->unsupported);
+		put_common(out, px, "unreadable", r->unreadable);
+		r->ops->counters(r->state, put, out);
+	}
+}
+
+struct runtimes *runtimes__new(struct profile *prof)
+{
+	struct runtimes *rs = calloc(1, sizeof(*rs));
+
+	if (!rs)
+		return NULL;
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+
+		r->ops = known[i];
+		r->out = malloc(sizeof(*r->out));
+		r->state = r->out ? r->ops->new (prof) : NULL;
+		if (!r->state) {
+			free(r->out);
+			r->out = NULL;
+			runtimes__free(rs);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return rs;
+}
+
+void runtimes__free(struct runtimes *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		size_t iter = 0;
+		uint64_t v;
+
+		if (!r->state)
+			continue;
+		while (hashmap__next(&r->procs, &iter, &v)) {
+			drop(r, HASHMAP_TO_PTR(v));
+			iter = 0; /* drop() shifted the map */
+		}
+		hashmap__free(&r->procs);
+		r->ops->free(r->state);
+		free(r->out);
+	}
+	free(rs);
+}
