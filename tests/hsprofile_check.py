@@ -13,6 +13,9 @@ each.
   jfr NAME FOLDED JFR        innermost Java method: distribution overlap
                              >= 0.85; >= 98 % of sfbpf's Java caller->callee
                              edges (by samples) seen by JFR
+  clock NAME FOLDED OUT      the main thread's samples in JavaWork.digest
+                             against the fixture's own clock (its "JavaWork
+                             clock:" line in OUT): the shares within 0.04
   offcpu NAME FOLDED SRC     the napping thread's off-CPU stacks: napInner
                              at its sleep's line, under napOuter
   program NAME FOLDED COMM PREFIX
@@ -61,6 +64,13 @@ def java_frames(frames):
     return out
 
 
+def main_thread(java):
+    """Whether a stack's Java frames are the fixture's main thread's: JavaWork
+    frames, none of the napper's (its lambda, napOuter, ...)."""
+    return any(m.startswith("JavaWork.") for m, _ in java) and not any(
+        m.startswith(("JavaWork.nap", "JavaWork.lambda$")) for m, _ in java)
+
+
 def check_stacks(name, path, src):
     at = markers(src)
     total = complete = named = 0
@@ -75,9 +85,7 @@ def check_stacks(name, path, src):
     seen = collections.Counter()
     for frames, n in folded(path):
         java = java_frames(frames)
-        # The main thread's: JavaWork frames, none of the napper's (its lambda, napOuter, ...).
-        if not any(m.startswith("JavaWork.") for m, _ in java) or any(
-                m.startswith(("JavaWork.nap", "JavaWork.lambda$")) for m, _ in java):
+        if not main_thread(java):
             continue
         total += n
         # The thread's entry, through the launcher's JavaMain and the call stub, to main.
@@ -219,10 +227,38 @@ def check_program(name, path, comm, prefix):
           f"({whole / total:.1%}) whole from the thread's entry (want >= 90 %)")
 
 
+def check_clock(name, path, out):
+    """The share of the main thread's samples whose innermost Java method is
+    digest against the share of outer()'s time the fixture measured there:
+    the ground truth a sampler of CPU time must agree with (with -Xint, the
+    interpreter's every frame a Java one: JFR 17's sampler gave digest 0.28
+    where the clock said 0.17 and sfbpf 0.19)."""
+    m = re.search(r"JavaWork clock: sort (\d+) digest (\d+)", open(out).read())
+    if not m:
+        print(f"FAIL: {name}: no 'JavaWork clock:' line from the fixture")
+        return
+    sort_ns, digest_ns = int(m.group(1)), int(m.group(2))
+    want = digest_ns / (sort_ns + digest_ns)
+    total = digest = 0
+    for frames, n in folded(path):
+        java = java_frames(frames)
+        if not java or not main_thread(java) or "JavaWork.outer" not in [x for x, _ in java]:
+            continue
+        total += n
+        digest += n if java[-1][0] == "JavaWork.digest" else 0
+    if total < 300:
+        print(f"FAIL: {name}: only {total} samples of the main thread in JavaWork.outer")
+        return
+    got = digest / total
+    verdict = "PASS" if abs(got - want) <= 0.04 else "FAIL"
+    print(f"{verdict}: {name}: JavaWork.digest {got:.3f} of {total} main-thread samples, "
+          f"{want:.3f} of the fixture's own clock (want within 0.04)")
+
+
 def main():
     mode, name = sys.argv[1], sys.argv[2]
     {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
-     "program": check_program}[mode](name, *sys.argv[3:])
+     "program": check_program, "clock": check_clock}[mode](name, *sys.argv[3:])
 
 
 if __name__ == "__main__":
