@@ -35,6 +35,7 @@
 #include "profile/snapshot.h"
 #include "profile/aggregate.h"
 #include "output/folded.h"
+#include "interp/frame_names.h"
 #include "symbols/ksyms.h"
 #include "profile/session.h"
 #include "symbols/symbolize.h"
@@ -428,6 +429,43 @@ static void test_scale(struct symbolizer *sym, uint32_t p1)
 	aggregator__free(a);
 }
 
+/*
+ * Frames of two runtimes with the same qualname, file and lines
+ * (frame_names.h): two ids, two rows, each in its runtime's module; a Java
+ * frame never shows as Python's.
+ */
+static void test_runtimes(struct symbolizer *sym, uint32_t p1)
+{
+	uint64_t py = frame_names__intern("python", "Work.run", "Work.java", 3, 7),
+		 jv = frame_names__intern("java", "Work.run", "Work.java", 3, 7);
+	uint64_t s1[] = { frame_names__ip(py), U(main) + 1 },
+		 s2[] = { frame_names__ip(jv), U(main) + 1 };
+	struct aggregator *a = aggregator__new();
+	struct topview *tv = topview__new(NULL, sym, NULL);
+	const struct topview_row *const *r;
+	int i, n, seen = 0;
+
+	add(a, p1, "rt", SFBPF_STOP_OUTERMOST, s1, 2, NULL, 0, 3);
+	add(a, p1, "rt", SFBPF_STOP_OUTERMOST, s2, 2, NULL, 0, 5);
+	topview__update(tv, a);
+	n = topview__select(tv, TOPVIEW_SORT_SELF, NULL, &r);
+	for (i = 0; i < n; i++) {
+		if (strcmp(r[i]->sym->name, "Work.run (Work.java:7)"))
+			continue;
+		if (!strcmp(r[i]->sym->module, "python") && r[i]->samples == 3)
+			seen |= 1;
+		else if (!strcmp(r[i]->sym->module, "java") && r[i]->samples == 5)
+			seen |= 2;
+		else
+			seen |= 4;
+	}
+	report(py && jv && py != jv && seen == 3, "runtime modules",
+	       "ids %" PRIu64 " and %" PRIu64 ", rows seen %d (1: python's, 2: java's, 4: other)",
+	       py, jv, seen);
+	topview__free(tv);
+	aggregator__free(a);
+}
+
 /* Samples per pid in the rows (each sample is one row's: its leaf's). */
 static uint64_t pid_samples(struct topview *tv, uint32_t pid)
 {
@@ -535,6 +573,7 @@ static int run_synthetic(const char *kallsyms)
 	test_trees(tv, p1);
 	test_modes(sym, ks, p1, p2, p3);
 	test_scale(sym, p1);
+	test_runtimes(sym, p1);
 	test_evictions(sym, p1, p2);
 	kill(p2, SIGKILL);
 	kill(p3, SIGKILL);

@@ -20,6 +20,7 @@ static size_t heap(size_t n)
 
 /* A function: its names and first line, shared by the entries of its lines. */
 struct func {
+	const char *runtime; /* the caller's string, kept for the program's life */
 	char *qualname, *file;
 	uint32_t firstline;
 	uint32_t refs; /* entries naming it */
@@ -49,7 +50,7 @@ static struct {
 } names = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
 
 struct key {
-	const char *qualname, *file;
+	const char *runtime, *qualname, *file;
 	uint32_t firstline, line;
 	const struct func *fn; /* entries: the function found */
 };
@@ -61,7 +62,7 @@ static bool func_eq(const void *ctx, uint64_t val, const void *k)
 
 	(void)ctx;
 	return f->firstline == key->firstline && !strcmp(f->qualname, key->qualname) &&
-	       !strcmp(f->file, key->file);
+	       !strcmp(f->file, key->file) && !strcmp(f->runtime, key->runtime);
 }
 
 static bool entry_eq(const void *ctx, uint64_t val, const void *k)
@@ -82,7 +83,8 @@ static bool id_eq(const void *ctx, uint64_t val, const void *k)
 static uint32_t func_hash(const struct key *k)
 {
 	return (uint32_t)hash__mix64(hash__str(k->qualname) ^
-				     hash__mix64(hash__str(k->file) + k->firstline));
+				     hash__mix64(hash__str(k->file) + k->firstline) ^
+				     hash__str(k->runtime));
 }
 
 static uint32_t entry_hash(const struct func *fn, uint32_t line)
@@ -147,6 +149,7 @@ static struct func *func_get(const struct key *k)
 	}
 	if (!fits(bytes) || !(f = calloc(1, sizeof(*f))))
 		return NULL;
+	f->runtime = k->runtime;
 	f->qualname = strdup(k->qualname);
 	f->file = strdup(k->file);
 	f->firstline = k->firstline;
@@ -166,7 +169,8 @@ static struct func *func_get(const struct key *k)
 
 static void entry_free(struct entry *e)
 {
-	struct key k = { e->fn->qualname, e->fn->file, e->fn->firstline, e->line, e->fn };
+	struct key k = { e->fn->runtime,   e->fn->qualname, e->fn->file,
+			 e->fn->firstline, e->line,	    e->fn };
 
 	hashmap__del(&names.entries, e->hash, entry_eq, NULL, &k);
 	hashmap__del(&names.ids, id_hash(e->id), id_eq, NULL, &e->id);
@@ -177,9 +181,10 @@ static void entry_free(struct entry *e)
 	free(e);
 }
 
-static uint64_t intern(const char *qualname, const char *file, uint32_t firstline, uint32_t line)
+static uint64_t intern(const char *runtime, const char *qualname, const char *file,
+		       uint32_t firstline, uint32_t line)
 {
-	struct key k = { qualname, file, firstline, line, NULL };
+	struct key k = { runtime, qualname, file, firstline, line, NULL };
 	struct entry *e;
 	size_t bytes;
 	int64_t v;
@@ -223,13 +228,14 @@ static uint64_t intern(const char *qualname, const char *file, uint32_t firstlin
 	return e->id;
 }
 
-uint64_t frame_names__intern(const char *qualname, const char *file, uint32_t firstline,
-			     uint32_t line)
+uint64_t frame_names__intern(const char *runtime, const char *qualname, const char *file,
+			     uint32_t firstline, uint32_t line)
 {
 	uint64_t id;
 
 	pthread_mutex_lock(&names.lock);
-	id = names.next_id < FRAME_NAMES_MAX_ID ? intern(qualname, file, firstline, line) : 0;
+	id = names.next_id < FRAME_NAMES_MAX_ID ? intern(runtime, qualname, file, firstline, line) :
+						  0;
 	if (!id) {
 		names.st.refused++;
 		names.refused_since = true;
@@ -254,7 +260,8 @@ bool frame_names__get(uint64_t ip, struct frame_name *out)
 	pthread_mutex_lock(&names.lock);
 	e = by_id(ip & SFBPF_PY_ADDR_MASK);
 	if (e)
-		*out = (struct frame_name){ .qualname = e->fn->qualname,
+		*out = (struct frame_name){ .runtime = e->fn->runtime,
+					    .qualname = e->fn->qualname,
 					    .file = e->fn->file,
 					    .label = e->label,
 					    .firstline = e->fn->firstline,

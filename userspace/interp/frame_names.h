@@ -46,6 +46,7 @@ struct frame_names_stats {
 };
 
 struct frame_name {
+	const char *runtime; /* "python", "java": the module the outputs show it in */
 	const char *qualname;
 	const char *file; /* as the runtime has it (co_filename, a class's source file) */
 	const char *label; /* "qualname (file.py:line)": folded, SVG, the live view */
@@ -53,9 +54,12 @@ struct frame_name {
 	uint32_t line; /* of the instruction; 0: none */
 };
 
-/* The frame's id (>= 1), the same for the same four values; 0: no room. */
-uint64_t frame_names__intern(const char *qualname, const char *file, uint32_t firstline,
-			     uint32_t line);
+/*
+ * The frame's id (>= 1), the same for the same five values; 0: no room.
+ * runtime: a string that lives as long as the program.
+ */
+uint64_t frame_names__intern(const char *runtime, const char *qualname, const char *file,
+			     uint32_t firstline, uint32_t line);
 /* A user "address" standing for frame id: what a spliced stack holds. */
 static inline uint64_t frame_names__ip(uint64_t id)
 {

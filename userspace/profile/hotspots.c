@@ -183,7 +183,7 @@ static uint64_t method_id(struct hotspots *hss, struct jvm *j, uint64_t method, 
 	*const_method = m.const_method;
 	line = bci >= 0 ? hotspot__line(j->hs, &m, bci) : -1;
 	snprintf(qual, sizeof(qual), "%s.%s", m.klass, m.name);
-	return frame_names__intern(qual, m.file, 0, line > 0 ? (uint32_t)line : 0);
+	return frame_names__intern("java", qual, m.file, 0, line > 0 ? (uint32_t)line : 0);
 }
 
 /* Adds a resolution of nr ids to j's cache (forgotten at once at MAX_CACHED). */
@@ -277,7 +277,7 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 	check2 = cf.ident;
 	if (!cf.nr) {
 		hss->stats.stubs++;
-		ids[0] = frame_names__intern(cf.stub, "", 0, 0);
+		ids[0] = frame_names__intern("java", cf.stub, "", 0, 0);
 		n = ids[0] != 0;
 	}
 	for (uint32_t i = 0; i < cf.nr && n < max; i++) {
@@ -363,7 +363,7 @@ static void *hotspots_new(struct profile *prof)
 	if (!hss)
 		return NULL;
 	hss->fd = profile__hs_procs_fd(prof);
-	hss->unknown_id = frame_names__intern("[unknown java]", "", 0, 0);
+	hss->unknown_id = frame_names__intern("java", "[unknown java]", "", 0, 0);
 	return hss;
 }
 

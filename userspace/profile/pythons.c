@@ -174,9 +174,9 @@ static void *pythons_new(struct profile *prof)
 	if (!ps)
 		return NULL;
 	ps->fd = profile__py_procs_fd(prof);
-	ps->freed_id = frame_names__intern("[freed code]", "", 0, 0);
-	ps->bad_id = frame_names__intern("[bad code]", "", 0, 0);
-	ps->full_id = frame_names__intern("[python names full]", "", 0, 0);
+	ps->freed_id = frame_names__intern("python", "[freed code]", "", 0, 0);
+	ps->bad_id = frame_names__intern("python", "[bad code]", "", 0, 0);
+	ps->full_id = frame_names__intern("python", "[python names full]", "", 0, 0);
 	return ps;
 }
 
@@ -324,7 +324,8 @@ static uint64_t frame_id(struct pythons *ps, struct pyproc *p, uint64_t a, uint6
 	else if (c->err)
 		k.id = c->err == -ESTALE ? ps->freed_id : ps->bad_id;
 	else
-		k.id = frame_names__intern(c->c.name, c->c.file, (uint32_t)c->c.firstlineno,
+		k.id = frame_names__intern("python", c->c.name, c->c.file,
+					   (uint32_t)c->c.firstlineno,
 					   code_line(ps, p, c, k.lasti));
 	if (!k.id) /* no room in frame_names: counted there */
 		return ps->full_id ? ps->full_id : ps->bad_id;

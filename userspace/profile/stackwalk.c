@@ -69,7 +69,7 @@ static void name_user(struct sw_name *out)
 	f->name = out->buf;
 }
 
-/* A Python frame: its names live as long as the program (frame_names.h). */
+/* A runtime's frame (Python's, Java's): its names live as long as the program (frame_names.h). */
 static void name_python(struct sw_name *out)
 {
 	struct sw_frame *f = &out->f;
@@ -81,7 +81,7 @@ static void name_python(struct sw_name *out)
 	f->symbol = f->python = true;
 	f->name = pn.label;
 	f->function = pn.qualname;
-	f->module = "python";
+	f->module = pn.runtime; /* "python", "java" */
 	f->file = f->decl_file = pn.file[0] ? pn.file : NULL;
 	f->line = pn.line;
 	f->decl_line = pn.firstline;

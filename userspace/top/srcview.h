@@ -30,7 +30,7 @@ struct symbolizer;
 
 /*
  * Which function: a user symbol of a module, in one process or command, or in
- * all. A Python function (py_function set: a row of module "python",
+ * all. A runtime's function (py_function set: a row of module "python" or "java",
  * whose name is one of its frames' labels, "qualname (file.py:line)") is its
  * frames of that qualname and file base name (topview_sym's), at any line.
  */

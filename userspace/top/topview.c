@@ -122,7 +122,7 @@ static int64_t sym_get(struct topview *tv, const char *name, const char *module,
 /*
  * A frame, named as every output names it (stackwalk.h), with its module as
  * perf top shows it: "[kernel.kallsyms]" or "[ext4]" for the kernel, "python"
- * for a Python frame, "[unknown]" where there is none.
+ * or "java" for a runtime's frame, "[unknown]" where there is none.
  */
 static int64_t sym_named(struct topview *tv, uint32_t pid, bool kernel, uint64_t addr)
 {

@@ -84,7 +84,8 @@ struct topview_sym {
 	const char *name; /* symbol, "[MODULE]" or "[unknown]" */
 	const char *module; /* "libc.so.6", "[kernel.kallsyms]", "[ext4]", "[unknown]"... */
 	bool kernel;
-	/* A Python frame's (module "python"; name is its label): its qualname and file's base name. */
+	/* A runtime's frame (module "python", "java"; name is its label): qualname, file base name.
+	 */
 	const char *py_function, *py_file;
 };
 
