@@ -11,6 +11,7 @@
 
 #include "interp/hotspot.h"
 #include "interp/hotspot_int.h"
+#include "util/utf8.h"
 #include "procs/procmem.h"
 
 #define HS_MAX_SYMBOL 1024 /* longer names are cut (a class name of a hidden class ~100) */
@@ -44,6 +45,27 @@ int hs_read_member(int pid, uint64_t base, struct hs_member m, uint64_t *v)
 	return 0;
 }
 
+/*
+ * Whether s reads as a symbol's text: modified UTF-8 (surrogates encoded one
+ * by one allowed), no control character. A Method read after its class was
+ * unloaded may lead to freed memory: its bytes are refused, not shown.
+ */
+static bool symbol_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8__seq_len(p);
+
+		if (!n && p[0] == 0xed && (p[1] & 0xe0) == 0xa0 && (p[2] & 0xc0) == 0x80)
+			n = 3; /* a surrogate, as modified UTF-8 writes characters past U+FFFF */
+		if (!n || *p < 0x20 || *p == 0x7f)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
 /* Symbol sym's bytes into buf (NUL-terminated, cut to size - 1): its length or an error. */
 static long read_symbol(int pid, const struct hs_layout *l, uint64_t sym, char *buf, size_t size)
 {
@@ -59,7 +81,7 @@ static long read_symbol(int pid, const struct hs_layout *l, uint64_t sym, char *
 	if (err)
 		return err;
 	buf[len] = 0;
-	if (memchr(buf, 0, len))
+	if (memchr(buf, 0, len) || !symbol_text(buf))
 		return -EPROTO; /* modified UTF-8 has no NUL byte */
 	return (long)len;
 }
