@@ -19,7 +19,8 @@ each.
   churn NAME FOLDED OUT      tests/fixtures/JavaChurn.java's classes, loaded,
                              compiled, unloaded and flushed in turn: every
                              stack's ChurnK frames of one K, under
-                             JavaChurn.main; OUT says classes were unloaded
+                             JavaChurn.main where a caller is named; every
+                             name text; OUT says classes were unloaded
   offcpu NAME FOLDED SRC     the napping thread's off-CPU stacks: napInner
                              at its sleep's line, under napOuter
   program NAME FOLDED COMM PREFIX
@@ -287,7 +288,8 @@ def check_churn(name, path, out):
             ks.add(c.group(1))
             if c.group(2) is not None:
                 ks.add(c.group(2))
-        if len(ks) != 1 or idx[0] == 0 or java[idx[0] - 1] != "JavaChurn.main":
+        # Above the first: the driver, or nothing named (a stack cut short, a marker).
+        if len(ks) != 1 or (idx[0] > 0 and java[idx[0] - 1] != "JavaChurn.main"):
             wrong += n
             bad[";".join(java[max(idx[0] - 1, 0):])] += n
     if total < 300:
@@ -297,13 +299,17 @@ def check_churn(name, path, out):
     print(f"{'FAIL' if garbled else 'PASS'}: {name}-text: {garbled} samples with a name "
           f"that is not text, of {total} in the Churn classes ({unknown} [unknown java])")
     # Known defect (issue #44's note): names are read when the sample is, up
-    # to 50 ms after it was taken; a class unloaded and another compiled or
-    # loaded at its addresses in between lends its name. Said until the BPF
-    # walk sends what tells them apart.
-    word = "SKIP" if wrong else "PASS"
-    print(f"{word}: {name}: {wrong} of {total} samples name one class's methods under "
-          f"another's (known: the read races the unloading){': ' if bad else ''}"
-          f"{bad.most_common(3) if bad else ''}")
+    # to 50 ms after it was taken; a class unloaded and another loaded or
+    # compiled at its addresses in between lends its name (0-4 samples in
+    # 3,000, 31-74 before the cache's check took the names' Symbols in). Said
+    # until the BPF walk sends what tells them apart (DESIGN-hotspot.md).
+    if wrong:
+        print(f"SKIP: {name}: known defect, not judged: {wrong} of {total} samples name one "
+              f"class's methods under another's, or under another caller than "
+              f"JavaChurn.main: {bad.most_common(3)}")
+    else:
+        print(f"PASS: {name}: {total} samples in classes loaded and unloaded in turn, each "
+              "stack's ChurnK frames of one K, under JavaChurn.main")
 
 
 def main():

@@ -541,11 +541,16 @@ bool hotspot__owns(const struct hotspot *hs, uint64_t pc)
 	return false;
 }
 
-bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t const_method)
+bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t key)
 {
-	uint64_t cm;
+	uint64_t now;
 
-	return !hs_read_member(hs->pid, method, hs->layout.method_const, &cm) && cm == const_method;
+	return !hs_method_key(hs->pid, &hs->layout, method, &now) && now == key;
+}
+
+int hotspot__method_key(const struct hotspot *hs, uint64_t method, uint64_t *key)
+{
+	return hs_method_key(hs->pid, &hs->layout, method, key);
 }
 
 int hotspot__code_pc(struct hotspot *hs, uint64_t pc, bool leaf, struct hotspot_code_frames *out)

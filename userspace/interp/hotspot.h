@@ -120,7 +120,13 @@ int hotspot__code_pc(struct hotspot *hs, uint64_t pc, bool leaf, struct hotspot_
 bool hotspot__owns(const struct hotspot *hs, uint64_t pc);
 /* Whether the blob at blob is still the one out described (not flushed, nor replaced). */
 bool hotspot__blob_is(const struct hotspot *hs, uint64_t blob, uint64_t ident);
-/* Whether method is still the Method whose ConstMethod is const_method (a class unloaded: not). */
-bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t const_method);
+/* Whether method is still the Method whose key (below) is key (a class unloaded: not). */
+bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t key);
+/*
+ * The key hotspot__method_is() compares: method's ConstMethod and the names'
+ * Symbols (a Method freed with its class and another at its address, and at
+ * its ConstMethod's, has another key). 0 or a read's error.
+ */
+int hotspot__method_key(const struct hotspot *hs, uint64_t method, uint64_t *key);
 
 #endif /* SFBPF_INTERP_HOTSPOT_H */

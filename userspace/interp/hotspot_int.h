@@ -87,6 +87,8 @@ int hs_layout__resolve(const struct hs_tables *t, int pid, struct hs_layout *l);
 int hs_read_member(int pid, uint64_t base, struct hs_member m, uint64_t *v);
 /* The names of the Method at method: 0, -EPROTO (not a method as the layout reads one), ... */
 int hs_method_name(int pid, const struct hs_layout *l, uint64_t method, struct hotspot_method *out);
+/* Method's key: its ConstMethod and the Symbols of its names, mixed (hotspot__method_is()). */
+int hs_method_key(int pid, const struct hs_layout *l, uint64_t method, uint64_t *key);
 /* The line of bytecode index bci of the ConstMethod at cm, or -1 (none known). */
 int hs_method_line(int pid, const struct hs_layout *l, uint64_t cm, int bci);
 

@@ -11,6 +11,7 @@
 
 #include "interp/hotspot.h"
 #include "interp/hotspot_int.h"
+#include "util/hash.h"
 #include "util/utf8.h"
 #include "procs/procmem.h"
 
@@ -108,6 +109,35 @@ static long pool_utf8(int pid, const struct hs_layout *l, uint64_t cp, uint64_t 
 	if (err)
 		return err;
 	return read_symbol(pid, l, sym, buf, size);
+}
+
+/*
+ * What names a Method, as addresses: its ConstMethod, its holder's name
+ * Symbol and its own name's, mixed into one key. A class unloaded and
+ * another loaded may put their Method and ConstMethod at the same
+ * addresses (metaspace reuses a loader's freed blocks, equal sizes alike);
+ * the Symbols of other names are elsewhere.
+ */
+int hs_method_key(int pid, const struct hs_layout *l, uint64_t method, uint64_t *key)
+{
+	uint64_t cm, cp, holder, klass_sym = 0, name_sym = 0, idx;
+	int err;
+
+	err = hs_read_member(pid, method, l->method_const, &cm);
+	if (!err)
+		err = hs_read_member(pid, cm, l->const_pool, &cp);
+	if (!err)
+		err = hs_read_member(pid, cp, l->pool_holder, &holder);
+	if (!err)
+		err = hs_read_member(pid, holder, l->klass_name, &klass_sym);
+	if (!err)
+		err = hs_read_member(pid, cm, l->const_name_index, &idx);
+	if (!err)
+		err = procmem__u64(pid, cp + l->pool_size + 8 * idx, &name_sym);
+	if (err)
+		return err;
+	*key = cm ^ hash__mix64(klass_sym) ^ hash__mix64(name_sym + 1);
+	return 0;
 }
 
 int hs_method_name(int pid, const struct hs_layout *l, uint64_t method, struct hotspot_method *out)

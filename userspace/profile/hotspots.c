@@ -31,8 +31,8 @@
 /*
  * A frame resolved: an interpreted frame's ip as the BPF walk sent it, or a
  * code pc (as a leaf or a return address) -> its ids. check, check2: what
- * hotspot__method_is() (Method, ConstMethod) or hotspot__blob_is() (blob,
- * ident) compare at each use.
+ * hotspot__method_is() (Method, its key: ConstMethod and names' Symbols) or
+ * hotspot__blob_is() (blob, ident) compare at each use.
  */
 struct resolved {
 	uint64_t key;
@@ -226,6 +226,14 @@ static const struct resolved *cached(struct hotspots *hss, struct jvm *j, const 
 	return NULL;
 }
 
+/* A JVM's frame that no longer reads as what the walk saw: the marker (one id). */
+static uint32_t unknown(struct hotspots *hss, uint64_t *ids)
+{
+	hss->stats.unknown++;
+	ids[0] = hss->unknown_id;
+	return 1;
+}
+
 /*
  * The names of one user frame of a JVM's sample into ids (at most max):
  * how many; 0 when it is not the JVM's (a native frame: kept as it is).
@@ -249,13 +257,13 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 			ids[0] = j->ids[r->first];
 			return 1;
 		}
+		/* The key before the names: a Method freed meanwhile then reads as another. */
+		if (hotspot__method_key(j->hs, method, &check2))
+			return unknown(hss, ids);
 		ids[0] = method_id(hss, j, method, bci == SFBPF_HS_BCI_NONE ? -1 : (int32_t)bci,
-				   &check2);
-		if (!ids[0]) {
-			hss->stats.unknown++;
-			ids[0] = hss->unknown_id;
-			return 1;
-		}
+				   &check);
+		if (!ids[0] || !hotspot__method_is(j->hs, method, check2))
+			return unknown(hss, ids);
 		remember(j, &k, ids, 1, method, check2);
 		return 1;
 	}
