@@ -27,6 +27,12 @@
 #define REFUSAL_TRIES 1
 /* Resolutions kept per process; then forgotten at once (resolved again when met). */
 #define MAX_CACHED 65536
+/*
+ * A resolution checked within the last millisecond is taken as it is: the
+ * samples of a read come in bursts, many frames alike (a Method's check is
+ * six reads of the process), and an unloading rarely falls in a burst.
+ */
+#define CHECK_AGAIN_NS 1000000ULL
 
 /*
  * A frame resolved: an interpreted frame's ip as the BPF walk sent it, or a
@@ -40,6 +46,7 @@ struct resolved {
 	uint32_t first, nr; /* ids[first .. first + nr) of the process */
 	bool code; /* a code pc (check: blob, check2: ident), else an interpreted frame */
 	bool leaf;
+	uint64_t checked_ns; /* when check, check2 last held */
 };
 
 /* An attached JVM (struct runtime_proc's priv). */
@@ -202,7 +209,8 @@ static void remember(struct jvm *j, const struct cache_key *k, const uint64_t *i
 						 .first = (uint32_t)j->nr_ids,
 						 .nr = nr,
 						 .code = k->code,
-						 .leaf = k->leaf };
+						 .leaf = k->leaf,
+						 .checked_ns = clock__mono_ns() };
 	memcpy(j->ids + j->nr_ids, ids, nr * sizeof(*ids));
 	j->nr_ids += nr;
 }
@@ -212,15 +220,21 @@ static const struct resolved *cached(struct hotspots *hss, struct jvm *j, const 
 {
 	int64_t i = hashmap__find(&j->cache, key_hash(k), res_eq, j, k);
 	const struct resolved *r;
+	uint64_t now;
 	bool ok;
 
 	if (i < 0)
 		return NULL;
 	r = &j->res[i];
+	now = clock__mono_ns();
+	if (now - r->checked_ns < CHECK_AGAIN_NS)
+		return r;
 	ok = r->code ? hotspot__blob_is(j->hs, r->check, r->check2) :
 		       hotspot__method_is(j->hs, r->check, r->check2);
-	if (ok)
+	if (ok) {
+		j->res[i].checked_ns = now;
 		return r;
+	}
 	hss->stats.cache_stale++;
 	hashmap__del(&j->cache, key_hash(k), res_eq, j, k);
 	return NULL;
