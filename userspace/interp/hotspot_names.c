@@ -111,6 +111,27 @@ static long pool_utf8(int pid, const struct hs_layout *l, uint64_t cp, uint64_t 
 	return read_symbol(pid, l, sym, buf, size);
 }
 
+/* What a Method's names are read from: its ConstMethod, pool, holder, holder's name, name's index.
+ */
+struct method_refs {
+	uint64_t cm, cp, holder, klass_sym, name_idx;
+};
+
+static int method_refs(int pid, const struct hs_layout *l, uint64_t method, struct method_refs *r)
+{
+	int err = hs_read_member(pid, method, l->method_const, &r->cm);
+
+	if (!err)
+		err = hs_read_member(pid, r->cm, l->const_pool, &r->cp);
+	if (!err)
+		err = hs_read_member(pid, r->cp, l->pool_holder, &r->holder);
+	if (!err)
+		err = hs_read_member(pid, r->holder, l->klass_name, &r->klass_sym);
+	if (!err)
+		err = hs_read_member(pid, r->cm, l->const_name_index, &r->name_idx);
+	return err;
+}
+
 /*
  * What names a Method, as addresses: its ConstMethod, its holder's name
  * Symbol and its own name's, mixed into one key. A class unloaded and
@@ -120,46 +141,31 @@ static long pool_utf8(int pid, const struct hs_layout *l, uint64_t cp, uint64_t 
  */
 int hs_method_key(int pid, const struct hs_layout *l, uint64_t method, uint64_t *key)
 {
-	uint64_t cm, cp, holder, klass_sym = 0, name_sym = 0, idx;
-	int err;
+	struct method_refs r;
+	uint64_t name_sym;
+	int err = method_refs(pid, l, method, &r);
 
-	err = hs_read_member(pid, method, l->method_const, &cm);
 	if (!err)
-		err = hs_read_member(pid, cm, l->const_pool, &cp);
-	if (!err)
-		err = hs_read_member(pid, cp, l->pool_holder, &holder);
-	if (!err)
-		err = hs_read_member(pid, holder, l->klass_name, &klass_sym);
-	if (!err)
-		err = hs_read_member(pid, cm, l->const_name_index, &idx);
-	if (!err)
-		err = procmem__u64(pid, cp + l->pool_size + 8 * idx, &name_sym);
+		err = procmem__u64(pid, r.cp + l->pool_size + 8 * r.name_idx, &name_sym);
 	if (err)
 		return err;
-	*key = cm ^ hash__mix64(klass_sym) ^ hash__mix64(name_sym + 1);
+	*key = r.cm ^ hash__mix64(r.klass_sym) ^ hash__mix64(name_sym + 1);
 	return 0;
 }
 
 int hs_method_name(int pid, const struct hs_layout *l, uint64_t method, struct hotspot_method *out)
 {
-	uint64_t cm, cp, holder, sym, idx;
+	struct method_refs r;
+	uint64_t idx;
 	char *p;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = hs_read_member(pid, method, l->method_const, &cm);
-	if (!err)
-		err = hs_read_member(pid, cm, l->const_pool, &cp);
-	if (!err)
-		err = hs_read_member(pid, cp, l->pool_holder, &holder);
-	if (!err)
-		err = hs_read_member(pid, holder, l->klass_name, &sym);
-	if (!err)
-		err = read_symbol(pid, l, sym, out->klass, sizeof(out->klass)) < 0 ? -EPROTO : 0;
-	if (!err)
-		err = hs_read_member(pid, cm, l->const_name_index, &idx);
-	if (!err)
-		err = pool_utf8(pid, l, cp, idx, out->name, sizeof(out->name)) < 0 ? -EPROTO : 0;
+	err = method_refs(pid, l, method, &r);
+	if (!err && read_symbol(pid, l, r.klass_sym, out->klass, sizeof(out->klass)) < 0)
+		err = -EPROTO;
+	if (!err && pool_utf8(pid, l, r.cp, r.name_idx, out->name, sizeof(out->name)) < 0)
+		err = -EPROTO;
 	if (err)
 		return err;
 	/*
@@ -174,12 +180,12 @@ int hs_method_name(int pid, const struct hs_layout *l, uint64_t method, struct h
 	if (p && !strncmp(p, "+0x", 3))
 		*p = '/';
 	if (l->pool_source_file.off != HS_NONE)
-		err = hs_read_member(pid, cp, l->pool_source_file, &idx);
+		err = hs_read_member(pid, r.cp, l->pool_source_file, &idx);
 	else
-		err = hs_read_member(pid, holder, l->klass_source_file, &idx);
+		err = hs_read_member(pid, r.holder, l->klass_source_file, &idx);
 	if (!err && idx)
-		pool_utf8(pid, l, cp, idx, out->file, sizeof(out->file));
-	out->const_method = cm;
+		pool_utf8(pid, l, r.cp, idx, out->file, sizeof(out->file));
+	out->const_method = r.cm;
 	return 0;
 }
 
