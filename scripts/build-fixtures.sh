@@ -93,7 +93,10 @@ setup_toolchain() {
 
 build_toolchain() {
 	local tc=$1 out=$OUTDIR/$1 src name lib ldlibs
-	setup_toolchain "$tc" || return 0
+	if ! setup_toolchain "$tc"; then
+		rm -f "$out/toolchain.env"
+		return 0
+	fi
 	mkdir -p "$out"
 	local common=("$SELF" "$SRC/fixture.h" "$STAMP")
 
@@ -120,7 +123,10 @@ build_toolchain() {
 		build "$out/$name.nopie" "$CC" "${CFLAGS[@]}" "${TC_FLAGS[@]}" -fno-PIE -no-pie \
 			"$src" -o "$out/$name.nopie" -L"$out" -Wl,-rpath,'$ORIGIN' "${ldlibs[@]}" || return 1
 	done
-	printf 'READELF=%s\nSFRAME_VERSION=%s\n' "$READELF" "$WANT_VERSION" >"$out/toolchain.env"
+	# Replaced whole, never removed first: a test in the other lane of
+	# tests/run.sh may be reading it while this run finds all up to date.
+	printf 'READELF=%s\nSFRAME_VERSION=%s\n' "$READELF" "$WANT_VERSION" >"$out/toolchain.env.new"
+	mv -f "$out/toolchain.env.new" "$out/toolchain.env"
 }
 
 main() {
@@ -132,9 +138,16 @@ main() {
 	shift
 	local tcs=("$@") tc
 	[ ${#tcs[@]} -gt 0 ] || tcs=(v1 v2 v3 none)
+	# One builder at a time: tests/run.sh runs two lanes of tests, and
+	# each test asks for the fixtures; the second waits, then finds them
+	# up to date.
+	mkdir -p "$OUTDIR"
+	exec 9>"$OUTDIR/.lock"
+	flock 9
 	for tc in "${tcs[@]}"; do
-		rm -f "$OUTDIR/$tc/toolchain.env"
 		build_toolchain "$tc" || {
+			# No toolchain.env: what failed is not said to be built.
+			rm -f "$OUTDIR/$tc/toolchain.env"
 			log "toolchain $tc failed"
 			exit 1
 		}
