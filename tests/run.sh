@@ -3,7 +3,8 @@
 # A test prints one line per check: "PASS: name", "FAIL: name: why" or
 # "SKIP: name: why". A test that exits non-zero without reporting a FAIL, or
 # that reports no verdict at all, counts as one failure. Ends with
-# "N passed, N failed, N skipped"; exits 1 on failure.
+# "N passed, N failed, N skipped"; exits 1 on failure. Tests marked
+# "# lane: side" run in a second lane beside the others (below).
 set -u
 cd "$(dirname "$0")/.."
 export SFBPF_ROOT=$PWD
@@ -62,37 +63,53 @@ if [[ ${LOAD:-0} =~ ^[1-9][0-9]*$ ]]; then
 	echo "load: $LOAD busy loops (pids ${loaders[*]})"
 fi
 
-passed=0 failed=0 skipped=0
 # Each builder a test needs starts now, in the background. Quick when built
-# (a lock and the stamps); its failure is reported before the first test
-# that needs it, whose checks then fail as unbuilt.
-declare -A builders=()
+# (a lock and the stamps). It leaves its exit status in build-KIND.rc: both
+# lanes wait on that file, and the first test to need a builder that failed
+# reports it (once), whose checks then fail as unbuilt.
 for k in "${KINDS[@]}"; do
 	# The release programs are built in a Debian 11 root (debootstrap,
 	# chroot): a run without root skips the tests that need them.
 	[ "$k" = release ] && [ "$(id -u)" -ne 0 ] && continue
+	rm -f "$SFBPF_TEST_TMP/build-$k.rc" "$SFBPF_TEST_TMP/build-$k.started"
+	rmdir "$SFBPF_TEST_TMP/build-$k.reported" 2>/dev/null
 	for t in "${tests[@]}"; do
 		if needs "$k" "$t"; then
-			builder "$k" >"$SFBPF_TEST_TMP/build-$k.log" 2>&1 &
-			builders[$k]=$!
+			touch "$SFBPF_TEST_TMP/build-$k.started"
+			{
+				builder "$k" >"$SFBPF_TEST_TMP/build-$k.log" 2>&1
+				echo $? >"$SFBPF_TEST_TMP/build-$k.rc"
+			} &
 			break
 		fi
 	done
 done
-for t in "${tests[@]}"; do
+
+# await_builder KIND: returns once KIND's builder has ended; 1 if it failed
+# and this caller is the first to learn it.
+await_builder() {
+	local k=$1 start=$SECONDS rc
+	[ -e "$SFBPF_TEST_TMP/build-$k.started" ] || return 0
+	while [ ! -s "$SFBPF_TEST_TMP/build-$k.rc" ]; do sleep 1; done
+	[ $((SECONDS - start)) -gt 1 ] && echo "   (waited $((SECONDS - start))s for build-$k)"
+	read -r rc <"$SFBPF_TEST_TMP/build-$k.rc"
+	[ "$rc" = 0 ] && return 0
+	mkdir "$SFBPF_TEST_TMP/build-$k.reported" 2>/dev/null || return 0
+	echo "FAIL: build-$k: the $k builder failed (log: $SFBPF_TEST_TMP/build-$k.log):"
+	tail -5 "$SFBPF_TEST_TMP/build-$k.log" | sed 's/^/    /'
+	return 1
+}
+
+# run_one TEST [LANE]: runs TEST and prints its report; its counts, "P F S",
+# go to NAME.counts for the totals.
+run_one() {
+	local t=$1 name k start out rc p f s bf=0
 	name=$(basename "$t" .test)
-	for k in "${!builders[@]}"; do
+	for k in "${KINDS[@]}"; do
 		needs "$k" "$t" || continue
-		start=$SECONDS
-		if ! wait "${builders[$k]}"; then
-			echo "FAIL: build-$k: the $k builder failed (log: $SFBPF_TEST_TMP/build-$k.log):"
-			tail -5 "$SFBPF_TEST_TMP/build-$k.log" | sed 's/^/    /'
-			failed=$((failed + 1))
-		fi
-		[ $((SECONDS - start)) -gt 1 ] && echo "   (waited $((SECONDS - start))s for build-$k)"
-		unset "builders[$k]"
+		await_builder "$k" || bf=$((bf + 1))
 	done
-	echo "== $name"
+	echo "== $name${2:+ ($2 lane)}"
 	out="$SFBPF_TEST_TMP/$name.out"
 	start=$SECONDS
 	bash "$t" >"$out" 2>&1
@@ -112,6 +129,64 @@ for t in "${tests[@]}"; do
 		f=1
 	fi
 	echo "   $name: $p passed, $f failed, $s skipped ($((SECONDS - start))s)"
+	echo "$p $((f + bf)) $s" >"$SFBPF_TEST_TMP/$name.counts"
+}
+
+# Two lanes. A test with a "# lane: side" line runs in the second lane,
+# beside the others: it loads no BPF program on this host that reads the
+# machine as a whole and changes no machine-wide setting (the parsers,
+# fuzzers and cross builds; the kernels' guests under qemu, whose host part
+# profiles only its own fixtures, as a second user's session would). The
+# other lane's tests must hold on a busy machine anyway (LOAD above, make
+# proof). On 2 CPUs the suite was half idle in one lane. SFBPF_LANES=1:
+# one lane, in the order given.
+main_tests=() side_tests=()
+for t in "${tests[@]}"; do
+	if [ "${SFBPF_LANES:-2}" != 1 ] && grep -q '^# lane: side' "$t"; then
+		side_tests+=("$t")
+	else
+		main_tests+=("$t")
+	fi
+done
+for t in "${tests[@]}"; do rm -f "$SFBPF_TEST_TMP/$(basename "$t" .test).counts"; done
+SIDE=$SFBPF_TEST_TMP/lane-side
+rm -rf "$SIDE"
+mkdir -p "$SIDE"
+side_pid=
+if [ ${#side_tests[@]} -gt 0 ]; then
+	(
+		i=0
+		for t in "${side_tests[@]}"; do
+			run_one "$t" side >"$SIDE/$i.report" 2>&1
+			touch "$SIDE/$i.done"
+			i=$((i + 1))
+		done
+	) &
+	side_pid=$!
+fi
+# The side lane's reports, in its order, as each ends.
+shown=0
+show_side() {
+	while [ -e "$SIDE/$shown.done" ]; do
+		cat "$SIDE/$shown.report"
+		shown=$((shown + 1))
+	done
+}
+for t in "${main_tests[@]}"; do
+	run_one "$t"
+	show_side
+done
+[ -n "$side_pid" ] && wait "$side_pid"
+show_side
+passed=0 failed=0 skipped=0
+for t in "${tests[@]}"; do
+	c=$SFBPF_TEST_TMP/$(basename "$t" .test).counts
+	if [ ! -s "$c" ]; then
+		echo "FAIL: $(basename "$t" .test): its lane ended before it reported"
+		failed=$((failed + 1))
+		continue
+	fi
+	read -r p f s <"$c"
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
 echo "logs: $SFBPF_TEST_TMP"
