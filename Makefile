@@ -256,6 +256,14 @@ check-jdks: test-deps
 	@$(MAKE) --no-print-directory all
 	@SFBPF_HOTSPOT_JDKS=all tests/run.sh tests/hotspot.test tests/hsprofile.test
 
+# The CPython matrix: tests/pywalk.test with every interpreter it finds
+# (pyenv's 3.9 to 3.13, trixie's 3.13, each python3.N of Debian unstable);
+# make check runs its quick form (Debian's 3.11, 3.9, unstable's newest).
+.PHONY: check-pythons
+check-pythons: test-deps
+	@$(MAKE) --no-print-directory all
+	@PYWALK_PYTHONS=all tests/run.sh tests/pywalk.test
+
 # Benchmarks (not tests): results go to docs/BENCHMARKS.md. BENCH_ARGS="--quick" for a smoke run.
 bench: check-deps all
 	@scripts/bench.sh $(BENCH_ARGS)
