@@ -133,13 +133,14 @@ run_one() {
 }
 
 # Two lanes. A test with a "# lane: side" line runs in the second lane,
-# beside the others: it loads no BPF program on this host that reads the
-# machine as a whole and changes no machine-wide setting (the parsers,
-# fuzzers and cross builds; the kernels' guests under qemu, whose host part
-# profiles only its own fixtures, as a second user's session would). The
-# other lane's tests must hold on a busy machine anyway (LOAD above, make
-# proof). On 2 CPUs the suite was half idle in one lane. SFBPF_LANES=1:
-# one lane, in the order given.
+# beside the others: it reads nothing of the machine as a whole and changes
+# no machine-wide setting (the parsers, fuzzers and cross builds; the
+# kernels' guests under qemu; tests that profile only their own processes
+# with -p, as a second user's session would). Tests that profile the whole
+# machine, or set its sysctls (bench), stay in the main lane. Every test
+# must hold on a busy machine anyway (LOAD above, make proof). On 2 CPUs the
+# suite was half idle in one lane. SFBPF_LANES=1: one lane, in the order
+# given.
 main_tests=() side_tests=()
 for t in "${tests[@]}"; do
 	if [ "${SFBPF_LANES:-2}" != 1 ] && grep -q '^# lane: side' "$t"; then
