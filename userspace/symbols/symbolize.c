@@ -489,6 +489,14 @@ static bool covered(const struct gen *g, uint64_t addr, const struct pmap **hint
 {
 	const struct pmap *m = *hint;
 
+	/*
+	 * Either of the top two bits: a runtime's identity in place of a pc
+	 * (bpf/abi.h: HotSpot's interpreted and compiled frames), named by the
+	 * runtime, not an address any mapping holds (user addresses are below
+	 * 1 << 57 on every architecture sfbpf runs on).
+	 */
+	if (addr >> 62)
+		return true;
 	if (m && addr >= m->start && addr < m->end)
 		return true;
 	m = find_pmap(g->maps, g->count, addr);

@@ -83,7 +83,8 @@ int symbolizer__note_pid(struct symbolizer *s, int pid);
  * At sample time: note pid, and if the sample's user frames (ips[0] the leaf)
  * fall outside its current mappings, re-read them (at most every 10 ms when
  * the leaf missed, every second otherwise). Cheap when nothing missed: call it
- * for every sample, while the process still exists.
+ * for every sample, while the process still exists. An ip with either of the
+ * top two bits set is a runtime's identity (bpf/abi.h), not a pc: skipped.
  */
 int symbolizer__note_sample(struct symbolizer *s, int pid, uint64_t time_ns, const uint64_t *ips,
 			    size_t n);
