@@ -375,6 +375,8 @@ struct sfbpf_stats {
 /* weight: the thread's on-CPU ns since its previous sample (on+off), not periods */
 #define SFBPF_SAMPLE_TIMED 0x2
 
+#define SFBPF_RT_EPOCH_VALID (1ULL << 63)
+
 /* One sample in the ring buffer (variable length: only used frames sent). */
 struct sfbpf_sample {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
@@ -388,6 +390,12 @@ struct sfbpf_sample {
 	__u16 nr_py; /* Python frames, two slots each after the kernel frames (SFBPF_PY_*) */
 	__u32 weight; /* CPU samples: periods (> 1: the kernel skipped some), or ns if TIMED */
 	__u64 cgroup_id; /* cgroup v2 id (the directory's inode number); 0: unknown */
+	/*
+	 * The runtime's epoch when sampled, | SFBPF_RT_EPOCH_VALID; 0: none.
+	 * HotSpot: its count of classes unloaded (a Method the sample names
+	 * can be freed, and its address reused, only once that count moved).
+	 */
+	__u64 rt_epoch;
 	char comm[SFBPF_TASK_COMM_LEN];
 	/* User leaf first, then kernel leaf first, then Python frames innermost first. */
 	__u64 ips[SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES];
@@ -534,6 +542,16 @@ struct sfbpf_py_code {
  */
 #define SFBPF_HS_MAX_HEAPS 4 /* non-nmethods, profiled, non-profiled; or one */
 #define SFBPF_HS_INTERP (3ULL << 62)
+/*
+ * A compiled frame whose blob's compile id was read: its pc |
+ * SFBPF_HS_COMPILED | (compile id & SFBPF_HS_ID_MASK) << SFBPF_HS_ID_SHIFT
+ * (user pcs are below 1 << 47). Userspace names it only while the nmethod
+ * at that pc has that id: a flushed one never lends its names.
+ */
+#define SFBPF_HS_COMPILED (1ULL << 62)
+#define SFBPF_HS_ID_SHIFT 48
+#define SFBPF_HS_ID_MASK 0x3fffULL
+#define SFBPF_HS_PC_MASK ((1ULL << SFBPF_HS_ID_SHIFT) - 1)
 #define SFBPF_HS_BCI_SHIFT 46
 #define SFBPF_HS_BCI_NONE 0xffffULL
 #define SFBPF_HS_METHOD_MASK ((1ULL << SFBPF_HS_BCI_SHIFT) - 1) /* Method* >> 3 */
@@ -551,6 +569,8 @@ struct sfbpf_hs_heap {
 
 struct sfbpf_hs_proc {
 	__u64 start_ticks; /* as struct sfbpf_proc's */
+	/* The JVM's count of classes unloaded (a jlong of its perf data): rt_epoch; 0: none */
+	__u64 unloads;
 	__u64 interp_lo; /* the template interpreter's code */
 	__u64 interp_hi;
 	struct sfbpf_hs_heap heaps[SFBPF_HS_MAX_HEAPS];
@@ -571,6 +591,8 @@ struct sfbpf_hs_proc {
 	__u16 method_const; /* Method::_constMethod */
 	__u16 const_size; /* sizeof(ConstMethod): the bytecodes follow it */
 	__u16 const_code_size; /* ConstMethod::_code_size, a u2 */
+	__u16 nm_compile_id; /* nmethod::_compile_id, an int; 0: not read */
+	__u16 pad2[3];
 };
 
 /*

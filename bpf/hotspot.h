@@ -56,6 +56,19 @@ static __always_inline const struct sfbpf_hs_proc *hotspot_proc(struct sfbpf_unw
 		st->hs_looked = 1;
 		hs = bpf_map_lookup_elem(&hs_procs, &tgid);
 		if (hs && hs->start_ticks == proc->start_ticks) {
+			/*
+			 * The classes unloaded so far, before any frame is
+			 * read: userspace names an interpreted frame's Method
+			 * only while that count is still this (abi.h). Read
+			 * before the copy: the state's hs_looked stays what the
+			 * compiler knows it is (a reload after the call lost the
+			 * verifier the link between it and the pointer below).
+			 */
+			if (hs->unloads &&
+			    !bpf_probe_read_user(&st->rt_epoch, 8, (void *)hs->unloads))
+				st->rt_epoch |= SFBPF_RT_EPOCH_VALID;
+			else
+				st->rt_epoch = 0;
 			st->hs = *hs;
 			st->hs_looked = 2;
 		}
@@ -125,9 +138,15 @@ static __always_inline bool hotspot_is_return(const struct sfbpf_proc *proc,
 #endif
 }
 
-/* An interpreted frame at fp: its identity into *ip, its caller into next. */
+/*
+ * An interpreted frame at fp: its identity into *ip, its caller into next.
+ * A leaf (topmost) may be a frame the interpreter is still building: a slot
+ * below sp is not pushed yet and holds what an earlier frame left there (a
+ * Method long freed, another class's): no identity is taken from it, the
+ * frame is the interpreter's pc.
+ */
 static __always_inline int hotspot_interpreted(struct sfbpf_unwind_state *st,
-					       const struct sfbpf_hs_proc *hs,
+					       const struct sfbpf_hs_proc *hs, bool topmost,
 					       struct sfbpf_unwind_frame *next, __u64 *ip)
 {
 	__u64 fp = st->fp, *t = st->tmp, bci = SFBPF_HS_BCI_NONE, method, bcp, sender_sp, cm;
@@ -142,6 +161,12 @@ static __always_inline int hotspot_interpreted(struct sfbpf_unwind_state *st,
 		return SFBPF_STOP_READ;
 	bcp = t[0];
 	method = t[1];
+	if (topmost && fp + 8 * (__s64)hs->interp_sender_sp_slot < st->sp)
+		t[2] = 0;
+	if (topmost && fp + 8 * (__s64)hs->interp_method_slot < st->sp)
+		goto step;
+	if (topmost && fp + 8 * (__s64)hs->interp_bcp_slot < st->sp)
+		bcp = 0;
 	/*
 	 * A native method has no bytecode (code size 0): its bcp slot may hold
 	 * what a register held when its first call linked it. Anything else
@@ -156,6 +181,7 @@ static __always_inline int hotspot_interpreted(struct sfbpf_unwind_state *st,
 			bci = bcp - cm;
 	}
 	*ip = SFBPF_HS_INTERP | bci << SFBPF_HS_BCI_SHIFT | ((method >> 3) & SFBPF_HS_METHOD_MASK);
+step:
 	next->fp = t[3];
 	next->pc = arch_strip_ra(t[4]);
 	/* The caller's own sp, unless the slot reads as no sp above this frame. */
@@ -211,11 +237,10 @@ static __always_inline int hotspot_edge(__u64 pc, bool prologue, __u8 *c)
  * a blob without a frame of its own; a stop reason where the heap does not
  * read as one.
  */
-static __always_inline int hotspot_compiled(struct sfbpf_unwind_state *st,
-					    const struct sfbpf_proc *proc,
-					    const struct sfbpf_hs_proc *hs,
-					    const struct sfbpf_hs_heap *h, __u64 lookup,
-					    bool topmost, struct sfbpf_unwind_frame *next)
+static __always_inline int
+hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
+		 const struct sfbpf_hs_proc *hs, const struct sfbpf_hs_heap *h, __u64 lookup,
+		 bool topmost, struct sfbpf_unwind_frame *next, __u64 *ip)
 {
 	__u64 *t = st->tmp, i, blob, code, cfa = 0;
 	__u8 *hb = st->hs_blob;
@@ -311,6 +336,14 @@ found:
 	next->pc = arch_strip_ra(next->pc);
 	next->exact = false;
 	st->hs_compiled++;
+	/*
+	 * Which compilation ran here (a blob with a frame: an nmethod, or a
+	 * runtime stub, whose id userspace does not judge): a flushed
+	 * nmethod's successor at this pc has another.
+	 */
+	if (hs->nm_compile_id && *ip <= SFBPF_HS_PC_MASK &&
+	    !bpf_probe_read_user(&t[7], 4, (void *)(blob + hs->nm_compile_id)))
+		*ip |= SFBPF_HS_COMPILED | (t[7] & SFBPF_HS_ID_MASK) << SFBPF_HS_ID_SHIFT;
 	return UNWIND_NEXT;
 }
 
@@ -330,7 +363,7 @@ static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
 	int err;
 
 	if (lookup >= hs->interp_lo && lookup < hs->interp_hi)
-		return hotspot_interpreted(st, hs, next, ip);
+		return hotspot_interpreted(st, hs, topmost, next, ip);
 	for (k = 0; k < SFBPF_HS_MAX_HEAPS; k++) {
 		const struct sfbpf_hs_heap *h = &hs->heaps[k];
 
@@ -338,7 +371,7 @@ static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
 			break;
 		if (lookup < h->lo || lookup >= h->hi)
 			continue;
-		err = hotspot_compiled(st, proc, hs, h, lookup, topmost, next);
+		err = hotspot_compiled(st, proc, hs, h, lookup, topmost, next, ip);
 		if (err != UNWIND_NEXT && err != RUNTIME_NOT_MINE)
 			st->hs_failed = 1;
 		return err;

@@ -629,6 +629,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->hs_failed = 0;
 	st->in_rt_code = 0;
 	st->hs_looked = 0;
+	st->rt_epoch = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
 

@@ -168,6 +168,7 @@ struct sfbpf_unwind_state {
 	/* The process's HotSpot settings, copied at its sample's first need (hotspot.h) */
 	struct sfbpf_hs_proc hs;
 	__u8 hs_looked; /* 0: not yet; 1: none; 2: in hs */
+	__u64 rt_epoch; /* the runtime's epoch, read with its settings: struct sfbpf_sample's */
 	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */
 	__u32 win_len; /* valid bytes in win, read from user address win_base */

@@ -365,6 +365,7 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 					__u32 tgid, bool report)
 {
 	s->stop = st->stop;
+	s->rt_epoch = st->rt_epoch;
 	cnt->v[SFBPF_STAT_FRAMES] += st->n;
 	cnt->v[SFBPF_STAT_FP_FRAMES] += st->fp_frames;
 	cnt->v[SFBPF_STAT_GAP_FP_FRAMES] += st->gap_frames;

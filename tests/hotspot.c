@@ -17,6 +17,9 @@
  *                            \tat CLASS.METHOD(FILE:LINE|FILE|Native Method|Unknown Source)[ *]
  *                          " *": a frame of compiled code (inlined or not)
  *                          END: call_stub, no_anchor, other_code, unreadable, limit
+ *   hotspot --counters PID NAME...
+ *                          the JVM's perf data counters NAME (jlongs, as jstat
+ *                          reads them), found through vmStructs: "NAME VALUE"
  *
  * Exit status 1 when the process cannot be read (the error on stderr).
  */
@@ -26,6 +29,8 @@
 #include <string.h>
 
 #include "interp/hotspot.h"
+#include "interp/hotspot_int.h"
+#include "procs/procmem.h"
 #include "util/log.h"
 
 static const char *tf(bool b)
@@ -127,14 +132,33 @@ static int print_threads(struct hotspot *hs)
 	return 0;
 }
 
+/* The perf data counters named in names (argv), one "NAME VALUE" line each. */
+static int print_counters(const struct hotspot *hs, int pid, char **names, int nr)
+{
+	uint64_t addr, v;
+	int err = 0;
+
+	for (int i = 0; i < nr && !err; i++) {
+		err = hs_perfdata__counter(pid, hotspot__tables(hs), names[i], &addr);
+		if (!err)
+			err = procmem__u64(pid, addr, &v);
+		if (!err)
+			printf("%s %" PRIu64 "\n", names[i], v);
+	}
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct hotspot *hs;
 	int err;
 
 	log__init(getenv("SFBPF_DEBUG") ? 2 : 0);
-	if (argc != 3 || (strcmp(argv[1], "--tables") && strcmp(argv[1], "--threads"))) {
-		fprintf(stderr, "usage: hotspot --tables|--threads PID\n");
+	if (argc < 3 ||
+	    (strcmp(argv[1], "--tables") && strcmp(argv[1], "--threads") &&
+	     strcmp(argv[1], "--counters")) ||
+	    (argc != 3 && strcmp(argv[1], "--counters"))) {
+		fprintf(stderr, "usage: hotspot --tables|--threads PID | --counters PID NAME...\n");
 		return 2;
 	}
 	err = hotspot__attach(atoi(argv[2]), &hs);
@@ -144,10 +168,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--tables"))
 		print_tables(hs);
+	else if (!strcmp(argv[1], "--counters"))
+		err = print_counters(hs, atoi(argv[2]), argv + 3, argc - 3);
 	else
 		err = print_threads(hs);
 	hotspot__free(hs);
 	if (err)
-		fprintf(stderr, "hotspot: pid %s: threads: %s\n", argv[2], strerror(-err));
+		fprintf(stderr, "hotspot: pid %s: %s: %s\n", argv[2], argv[1] + 2, strerror(-err));
 	return err ? 1 : 0;
 }

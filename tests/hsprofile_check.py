@@ -298,15 +298,15 @@ def check_churn(name, path, out):
     # A name read from an unloaded class's freed memory (interp/hotspot_names.c).
     print(f"{'FAIL' if garbled else 'PASS'}: {name}-text: {garbled} samples with a name "
           f"that is not text, of {total} in the Churn classes ({unknown} [unknown java])")
-    # Known defect (issue #44's note): names are read when the sample is, up
-    # to 50 ms after it was taken; a class unloaded and another loaded or
-    # compiled at its addresses in between lends its name (0-4 samples in
-    # 3,000, 31-74 before the cache's check took the names' Symbols in). Said
-    # until the BPF walk sends what tells them apart (DESIGN-hotspot.md).
+    # Names are read when the sample is, up to 50 ms after it was taken: a
+    # class unloaded and another loaded or compiled at its addresses in
+    # between must not lend its name (0-4 samples in 3,000 did, 31-74 before
+    # the cache's check took the names' Symbols in). The walk sends the
+    # JVM's count of classes unloaded and each compiled frame's compile id:
+    # such a frame is [unknown java] (hs_unloaded_since, hs_flushed).
     if wrong:
-        print(f"SKIP: {name}: known defect, not judged: {wrong} of {total} samples name one "
-              f"class's methods under another's, or under another caller than "
-              f"JavaChurn.main: {bad.most_common(3)}")
+        print(f"FAIL: {name}: {wrong} of {total} samples name one class's methods under "
+              f"another's, or under another caller than JavaChurn.main: {bad.most_common(3)}")
     else:
         print(f"PASS: {name}: {total} samples in classes loaded and unloaded in turn, each "
               "stack's ChurnK frames of one K, under JavaChurn.main")

@@ -32,6 +32,7 @@ struct hotspot {
 	uint64_t interp_lo, interp_hi; /* the template interpreter's code */
 	uint64_t call_stub_return; /* where the outermost Java frame returns to native code */
 	struct hs_code code; /* the heaps as last read: their committed ends grow */
+	uint64_t unloads; /* its perf data's count of classes unloaded (a jlong); 0: none */
 };
 
 /*
@@ -155,6 +156,9 @@ int hotspot__attach(int pid, struct hotspot **out)
 		hotspot__free(hs);
 		return err;
 	}
+	/* None (-XX:-UsePerfData): names are checked by their Method's key alone. */
+	if (hs_perfdata__counter(pid, hs->tables, "java.cls.unloadedClasses", &hs->unloads))
+		hs->unloads = 0;
 	*out = hs;
 	return 0;
 }
@@ -504,7 +508,18 @@ int hotspot__bpf_settings(struct hotspot *hs, struct sfbpf_hs_proc *out)
 		err = bpf_off(l->method_const, 8, &out->method_const);
 	if (!err)
 		err = bpf_off(l->const_code_size, 2, &out->const_code_size);
+	out->unloads = hs->unloads;
+	/* Optional: without it compiled frames are checked by their blob alone. */
+	if (bpf_off(l->nm_compile_id, 4, &out->nm_compile_id) || !out->nm_compile_id)
+		out->nm_compile_id = 0;
 	return err;
+}
+
+int hotspot__unloads(const struct hotspot *hs, uint64_t *count)
+{
+	if (!hs->unloads)
+		return -ENOENT;
+	return procmem__u64(hs->pid, hs->unloads, count);
 }
 
 /* Which blob it is: an nmethod's compile id, and its size. */

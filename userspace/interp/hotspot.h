@@ -97,6 +97,12 @@ int hotspot__line(const struct hotspot *hs, const struct hotspot_method *m, int 
  * does not fit them (a width, an offset), or a read's error.
  */
 int hotspot__bpf_settings(struct hotspot *hs, struct sfbpf_hs_proc *out);
+/*
+ * The JVM's count of classes unloaded so far (java.cls.unloadedClasses),
+ * what the BPF walk sends as a sample's epoch: 0, -ENOENT (no perf data),
+ * or procmem's errors.
+ */
+int hotspot__unloads(const struct hotspot *hs, uint64_t *count);
 
 #define HOTSPOT_MAX_SCOPES 64
 

@@ -92,6 +92,13 @@ int hs_method_key(int pid, const struct hs_layout *l, uint64_t method, uint64_t 
 /* The line of bytecode index bci of the ConstMethod at cm, or -1 (none known). */
 int hs_method_line(int pid, const struct hs_layout *l, uint64_t cm, int bci);
 
+/*
+ * The address of the perf data counter name (a jlong: "java.cls.unloadedClasses")
+ * in pid (hotspot_perfdata.c): 0, -ENOENT (no perf data, or no such counter),
+ * -EPROTO (the memory breaks a bound), or procmem's errors.
+ */
+int hs_perfdata__counter(int pid, const struct hs_tables *t, const char *name, uint64_t *addr);
+
 /* HotSpot's compressed unsigned integer at *at (advanced past it); x: the layout's unsigned5_x. */
 int hs_unsigned5(int pid, uint64_t *at, unsigned int x, uint32_t *v);
 

@@ -47,6 +47,12 @@ struct resolved {
 	bool code; /* a code pc (check: blob, check2: ident), else an interpreted frame */
 	bool leaf;
 	uint64_t checked_ns; /* when check, check2 last held */
+	/*
+	 * An interpreted frame of a JVM whose samples carry an epoch (its
+	 * count of classes unloaded, abi.h): the count it was read at, lo ==
+	 * hi (interpreted_at()); lo > hi: none.
+	 */
+	uint64_t lo, hi;
 };
 
 /* An attached JVM (struct runtime_proc's priv). */
@@ -68,6 +74,9 @@ struct hotspots_stats {
 	uint64_t stubs; /* frames of the JVM's code of no method (stubs, adapters) */
 	uint64_t unknown; /* frames whose method or blob no longer read as one: a marker */
 	uint64_t cache_stale; /* cached resolutions found stale (flushed, unloaded) */
+	/* Of unknown: classes unloaded between the sample and its read (a Method maybe freed) */
+	uint64_t unloaded_since;
+	uint64_t flushed; /* of unknown: the nmethod at the pc is not the compilation sampled */
 };
 
 struct hotspots {
@@ -193,9 +202,12 @@ static uint64_t method_id(struct hotspots *hss, struct jvm *j, uint64_t method, 
 	return frame_names__intern("java", qual, m.file, 0, line > 0 ? (uint32_t)line : 0);
 }
 
-/* Adds a resolution of nr ids to j's cache (forgotten at once at MAX_CACHED). */
+/*
+ * Adds a resolution of nr ids to j's cache (forgotten at once at MAX_CACHED),
+ * known true from epoch lo to hi (lo > hi: no epoch).
+ */
 static void remember(struct jvm *j, const struct cache_key *k, const uint64_t *ids, uint32_t nr,
-		     uint64_t check, uint64_t check2)
+		     uint64_t check, uint64_t check2, uint64_t lo, uint64_t hi)
 {
 	if (j->nr_res >= MAX_CACHED)
 		forget_cache(j);
@@ -210,7 +222,9 @@ static void remember(struct jvm *j, const struct cache_key *k, const uint64_t *i
 						 .nr = nr,
 						 .code = k->code,
 						 .leaf = k->leaf,
-						 .checked_ns = clock__mono_ns() };
+						 .checked_ns = clock__mono_ns(),
+						 .lo = lo,
+						 .hi = hi };
 	memcpy(j->ids + j->nr_ids, ids, nr * sizeof(*ids));
 	j->nr_ids += nr;
 }
@@ -249,12 +263,67 @@ static uint32_t unknown(struct hotspots *hss, uint64_t *ids)
 }
 
 /*
- * The names of one user frame of a JVM's sample into ids (at most max):
- * how many; 0 when it is not the JVM's (a native frame: kept as it is).
+ * An interpreted frame (method, bci) of a sample taken when the JVM had
+ * unloaded e classes. A Method is freed, and its address given to another,
+ * only after its class is unloaded, which counts, and a class a thread runs
+ * is not unloaded: between two moves of the count, an address holds at most
+ * one method that runs (before it, maybe one whose class was just unloaded,
+ * not yet freed, that no thread runs). So a name is taken from a reading
+ * made while the count is still e (the same before and after it), and kept
+ * for the samples of that count only: a Method's key or names read again
+ * later cannot vouch for it (a class reloaded may put the same names, and
+ * the same Symbols, at the same addresses). Otherwise the frame is the
+ * marker, never another method's name.
  */
-static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool leaf,
-			  uint64_t *ids, uint32_t max)
+static uint32_t interpreted_at(struct hotspots *hss, struct jvm *j, const struct cache_key *k,
+			       uint64_t method, uint64_t bci, uint64_t e, uint64_t *ids)
 {
+	int64_t i = hashmap__find(&j->cache, key_hash(k), res_eq, j, k);
+	uint64_t c, key, cm;
+
+	if (i >= 0 && j->res[i].lo == e && j->res[i].hi == e) {
+		ids[0] = j->ids[j->res[i].first];
+		return 1;
+	}
+	if (hotspot__unloads(j->hs, &c))
+		return unknown(hss, ids);
+	if (c != e) {
+		/* Classes unloaded since the sample, or one older than the cache's. */
+		hss->stats.unloaded_since++;
+		return unknown(hss, ids);
+	}
+	if (hotspot__method_key(j->hs, method, &key))
+		return unknown(hss, ids);
+	ids[0] = method_id(hss, j, method, bci == SFBPF_HS_BCI_NONE ? -1 : (int32_t)bci, &cm);
+	if (!ids[0] || !hotspot__method_is(j->hs, method, key) || hotspot__unloads(j->hs, &c))
+		return unknown(hss, ids);
+	if (c != e) {
+		hss->stats.unloaded_since++;
+		return unknown(hss, ids);
+	}
+	if (i >= 0) {
+		hss->stats.cache_stale++;
+		hashmap__del(&j->cache, key_hash(k), res_eq, j, k);
+	}
+	remember(j, k, ids, 1, method, key, e, e);
+	return 1;
+}
+
+/* A compiled frame's pc, its compile id's bits taken off (abi.h: SFBPF_HS_COMPILED). */
+static uint64_t code_pc(uint64_t ip)
+{
+	return (ip & SFBPF_HS_INTERP) == SFBPF_HS_COMPILED ? ip & SFBPF_HS_PC_MASK : ip;
+}
+
+/*
+ * The names of one user frame of a JVM's sample (its epoch: 0, none) into
+ * ids (at most max): how many; 0 when it is not the JVM's (a native frame:
+ * kept as it is).
+ */
+static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, uint64_t epoch,
+			  bool leaf, uint64_t *ids, uint32_t max)
+{
+	uint64_t pc = code_pc(ip);
 	struct cache_key k = { .key = ip, .code = false, .leaf = false };
 	struct hotspot_code_frames cf;
 	const struct resolved *r;
@@ -266,6 +335,9 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 		uint64_t bci = (ip >> SFBPF_HS_BCI_SHIFT) & SFBPF_HS_BCI_NONE;
 
 		hss->stats.interpreted++;
+		if (epoch & SFBPF_RT_EPOCH_VALID)
+			return interpreted_at(hss, j, &k, method, bci,
+					      epoch & ~SFBPF_RT_EPOCH_VALID, ids);
 		r = cached(hss, j, &k);
 		if (r) {
 			ids[0] = j->ids[r->first];
@@ -278,11 +350,11 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 				   &check);
 		if (!ids[0] || !hotspot__method_is(j->hs, method, check2))
 			return unknown(hss, ids);
-		remember(j, &k, ids, 1, method, check2);
+		remember(j, &k, ids, 1, method, check2, 1, 0);
 		return 1;
 	}
 	/* Native code (most frames of most samples): nothing read. */
-	if (!hotspot__owns(j->hs, ip - !leaf))
+	if (!hotspot__owns(j->hs, pc - !leaf))
 		return 0;
 	k.code = true;
 	k.leaf = leaf;
@@ -293,10 +365,17 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 		hss->stats.compiled += n;
 		return n;
 	}
-	if (hotspot__code_pc(j->hs, ip, leaf, &cf))
+	if (hotspot__code_pc(j->hs, pc, leaf, &cf))
 		return 0;
 	check = cf.blob;
 	check2 = cf.ident;
+	/* An nmethod (its ident has a compile id) that is not the compilation the walk saw. */
+	if (pc != ip && cf.ident >> 32 &&
+	    ((cf.ident >> 32) & SFBPF_HS_ID_MASK) !=
+		    ((ip >> SFBPF_HS_ID_SHIFT) & SFBPF_HS_ID_MASK)) {
+		hss->stats.flushed++;
+		return unknown(hss, ids);
+	}
 	if (!cf.nr) {
 		hss->stats.stubs++;
 		ids[0] = frame_names__intern("java", cf.stub, "", 0, 0);
@@ -314,7 +393,7 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, bool
 	}
 	hss->stats.compiled += cf.nr ? n : 0;
 	if (n)
-		remember(j, &k, ids, n, check, check2);
+		remember(j, &k, ids, n, check, check2, 1, 0);
 	return n;
 }
 
@@ -341,11 +420,13 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 	jv = rp->priv;
 	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
 	for (j = 0; j < nu && !cut; j++) {
-		m = frame_ids(hss, jv, in->ips[j], j == 0, ids, HOTSPOT_MAX_SCOPES);
+		m = frame_ids(hss, jv, in->ips[j], in->rt_epoch, j == 0, ids, HOTSPOT_MAX_SCOPES);
 		if (!m) {
 			cut = n >= SFBPF_MAX_FRAMES;
+			/* Its pc, never the walk's raw identity: any that had one is spliced. */
+			any |= code_pc(in->ips[j]) != in->ips[j];
 			if (!cut)
-				out->ips[n++] = in->ips[j];
+				out->ips[n++] = code_pc(in->ips[j]);
 			continue;
 		}
 		any = true;
@@ -404,6 +485,8 @@ static void counters(const void *rt, runtime_put_fn put, void *ctx)
 	put(ctx, "hs_named_stubs", st->stubs, false);
 	put(ctx, "hs_unknown", st->unknown, false);
 	put(ctx, "hs_cache_stale", st->cache_stale, false);
+	put(ctx, "hs_unloaded_since", st->unloaded_since, false);
+	put(ctx, "hs_flushed", st->flushed, false);
 }
 
 const struct runtime_ops hotspot_runtime = {
