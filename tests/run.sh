@@ -85,6 +85,33 @@ for k in "${KINDS[@]}"; do
 	done
 done
 
+# What a new machine fetches and unpacks once for the tests (debootstrap and
+# apt, mostly waiting on the network and the disk): Debian trixie's and
+# unstable's roots (the Python tests, release), the kernel guests
+# (kernels.test). Started now, in the background, beside the tests; each
+# script takes its own lock, so a test that asks before it is ready waits
+# there, then finds it cached, and one that fails here is made again, and
+# reported, by the test. Quick when cached. SFBPF_PREFETCH=0: none.
+prefetch_pid=
+if [ "${SFBPF_PREFETCH:-1}" != 0 ] && [ "$(id -u)" -eq 0 ]; then
+	want_roots=0 want_guests=0
+	for t in "${tests[@]}"; do
+		grep -q 'container-root\.sh' "$t" && want_roots=1
+		grep -q 'kernel-vm\.sh' "$t" && want_guests=1
+	done
+	{
+		if [ $want_roots = 1 ]; then
+			"$SFBPF_ROOT/scripts/container-root.sh"
+			SFBPF_TRIXIE_SUITE=sid SFBPF_CONTAINER_PYTHONS=all "$SFBPF_ROOT/scripts/container-root.sh" \
+				"${SFBPF_SID_ROOT:-/var/cache/sfbpf/sid}"
+		fi
+		# shellcheck disable=SC2086 # a list of suites
+		[ $want_guests = 1 ] && [ -n "${KERNELS_QUICK-bullseye bookworm}" ] &&
+			"$SFBPF_ROOT/scripts/kernel-vm.sh" setup ${KERNELS_QUICK-bullseye bookworm}
+	} >"$SFBPF_TEST_TMP/prefetch.log" 2>&1 &
+	prefetch_pid=$!
+fi
+
 # await_builder KIND: returns once KIND's builder has ended; 1 if it failed
 # and this caller is the first to learn it.
 await_builder() {
@@ -179,6 +206,8 @@ for t in "${main_tests[@]}"; do
 done
 [ -n "$side_pid" ] && wait "$side_pid"
 show_side
+# Nothing left running behind the suite (a subset that never asked for it).
+[ -n "$prefetch_pid" ] && wait "$prefetch_pid"
 passed=0 failed=0 skipped=0
 for t in "${tests[@]}"; do
 	c=$SFBPF_TEST_TMP/$(basename "$t" .test).counts
