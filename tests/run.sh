@@ -99,16 +99,19 @@ if [ "${SFBPF_PREFETCH:-1}" != 0 ] && [ "$(id -u)" -eq 0 ]; then
 		grep -q 'container-root\.sh' "$t" && want_roots=1
 		grep -q 'kernel-vm\.sh' "$t" && want_guests=1
 	done
+	# The roots and the guests at once: kernels.test comes early in its lane.
 	{
 		if [ $want_roots = 1 ]; then
 			"$SFBPF_ROOT/scripts/container-root.sh"
 			SFBPF_TRIXIE_SUITE=sid SFBPF_CONTAINER_PYTHONS=all "$SFBPF_ROOT/scripts/container-root.sh" \
 				"${SFBPF_SID_ROOT:-/var/cache/sfbpf/sid}"
-		fi
+		fi >"$SFBPF_TEST_TMP/prefetch-roots.log" 2>&1 &
 		# shellcheck disable=SC2086 # a list of suites
-		[ $want_guests = 1 ] && [ -n "${KERNELS_QUICK-bullseye bookworm}" ] &&
+		if [ $want_guests = 1 ] && [ -n "${KERNELS_QUICK-bullseye bookworm}" ]; then
 			"$SFBPF_ROOT/scripts/kernel-vm.sh" setup ${KERNELS_QUICK-bullseye bookworm}
-	} >"$SFBPF_TEST_TMP/prefetch.log" 2>&1 &
+		fi >"$SFBPF_TEST_TMP/prefetch-guests.log" 2>&1 &
+		wait
+	} &
 	prefetch_pid=$!
 fi
 
