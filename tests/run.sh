@@ -67,6 +67,7 @@ fi
 # (a lock and the stamps). It leaves its exit status in build-KIND.rc: both
 # lanes wait on that file, and the first test to need a builder that failed
 # reports it (once), whose checks then fail as unbuilt.
+builder_pids=()
 for k in "${KINDS[@]}"; do
 	# The release programs are built in a Debian 11 root (debootstrap,
 	# chroot): a run without root skips the tests that need them.
@@ -80,6 +81,7 @@ for k in "${KINDS[@]}"; do
 				builder "$k" >"$SFBPF_TEST_TMP/build-$k.log" 2>&1
 				echo $? >"$SFBPF_TEST_TMP/build-$k.rc"
 			} &
+			builder_pids+=($!)
 			break
 		fi
 	done
@@ -167,14 +169,21 @@ run_one() {
 # no machine-wide setting (the parsers, fuzzers and cross builds; the
 # kernels' guests under qemu; tests that profile only their own processes
 # with -p, as a second user's session would). Tests that profile the whole
-# machine, or set its sysctls (bench), stay in the main lane. Every test
+# machine stay in the main lane; those that set its sysctls run alone, last
+# (below). Every test
 # must hold on a busy machine anyway (LOAD above, make proof). On 2 CPUs the
 # suite was half idle in one lane. SFBPF_LANES=1: one lane, in the order
 # given.
-main_tests=() side_tests=()
+# A test with "# lane: alone" changes a machine-wide setting (bench's and
+# offcpu's sysctls: the sampling rate limit, the stack depth), which would
+# change what the other lane's tests measure, or have their events refused:
+# it runs after both lanes, with nothing beside it.
+main_tests=() side_tests=() alone_tests=()
 for t in "${tests[@]}"; do
 	if [ "${SFBPF_LANES:-2}" != 1 ] && grep -q '^# lane: side' "$t"; then
 		side_tests+=("$t")
+	elif [ "${SFBPF_LANES:-2}" != 1 ] && grep -q '^# lane: alone' "$t"; then
+		alone_tests+=("$t")
 	else
 		main_tests+=("$t")
 	fi
@@ -209,8 +218,13 @@ for t in "${main_tests[@]}"; do
 done
 [ -n "$side_pid" ] && wait "$side_pid"
 show_side
-# Nothing left running behind the suite (a subset that never asked for it).
+# Nothing left running behind the suite (a subset that never asked for it),
+# nor beside the tests that run alone.
 [ -n "$prefetch_pid" ] && wait "$prefetch_pid"
+[ ${#builder_pids[@]} -gt 0 ] && wait "${builder_pids[@]}"
+for t in "${alone_tests[@]}"; do
+	run_one "$t" alone
+done
 passed=0 failed=0 skipped=0
 for t in "${tests[@]}"; do
 	c=$SFBPF_TEST_TMP/$(basename "$t" .test).counts
