@@ -47,6 +47,10 @@ enum sfbpf_offcpu_stat {
 	/* Chained: no tail call left for the last link (no Python frames, the next
 	 * thread's period lost); never while offcpu.bpf.c's static assert holds. */
 	SFBPF_OFFCPU_STAT_NO_FINISH,
+	/* Periods whose switch-in was never seen, ended at the thread's next
+	 * switch-out from its run time since; UNSEEN_LOST: its end unknown, dropped. */
+	SFBPF_OFFCPU_STAT_UNSEEN,
+	SFBPF_OFFCPU_STAT_UNSEEN_LOST,
 	SFBPF_OFFCPU_STAT__COUNT,
 };
 

@@ -43,11 +43,17 @@ static const char *const state_names[SFBPF_STATE__COUNT] = {
 };
 
 static const char *const stat_names[SFBPF_OFFCPU_STAT__COUNT] = {
-	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches",   [SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
-	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full",   [SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
-	[SFBPF_OFFCPU_STAT_SHORT] = "short",	     [SFBPF_OFFCPU_STAT_LONG] = "long",
-	[SFBPF_OFFCPU_STAT_EXITS] = "exits",	     [SFBPF_OFFCPU_STAT_EXITING] = "exiting",
+	[SFBPF_OFFCPU_STAT_SWITCHES] = "switches",
+	[SFBPF_OFFCPU_STAT_BLOCKS] = "blocks",
+	[SFBPF_OFFCPU_STAT_MAP_FULL] = "map-full",
+	[SFBPF_OFFCPU_STAT_WAKEUPS] = "wakeups",
+	[SFBPF_OFFCPU_STAT_SHORT] = "short",
+	[SFBPF_OFFCPU_STAT_LONG] = "long",
+	[SFBPF_OFFCPU_STAT_EXITS] = "exits",
+	[SFBPF_OFFCPU_STAT_EXITING] = "exiting",
 	[SFBPF_OFFCPU_STAT_NO_FINISH] = "no-finish",
+	[SFBPF_OFFCPU_STAT_UNSEEN] = "unseen-switch-ins",
+	[SFBPF_OFFCPU_STAT_UNSEEN_LOST] = "unseen-lost",
 };
 
 const char *offcpu__state_name(enum sfbpf_offcpu_state state)
