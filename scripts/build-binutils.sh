@@ -9,39 +9,30 @@
 #     src/binutils-VER/       unpacked source (also read by the tests for the corpus)
 #     VER/bin/{as,ld,readelf} native x86-64 tools
 #     VER-TARGET/bin/as       cross assemblers (2.47 only)
-# Usage: scripts/build-binutils.sh [VER...]     (default: 2.44 2.47)
+# Usage: scripts/build-binutils.sh [--native|--cross] [VER...]  (default: 2.44 2.47)
+#   --native  the x86-64 tools only (what most tests need: tests/run.sh's
+#             "binutils" builder); --cross  the cross assemblers only
+#             (binutils' own corpus: its "binutils-cross" builder).
 set -euo pipefail
 
 CACHE=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 declare -A DEBVER=([2.44]=2.44-3 [2.47]=2.47-6)
 CROSS_TARGETS=(aarch64-linux-gnu s390x-linux-gnu)
 JOBS=$(nproc)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 
 log() { echo "build-binutils: $*" >&2; }
-
-ensure_deb_src() {
-	local list=/etc/apt/sources.list.d/sfbpf-src.sources
-	if ! apt-cache showsrc binutils 2>/dev/null | grep -q "^Version: ${DEBVER[2.47]}$"; then
-		log "adding deb-src entries for trixie and sid ($list)"
-		cat >"$list" <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: trixie sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-		apt-get update -qq
-	fi
-}
 
 fetch_source() {
 	local ver=$1 dir="$CACHE/src/binutils-$1"
 	[ -f "$dir/.unpacked" ] && return 0
-	ensure_deb_src
+	source_apt "$CACHE/apt"
 	local tmp
 	tmp=$(mktemp -d "$CACHE/src/fetch.XXXXXX")
 	log "fetching binutils ${DEBVER[$ver]} source"
-	(cd "$tmp" && apt-get source -qq "binutils=${DEBVER[$ver]}" >/dev/null)
+	(cd "$tmp" && apt-get "${SOURCE_APT[@]}" source -qq "binutils=${DEBVER[$ver]}" >/dev/null)
 	# Debian's source package carries the upstream tarball inside it.
 	local pkgdir tarball
 	pkgdir=$(find "$tmp" -maxdepth 1 -mindepth 1 -type d -name 'binutils-*' | head -1)
@@ -88,7 +79,11 @@ build_one() {
 }
 
 main() {
-	local vers=("$@")
+	local what=all vers=()
+	case ${1:-} in
+	--native | --cross) what=${1#--} && shift ;;
+	esac
+	vers=("$@")
 	[ ${#vers[@]} -gt 0 ] || vers=(2.44 2.47)
 	mkdir -p "$CACHE/src" "$CACHE/build"
 	# One builder at a time: two make checks (or make deps beside one)
@@ -98,8 +93,8 @@ main() {
 	for v in "${vers[@]}"; do
 		[ -n "${DEBVER[$v]:-}" ] || { log "unknown version $v"; exit 2; }
 		fetch_source "$v"
-		build_one "$v" "$CACHE/$v"
-		if [ "$v" = 2.47 ]; then
+		[ "$what" = cross ] || build_one "$v" "$CACHE/$v"
+		if [ "$v" = 2.47 ] && [ "$what" != native ]; then
 			for t in "${CROSS_TARGETS[@]}"; do
 				build_one "$v" "$CACHE/$v-$t" "$t"
 			done

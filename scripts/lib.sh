@@ -50,6 +50,42 @@ debian_mirror() {
 	echo http://deb.debian.org/debian
 }
 
+# source_apt DIR: an apt of its own under DIR for Debian's source packages:
+# deb-src entries for trixie and sid from the host's Debian mirror
+# (debian_mirror; SFBPF_SOURCE_MIRROR overrides), its lists fetched when
+# missing or a day old. Sets SOURCE_APT, the options to hand apt-get. The
+# host's apt sources and lists are never touched (earlier versions of the
+# builders added /etc/apt/sources.list.d/sfbpf-src.sources: removed here,
+# when it is still exactly what they wrote). Uses the caller's log; returns
+# 1, the reason logged, when its update fails.
+source_apt() {
+	local dir=$1 mirror old=/etc/apt/sources.list.d/sfbpf-src.sources
+	if [ -f "$old" ] && grep -qx 'Suites: trixie sid' "$old" &&
+		[ "$(grep -c . "$old")" -eq 5 ] && rm -f "$old" 2>/dev/null; then
+		log "removed $old, which an earlier version of this script added"
+	fi
+	mirror=$(debian_mirror "${SFBPF_SOURCE_MIRROR:-}")
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+		"$mirror" trixie "$mirror" sid >"$dir/sources.list.new"
+	SOURCE_APT=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache::Archives="$dir/archives"
+		-o Dir::State::Status=/dev/null -o APT::Sandbox::User=root -o Debug::NoLocking=1)
+	if cmp -s "$dir/sources.list.new" "$dir/sources.list" && [ -f "$dir/updated" ] &&
+		[ -z "$(find "$dir/updated" -mmin +1440)" ]; then
+		rm -f "$dir/sources.list.new"
+		return 0
+	fi
+	mv "$dir/sources.list.new" "$dir/sources.list"
+	rm -f "$dir/updated"
+	if ! apt-get "${SOURCE_APT[@]}" update >"$dir/update.log" 2>&1; then
+		log "apt-get update of Debian's sources from $mirror failed: $(grep -m1 '^E: ' \
+			"$dir/update.log" | cut -c4-) (log: $dir/update.log)"
+		return 1
+	fi
+	touch "$dir/updated"
+}
+
 # up_to_date OUT DEP...: OUT exists and is newer than every DEP.
 up_to_date() {
 	local out=$1 dep

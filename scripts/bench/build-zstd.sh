@@ -16,6 +16,9 @@ CACHE=${SFBPF_BENCH_CACHE:-/var/cache/sfbpf/bench}
 # The version the published numbers were measured with; any other version
 # Debian offers will do if this one is gone.
 PKG=libzstd
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 WANT=1.5.7+dfsg-1
 FLAGS="-O2 -g -fno-omit-frame-pointer -Wa,--gsframe"
 
@@ -27,29 +30,13 @@ done_bin() {
 	[ -n "$b" ] && [ -f "$(dirname "$b")/.sfbpf-built" ] && echo "$b"
 }
 
-ensure_deb_src() {
-	# The same deb-src entry scripts/build-binutils.sh adds.
-	local list=/etc/apt/sources.list.d/sfbpf-src.sources
-	apt-cache showsrc "$PKG" 2>/dev/null | grep -q '^Version:' && return 0
-	if [ ! -f "$list" ]; then
-		log "adding deb-src entries for trixie and sid ($list)"
-		cat >"$list" <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: trixie sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-	fi
-	apt-get update -qq
-}
-
 fetch() {
 	local tmp=$1
-	ensure_deb_src
-	if ! (cd "$tmp" && apt-get source -qq --download-only "$PKG=$WANT" >/dev/null 2>&1); then
+	source_apt "$CACHE/apt"
+	if ! (cd "$tmp" && apt-get "${SOURCE_APT[@]}" source -qq --download-only "$PKG=$WANT" \
+		>/dev/null 2>&1); then
 		log "$PKG $WANT not offered; taking the newest $PKG source"
-		(cd "$tmp" && apt-get source -qq --download-only "$PKG" >/dev/null 2>&1)
+		(cd "$tmp" && apt-get "${SOURCE_APT[@]}" source -qq --download-only "$PKG" >/dev/null 2>&1)
 	fi
 }
 
