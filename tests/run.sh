@@ -22,17 +22,26 @@ unset PYTHONUNBUFFERED
 export SFBPF_TABLE_CACHE=off
 
 # needs KIND TEST: TEST says it uses what a builder of KIND makes, with a
-# "# needs: KIND" line: binutils, the reference binutils (gas 2.44 and 2.47,
-# their readelf, or fixtures built with them); release, the release programs
-# (make release, x86 only here).
-needs() { grep -q "^# needs: $1" "$2"; }
+# "# needs: KIND" line (one per kind): binutils, the reference binutils (gas
+# 2.44 and 2.47 for x86-64, their readelf, or fixtures built with them);
+# binutils-cross, gas 2.47 for aarch64 and s390x (binutils' own corpus);
+# release, the release programs (make release, x86 only here).
+needs() { grep -qE "^# needs: $1( |\$)" "$2"; }
 builder() {
 	case $1 in
-	binutils) "$SFBPF_ROOT/scripts/build-binutils.sh" ;;
+	binutils) "$SFBPF_ROOT/scripts/build-binutils.sh" --native ;;
+	binutils-cross)
+		# After the native tools, which most of the tests wait for: both
+		# take the builder's lock, and the first to take it goes first.
+		if [ -e "$SFBPF_TEST_TMP/build-binutils.started" ]; then
+			while [ ! -s "$SFBPF_TEST_TMP/build-binutils.rc" ]; do sleep 1; done
+		fi
+		"$SFBPF_ROOT/scripts/build-binutils.sh" --cross
+		;;
 	release) "$SFBPF_ROOT/scripts/release.sh" x86 ;;
 	esac
 }
-KINDS=(binutils release)
+KINDS=(binutils binutils-cross release)
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
