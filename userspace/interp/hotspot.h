@@ -135,4 +135,12 @@ bool hotspot__method_is(const struct hotspot *hs, uint64_t method, uint64_t key)
  */
 int hotspot__method_key(const struct hotspot *hs, uint64_t method, uint64_t *key);
 
+/*
+ * A read-only fd on the source file of a Java class in process pid: path is
+ * its package's directories and its SourceFile ("demo/Spin.java"), looked
+ * for beneath the JVM's working directory and in its class path's
+ * directories (hotspot_source.c), under its root. -ENOENT: not found.
+ */
+int hotspot__source_open(uint32_t pid, const char *path);
+
 #endif /* SFBPF_INTERP_HOTSPOT_H */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "interp/hotspot.h"
 #include "profile/aggregate.h"
 #include "procs/procmaps.h"
 #include "profile/stackwalk.h"
@@ -21,6 +22,8 @@ struct collect {
 	struct symbolizer *sym;
 	const struct srcview_query *q;
 	struct sw_name name; /* the leaf's */
+	char *path; /* java_path()'s */
+	size_t path_cap;
 };
 
 /* Count n samples at (file, line, fn), one entry per distinct line (and process, for Python). */
@@ -44,6 +47,30 @@ static int add(struct srcview *v, const char *file, uint32_t line, const char *f
 	return 0;
 }
 
+/*
+ * A Java frame's file as its sources are laid out: its class's package as
+ * directories, then the base name the class gives ("demo.Spin.spin" in
+ * Spin.java: demo/Spin.java). NULL: out of memory.
+ */
+static const char *java_path(struct collect *c, const struct sw_frame *f)
+{
+	const char *fn = f->function, *cls_end = strrchr(fn, '.'), *pkg_end = NULL, *p;
+	size_t i, n;
+
+	for (p = fn; cls_end && p < cls_end; p++)
+		if (*p == '.')
+			pkg_end = p;
+	n = pkg_end ? (size_t)(pkg_end - fn) : 0;
+	if (!n)
+		return f->file;
+	if (VEC_RESERVE(c->path, c->path_cap, n + strlen(f->file) + 2, 256))
+		return NULL;
+	for (i = 0; i < n; i++)
+		c->path[i] = fn[i] == '.' ? '/' : fn[i];
+	sprintf(c->path + n, "/%s", f->file);
+	return c->path;
+}
+
 /* A sample whose innermost frame is a Python frame of the function: at its line, in its file. */
 static int collect_python(struct collect *c, const struct aggr_stack *st)
 {
@@ -56,7 +83,8 @@ static int collect_python(struct collect *c, const struct aggr_stack *st)
 	c->v->samples += st->count;
 	if (!f->line)
 		return add(c->v, NULL, 0, NULL, st->count, 0);
-	file = strset__intern(&c->v->names, f->file);
+	file = f->module && !strcmp(f->module, "java") ? java_path(c, f) : f->file;
+	file = file ? strset__intern(&c->v->names, file) : NULL;
 	if (!file)
 		return -ENOMEM;
 	return add(c->v, file, f->line, NULL, st->count, st->pid);
@@ -126,6 +154,7 @@ int srcview__collect(struct srcview *v, const struct aggregator *a, struct symbo
 		return -ENOMEM;
 	*c = (struct collect){ .v = v, .sym = sym, .q = q };
 	err = aggregator__for_each(a, collect_one, c);
+	free(c->path);
 	free(c);
 	if (!err && v->nr_lines)
 		qsort(v->lines, v->nr_lines, sizeof(*v->lines), cmp_line);
@@ -157,9 +186,20 @@ static void text_load(struct text_file *t)
 	struct stat st;
 	ssize_t r = -1;
 	size_t i, n = 0;
-	/* A process's own path: inside its root, whatever symlinks it holds (procmaps.h). */
-	int fd = t->pid ? procmap__open_in_root((int)t->pid, t->path, true, &st) :
-			  open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd;
+
+	/*
+	 * A process's own path: inside its root, whatever symlinks it holds
+	 * (procmaps.h); a relative one (a Java class's, a script's run as
+	 * `python3 spin.py`) beneath its working directory, and for a Java
+	 * class in its class path too (hotspot.h).
+	 */
+	if (!t->pid)
+		fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	else if (t->path[0] == '/')
+		fd = procmap__open_in_root((int)t->pid, t->path, true, &st);
+	else
+		fd = hotspot__source_open(t->pid, t->path);
 
 	if (fd < 0)
 		return;
