@@ -178,7 +178,7 @@ run_one() {
 # no machine-wide setting (the parsers, fuzzers and cross builds; the
 # kernels' guests under qemu; tests that profile only their own processes
 # with -p, as a second user's session would). Tests that profile the whole
-# machine stay in the main lane; those that set its sysctls run alone, last
+# machine stay in the main lane; those that set its sysctls run alone
 # (below). Every test
 # must hold on a busy machine anyway (LOAD above, make proof). On 2 CPUs the
 # suite was half idle in one lane. SFBPF_LANES=1: one lane, in the order
@@ -186,8 +186,20 @@ run_one() {
 # A test with "# lane: alone" changes a machine-wide setting (bench's and
 # offcpu's sysctls: the sampling rate limit, the stack depth), which would
 # change what the other lane's tests measure, or have their events refused:
-# it runs after both lanes, with nothing beside it.
+# it runs after the main lane, once the side lane has nothing left but
+# quiet tests, those whose lane line says "no BPF program" (parsers,
+# fuzzers, cross builds: no event, no program, no sysctl), or has ended.
+# The side lane runs its quiet tests that need no builder first, then the
+# others that need none, then those that do, quiet ones last: so the
+# tests that run alone overlap the side lane's quiet tail.
 main_tests=() side_tests=() alone_tests=()
+quiet() { grep -q '^# lane: side (.*no BPF program' "$1"; }
+wants_builder() {
+	local k
+	for k in "${KINDS[@]}"; do needs "$k" "$1" && return 0; done
+	return 1
+}
+side_order=()
 for t in "${tests[@]}"; do
 	if [ "${SFBPF_LANES:-2}" != 1 ] && grep -q '^# lane: side' "$t"; then
 		side_tests+=("$t")
@@ -197,6 +209,17 @@ for t in "${tests[@]}"; do
 		main_tests+=("$t")
 	fi
 done
+for pass in quiet-free loud-free loud-built quiet-built; do
+	for t in "${side_tests[@]}"; do
+		case $pass in
+		quiet-free) quiet "$t" && ! wants_builder "$t" && side_order+=("$t") ;;
+		loud-free) ! quiet "$t" && ! wants_builder "$t" && side_order+=("$t") ;;
+		loud-built) ! quiet "$t" && wants_builder "$t" && side_order+=("$t") ;;
+		quiet-built) quiet "$t" && wants_builder "$t" && side_order+=("$t") ;;
+		esac
+	done
+done
+side_tests=("${side_order[@]}")
 for t in "${tests[@]}"; do rm -f "$SFBPF_TEST_TMP/$(basename "$t" .test).counts"; done
 SIDE=$SFBPF_TEST_TMP/lane-side
 rm -rf "$SIDE"
@@ -204,12 +227,20 @@ mkdir -p "$SIDE"
 side_pid=
 if [ ${#side_tests[@]} -gt 0 ]; then
 	(
+		i=0 last_loud=-1
+		for t in "${side_tests[@]}"; do
+			quiet "$t" || last_loud=$i
+			i=$((i + 1))
+		done
+		# Past the last test that is not quiet: the quiet tail.
 		i=0
 		for t in "${side_tests[@]}"; do
+			[ "$i" -gt "$last_loud" ] && touch "$SIDE/quiet"
 			run_one "$t" side >"$SIDE/$i.report" 2>&1
 			touch "$SIDE/$i.done"
 			i=$((i + 1))
 		done
+		touch "$SIDE/quiet"
 	) &
 	side_pid=$!
 fi
@@ -225,15 +256,25 @@ for t in "${main_tests[@]}"; do
 	run_one "$t"
 	show_side
 done
+if [ ${#alone_tests[@]} -gt 0 ]; then
+	# Nothing but quiet tests beside them: the side lane in its quiet tail.
+	while [ -n "$side_pid" ] && [ ! -e "$SIDE/quiet" ]; do
+		sleep 1
+		show_side
+	done
+	# Nor the builders' and the fetches' load (bench_smoke times things).
+	[ -n "$prefetch_pid" ] && wait "$prefetch_pid"
+	[ ${#builder_pids[@]} -gt 0 ] && wait "${builder_pids[@]}"
+	for t in "${alone_tests[@]}"; do
+		run_one "$t" alone
+		show_side
+	done
+fi
 [ -n "$side_pid" ] && wait "$side_pid"
 show_side
-# Nothing left running behind the suite (a subset that never asked for it),
-# nor beside the tests that run alone.
+# Nothing left running behind the suite (a subset that never asked for it).
 [ -n "$prefetch_pid" ] && wait "$prefetch_pid"
 [ ${#builder_pids[@]} -gt 0 ] && wait "${builder_pids[@]}"
-for t in "${alone_tests[@]}"; do
-	run_one "$t" alone
-done
 passed=0 failed=0 skipped=0
 for t in "${tests[@]}"; do
 	c=$SFBPF_TEST_TMP/$(basename "$t" .test).counts
