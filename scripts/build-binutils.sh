@@ -67,7 +67,10 @@ build_one() {
 		installs=(install-gas)
 	fi
 	log "building binutils $ver ${target:-native} (log: $bdir/build.log)"
-	(cd "$bdir" && "$CACHE/src/binutils-$ver/configure" "${conf[@]}" &&
+	# -O1 and no debug info: tools the tests run, never profile nor debug;
+	# on a new machine they build beside the tests, sharing their CPUs.
+	(cd "$bdir" && CFLAGS="-O1 -g0" CXXFLAGS="-O1 -g0" \
+		"$CACHE/src/binutils-$ver/configure" "${conf[@]}" &&
 		make -j"$JOBS" MAKEINFO=true "${targets[@]}" &&
 		make MAKEINFO=true "${installs[@]}") >"$bdir/build.log" 2>&1 || {
 		tail -30 "$bdir/build.log" >&2
