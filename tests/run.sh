@@ -60,6 +60,16 @@ if [ ${#tests[@]} -eq 0 ]; then
 	done
 fi
 
+# The host's apt sources: no test's setup may edit them (each fetches with
+# an apt of its own: scripts/lib.sh's source_apt, debian_kernel, the roots').
+# Compared when the suite ends. The one file earlier builders added, which
+# source_apt removes, is left out.
+apt_sources() {
+	find /etc/apt/sources.list /etc/apt/sources.list.d -maxdepth 1 -type f \
+		! -name sfbpf-src.sources -print0 2>/dev/null | sort -z | xargs -0r sha256sum
+}
+APT_SOURCES=$(apt_sources)
+
 # LOAD=N: N CPU-bound loops run for the whole suite, as other work keeps a
 # shared CI machine busy; every test must hold under them.
 loaders=()
@@ -276,6 +286,11 @@ show_side
 [ -n "$prefetch_pid" ] && wait "$prefetch_pid"
 [ ${#builder_pids[@]} -gt 0 ] && wait "${builder_pids[@]}"
 passed=0 failed=0 skipped=0
+if [ "$(apt_sources)" != "$APT_SOURCES" ]; then
+	echo "FAIL: run.sh: the host's apt sources changed while the suite ran:"
+	diff <(echo "$APT_SOURCES") <(apt_sources) | sed 's/^/    /'
+	failed=1
+fi
 for t in "${tests[@]}"; do
 	c=$SFBPF_TEST_TMP/$(basename "$t" .test).counts
 	if [ ! -s "$c" ]; then
