@@ -109,8 +109,8 @@ endif
 deps: test-deps
 	@scripts/build-binutils.sh
 
-# make check builds binutils itself (tests/run.sh), beside the tests that do
-# not need them: on a new machine that is 10 to 20 minutes less.
+# make check fetches binutils itself (tests/run.sh), beside the tests that do
+# not need them.
 .PHONY: test-deps
 test-deps:
 	@scripts/deps.sh test

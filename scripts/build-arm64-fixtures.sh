@@ -38,9 +38,16 @@ SELF=$ROOT/scripts/build-arm64-fixtures.sh
 log() { echo "build-arm64-fixtures: $*" >&2; }
 
 
-# build_ld47: ld 2.47 for aarch64 (scripts/build-binutils.sh builds only its
-# gas): ld 2.40 cannot merge V3 sections ("error in .sframe").
+# build_ld47: ld 2.47 for aarch64: ld 2.40 cannot merge V3 sections ("error
+# in .sframe"). Debian's, beside its gas, where scripts/build-binutils.sh
+# took the cross tools from Debian's packages; else built here from the
+# source it fetched (it builds only the cross gas). Sets LD47.
 build_ld47() {
+	if [ -x "$CACHE/2.47-aarch64-linux-gnu/bin/aarch64-linux-gnu-ld" ] &&
+		[ -f "$CACHE/2.47-aarch64-linux-gnu/.built" ]; then
+		LD47=$CACHE/2.47-aarch64-linux-gnu
+		return 0
+	fi
 	[ -f "$LD47/.built" ] && return 0
 	local src=$CACHE/src/binutils-2.47 bdir=$CACHE/build/2.47-aarch64-linux-gnu-ld
 	[ -f "$src/.unpacked" ] || {

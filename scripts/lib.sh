@@ -50,27 +50,27 @@ debian_mirror() {
 	echo http://deb.debian.org/debian
 }
 
-# source_apt DIR: an apt of its own under DIR for Debian's source packages:
-# deb-src entries for trixie and sid from the host's Debian mirror
-# (debian_mirror; SFBPF_SOURCE_MIRROR overrides), its lists fetched when
-# missing or a day old. Sets SOURCE_APT, the options to hand apt-get. The
-# host's apt sources and lists are never touched (earlier versions of the
-# builders added /etc/apt/sources.list.d/sfbpf-src.sources: removed here,
-# when it is still exactly what they wrote). Uses the caller's log; returns
-# 1, the reason logged, when its update fails.
-source_apt() {
-	local dir=$1 mirror old=/etc/apt/sources.list.d/sfbpf-src.sources
-	if [ -f "$old" ] && grep -qx 'Suites: trixie sid' "$old" &&
-		[ "$(grep -c . "$old")" -eq 5 ] && rm -f "$old" 2>/dev/null; then
-		log "removed $old, which an earlier version of this script added"
-	fi
+# private_apt DIR TYPE SUITE...: an apt of its own under DIR for Debian's
+# packages of TYPE (deb-src: sources; deb: the host architecture's binaries)
+# in each SUITE, from the host's Debian mirror (debian_mirror;
+# SFBPF_SOURCE_MIRROR overrides), its lists fetched when missing or a day
+# old. Sets PRIVATE_APT, the options to hand apt-get and apt-cache: nothing
+# installed (an empty dpkg status), nothing of the host's apt sources, lists
+# or locks. Uses the caller's log; returns 1, the reason logged, when its
+# update fails.
+private_apt() {
+	local dir=$1 type=$2 mirror suite
+	shift 2
 	mirror=$(debian_mirror "${SFBPF_SOURCE_MIRROR:-}")
 	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
-	printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
-		"$mirror" trixie "$mirror" sid >"$dir/sources.list.new"
-	SOURCE_APT=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+	for suite in "$@"; do
+		printf '%s [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+			"$type" "$mirror" "$suite"
+	done >"$dir/sources.list.new"
+	PRIVATE_APT=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
 		-o Dir::State::Lists="$dir/lists" -o Dir::Cache::Archives="$dir/archives"
-		-o Dir::State::Status=/dev/null -o APT::Sandbox::User=root -o Debug::NoLocking=1)
+		-o Dir::State::Status=/dev/null -o APT::Sandbox::User=root -o Debug::NoLocking=1
+		-o APT::Architectures="$(dpkg --print-architecture)")
 	if cmp -s "$dir/sources.list.new" "$dir/sources.list" && [ -f "$dir/updated" ] &&
 		[ -z "$(find "$dir/updated" -mmin +1440)" ]; then
 		rm -f "$dir/sources.list.new"
@@ -78,12 +78,27 @@ source_apt() {
 	fi
 	mv "$dir/sources.list.new" "$dir/sources.list"
 	rm -f "$dir/updated"
-	if ! apt-get "${SOURCE_APT[@]}" update >"$dir/update.log" 2>&1; then
-		log "apt-get update of Debian's sources from $mirror failed: $(grep -m1 '^E: ' \
+	if ! apt-get "${PRIVATE_APT[@]}" update >"$dir/update.log" 2>&1; then
+		log "apt-get update of Debian's $type $* from $mirror failed: $(grep -m1 '^E: ' \
 			"$dir/update.log" | cut -c4-) (log: $dir/update.log)"
 		return 1
 	fi
 	touch "$dir/updated"
+}
+
+# source_apt DIR: private_apt DIR for the source packages of trixie and sid;
+# sets SOURCE_APT. Earlier versions of the builders added
+# /etc/apt/sources.list.d/sfbpf-src.sources to the host's apt: removed here,
+# when it is still exactly what they wrote.
+source_apt() {
+	local old=/etc/apt/sources.list.d/sfbpf-src.sources
+	if [ -f "$old" ] && grep -qx 'Suites: trixie sid' "$old" &&
+		[ "$(grep -c . "$old")" -eq 5 ] && rm -f "$old" 2>/dev/null; then
+		log "removed $old, which an earlier version of this script added"
+	fi
+	private_apt "$1" deb-src trixie sid || return 1
+	# shellcheck disable=SC2034 # for the caller
+	SOURCE_APT=("${PRIVATE_APT[@]}")
 }
 
 # up_to_date OUT DEP...: OUT exists and is newer than every DEP.

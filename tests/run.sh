@@ -46,8 +46,8 @@ KINDS=(binutils binutils-cross release)
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
 	# Those that need a builder last: on a new machine the builders
-	# (scripts/build-binutils.sh, 10 to 20 minutes; scripts/release.sh, 3 to
-	# 5) run while the others do.
+	# (scripts/build-binutils.sh, about a minute, 14 when it must build from
+	# source; scripts/release.sh, 3 to 5) run while the others do.
 	for t in tests/*.test; do
 		n=0
 		for k in "${KINDS[@]}"; do needs "$k" "$t" && n=1; done
@@ -135,6 +135,17 @@ if [ "${SFBPF_PREFETCH:-1}" != 0 ] && [ "$(id -u)" -eq 0 ]; then
 	} &
 	prefetch_pid=$!
 fi
+
+# await_children: the prefetch and the builders have ended. Bash forgets an
+# ended child once a new child is given its PID (a suite of a new machine
+# went round the PID space), and its wait then says "not a child": ended.
+await_children() {
+	local pid
+	for pid in $prefetch_pid "${builder_pids[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	return 0
+}
 
 # await_builder KIND: returns once KIND's builder has ended; 1 if it failed
 # and this caller is the first to learn it.
@@ -273,8 +284,7 @@ if [ ${#alone_tests[@]} -gt 0 ]; then
 		show_side
 	done
 	# Nor the builders' and the fetches' load (bench_smoke times things).
-	[ -n "$prefetch_pid" ] && wait "$prefetch_pid"
-	[ ${#builder_pids[@]} -gt 0 ] && wait "${builder_pids[@]}"
+	await_children
 	for t in "${alone_tests[@]}"; do
 		run_one "$t" alone
 		show_side
@@ -283,8 +293,7 @@ fi
 [ -n "$side_pid" ] && wait "$side_pid"
 show_side
 # Nothing left running behind the suite (a subset that never asked for it).
-[ -n "$prefetch_pid" ] && wait "$prefetch_pid"
-[ ${#builder_pids[@]} -gt 0 ] && wait "${builder_pids[@]}"
+await_children
 passed=0 failed=0 skipped=0
 if [ "$(apt_sources)" != "$APT_SOURCES" ]; then
 	echo "FAIL: run.sh: the host's apt sources changed while the suite ran:"
