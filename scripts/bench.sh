@@ -79,7 +79,9 @@ if [ "$QUICK" = 1 ]; then
 	TP_SECS=0.5 TP_RATES="999"
 	OC_ROUNDS=20000 OC_REPS=1
 	FP_SECS=3 FP_REPS=1
-	CS_REPS=1
+	# One program of two: the smoke test runs every mode once (about 55 s
+	# for both, in make check's serial tail).
+	CS_REPS=1 CS_PROGS="bigeh"
 	COMPILE_REPS=1
 	LV_STACKS="2000" LV_REFRESHES=2
 else
@@ -89,7 +91,7 @@ else
 	TP_SECS=2 TP_RATES="999 1999 4999 9999 19999 49999 99999"
 	OC_ROUNDS=200000 OC_REPS=5
 	FP_SECS=30 FP_REPS=3
-	CS_REPS=5
+	CS_REPS=5 CS_PROGS="cc1 bigeh"
 	COMPILE_REPS=3
 	LV_STACKS="20000 100000" LV_REFRESHES=11
 fi

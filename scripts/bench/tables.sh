@@ -241,7 +241,7 @@ bench_coldstart() {
 			"$TMP/bigeh.s" -o "$BB/bigeh.$CS_BIG_FUNCS"
 		rm -f "$TMP/bigeh.s"
 	fi
-	log "coldstart: cc1 and a generated program, cold with and without partial tables, warm, after a restart, and after a restart from an image, $CS_REPS repetitions"
+	log "coldstart: $CS_PROGS (cc1: gcc's compiler proper; bigeh: a generated program), cold with and without partial tables, warm, after a restart, and after a restart from an image, $CS_REPS repetitions"
 	if ! coldstart_image up; then
 		coldstart_image down
 		echo "bench: coldstart: FAILED (no ext4 image on a loop device)"
@@ -250,7 +250,7 @@ bench_coldstart() {
 	for ((rep = 0; rep < CS_REPS; rep++)); do
 		modes="on off warm restart image"
 		[ $((rep % 2)) = 1 ] && modes="image restart warm off on"
-		for prog in cc1 bigeh; do
+		for prog in $CS_PROGS; do
 			for mode in $modes; do
 				coldstart_run "cs$rep$mode${prog:0:2}" "$prog" "$mode" || {
 					echo "bench: coldstart: FAILED ($prog, $mode)"
@@ -279,7 +279,7 @@ bench_coldstart() {
 	END {
 		print "| program | tables | entry (ms) | first complete stack (ms) | its samples before it (CPU ms) | first complete after the entry (ms) | samples from the entry to it | runs with none before the end | truncated share | partial tables published | tables read back |" > md
 		print "|---|---|---|---|---|---|---|---|---|---|---|" > md
-		np = split("cc1 bigeh", progs, " ")
+		np = split(cs_progs, progs, " ")
 		for (j = 1; j <= np; j++) {
 			line = "bench: coldstart: " progs[j] ":"
 			nm = split("on off warm restart image", modes, " ")
@@ -302,7 +302,7 @@ bench_coldstart() {
 			}
 			print line " to the first complete stack from its first sample (medians of " nr[progs[j] SUBSEP "on"] ")"
 		}
-	}' md="$MD/coldstart.table" "$RAW_CS"
+	}' md="$MD/coldstart.table" cs_progs="$CS_PROGS" "$RAW_CS"
 }
 
 # --- report ---------------------------------------------------------------------
