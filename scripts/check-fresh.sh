@@ -17,7 +17,7 @@
 #      ($DIR/run/...) and the suite judged an artifact, not sfbpf. The
 #      namespace's mounts go with it; the run's root stays until the next run
 #      (its logs: the tests' /tmp/sfbpf-test.* inside it).
-# Ends with make check's closing line; exits with its status.
+# Ends with make check's closing line and its time; exits with its status.
 # Knobs: SFBPF_FRESH_DIR (/var/cache/sfbpf/fresh), SFBPF_FRESH_MIRROR.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -127,7 +127,11 @@ pivot_root . .oldroot
 cd /
 umount -l /.oldroot
 rmdir /.oldroot
+# make check's own time: what a new machine spends (unpacking this root and
+# cloning, above, are this script's, not the README's command).
+start=$SECONDS
 /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/root TERM=dumb LANG=C.UTF-8 ${LOAD:+LOAD="$LOAD"} \
 	bash -c 'cd /root/sfbpf && make check' || rc=$?
+log "make check took $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s (exit $rc)"
 exit "$rc"
