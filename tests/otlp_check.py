@@ -159,6 +159,17 @@ def resource_attrs(rp):
     return out
 
 
+# A runtime's frames (OpenTelemetry's profile.frame.type): their function is
+# the method, with its file and the line; the folded output labels them
+# "method (File.java:LINE)" (frame_names.c's label: the file's base name).
+RUNTIME_TYPES = ("cpython", "jvm")
+
+
+def runtime_label(name, file, line):
+    base = file if file.startswith("<") else file.rpartition("/")[2]
+    return "%s (%s:%d)" % (name, base, line) if line else "%s (%s)" % (name, base)
+
+
 def loc_frames(dic, loc, kind):
     """A location's folded frames, outermost first: its lines are innermost
     first, the last the caller the others were inlined into; folded.c marks
@@ -175,7 +186,10 @@ def loc_frames(dic, loc, kind):
             raise Bad("a line without a function")
         if one(line, "line") < 0:
             raise Bad("a negative line number")
-        name = s[one(dic["function_table"][fi], "name_strindex")]
+        fn = dic["function_table"][fi]
+        name = s[one(fn, "name_strindex")]
+        if kind.get("profile.frame.type") in RUNTIME_TYPES:
+            name = runtime_label(name, s[one(fn, "filename_strindex")], one(line, "line"))
         if kind.get("profile.frame.type") == "kernel":
             name += "_[k]"
         elif depth:

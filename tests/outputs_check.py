@@ -106,10 +106,12 @@ def parse_raw(text):
                 # The next Line of the location: the function the previous one was inlined into.
                 if cur_loc is not None:
                     cur_loc["lines"].append((name, fileline.rpartition(":")[0]))
+                    cur_loc["linenos"].append(int(fileline.rpartition(":")[2] or 0))
                 continue
             cur_loc = p["locs"][int(m.group(1))] = {
                 "addr": int(m.group(2), 16), "map": int(m.group(3) or 0), "name": name,
-                "file": fileline.rpartition(":")[0], "lines": [(name, fileline.rpartition(":")[0])]}
+                "file": fileline.rpartition(":")[0], "lines": [(name, fileline.rpartition(":")[0])],
+                "linenos": [int(fileline.rpartition(":")[2] or 0)]}
         elif section == "Mappings":
             m = MAP_RE.match(line)
             if m:

@@ -119,6 +119,16 @@ static int64_t func_id(struct otlp_builder *b, const char *name, const char *fil
 	return func_intern(b, &k);
 }
 
+/*
+ * A frame's function name: a runtime's frame (Python's, Java's) by its
+ * method's own name; its label, "method (File.java:LINE)", is the folded
+ * output's, and as a function name would make each line a function.
+ */
+static const char *func_name(const struct sw_frame *f)
+{
+	return f->python && f->function ? f->function : f->name;
+}
+
 /* A frame's function: a user one where DWARF declares it, else in its object. */
 static int64_t frame_func(struct otlp_builder *b, const struct sw_frame *f)
 {
@@ -127,9 +137,9 @@ static int64_t frame_func(struct otlp_builder *b, const struct sw_frame *f)
 		return func_id(b, f->name, f->module ? f->module : KERNEL_MAPPING_NAME, 0);
 	case SW_USER:
 		if (f->decl_file)
-			return func_id(b, f->name, f->decl_file, f->decl_line);
-		if (!f->mapped)
-			return func_id(b, f->name, NULL, 0);
+			return func_id(b, func_name(f), f->decl_file, f->decl_line);
+		if (!f->mapped || f->python)
+			return func_id(b, func_name(f), NULL, 0);
 		return func_id(b, f->name, f->path ? f->path : f->module, 0);
 	default: /* "[truncated]" */
 		return func_id(b, f->name, NULL, 0);
@@ -220,6 +230,19 @@ static uint64_t loc_hash_head(const struct otlp_location *k)
 }
 
 /*
+ * A runtime's frames' type, in OpenTelemetry's words for it (the semantic
+ * conventions' profile.frame.type: "cpython", "jvm").
+ */
+static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
+{
+	if (runtime && !strcmp(runtime, "python"))
+		return attr_str(b, "profile.frame.type", "cpython");
+	if (runtime && !strcmp(runtime, "java"))
+		return attr_str(b, "profile.frame.type", "jvm");
+	return b->attr_native;
+}
+
+/*
  * The location of frames[0 .. n): a frame and the functions inlined at its
  * address, outermost first. Its lines are written at the end of the pool
  * and kept only if the location is new.
@@ -238,7 +261,9 @@ static int64_t place_frames(struct otlp_builder *b, const struct sw_frame *frame
 		k.type_attr = b->attr_kernel;
 	} else if (f->kind == SW_USER) {
 		map = user_map_id(b, f);
-		k.type_attr = b->attr_native;
+		k.type_attr = f->python ? runtime_attr(b, f->module) : b->attr_native;
+		if (k.type_attr < 0)
+			return k.type_attr;
 	} else { /* "[truncated]": no address, no mapping */
 		k.addr = 0;
 	}
@@ -290,7 +315,7 @@ static int64_t frame_loc(struct otlp_builder *b, uint32_t pid, const struct sw_f
 				.pid = f->kind == SW_KERNEL ? 0 : pid,
 				.kind = f->kind,
 				.n = n,
-				.name = f->name ? f->name : "" };
+				.name = func_name(f) ? func_name(f) : "" };
 	uint32_t h =
 		(uint32_t)mix(mix(mix(mix(mix(5, k.addr), k.pid), k.kind), n), hash__str(k.name));
 	int64_t id = hashmap__find(&b->frames.ix, h, frame_eq, b, &k), loc;

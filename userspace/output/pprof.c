@@ -286,6 +286,9 @@ static int64_t user_func_id(struct builder *b, const struct sw_frame *f)
 {
 	if (f->decl_file)
 		return func_id(b, f->function ? f->function : f->name, f->decl_file, f->decl_line);
+	/* A runtime's method with no source file (a JVM's hidden class): no file either. */
+	if (f->python && f->function)
+		return func_id(b, f->function, NULL, 0);
 	return func_id(b, f->name, f->path ? f->path : f->module, 0);
 }
 
