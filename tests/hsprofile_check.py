@@ -23,6 +23,12 @@ each.
                              name text; OUT says classes were unloaded
   offcpu NAME FOLDED SRC     the napping thread's off-CPU stacks: napInner
                              at its sleep's line, under napOuter
+  outputs NAME FOLDED PPROF_RAW OTLP_TEXT
+                             the same session's pprof (`pprof -raw`) and
+                             OTLP (`protoc --decode`) profiles: their stacks
+                             equal the folded output's, a Java frame's
+                             function its method, with its file and line
+                             (not its label), OTLP's frame type "jvm"
   program NAME FOLDED COMM PREFIX
                              a program no test wrote (javac): of COMM's
                              stacks with a Java frame of a class named
@@ -35,8 +41,13 @@ next debug record, and gives up without one): the overlap leaves them out
 of sfbpf's side too, so that it compares what both can see.
 """
 import collections
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import otlp_check  # noqa: E402
+import outputs_check  # noqa: E402
 
 JAVA = re.compile(r"^([\w$.]+)\.([\w$<>]+) \(([^():]*)(?::(\d+))?\)$")
 
@@ -216,6 +227,80 @@ def check_offcpu(name, path, src):
               f"off-CPU): all napOuter;napInner (JavaWork.java:{at['nap']});Thread.sleep")
 
 
+def pprof_as_folded(raw):
+    """pprof -raw's samples as folded lines: a runtime's frame (a location of
+    no mapping, not "[...]") labelled as the folded output labels it, from
+    its function's name, file and line."""
+    p = outputs_check.parse_raw(raw)
+    out = collections.Counter()
+    for s in p["samples"]:
+        names = []
+        for lid in reversed(s["locs"]):
+            loc = p["locs"][lid]
+            mp = p["maps"].get(loc["map"])
+            lines = list(zip(loc["lines"], loc["linenos"]))
+            for i, ((fn, file), line) in enumerate(reversed(lines)):
+                if not loc["map"] and not fn.startswith("["):
+                    fn = otlp_check.runtime_label(fn, file, line)
+                fn = fn.replace(";", ":")
+                if mp and mp["file"] == "[kernel.kallsyms]":
+                    fn += "_[k]"
+                elif i:
+                    fn += "_[i]"
+                names.append(fn)
+        out[";".join([s["labels"].get("comm", "?")] + names)] += s["values"][0]
+    return out
+
+
+def otlp_as_folded(text):
+    """The OTLP request's samples as folded lines (otlp_check's reading, which
+    labels a "cpython" or "jvm" frame from its function, file and line)."""
+    out = collections.Counter()
+    types = collections.Counter()
+    req = otlp_check.parse(text)
+    for _, _, smp, sattrs, frames in otlp_check.walk(req):
+        out[";".join(x.replace(";", ":") for x in [sattrs.get("thread.name")] + frames)] += \
+            sum(smp["values"])
+    dic = otlp_check.one(req, "dictionary", {})
+    for loc in dic.get("location_table", []):
+        kind = otlp_check.attrs_of(dic, loc.get("attribute_indices", []))
+        types[kind.get("profile.frame.type")] += 1
+    return out, types
+
+
+def check_outputs(name, path, raw, otlp):
+    want = collections.Counter()
+    for frames, n in folded(path):
+        want[";".join(frames)] += n
+    java = sum(n for k, n in want.items() if java_frames(k.split(";")))
+    if java < 100:
+        print(f"FAIL: {name}: only {java} samples with a Java frame")
+        return
+    for what, got in (("pprof", pprof_as_folded(open(raw, errors="replace").read())),
+                      ("otlp", None)):
+        types = {}
+        if got is None:
+            try:
+                got, types = otlp_as_folded(open(otlp, errors="replace").read())
+            except otlp_check.Bad as e:
+                print(f"FAIL: {name}-{what}: the request breaks the schema's rules: {e}")
+                continue
+        bad = sorted(set(want) ^ set(got), key=lambda k: -(want[k] + got[k]))
+        bad += [k for k in want if k in got and got[k] != want[k]]
+        if bad:
+            k = bad[0]
+            print(f"FAIL: {name}-{what}: {len(bad)} stacks differ from the folded output's, "
+                  f"first {k[-160:]!r}: folded {want[k]}, {what} {got[k]}")
+        else:
+            print(f"PASS: {name}-{what}: all {len(want)} stacks ({java} samples with Java "
+                  "frames) equal the folded output's, each Java frame its method with its "
+                  "file and line")
+        if what == "otlp":
+            verdict = "PASS" if types.get("jvm") and not types.get("cpython") else "FAIL"
+            print(f"{verdict}: {name}-otlp-frame-type: Java frames' locations typed "
+                  f"\"jvm\" ({dict(types)})")
+
+
 def check_program(name, path, comm, prefix):
     total = whole = 0
     for frames, n in folded(path):
@@ -315,7 +400,8 @@ def check_churn(name, path, out):
 def main():
     mode, name = sys.argv[1], sys.argv[2]
     {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
-     "program": check_program, "clock": check_clock, "churn": check_churn}[mode](
+     "program": check_program, "clock": check_clock, "churn": check_churn,
+     "outputs": check_outputs}[mode](
          name, *sys.argv[3:])
 
 
