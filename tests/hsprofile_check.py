@@ -8,8 +8,10 @@ each.
 
   stacks NAME FOLDED SRC     the main thread's stacks: complete from the
                              thread's entry through the call stub to
-                             JavaWork.main, every JavaWork frame named with
-                             the line of its call
+                             JavaWork.main (>= 98 %), every JavaWork frame
+                             named with the line of its call; every
+                             thread's stacks with a Java frame whole from
+                             its entry (>= 98 %)
   jfr NAME FOLDED JFR        innermost Java method: distribution overlap
                              >= 0.85; >= 98 % of sfbpf's Java caller->callee
                              edges (by samples) seen by JFR
@@ -124,12 +126,25 @@ def check_stacks(name, path, src):
         print(f"FAIL: {name}: only {total} samples of the main thread")
         return
     share = complete / total
-    if share < 0.95:
+    if share < 0.98:
         print(f"FAIL: {name}-complete: {complete} of {total} main-thread samples ({share:.1%}) "
-              "reach JavaWork.main from the thread's entry (want >= 95 %)")
+              "reach JavaWork.main from the thread's entry (want >= 98 %)")
     else:
         print(f"PASS: {name}-complete: {complete} of {total} main-thread samples ({share:.1%}) "
               "from the thread's entry through the call stub to JavaWork.main")
+    # Every thread's, where a stack has a Java frame (the napper's, JFR's
+    # own): whole from the thread's entry, start_thread under clone.
+    threads, whole = collections.Counter(), collections.Counter()
+    for frames, n in folded(path):
+        if java_frames(frames):
+            threads[frames[0]] += n
+            if "[truncated]" not in frames and "start_thread" in frames[1:4]:
+                whole[frames[0]] += n
+    jt, jw = sum(threads.values()), sum(whole.values())
+    per = ", ".join(f"{t} {whole[t]}/{n}" for t, n in threads.most_common(4))
+    verdict = "PASS" if jt and jw >= 0.98 * jt else "FAIL"
+    print(f"{verdict}: {name}-threads: {jw} of {jt} samples with a Java frame, of every "
+          f"thread ({jw / max(jt, 1):.1%}), whole from the thread's entry (want >= 98 %; {per})")
     missing = [k for k in want if not seen[k]]
     if missing or bad:
         print(f"FAIL: {name}-lines: calls never seen {missing}; at a wrong line "
