@@ -31,6 +31,11 @@ each.
                              equal the folded output's, a Java frame's
                              function its method, with its file and line
                              (not its label), OTLP's frame type "jvm"
+  perfg NAME FOLDED PERF      the main thread's stacks reaching JavaMain, in
+                             sfbpf's samples at least as often as in perf
+                             -g's (PERF: perf script -F comm,tid,ip,sym) of
+                             the same JVM, run with -XX:+PreserveFramePointer
+                             and given a perf map (jcmd Compiler.perfmap)
   program NAME FOLDED COMM PREFIX
                              a program no test wrote (javac): of COMM's
                              stacks with a Java frame of a class named
@@ -136,7 +141,8 @@ def check_stacks(name, path, src):
     # own): whole from the thread's entry, start_thread under clone.
     threads, whole = collections.Counter(), collections.Counter()
     for frames, n in folded(path):
-        if java_frames(frames):
+        # A JVM's (a system-wide profile has Python's "f (x.py:3)" too).
+        if any((m := JAVA.match(f)) and m.group(3).endswith(".java") for f in frames):
             threads[frames[0]] += n
             if "[truncated]" not in frames and "start_thread" in frames[1:4]:
                 whole[frames[0]] += n
@@ -316,6 +322,38 @@ def check_outputs(name, path, raw, otlp):
                   f"\"jvm\" ({dict(types)})")
 
 
+def perf_stacks(path):
+    """`perf script -F comm,tid,ip,sym` of a perf record -g: (comm, frames leaf first)."""
+    for block in open(path, errors="replace").read().split("\n\n"):
+        lines = [l for l in block.split("\n") if l.strip()]
+        if lines:
+            comm = lines[0].rsplit(None, 1)[0].strip()
+            yield comm, [(l.split(None, 1) + ["?"])[1] for l in lines[1:]]
+
+
+def check_perfg(name, path, perf):
+    """The Java main thread's samples (comm "java": the launcher's own thread
+    waits) reaching the launcher's JavaMain, sfbpf's against perf -g's on the
+    same JVM, run with -XX:+PreserveFramePointer and a perf map for perf."""
+    st = sw = pt = pw = 0
+    for frames, n in folded(path):
+        if frames[0] == "java":
+            st += n
+            sw += n if "JavaMain" in frames and "[truncated]" not in frames else 0
+    for comm, frames in perf_stacks(perf):
+        if comm == "java":
+            pt += 1
+            pw += "JavaMain" in frames
+    if st < 300 or pt < 300:
+        print(f"FAIL: {name}: too few samples of the main thread: sfbpf {st}, perf {pt}")
+        return
+    # At least as often, within a sample in two hundred (each is a sample).
+    verdict = "PASS" if sw / st >= pw / pt - 0.005 else "FAIL"
+    print(f"{verdict}: {name}: the main thread's stacks reach JavaMain in {sw / st:.1%} of "
+          f"sfbpf's samples ({sw} of {st}), {pw / pt:.1%} of perf -g's ({pw} of {pt}) with "
+          "-XX:+PreserveFramePointer and a perf map (want at least as often)")
+
+
 def check_program(name, path, comm, prefix):
     total = whole = 0
     for frames, n in folded(path):
@@ -416,7 +454,7 @@ def main():
     mode, name = sys.argv[1], sys.argv[2]
     {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
      "program": check_program, "clock": check_clock, "churn": check_churn,
-     "outputs": check_outputs}[mode](
+     "outputs": check_outputs, "perfg": check_perfg}[mode](
          name, *sys.argv[3:])
 
 
