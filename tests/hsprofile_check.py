@@ -31,6 +31,9 @@ each.
                              equal the folded output's, a Java frame's
                              function its method, with its file and line
                              (not its label), OTLP's frame type "jvm"
+  warmup NAME OUT TOP         JavaWork.digest compiled at tiers 3 (C1) and 4
+                             (C2) in the JVM's -XX:+PrintCompilation OUT,
+                             interpreted and compiled frames stepped (TOP)
   perfg NAME FOLDED PERF      the main thread's stacks reaching JavaMain, in
                              sfbpf's samples at least as often as in perf
                              -g's (PERF: perf script -F comm,tid,ip,sym) of
@@ -354,6 +357,21 @@ def check_perfg(name, path, perf):
           "-XX:+PreserveFramePointer and a perf map (want at least as often)")
 
 
+def check_warmup(name, out, top):
+    """JavaWork.digest compiled by C1 (tier 3) and C2 (tier 4) while profiled
+    (the JVM's -XX:+PrintCompilation lines: time, id, flags, tier, method),
+    and the walk's counts of both kinds of frame."""
+    tiers = set()
+    for line in open(out, errors="replace"):
+        m = re.match(r"^\s*\d+\s+\d+\s+[%sbn! ]*?([0-4])\s+JavaWork::digest\b", line)
+        if m and "made not entrant" not in line:
+            tiers.add(int(m.group(1)))
+    stats = dict(re.findall(r"stat (hs_interpreted|hs_compiled) (\d+)", open(top).read()))
+    ok = {3, 4} <= tiers and all(int(stats.get(k, 0)) > 0 for k in ("hs_interpreted", "hs_compiled"))
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: JavaWork.digest compiled at tiers {sorted(tiers)} "
+          f"(want 3 and 4, C1's and C2's) while profiled; frames stepped {stats}")
+
+
 def check_program(name, path, comm, prefix):
     total = whole = 0
     for frames, n in folded(path):
@@ -454,7 +472,7 @@ def main():
     mode, name = sys.argv[1], sys.argv[2]
     {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
      "program": check_program, "clock": check_clock, "churn": check_churn,
-     "outputs": check_outputs, "perfg": check_perfg}[mode](
+     "outputs": check_outputs, "perfg": check_perfg, "warmup": check_warmup}[mode](
          name, *sys.argv[3:])
 
 
