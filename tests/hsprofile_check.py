@@ -261,25 +261,12 @@ def pprof_as_folded(raw):
     """pprof -raw's samples as folded lines: a runtime's frame (a location of
     no mapping, not "[...]") labelled as the folded output labels it, from
     its function's name, file and line."""
-    p = outputs_check.parse_raw(raw)
-    out = collections.Counter()
-    for s in p["samples"]:
-        names = []
-        for lid in reversed(s["locs"]):
-            loc = p["locs"][lid]
-            mp = p["maps"].get(loc["map"])
-            lines = list(zip(loc["lines"], loc["linenos"]))
-            for i, ((fn, file), line) in enumerate(reversed(lines)):
-                if not loc["map"] and not fn.startswith("["):
-                    fn = otlp_check.runtime_label(fn, file, line)
-                fn = fn.replace(";", ":")
-                if mp and mp["file"] == "[kernel.kallsyms]":
-                    fn += "_[k]"
-                elif i:
-                    fn += "_[i]"
-                names.append(fn)
-        out[";".join([s["labels"].get("comm", "?")] + names)] += s["values"][0]
-    return out
+    def label(loc, fn, file, line):
+        if not loc["map"] and not fn.startswith("["):
+            return otlp_check.runtime_label(fn, file, line)
+        return fn
+
+    return outputs_check.raw_as_folded(outputs_check.parse_raw(raw), 0, label)
 
 
 def otlp_as_folded(text):

@@ -122,8 +122,10 @@ def parse_raw(text):
     return p
 
 
-def raw_as_folded(p, value_index=0):
-    """Folded lines rebuilt from the profile: comm label, root first, kernel _[k]."""
+def raw_as_folded(p, value_index=0, label=None):
+    """Folded lines rebuilt from the profile: comm label, root first, kernel _[k].
+    label(loc, name, file, line): a frame's name as folded writes it (a
+    runtime's frame: its method, file and line), if given."""
     out = Counter()
     for s in p["samples"]:
         names = []
@@ -131,7 +133,10 @@ def raw_as_folded(p, value_index=0):
             loc = p["locs"][lid]
             mp = p["maps"].get(loc["map"])
             # Lines are innermost first; every one but the last was inlined (folded: _[i]).
-            for i, (name, _) in enumerate(reversed(loc["lines"])):
+            lines = list(zip(loc["lines"], loc["linenos"]))
+            for i, ((name, file), line) in enumerate(reversed(lines)):
+                if label:
+                    name = label(loc, name, file, line)
                 name = name.replace(";", ":")
                 if mp and mp["file"] == "[kernel.kallsyms]":
                     name += "_[k]"
