@@ -421,6 +421,12 @@ def check_churn(name, path, out):
     else:
         print(f"PASS: {name}-unloaded: {m.group(2)} classes unloaded over {m.group(1)} "
               "generations of loaders")
+    # Their compiled code thrown away while profiled too: -XX:+PrintCompilation's
+    # "made not entrant" (replaced by the next tier's, or deoptimised).
+    gone = sum(1 for line in open(out, errors="replace")
+               if re.search(r"\bChurn\d+::work\d+\b.*made not entrant", line))
+    print(f"{'PASS' if gone else 'FAIL'}: {name}-not-entrant: {gone} compiled methods of the "
+          "Churn classes made not entrant while profiled (-XX:+PrintCompilation)")
     total = wrong = unknown = garbled = 0
     bad = collections.Counter()
     for frames, n in folded(path):
