@@ -284,6 +284,21 @@ enum sfbpf_py_stop {
 	SFBPF_PY_STOP__COUNT,
 };
 
+/*
+ * Why a step of a JVM's frame ended the stack (bpf/hotspot.h): the stack's
+ * stop reason says where it ended, this what of the JVM did not read as
+ * its layout says. 0: no such step.
+ */
+enum sfbpf_hs_stop {
+	SFBPF_HS_STOP_NONE = 0,
+	SFBPF_HS_STOP_READ, /* a frame's slots, the segment map or a blob's header unreadable */
+	SFBPF_HS_STOP_INTERP_LINK, /* an interpreted frame's fp is not a frame above sp */
+	SFBPF_HS_STOP_NO_BLOB, /* the segment map leads to no blob that holds the pc */
+	SFBPF_HS_STOP_BAD_BLOB, /* a blob's frame size, or its heap's segment size, out of bounds */
+	SFBPF_HS_STOP_NO_CALLER, /* a compiled leaf: no return address where its frame ends */
+	SFBPF_HS_STOP__COUNT,
+};
+
 /* Why a user stack ended. */
 enum sfbpf_stop {
 	SFBPF_STOP_OUTERMOST = 0, /* outermost frame (RA undefined or 0, FP 0): complete */
@@ -356,6 +371,8 @@ enum sfbpf_stat {
 	SFBPF_STAT_HS_INTERPRETED, /* interpreted frames stepped */
 	SFBPF_STAT_HS_COMPILED, /* compiled frames, stubs' with a frame, stepped by their size */
 	SFBPF_STAT_HS_FAILED, /* a pc in a JVM's code that could not be stepped: the stack ends */
+	SFBPF_STAT_HS_STOP_BASE, /* + enum sfbpf_hs_stop - 1: those steps per reason */
+	SFBPF_STAT_HS_STOP_LAST = SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP__COUNT - 2,
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */

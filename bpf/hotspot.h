@@ -77,6 +77,16 @@ static __always_inline const struct sfbpf_hs_proc *hotspot_proc(struct sfbpf_unw
 }
 
 /*
+ * The stack ends at a JVM's frame: why, for --stats (enum sfbpf_hs_stop),
+ * and the stop reason the walk gives.
+ */
+static __always_inline int hotspot_stop(struct sfbpf_unwind_state *st, __u8 why, int stop)
+{
+	st->hs_stop = why;
+	return stop;
+}
+
+/*
  * Whether addr is the JVM's code: the interpreter's, or a code heap's
  * reserved range. Code compiled since the loader read the mappings lies
  * in no mapping it knows (a heap commits more as it fills): the walk does
@@ -152,13 +162,13 @@ static __always_inline int hotspot_interpreted(struct sfbpf_unwind_state *st,
 	__u64 fp = st->fp, *t = st->tmp, bci = SFBPF_HS_BCI_NONE, method, bcp, sender_sp, cm;
 
 	if (!fp || (fp & 7) || fp < st->sp || fp - st->sp > UNWIND_FP_MAX_GAP)
-		return SFBPF_STOP_FP_CHAIN;
+		return hotspot_stop(st, SFBPF_HS_STOP_INTERP_LINK, SFBPF_STOP_FP_CHAIN);
 	/* The slots below fp first: the window extends upwards from a miss. */
 	if (unwind_read(st, fp + 8 * (__s64)hs->interp_bcp_slot, &t[0], 1) ||
 	    unwind_read(st, fp + 8 * (__s64)hs->interp_method_slot, &t[1], 1) ||
 	    unwind_read(st, fp + 8 * (__s64)hs->interp_sender_sp_slot, &t[2], 1) ||
 	    unwind_read(st, fp, &t[3], 2))
-		return SFBPF_STOP_READ;
+		return hotspot_stop(st, SFBPF_HS_STOP_READ, SFBPF_STOP_READ);
 	bcp = t[0];
 	method = t[1];
 	if (topmost && fp + 8 * (__s64)hs->interp_sender_sp_slot < st->sp)
@@ -249,23 +259,23 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 	int k, edge;
 
 	if (shift < 4 || shift > 20)
-		return SFBPF_STOP_READ;
+		return hotspot_stop(st, SFBPF_HS_STOP_BAD_BLOB, SFBPF_STOP_READ);
 	i = (lookup - h->lo) >> shift;
 	/* Each segment's byte: 0 the first of a block, 0xff free, else how far back to go. */
 	for (k = 0; k < HS_MAX_HOPS; k++) {
 		t[7] = 0;
 		if (bpf_probe_read_user(&t[7], 1, (void *)(h->segmap + i)))
-			return SFBPF_STOP_READ;
+			return hotspot_stop(st, SFBPF_HS_STOP_READ, SFBPF_STOP_READ);
 		if (!t[7] || t[7] == 0xff || t[7] > i)
 			break;
 		i -= t[7];
 	}
 	if (t[7])
-		return SFBPF_STOP_NO_ROW;
+		return hotspot_stop(st, SFBPF_HS_STOP_NO_BLOB, SFBPF_STOP_NO_ROW);
 	blob = h->lo + (i << shift) + hs->block_size;
 	/* One read for the header's fields (the loader checked they lie in it, aligned). */
 	if (bpf_probe_read_user(hb, SFBPF_HS_BLOB_SPAN, (void *)blob))
-		return SFBPF_STOP_READ;
+		return hotspot_stop(st, SFBPF_HS_STOP_READ, SFBPF_STOP_READ);
 	size = *(__s32 *)&hb[hs->blob_size & (SFBPF_HS_BLOB_SPAN - 4)];
 	frame_size = *(__s32 *)&hb[hs->blob_frame_size & (SFBPF_HS_BLOB_SPAN - 4)];
 	if (hs->complete_width == 2)
@@ -273,7 +283,7 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 	else
 		complete = *(__s32 *)&hb[hs->blob_frame_complete & (SFBPF_HS_BLOB_SPAN - 4)];
 	if (size <= 0 || lookup >= blob + size)
-		return SFBPF_STOP_NO_ROW;
+		return hotspot_stop(st, SFBPF_HS_STOP_NO_BLOB, SFBPF_STOP_NO_ROW);
 	if (frame_size <= 0) {
 		/*
 		 * A stub with no frame of its own (arraycopy's, adapters): a
@@ -291,7 +301,7 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 		return UNWIND_NEXT;
 	}
 	if ((__u64)frame_size * 8 > HS_MAX_FRAME)
-		return SFBPF_STOP_NO_ROW;
+		return hotspot_stop(st, SFBPF_HS_STOP_BAD_BLOB, SFBPF_STOP_NO_ROW);
 	if (hs->code_offset)
 		code = blob + *(__u32 *)&hb[hs->blob_code & (SFBPF_HS_BLOB_SPAN - 4)];
 	else
@@ -305,7 +315,7 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 	 */
 	if (edge >= 0) {
 		if (unwind_read(st, st->sp, &t[4], 2))
-			return SFBPF_STOP_READ;
+			return hotspot_stop(st, SFBPF_HS_STOP_READ, SFBPF_STOP_READ);
 		t[3] = edge ? t[5] : t[4];
 		if (hotspot_is_return(proc, hs, arch_strip_ra(t[3]), (__u8 *)&t[6])) {
 			next->fp = edge ? t[4] : st->fp;
@@ -323,12 +333,12 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 	for (k = 0; k <= HS_LEAF_PUSHES; k++) {
 		cfa = st->sp + 8 * ((__u64)frame_size + k);
 		if (unwind_read(st, cfa - 16, &t[4], 2))
-			return SFBPF_STOP_READ;
+			return hotspot_stop(st, SFBPF_HS_STOP_READ, SFBPF_STOP_READ);
 		if (!topmost || hotspot_is_return(proc, hs, arch_strip_ra(t[5]), (__u8 *)&t[6]))
 			break;
 	}
 	if (k > HS_LEAF_PUSHES)
-		return SFBPF_STOP_NO_MAPPING;
+		return hotspot_stop(st, SFBPF_HS_STOP_NO_CALLER, SFBPF_STOP_NO_MAPPING);
 	next->fp = t[4];
 	next->pc = t[5];
 	next->sp = cfa;
@@ -360,7 +370,6 @@ static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
 {
 	__u64 lookup = st->exact ? st->pc : st->pc - 1;
 	__u32 k;
-	int err;
 
 	if (lookup >= hs->interp_lo && lookup < hs->interp_hi)
 		return hotspot_interpreted(st, hs, topmost, next, ip);
@@ -371,10 +380,7 @@ static __always_inline int hotspot_step(struct sfbpf_unwind_state *st,
 			break;
 		if (lookup < h->lo || lookup >= h->hi)
 			continue;
-		err = hotspot_compiled(st, proc, hs, h, lookup, topmost, next, ip);
-		if (err != UNWIND_NEXT && err != RUNTIME_NOT_MINE)
-			st->hs_failed = 1;
-		return err;
+		return hotspot_compiled(st, proc, hs, h, lookup, topmost, next, ip);
 	}
 	return RUNTIME_NOT_MINE;
 }

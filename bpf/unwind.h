@@ -626,7 +626,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->vma_looked = 0;
 	st->hs_interpreted = 0;
 	st->hs_compiled = 0;
-	st->hs_failed = 0;
+	st->hs_stop = 0;
 	st->in_rt_code = 0;
 	st->hs_looked = 0;
 	st->rt_epoch = 0;

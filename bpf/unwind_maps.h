@@ -152,7 +152,7 @@ struct sfbpf_unwind_state {
 	__u8 vma_miss; /* 1 + enum sfbpf_vma_miss of the last VMA it could not use; 0: none */
 	__u32 proc_gen; /* the process table's generation (chained walks check it) */
 	__u8 vma_looked; /* this sample's bpf_find_vma() was made (vmafind.h) */
-	__u8 hs_failed; /* a pc in a JVM's code could not be stepped (hotspot.h) */
+	__u8 hs_stop; /* enum sfbpf_hs_stop: why a pc in a JVM's code was not stepped (hotspot.h) */
 	__u8 in_rt_code; /* pc is a runtime's code (runtime.h), maybe in no known mapping: not
 			    st->map's */
 	__u16 hs_compiled; /* frames stepped by a code blob's size (hotspot.h) */

@@ -377,7 +377,14 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 	cnt->v[SFBPF_STAT_VMA_FOUND] += st->vma_found;
 	cnt->v[SFBPF_STAT_HS_INTERPRETED] += st->hs_interpreted;
 	cnt->v[SFBPF_STAT_HS_COMPILED] += st->hs_compiled;
-	cnt->v[SFBPF_STAT_HS_FAILED] += st->hs_failed;
+	if (st->hs_stop) {
+		__u32 i = st->hs_stop - 1 + SFBPF_STAT_HS_STOP_BASE;
+
+		cnt->v[SFBPF_STAT_HS_FAILED]++;
+		barrier_var(i);
+		if (i <= SFBPF_STAT_HS_STOP_LAST)
+			cnt->v[i]++;
+	}
 	if (st->vma_miss) {
 		__u32 i = st->vma_miss - 1 + SFBPF_STAT_VMA_MISS_BASE;
 

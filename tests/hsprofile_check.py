@@ -40,6 +40,14 @@ each.
                              -g's (PERF: perf script -F comm,tid,ip,sym) of
                              the same JVM, run with -XX:+PreserveFramePointer
                              and given a perf map (jcmd Compiler.perfmap)
+  hsstops NAME TOP [LIE]     the walk's Java stops per reason (hs_stop_*)
+                             add up to hs_failed; with the settings made
+                             to lie (SFBPF_TEST_HS_LIE) the lie's reason
+                             counted (segmap: read; shift: bad_blob), and
+                             no reason it cannot give
+  budget NAME TOP            the names table held to a budget the profile
+                             filled: collected, names evicted or refused,
+                             its bytes within it
   program NAME FOLDED COMM PREFIX
                              a program no test wrote (javac): of COMM's
                              stacks with a Java frame of a class named
@@ -365,6 +373,39 @@ def check_warmup(name, out, top):
           f"(want 3 and 4, C1's and C2's) while profiled; frames stepped {stats}")
 
 
+HS_STOPS = ("read", "interp_link", "no_blob", "bad_blob", "no_caller")
+# A lie -> the reason every compiled step must end with, and the reasons no
+# step can give under it (an interpreted frame's may still be read or link).
+HS_LIES = {"segmap": ("read", ("no_blob", "bad_blob", "no_caller")),
+           "shift": ("bad_blob", ("no_blob", "no_caller"))}
+
+
+def check_hsstops(name, top, lie=None):
+    stats = {k: int(v) for k, v in re.findall(r"stat (hs_\w+) (\d+)$", open(top).read(), re.M)}
+    stops = {r: stats.get("hs_stop_" + r) for r in HS_STOPS}
+    failed = stats.get("hs_failed")
+    said = " ".join(f"{r}={n}" for r, n in stops.items()) + f"; hs_failed={failed}"
+    ok = failed is not None and None not in stops.values() and sum(stops.values()) == failed
+    if lie:
+        want, never = HS_LIES[lie]
+        ok = ok and stops[want] > 0 and not any(stops[r] for r in never)
+        said += f" (want {want} > 0, none of {', '.join(never)})"
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: the walk's Java stops counted per reason: {said}")
+
+
+def check_budget(name, top):
+    """The names table (every runtime's, --max-python-mem) held to its budget
+    by a profile that needed more: collections ran, names were evicted or
+    refused, and its bytes never passed the budget."""
+    stats = {k: int(v) for k, v in re.findall(r"stat (py_names\w*) (\d+)$", open(top).read(), re.M)}
+    used, budget = stats.get("py_names_bytes"), stats.get("py_names_budget_bytes")
+    ok = (used is not None and budget and used <= budget and stats.get("py_names_collections", 0) > 0
+          and stats.get("py_names_evicted", 0) + stats.get("py_names_refused", 0) > 0)
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: the names table held to its budget: "
+          f"{used} of {budget} bytes, {stats.get('py_names_collections')} collections, "
+          f"{stats.get('py_names_evicted')} evicted, {stats.get('py_names_refused')} refused")
+
+
 def check_program(name, path, comm, prefix):
     total = whole = 0
     for frames, n in folded(path):
@@ -471,7 +512,8 @@ def main():
     mode, name = sys.argv[1], sys.argv[2]
     {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
      "program": check_program, "clock": check_clock, "churn": check_churn,
-     "outputs": check_outputs, "perfg": check_perfg, "warmup": check_warmup}[mode](
+     "outputs": check_outputs, "perfg": check_perfg, "warmup": check_warmup,
+     "hsstops": check_hsstops, "budget": check_budget}[mode](
          name, *sys.argv[3:])
 
 

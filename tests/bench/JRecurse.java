@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A Java stack of a known depth for tests/bench/kcost -j: rec calls itself
 // DEPTH - 1 times, the last call spinning for SECS seconds of wall time. The
-// calls are made hot first, so that the JIT has compiled rec (and inlined
-// some of its recursion) before the spin: the stack is the compiled frames a
-// busy service's are, its root JRecurse.main interpreted.
+// calls are made hot first, so that the JIT has compiled rec before the
+// spin: the stack is the compiled frames a busy service's are, its root
+// JRecurse.main interpreted. kcost runs it with rec not inlined into itself,
+// so that DEPTH calls are DEPTH compiled frames.
 //   java -cp DIR JRecurse SECS DEPTH
 public class JRecurse {
 	static volatile long sink;

@@ -695,7 +695,13 @@ static int measure_java(struct bench *b, int rep, int frames, int cpu)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (cpu >= 0)
 			pin(0, cpu);
-		execl(env.java, env.java, "-cp", env.java_cp, "JRecurse", s, depth, (char *)NULL);
+		/*
+		 * rec not inlined into itself (C2 would fold every other call):
+		 * each Java call deep is a compiled frame of its own to step.
+		 */
+		execl(env.java, env.java, "-XX:CompileCommand=quiet",
+		      "-XX:CompileCommand=dontinline,JRecurse::rec", "-cp", env.java_cp, "JRecurse",
+		      s, depth, (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0)

@@ -4,7 +4,8 @@
 # the host's JDK), profiled by sfbpf-top in the form this kernel loads (5.10:
 # the chained walk, the HotSpot step inlined in each link): the main thread's
 # stacks whole from the thread's entry through the call stub to JavaWork.main,
-# each of the fixture's calls at its line (tests/hsprofile_check.py). Under
+# each of the fixture's calls at its line (tests/hsprofile_check.py); then
+# --off-cpu on the same JVM: its napper's sleeps under napOuter;napInner. Under
 # emulation a JVM is slow: it is given minutes to start. Prints PASS/FAIL/SKIP.
 # Usage: tests/kernels/java.sh OUT   (OUT: a directory the JVM may write)
 set -u
@@ -36,11 +37,21 @@ for ((i = 0; i < 1800; i++)); do
 done
 "$TOP" -F 199 -p "$JPID" --folded "$OUT/java.folded" --stats 10 >"$OUT/java.top" 2>&1
 rc=$?
+# Off-CPU, the same JVM: its napper's time blocked in Thread.sleep, the
+# Java frames read by the off-CPU program's walk.
+"$TOP" --off-cpu -p "$JPID" --folded "$OUT/javaoff.folded" --stats 6 >"$OUT/javaoff.top" 2>&1
+orc=$?
 : >"$OUT/stop"
 if [ $rc -ne 0 ]; then
 	echo "FAIL: $KVER: java: sfbpf-top exited $rc: $(tail -3 "$OUT/java.top" | tr '\n' ' ')"
-	exit 0
+else
+	grep -h -E 'unwinder:' "$OUT/java.top" | sed 's/^sfbpf: //'
+	python3 "$ROOT/tests/hsprofile_check.py" stacks "$KVER: java" "$OUT/java.folded" \
+		"$ROOT/tests/fixtures/JavaWork.java"
 fi
-grep -h -E 'unwinder:' "$OUT/java.top" | sed 's/^sfbpf: //'
-python3 "$ROOT/tests/hsprofile_check.py" stacks "$KVER: java" "$OUT/java.folded" \
-	"$ROOT/tests/fixtures/JavaWork.java"
+if [ $orc -ne 0 ]; then
+	echo "FAIL: $KVER: java-offcpu: sfbpf-top --off-cpu exited $orc: $(tail -3 "$OUT/javaoff.top" | tr '\n' ' ')"
+else
+	python3 "$ROOT/tests/hsprofile_check.py" offcpu "$KVER: java-offcpu" "$OUT/javaoff.folded" \
+		"$ROOT/tests/fixtures/JavaWork.java"
+fi

@@ -126,6 +126,25 @@ static bool detect(int pid, const struct procmaps *pm)
 	return false;
 }
 
+/*
+ * Tests only (tests/hsprofile.test, memlies): settings that no longer hold
+ * for the JVM's memory, as a JVM could leave them between two readings,
+ * to see the BPF step end such stacks with its reason and no wrong frame.
+ * SFBPF_TEST_HS_LIE: "segmap", every code heap's segment map at an address
+ * never mapped (page 0); "shift", its segments a size no heap has.
+ */
+static void test_lie(struct sfbpf_hs_proc *cfg)
+{
+	const char *lie = getenv("SFBPF_TEST_HS_LIE");
+
+	for (__u32 i = 0; lie && i < cfg->nr_heaps && i < SFBPF_HS_MAX_HEAPS; i++) {
+		if (!strcmp(lie, "segmap"))
+			cfg->heaps[i].segmap = 16;
+		else if (!strcmp(lie, "shift"))
+			cfg->heaps[i].shift = 3;
+	}
+}
+
 static int push(struct hotspots *hss, struct jvm *j)
 {
 	struct sfbpf_hs_proc cfg;
@@ -135,6 +154,7 @@ static int push(struct hotspots *hss, struct jvm *j)
 	if (err)
 		return err;
 	cfg.start_ticks = j->start_ticks;
+	test_lie(&cfg);
 	return bpf_map_update_elem(hss->fd, &key, &cfg, BPF_ANY) ? -errno : 0;
 }
 

@@ -167,7 +167,7 @@ static const struct argp_option options[] = {
 	  "16M..256M)",
 	  0 },
 	{ "max-python-mem", OPT_MAX_PYTHON_MEM, "SIZE", 0,
-	  "Memory for the names of Python frames (default: RAM/256 within 16M..256M)", 0 },
+	  "Memory for the names of Python and Java frames (default: RAM/256 within 16M..256M)", 0 },
 	{ "max-dwarf-files", OPT_MAX_DWARF_FILES, "N", 0,
 	  "Descriptors kept open on DWARF for source lines (default: a quarter of the open "
 	  "files limit, within 16..4096)",
