@@ -397,19 +397,20 @@ static __always_inline bool hotspot_wanted(const struct sfbpf_unwind_state *st,
 }
 
 /*
- * The step of the frame unwind_frame() is about to emit (st->pc): its
- * entry into st->rt_ip, its caller into st->next; hotspot_step()'s values,
- * RUNTIME_NOT_MINE without settings.
+ * The step of the frame at st->pc, the leaf if topmost: its entry into
+ * st->rt_ip, its caller into st->next; hotspot_step()'s values,
+ * RUNTIME_NOT_MINE without settings. The caller says which frame it is:
+ * inside unwind_frame() (the chained walk) st->n already counts it.
  */
 static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
-					 const struct sfbpf_proc *proc)
+					 const struct sfbpf_proc *proc, bool topmost)
 {
 	const struct sfbpf_hs_proc *hs = hotspot_proc(st, proc);
 
 	if (!hs)
 		return RUNTIME_NOT_MINE;
 	st->rt_ip = st->pc;
-	return hotspot_step(st, proc, hs, st->n == 0, &st->next, &st->rt_ip);
+	return hotspot_step(st, proc, hs, topmost, &st->next, &st->rt_ip);
 }
 
 /*
@@ -425,7 +426,8 @@ __noinline int hotspot_frame_looped(struct sfbpf_unwind_state *st, const struct 
 {
 	if (!st || !proc)
 		return RUNTIME_NOT_MINE;
-	return hotspot_frame(st, proc);
+	/* Before unwind_frame_looped() emits the frame: st->n is its index. */
+	return hotspot_frame(st, proc, st->n == 0);
 }
 
 __noinline int hotspot_code_looped(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,

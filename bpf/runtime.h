@@ -14,7 +14,9 @@
  *   runtime_frame_wanted()  whether st->pc's frame is a runtime's to step
  *   runtime_frame()         the step: st->next, the frame's identity in
  *                           st->rt_ip; UNWIND_NEXT, a stop reason, or
- *                           RUNTIME_NOT_MINE for the native step to take it
+ *                           RUNTIME_NOT_MINE for the native step to take it;
+ *                           told whether the frame is the leaf (its frame
+ *                           may not be whole there), as the caller knows it
  *   runtime_frame_looped()  the same for the walk in bpf_loop(), called by
  *                           its callback before unwind_frame_looped(): the
  *                           verifier checks a global function once, and a
@@ -56,9 +58,9 @@ static __always_inline bool runtime_frame_wanted(const struct sfbpf_unwind_state
 }
 
 static __always_inline int runtime_frame(struct sfbpf_unwind_state *st,
-					 const struct sfbpf_proc *proc)
+					 const struct sfbpf_proc *proc, bool topmost)
 {
-	return hotspot_frame(st, proc);
+	return hotspot_frame(st, proc, topmost);
 }
 
 static __always_inline int runtime_frame_looped(struct sfbpf_unwind_state *st,

@@ -547,7 +547,7 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 		err = unwind_by_rule(st, rule, topmost, next);
 	} else if (!obj && runtime_frame_wanted(st, proc)) {
 		/* The looped walk's callback took the step before (unwind_step()). */
-		err = vma ? st->rt_err : runtime_frame(st, proc);
+		err = vma ? st->rt_err : runtime_frame(st, proc, topmost);
 		rt = err == UNWIND_NEXT;
 		if (rt)
 			ips[n & UNWIND_FRAME_MASK] = st->rt_ip;
