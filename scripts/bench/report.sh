@@ -123,10 +123,10 @@ EOF
 ## 1c. The Java walk per sample
 
 The BPF program's run time per sample (kernel BPF statistics, a per-task
-event on the JVM's busy thread) of a JVM started with no flag, spinning at
-the bottom of 10 and 100 calls of one method the JIT compiled
-(\`tests/bench/JRecurse.java\`; the JIT inlines part of the recursion, so a
-physical frame may stand for two calls), in two modes measured in turn on
+event on the JVM's busy thread) of a JVM started with no profiling flag,
+spinning at the bottom of 10 and 100 calls of one method the JIT compiled
+(\`tests/bench/JRecurse.java\`, run with the method not inlined into
+itself, so that each call is a compiled frame of its own), in two modes measured in turn on
 the same process, the order rotating: without its HotSpot settings (the
 walk ends at the first Java frame, as for a JVM not attached) and with
 them (each interpreted and compiled frame stepped: bpf/hotspot.h). Medians
