@@ -296,6 +296,7 @@ enum sfbpf_hs_stop {
 	SFBPF_HS_STOP_NO_BLOB, /* the segment map leads to no blob that holds the pc */
 	SFBPF_HS_STOP_BAD_BLOB, /* a blob's frame size, or its heap's segment size, out of bounds */
 	SFBPF_HS_STOP_NO_CALLER, /* a compiled leaf: no return address where its frame ends */
+	SFBPF_HS_STOP_NEVER_SAFE, /* a leaf in a blob whose frame HotSpot never calls complete */
 	SFBPF_HS_STOP__COUNT,
 };
 

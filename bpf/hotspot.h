@@ -325,6 +325,16 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 		}
 	}
 	/*
+	 * A leaf in a blob whose frame-complete offset is "never safe" (the
+	 * handlers of safepoint polls, deoptimization, exceptions: HotSpot's
+	 * own walk never starts in one) may be pushing or popping the
+	 * registers it saves, its return slot still a placeholder: its frame
+	 * size says nothing of sp then, and a word found above it would be a
+	 * stale return address, a wrong caller.
+	 */
+	if (topmost && complete < 0)
+		return hotspot_stop(st, SFBPF_HS_STOP_NEVER_SAFE, SFBPF_STOP_NO_MAPPING);
+	/*
 	 * Stopped in the body, sp is the frame's own, except inside the few
 	 * intrinsics that push a word or more (string_compare keeps a length
 	 * there): a leaf is taken with the first of up to HS_LEAF_PUSHES words

@@ -45,6 +45,10 @@ each.
                              to lie (SFBPF_TEST_HS_LIE) the lie's reason
                              counted (segmap: read; shift: bad_blob), and
                              no reason it cannot give
+  neversafe NAME FOLDED TOP  samples stopped in a blob HotSpot never walks
+                             from (SafepointBlob...): seen, each stack ended
+                             right there ([truncated] above it), counted in
+                             hs_stop_never_safe
   budget NAME TOP            the names table held to a budget the profile
                              filled: collected, names evicted or refused,
                              its bytes within it
@@ -373,11 +377,11 @@ def check_warmup(name, out, top):
           f"(want 3 and 4, C1's and C2's) while profiled; frames stepped {stats}")
 
 
-HS_STOPS = ("read", "interp_link", "no_blob", "bad_blob", "no_caller")
+HS_STOPS = ("read", "interp_link", "no_blob", "bad_blob", "no_caller", "never_safe")
 # A lie -> the reason every compiled step must end with, and the reasons no
 # step can give under it (an interpreted frame's may still be read or link).
-HS_LIES = {"segmap": ("read", ("no_blob", "bad_blob", "no_caller")),
-           "shift": ("bad_blob", ("no_blob", "no_caller"))}
+HS_LIES = {"segmap": ("read", ("no_blob", "bad_blob", "no_caller", "never_safe")),
+           "shift": ("bad_blob", ("no_blob", "no_caller", "never_safe"))}
 
 
 def check_hsstops(name, top, lie=None):
@@ -508,12 +512,40 @@ def check_churn(name, path, out):
               "stack's ChurnK frames of one K, under JavaChurn.main")
 
 
+# HotSpot's blobs whose frame-complete offset is "never safe": its handlers
+# of safepoint polls, deoptimization and exceptions.
+NEVER_SAFE = ("SafepointBlob", "DeoptimizationBlob", "UncommonTrapBlob", "ExceptionBlob")
+
+
+def check_neversafe(name, path, top):
+    """A sample stopped in a never-safe blob: its stack ends there
+    ([truncated] right above it, never a caller read from a stale word),
+    each counted in hs_stop_never_safe."""
+    leaves = wrong = 0
+    bad = collections.Counter()
+    for frames, n in folded(path):
+        user = [f for f in frames if not f.endswith("_[k]")]
+        if user[-1].split(" (")[0] not in NEVER_SAFE:
+            continue
+        leaves += n
+        if user[-2] != "[truncated]":
+            wrong += n
+            bad[";".join(user[-3:])] += n
+    stats = dict(re.findall(r"stat (hs_stop_never_safe) (\d+)$", open(top).read(), re.M))
+    counted = int(stats.get("hs_stop_never_safe", -1))
+    ok = not wrong and leaves > 0 and counted >= leaves
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: {leaves} samples stopped in a never-safe blob "
+          f"({', '.join(NEVER_SAFE)}), {leaves - wrong} of them ended there, "
+          f"hs_stop_never_safe={counted} (want > 0, all ended, all counted; "
+          f"with a caller: {bad.most_common(2)})")
+
+
 def main():
     mode, name = sys.argv[1], sys.argv[2]
     {"stacks": check_stacks, "jfr": check_jfr, "offcpu": check_offcpu,
      "program": check_program, "clock": check_clock, "churn": check_churn,
      "outputs": check_outputs, "perfg": check_perfg, "warmup": check_warmup,
-     "hsstops": check_hsstops, "budget": check_budget}[mode](
+     "hsstops": check_hsstops, "budget": check_budget, "neversafe": check_neversafe}[mode](
          name, *sys.argv[3:])
 
 

@@ -102,6 +102,7 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_NO_BLOB - 1] = "hs-stop-no-blob",
 	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_BAD_BLOB - 1] = "hs-stop-bad-blob",
 	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_NO_CALLER - 1] = "hs-stop-no-caller",
+	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_NEVER_SAFE - 1] = "hs-stop-never-safe",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
