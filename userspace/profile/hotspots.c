@@ -329,6 +329,22 @@ static uint32_t interpreted_at(struct hotspots *hss, struct jvm *j, const struct
 	return 1;
 }
 
+/*
+ * Whether j has unloaded classes since a sample of epoch (abi.h's rt_epoch;
+ * 0: none, then nothing can be told and false).
+ */
+static bool unloaded_since(struct hotspots *hss, struct jvm *j, uint64_t epoch)
+{
+	uint64_t c;
+
+	if (!(epoch & SFBPF_RT_EPOCH_VALID))
+		return false;
+	if (!hotspot__unloads(j->hs, &c) && c == (epoch & ~SFBPF_RT_EPOCH_VALID))
+		return false;
+	hss->stats.unloaded_since++;
+	return true;
+}
+
 /* A compiled frame's pc, its compile id's bits taken off (abi.h: SFBPF_HS_COMPILED). */
 static uint64_t code_pc(uint64_t ip)
 {
@@ -396,6 +412,16 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, uint
 		hss->stats.flushed++;
 		return unknown(hss, ids);
 	}
+	/*
+	 * The scopes' Methods, as interpreted_at()'s: a compilation the walk
+	 * saw run is not flushed before its classes are unloaded, which
+	 * counts, and a Method is freed only after that. A class unloaded
+	 * since the sample may have had its Methods freed and their memory
+	 * given to another class's (a compile id still at its pc): names are
+	 * taken only from a reading the count did not move across.
+	 */
+	if (cf.nr && unloaded_since(hss, j, epoch))
+		return unknown(hss, ids);
 	if (!cf.nr) {
 		hss->stats.stubs++;
 		ids[0] = frame_names__intern("java", cf.stub, "", 0, 0);
@@ -411,6 +437,8 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, uint
 		}
 		n++;
 	}
+	if (cf.nr && unloaded_since(hss, j, epoch))
+		return unknown(hss, ids);
 	hss->stats.compiled += cf.nr ? n : 0;
 	if (n)
 		remember(j, &k, ids, n, check, check2, 1, 0);
