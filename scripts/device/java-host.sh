@@ -8,6 +8,8 @@
 #              run, JFR's window: stacks whole from the thread's entry, the
 #              calls at their lines, the innermost methods and edges against
 #              JFR's, the stop reasons; off CPU, the napper's sleeps
+#   JDK-polls  the fixture's main thread answering another's handshakes:
+#              samples stopped in the safepoint handler end there, counted
 #   scale      one fixture JVM per CPU (the first JDK), sfbpf-top system-wide
 #              at 999 Hz: every JVM attached, none dropped, the fixtures'
 #              stacks whole
@@ -102,6 +104,19 @@ for jdk in "${JDKS[@]}"; do
 	python3 "$CHECK" offcpu "$n-offcpu" "$d/off.folded" "$SRC"
 	sort -t' ' -k2 -nr "$d/on.folded" | head -2 | cut -c1-400
 	gzip -c "$d/on.folded" >"$O/$n.folded.gz"
+	# polls: the main thread answering handshakes (hsprofile.test's polls case).
+	p=$W/$n-polls
+	mkdir -p "$p"
+	"$jdk/bin/java" -Djavawork.handshakes=true -cp "$D/classes" JavaWork "$p/stop" \
+		>"$p/java.out" 2>&1 &
+	jp=$!
+	PIDS+=("$jp")
+	inloop "$jp" &&
+		timeout 60 "$T" -F 999 -p "$jp" --folded "$p/on.folded" --stats 3 >"$p/top.out" 2>&1
+	echo "$n polls: rc=$? $(stats "$p/top.out")"
+	python3 "$CHECK" neversafe "$n-polls-neversafe" "$p/on.folded" "$p/top.out"
+	python3 "$CHECK" stacks "$n-polls" "$p/on.folded" "$SRC"
+	kill -9 "$jp"
 done
 
 echo "== scale: $(nproc) fixture JVMs ($(basename "${JDKS[0]}")), sfbpf-top system-wide at 999 Hz"
