@@ -270,11 +270,13 @@ def check_offcpu(name, path, src):
 
 
 def pprof_as_folded(raw):
-    """pprof -raw's samples as folded lines: a runtime's frame (a location of
-    no mapping, not "[...]") labelled as the folded output labels it, from
-    its function's name, file and line."""
+    """pprof -raw's samples as folded lines: a runtime's frame labelled as the
+    folded output labels it, from its function's name, file and line, markers
+    such as "[unknown java] ()" too. Such a location has no mapping, and its
+    address is the frame's id, tagged as stacks hold it (SFBPF_PY_TAG, bit
+    63): what tells "[unknown java]" from a native "[unknown]"."""
     def label(loc, fn, file, line):
-        if not loc["map"] and not fn.startswith("["):
+        if not loc["map"] and loc["addr"] >> 63:
             return otlp_check.runtime_label(fn, file, line)
         return fn
 

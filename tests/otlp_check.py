@@ -129,8 +129,17 @@ def check_tables(dic):
             raise Bad("%s has %d duplicate entries, e.g. %r" % (t, len(dup), dup[0]))
 
 
+_STRS = {}
+
+
 def strs(dic):
-    return [s.decode("utf-8") for s in dic["string_table"]]
+    """The string table decoded, once per request: every location asks (a
+    machine's profile has tens of thousands)."""
+    t = dic["string_table"]
+    hit = _STRS.get(id(t))
+    if hit is None or hit[0] is not t:
+        hit = _STRS[id(t)] = (t, [s.decode("utf-8") for s in t])
+    return hit[1]
 
 
 def check_index(what, i, n):
