@@ -101,7 +101,10 @@ def parse_raw(text):
         elif section == "Locations":
             m = LOC_RE.match(line)
             rest = re.sub(r" s=\d+(\(.*\))?$", "", m.group(4) if m else line.strip())
-            name, _, fileline = rest.rpartition(" ")
+            # "NAME FILE:LINE": a runtime's file may have a space ("<frozen site>").
+            pseudo = re.match(r"^(.*?) (<[^<>]*>:-?\d+)$", rest)
+            name, _, fileline = (pseudo.group(1), "", pseudo.group(2)) if pseudo else \
+                rest.rpartition(" ")
             if not m:
                 # The next Line of the location: the function the previous one was inlined into.
                 if cur_loc is not None:
