@@ -563,12 +563,16 @@ struct sfbpf_py_code {
 /*
  * A compiled frame whose blob's compile id was read: its pc |
  * SFBPF_HS_COMPILED | (compile id & SFBPF_HS_ID_MASK) << SFBPF_HS_ID_SHIFT
- * (user pcs are below 1 << 47). Userspace names it only while the nmethod
- * at that pc has that id: a flushed one never lends its names.
+ * (user pcs are below 1 << 48: AArch64's too). Userspace names it only
+ * while the nmethod at that pc has that id: a flushed one never lends its
+ * names. With SFBPF_HS_EXACT, the frame was stopped at that pc, not calling
+ * out of it: the leaf, or the frame a signal interrupted (its handler's
+ * frames above it), named as HotSpot's samplers name a stopped pc.
  */
 #define SFBPF_HS_COMPILED (1ULL << 62)
+#define SFBPF_HS_EXACT (1ULL << 61)
 #define SFBPF_HS_ID_SHIFT 48
-#define SFBPF_HS_ID_MASK 0x3fffULL
+#define SFBPF_HS_ID_MASK 0x1fffULL
 #define SFBPF_HS_PC_MASK ((1ULL << SFBPF_HS_ID_SHIFT) - 1)
 #define SFBPF_HS_BCI_SHIFT 46
 #define SFBPF_HS_BCI_NONE 0xffffULL

@@ -363,7 +363,8 @@ found:
 	 */
 	if (hs->nm_compile_id && *ip <= SFBPF_HS_PC_MASK &&
 	    !bpf_probe_read_user(&t[7], 4, (void *)(blob + hs->nm_compile_id)))
-		*ip |= SFBPF_HS_COMPILED | (t[7] & SFBPF_HS_ID_MASK) << SFBPF_HS_ID_SHIFT;
+		*ip |= SFBPF_HS_COMPILED | (t[7] & SFBPF_HS_ID_MASK) << SFBPF_HS_ID_SHIFT |
+		       (topmost ? SFBPF_HS_EXACT : 0);
 	return UNWIND_NEXT;
 }
 
@@ -410,7 +411,10 @@ static __always_inline bool hotspot_wanted(const struct sfbpf_unwind_state *st,
  * The step of the frame at st->pc, the leaf if topmost: its entry into
  * st->rt_ip, its caller into st->next; hotspot_step()'s values,
  * RUNTIME_NOT_MINE without settings. The caller says which frame it is:
- * inside unwind_frame() (the chained walk) st->n already counts it.
+ * inside unwind_frame() (the chained walk) st->n already counts it. A
+ * frame a signal interrupted (st->exact past the leaf: a JFR or profiler
+ * signal's handler above it) is stepped as a leaf: stopped anywhere, in
+ * its prologue or inside an intrinsic's pushes, its frame may not be whole.
  */
 static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
 					 const struct sfbpf_proc *proc, bool topmost)
@@ -420,7 +424,7 @@ static __always_inline int hotspot_frame(struct sfbpf_unwind_state *st,
 	if (!hs)
 		return RUNTIME_NOT_MINE;
 	st->rt_ip = st->pc;
-	return hotspot_step(st, proc, hs, topmost, &st->next, &st->rt_ip);
+	return hotspot_step(st, proc, hs, topmost || st->exact, &st->next, &st->rt_ip);
 }
 
 /*

@@ -345,7 +345,7 @@ static bool unloaded_since(struct hotspots *hss, struct jvm *j, uint64_t epoch)
 	return true;
 }
 
-/* A compiled frame's pc, its compile id's bits taken off (abi.h: SFBPF_HS_COMPILED). */
+/* A compiled frame's pc, its compile id's and exact bits taken off (abi.h: SFBPF_HS_COMPILED). */
 static uint64_t code_pc(uint64_t ip)
 {
 	return (ip & SFBPF_HS_INTERP) == SFBPF_HS_COMPILED ? ip & SFBPF_HS_PC_MASK : ip;
@@ -389,6 +389,9 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, uint
 		remember(j, &k, ids, 1, method, check2, 1, 0);
 		return 1;
 	}
+	/* Stopped there, not calling out: a leaf, or the frame a signal interrupted. */
+	if ((ip & SFBPF_HS_INTERP) == SFBPF_HS_COMPILED && (ip & SFBPF_HS_EXACT))
+		leaf = true;
 	/* Native code (most frames of most samples): nothing read. */
 	if (!hotspot__owns(j->hs, pc - !leaf))
 		return 0;
