@@ -374,6 +374,12 @@ enum sfbpf_stat {
 	SFBPF_STAT_HS_FAILED, /* a pc in a JVM's code that could not be stepped: the stack ends */
 	SFBPF_STAT_HS_STOP_BASE, /* + enum sfbpf_hs_stop - 1: those steps per reason */
 	SFBPF_STAT_HS_STOP_LAST = SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP__COUNT - 2,
+	/* The V8 steps of the native walk (v8.h): frames of a node's code stepped. */
+	SFBPF_STAT_V8_INTERPRETED, /* JavaScript frames of the interpreter: (function, offset) */
+	SFBPF_STAT_V8_BASELINE, /* of baseline (Sparkplug) code: the function only */
+	SFBPF_STAT_V8_OPTIMIZED, /* of optimised code: its pc, checked against its function */
+	SFBPF_STAT_V8_OTHER, /* V8's own frames (entry, exit, stubs, builtins): their pc */
+	SFBPF_STAT_V8_UNREAD, /* a frame's function unreadable: its pc, the walk goes on */
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
@@ -615,6 +621,71 @@ struct sfbpf_hs_proc {
 	__u16 const_code_size; /* ConstMethod::_code_size, a u2 */
 	__u16 nm_compile_id; /* nmethod::_compile_id, an int; 0: not read */
 	__u16 pad2[3];
+};
+
+/*
+ * V8 (docs/DESIGN-v8.md). Per node process the loader attached to, its
+ * settings in the v8_procs hash (tgid ->), checked against the process's
+ * start like procs. V8 keeps frame pointers in all its code, so the native
+ * walk steps its frames by fp; a frame whose pc is V8's code (the embedded
+ * builtins, in node's file and in the copy next to the JIT code, and the
+ * JIT code's anonymous mappings) is read by V8's fixed frame slots (the
+ * offsets its postmortem v8dbg_off_fp_* symbols publish) and sent as:
+ *   - a JavaScript frame of the interpreter, or of baseline code:
+ *     SFBPF_V8_JS | offset << SFBPF_V8_OFF_SHIFT | SharedFunctionInfo >> 3,
+ *     the offset the bytecode offset (SFBPF_V8_OFF_NONE: not known, or
+ *     baseline code, whose pc tells it);
+ *   - a frame of optimised code: SFBPF_V8_CODE | check << SFBPF_V8_CHECK_SHIFT
+ *     | pc, the check bits of its function's SharedFunctionInfo
+ *     (sfbpf_v8_check()): userspace finds the code at pc and names it only
+ *     if that code is still its function's;
+ *   - V8's own frames (entry, exit, stubs, builtins): their pc, as any frame.
+ * Raw values only: userspace replaces them before any output sees them.
+ */
+#define SFBPF_V8_MAX_RANGES 8
+#define SFBPF_V8_JS (3ULL << 62)
+#define SFBPF_V8_CODE (1ULL << 62)
+#define SFBPF_V8_OFF_SHIFT 46
+#define SFBPF_V8_OFF_NONE 0xffffULL
+#define SFBPF_V8_SFI_MASK ((1ULL << SFBPF_V8_OFF_SHIFT) - 1) /* SharedFunctionInfo >> 3 */
+#define SFBPF_V8_CHECK_SHIFT 48
+#define SFBPF_V8_CHECK_MASK 0x3fffULL
+#define SFBPF_V8_PC_MASK ((1ULL << SFBPF_V8_CHECK_SHIFT) - 1)
+
+/*
+ * The check an optimised frame carries of its function (sfi: the tagged
+ * pointer). SFBPF_V8_UNCHECKED: a leaf stopped in its code's prologue or at
+ * its return, whose frame is not (or no longer) built: no function to check.
+ */
+#define SFBPF_V8_UNCHECKED SFBPF_V8_CHECK_MASK
+static inline __u64 sfbpf_v8_check(__u64 sfi)
+{
+	__u64 c = ((sfi >> 3) ^ (sfi >> 17) ^ (sfi >> 31)) & SFBPF_V8_CHECK_MASK;
+
+	return c == SFBPF_V8_UNCHECKED ? 0 : c;
+}
+
+/* A range of V8's code, runtime addresses: builtins (SFBPF_V8_R_BUILTINS) or JIT code. */
+struct sfbpf_v8_range {
+	__u64 lo;
+	__u64 hi;
+};
+
+struct sfbpf_v8_proc {
+	__u64 start_ticks; /* as struct sfbpf_proc's */
+	struct sfbpf_v8_range ranges[SFBPF_V8_MAX_RANGES]; /* builtins first, then JIT code */
+	__u32 nr_builtins;
+	__u32 nr_ranges;
+	/* Frame slots, bytes from fp (v8dbg_off_fp_*): negative */
+	__s16 fp_context; /* the context, or a typed frame's marker (a Smi) */
+	__s16 fp_function; /* the JSFunction */
+	__s16 fp_bytecode_array;
+	__s16 fp_bytecode_offset; /* a Smi: offset + bytecode_header - tag */
+	__u16 function_shared; /* JSFunction::shared */
+	__u16 map_type; /* Map::instance_type, a u16 */
+	__u16 bytecode_array_type; /* BYTECODE_ARRAY_TYPE */
+	__u16 bytecode_header; /* BytecodeArray's data begins there, less the tag: 0 none */
+	__u16 pad[4];
 };
 
 /*

@@ -22,8 +22,9 @@
  *                           verifier checks a global function once, and a
  *                           step inside the frame's call went past 512
  *                           bytes of stack (docs/DESIGN-hotspot.md)
- * HotSpot (hotspot.h). A process without a runtime's settings pays one hash
- * lookup a sample, and only when a frame has no table.
+ * HotSpot (hotspot.h), V8 (v8.h: its frames keep fp, the step adds their
+ * identity). A process without a runtime's settings pays one hash lookup a
+ * sample for each.
  *
  * After the native walk, for an interpreter whose frames live in the
  * thread's own state: the programs call its walk once the native and kernel
@@ -42,21 +43,35 @@
 #define RUNTIME_NOT_MINE (SFBPF_STOP__COUNT + 1)
 
 #include "hotspot.h"
+#include "v8.h"
 
+/*
+ * V8's step is the looped walk's only (5.17 and later, bpf_loop()): a
+ * global function the verifier checks once. Inlined into the chained
+ * walker's frames it took that program past the verifier's million
+ * instructions; there, V8's frames step by fp, as native code, unnamed.
+ */
 static __always_inline int runtime_code(struct sfbpf_unwind_state *st,
 					const struct sfbpf_proc *proc, int idx, __u64 addr,
 					bool looped)
 {
-	return looped ? hotspot_code_looped(st, proc, idx, addr) :
-			hotspot_code(st, proc, idx, addr);
+	if (looped ? hotspot_code_looped(st, proc, idx, addr) : hotspot_code(st, proc, idx, addr))
+		return 1;
+	return looped && v8_code_looped(st, proc, idx, addr);
 }
 
-static __always_inline bool runtime_frame_wanted(const struct sfbpf_unwind_state *st,
-						 const struct sfbpf_proc *proc)
+/*
+ * Whether st->pc's frame is a runtime's: in a mapping without a table
+ * (HotSpot's code heaps, V8's JIT code), or, looped, in a table's gap
+ * (V8's builtins, in node's own file).
+ */
+static __always_inline bool runtime_frame_wanted(struct sfbpf_unwind_state *st,
+						 const struct sfbpf_proc *proc, bool looped)
 {
-	return hotspot_wanted(st, proc);
+	return hotspot_wanted(st, proc) || (looped && v8_wanted_looped(st, proc));
 }
 
+/* The chained walker's step (hotspot.h's). */
 static __always_inline int runtime_frame(struct sfbpf_unwind_state *st,
 					 const struct sfbpf_proc *proc, bool topmost)
 {
@@ -66,7 +81,9 @@ static __always_inline int runtime_frame(struct sfbpf_unwind_state *st,
 static __always_inline int runtime_frame_looped(struct sfbpf_unwind_state *st,
 						const struct sfbpf_proc *proc)
 {
-	return hotspot_frame_looped(st, proc);
+	int err = hotspot_frame_looped(st, proc);
+
+	return err == RUNTIME_NOT_MINE ? v8_frame_looped(st, proc) : err;
 }
 
 #endif /* SFBPF_RUNTIME_H */

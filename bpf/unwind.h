@@ -545,8 +545,11 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	err = RUNTIME_NOT_MINE;
 	if (rule) {
 		err = unwind_by_rule(st, rule, topmost, next);
-	} else if (!obj && runtime_frame_wanted(st, proc)) {
-		/* The looped walk's callback took the step before (unwind_step()). */
+	} else if ((!obj || vma) && (vma ? st->rt_wanted : runtime_frame_wanted(st, proc, false))) {
+		/*
+		 * The looped walk's callback took the step before (unwind_step()),
+		 * in a table's gap too (V8's builtins).
+		 */
 		err = vma ? st->rt_err : runtime_frame(st, proc, topmost);
 		rt = err == UNWIND_NEXT;
 		if (rt)
@@ -629,6 +632,12 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->hs_stop = 0;
 	st->in_rt_code = 0;
 	st->hs_looked = 0;
+	st->v8_looked = 0;
+	st->v8_interpreted = 0;
+	st->v8_baseline = 0;
+	st->v8_optimized = 0;
+	st->v8_other = 0;
+	st->v8_unread = 0;
 	st->rt_epoch = 0;
 	st->stop = SFBPF_STOP_DEPTH;
 }
@@ -722,7 +731,8 @@ static long unwind_step(__u32 index, void *arg)
 
 	(void)index;
 	/* A frame of a runtime's code, maybe: its step first, a call of its own (runtime.h). */
-	if (runtime_frame_wanted(c->st, c->proc))
+	c->st->rt_wanted = runtime_frame_wanted(c->st, c->proc, true);
+	if (c->st->rt_wanted)
 		c->st->rt_err = runtime_frame_looped(c->st, c->proc);
 	return unwind_frame_looped(c->st, (struct unwind_ips *)c->ips, c->proc) ? 1 : 0;
 }

@@ -162,12 +162,17 @@ struct sfbpf_unwind_state {
 	struct sfbpf_unwind_frame next; /* the caller unwind_frame() computes */
 	__u64 rt_ip; /* a runtime step's identity for its frame (runtime.h) */
 	__s32 rt_err; /* and its outcome, taken before unwind_frame() in the looped walk */
+	__u8 rt_wanted; /* whether that walk's callback took a runtime's step for this frame */
 	/* What a step reads, off the stack: the looped walk's calls share 512 bytes of it. */
 	__u64 tmp[8];
 	__u8 hs_blob[SFBPF_HS_BLOB_SPAN]; /* a code blob's first bytes (hotspot.h) */
 	/* The process's HotSpot settings, copied at its sample's first need (hotspot.h) */
 	struct sfbpf_hs_proc hs;
 	__u8 hs_looked; /* 0: not yet; 1: none; 2: in hs */
+	__u8 v8_looked; /* the same for v8 (v8.h) */
+	/* V8 frames stepped (v8.h), per kind: SFBPF_STAT_V8_* */
+	__u16 v8_interpreted, v8_baseline, v8_optimized, v8_other, v8_unread;
+	struct sfbpf_v8_proc v8; /* the process's V8 settings, copied at its sample's first need */
 	__u64 rt_epoch; /* the runtime's epoch, read with its settings: struct sfbpf_sample's */
 	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */

@@ -377,6 +377,11 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 	cnt->v[SFBPF_STAT_VMA_FOUND] += st->vma_found;
 	cnt->v[SFBPF_STAT_HS_INTERPRETED] += st->hs_interpreted;
 	cnt->v[SFBPF_STAT_HS_COMPILED] += st->hs_compiled;
+	cnt->v[SFBPF_STAT_V8_INTERPRETED] += st->v8_interpreted;
+	cnt->v[SFBPF_STAT_V8_BASELINE] += st->v8_baseline;
+	cnt->v[SFBPF_STAT_V8_OPTIMIZED] += st->v8_optimized;
+	cnt->v[SFBPF_STAT_V8_OTHER] += st->v8_other;
+	cnt->v[SFBPF_STAT_V8_UNREAD] += st->v8_unread;
 	if (st->hs_stop) {
 		__u32 i = st->hs_stop - 1 + SFBPF_STAT_HS_STOP_BASE;
 

@@ -14,7 +14,7 @@
 # SFBPF_CONTAINER_PYTHONS=all: every python3.N the suite has, beside its
 # python3 (unstable's next and last CPython, for tests/pywalk.test);
 # SFBPF_CONTAINER_JDKS=all: every openjdk-N-jdk-headless it has from 11 on
-# (make check-jdks).
+# (make check-jdks); SFBPF_CONTAINER_NODE=1: the suite's nodejs (tests/v8profile.test).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -24,7 +24,8 @@ SUITE=${SFBPF_TRIXIE_SUITE:-trixie}
 MARKER=$DIR/.sfbpf-complete
 PYTHONS=${SFBPF_CONTAINER_PYTHONS:-}
 JDKS=${SFBPF_CONTAINER_JDKS:-}
-STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}"
+NODE=${SFBPF_CONTAINER_NODE:-}
+STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}"
 
 die() {
 	echo "container-root: $*" >&2
@@ -86,6 +87,7 @@ all_of() {
 }
 [ "$PYTHONS" = all ] && all_of '^python3\.[0-9]+$' python3.N
 [ "$JDKS" = all ] && all_of '^openjdk-(1[1-9]|[2-9][0-9])-jdk-headless$' openjdk-N-jdk-headless
+[ "$NODE" = 1 ] && all_of '^nodejs$' nodejs
 echo "$STAMP" >"$MARKER.tmp"
 mv "$MARKER.tmp" "$MARKER"
 echo "$DIR"

@@ -231,7 +231,7 @@ static uint64_t loc_hash_head(const struct otlp_location *k)
 
 /*
  * A runtime's frames' type, in OpenTelemetry's words for it (the semantic
- * conventions' profile.frame.type: "cpython", "jvm").
+ * conventions' profile.frame.type: "cpython", "jvm", "v8js").
  */
 static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 {
@@ -239,6 +239,8 @@ static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 		return attr_str(b, "profile.frame.type", "cpython");
 	if (runtime && !strcmp(runtime, "java"))
 		return attr_str(b, "profile.frame.type", "jvm");
+	if (runtime && !strcmp(runtime, "js"))
+		return attr_str(b, "profile.frame.type", "v8js");
 	return b->attr_native;
 }
 

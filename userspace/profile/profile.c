@@ -103,6 +103,11 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_BAD_BLOB - 1] = "hs-stop-bad-blob",
 	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_NO_CALLER - 1] = "hs-stop-no-caller",
 	[SFBPF_STAT_HS_STOP_BASE + SFBPF_HS_STOP_NEVER_SAFE - 1] = "hs-stop-never-safe",
+	[SFBPF_STAT_V8_INTERPRETED] = "v8-interpreted",
+	[SFBPF_STAT_V8_BASELINE] = "v8-baseline",
+	[SFBPF_STAT_V8_OPTIMIZED] = "v8-optimized",
+	[SFBPF_STAT_V8_OTHER] = "v8-other",
+	[SFBPF_STAT_V8_UNREAD] = "v8-unread",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
@@ -206,6 +211,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.py_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		/* HotSpot settings: likewise (interp/hotspot.h). */
 		{ skel->maps.hs_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		/* V8 settings: likewise (interp/v8.h). */
+		{ skel->maps.v8_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.vma_cache, vma_cache_entries(skel), -1 },
 	};
 
@@ -630,6 +637,11 @@ int profile__py_procs_fd(const struct profile *p)
 int profile__hs_procs_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.hs_procs);
+}
+
+int profile__v8_procs_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.v8_procs);
 }
 
 int profile__target_pids_fd(const struct profile *p)

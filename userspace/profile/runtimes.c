@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "profile/hotspots.h"
+#include "profile/v8s.h"
 #include "profile/pythons.h"
 #include "profile/runtimes.h"
 #include "util/clock.h"
@@ -30,7 +31,7 @@
  * In splice order: CPython's frames come after the native ones in a sample
  * and replace its eval loop's; HotSpot's stand in the native walk's place.
  */
-static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime };
+static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime, &v8_runtime };
 #define NR_RUNTIMES (sizeof(known) / sizeof(known[0]))
 
 enum state { ATTACHED, RETRY, NATIVE, RETIRED };

@@ -328,6 +328,7 @@ static int open_offcpu(struct session *s)
 			.procs = profile__procs_fd(s->prof),
 			.py_procs = profile__py_procs_fd(s->prof),
 			.hs_procs = profile__hs_procs_fd(s->prof),
+			.v8_procs = profile__v8_procs_fd(s->prof),
 			.target_pids = profile__target_pids_fd(s->prof),
 			.cpu_run = profile__cpu_run_fd(s->prof),
 		};

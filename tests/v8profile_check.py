@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Checks of sfbpf-top's profiles of node against the fixture and V8's own profiler.
+
+tests/v8profile.test runs it; each command prints one line and exits 0 (pass)
+or 1 (fail):
+  names FOLDED FIXTURE [FUNC...]   every frame of the fixture's file names one of
+                                   its functions at a line inside it (never another
+                                   function's name, never a line outside); FUNCs
+                                   each appear
+  calls FOLDED FIXTURE             every caller -> callee pair of the fixture's
+                                   frames is a call the fixture's source makes
+                                   (inlined frames, as optimised code records them)
+  cpuprof FOLDED PROFDIR           against node --cpu-prof of the same run: the
+                                   innermost JavaScript function's distribution
+                                   overlaps by >= 0.85; >= 98 % of sfbpf's
+                                   caller -> callee pairs (by samples) are edges of
+                                   V8's tree
+  root FOLDED MIN                  of the samples with a JavaScript frame, the share
+                                   whose stack reaches the thread's start (_start,
+                                   or a thread's clone) is >= MIN
+  has FOLDED ROOT FUNC             a sample whose stack begins at ROOT (comm;first
+                                   frame) holds FUNC's frame
+"""
+import collections
+import glob
+import json
+import re
+import sys
+
+JS = re.compile(r"^(.*) \(([^():]+):(\d+)\)$")
+# V8's pseudo-functions: not JavaScript anyone wrote.
+V8_PSEUDO = {"(garbage collector)", "(program)", "(idle)", "(root)"}
+# Frames of the collector: V8's profiler counts those samples as (garbage collector).
+GC = re.compile(r"v8::internal::Heap::|Scavenge|MarkCompact|ConcurrentMarking")
+
+
+def stacks(path):
+    for line in open(path, encoding="utf-8", errors="replace"):
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        st, n = line.rsplit(" ", 1)
+        yield st.split(";"), int(n)
+
+
+def js_frames(frames):
+    """The JavaScript frames of a stack, outermost first: (name, file, line)."""
+    out = []
+    for f in frames:
+        m = JS.match(f)
+        if m:
+            out.append((m.group(1), m.group(2), int(m.group(3))))
+    return out
+
+
+def fixture_functions(path):
+    """name -> (first line, last line) of the fixture's functions and methods."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    funcs, stack = {}, []
+    start = re.compile(r"^(\s*)(?:function (\w+)\s*\(|(\w+)\s*\([^)]*\)\s*\{$)")
+    for i, text in enumerate(lines, 1):
+        m = start.match(text)
+        if m and (m.group(2) or m.group(3) not in ("if", "for", "while")):
+            stack.append((m.group(2) or m.group(3), i, len(m.group(1))))
+            continue
+        if stack and re.match(r"^\s*\}\s*$", text) and len(text) - len(text.lstrip()) == stack[-1][2]:
+            name, first, _ = stack.pop()
+            funcs[name] = (first, i)
+    return funcs
+
+
+def calls_in(path, funcs):
+    """caller -> set of callees, from the fixture's text (a call: NAME( or .NAME()."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out = collections.defaultdict(set)
+    for caller, (a, b) in funcs.items():
+        body = "\n".join(lines[a:b - 1])
+        for callee in funcs:
+            if re.search(r"(^|[^\w])" + callee + r"\(", body):
+                out[caller].add(callee)
+    return out
+
+
+def cmd_names(folded, fixture, want):
+    funcs = fixture_functions(fixture)
+    base = fixture.rsplit("/", 1)[-1]
+    seen, bad, total = collections.Counter(), collections.Counter(), 0
+    for frames, n in stacks(folded):
+        for name, file, line in js_frames(frames):
+            if file != base:
+                continue
+            total += n
+            short = name.rsplit(".", 1)[-1]
+            rng = funcs.get(short)
+            # Top-level code runs as "(anonymous)": outside every function.
+            if name == "(anonymous)" and not any(a <= line <= b for a, b in funcs.values()):
+                seen[name] += n
+            elif rng and rng[0] <= line <= rng[1]:
+                seen[short] += n
+            else:
+                bad["%s:%d" % (name, line)] += n
+    # --none-needed: a V8 whose metadata lies may have no frame named at all.
+    none_needed = "--none-needed" in want
+    missing = [f for f in want if f != "--none-needed" and not seen[f]]
+    ok = (total > 0 or none_needed) and not bad and not missing
+    print("names: %d frames of %s; %s; wrong: %s; missing: %s" % (
+        total, base, ", ".join("%s %d" % kv for kv in seen.most_common(8)),
+        dict(bad.most_common(5)) or "none", missing or "none"))
+    return ok
+
+
+def cmd_calls(folded, fixture):
+    funcs = fixture_functions(fixture)
+    calls = calls_in(fixture, funcs)
+    base = fixture.rsplit("/", 1)[-1]
+    good = bad = 0
+    wrong = collections.Counter()
+    for frames, n in stacks(folded):
+        js = [(name.rsplit(".", 1)[-1], f) for name, f, _ in js_frames(frames)]
+        for (a, fa), (b, fb) in zip(js, js[1:]):
+            if fa != base or fb != base or a not in funcs:
+                continue
+            if b in calls[a]:
+                good += n
+            else:
+                bad += n
+                wrong["%s->%s" % (a, b)] += n
+    print("calls: %d pairs the source makes, %d not: %s" % (good, bad, dict(wrong.most_common(5)) or "none"))
+    return good > 0 and bad == 0
+
+
+def v8_profile(profdir):
+    files = glob.glob(profdir + "/*.cpuprofile")
+    if not files:
+        return None
+    prof = json.load(open(files[0]))
+    nodes = {n["id"]: n for n in prof["nodes"]}
+    parent = {}
+    for n in prof["nodes"]:
+        for c in n.get("children", []):
+            parent[c] = n["id"]
+    return prof, nodes, parent
+
+
+def label(cf):
+    return (cf["functionName"] or "(anonymous)", cf["url"].rsplit("/", 1)[-1])
+
+
+def cmd_cpuprof(folded, profdir):
+    got = v8_profile(profdir)
+    if not got:
+        print("cpuprof: no .cpuprofile in %s" % profdir)
+        return False
+    prof, nodes, parent = got
+    v8 = collections.Counter()
+    for i in prof["samples"]:
+        cf = nodes[i]["callFrame"]
+        if cf["functionName"] in V8_PSEUDO or not cf["url"]:
+            continue
+        v8[label(cf)[0]] += 1
+    edges = set()
+    for c, p in parent.items():
+        a, b = nodes[p]["callFrame"], nodes[c]["callFrame"]
+        if a["url"] and b["url"]:
+            edges.add((label(a), label(b)))
+    ours = collections.Counter()
+    pairs = seen = 0
+    for frames, n in stacks(folded):
+        if any(GC.search(f) for f in frames):
+            continue
+        js = js_frames(frames)
+        if not js:
+            continue
+        ours[js[-1][0]] += n
+        for (a, fa, _), (b, fb, _) in zip(js, js[1:]):
+            pairs += n
+            # V8's tree keeps node's own modules' URLs whole (node:internal/x): by base name.
+            seen += n * (((a, fa.rsplit("/", 1)[-1]), (b, fb.rsplit("/", 1)[-1])) in edges or
+                         any(x[0] == a and y[0] == b for x, y in edges))
+    ta, tb = sum(v8.values()), sum(ours.values())
+    if not ta or not tb or not pairs:
+        print("cpuprof: V8 %d samples, sfbpf %d, %d pairs" % (ta, tb, pairs))
+        return False
+    overlap = sum(min(v8[k] / ta, ours[k] / tb) for k in set(v8) | set(ours))
+    top = sorted(set(v8) | set(ours), key=lambda k: -(v8[k] / ta + ours[k] / tb))[:5]
+    share = seen / pairs
+    print("cpuprof: innermost overlap %.3f (V8 %d samples, sfbpf %d: %s); pairs in V8's tree %.3f" % (
+        overlap, ta, tb, ", ".join("%s %.2f/%.2f" % (k, v8[k] / ta, ours[k] / tb) for k in top), share))
+    return overlap >= 0.85 and share >= 0.98
+
+
+def cmd_root(folded, minimum):
+    js = whole = 0
+    for frames, n in stacks(folded):
+        if not js_frames(frames):
+            continue
+        js += n
+        whole += n * (len(frames) > 1 and frames[1] in ("_start", "clone3", "clone", "start_thread"))
+    share = whole / js if js else 0
+    print("root: %d of %d samples with JavaScript reach their thread's start (%.3f)" % (whole, js, share))
+    return js > 0 and share >= minimum
+
+
+def cmd_has(folded, root, func):
+    r = root.split(";")
+    n = sum(c for frames, c in stacks(folded)
+            if frames[:len(r)] == r and any(name.rsplit(".", 1)[-1] == func for name, _, _ in js_frames(frames)))
+    print("has: %d samples from %s hold %s" % (n, root, func))
+    return n > 0
+
+
+def cmd_outputs(name, folded, raw, otlp):
+    """The session's pprof and OTLP profiles read back as folded stacks
+    (hsprofile_check's readers: a runtime's frame by its tagged id, OTLP's by
+    its frame type) equal its folded output; OTLP types JavaScript "v8js"."""
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    import hsprofile_check as hs
+    import otlp_check
+    want = collections.Counter()
+    for frames, n in stacks(folded):
+        want[";".join(frames)] += n
+    js = sum(n for k, n in want.items() if js_frames(k.split(";")))
+    ok = js >= 100
+    print("%s: %s-js: %d samples with JavaScript frames" % ("PASS" if ok else "FAIL", name, js))
+    for what in ("pprof", "otlp"):
+        types = {}
+        try:
+            if what == "pprof":
+                got = hs.pprof_as_folded(open(raw, errors="replace").read())
+            else:
+                got, types = hs.otlp_as_folded(open(otlp, errors="replace").read())
+        except otlp_check.Bad as e:
+            print("FAIL: %s-%s: the request breaks the schema's rules: %s" % (name, what, e))
+            ok = False
+            continue
+        bad = sorted(set(want) ^ set(got), key=lambda k: -(want[k] + got[k]))
+        bad += [k for k in want if k in got and got[k] != want[k]]
+        if bad:
+            k = bad[0]
+            print("FAIL: %s-%s: %d stacks differ, first %r: folded %d, %s %d" % (
+                name, what, len(bad), k[-160:], want[k], what, got[k]))
+            ok = False
+        else:
+            print("PASS: %s-%s: all %d stacks equal the folded output's" % (name, what, len(want)))
+        if what == "otlp":
+            good = types.get("v8js", 0) > 0
+            print("%s: %s-otlp-type: %d locations typed v8js" % ("PASS" if good else "FAIL", name,
+                                                                  types.get("v8js", 0)))
+            ok = ok and good
+    return ok
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "names":
+        ok = cmd_names(args[0], args[1], args[2:])
+    elif cmd == "calls":
+        ok = cmd_calls(args[0], args[1])
+    elif cmd == "cpuprof":
+        ok = cmd_cpuprof(args[0], args[1])
+    elif cmd == "root":
+        ok = cmd_root(args[0], float(args[1]))
+    elif cmd == "outputs":
+        ok = cmd_outputs(*args[:4])
+    elif cmd == "has":
+        ok = cmd_has(args[0], args[1], args[2])
+    else:
+        print("unknown command " + cmd)
+        ok = False
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

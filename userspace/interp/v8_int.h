@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside interp/v8: the layout V8's postmortem metadata publishes
+ * (v8_layout.c), read from the object's v8dbg_* symbols by class and field,
+ * whatever C++ type a version spells in the symbol's name. A field no
+ * version publishes is found where the objects themselves show it
+ * (v8_names.c: calibration, each checked by instance types).
+ */
+#ifndef SFBPF_INTERP_V8_INT_H
+#define SFBPF_INTERP_V8_INT_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/v8.h"
+#include "util/hashmap.h"
+
+#define V8_NONE UINT16_MAX
+
+struct v8_layout {
+	/* Frame slots, bytes from fp. */
+	int16_t fp_context, fp_function, fp_bytecode_array, fp_bytecode_offset;
+	/* Objects: a tagged pointer's tag, its map, the map's instance type. */
+	uint16_t map, map_type;
+	uint16_t type_map, type_sfi, type_script, type_scope_info, type_bytecode_array;
+	uint16_t type_byte_array, type_fixed_array, type_code, type_istream, type_oddball;
+	uint16_t first_nonstring;
+	/* Strings. */
+	uint16_t str_repr_mask, str_enc_mask, str_one_byte, str_seq, str_cons, str_ext;
+	uint16_t str_sliced, str_thin;
+	uint16_t str_length, seq_chars, seq2_chars, cons_first, cons_second, sliced_parent;
+	uint16_t sliced_offset, thin_actual, ext_resource;
+	/* Functions and scripts. */
+	uint16_t jsf_shared, sfi_name, sfi_script, sfi_function_data;
+	uint16_t script_name, script_source, script_line_ends;
+	uint16_t si_ncontextlocals, si_first_vars;
+	/* Arrays. */
+	uint16_t fa_length, fa_data, ba_header;
+	/* Code: the header before its instructions (an InstructionStream's, or 10.x's Code's). */
+	uint16_t istream_header;
+	uint16_t code_deopt, code_spt, code_bytecode; /* V8_NONE: found by calibration */
+	int16_t deopt_sfi, deopt_literals, deopt_inlining;
+	int32_t version[4];
+};
+
+/* The object's V8 in a process. */
+struct v8 {
+	int pid;
+	struct v8_layout l;
+	char version[32];
+	bool unsupported; /* a V8 whose metadata says a form the walk cannot read */
+	/* The embedded builtins, ELF addresses, and the object's file identity. */
+	uint64_t blob_lo, blob_hi, bias;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint64_t blob_off; /* the blob's file offset */
+	/* Calibrated: the BytecodeArray's position table field; an InstructionStream's map. */
+	uint16_t ba_spt;
+	uint16_t code_start; /* Code's instruction start pointer field (V8 11+) */
+	uint64_t istream_map;
+	/* Scripts' line ends, cached by the script's address and source. */
+	struct hashmap scripts;
+	struct v8_script *sc;
+	size_t nr_sc, sc_cap;
+};
+
+struct v8_script {
+	uint64_t addr, source;
+	uint32_t *ends; /* offset of each line's end */
+	uint32_t nr;
+	char file[V8_FILE_MAX];
+};
+
+/* v8.c: heap objects, checked by type (0, or an error). */
+int v8_type(struct v8 *v, uint64_t p, uint16_t *type);
+int v8_field(struct v8 *v, uint64_t p, uint16_t off, uint64_t *out);
+bool v8_smi(uint64_t w, int64_t *out);
+/* A string's characters, up to max of them, to fn in chunks; *len its length. */
+typedef int (*v8_chars_fn)(void *ctx, const void *chars, size_t n, bool wide);
+int v8_chars(struct v8 *v, uint64_t s, v8_chars_fn fn, void *ctx, uint64_t max, uint64_t *len);
+int v8_string(struct v8 *v, uint64_t s, char *out, size_t size);
+
+/*
+ * The layout from the object's v8dbg_* symbols (elf: the file's), its
+ * builtins' ELF range into *lo, *hi (0, 0: no symbol tells it): 0, or
+ * -ENOENT (no V8 metadata), -ENOTSUP (pointer compression, other tagging).
+ */
+int v8_layout__read(Elf *elf, struct v8_layout *l, uint64_t *lo, uint64_t *hi);
+
+#endif /* SFBPF_INTERP_V8_INT_H */

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A session's node processes: attach, the BPF step's settings, naming JavaScript frames (v8s.h). */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/frame_names.h"
+#include "interp/v8.h"
+#include "procs/procmaps.h"
+#include "profile/profile.h"
+#include "profile/v8s.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+#include "util/vec.h"
+
+/* The metadata is the object's static data: a refusal is final. */
+#define REFUSAL_TRIES 1
+#define MAX_CACHED 65536
+#define CHECK_AGAIN_NS 1000000ULL
+
+/* A frame resolved: the walk's identity -> its ids; check, check2: what is compared again. */
+struct resolved {
+	uint64_t key;
+	uint64_t check, check2;
+	uint32_t first, nr;
+	bool code, leaf;
+	uint64_t checked_ns;
+};
+
+struct node {
+	int pid;
+	uint64_t start_ticks;
+	struct v8 *v8;
+	struct hashmap cache;
+	struct resolved *res;
+	size_t nr_res, res_cap;
+	uint64_t *ids;
+	size_t nr_ids, ids_cap;
+};
+
+struct v8s_stats {
+	uint64_t samples; /* samples spliced */
+	uint64_t functions; /* interpreted and baseline frames named */
+	uint64_t optimized; /* frames of optimised code named, inlined ones included */
+	uint64_t unknown; /* frames that no longer read as what the walk saw: a marker */
+	uint64_t mismatch; /* of unknown: the code at an optimised pc is another function's */
+	uint64_t not_code; /* optimised pcs in no code object read as a function's: kept as pcs */
+	uint64_t cache_stale;
+};
+
+struct v8s {
+	int fd;
+	struct v8s_stats stats;
+	uint64_t unknown_id;
+};
+
+static void forget_cache(struct node *n)
+{
+	hashmap__clear(&n->cache);
+	n->nr_res = n->nr_ids = 0;
+}
+
+static void release(void *rt, struct runtime_proc *rp)
+{
+	struct node *n = rp->priv;
+
+	(void)rt;
+	hashmap__free(&n->cache);
+	free(n->res);
+	free(n->ids);
+	v8__free(n->v8);
+	free(n);
+	rp->priv = NULL;
+}
+
+static void detach(void *rt, struct runtime_proc *rp)
+{
+	struct v8s *vs = rt;
+	__u32 key = rp->pid;
+
+	bpf_map_delete_elem(vs->fd, &key);
+}
+
+/* Whether pid may run V8: it maps a node or a libnode (the attach reads its symbols). */
+static bool detect(int pid, const struct procmaps *pm)
+{
+	(void)pid;
+	for (size_t i = 0; i < procmaps__count(pm); i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+		const char *b;
+
+		if (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO) || !(m->perms & PROCMAP_EXEC))
+			continue;
+		b = procmap__basename(m->path);
+		if (!strncmp(b, "libnode.so", 10) || !strncmp(b, "nsolid", 6) ||
+		    (!strncmp(b, "node", 4) && (!b[4] || (b[4] >= '0' && b[4] <= '9'))))
+			return true;
+	}
+	return false;
+}
+
+static int push(struct v8s *vs, struct node *n)
+{
+	struct sfbpf_v8_proc cfg;
+	struct procmaps *pm;
+	__u32 key = n->pid;
+	int err = procmaps__read(n->pid, &pm);
+
+	if (err)
+		return err;
+	err = v8__bpf_settings(n->v8, pm, &cfg);
+	procmaps__free(pm);
+	if (err)
+		return err;
+	cfg.start_ticks = n->start_ticks;
+	return bpf_map_update_elem(vs->fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+static int attach(void *rt, struct runtime_proc *rp)
+{
+	struct v8s *vs = rt;
+	struct node *n = calloc(1, sizeof(*n));
+	int err;
+
+	if (!n)
+		return -ENOMEM;
+	n->pid = rp->pid;
+	n->start_ticks = rp->start_ticks;
+	err = v8__attach(rp->pid, &n->v8);
+	if (!err)
+		err = push(vs, n);
+	if (err) {
+		v8__free(n->v8);
+		free(n);
+		return err;
+	}
+	pr_debug("v8: pid %d: V8 %s attached", rp->pid, v8__version(n->v8));
+	rp->priv = n;
+	return 0;
+}
+
+static void remapped(void *rt, struct runtime_proc *rp)
+{
+	push(rt, rp->priv);
+}
+
+struct cache_key {
+	uint64_t key;
+	bool leaf;
+};
+
+static bool res_eq(const void *ctx, uint64_t val, const void *key)
+{
+	const struct resolved *r = &((const struct node *)ctx)->res[val];
+	const struct cache_key *k = key;
+
+	return r->key == k->key && r->leaf == k->leaf;
+}
+
+static uint32_t key_hash(const struct cache_key *k)
+{
+	return (uint32_t)hash__mix64(k->key ^ k->leaf);
+}
+
+static void remember(struct node *n, const struct cache_key *k, const uint64_t *ids, uint32_t nr,
+		     bool code, uint64_t check, uint64_t check2)
+{
+	if (n->nr_res >= MAX_CACHED)
+		forget_cache(n);
+	if (VEC_RESERVE(n->res, n->res_cap, n->nr_res + 1, 64) ||
+	    VEC_RESERVE(n->ids, n->ids_cap, n->nr_ids + nr, 256) ||
+	    hashmap__add(&n->cache, key_hash(k), n->nr_res))
+		return;
+	n->res[n->nr_res++] = (struct resolved){ .key = k->key,
+						 .check = check,
+						 .check2 = check2,
+						 .first = (uint32_t)n->nr_ids,
+						 .nr = nr,
+						 .code = code,
+						 .leaf = k->leaf,
+						 .checked_ns = clock__mono_ns() };
+	memcpy(n->ids + n->nr_ids, ids, nr * sizeof(*ids));
+	n->nr_ids += nr;
+}
+
+static const struct resolved *cached(struct v8s *vs, struct node *n, const struct cache_key *k)
+{
+	int64_t i = hashmap__find(&n->cache, key_hash(k), res_eq, n, k);
+	const struct resolved *r;
+	uint64_t now, key;
+	bool ok;
+
+	if (i < 0)
+		return NULL;
+	r = &n->res[i];
+	now = clock__mono_ns();
+	if (now - r->checked_ns < CHECK_AGAIN_NS)
+		return r;
+	ok = r->code ? v8__code_is(n->v8, r->check, r->check2) :
+		       !v8__function_key(n->v8, r->check, &key) && key == r->check2;
+	if (ok) {
+		n->res[i].checked_ns = now;
+		return r;
+	}
+	vs->stats.cache_stale++;
+	hashmap__del(&n->cache, key_hash(k), res_eq, n, k);
+	return NULL;
+}
+
+static uint32_t unknown(struct v8s *vs, uint64_t *ids)
+{
+	vs->stats.unknown++;
+	ids[0] = vs->unknown_id;
+	return 1;
+}
+
+static uint64_t func_id(const struct v8_func *f)
+{
+	return frame_names__intern("js", f->name, f->file, 0, f->line);
+}
+
+/*
+ * The names of one user frame into ids (at most max): how many; 0 when it
+ * is not a JavaScript frame the walk identified (kept as it is).
+ */
+static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf, uint64_t *ids,
+			  uint32_t max)
+{
+	struct cache_key k = { .key = ip, .leaf = false };
+	const struct resolved *r;
+	struct v8_code_frames cf;
+	struct v8_func f;
+	uint64_t key, pc;
+	uint32_t nr = 0;
+	int err;
+
+	if ((ip & SFBPF_V8_JS) == SFBPF_V8_JS) {
+		uint64_t sfi = (ip & SFBPF_V8_SFI_MASK) << 3;
+		uint32_t off = (uint32_t)((ip >> SFBPF_V8_OFF_SHIFT) & SFBPF_V8_OFF_NONE);
+
+		vs->stats.functions++;
+		r = cached(vs, n, &k);
+		if (r) {
+			ids[0] = n->ids[r->first];
+			return 1;
+		}
+		/* The key before the names: a function moved meanwhile then reads as another. */
+		if (v8__function_key(n->v8, sfi, &key) || v8__function(n->v8, sfi, off, &f))
+			return unknown(vs, ids);
+		ids[0] = func_id(&f);
+		if (!ids[0] || v8__function_key(n->v8, sfi, &pc) || pc != key)
+			return unknown(vs, ids);
+		remember(n, &k, ids, 1, false, sfi, key);
+		return 1;
+	}
+	if ((ip & SFBPF_V8_JS) != SFBPF_V8_CODE)
+		return 0;
+	k.leaf = leaf;
+	r = cached(vs, n, &k);
+	if (r) {
+		nr = r->nr < max ? r->nr : max;
+		memcpy(ids, n->ids + r->first, nr * sizeof(*ids));
+		vs->stats.optimized += nr;
+		return nr;
+	}
+	pc = ip & SFBPF_V8_PC_MASK;
+	err = v8__code(n->v8, pc, leaf, &cf);
+	if (err == -ENOENT || err == -ENOTSUP) {
+		vs->stats.not_code++;
+		ids[0] = pc;
+		return 1;
+	}
+	if (err || !cf.nr)
+		return unknown(vs, ids);
+	/* The code at pc is another function's than the frame's: freed and reused, or a prologue.
+	 */
+	if (((ip >> SFBPF_V8_CHECK_SHIFT) & SFBPF_V8_CHECK_MASK) != SFBPF_V8_UNCHECKED &&
+	    sfbpf_v8_check(cf.sfi) != ((ip >> SFBPF_V8_CHECK_SHIFT) & SFBPF_V8_CHECK_MASK)) {
+		vs->stats.mismatch++;
+		return unknown(vs, ids);
+	}
+	for (uint32_t i = 0; i < cf.nr && nr < max; i++) {
+		ids[nr] = func_id(&cf.frames[i]);
+		if (!ids[nr]) {
+			vs->stats.unknown++;
+			ids[nr] = vs->unknown_id;
+		}
+		nr++;
+	}
+	if (!v8__code_is(n->v8, cf.code, cf.start))
+		return unknown(vs, ids);
+	vs->stats.optimized += nr;
+	remember(n, &k, ids, nr, true, cf.code, cf.start);
+	return nr;
+}
+
+static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
+		  struct sfbpf_sample *out)
+{
+	struct v8s *vs = rt;
+	uint32_t nu = in->nr_user, n = 0, j, m;
+	uint64_t ids[V8_MAX_INLINED];
+	bool cut = false, any = false;
+	struct node *nd;
+
+	if (SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel) * 8 > size ||
+	    nu > SFBPF_MAX_FRAMES)
+		return -EINVAL;
+	if (!rp)
+		return 0;
+	nd = rp->priv;
+	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
+	for (j = 0; j < nu && !cut; j++) {
+		m = frame_ids(vs, nd, in->ips[j], j == 0, ids, V8_MAX_INLINED);
+		if (!m) {
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = in->ips[j];
+			continue;
+		}
+		any = true;
+		for (uint32_t i = 0; i < m && !cut; i++) {
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = ids[i] == (in->ips[j] & SFBPF_V8_PC_MASK) ?
+							ids[i] :
+							frame_names__ip(ids[i]);
+		}
+	}
+	if (!any)
+		return 0;
+	vs->stats.samples++;
+	if (cut)
+		out->stop = SFBPF_STOP_DEPTH;
+	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
+	out->nr_user = n;
+	out->nr_py = 0;
+	return 1;
+}
+
+static void mark_names(void *rt)
+{
+	frame_names__mark(frame_names__ip(((struct v8s *)rt)->unknown_id));
+}
+
+static void forget(void *rt, struct runtime_proc *rp)
+{
+	(void)rt;
+	forget_cache(rp->priv);
+}
+
+static void *v8s_new(struct profile *prof)
+{
+	struct v8s *vs = calloc(1, sizeof(*vs));
+
+	if (!vs)
+		return NULL;
+	vs->fd = profile__v8_procs_fd(prof);
+	vs->unknown_id = frame_names__intern("js", "[unknown js]", "", 0, 0);
+	return vs;
+}
+
+static void v8s_free(void *rt)
+{
+	free(rt);
+}
+
+static void counters(const void *rt, runtime_put_fn put, void *ctx)
+{
+	const struct v8s_stats *st = &((const struct v8s *)rt)->stats;
+
+	put(ctx, "v8_spliced", st->samples, false);
+	put(ctx, "v8_named_functions", st->functions, false);
+	put(ctx, "v8_named_optimized", st->optimized, false);
+	put(ctx, "v8_unknown", st->unknown, false);
+	put(ctx, "v8_mismatch", st->mismatch, false);
+	put(ctx, "v8_not_code", st->not_code, false);
+	put(ctx, "v8_cache_stale", st->cache_stale, false);
+}
+
+const struct runtime_ops v8_runtime = {
+	.name = "v8",
+	.prefix = "v8",
+	.starting = "not started",
+	.refusal_tries = REFUSAL_TRIES,
+	.new = v8s_new,
+	.free = v8s_free,
+	.detect = detect,
+	.attach = attach,
+	.remapped = remapped,
+	.detach = detach,
+	.release = release,
+	.splice = splice,
+	.mark_names = mark_names,
+	.forget = forget,
+	.counters = counters,
+};
