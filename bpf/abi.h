@@ -642,7 +642,8 @@ struct sfbpf_hs_proc {
  *   - V8's own frames (entry, exit, stubs, builtins): their pc, as any frame.
  * Raw values only: userspace replaces them before any output sees them.
  */
-#define SFBPF_V8_MAX_RANGES 8
+/* The builtins' ranges: in node's text, and the copy beside the JIT code. */
+#define SFBPF_V8_BUILTINS 2
 #define SFBPF_V8_JS (3ULL << 62)
 #define SFBPF_V8_CODE (1ULL << 62)
 #define SFBPF_V8_OFF_SHIFT 46
@@ -665,7 +666,7 @@ static inline __u64 sfbpf_v8_check(__u64 sfi)
 	return c == SFBPF_V8_UNCHECKED ? 0 : c;
 }
 
-/* A range of V8's code, runtime addresses: builtins (SFBPF_V8_R_BUILTINS) or JIT code. */
+/* A range of V8's code, runtime addresses; lo == hi: none. */
 struct sfbpf_v8_range {
 	__u64 lo;
 	__u64 hi;
@@ -673,9 +674,14 @@ struct sfbpf_v8_range {
 
 struct sfbpf_v8_proc {
 	__u64 start_ticks; /* as struct sfbpf_proc's */
-	struct sfbpf_v8_range ranges[SFBPF_V8_MAX_RANGES]; /* builtins first, then JIT code */
-	__u32 nr_builtins;
-	__u32 nr_ranges;
+	struct sfbpf_v8_range builtins[SFBPF_V8_BUILTINS];
+	/*
+	 * The JIT code: the hull of the anonymous executable mappings and the
+	 * reservation after them (V8's code range, which it commits as it
+	 * compiles). Compared without a loop: 6.1's verifier followed one past
+	 * its limit.
+	 */
+	struct sfbpf_v8_range jit;
 	/* Frame slots, bytes from fp (v8dbg_off_fp_*): negative */
 	__s16 fp_context; /* the context, or a typed frame's marker (a Smi) */
 	__s16 fp_function; /* the JSFunction */

@@ -55,9 +55,14 @@ static __always_inline int runtime_code(struct sfbpf_unwind_state *st,
 					const struct sfbpf_proc *proc, int idx, __u64 addr,
 					bool looped)
 {
-	if (looped ? hotspot_code_looped(st, proc, idx, addr) : hotspot_code(st, proc, idx, addr))
-		return 1;
-	return looped && v8_code_looped(st, proc, idx, addr);
+	/*
+	 * The global functions' results as they are, or'd, never branched on
+	 * here: a constant per branch doubled the states 6.1's verifier
+	 * followed in the walk's frame, past its limit.
+	 */
+	if (!looped)
+		return hotspot_code(st, proc, idx, addr);
+	return hotspot_code_looped(st, proc, idx, addr) | v8_code_looped(st, proc, idx, addr);
 }
 
 /*
@@ -68,7 +73,9 @@ static __always_inline int runtime_code(struct sfbpf_unwind_state *st,
 static __always_inline bool runtime_frame_wanted(struct sfbpf_unwind_state *st,
 						 const struct sfbpf_proc *proc, bool looped)
 {
-	return hotspot_wanted(st, proc) || (looped && v8_wanted_looped(st, proc));
+	if (!looped)
+		return hotspot_wanted(st, proc);
+	return hotspot_wanted(st, proc) | v8_wanted_looped(st, proc);
 }
 
 /* The chained walker's step (hotspot.h's). */

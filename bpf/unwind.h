@@ -545,11 +545,8 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	err = RUNTIME_NOT_MINE;
 	if (rule) {
 		err = unwind_by_rule(st, rule, topmost, next);
-	} else if ((!obj || vma) && (vma ? st->rt_wanted : runtime_frame_wanted(st, proc, false))) {
-		/*
-		 * The looped walk's callback took the step before (unwind_step()),
-		 * in a table's gap too (V8's builtins).
-		 */
+	} else if (!obj && runtime_frame_wanted(st, proc, vma)) {
+		/* The looped walk's callback took the step before (unwind_step()). */
 		err = vma ? st->rt_err : runtime_frame(st, proc, topmost);
 		rt = err == UNWIND_NEXT;
 		if (rt)
@@ -728,13 +725,29 @@ __noinline int unwind_frame_looped(struct sfbpf_unwind_state *st, struct unwind_
 static long unwind_step(__u32 index, void *arg)
 {
 	struct sfbpf_unwind_ctx *c = arg;
+	struct sfbpf_unwind_state *st = c->st;
+	__u64 pc = st->pc;
+	__u32 n = st->n;
+	bool wanted;
+	long stop;
 
 	(void)index;
 	/* A frame of a runtime's code, maybe: its step first, a call of its own (runtime.h). */
-	c->st->rt_wanted = runtime_frame_wanted(c->st, c->proc, true);
-	if (c->st->rt_wanted)
-		c->st->rt_err = runtime_frame_looped(c->st, c->proc);
-	return unwind_frame_looped(c->st, (struct unwind_ips *)c->ips, c->proc) ? 1 : 0;
+	wanted = runtime_frame_wanted(st, c->proc, true);
+	if (wanted)
+		st->rt_err = runtime_frame_looped(st, c->proc);
+	stop = unwind_frame_looped(st, (struct unwind_ips *)c->ips, c->proc);
+	/*
+	 * Code in a table's gap that a runtime's step named (V8's builtins,
+	 * running the interpreter's frames, in node's own file): stepped by fp
+	 * as the gap's frames are, its identity in place of its pc. Here, not
+	 * in the frame's step: one more path there took 6.1's verifier past
+	 * its limit.
+	 */
+	if (wanted && st->rt_err == UNWIND_NEXT && st->rt_ip != pc && n < UNWIND_MAX_FRAMES &&
+	    c->ips[n & UNWIND_FRAME_MASK] == pc)
+		c->ips[n & UNWIND_FRAME_MASK] = st->rt_ip;
+	return stop ? 1 : 0;
 }
 
 /*

@@ -162,7 +162,6 @@ struct sfbpf_unwind_state {
 	struct sfbpf_unwind_frame next; /* the caller unwind_frame() computes */
 	__u64 rt_ip; /* a runtime step's identity for its frame (runtime.h) */
 	__s32 rt_err; /* and its outcome, taken before unwind_frame() in the looped walk */
-	__u8 rt_wanted; /* whether that walk's callback took a runtime's step for this frame */
 	/* What a step reads, off the stack: the looped walk's calls share 512 bytes of it. */
 	__u64 tmp[8];
 	__u8 hs_blob[SFBPF_HS_BLOB_SPAN]; /* a code blob's first bytes (hotspot.h) */

@@ -54,15 +54,10 @@ static __always_inline const struct sfbpf_v8_proc *v8_proc(struct sfbpf_unwind_s
 /* Whether addr is V8's code: 1, its builtins; 2, its JIT code; 0, neither. */
 static __always_inline int v8_owns(const struct sfbpf_v8_proc *v8, __u64 addr)
 {
-	__u32 k;
-
-	for (k = 0; k < SFBPF_V8_MAX_RANGES; k++) {
-		if (k >= v8->nr_ranges)
-			break;
-		if (addr >= v8->ranges[k].lo && addr < v8->ranges[k].hi)
-			return k < v8->nr_builtins ? 1 : 2;
-	}
-	return 0;
+	if ((addr >= v8->builtins[0].lo && addr < v8->builtins[0].hi) ||
+	    (addr >= v8->builtins[1].lo && addr < v8->builtins[1].hi))
+		return 1;
+	return addr >= v8->jit.lo && addr < v8->jit.hi ? 2 : 0;
 }
 
 /* Whether addr, in no mapping with a table (idx: its mapping, or -1), is V8's JIT code. */

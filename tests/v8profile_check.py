@@ -57,11 +57,13 @@ def fixture_functions(path):
     """name -> (first line, last line) of the fixture's functions and methods."""
     lines = open(path, encoding="utf-8").read().split("\n")
     funcs, stack = {}, []
-    start = re.compile(r"^(\s*)(?:function (\w+)\s*\(|(\w+)\s*\([^)]*\)\s*\{$)")
+    # A class is its constructor: V8 names "new X()"'s frame X.
+    start = re.compile(r"^(\s*)(?:function (\w+)\s*\(|class (\w+) \{$|(\w+)\s*\([^)]*\)\s*\{$)")
     for i, text in enumerate(lines, 1):
         m = start.match(text)
-        if m and (m.group(2) or m.group(3) not in ("if", "for", "while")):
-            stack.append((m.group(2) or m.group(3), i, len(m.group(1))))
+        name = m and (m.group(2) or m.group(3) or m.group(4))
+        if m and name not in ("if", "for", "while"):
+            stack.append((name, i, len(m.group(1))))
             continue
         if stack and re.match(r"^\s*\}\s*$", text) and len(text) - len(text.lstrip()) == stack[-1][2]:
             name, first, _ = stack.pop()

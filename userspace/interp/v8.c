@@ -90,6 +90,12 @@ int v8__attach(int pid, struct v8 **out)
 		free(v);
 		return err;
 	}
+	v->code_start = v->l.code_start;
+	v->code_deopt = v->l.code_deopt;
+	v->code_spt = v->l.code_spt;
+	v->deopt_sfi = v->l.deopt_sfi;
+	v->deopt_literals = v->l.deopt_literals;
+	v->deopt_inlining = v->l.deopt_inlining;
 	snprintf(v->version, sizeof(v->version), "%d.%d.%d.%d", v->l.version[0], v->l.version[1],
 		 v->l.version[2], v->l.version[3]);
 	*out = v;
@@ -112,22 +118,12 @@ const char *v8__version(const struct v8 *v)
 	return v->version;
 }
 
-static bool add_range(struct sfbpf_v8_proc *cfg, uint64_t lo, uint64_t hi)
-{
-	if (cfg->nr_ranges >= SFBPF_V8_MAX_RANGES || lo >= hi)
-		return false;
-	cfg->ranges[cfg->nr_ranges].lo = lo;
-	cfg->ranges[cfg->nr_ranges].hi = hi;
-	cfg->nr_ranges++;
-	return true;
-}
-
 /*
  * The builtins where the process runs them: in the object's text, and in
  * the copy V8 maps next to its JIT code (short builtin calls), a second
- * mapping of the same file at the blob's offset. Then the JIT code: every
- * anonymous executable mapping, with the reservation that follows it (its
- * code space grows into it after this reading).
+ * mapping of the same file at the blob's offset. Then the JIT code: the
+ * hull of the anonymous executable mappings, with the reservation that
+ * follows the last (its code space grows into it after this reading).
  */
 int v8__bpf_settings(struct v8 *v, const struct procmaps *pm, struct sfbpf_v8_proc *cfg)
 {
@@ -145,7 +141,8 @@ int v8__bpf_settings(struct v8 *v, const struct procmaps *pm, struct sfbpf_v8_pr
 	/* The offset's Smi counts from the array's tagged pointer. */
 	cfg->bytecode_header = l->ba_header - 1;
 	if (v->blob_lo) {
-		add_range(cfg, v->blob_lo + v->bias, v->blob_hi + v->bias);
+		cfg->builtins[0].lo = v->blob_lo + v->bias;
+		cfg->builtins[0].hi = v->blob_hi + v->bias;
 		for (size_t i = 0; i < procmaps__count(pm); i++) {
 			const struct procmap *m = procmaps__get(pm, i);
 			uint64_t at;
@@ -156,11 +153,12 @@ int v8__bpf_settings(struct v8 *v, const struct procmaps *pm, struct sfbpf_v8_pr
 			    v->blob_off >= m->offset + (m->end - m->start))
 				continue;
 			at = m->start + (v->blob_off - m->offset);
-			if (at != v->blob_lo + v->bias)
-				add_range(cfg, at, at + size);
+			if (at != cfg->builtins[0].lo) {
+				cfg->builtins[1].lo = at;
+				cfg->builtins[1].hi = at + size;
+			}
 		}
 	}
-	cfg->nr_builtins = cfg->nr_ranges;
 	for (size_t i = 0; i < procmaps__count(pm); i++) {
 		const struct procmap *m = procmaps__get(pm, i);
 		uint64_t hi = m->end;
@@ -177,8 +175,10 @@ int v8__bpf_settings(struct v8 *v, const struct procmaps *pm, struct sfbpf_v8_pr
 			hi = n->end;
 			i++;
 		}
-		if (!add_range(cfg, m->start, hi))
-			break;
+		if (!cfg->jit.lo || m->start < cfg->jit.lo)
+			cfg->jit.lo = m->start;
+		if (hi > cfg->jit.hi)
+			cfg->jit.hi = hi;
 	}
 	return 0;
 }

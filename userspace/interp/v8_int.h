@@ -26,6 +26,9 @@ struct v8_layout {
 	uint16_t map, map_type;
 	uint16_t type_map, type_sfi, type_script, type_scope_info, type_bytecode_array;
 	uint16_t type_byte_array, type_fixed_array, type_code, type_istream, type_oddball;
+	/* V8 12+: arrays of trusted space, a Code's function behind a wrapper. */
+	uint16_t type_trusted_fixed_array, type_protected_fixed_array, type_trusted_byte_array;
+	uint16_t type_sfi_wrapper, wrapper_shared, type_bytecode_wrapper, type_interpreter_data;
 	uint16_t first_nonstring;
 	/* Strings. */
 	uint16_t str_repr_mask, str_enc_mask, str_one_byte, str_seq, str_cons, str_ext;
@@ -37,9 +40,14 @@ struct v8_layout {
 	uint16_t script_name, script_source, script_line_ends;
 	uint16_t si_ncontextlocals, si_first_vars;
 	/* Arrays. */
-	uint16_t fa_length, fa_data, ba_header;
-	/* Code: the header before its instructions (an InstructionStream's, or 10.x's Code's). */
-	uint16_t istream_header;
+	uint16_t fa_length, fa_data, ba_header, ba_length;
+	/*
+	 * Code: the header before its instructions, an InstructionStream's
+	 * (11+), or a Code's own that holds them (10.x: code_inline); the
+	 * field of a Code that points at them (11+; V8_NONE: found).
+	 */
+	uint16_t istream_header, code_start;
+	bool code_inline;
 	uint16_t code_deopt, code_spt, code_bytecode; /* V8_NONE: found by calibration */
 	int16_t deopt_sfi, deopt_literals, deopt_inlining;
 	int32_t version[4];
@@ -58,8 +66,10 @@ struct v8 {
 	uint64_t blob_off; /* the blob's file offset */
 	/* Calibrated: the BytecodeArray's position table field; an InstructionStream's map. */
 	uint16_t ba_spt;
-	uint16_t code_start; /* Code's instruction start pointer field (V8 11+) */
 	uint64_t istream_map;
+	/* The layout's, or found on the first optimised code (V8_NONE, -1: not yet). */
+	uint16_t code_start, code_deopt, code_spt;
+	int16_t deopt_sfi, deopt_literals, deopt_inlining;
 	/* Scripts' line ends, cached by the script's address and source. */
 	struct hashmap scripts;
 	struct v8_script *sc;
@@ -81,6 +91,26 @@ bool v8_smi(uint64_t w, int64_t *out);
 typedef int (*v8_chars_fn)(void *ctx, const void *chars, size_t n, bool wide);
 int v8_chars(struct v8 *v, uint64_t s, v8_chars_fn fn, void *ctx, uint64_t max, uint64_t *len);
 int v8_string(struct v8 *v, uint64_t s, char *out, size_t size);
+
+/* v8_names.c, for v8_code.c. */
+#define V8_POS_OFFSET(raw) ((int64_t)(((raw) >> 1) & 0x3fffffff) - 1)
+#define V8_POS_INLINING(raw) ((int64_t)(((raw) >> 31) & 0xffff) - 1)
+int v8_table_find(const uint8_t *p, size_t n, int64_t target, int64_t limit, uint64_t *raw);
+int v8_byte_array(struct v8 *v, uint64_t ba, uint8_t **out, size_t *n);
+int v8_function_at(struct v8 *v, uint64_t sfi, int64_t pos, struct v8_func *f);
+
+static inline bool v8_is_byte_array(const struct v8 *v, uint16_t type)
+{
+	return type != V8_NONE &&
+	       (type == v->l.type_byte_array || type == v->l.type_trusted_byte_array);
+}
+
+static inline bool v8_is_fixed_array(const struct v8 *v, uint16_t type)
+{
+	return type != V8_NONE &&
+	       (type == v->l.type_fixed_array || type == v->l.type_trusted_fixed_array ||
+		type == v->l.type_protected_fixed_array);
+}
 
 /*
  * The layout from the object's v8dbg_* symbols (elf: the file's), its

@@ -200,6 +200,14 @@ static int resolve(const struct syms *t, struct v8_layout *l)
 	l->type_istream = type(t, "InstructionStream__INSTRUCTION_STREAM_TYPE");
 	l->type_oddball = type(t, "Oddball__ODDBALL_TYPE");
 	l->first_nonstring = konst16(t, "FirstNonstringType");
+	l->type_trusted_fixed_array = type(t, "TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE");
+	l->type_protected_fixed_array = type(t, "ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE");
+	l->type_trusted_byte_array = type(t, "TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE");
+	l->type_sfi_wrapper =
+		type(t, "SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE");
+	l->wrapper_shared = field(t, "SharedFunctionInfoWrapper", "shared_info");
+	l->type_bytecode_wrapper = type(t, "BytecodeWrapper__BYTECODE_WRAPPER_TYPE");
+	l->type_interpreter_data = type(t, "InterpreterData__INTERPRETER_DATA_TYPE");
 
 	l->str_repr_mask = konst16(t, "StringRepresentationMask");
 	l->str_enc_mask = konst16(t, "StringEncodingMask");
@@ -233,12 +241,27 @@ static int resolve(const struct syms *t, struct v8_layout *l)
 	l->fa_length = field(t, "FixedArrayBase", "length");
 	l->fa_data = field(t, "FixedArray", "data");
 	l->ba_header = field(t, "BytecodeArray", "data");
+	l->ba_length = field(t, "BytecodeArray", "length");
+	if (l->ba_length == V8_NONE)
+		l->ba_length = l->fa_length;
 	/* 10.x: a Code object holds its instructions; 11+: an InstructionStream does. */
 	l->istream_header = field(t, "InstructionStream", "instruction_start");
+	l->code_start = V8_NONE;
+	if (l->type_istream == V8_NONE) {
+		/* 10.x: Code::instruction_start is its header's size, the instructions inline. */
+		l->istream_header = field(t, "Code", "instruction_start");
+		l->code_inline = l->istream_header != V8_NONE;
+	} else {
+		l->code_start = field(t, "Code", "instruction_start");
+	}
 	l->code_deopt = field(t, "Code", "deoptimization_data");
 	l->code_spt = field(t, "Code", "source_position_table");
 	l->code_bytecode = field(t, "Code", "bytecode_or_interpreter_data");
-	l->deopt_sfi = konst(t, "DeoptimizationDataSharedFunctionInfoIndex", &v[5]) ? v[5] : -1;
+	l->deopt_sfi = konst(t, "DeoptimizationDataSharedFunctionInfoIndex", &v[5]) ||
+				       konst(t, "DeoptimizationDataWrappedSharedFunctionInfoIndex",
+					     &v[5]) ?
+			       v[5] :
+			       -1;
 	l->deopt_literals = konst(t, "DeoptimizationDataLiteralArrayIndex", &v[5]) ? v[5] : -1;
 	l->deopt_inlining = konst(t, "DeoptimizationDataInliningPositionsIndex", &v[5]) ? v[5] : -1;
 

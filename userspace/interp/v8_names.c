@@ -24,11 +24,6 @@
 /* Bytes of a position table read; a script's source read for its line ends. */
 #define MAX_TABLE (1u << 20)
 #define MAX_SOURCE (64u << 20)
-/* How far back from a pc its code object's header may be. */
-#define MAX_CODE_SCAN (1u << 20)
-/* V8's SourcePosition: bit 0 external, script offset + 1 in 30 bits, inlining id + 1 in 16. */
-#define POS_OFFSET(raw) ((int64_t)(((raw) >> 1) & 0x3fffffff) - 1)
-#define POS_INLINING(raw) ((int64_t)(((raw) >> 31) & 0xffff) - 1)
 
 static int64_t vlq(const uint8_t *p, size_t n, size_t *i, bool *ok)
 {
@@ -50,11 +45,11 @@ static int64_t vlq(const uint8_t *p, size_t n, size_t *i, bool *ok)
 
 /*
  * A source position table (its bytes) read up to code offset target: the
- * position of the last entry at or before it into *raw. 1: found; 0: no
- * entry there; -1: the bytes are no table (an offset beyond limit, a
- * negative position, a cut entry).
+ * position of the last entry at or before it (INT64_MIN: the first entry)
+ * into *raw. 1: found; 0: no entry there; -1: the bytes are no table (an
+ * offset beyond limit, a negative position, a cut entry).
  */
-static int table_find(const uint8_t *p, size_t n, int64_t target, int64_t limit, uint64_t *raw)
+int v8_table_find(const uint8_t *p, size_t n, int64_t target, int64_t limit, uint64_t *raw)
 {
 	int64_t code = -1, pos = 0, d;
 	size_t i = 0;
@@ -66,7 +61,7 @@ static int table_find(const uint8_t *p, size_t n, int64_t target, int64_t limit,
 		pos += vlq(p, n, &i, &ok);
 		if (!ok || code > limit || pos < 0)
 			return -1;
-		if (code <= target) {
+		if (code <= target || (target == INT64_MIN && !found)) {
 			*raw = (uint64_t)pos;
 			found = true;
 		}
@@ -75,14 +70,14 @@ static int table_find(const uint8_t *p, size_t n, int64_t target, int64_t limit,
 }
 
 /* A ByteArray's bytes (tagged pointer ba) into *out (malloc'd), *n of them: 0 or an error. */
-static int byte_array(struct v8 *v, uint64_t ba, uint8_t **out, size_t *n)
+int v8_byte_array(struct v8 *v, uint64_t ba, uint8_t **out, size_t *n)
 {
 	uint16_t type;
 	uint64_t w;
 	int64_t len;
 
 	*out = NULL;
-	if (v8_type(v, ba, &type) || type != v->l.type_byte_array ||
+	if (v8_type(v, ba, &type) || !v8_is_byte_array(v, type) ||
 	    v8_field(v, ba, v->l.fa_length, &w) || !v8_smi(w, &len) || len < 0 || len > MAX_TABLE)
 		return -EINVAL;
 	*n = (size_t)len;
@@ -114,9 +109,9 @@ static int bytecode_position(struct v8 *v, uint64_t ba, uint32_t off, uint64_t *
 	int64_t len;
 	int hits = 0, r = 0;
 
-	if (v8_field(v, ba, l->fa_length, &len_w) || !v8_smi(len_w, &len))
+	if (v8_field(v, ba, l->ba_length, &len_w) || !v8_smi(len_w, &len))
 		return -1;
-	for (uint16_t f = l->fa_length + 8; f + 8 <= l->ba_header; f += 8) {
+	for (uint16_t f = l->ba_length + 8; f + 8 <= l->ba_header; f += 8) {
 		uint8_t *p;
 		size_t n;
 		uint64_t got = 0;
@@ -124,9 +119,10 @@ static int bytecode_position(struct v8 *v, uint64_t ba, uint32_t off, uint64_t *
 
 		if (v->ba_spt != V8_NONE && f != v->ba_spt)
 			continue;
-		if (v8_field(v, ba, f, &w) || byte_array(v, w, &p, &n))
+		if (v8_field(v, ba, f, &w) || v8_byte_array(v, w, &p, &n))
 			continue;
-		k = n ? table_find(p, n, off, len, &got) : -1;
+		k = n ? v8_table_find(p, n, off == SFBPF_V8_OFF_NONE ? INT64_MIN : off, len, &got) :
+			-1;
 		free(p);
 		if (k < 0)
 			continue;
@@ -294,33 +290,77 @@ static int function(struct v8 *v, uint64_t sfi, struct v8_func *f, uint64_t *sc)
 	return 0;
 }
 
-int v8__function(struct v8 *v, uint64_t sfi, uint32_t off, struct v8_func *out)
+/* The BytecodeArray (tagged) inside object o, one of its first fields: 0 if none. */
+static uint64_t bytecode_in(struct v8 *v, uint64_t o)
+{
+	uint16_t type;
+	uint64_t w;
+
+	for (uint16_t f = 8; f <= 24; f += 8)
+		if (!v8_field(v, o, f, &w) && !v8_type(v, w, &type) &&
+		    type == v->l.type_bytecode_array)
+			return w;
+	return 0;
+}
+
+/*
+ * A function's bytecode (tagged; 0 none): its data, or baseline code's, or
+ * (V8 12+, which publishes neither) the SharedFunctionInfo's field that holds
+ * it, bare or in a wrapper (BytecodeWrapper, InterpreterData), by type.
+ */
+static uint64_t bytecode_of(struct v8 *v, uint64_t sfi)
 {
 	const struct v8_layout *l = &v->l;
+	uint16_t type;
+	uint64_t fd;
+
+	if (l->sfi_function_data != V8_NONE) {
+		if (v8_field(v, sfi, l->sfi_function_data, &fd) || v8_type(v, fd, &type))
+			return 0;
+		if (type == l->type_code && l->code_bytecode != V8_NONE &&
+		    (v8_field(v, fd, l->code_bytecode, &fd) || v8_type(v, fd, &type)))
+			return 0;
+		if (type == l->type_interpreter_data)
+			return bytecode_in(v, fd);
+		return type == l->type_bytecode_array ? fd : 0;
+	}
+	for (uint16_t f = 8; f <= 64; f += 8) {
+		if (v8_field(v, sfi, f, &fd) || v8_type(v, fd, &type))
+			continue;
+		if (type == l->type_bytecode_array)
+			return fd;
+		if (type == l->type_bytecode_wrapper || type == l->type_interpreter_data)
+			return bytecode_in(v, fd);
+	}
+	return 0;
+}
+
+int v8__function(struct v8 *v, uint64_t sfi, uint32_t off, struct v8_func *out)
+{
 	const struct v8_script *s;
 	uint64_t sc, fd, raw;
-	uint16_t type;
 	int err;
 
 	err = function(v, sfi | 1, out, &sc);
-	if (err || off == SFBPF_V8_OFF_NONE || !sc)
+	if (err || !sc)
 		return err;
-	/* Its bytecode: the function's data, or baseline code's. */
-	if (v8_field(v, sfi | 1, l->sfi_function_data, &fd) || v8_type(v, fd, &type))
-		return 0;
-	if (type == l->type_code && l->code_bytecode != V8_NONE &&
-	    (v8_field(v, fd, l->code_bytecode, &fd) || v8_type(v, fd, &type)))
-		return 0;
-	if (type != l->type_bytecode_array || bytecode_position(v, fd, off, &raw) != 1)
+	/*
+	 * Baseline code's frames keep no offset (its pc has it): they are named
+	 * at the function's first position (its table's first entry), as V8's
+	 * profiler names a function by where it begins.
+	 */
+
+	fd = bytecode_of(v, sfi | 1);
+	if (!fd || bytecode_position(v, fd, off, &raw) != 1)
 		return 0;
 	s = script(v, sc);
 	if (s)
-		out->line = line_of(s, POS_OFFSET(raw));
+		out->line = line_of(s, V8_POS_OFFSET(raw));
 	return 0;
 }
 
 /* The function (tagged sfi) at script offset pos, into f: 0 or an error. */
-static int function_at(struct v8 *v, uint64_t sfi, int64_t pos, struct v8_func *f)
+int v8_function_at(struct v8 *v, uint64_t sfi, int64_t pos, struct v8_func *f)
 {
 	const struct v8_script *s;
 	uint64_t sc;
@@ -331,150 +371,6 @@ static int function_at(struct v8 *v, uint64_t sfi, int64_t pos, struct v8_func *
 	return err;
 }
 
-/*
- * Whether code object c (tagged) starts its instructions at s: its field
- * that points there, found on the first code object (V8 11.3 does not
- * publish it) as the one of its first fields equal to s.
- */
-static bool code_starts(struct v8 *v, uint64_t c, uint64_t s)
-{
-	uint64_t w[12];
-
-	if (v->code_start)
-		return !v8_field(v, c, v->code_start, &w[0]) && w[0] == s;
-	if (procmem__read(v->pid, c - 1 + 8, w, sizeof(w)))
-		return false;
-	for (int i = 0; i < 12; i++)
-		if (w[i] == s) {
-			v->code_start = (uint16_t)(8 + 8 * i);
-			return true;
-		}
-	return false;
-}
-
-/* The InstructionStream whose instructions hold target: its instruction start, its Code. */
-static int find_code(struct v8 *v, uint64_t target, uint64_t *start, uint64_t *code)
-{
-	const struct v8_layout *l = &v->l;
-	uint64_t buf[512], a, hdr = l->istream_header;
-	uint16_t type;
-
-	if (l->type_istream == V8_NONE || hdr == V8_NONE || l->type_code == V8_NONE)
-		return -ENOTSUP;
-	for (a = (target - hdr) & ~7ULL; a + MAX_CODE_SCAN > target;) {
-		uint64_t base = a >= sizeof(buf) - 8 ? a - (sizeof(buf) - 8) : 0;
-
-		if (procmem__read(v->pid, base, buf, a - base + 8))
-			return -ENOENT;
-		for (;; a -= 8) {
-			uint64_t m = buf[(a - base) / 8], s = a + hdr, c = 0;
-
-			if ((m & 3) == 1 &&
-			    (m == v->istream_map ||
-			     (!v->istream_map &&
-			      !procmem__read(v->pid, m - 1 + l->map_type, &type, 2) &&
-			      type == l->type_istream))) {
-				/* The code object: a field of the stream's header that is one. */
-				for (uint64_t f = 8; f < hdr && !c; f += 8) {
-					uint64_t w;
-
-					if (!procmem__u64(v->pid, a + f, &w) &&
-					    !v8_type(v, w, &type) && type == l->type_code)
-						c = w;
-				}
-				if (c && code_starts(v, c, s)) {
-					v->istream_map = m;
-					*start = s;
-					*code = c;
-					return 0;
-				}
-			}
-			if (a == base)
-				break;
-		}
-		if (!base)
-			break;
-		a = base - 8;
-	}
-	return -ENOENT;
-}
-
-int v8__code(struct v8 *v, uint64_t pc, bool leaf, struct v8_code_frames *out)
-{
-	const struct v8_layout *l = &v->l;
-	uint64_t target = leaf ? pc : pc - 1, start, code, deopt, spt, raw = 0, w;
-	int64_t n, pos, inl;
-	uint16_t type;
-	uint8_t *p = NULL;
-	size_t len = 0;
-	int err, found;
-
-	out->nr = 0;
-	err = find_code(v, target, &start, &code);
-	if (err)
-		return err;
-	out->code = code;
-	out->start = start;
-	/* Optimised code keeps its deoptimisation data: its function, inlined ones. */
-	if (l->code_deopt == V8_NONE || l->code_spt == V8_NONE || l->deopt_sfi < 0 ||
-	    v8_field(v, code, l->code_deopt, &deopt) || v8_type(v, deopt, &type) ||
-	    type != l->type_fixed_array || v8_field(v, deopt, l->fa_length, &w) || !v8_smi(w, &n) ||
-	    n <= l->deopt_sfi || v8_field(v, deopt, l->fa_data + 8 * l->deopt_sfi, &out->sfi))
-		return -ENOTSUP;
-	found = !v8_field(v, code, l->code_spt, &spt) && !byte_array(v, spt, &p, &len) && len ?
-			table_find(p, len, (int64_t)(target - start), INT64_MAX, &raw) :
-			0;
-	free(p);
-	if (found != 1) {
-		/* No position here: the function alone. */
-		if (function_at(v, out->sfi, -1, &out->frames[0]))
-			return -ESTALE;
-		out->nr = 1;
-		return 0;
-	}
-	for (;;) {
-		uint64_t sfi = out->sfi;
-		struct {
-			uint64_t position;
-			int32_t function;
-			int32_t pad;
-		} ip;
-
-		pos = POS_OFFSET(raw);
-		inl = POS_INLINING(raw);
-		if (inl >= 0) {
-			/* An inlined function's position: it, then where it was called. */
-			uint64_t ips, lits;
-
-			if (l->deopt_inlining < 0 || l->deopt_literals < 0 ||
-			    n <= l->deopt_inlining || n <= l->deopt_literals ||
-			    v8_field(v, deopt, l->fa_data + 8 * l->deopt_inlining, &ips) ||
-			    v8_type(v, ips, &type) || type != l->type_byte_array ||
-			    v8_field(v, ips, l->fa_length, &w) || !v8_smi(w, &n) ||
-			    (uint64_t)inl * sizeof(ip) + sizeof(ip) > (uint64_t)n ||
-			    procmem__read(v->pid, ips - 1 + l->fa_data + (uint64_t)inl * sizeof(ip),
-					  &ip, sizeof(ip)) ||
-			    ip.function < 0 ||
-			    v8_field(v, deopt, l->fa_data + 8 * l->deopt_literals, &lits) ||
-			    v8_field(v, lits, l->fa_data + 8 * (uint64_t)ip.function, &sfi))
-				return -EPROTO;
-			sfi &= ~2ULL; /* a weak reference */
-			raw = ip.position;
-			/* Read again: the inlining table's length reused n. */
-			if (v8_field(v, deopt, l->fa_length, &w) || !v8_smi(w, &n))
-				return -EPROTO;
-		}
-		if (out->nr >= V8_MAX_INLINED)
-			return 0;
-		err = function_at(v, sfi, pos, &out->frames[out->nr]);
-		if (err)
-			return err;
-		out->nr++;
-		if (inl < 0)
-			return 0;
-	}
-}
-
 int v8__function_key(struct v8 *v, uint64_t sfi, uint64_t *key)
 {
 	uint16_t type;
@@ -483,12 +379,4 @@ int v8__function_key(struct v8 *v, uint64_t sfi, uint64_t *key)
 	    v8_field(v, sfi | 1, v->l.sfi_name, key))
 		return -ESTALE;
 	return 0;
-}
-
-bool v8__code_is(struct v8 *v, uint64_t code, uint64_t start)
-{
-	uint16_t type;
-
-	return !v8_type(v, code, &type) && type == v->l.type_code && v->code_start &&
-	       code_starts(v, code, start);
 }
