@@ -448,6 +448,23 @@ static uint32_t frame_ids(struct hotspots *hss, struct jvm *j, uint64_t ip, uint
 	return n;
 }
 
+struct hs_splice {
+	struct hotspots *hss;
+	struct jvm *jv;
+	uint64_t epoch;
+};
+
+/* runtime__splice_frames()'s step: a frame's names as stack ips. */
+static uint32_t splice_frame(void *ctx, uint64_t ip, bool leaf, uint64_t *ips, uint32_t max)
+{
+	struct hs_splice *c = ctx;
+	uint32_t m = frame_ids(c->hss, c->jv, ip, c->epoch, leaf, ips, max);
+
+	for (uint32_t i = 0; i < m; i++)
+		ips[i] = frame_names__ip(ips[i]);
+	return m;
+}
+
 /*
  * An interpreted frame (Method, bytecode index) becomes its method's name
  * and line; a pc in a code heap the methods its nmethod runs there,
@@ -458,45 +475,18 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 		  struct sfbpf_sample *out)
 {
 	struct hotspots *hss = rt;
-	uint32_t nu = in->nr_user, n = 0, j, m;
-	uint64_t ids[HOTSPOT_MAX_SCOPES];
-	bool cut = false, any = false;
-	struct jvm *jv;
+	struct hs_splice c = { .hss = hss, .jv = rp ? rp->priv : NULL, .epoch = in->rt_epoch };
+	int r;
 
-	if (SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel) * 8 > size ||
-	    nu > SFBPF_MAX_FRAMES)
-		return -EINVAL;
 	if (!rp)
-		return 0;
-	jv = rp->priv;
-	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
-	for (j = 0; j < nu && !cut; j++) {
-		m = frame_ids(hss, jv, in->ips[j], in->rt_epoch, j == 0, ids, HOTSPOT_MAX_SCOPES);
-		if (!m) {
-			cut = n >= SFBPF_MAX_FRAMES;
-			/* Its pc, never the walk's raw identity: any that had one is spliced. */
-			any |= code_pc(in->ips[j]) != in->ips[j];
-			if (!cut)
-				out->ips[n++] = code_pc(in->ips[j]);
-			continue;
-		}
-		any = true;
-		for (uint32_t i = 0; i < m && !cut; i++) {
-			cut = n >= SFBPF_MAX_FRAMES;
-			if (!cut)
-				out->ips[n++] = frame_names__ip(ids[i]);
-		}
-	}
-	if (!any)
-		return 0;
-	hss->stats.samples++;
-	if (cut)
-		out->stop = SFBPF_STOP_DEPTH;
-	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
-	/* Python's slots, if any, were spliced before: none follow. */
-	out->nr_user = n;
-	out->nr_py = 0;
-	return 1;
+		return SFBPF_SAMPLE_HDR_SIZE + ((size_t)in->nr_user + in->nr_kernel) * 8 > size ||
+				       in->nr_user > SFBPF_MAX_FRAMES ?
+			       -EINVAL :
+			       0;
+	r = runtime__splice_frames(in, size, out, splice_frame, code_pc, &c);
+	if (r == 1)
+		hss->stats.samples++;
+	return r;
 }
 
 static void mark_names(void *rt)

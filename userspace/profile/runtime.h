@@ -92,4 +92,19 @@ struct runtime_ops {
 	void (*counters)(const void *rt, runtime_put_fn put, void *ctx);
 };
 
+/*
+ * The splice of a runtime whose frames stand where the native walk put
+ * their identities (HotSpot's, V8's), runtimes.c's: each user frame of in
+ * given to frame(ctx, ip, leaf, ips, max), which puts in ips what replaces
+ * it (frame_names__ip() of names, or a pc) and returns how many, at most
+ * max; 0 keeps the frame, as kept(ip) (NULL: ip), the walk's identity of a
+ * frame nothing named taken off. Returns splice()'s values; a stack cut at
+ * SFBPF_MAX_FRAMES stops at depth.
+ */
+#define RUNTIME_MAX_SPLICED 64
+typedef uint32_t (*runtime_frame_fn)(void *ctx, uint64_t ip, bool leaf, uint64_t *ips,
+				     uint32_t max);
+int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sfbpf_sample *out,
+			   runtime_frame_fn frame, uint64_t (*kept)(uint64_t ip), void *ctx);
+
 #endif /* SFBPF_PROFILE_RUNTIME_H */

@@ -368,3 +368,44 @@ void runtimes__free(struct runtimes *rs)
 	}
 	free(rs);
 }
+
+int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sfbpf_sample *out,
+			   runtime_frame_fn frame, uint64_t (*kept)(uint64_t ip), void *ctx)
+{
+	uint32_t nu = in->nr_user, n = 0, m;
+	uint64_t ips[RUNTIME_MAX_SPLICED];
+	bool cut = false, any = false;
+
+	if (SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel) * 8 > size ||
+	    nu > SFBPF_MAX_FRAMES)
+		return -EINVAL;
+	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
+	for (uint32_t j = 0; j < nu && !cut; j++) {
+		m = frame(ctx, in->ips[j], j == 0, ips, RUNTIME_MAX_SPLICED);
+		if (!m) {
+			uint64_t ip = kept ? kept(in->ips[j]) : in->ips[j];
+
+			/* Its pc, never the walk's raw identity: any that had one is spliced. */
+			any |= ip != in->ips[j];
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = ip;
+			continue;
+		}
+		any = true;
+		for (uint32_t i = 0; i < m && i < RUNTIME_MAX_SPLICED && !cut; i++) {
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = ips[i];
+		}
+	}
+	if (!any)
+		return 0;
+	if (cut)
+		out->stop = SFBPF_STOP_DEPTH;
+	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
+	/* Python's slots, if any, were spliced before: none follow. */
+	out->nr_user = n;
+	out->nr_py = 0;
+	return 1;
+}

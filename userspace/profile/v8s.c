@@ -299,48 +299,39 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 	return nr;
 }
 
+struct v8_splice {
+	struct v8s *vs;
+	struct node *nd;
+};
+
+/* runtime__splice_frames()'s step: a frame's names (or its pc, kept) as stack ips. */
+static uint32_t splice_frame(void *ctx, uint64_t ip, bool leaf, uint64_t *ips, uint32_t max)
+{
+	struct v8_splice *c = ctx;
+	uint32_t m = frame_ids(c->vs, c->nd, ip, leaf, ips, max);
+
+	for (uint32_t i = 0; i < m; i++)
+		if (ips[i] != (ip & SFBPF_V8_PC_MASK))
+			ips[i] = frame_names__ip(ips[i]);
+	return m;
+}
+
 static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
 		  struct sfbpf_sample *out)
 {
 	struct v8s *vs = rt;
-	uint32_t nu = in->nr_user, n = 0, j, m;
-	uint64_t ids[V8_MAX_INLINED];
-	bool cut = false, any = false;
-	struct node *nd;
+	struct v8_splice c = { .vs = vs, .nd = rp ? rp->priv : NULL };
+	int r;
 
-	if (SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel) * 8 > size ||
-	    nu > SFBPF_MAX_FRAMES)
-		return -EINVAL;
 	if (!rp)
-		return 0;
-	nd = rp->priv;
-	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
-	for (j = 0; j < nu && !cut; j++) {
-		m = frame_ids(vs, nd, in->ips[j], j == 0, ids, V8_MAX_INLINED);
-		if (!m) {
-			cut = n >= SFBPF_MAX_FRAMES;
-			if (!cut)
-				out->ips[n++] = in->ips[j];
-			continue;
-		}
-		any = true;
-		for (uint32_t i = 0; i < m && !cut; i++) {
-			cut = n >= SFBPF_MAX_FRAMES;
-			if (!cut)
-				out->ips[n++] = ids[i] == (in->ips[j] & SFBPF_V8_PC_MASK) ?
-							ids[i] :
-							frame_names__ip(ids[i]);
-		}
-	}
-	if (!any)
-		return 0;
-	vs->stats.samples++;
-	if (cut)
-		out->stop = SFBPF_STOP_DEPTH;
-	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
-	out->nr_user = n;
-	out->nr_py = 0;
-	return 1;
+		return SFBPF_SAMPLE_HDR_SIZE + ((size_t)in->nr_user + in->nr_kernel) * 8 > size ||
+				       in->nr_user > SFBPF_MAX_FRAMES ?
+			       -EINVAL :
+			       0;
+	r = runtime__splice_frames(in, size, out, splice_frame, NULL, &c);
+	if (r == 1)
+		vs->stats.samples++;
+	return r;
 }
 
 static void mark_names(void *rt)
