@@ -20,6 +20,14 @@ or 1 (fail):
                                    or a thread's clone) is >= MIN
   has FOLDED ROOT FUNC             a sample whose stack begins at ROOT (comm;first
                                    frame) holds FUNC's frame
+  program FOLDED COMM              a program no test wrote (the samples whose thread
+                                   name begins with COMM): >= 50 % of them with
+                                   JavaScript frames (a process is attached once it
+                                   is seen), >= 90 % of those whole to their
+                                   thread's start; those with [unknown js] said
+                                   (a process that exits before its samples are
+                                   read has nothing left to name them by: more
+                                   of them on a busy machine)
 """
 import collections
 import glob
@@ -252,6 +260,29 @@ def cmd_outputs(name, folded, raw, otlp):
     return ok
 
 
+def cmd_program(folded, comm):
+    total = js = whole = unknown = 0
+    files = collections.Counter()
+    for frames, n in stacks(folded):
+        if not frames[0].startswith(comm):
+            continue
+        total += n
+        own = js_frames(frames)
+        if any(f.startswith("[unknown js]") for f in frames):
+            unknown += n
+        if not own:
+            continue
+        js += n
+        whole += n * (len(frames) > 1 and frames[1] in ("_start", "clone3", "clone", "start_thread"))
+        for _, f, _ in own:
+            files[f] += n
+    ok = total > 0 and js >= 0.5 * total and whole >= 0.9 * js
+    print("program: %d samples of %s, %d with JavaScript frames, %d of those whole, %d with "
+          "[unknown js]; files: %s" % (total, comm, js, whole, unknown,
+                                       ", ".join("%s %d" % kv for kv in files.most_common(4))))
+    return ok
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "names":
@@ -264,6 +295,8 @@ def main():
         ok = cmd_root(args[0], float(args[1]))
     elif cmd == "outputs":
         ok = cmd_outputs(*args[:4])
+    elif cmd == "program":
+        ok = cmd_program(args[0], args[1])
     elif cmd == "has":
         ok = cmd_has(args[0], args[1], args[2])
     else:
