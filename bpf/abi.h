@@ -691,7 +691,13 @@ struct sfbpf_v8_proc {
 	__u16 map_type; /* Map::instance_type, a u16 */
 	__u16 bytecode_array_type; /* BYTECODE_ARRAY_TYPE */
 	__u16 bytecode_header; /* BytecodeArray's data begins there, less the tag: 0 none */
-	__u16 pad[4];
+	/*
+	 * The interpreter's registers (DWARF numbers; 0xff: none): the array
+	 * and its offset, untagged, as the slot's less the Smi (a leaf's slot
+	 * holds the offset of its last call out, the register the live one).
+	 */
+	__u8 reg_bytecode_array, reg_bytecode_offset;
+	__u16 pad[3];
 };
 
 /*

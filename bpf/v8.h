@@ -141,6 +141,17 @@ static __always_inline __u64 v8_ident(struct sfbpf_unwind_state *st, const struc
 		if (!(t[2] & 0xffffffffULL) && smi >= v8->bytecode_header &&
 		    smi - v8->bytecode_header < (__s64)SFBPF_V8_OFF_NONE)
 			off = smi - v8->bytecode_header;
+		/*
+		 * A leaf in a bytecode handler: the live offset is in the
+		 * interpreter's register while its array register still
+		 * holds this frame's array (a handler may have reused them).
+		 */
+		if (topmost && v8->reg_bytecode_array != 0xff &&
+		    unwind_reg(st, SFBPF_REG_OTHER, v8->reg_bytecode_array, true, &t[6]) &&
+		    t[6] == t[3] &&
+		    unwind_reg(st, SFBPF_REG_OTHER, v8->reg_bytecode_offset, true, &t[7]) &&
+		    t[7] >= v8->bytecode_header && t[7] - v8->bytecode_header < SFBPF_V8_OFF_NONE)
+			off = t[7] - v8->bytecode_header;
 		st->v8_interpreted++;
 	} else {
 		/* Baseline code keeps the array but not the offset: its pc has it. */

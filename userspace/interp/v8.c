@@ -140,6 +140,21 @@ int v8__bpf_settings(struct v8 *v, const struct procmaps *pm, struct sfbpf_v8_pr
 	cfg->bytecode_array_type = l->type_bytecode_array;
 	/* The offset's Smi counts from the array's tagged pointer. */
 	cfg->bytecode_header = l->ba_header - 1;
+	/*
+	 * V8's register codes are the machine's: on x86-64 DWARF numbers them
+	 * alike from r8 on (r9, r12 here); on AArch64 alike throughout.
+	 */
+	cfg->reg_bytecode_array = cfg->reg_bytecode_offset = 0xff;
+#if defined(__x86_64__)
+	if (l->reg_bytecode_array >= 8 && l->reg_bytecode_array <= 15 &&
+	    l->reg_bytecode_offset >= 8 && l->reg_bytecode_offset <= 15) {
+#else
+	if (l->reg_bytecode_array >= 0 && l->reg_bytecode_array <= 30 &&
+	    l->reg_bytecode_offset >= 0 && l->reg_bytecode_offset <= 30) {
+#endif
+		cfg->reg_bytecode_array = (uint8_t)l->reg_bytecode_array;
+		cfg->reg_bytecode_offset = (uint8_t)l->reg_bytecode_offset;
+	}
 	if (v->blob_lo) {
 		cfg->builtins[0].lo = v->blob_lo + v->bias;
 		cfg->builtins[0].hi = v->blob_hi + v->bias;

@@ -50,6 +50,8 @@ struct v8_layout {
 	bool code_inline;
 	uint16_t code_deopt, code_spt, code_bytecode; /* V8_NONE: found by calibration */
 	int16_t deopt_sfi, deopt_literals, deopt_inlining;
+	/* The interpreter's array and offset registers, V8's codes (-1: none). */
+	int16_t reg_bytecode_array, reg_bytecode_offset;
 	int32_t version[4];
 };
 

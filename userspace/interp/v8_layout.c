@@ -265,6 +265,8 @@ static int resolve(const struct syms *t, struct v8_layout *l)
 	l->deopt_literals = konst(t, "DeoptimizationDataLiteralArrayIndex", &v[5]) ? v[5] : -1;
 	l->deopt_inlining = konst(t, "DeoptimizationDataInliningPositionsIndex", &v[5]) ? v[5] : -1;
 
+	l->reg_bytecode_array = konst(t, "InterpreterBytecodeArrayRegister", &v[5]) ? v[5] : -1;
+	l->reg_bytecode_offset = konst(t, "InterpreterBytecodeOffsetRegister", &v[5]) ? v[5] : -1;
 	for (int i = 0; i < 4; i++) {
 		char buf[64];
 		const struct sym *s;
