@@ -8,8 +8,10 @@ own view (pywalk.test)."""
 import re
 
 # "qualname (file.py:line)", "<module> (<frozen importlib._bootstrap>:1176)",
-# "[freed code] ()": what folded names a Python frame.
-PY_FRAME = re.compile(r".* \((?:<[^<>]*>|[^ ()<>]*)(?::[0-9]+)?\)$")
+# "[freed code] ()": what folded names a Python frame. Its file is Python's
+# (.py, <frozen x>, <string>): JavaScript's ("fib (burn.js:3)", "Module._load
+# (loader:1091)") stand where their own code ran, not in an eval loop's place.
+PY_FRAME = re.compile(r".* \((?:<[^<>]*>|[^ ()<>]*\.pyx?|)(?::[0-9]+)?\)$")
 # The native frame each run of Python frames stands in for.
 PY_EVAL = "_PyEval_EvalFrameDefault"
 

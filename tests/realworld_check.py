@@ -173,6 +173,12 @@ def strip_params(name):
     return name
 
 
+# A JavaScript frame: sfbpf's label, and node's perf map's (its code kinds' prefixes).
+JS_SFBPF = re.compile(r"^(.*) \([^():]+:\d+\)$")
+JS_PERF_MAP = re.compile(r"^(?:JS|LazyCompile|Function|InterpretedFunction|Script|Eval):[*~^+-]?(\S*)")
+JS_INTERPRETER = "Builtins_InterpreterEntryTrampoline"
+
+
 class Aliases:
     """Union-find over names: every symbol of one address in one module."""
 
@@ -197,9 +203,17 @@ class Aliases:
             self.parent[r] = roots[0]
 
     def canon(self, name):
-        """A frame's function: its class's representative."""
+        """A frame's function: its class's representative. A JavaScript
+        frame is one token, "js": sfbpf names every one from V8's metadata
+        ("fib (burn.js:3)"), inlined ones too, where perf names optimised
+        code by node's perf map ("JS:*fib /tmp/burn.js:3:13", the functions
+        inlined into it not apart) and an interpreted frame by the
+        interpreter's trampoline. What is judged is the native stack around
+        them."""
         if not named(name):
             return None
+        if JS_SFBPF.match(name) or JS_PERF_MAP.match(name) or name.startswith(JS_INTERPRETER):
+            return "js"
         n = strip_version(name)
         if n in self.parent:
             return self.find(n)
