@@ -355,9 +355,10 @@ static int setup(struct bench *b)
 	if (env.java)
 		return 0; /* the JVM is attached by measure_java(): one program, two modes */
 	if (env.python) {
+		struct runtime_host host = { .prof = b->prof };
 		struct proctrack_listener l;
 
-		b->runtimes = runtimes__new(b->prof);
+		b->runtimes = runtimes__new(&host);
 		if (!b->runtimes)
 			return -1;
 		l = runtimes__listener(b->runtimes);

@@ -97,13 +97,17 @@ static uint64_t code_at(struct v8 *v, uint64_t a, uint64_t m)
 static int find_code(struct v8 *v, uint64_t target, uint64_t *start, uint64_t *code)
 {
 	const struct v8_layout *l = &v->l;
-	uint64_t buf[512], a, hdr = l->istream_header;
+	uint64_t buf[4096 / 8], a, hdr = l->istream_header;
 
 	if (hdr == V8_NONE || l->type_code == V8_NONE ||
 	    (!l->code_inline && l->type_istream == V8_NONE) || target < hdr)
 		return -ENOTSUP;
+	/*
+	 * A page at a time, back from target: a code page's first is its
+	 * guard (unreadable), which a read across it would fail at.
+	 */
 	for (a = (target - hdr) & ~7ULL; a + MAX_CODE_SCAN > target;) {
-		uint64_t base = a >= sizeof(buf) - 8 ? a - (sizeof(buf) - 8) : 0;
+		uint64_t base = a & ~(uint64_t)(sizeof(buf) - 1);
 
 		if (procmem__read(v->pid, base, buf, a - base + 8))
 			return -ENOENT;

@@ -500,13 +500,13 @@ static void forget(void *rt, struct runtime_proc *rp)
 	forget_cache(rp->priv);
 }
 
-static void *hotspots_new(struct profile *prof)
+static void *hotspots_new(const struct runtime_host *host)
 {
 	struct hotspots *hss = calloc(1, sizeof(*hss));
 
 	if (!hss)
 		return NULL;
-	hss->fd = profile__hs_procs_fd(prof);
+	hss->fd = profile__hs_procs_fd(host->prof);
 	hss->unknown_id = frame_names__intern("java", "[unknown java]", "", 0, 0);
 	return hss;
 }

@@ -167,13 +167,13 @@ static int attach(void *rt, struct runtime_proc *rp)
 	return 0;
 }
 
-static void *pythons_new(struct profile *prof)
+static void *pythons_new(const struct runtime_host *host)
 {
 	struct pythons *ps = calloc(1, sizeof(*ps));
 
 	if (!ps)
 		return NULL;
-	ps->fd = profile__py_procs_fd(prof);
+	ps->fd = profile__py_procs_fd(host->prof);
 	ps->freed_id = frame_names__intern("python", "[freed code]", "", 0, 0);
 	ps->bad_id = frame_names__intern("python", "[bad code]", "", 0, 0);
 	ps->full_id = frame_names__intern("python", "[python names full]", "", 0, 0);

@@ -30,6 +30,18 @@
 
 struct profile;
 
+/*
+ * What a runtime is given of its session: the profile (its BPF settings map),
+ * and the name a process's own perf map (/tmp/perf-PID.map) gives a JIT
+ * address, or NULL: a runtime that names its code itself checks its names
+ * against the map's, so that the two never disagree silently.
+ */
+struct runtime_host {
+	struct profile *prof;
+	const char *(*jit_name)(void *ctx, int pid, uint64_t addr);
+	void *ctx;
+};
+
 /* One process of a runtime. */
 struct runtime_proc {
 	int pid;
@@ -52,8 +64,8 @@ struct runtime_ops {
 	 */
 	unsigned int refusal_tries;
 
-	/* Its session-wide state (its BPF settings map from prof). NULL + errno. */
-	void *(*new)(struct profile *prof);
+	/* Its session-wide state (its BPF settings map from host->prof). NULL + errno. */
+	void *(*new)(const struct runtime_host *host);
 	void (*free)(void *rt);
 	bool (*detect)(int pid, const struct procmaps *pm);
 	/*

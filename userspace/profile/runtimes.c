@@ -324,7 +324,7 @@ void runtimes__stats(const struct runtimes *rs, struct runtimes_stats *out)
 	}
 }
 
-struct runtimes *runtimes__new(struct profile *prof)
+struct runtimes *runtimes__new(const struct runtime_host *host)
 {
 	struct runtimes *rs = calloc(1, sizeof(*rs));
 
@@ -335,7 +335,7 @@ struct runtimes *runtimes__new(struct profile *prof)
 
 		r->ops = known[i];
 		r->out = malloc(sizeof(*r->out));
-		r->state = r->out ? r->ops->new (prof) : NULL;
+		r->state = r->out ? r->ops->new (host) : NULL;
 		if (!r->state) {
 			free(r->out);
 			r->out = NULL;

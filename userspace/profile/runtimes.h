@@ -31,7 +31,7 @@
 
 struct runtimes;
 
-struct runtimes *runtimes__new(struct profile *prof);
+struct runtimes *runtimes__new(const struct runtime_host *host);
 void runtimes__free(struct runtimes *rs);
 
 /* The tracker's listener (proctrack__set_listener()): detect and attach, retire. */

@@ -405,7 +405,13 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	if (s->tables && profile__finds_vmas(s->prof) && !getenv("SFBPF_NO_KERNEL_NAMES"))
 		symbolizer__set_kernel_maps(s->sym, session_kernel_maps, s);
 	s->procs = s->tables ? proctrack__new(s->tables, profile__procs_fd(s->prof)) : NULL;
-	s->runtimes = s->procs ? runtimes__new(s->prof) : NULL;
+	if (s->procs) {
+		struct runtime_host host = { .prof = s->prof,
+					     .jit_name = session_jit_name,
+					     .ctx = s };
+
+		s->runtimes = runtimes__new(&host);
+	}
 	if (s->procs && !s->runtimes)
 		return -ENOMEM;
 	if (s->runtimes) {

@@ -88,6 +88,8 @@ static inline void session_bit_set(uint8_t *bitmap, uint32_t pid, bool on)
 void session_on_exec(void *ctx, int pid, uint64_t time_ns, uint64_t start_ticks, uint64_t exec_id);
 size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *image,
 			   struct symbolizer_kmap *out, size_t max);
+/* struct runtime_host's jit_name: the name pid's perf map gives the anonymous code at addr. */
+const char *session_jit_name(void *ctx, int pid, uint64_t addr);
 void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns);
 void session_on_exit(void *ctx, int pid, uint64_t time_ns);
 /* pid's exit, to be forgotten once the samples before it are read and written. */

@@ -29,6 +29,17 @@ void session_on_exec(void *ctx, int pid, uint64_t time_ns, uint64_t start_ticks,
 	symbolizer__note_exec(s->sym, pid, time_ns, &image, session_bit_test(s->sampled, pid));
 }
 
+const char *session_jit_name(void *ctx, int pid, uint64_t addr)
+{
+	struct session *s = ctx;
+	struct sym_info si;
+
+	/* A file's code is named by its symbols, never by a perf map. */
+	if (symbolizer__user(s->sym, pid, addr, &si) || si.path)
+		return NULL;
+	return si.name;
+}
+
 /*
  * symbolizer_kmaps_fn: the mappings the kernel found for pid (vma_cache),
  * kept past its exit, if made for image (the exec event's process start and

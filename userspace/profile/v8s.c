@@ -2,6 +2,7 @@
 /* A session's node processes: attach, the BPF step's settings, naming JavaScript frames (v8s.h). */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +23,15 @@
 #define REFUSAL_TRIES 1
 #define MAX_CACHED 65536
 #define CHECK_AGAIN_NS 1000000ULL
+/* A pc in no function's code object: not looked for again (a scan of up to 1 MiB) for this long. */
+#define NOT_CODE_NS 100000000ULL
 
 /* A frame resolved: the walk's identity -> its ids; check, check2: what is compared again. */
 struct resolved {
 	uint64_t key;
 	uint64_t check, check2;
 	uint32_t first, nr;
-	bool code, leaf;
+	bool code, leaf, not_code;
 	uint64_t checked_ns;
 };
 
@@ -41,6 +44,7 @@ struct node {
 	size_t nr_res, res_cap;
 	uint64_t *ids;
 	size_t nr_ids, ids_cap;
+	bool disagreed; /* with its perf map: said once */
 };
 
 struct v8s_stats {
@@ -51,10 +55,13 @@ struct v8s_stats {
 	uint64_t mismatch; /* of unknown: the code at an optimised pc is another function's */
 	uint64_t not_code; /* optimised pcs in no code object read as a function's: kept as pcs */
 	uint64_t cache_stale;
+	uint64_t perfmap_agree; /* optimised code the perf map names as the reader does */
+	uint64_t perfmap_disagree; /* ... and names otherwise: the reader's name kept, said */
 };
 
 struct v8s {
 	int fd;
+	struct runtime_host host;
 	struct v8s_stats stats;
 	uint64_t unknown_id;
 };
@@ -167,8 +174,10 @@ static uint32_t key_hash(const struct cache_key *k)
 	return (uint32_t)hash__mix64(k->key ^ k->leaf);
 }
 
+/* code: ids are a code object's (check, check2 its Code and start); not_code: ids[0] a pc in none.
+ */
 static void remember(struct node *n, const struct cache_key *k, const uint64_t *ids, uint32_t nr,
-		     bool code, uint64_t check, uint64_t check2)
+		     bool code, bool not_code, uint64_t check, uint64_t check2)
 {
 	if (n->nr_res >= MAX_CACHED)
 		forget_cache(n);
@@ -182,6 +191,7 @@ static void remember(struct node *n, const struct cache_key *k, const uint64_t *
 						 .first = (uint32_t)n->nr_ids,
 						 .nr = nr,
 						 .code = code,
+						 .not_code = not_code,
 						 .leaf = k->leaf,
 						 .checked_ns = clock__mono_ns() };
 	memcpy(n->ids + n->nr_ids, ids, nr * sizeof(*ids));
@@ -199,15 +209,17 @@ static const struct resolved *cached(struct v8s *vs, struct node *n, const struc
 		return NULL;
 	r = &n->res[i];
 	now = clock__mono_ns();
-	if (now - r->checked_ns < CHECK_AGAIN_NS)
+	if (now - r->checked_ns < (r->not_code ? NOT_CODE_NS : CHECK_AGAIN_NS))
 		return r;
-	ok = r->code ? v8__code_is(n->v8, r->check, r->check2) :
-		       !v8__function_key(n->v8, r->check, &key) && key == r->check2;
+	/* A pc in no code object may be in one now: looked for again. */
+	ok = !r->not_code &&
+	     (r->code ? v8__code_is(n->v8, r->check, r->check2) :
+			!v8__function_key(n->v8, r->check, &key) && key == r->check2);
 	if (ok) {
 		n->res[i].checked_ns = now;
 		return r;
 	}
-	vs->stats.cache_stale++;
+	vs->stats.cache_stale += !r->not_code;
 	hashmap__del(&n->cache, key_hash(k), res_eq, n, k);
 	return NULL;
 }
@@ -217,6 +229,50 @@ static uint32_t unknown(struct v8s *vs, uint64_t *ids)
 	vs->stats.unknown++;
 	ids[0] = vs->unknown_id;
 	return 1;
+}
+
+/*
+ * Whether a perf map's name for V8's code (node --perf-basic-prof:
+ * "JS:*name script:line:col", "LazyCompile:*name script:line" before V8 11)
+ * is the function f: the name after the kind and the tier's mark, "" for an
+ * anonymous function, then a space. A name cut at V8_NAME_MAX is its prefix.
+ */
+static bool perfmap_names(const char *map, const struct v8_func *f)
+{
+	const char *name = strcmp(f->name, "(anonymous)") ? f->name : "";
+	size_t len = strlen(name);
+	const char *p = strchr(map, ':');
+
+	if (!p)
+		return false;
+	p++;
+	if (*p && strchr("*~^+", *p))
+		p++;
+	return !strncmp(p, name, len) && (p[len] == ' ' || len == V8_NAME_MAX - 1);
+}
+
+/*
+ * The process's perf map, when it writes one, against the reader for the
+ * optimised code at pc, whose own function f is: the reader's names win
+ * (they hold the inlined functions and the line), and a disagreement is
+ * counted and said once a process.
+ */
+static void check_perfmap(struct v8s *vs, struct node *n, uint64_t pc, const struct v8_func *f)
+{
+	const char *map = vs->host.jit_name ? vs->host.jit_name(vs->host.ctx, n->pid, pc) : NULL;
+
+	if (!map)
+		return;
+	if (perfmap_names(map, f)) {
+		vs->stats.perfmap_agree++;
+		return;
+	}
+	vs->stats.perfmap_disagree++;
+	if (!n->disagreed)
+		pr_warn("v8: pid %d: its perf map names the code at %#" PRIx64
+			" \"%s\", V8's metadata %s (%s:%u): V8's is shown",
+			n->pid, pc, map, f->name, f->file, f->line);
+	n->disagreed = true;
 }
 
 static uint64_t func_id(const struct v8_func *f)
@@ -255,7 +311,7 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 		ids[0] = func_id(&f);
 		if (!ids[0] || v8__function_key(n->v8, sfi, &pc) || pc != key)
 			return unknown(vs, ids);
-		remember(n, &k, ids, 1, false, sfi, key);
+		remember(n, &k, ids, 1, false, false, sfi, key);
 		return 1;
 	}
 	if ((ip & SFBPF_V8_JS) != SFBPF_V8_CODE)
@@ -265,7 +321,10 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 	if (r) {
 		nr = r->nr < max ? r->nr : max;
 		memcpy(ids, n->ids + r->first, nr * sizeof(*ids));
-		vs->stats.optimized += nr;
+		if (r->not_code)
+			vs->stats.not_code++;
+		else
+			vs->stats.optimized += nr;
 		return nr;
 	}
 	pc = ip & SFBPF_V8_PC_MASK;
@@ -273,6 +332,7 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 	if (err == -ENOENT || err == -ENOTSUP) {
 		vs->stats.not_code++;
 		ids[0] = pc;
+		remember(n, &k, ids, 1, false, true, 0, 0);
 		return 1;
 	}
 	if (err || !cf.nr)
@@ -294,8 +354,10 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 	}
 	if (!v8__code_is(n->v8, cf.code, cf.start))
 		return unknown(vs, ids);
+	if (cf.nr < V8_MAX_INLINED)
+		check_perfmap(vs, n, pc, &cf.frames[cf.nr - 1]);
 	vs->stats.optimized += nr;
-	remember(n, &k, ids, nr, true, cf.code, cf.start);
+	remember(n, &k, ids, nr, true, false, cf.code, cf.start);
 	return nr;
 }
 
@@ -345,13 +407,14 @@ static void forget(void *rt, struct runtime_proc *rp)
 	forget_cache(rp->priv);
 }
 
-static void *v8s_new(struct profile *prof)
+static void *v8s_new(const struct runtime_host *host)
 {
 	struct v8s *vs = calloc(1, sizeof(*vs));
 
 	if (!vs)
 		return NULL;
-	vs->fd = profile__v8_procs_fd(prof);
+	vs->host = *host;
+	vs->fd = profile__v8_procs_fd(host->prof);
 	vs->unknown_id = frame_names__intern("js", "[unknown js]", "", 0, 0);
 	return vs;
 }
@@ -372,6 +435,8 @@ static void counters(const void *rt, runtime_put_fn put, void *ctx)
 	put(ctx, "v8_mismatch", st->mismatch, false);
 	put(ctx, "v8_not_code", st->not_code, false);
 	put(ctx, "v8_cache_stale", st->cache_stale, false);
+	put(ctx, "v8_perfmap_agree", st->perfmap_agree, false);
+	put(ctx, "v8_perfmap_disagree", st->perfmap_disagree, false);
 }
 
 const struct runtime_ops v8_runtime = {
