@@ -9,7 +9,8 @@ or 1 (fail):
                                    each appear
   calls FOLDED FIXTURE             every caller -> callee pair of the fixture's
                                    frames is a call the fixture's source makes
-                                   (inlined frames, as optimised code records them)
+                                   (inlined frames, as optimised code records them;
+                                   an anonymous closure the caller defines, its call)
   cpuprof FOLDED PROFDIR           against node --cpu-prof of the same run: the
                                    innermost JavaScript function's distribution
                                    overlaps by >= 0.85 (--overlap-said: said, not
@@ -38,7 +39,8 @@ import json
 import re
 import sys
 
-JS = re.compile(r"^(.*) \(([^():]+):(\d+)\)$")
+# A script's name may hold a colon: node's own modules are node:net, node:internal/x.
+JS = re.compile(r"^(.*) \(([^()]+):(\d+)\)$")
 # V8's pseudo-functions: not JavaScript anyone wrote.
 V8_PSEUDO = {"(garbage collector)", "(program)", "(idle)", "(root)"}
 # Frames of the collector: V8's profiler counts those samples as (garbage collector).
@@ -69,7 +71,7 @@ def fixture_functions(path):
     lines = open(path, encoding="utf-8").read().split("\n")
     funcs, stack = {}, []
     # A class is its constructor: V8 names "new X()"'s frame X.
-    start = re.compile(r"^(\s*)(?:function (\w+)\s*\(|class (\w+) \{$|(\w+)\s*\([^)]*\)\s*\{$)")
+    start = re.compile(r"^(\s*)(?:(?:async )?function (\w+)\s*\(|class (\w+) \{$|(\w+)\s*\([^)]*\)\s*\{$)")
     for i, text in enumerate(lines, 1):
         m = start.match(text)
         name = m and (m.group(2) or m.group(3) or m.group(4))
@@ -94,8 +96,15 @@ def calls_in(path, funcs):
     return out
 
 
+def closure_lines(path):
+    """The lines of the fixture that define an anonymous function."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    return {i for i, text in enumerate(lines, 1) if re.search(r"=>|function\s*\(", text)}
+
+
 def cmd_names(folded, fixture, want):
     funcs = fixture_functions(fixture)
+    closures = closure_lines(fixture)
     base = fixture.rsplit("/", 1)[-1]
     seen, bad, total = collections.Counter(), collections.Counter(), 0
     for frames, n in stacks(folded):
@@ -105,8 +114,10 @@ def cmd_names(folded, fixture, want):
             total += n
             short = name.rsplit(".", 1)[-1]
             rng = funcs.get(short)
-            # Top-level code runs as "(anonymous)": outside every function.
-            if name == "(anonymous)" and not any(a <= line <= b for a, b in funcs.values()):
+            # Top-level code runs as "(anonymous)": outside every function;
+            # so does a closure (an arrow function), on its own line.
+            if name == "(anonymous)" and (line in closures or
+                                          not any(a <= line <= b for a, b in funcs.values())):
                 seen[name] += n
             elif rng and rng[0] <= line <= rng[1]:
                 seen[short] += n
@@ -125,15 +136,18 @@ def cmd_names(folded, fixture, want):
 def cmd_calls(folded, fixture):
     funcs = fixture_functions(fixture)
     calls = calls_in(fixture, funcs)
+    closures = closure_lines(fixture)
     base = fixture.rsplit("/", 1)[-1]
     good = bad = 0
     wrong = collections.Counter()
     for frames, n in stacks(folded):
-        js = [(name.rsplit(".", 1)[-1], f) for name, f, _ in js_frames(frames)]
-        for (a, fa), (b, fb) in zip(js, js[1:]):
+        js = [(name.rsplit(".", 1)[-1], f, line) for name, f, line in js_frames(frames)]
+        for (a, fa, _), (b, fb, lb) in zip(js, js[1:]):
             if fa != base or fb != base or a not in funcs:
                 continue
-            if b in calls[a]:
+            # A closure the caller made, called by it (through a builtin: new Promise's executor).
+            inner = b == "(anonymous)" and lb in closures and funcs[a][0] <= lb <= funcs[a][1]
+            if b in calls[a] or inner:
                 good += n
             else:
                 bad += n
