@@ -40,7 +40,8 @@ import re
 import sys
 
 # A script's name may hold a colon: node's own modules are node:net, node:internal/x.
-JS = re.compile(r"^(.*) \(([^()]+):(\d+)\)$")
+# A frame whose line V8 does not know (no position table yet) has none.
+JS = re.compile(r"^(.*) \(([^()]+?)(?::(\d+))?\)$")
 # V8's pseudo-functions: not JavaScript anyone wrote.
 V8_PSEUDO = {"(garbage collector)", "(program)", "(idle)", "(root)"}
 # Frames of the collector: V8's profiler counts those samples as (garbage collector).
@@ -57,12 +58,12 @@ def stacks(path):
 
 
 def js_frames(frames):
-    """The JavaScript frames of a stack, outermost first: (name, file, line)."""
+    """The JavaScript frames of a stack, outermost first: (name, file, line or None)."""
     out = []
     for f in frames:
         m = JS.match(f)
         if m:
-            out.append((m.group(1), m.group(2), int(m.group(3))))
+            out.append((m.group(1), m.group(2), int(m.group(3)) if m.group(3) else None))
     return out
 
 
@@ -106,7 +107,7 @@ def cmd_names(folded, fixture, want):
     funcs = fixture_functions(fixture)
     closures = closure_lines(fixture)
     base = fixture.rsplit("/", 1)[-1]
-    seen, bad, total = collections.Counter(), collections.Counter(), 0
+    seen, bad, total, lineless = collections.Counter(), collections.Counter(), 0, 0
     for frames, n in stacks(folded):
         for name, file, line in js_frames(frames):
             if file != base:
@@ -114,6 +115,14 @@ def cmd_names(folded, fixture, want):
             total += n
             short = name.rsplit(".", 1)[-1]
             rng = funcs.get(short)
+            # A function's name without its line: right, if it is one of the file's.
+            if line is None:
+                lineless += n
+                if rng:
+                    seen[short] += n
+                else:
+                    bad[name] += n
+                continue
             # Top-level code runs as "(anonymous)": outside every function;
             # so does a closure (an arrow function), on its own line.
             if name == "(anonymous)" and (line in closures or
@@ -127,8 +136,8 @@ def cmd_names(folded, fixture, want):
     none_needed = "--none-needed" in want
     missing = [f for f in want if f != "--none-needed" and not seen[f]]
     ok = (total > 0 or none_needed) and not bad and not missing
-    print("names: %d frames of %s; %s; wrong: %s; missing: %s" % (
-        total, base, ", ".join("%s %d" % kv for kv in seen.most_common(8)),
+    print("names: %d frames of %s (%d without a line); %s; wrong: %s; missing: %s" % (
+        total, base, lineless, ", ".join("%s %d" % kv for kv in seen.most_common(8)),
         dict(bad.most_common(5)) or "none", missing or "none"))
     return ok
 
@@ -285,7 +294,7 @@ def cmd_leaves(folded, fixture, func):
         if js and JS.match(frames[-1]) and js[-1][0].rsplit(".", 1)[-1] == func:
             lines[js[-1][2]] += n
     first, last = funcs.get(func, (0, 0))
-    inside = {k: v for k, v in lines.items() if first <= k <= last}
+    inside = {k: v for k, v in lines.items() if k is not None and first <= k <= last}
     print("leaves: %s's leaf frames at lines %s" % (func, dict(lines.most_common(6))))
     return len(inside) >= 2 and sum(inside.values()) == sum(lines.values())
 

@@ -317,7 +317,10 @@ static uint64_t bytecode_of(struct v8 *v, uint64_t sfi)
 	if (l->sfi_function_data != V8_NONE) {
 		if (v8_field(v, sfi, l->sfi_function_data, &fd) || v8_type(v, fd, &type))
 			return 0;
-		if (type == l->type_code && l->code_bytecode != V8_NONE &&
+		/* Baseline code's: its field V8 publishes, else (V8 10) the one of its type. */
+		if (type == l->type_code && l->code_bytecode == V8_NONE)
+			return bytecode_in(v, fd);
+		if (type == l->type_code &&
 		    (v8_field(v, fd, l->code_bytecode, &fd) || v8_type(v, fd, &type)))
 			return 0;
 		if (type == l->type_interpreter_data)
