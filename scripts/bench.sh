@@ -5,6 +5,8 @@
 #               without code-object descriptions, steady and cold
 #   jcost       kernel time per sample of the HotSpot step, a JVM 10 and 100
 #               calls deep: without settings (the walk ends at Java) and with
+#   v8cost      kernel time per sample of V8's step, a node 10 and 100 calls
+#               deep: without settings (its frames stepped unnamed) and with
 #   slowdown    CPU-bound workloads profiled system-wide: sfbpf, perf -g,
 #               perf --call-graph dwarf, none
 #   loader      rows/s flattened and pushed, map bytes vs .sframe bytes, time
@@ -48,7 +50,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost pycost jcost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
+ALL_PARTS="kcost pycost jcost v8cost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
 
 QUICK=0
 OUT=

@@ -166,17 +166,18 @@ read -r -a LDLIBS <<<"$LDLIBS"
 
 # build_driver PART SRC [DEP...]: the C driver SRC built into $BB/NAME (SRC's
 # base name without .c), linked with build/libsfbpf.a, unless it is newer than
-# SRC, the library and the DEPs; DRIVER_CFLAGS adds flags (an array). A driver
+# SRC, the library and the DEPs; DRIVER_CFLAGS adds flags, DRIVER_SRCS sources (arrays). A driver
 # that does not build against this tree prints its errors and "bench: PART:
 # FAILED", and returns 1.
 DRIVER_CFLAGS=()
+DRIVER_SRCS=()
 build_driver() {
 	local part=$1 src=$2 name
 	shift 2
 	name=$(basename "$src" .c)
 	up_to_date "$BB/$name" "$src" "$BUILD/libsfbpf.a" "$@" && return 0
 	"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE "${DRIVER_CFLAGS[@]}" -I"$BUILD" \
-		-I"$ROOT" -I"$ROOT/userspace" "$src" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/$name" \
+		-I"$ROOT" -I"$ROOT/userspace" "$src" "${DRIVER_SRCS[@]}" "$BUILD/libsfbpf.a" "${LDLIBS[@]}" -o "$BB/$name" \
 		2>"$TMP/$name.build" && return 0
 	cat "$TMP/$name.build" >&2
 	echo "bench: $part: FAILED (${src#"$ROOT"/} does not build against this tree)"
@@ -198,7 +199,10 @@ build_workloads() {
 			-o "$BB/mtwork"
 	up_to_date "$BB/benchutil" "$src/benchutil.c" ||
 		"$CC" "${WARN[@]}" -O2 -g -std=gnu11 -D_GNU_SOURCE "$src/benchutil.c" -o "$BB/benchutil"
-	build_driver kcost "$src/kcost.c" "$BUILD/fpwalk.skel.h" || return 1
+	DRIVER_SRCS=("$src/kcost_jit.c")
+	build_driver kcost "$src/kcost.c" "$BUILD/fpwalk.skel.h" "$src/kcost_jit.c" "$src/kcost.h" ||
+		return 1
+	DRIVER_SRCS=()
 	# A program with a large .sframe section: BIG_FUNCS generated functions.
 	if ! up_to_date "$big.v1" "$src/bigsframe.awk" "$src/idle.c"; then
 		log "generating $BIG_FUNCS functions for the loader benchmark"

@@ -162,3 +162,53 @@ bench_jcost() {
 		print "bench: jcost: Java walk per sample, off / on: " line
 	}' md="$MD/jcost.table" "$raw"
 }
+
+# v8cost: V8's step per sample (bpf/v8.h), a node 10 and 100 calls deep.
+V8_DEPTHS="10 100"
+bench_v8cost() {
+	local raw=$TMP/v8cost.txt node
+	node=${SFBPF_BENCH_NODE:-$(command -v node || command -v nodejs || true)}
+	if [ -z "$node" ] || [ ! -x "$node" ]; then
+		printf '| V8 walk |\n|---|\n| **not measured**: no node |\n' >"$MD/v8cost.table"
+		echo "bench: v8cost: not measured (no node)"
+		return 0
+	fi
+	V8_CMD="$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -n $node,tests/bench/v8recurse.js $V8_DEPTHS"
+	echo "$V8_CMD" >"$MD/v8cost.cmd"
+	log "v8cost: V8 walk, ${V8_DEPTHS// /, } calls, off/on, $PC_REPS x ${PC_SECS}s at $KC_HZ Hz"
+	"$BB/kcost" -d "$PC_SECS" -r "$PC_REPS" -f "$KC_HZ" -n "$node,$ROOT/tests/bench/v8recurse.js" \
+		$V8_DEPTHS >"$raw" 2>"$TMP/v8cost.err" || {
+		cat "$TMP/v8cost.err" >&2
+		echo "bench: v8cost: FAILED ($(tail -1 "$TMP/v8cost.err"))"
+		return 1
+	}
+	cp "$raw" "$MD/v8cost.raw"
+	awk "$AWK_LIB"'
+	$1 == "v8cost" {
+		d = kv($0, "frames"); m = kv($0, "mode"); runs = kv($0, "runs")
+		if (!runs) next
+		k = ++n[d, m]
+		ns[d, m, k] = kv($0, "run_ns") / runs
+		fr[d, m, k] = kv($0, "user_frames") / runs
+		js[d, m, k] = (kv($0, "v8_interpreted") + kv($0, "v8_optimized")) / runs
+		stop[d, m] = kv($0, "stop")
+		depths[d] = 1
+	}
+	function med(arr, d, m,    j, a) {
+		for (j = 1; j <= n[d, m]; j++) a[j] = arr[d, m, j]
+		return median(a, n[d, m])
+	}
+	END {
+		print "| JavaScript calls deep | user frames a sample, off / on | JavaScript frames identified a sample | ns a sample, off | on | on - off | ns a frame identified | stop, off / on |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
+		for (d = 1; d <= 1024; d++) {
+			if (!(d in depths)) continue
+			off = med(ns, d, "off"); on = med(ns, d, "on"); st = med(js, d, "on")
+			printf "| %d | %.0f / %.0f | %.1f | %.0f | %.0f | **%+.0f** | %.0f | %s / %s |\n", d, \
+				med(fr, d, "off"), med(fr, d, "on"), st, off, on, on - off, \
+				st ? (on - off) / st : 0, stop[d, "off"], stop[d, "on"] > md
+			line = line sprintf("%s%d calls: %.0f / %.0f ns", line ? "; " : "", d, off, on)
+		}
+		print "bench: v8cost: V8 walk per sample, off / on: " line
+	}' md="$MD/v8cost.table" "$raw"
+}

@@ -139,6 +139,27 @@ $(cat "$MD/jcost.table")
 
 EOF
 		fi
+		if [ -f "$MD/v8cost.table" ]; then
+			cat <<EOF
+## 1d. The V8 walk per sample
+
+The BPF program's run time per sample (kernel BPF statistics, a per-task
+event on the process) of a node started with no profiling flag, spinning at
+the bottom of 10 and 100 calls of one function V8 optimised
+(\`tests/bench/v8recurse.js\`, run with \`--no-turbo-inlining\`, so that
+each call is an optimised frame of its own), in two modes measured in turn
+on the same process, the order rotating: without its V8 settings (its
+frames stepped by frame pointer, unnamed, as for a node not attached) and
+with them (each frame's function read from its slots: bpf/v8.h). Medians
+of $PC_REPS repetitions. "ns a frame identified" is the difference over
+the frames identified.
+
+Command: \`$(cat "$MD/v8cost.cmd")\`
+
+$(cat "$MD/v8cost.table")
+
+EOF
+		fi
 		if [ -f "$MD/slowdown.table" ]; then
 			cat <<EOF
 ## 2. Slowdown of CPU-bound workloads

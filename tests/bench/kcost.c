@@ -39,14 +39,9 @@
  *   pycost rep=R frames=D mode=off|steady|cold runs=N run_ns=N py_samples=N \
  *          py_frames=N described=N later=N
  *
- * With -j JAVA,CLASSDIR (tests/bench/JRecurse.java), the HotSpot step
- * (bpf/hotspot.h): for each depth one JVM spins at the bottom of that many
- * compiled calls, sampled by the unwinder alone in two modes on the same
- * process: "off" (no HotSpot settings: the walk ends at the first Java
- * frame, as for a JVM not attached) and "on" (the Java frames stepped). One
- * line per repetition, depth and mode:
- *   jcost rep=R frames=D mode=off|on runs=N run_ns=N user_frames=N \
- *         hs_interpreted=N hs_compiled=N hs_failed=N stop=NAME
+ * With -j JAVA,CLASSDIR (tests/bench/JRecurse.java) or -n NODE,SCRIPT
+ * (tests/bench/v8recurse.js), the step of a JIT runtime, HotSpot's or V8's
+ * (kcost_jit.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -68,31 +63,17 @@
 #include <bpf/libbpf.h>
 
 #include "fpwalk.skel.h"
+#include "kcost.h"
 #include "profile/profile.h"
-#include "interp/hotspot.h"
 #include "profile/runtimes.h"
 #include "procs/proctrack.h"
 #include "maps/tables.h"
 
-#define MAX_DEPTHS 16
-/* A window's wall time may be this many times SECS on a busy machine. */
-#define SLOWEST 30
-
-static struct {
-	double secs;
-	unsigned long hz;
-	int reps;
-	const char *sf_bin, *fp_bin;
-	const char *python, *py_script; /* -y: the Python walk's cost instead */
-	const char *java, *java_cp; /* -j: the HotSpot step's */
-	const char *mode; /* -m: sframe, vma or vmamiss */
-	int depths[MAX_DEPTHS];
-	int nr_depths;
-} env = { .secs = 2, .hz = 4999, .reps = 5, .mode = "sframe" };
+struct kcost_env env = { .secs = 2, .hz = 4999, .reps = 5, .mode = "sframe" };
 
 static unsigned long long received_sf, received_fp;
 
-static double now(void)
+double now(void)
 {
 	struct timespec ts;
 
@@ -106,7 +87,7 @@ static double now(void)
  * a busy machine two processes pinned to one CPU may get a small share of
  * it, and a wall-clock window then held no sample of one of them.
  */
-static double cpu_secs_at(const char *proc_path)
+double cpu_secs_at(const char *proc_path)
 {
 	unsigned long long ut, st;
 	char path[320], buf[512], *p;
@@ -126,7 +107,7 @@ static double cpu_secs_at(const char *proc_path)
 	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
 }
 
-static double cpu_secs(pid_t pid)
+double cpu_secs(pid_t pid)
 {
 	char p[16];
 
@@ -152,7 +133,7 @@ static int on_fp_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void pin(pid_t pid, int cpu)
+void pin(pid_t pid, int cpu)
 {
 	cpu_set_t set;
 
@@ -192,7 +173,7 @@ static pid_t spawn(const char *bin, int frames, int cpu)
 	return spawn_run(NULL, bin, (int)(env.secs * SLOWEST) + 180, frames, cpu);
 }
 
-static int open_event(pid_t pid, int prog_fd)
+int open_event(pid_t pid, int prog_fd)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -218,11 +199,6 @@ static int open_event(pid_t pid, int prog_fd)
 	return fd;
 }
 
-struct snap {
-	__u64 run_ns, runs;
-	__u64 v[SFBPF_STAT__COUNT];
-};
-
 static int sum_stats(int map_fd, __u64 out[SFBPF_STAT__COUNT])
 {
 	int ncpu = libbpf_num_possible_cpus(), i, j;
@@ -244,7 +220,7 @@ static int sum_stats(int map_fd, __u64 out[SFBPF_STAT__COUNT])
 	return 0;
 }
 
-static int take(int prog_fd, int stats_fd, struct snap *s)
+int take(int prog_fd, int stats_fd, struct snap *s)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
@@ -279,16 +255,6 @@ static void report(int rep, int frames, const char *prog, const struct snap *a,
 	       profile__stop_name(top), received);
 	fflush(stdout);
 }
-
-struct bench {
-	struct profile *prof;
-	struct tables *tables;
-	struct proctrack *procs;
-	struct runtimes *runtimes;
-	struct fpwalk_bpf *fp;
-	struct ring_buffer *fp_rb;
-	int sf_prog, sf_stats, fp_prog, fp_stats;
-};
 
 /* The unwinder's counter map: profile.h exports no fd for it, find it by name. */
 static int find_stats_map(int prog_fd)
@@ -352,8 +318,8 @@ static int setup(struct bench *b)
 		fprintf(stderr, "kcost: the unwinder has no stats map\n");
 		return -1;
 	}
-	if (env.java)
-		return 0; /* the JVM is attached by measure_java(): one program, two modes */
+	if (env.java || env.node)
+		return 0; /* attached by measure_java(), measure_node(): one program, two modes */
 	if (env.python) {
 		struct runtime_host host = { .prof = b->prof };
 		struct proctrack_listener l;
@@ -381,8 +347,8 @@ static int setup(struct bench *b)
 }
 
 /* Until both have run secs of CPU beyond base_*, or deadline (wall); -1 if one is gone. */
-static int run_both(struct bench *b, pid_t a, double base_a, pid_t c, double base_c, double secs,
-		    double deadline)
+int run_both(struct bench *b, pid_t a, double base_a, pid_t c, double base_c, double secs,
+	     double deadline)
 {
 	double ca, cc;
 
@@ -429,7 +395,8 @@ static int measure(struct bench *b, int rep, int frames, int cpu)
 		__u32 key = (__u32)sf_pid;
 
 		if (bpf_map_delete_elem(profile__procs_fd(b->prof), &key)) {
-			fprintf(stderr, "kcost: dropping the entry of %d: %s\n", sf_pid, strerror(errno));
+			fprintf(stderr, "kcost: dropping the entry of %d: %s\n", sf_pid,
+				strerror(errno));
 			goto out;
 		}
 	}
@@ -579,172 +546,13 @@ out:
 	return err;
 }
 
-enum java_mode { JAVA_OFF, JAVA_ON, JAVA_MODES };
-static const char *const java_modes[JAVA_MODES] = { "off", "on" };
-
-/* pid's start time in clock ticks (/proc/PID/stat's 22nd field), or 0. */
-static unsigned long long start_ticks(pid_t pid)
-{
-	unsigned long long v = 0;
-	char path[64], buf[1024], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu",
-			 &v) != 1)
-		return 0;
-	return v;
-}
-
-/*
- * The JVM's busiest thread (the one spinning: the launcher runs main in a
- * thread of its own, not the process's first), by its CPU time so far.
- */
-static pid_t busiest_thread(pid_t pid)
-{
-	char dir[64], path[300];
-	double best = -1, c;
-	pid_t tid = -1;
-	struct dirent *e;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%d/task/%s", (int)pid, e->d_name);
-		c = cpu_secs_at(path);
-		if (c > best) {
-			best = c;
-			tid = atoi(e->d_name);
-		}
-	}
-	closedir(d);
-	return tid;
-}
-
-/* One window of mode on the JVM pid (its event ev): secs/2 of its CPU time. */
-static int java_window(struct bench *b, pid_t pid, int ev, const struct sfbpf_hs_proc *cfg,
-		       enum java_mode mode, int rep, int frames)
-{
-	int fd = profile__hs_procs_fd(b->prof);
-	double base = cpu_secs(pid), deadline = now() + env.secs * SLOWEST, c;
-	__u32 key = (__u32)pid;
-	struct snap a, z;
-	enum sfbpf_stop top = SFBPF_STOP_OUTERMOST;
-
-	if (mode == JAVA_ON ? bpf_map_update_elem(fd, &key, cfg, BPF_ANY) :
-			      (bpf_map_delete_elem(fd, &key) && errno != ENOENT))
-		return -1;
-	if (take(b->sf_prog, b->sf_stats, &a))
-		return -1;
-	ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
-	for (;;) {
-		c = cpu_secs(pid);
-		if (c < 0)
-			return -1;
-		if (c - base >= env.secs / 2 || now() >= deadline)
-			break;
-		profile__poll(b->prof, 5);
-	}
-	ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
-	profile__poll(b->prof, 0);
-	if (take(b->sf_prog, b->sf_stats, &z))
-		return -1;
-	for (int s = 0; s < SFBPF_STOP__COUNT; s++)
-		if (z.v[SFBPF_STAT_STOP_BASE + s] - a.v[SFBPF_STAT_STOP_BASE + s] >
-		    z.v[SFBPF_STAT_STOP_BASE + top] - a.v[SFBPF_STAT_STOP_BASE + top])
-			top = (enum sfbpf_stop)s;
-	printf("jcost rep=%d frames=%d mode=%s runs=%llu run_ns=%llu user_frames=%llu "
-	       "hs_interpreted=%llu hs_compiled=%llu hs_failed=%llu stop=%s\n",
-	       rep, frames, java_modes[mode], (unsigned long long)(z.runs - a.runs),
-	       (unsigned long long)(z.run_ns - a.run_ns),
-	       (unsigned long long)(z.v[SFBPF_STAT_FRAMES] - a.v[SFBPF_STAT_FRAMES]),
-	       (unsigned long long)(z.v[SFBPF_STAT_HS_INTERPRETED] -
-				    a.v[SFBPF_STAT_HS_INTERPRETED]),
-	       (unsigned long long)(z.v[SFBPF_STAT_HS_COMPILED] - a.v[SFBPF_STAT_HS_COMPILED]),
-	       (unsigned long long)(z.v[SFBPF_STAT_HS_FAILED] - a.v[SFBPF_STAT_HS_FAILED]),
-	       profile__stop_name(top));
-	fflush(stdout);
-	return 0;
-}
-
-/* One depth, one repetition: off and on in turn (their order rotating) on one JVM. */
-static int measure_java(struct bench *b, int rep, int frames, int cpu)
-{
-	char s[16], depth[16];
-	struct sfbpf_hs_proc cfg;
-	struct hotspot *hs = NULL;
-	int ev = -1, err = -1, i, tries;
-	pid_t pid;
-
-	snprintf(s, sizeof(s), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
-	snprintf(depth, sizeof(depth), "%d", frames);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (cpu >= 0)
-			pin(0, cpu);
-		/*
-		 * rec not inlined into itself (C2 would fold every other call):
-		 * each Java call deep is a compiled frame of its own to step.
-		 */
-		execl(env.java, env.java, "-XX:CompileCommand=quiet",
-		      "-XX:CompileCommand=dontinline,JRecurse::rec", "-cp", env.java_cp, "JRecurse",
-		      s, depth, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0)
-		return -1;
-	/* Start-up, the JIT's compiles, the descent: 3 s of its CPU. */
-	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300)) {
-		fprintf(stderr, "kcost: the JVM exited\n");
-		goto out;
-	}
-	if (proctrack__refresh(b->procs, pid) < 0)
-		goto out;
-	for (tries = 0; tries < 50 && hotspot__attach(pid, &hs); tries++)
-		usleep(100000);
-	if (!hs || hotspot__bpf_settings(hs, &cfg)) {
-		fprintf(stderr, "kcost: %s: its JVM was not attached\n", env.java);
-		goto out;
-	}
-	cfg.start_ticks = start_ticks(pid);
-	ev = open_event(busiest_thread(pid), b->sf_prog);
-	if (ev < 0)
-		goto out;
-	for (i = 0; i < JAVA_MODES; i++)
-		if (java_window(b, pid, ev, &cfg, (enum java_mode)((i + rep) % JAVA_MODES), rep,
-				frames))
-			goto out;
-	err = 0;
-out:
-	if (ev >= 0)
-		close(ev);
-	hotspot__free(hs);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	proctrack__remove(b->procs, pid);
-	return err;
-}
-
 static int usage(void)
 {
 	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] [-m sframe|vma|vmamiss] SF_BIN "
 			"FP_BIN FRAMES...\n"
 			"       kcost [-d SECS] [-f HZ] [-r REPS] -y PYTHON,SCRIPT FRAMES...\n"
-			"       kcost [-d SECS] [-f HZ] [-r REPS] -j JAVA,CLASSDIR FRAMES...\n");
+			"       kcost [-d SECS] [-f HZ] [-r REPS] -j JAVA,CLASSDIR FRAMES...\n"
+			"       kcost [-d SECS] [-f HZ] [-r REPS] -n NODE,SCRIPT FRAMES...\n");
 	return 2;
 }
 
@@ -753,10 +561,11 @@ int main(int argc, char **argv)
 	struct bench b = { 0 };
 	int opt, i, rep, stats_fd, ncpu, err = 0;
 
-	while ((opt = getopt(argc, argv, "d:f:j:m:r:y:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:f:j:m:n:r:y:")) != -1) {
 		switch (opt) {
 		case 'm':
-			if (strcmp(optarg, "sframe") && strcmp(optarg, "vma") && strcmp(optarg, "vmamiss"))
+			if (strcmp(optarg, "sframe") && strcmp(optarg, "vma") &&
+			    strcmp(optarg, "vmamiss"))
 				return usage();
 			env.mode = optarg;
 			break;
@@ -774,6 +583,13 @@ int main(int argc, char **argv)
 				return usage();
 			*(char *)env.java_cp++ = 0;
 			break;
+		case 'n':
+			env.node = optarg;
+			env.node_script = strchr(optarg, ',');
+			if (!env.node_script)
+				return usage();
+			*(char *)env.node_script++ = 0;
+			break;
 		case 'd':
 			env.secs = atof(optarg);
 			break;
@@ -787,10 +603,10 @@ int main(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (argc - optind < (env.python || env.java ? 1 : 3) || env.secs <= 0 || !env.hz ||
-	    env.reps <= 0)
+	if (argc - optind < (env.python || env.java || env.node ? 1 : 3) || env.secs <= 0 ||
+	    !env.hz || env.reps <= 0)
 		return usage();
-	if (!env.python && !env.java) {
+	if (!env.python && !env.java && !env.node) {
 		env.sf_bin = argv[optind++];
 		env.fp_bin = argv[optind++];
 	}
@@ -818,6 +634,7 @@ int main(int argc, char **argv)
 			int d = env.depths[(i + rep) % env.nr_depths];
 
 			if (env.java   ? measure_java(&b, rep, d, cpu) :
+			    env.node   ? measure_node(&b, rep, d, cpu) :
 			    env.python ? measure_py(&b, rep, d, cpu) :
 					 measure(&b, rep, d, cpu))
 				err = 1;

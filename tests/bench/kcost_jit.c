@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * kcost -j and -n (kcost.c's usage): the kernel cost per sample of a JIT
+ * runtime's step, HotSpot's (bpf/hotspot.h) or V8's (bpf/v8.h). For each
+ * depth one process of the runtime spins at the bottom of that many calls
+ * its optimising compiler compiled (not inlined into each other: each call
+ * a frame of its own), sampled by the unwinder alone in two modes on the
+ * same process, the order rotating: "off" (no settings for it: the walk
+ * ends at, or steps through unnamed, its first frame of the runtime, as for
+ * a process not attached) and "on" (its frames stepped and identified). One
+ * line per repetition, depth and mode:
+ *   jcost|v8cost rep=R frames=D mode=off|on runs=N run_ns=N user_frames=N \
+ *                COUNTER=N COUNTER=N COUNTER=N stop=NAME
+ * with the runtime's step counters (hs_interpreted, hs_compiled, hs_failed;
+ * v8_interpreted, v8_optimized, v8_unread).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "interp/hotspot.h"
+#include "interp/v8.h"
+#include "kcost.h"
+#include "procs/procmaps.h"
+#include "procs/proctrack.h"
+#include "profile/profile.h"
+
+enum jit_mode { JIT_OFF, JIT_ON, JIT_MODES };
+static const char *const jit_modes[JIT_MODES] = { "off", "on" };
+
+/* A runtime as its lines name it: its settings map and the counters of its step. */
+struct jit {
+	const char *line;
+	int (*procs_fd)(const struct profile *prof);
+	const char *names[3];
+	int stats[3];
+};
+
+static const struct jit hotspot_jit = {
+	.line = "jcost",
+	.procs_fd = profile__hs_procs_fd,
+	.names = { "hs_interpreted", "hs_compiled", "hs_failed" },
+	.stats = { SFBPF_STAT_HS_INTERPRETED, SFBPF_STAT_HS_COMPILED, SFBPF_STAT_HS_FAILED },
+};
+
+static const struct jit v8_jit = {
+	.line = "v8cost",
+	.procs_fd = profile__v8_procs_fd,
+	.names = { "v8_interpreted", "v8_optimized", "v8_unread" },
+	.stats = { SFBPF_STAT_V8_INTERPRETED, SFBPF_STAT_V8_OPTIMIZED, SFBPF_STAT_V8_UNREAD },
+};
+
+/* pid's start time in clock ticks (/proc/PID/stat's 22nd field), or 0. */
+static unsigned long long start_ticks(pid_t pid)
+{
+	unsigned long long v = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
+			 &v) != 1)
+		return 0;
+	return v;
+}
+
+/*
+ * The JVM's busiest thread (the one spinning: the launcher runs main in a
+ * thread of its own, not the process's first), by its CPU time so far.
+ */
+static pid_t busiest_thread(pid_t pid)
+{
+	char dir[64], path[300];
+	double best = -1, c;
+	pid_t tid = -1;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%s", (int)pid, e->d_name);
+		c = cpu_secs_at(path);
+		if (c > best) {
+			best = c;
+			tid = atoi(e->d_name);
+		}
+	}
+	closedir(d);
+	return tid;
+}
+
+/* One window of mode on the process pid (its event ev), cfg its settings: secs/2 of its CPU time.
+ */
+static int jit_window(struct bench *b, pid_t pid, int ev, const struct jit *j, const void *cfg,
+		      enum jit_mode mode, int rep, int frames)
+{
+	int fd = j->procs_fd(b->prof);
+	double base = cpu_secs(pid), deadline = now() + env.secs * SLOWEST, c;
+	__u32 key = (__u32)pid;
+	struct snap a, z;
+	enum sfbpf_stop top = SFBPF_STOP_OUTERMOST;
+
+	if (mode == JIT_ON ? bpf_map_update_elem(fd, &key, cfg, BPF_ANY) :
+			     (bpf_map_delete_elem(fd, &key) && errno != ENOENT))
+		return -1;
+	if (take(b->sf_prog, b->sf_stats, &a))
+		return -1;
+	ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
+	for (;;) {
+		c = cpu_secs(pid);
+		if (c < 0)
+			return -1;
+		if (c - base >= env.secs / 2 || now() >= deadline)
+			break;
+		profile__poll(b->prof, 5);
+	}
+	ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
+	profile__poll(b->prof, 0);
+	if (take(b->sf_prog, b->sf_stats, &z))
+		return -1;
+	for (int s = 0; s < SFBPF_STOP__COUNT; s++)
+		if (z.v[SFBPF_STAT_STOP_BASE + s] - a.v[SFBPF_STAT_STOP_BASE + s] >
+		    z.v[SFBPF_STAT_STOP_BASE + top] - a.v[SFBPF_STAT_STOP_BASE + top])
+			top = (enum sfbpf_stop)s;
+	printf("%s rep=%d frames=%d mode=%s runs=%llu run_ns=%llu user_frames=%llu", j->line, rep,
+	       frames, jit_modes[mode], (unsigned long long)(z.runs - a.runs),
+	       (unsigned long long)(z.run_ns - a.run_ns),
+	       (unsigned long long)(z.v[SFBPF_STAT_FRAMES] - a.v[SFBPF_STAT_FRAMES]));
+	for (int i = 0; i < 3; i++)
+		printf(" %s=%llu", j->names[i],
+		       (unsigned long long)(z.v[j->stats[i]] - a.v[j->stats[i]]));
+	printf(" stop=%s\n", profile__stop_name(top));
+	fflush(stdout);
+	return 0;
+}
+
+/* One depth, one repetition: off and on in turn (their order rotating) on one JVM. */
+int measure_java(struct bench *b, int rep, int frames, int cpu)
+{
+	char s[16], depth[16];
+	struct sfbpf_hs_proc cfg;
+	struct hotspot *hs = NULL;
+	int ev = -1, err = -1, i, tries;
+	pid_t pid;
+
+	snprintf(s, sizeof(s), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
+	snprintf(depth, sizeof(depth), "%d", frames);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cpu >= 0)
+			pin(0, cpu);
+		/*
+		 * rec not inlined into itself (C2 would fold every other call):
+		 * each Java call deep is a compiled frame of its own to step.
+		 */
+		execl(env.java, env.java, "-XX:CompileCommand=quiet",
+		      "-XX:CompileCommand=dontinline,JRecurse::rec", "-cp", env.java_cp, "JRecurse",
+		      s, depth, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	/* Start-up, the JIT's compiles, the descent: 3 s of its CPU. */
+	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300)) {
+		fprintf(stderr, "kcost: the JVM exited\n");
+		goto out;
+	}
+	if (proctrack__refresh(b->procs, pid) < 0)
+		goto out;
+	for (tries = 0; tries < 50 && hotspot__attach(pid, &hs); tries++)
+		usleep(100000);
+	if (!hs || hotspot__bpf_settings(hs, &cfg)) {
+		fprintf(stderr, "kcost: %s: its JVM was not attached\n", env.java);
+		goto out;
+	}
+	cfg.start_ticks = start_ticks(pid);
+	ev = open_event(busiest_thread(pid), b->sf_prog);
+	if (ev < 0)
+		goto out;
+	for (i = 0; i < JIT_MODES; i++)
+		if (jit_window(b, pid, ev, &hotspot_jit, &cfg,
+			       (enum jit_mode)((i + rep) % JIT_MODES), rep, frames))
+			goto out;
+	err = 0;
+out:
+	if (ev >= 0)
+		close(ev);
+	hotspot__free(hs);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	proctrack__remove(b->procs, pid);
+	return err;
+}
+
+/* The same for one node: V8's optimised frames. */
+int measure_node(struct bench *b, int rep, int frames, int cpu)
+{
+	char s[16], depth[16];
+	struct sfbpf_v8_proc cfg;
+	struct procmaps *pm = NULL;
+	struct v8 *v = NULL;
+	int ev = -1, err = -1, i, tries;
+	pid_t pid;
+
+	snprintf(s, sizeof(s), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
+	snprintf(depth, sizeof(depth), "%d", frames);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cpu >= 0)
+			pin(0, cpu);
+		/* rec not inlined into itself: each call deep is an optimised frame of its own. */
+		execl(env.node, env.node, "--no-turbo-inlining", env.node_script, s, depth,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	/* Start-up, the warm-up calls (rec optimised), the descent: 3 s of its CPU. */
+	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300)) {
+		fprintf(stderr, "kcost: node exited\n");
+		goto out;
+	}
+	if (proctrack__refresh(b->procs, pid) < 0)
+		goto out;
+	for (tries = 0; tries < 50 && v8__attach(pid, &v); tries++)
+		usleep(100000);
+	if (!v || procmaps__read(pid, &pm) || v8__bpf_settings(v, pm, &cfg)) {
+		fprintf(stderr, "kcost: %s: its V8 was not attached\n", env.node);
+		goto out;
+	}
+	cfg.start_ticks = start_ticks(pid);
+	ev = open_event(pid, b->sf_prog);
+	if (ev < 0)
+		goto out;
+	for (i = 0; i < JIT_MODES; i++)
+		if (jit_window(b, pid, ev, &v8_jit, &cfg, (enum jit_mode)((i + rep) % JIT_MODES),
+			       rep, frames))
+			goto out;
+	err = 0;
+out:
+	if (ev >= 0)
+		close(ev);
+	procmaps__free(pm);
+	v8__free(v);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	proctrack__remove(b->procs, pid);
+	return err;
+}
