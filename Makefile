@@ -5,7 +5,7 @@
 #   make check-arm64  the unwinder on an arm64 kernel under qemu (docs/ARM64.md)
 #   make check-kernels  sfbpf on Debian's x86-64 kernels 5.10 to newest under qemu
 #   make check-jdks  HotSpot read from outside on every JDK of Debian unstable (11 on)
-#   make check-nodes  node's JavaScript frames with Debian 12's node and unstable's newest
+#   make check-nodes  node's JavaScript frames with Debian 12's, 13's and unstable's nodes
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
@@ -258,7 +258,7 @@ check-jdks: test-deps
 	@SFBPF_HOTSPOT_JDKS=all tests/run.sh tests/hotspot.test tests/hsprofile.test
 
 # The Node.js matrix: tests/v8profile.test with Debian 12's nodejs (18, a
-# stripped libnode) and Debian unstable's, each in a root of that suite
+# stripped libnode), Debian 13's (20) and Debian unstable's, each in a root of that suite
 # (scripts/container-root.sh); make check runs it with the machine's node.
 .PHONY: check-nodes
 check-nodes: test-deps

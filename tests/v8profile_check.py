@@ -20,7 +20,7 @@ or 1 (fail):
                                    whose stack reaches the thread's start (_start,
                                    or a thread's clone) is >= MIN
   has FOLDED ROOT FUNC             a sample whose stack begins at ROOT (comm;first
-                                   frame) holds FUNC's frame
+                                   frame; alternatives split by |) holds FUNC's frame
   leaves FOLDED FIXTURE FUNC       FUNC's frames as leaves (interpreted: the line
                                    its bytecode handler runs) at two lines or more
                                    of its body, not only where it calls out
@@ -238,9 +238,10 @@ def cmd_root(folded, minimum):
 
 
 def cmd_has(folded, root, func):
-    r = root.split(";")
+    roots = [r.split(";") for r in root.split("|")]
     n = sum(c for frames, c in stacks(folded)
-            if frames[:len(r)] == r and any(name.rsplit(".", 1)[-1] == func for name, _, _ in js_frames(frames)))
+            if any(frames[:len(r)] == r for r in roots) and
+            any(name.rsplit(".", 1)[-1] == func for name, _, _ in js_frames(frames)))
     print("has: %d samples from %s hold %s" % (n, root, func))
     return n > 0
 
