@@ -25,6 +25,16 @@
 #define CHECK_AGAIN_NS 1000000ULL
 /* A pc in no function's code object: not looked for again (a scan of up to 1 MiB) for this long. */
 #define NOT_CODE_NS 100000000ULL
+/*
+ * A node maps its code space after it starts: attached as it starts up
+ * (npm, a test runner), its settings hold no JIT code yet, and its walks end
+ * at the first return into it. Its samples say so (no JIT hull, or a walk
+ * that ended in memory the settings do not cover): the settings are read
+ * again, 10 ms after the last push, twice as long each time nothing
+ * changed, up to a second.
+ */
+#define REPUSH_MIN_NS 10000000ULL
+#define REPUSH_MAX_NS 1000000000ULL
 
 /* A frame resolved: the walk's identity -> its ids; check, check2: what is compared again. */
 struct resolved {
@@ -45,6 +55,8 @@ struct node {
 	uint64_t *ids;
 	size_t nr_ids, ids_cap;
 	bool disagreed; /* with its perf map: said once */
+	struct sfbpf_v8_range jit; /* the JIT code's hull last pushed */
+	uint64_t pushed_ns, repush_ns; /* when, and how long until it may be pushed again */
 };
 
 struct v8s_stats {
@@ -125,6 +137,12 @@ static int push(struct v8s *vs, struct node *n)
 	if (err)
 		return err;
 	cfg.start_ticks = n->start_ticks;
+	/* The same hull again: the next push waits twice as long. */
+	n->repush_ns = cfg.jit.lo == n->jit.lo && cfg.jit.hi == n->jit.hi && n->repush_ns ?
+			       (n->repush_ns < REPUSH_MAX_NS ? 2 * n->repush_ns : REPUSH_MAX_NS) :
+			       REPUSH_MIN_NS;
+	n->jit = cfg.jit;
+	n->pushed_ns = clock__mono_ns();
 	return bpf_map_update_elem(vs->fd, &key, &cfg, BPF_ANY) ? -errno : 0;
 }
 
@@ -390,6 +408,10 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 				       in->nr_user > SFBPF_MAX_FRAMES ?
 			       -EINVAL :
 			       0;
+	if (c.nd &&
+	    (!c.nd->jit.lo || in->stop == SFBPF_STOP_NO_ROW || in->stop == SFBPF_STOP_NO_MAPPING) &&
+	    clock__mono_ns() - c.nd->pushed_ns >= c.nd->repush_ns)
+		push(vs, c.nd);
 	r = runtime__splice_frames(in, size, out, splice_frame, NULL, &c);
 	if (r == 1)
 		vs->stats.samples++;
