@@ -19,6 +19,9 @@ or 1 (fail):
   root FOLDED MIN                  of the samples with a JavaScript frame, the share
                                    whose stack reaches the thread's start (_start,
                                    or a thread's clone) is >= MIN
+  rootvs FOLDED PERFSCRIPT MARGIN  the same share against perf -g's of the same process
+                                   with its perf map (perf script -F comm,tid,ip,sym):
+                                   at least as high, less MARGIN
   has FOLDED ROOT FUNC             a sample whose stack begins at ROOT (comm;first
                                    frame; alternatives split by |) holds FUNC's frame
   leaves FOLDED FIXTURE FUNC       FUNC's frames as leaves (interpreted: the line
@@ -237,6 +240,53 @@ def cmd_root(folded, minimum):
     return js > 0 and share >= minimum
 
 
+STARTS = ("_start", "clone3", "clone", "start_thread")
+# A perf map's names of V8's code (node --perf-basic-prof), as perf script shows them.
+PERF_JS = re.compile(r"^(JS|LazyCompile|Function|Script|Eval):")
+PERF_ROOT = re.compile(r"^(_start|__libc_start_call_main|__libc_start_main\S*|clone3?|start_thread)(\+0x[0-9a-f]+)?$")
+
+
+def perf_samples(path):
+    """perf script -F comm,tid,ip,sym: each sample's symbols, innermost first."""
+    cur = None
+    for line in open(path, encoding="utf-8", errors="replace"):
+        if not line.strip():
+            if cur is not None:
+                yield cur
+            cur = None
+        elif line[0] in " \t":
+            if cur is not None:
+                parts = line.split(None, 1)
+                cur.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
+        else:
+            if cur is not None:
+                yield cur
+            cur = []
+    if cur is not None:
+        yield cur
+
+
+def cmd_rootvs(folded, perf_script, margin):
+    """sfbpf's share of JavaScript samples whole to their thread's start, against perf -g's
+    of the same process with its perf map (--perf-basic-prof): as high, less margin."""
+    js = whole = 0
+    for frames, n in stacks(folded):
+        if js_frames(frames):
+            js += n
+            whole += n * (len(frames) > 1 and frames[1] in STARTS)
+    pjs = pwhole = 0
+    for syms in perf_samples(perf_script):
+        if any(PERF_JS.match(x) for x in syms):
+            pjs += 1
+            # perf -g walks frame pointers: libc's start, which keeps none, is its root.
+            pwhole += bool(PERF_ROOT.match(syms[-1]))
+    ours = whole / js if js else 0
+    theirs = pwhole / pjs if pjs else 0
+    print("rootvs: sfbpf %d of %d JavaScript samples whole (%.3f), perf -g with the perf map %d of %d (%.3f)" % (
+        whole, js, ours, pwhole, pjs, theirs))
+    return js > 0 and pjs > 0 and ours >= theirs - margin
+
+
 def cmd_has(folded, root, func):
     roots = [r.split(";") for r in root.split("|")]
     n = sum(c for frames, c in stacks(folded)
@@ -333,6 +383,8 @@ def main():
         ok = cmd_cpuprof(args[0], args[1], "--overlap-said" in args)
     elif cmd == "root":
         ok = cmd_root(args[0], float(args[1]))
+    elif cmd == "rootvs":
+        ok = cmd_rootvs(args[0], args[1], float(args[2]))
     elif cmd == "outputs":
         ok = cmd_outputs(*args[:4])
     elif cmd == "leaves":
