@@ -398,6 +398,8 @@ struct sfbpf_stats {
 #define SFBPF_SAMPLE_KERNEL_MODE 0x1 /* the sample interrupted kernel code */
 /* weight: the thread's on-CPU ns since its previous sample (on+off), not periods */
 #define SFBPF_SAMPLE_TIMED 0x2
+/* The nr_py entries after the kernel frames are V8's words (SFBPF_V8_JIT), not Python's frames. */
+#define SFBPF_SAMPLE_V8_WORDS 0x4
 
 #define SFBPF_RT_EPOCH_VALID (1ULL << 63)
 
@@ -639,6 +641,13 @@ struct sfbpf_hs_proc {
  *     | pc, the check bits of its function's SharedFunctionInfo
  *     (sfbpf_v8_check()): userspace finds the code at pc and names it only
  *     if that code is still its function's;
+ *   - a frame of JIT code with a BytecodeArray in its slots, baseline code
+ *     or optimised code V8 entered in the running frame (on-stack
+ *     replacement), which only the code at pc tells apart: SFBPF_V8_JIT |
+ *     i << SFBPF_V8_CHECK_SHIFT | pc, i its entry among the sample's V8
+ *     words (SFBPF_SAMPLE_V8_WORDS: the slots after the kernel frames, two
+ *     an entry, nr_py entries, its SharedFunctionInfo and BytecodeArray,
+ *     tagged); more than SFBPF_V8_WORDS_MAX a sample are sent as baseline;
  *   - V8's own frames (entry, exit, stubs, builtins): their pc, as any frame.
  * Raw values only: userspace replaces them before any output sees them.
  */
@@ -646,6 +655,8 @@ struct sfbpf_hs_proc {
 #define SFBPF_V8_BUILTINS 2
 #define SFBPF_V8_JS (3ULL << 62)
 #define SFBPF_V8_CODE (1ULL << 62)
+#define SFBPF_V8_JIT (2ULL << 62)
+#define SFBPF_V8_WORDS_MAX 8
 #define SFBPF_V8_OFF_SHIFT 46
 #define SFBPF_V8_OFF_NONE 0xffffULL
 #define SFBPF_V8_SFI_MASK ((1ULL << SFBPF_V8_OFF_SHIFT) - 1) /* SharedFunctionInfo >> 3 */

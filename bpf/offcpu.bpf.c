@@ -338,7 +338,10 @@ static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_off
 	/* Bounded (128, 127): so is the first Python slot. */
 	__u32 nu = unwind_nr_frames(rec->s.nr_user), nk = rec->s.nr_kernel & UNWIND_KFRAME_MASK;
 
-	if (user_stacks)
+	if (user_stacks && sc->st.v8_nwords)
+		rec->s.nr_py = v8_words_out(&sc->st, &rec->s.ips[nu + nk], SFBPF_OFFCPU_PY_FRAMES,
+					    &rec->s.flags);
+	else if (user_stacks)
 		rec->s.nr_py =
 			py_walk(&sc->py, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
 				rec->s.tid, SFBPF_OFFCPU_PY_FRAMES, &cnt->unwind, chained);

@@ -101,6 +101,9 @@ static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_s
 
 	if (!user_stacks || !s->tid)
 		return 0;
+	/* A node's frames have no Python's beside them. */
+	if (sc->st.v8_nwords)
+		return v8_words_out(&sc->st, &s->ips[nu + nk], room, &s->flags);
 	return py_walk(&sc->py, &s->ips[nu + nk], task, s->pid, s->tid, room, cnt, chained);
 }
 

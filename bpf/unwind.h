@@ -630,6 +630,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->in_rt_code = 0;
 	st->hs_looked = 0;
 	st->v8_looked = 0;
+	st->v8_nwords = 0;
 	st->v8_interpreted = 0;
 	st->v8_baseline = 0;
 	st->v8_optimized = 0;

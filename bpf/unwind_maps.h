@@ -172,6 +172,9 @@ struct sfbpf_unwind_state {
 	/* V8 frames stepped (v8.h), per kind: SFBPF_STAT_V8_* */
 	__u16 v8_interpreted, v8_baseline, v8_optimized, v8_other, v8_unread;
 	struct sfbpf_v8_proc v8; /* the process's V8 settings, copied at its sample's first need */
+	/* The sample's V8 words (abi.h, SFBPF_V8_JIT): a function and its bytecode an entry. */
+	__u64 v8_words[SFBPF_V8_WORDS_MAX][2];
+	__u32 v8_nwords;
 	__u64 rt_epoch; /* the runtime's epoch, read with its settings: struct sfbpf_sample's */
 	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */

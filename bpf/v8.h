@@ -154,8 +154,22 @@ static __always_inline __u64 v8_ident(struct sfbpf_unwind_state *st, const struc
 			off = t[7] - v8->bytecode_header;
 		st->v8_interpreted++;
 	} else {
-		/* Baseline code keeps the array but not the offset: its pc has it. */
+		/*
+		 * JIT code with the array: baseline code (its pc has the
+		 * offset), or optimised code entered in this very frame (OSR),
+		 * which keeps the frame's slots and may hold functions inlined
+		 * in it. Only the code at pc tells: its pc, the function and
+		 * array in the sample's words beside it.
+		 */
 		st->v8_baseline++;
+		smi = st->v8_nwords;
+		if (smi < SFBPF_V8_WORDS_MAX) {
+			st->v8_words[smi & (SFBPF_V8_WORDS_MAX - 1)][0] = sfi;
+			st->v8_words[smi & (SFBPF_V8_WORDS_MAX - 1)][1] = t[3];
+			st->v8_nwords = smi + 1;
+			return SFBPF_V8_JIT | (__u64)smi << SFBPF_V8_CHECK_SHIFT |
+			       (st->pc & SFBPF_V8_PC_MASK);
+		}
 	}
 	return SFBPF_V8_JS | off << SFBPF_V8_OFF_SHIFT | ((sfi >> 3) & SFBPF_V8_SFI_MASK);
 unread:
@@ -248,6 +262,27 @@ static __always_inline int v8_frame(struct sfbpf_unwind_state *st, const struct 
 	}
 #endif
 	return unwind_by_fp(st, topmost, &st->next, &switched);
+}
+
+/*
+ * The sample's V8 words (SFBPF_V8_JIT frames' functions) into out, room
+ * entries of two slots at most, after its kernel frames: how many, the
+ * sample's flags saying whose they are.
+ */
+static __always_inline __u32 v8_words_out(const struct sfbpf_unwind_state *st, __u64 *out,
+					  __u32 room, __u8 *flags)
+{
+	__u32 n = st->v8_nwords, i;
+
+	if (n > room)
+		n = room;
+	for (i = 0; i < SFBPF_V8_WORDS_MAX && i < n; i++) {
+		out[2 * i] = st->v8_words[i][0];
+		out[2 * i + 1] = st->v8_words[i][1];
+	}
+	if (i)
+		*flags |= SFBPF_SAMPLE_V8_WORDS;
+	return i;
 }
 
 /*

@@ -23,7 +23,7 @@ or 1 (fail):
                                    with its perf map (perf script -F comm,tid,ip,sym):
                                    at least as high, less MARGIN
   has FOLDED ROOT FUNC             a sample whose stack begins at ROOT (comm;first
-                                   frame; alternatives split by |) holds FUNC's frame
+                                   frame; alternatives split by |; * any) holds FUNC's frame
   leaves FOLDED FIXTURE FUNC       FUNC's frames as leaves (interpreted: the line
                                    its bytecode handler runs) at two lines or more
                                    of its body, not only where it calls out
@@ -290,7 +290,8 @@ def cmd_rootvs(folded, perf_script, margin):
 def cmd_has(folded, root, func):
     roots = [r.split(";") for r in root.split("|")]
     n = sum(c for frames, c in stacks(folded)
-            if any(frames[:len(r)] == r for r in roots) and
+            if any(len(frames) >= len(r) and all(w in ("*", f) for w, f in zip(r, frames))
+                   for r in roots) and
             any(name.rsplit(".", 1)[-1] == func for name, _, _ in js_frames(frames)))
     print("has: %d samples from %s hold %s" % (n, root, func))
     return n > 0

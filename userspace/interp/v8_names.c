@@ -296,7 +296,7 @@ static uint64_t bytecode_in(struct v8 *v, uint64_t o)
 	uint16_t type;
 	uint64_t w;
 
-	for (uint16_t f = 8; f <= 24; f += 8)
+	for (uint16_t f = 8; f <= 64; f += 8)
 		if (!v8_field(v, o, f, &w) && !v8_type(v, w, &type) &&
 		    type == v->l.type_bytecode_array)
 			return w;
@@ -306,7 +306,8 @@ static uint64_t bytecode_in(struct v8 *v, uint64_t o)
 /*
  * A function's bytecode (tagged; 0 none): its data, or baseline code's, or
  * (V8 12+, which publishes neither) the SharedFunctionInfo's field that holds
- * it, bare or in a wrapper (BytecodeWrapper, InterpreterData), by type.
+ * it, bare or in a wrapper (BytecodeWrapper, InterpreterData) or baseline
+ * code, by type.
  */
 static uint64_t bytecode_of(struct v8 *v, uint64_t sfi)
 {
@@ -332,7 +333,9 @@ static uint64_t bytecode_of(struct v8 *v, uint64_t sfi)
 			continue;
 		if (type == l->type_bytecode_array)
 			return fd;
-		if (type == l->type_bytecode_wrapper || type == l->type_interpreter_data)
+		/* A wrapper, or baseline code: the bytecode it holds, by type. */
+		if (type == l->type_bytecode_wrapper || type == l->type_interpreter_data ||
+		    type == l->type_code)
 			return bytecode_in(v, fd);
 	}
 	return 0;

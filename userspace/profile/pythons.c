@@ -382,7 +382,8 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 	bool entry[SFBPF_PY_MAX_FRAMES], cut = false, was_short = false;
 	struct pyproc *p;
 
-	if (!npy)
+	/* None, or V8's words (a node's): not Python's frames. */
+	if (!npy || (in->flags & SFBPF_SAMPLE_V8_WORDS))
 		return 0;
 	if (npy > SFBPF_PY_MAX_FRAMES ||
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel + 2 * npy) * 8 > size)

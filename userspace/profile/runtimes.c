@@ -404,8 +404,9 @@ int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sf
 	if (cut)
 		out->stop = SFBPF_STOP_DEPTH;
 	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
-	/* Python's slots, if any, were spliced before: none follow. */
+	/* Python's slots, or V8's words, if any, were read before: none follow. */
 	out->nr_user = n;
 	out->nr_py = 0;
+	out->flags &= ~SFBPF_SAMPLE_V8_WORDS;
 	return 1;
 }

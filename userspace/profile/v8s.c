@@ -69,6 +69,7 @@ struct v8s_stats {
 	uint64_t cache_stale;
 	uint64_t perfmap_agree; /* optimised code the perf map names as the reader does */
 	uint64_t perfmap_disagree; /* ... and names otherwise: the reader's name kept, said */
+	uint64_t osr; /* frames of JIT code with a bytecode array that ran optimised code (OSR) */
 };
 
 struct v8s {
@@ -298,44 +299,49 @@ static uint64_t func_id(const struct v8_func *f)
 	return frame_names__intern("js", f->name, f->file, 0, f->line);
 }
 
-/*
- * The names of one user frame into ids (at most max): how many; 0 when it
- * is not a JavaScript frame the walk identified (kept as it is).
- */
-static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf, uint64_t *ids,
-			  uint32_t max)
+/* An interpreted or baseline frame's function (JS form ip) into ids[0]: 1. */
+static uint32_t function_ids(struct v8s *vs, struct node *n, uint64_t ip, uint64_t *ids)
 {
 	struct cache_key k = { .key = ip, .leaf = false };
+	uint64_t sfi = (ip & SFBPF_V8_SFI_MASK) << 3, key, again;
+	uint32_t off = (uint32_t)((ip >> SFBPF_V8_OFF_SHIFT) & SFBPF_V8_OFF_NONE);
+	const struct resolved *r;
+	struct v8_func f;
+
+	vs->stats.functions++;
+	r = cached(vs, n, &k);
+	if (r) {
+		ids[0] = n->ids[r->first];
+		return 1;
+	}
+	/* The key before the names: a function moved meanwhile then reads as another. */
+	if (v8__function_key(n->v8, sfi, &key) || v8__function(n->v8, sfi, off, &f))
+		return unknown(vs, ids);
+	ids[0] = func_id(&f);
+	if (!ids[0] || v8__function_key(n->v8, sfi, &again) || again != key)
+		return unknown(vs, ids);
+	remember(n, &k, ids, 1, false, false, sfi, key);
+	return 1;
+}
+
+/*
+ * An optimised frame (CODE form ip) into ids, at most max: how many. A pc
+ * in no function's code object: its pc, counted, unless osr (a frame of JIT
+ * code with a bytecode array, whose code may be baseline code): 0 then.
+ */
+static uint32_t code_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf, bool osr,
+			 uint64_t *ids, uint32_t max)
+{
+	struct cache_key k = { .key = ip, .leaf = leaf };
 	const struct resolved *r;
 	struct v8_code_frames cf;
-	struct v8_func f;
-	uint64_t key, pc;
+	uint64_t pc = ip & SFBPF_V8_PC_MASK;
 	uint32_t nr = 0;
 	int err;
 
-	if ((ip & SFBPF_V8_JS) == SFBPF_V8_JS) {
-		uint64_t sfi = (ip & SFBPF_V8_SFI_MASK) << 3;
-		uint32_t off = (uint32_t)((ip >> SFBPF_V8_OFF_SHIFT) & SFBPF_V8_OFF_NONE);
-
-		vs->stats.functions++;
-		r = cached(vs, n, &k);
-		if (r) {
-			ids[0] = n->ids[r->first];
-			return 1;
-		}
-		/* The key before the names: a function moved meanwhile then reads as another. */
-		if (v8__function_key(n->v8, sfi, &key) || v8__function(n->v8, sfi, off, &f))
-			return unknown(vs, ids);
-		ids[0] = func_id(&f);
-		if (!ids[0] || v8__function_key(n->v8, sfi, &pc) || pc != key)
-			return unknown(vs, ids);
-		remember(n, &k, ids, 1, false, false, sfi, key);
-		return 1;
-	}
-	if ((ip & SFBPF_V8_JS) != SFBPF_V8_CODE)
-		return 0;
-	k.leaf = leaf;
 	r = cached(vs, n, &k);
+	if (r && r->not_code && osr)
+		return 0;
 	if (r) {
 		nr = r->nr < max ? r->nr : max;
 		memcpy(ids, n->ids + r->first, nr * sizeof(*ids));
@@ -345,12 +351,13 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 			vs->stats.optimized += nr;
 		return nr;
 	}
-	pc = ip & SFBPF_V8_PC_MASK;
 	err = v8__code(n->v8, pc, leaf, &cf);
 	if (err == -ENOENT || err == -ENOTSUP) {
-		vs->stats.not_code++;
 		ids[0] = pc;
 		remember(n, &k, ids, 1, false, true, 0, 0);
+		if (osr)
+			return 0;
+		vs->stats.not_code++;
 		return 1;
 	}
 	if (err || !cf.nr)
@@ -379,16 +386,58 @@ static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf
 	return nr;
 }
 
+/*
+ * The names of one user frame into ids (at most max): how many; 0 when it
+ * is not a JavaScript frame the walk identified (kept as it is). words,
+ * nwords: the sample's V8 words (SFBPF_V8_JIT frames' functions).
+ */
+static uint32_t frame_ids(struct v8s *vs, struct node *n, uint64_t ip, bool leaf,
+			  const uint64_t *words, uint32_t nwords, uint64_t *ids, uint32_t max)
+{
+	uint64_t form = ip & SFBPF_V8_JS, sfi;
+	uint32_t i, nr;
+
+	if (form == SFBPF_V8_JS)
+		return function_ids(vs, n, ip, ids);
+	if (form == SFBPF_V8_CODE)
+		return code_ids(vs, n, ip, leaf, false, ids, max);
+	if (form != SFBPF_V8_JIT)
+		return 0;
+	/*
+	 * JIT code with a bytecode array: code replaced on the stack (OSR),
+	 * optimised code of the frame's own function, named as optimised code
+	 * is; else baseline code, named by the function.
+	 */
+	i = (uint32_t)((ip >> SFBPF_V8_CHECK_SHIFT) & SFBPF_V8_CHECK_MASK);
+	if (i >= nwords)
+		return unknown(vs, ids);
+	sfi = words[2 * i];
+	nr = code_ids(vs, n,
+		      SFBPF_V8_CODE | sfbpf_v8_check(sfi) << SFBPF_V8_CHECK_SHIFT |
+			      (ip & SFBPF_V8_PC_MASK),
+		      leaf, true, ids, max);
+	if (nr) {
+		vs->stats.osr++;
+		return nr;
+	}
+	return function_ids(vs, n,
+			    SFBPF_V8_JS | SFBPF_V8_OFF_NONE << SFBPF_V8_OFF_SHIFT |
+				    ((sfi >> 3) & SFBPF_V8_SFI_MASK),
+			    ids);
+}
+
 struct v8_splice {
 	struct v8s *vs;
 	struct node *nd;
+	const uint64_t *words; /* the sample's V8 words: nwords entries of two */
+	uint32_t nwords;
 };
 
 /* runtime__splice_frames()'s step: a frame's names (or its pc, kept) as stack ips. */
 static uint32_t splice_frame(void *ctx, uint64_t ip, bool leaf, uint64_t *ips, uint32_t max)
 {
 	struct v8_splice *c = ctx;
-	uint32_t m = frame_ids(c->vs, c->nd, ip, leaf, ips, max);
+	uint32_t m = frame_ids(c->vs, c->nd, ip, leaf, c->words, c->nwords, ips, max);
 
 	for (uint32_t i = 0; i < m; i++)
 		if (ips[i] != (ip & SFBPF_V8_PC_MASK))
@@ -408,6 +457,15 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 				       in->nr_user > SFBPF_MAX_FRAMES ?
 			       -EINVAL :
 			       0;
+	if (in->flags & SFBPF_SAMPLE_V8_WORDS) {
+		if (in->nr_py > SFBPF_V8_WORDS_MAX ||
+		    SFBPF_SAMPLE_HDR_SIZE +
+				    ((size_t)in->nr_user + in->nr_kernel + 2 * in->nr_py) * 8 >
+			    size)
+			return -EINVAL;
+		c.words = (const uint64_t *)in->ips + in->nr_user + in->nr_kernel;
+		c.nwords = in->nr_py;
+	}
 	if (c.nd &&
 	    (!c.nd->jit.lo || in->stop == SFBPF_STOP_NO_ROW || in->stop == SFBPF_STOP_NO_MAPPING) &&
 	    clock__mono_ns() - c.nd->pushed_ns >= c.nd->repush_ns)
@@ -457,6 +515,7 @@ static void counters(const void *rt, runtime_put_fn put, void *ctx)
 	put(ctx, "v8_mismatch", st->mismatch, false);
 	put(ctx, "v8_not_code", st->not_code, false);
 	put(ctx, "v8_cache_stale", st->cache_stale, false);
+	put(ctx, "v8_named_osr", st->osr, false);
 	put(ctx, "v8_perfmap_agree", st->perfmap_agree, false);
 	put(ctx, "v8_perfmap_disagree", st->perfmap_disagree, false);
 }
