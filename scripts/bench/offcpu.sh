@@ -110,10 +110,57 @@ bench_pycost() {
 	}' md="$MD/pycost.table" "$raw"
 }
 
+# jit_cost PART WHAT COUNTERS STEP_TITLE STEPS_TITLE CALLS_TITLE OPTION DEPTHS: a
+# JIT runtime's step per sample, kcost -j or -n OPTION (PART's lines), the
+# steps a sample the COUNTERS (their names, +-joined) summed; the table to
+# $MD/PART.table, the summary line "WHAT walk per sample".
+jit_cost() {
+	local part=$1 what=$2 counters=$3 step=$4 steps=$5 calls=$6 opt=$7 depths=$8
+	local raw=$TMP/$part.txt
+	log "$part: $what walk, ${depths// /, } calls, off/on, $PC_REPS x ${PC_SECS}s at $KC_HZ Hz"
+	# shellcheck disable=SC2086 # the depths, one argument each
+	"$BB/kcost" -d "$PC_SECS" -r "$PC_REPS" -f "$KC_HZ" $opt $depths >"$raw" 2>"$TMP/$part.err" || {
+		cat "$TMP/$part.err" >&2
+		echo "bench: $part: FAILED ($(tail -1 "$TMP/$part.err"))"
+		return 1
+	}
+	cp "$raw" "$MD/$part.raw"
+	awk "$AWK_LIB"'
+	$1 == part {
+		d = kv($0, "frames"); m = kv($0, "mode"); runs = kv($0, "runs")
+		if (!runs) next
+		k = ++n[d, m]
+		ns[d, m, k] = kv($0, "run_ns") / runs
+		fr[d, m, k] = kv($0, "user_frames") / runs
+		nc = split(counters, cs, "+")
+		for (c = 1; c <= nc; c++) st_[d, m, k] += kv($0, cs[c]) / runs
+		stop[d, m] = kv($0, "stop")
+		depths[d] = 1
+	}
+	function med(arr, d, m,    j, a) {
+		for (j = 1; j <= n[d, m]; j++) a[j] = arr[d, m, j]
+		return median(a, n[d, m])
+	}
+	END {
+		print "| " calls " calls deep | user frames a sample, off / on | " steps " a sample | ns a sample, off | on | on - off | ns " step " | stop, off / on |" > md
+		print "|---|---|---|---|---|---|---|---|" > md
+		for (d = 1; d <= 1024; d++) {
+			if (!(d in depths)) continue
+			off = med(ns, d, "off"); on = med(ns, d, "on"); st = med(st_, d, "on")
+			printf "| %d | %.0f / %.0f | %.1f | %.0f | %.0f | **%+.0f** | %.0f | %s / %s |\n", d, \
+				med(fr, d, "off"), med(fr, d, "on"), st, off, on, on - off, \
+				st ? (on - off) / st : 0, stop[d, "off"], stop[d, "on"] > md
+			line = line sprintf("%s%d calls: %.0f / %.0f ns", line ? "; " : "", d, off, on)
+		}
+		print "bench: " part ": " what " walk per sample, off / on: " line
+	}' part="$part" what="$what" counters="$counters" step="$step" steps="$steps" calls="$calls" \
+		md="$MD/$part.table" "$raw"
+}
+
 # jcost: the HotSpot step per sample (bpf/hotspot.h), a JVM 10 and 100 calls deep.
 JC_DEPTHS="10 100"
 bench_jcost() {
-	local raw=$TMP/jcost.txt java=${SFBPF_BENCH_JAVA:-/usr/bin/java} javac
+	local java=${SFBPF_BENCH_JAVA:-/usr/bin/java} javac
 	javac=$(dirname "$(readlink -f "$java")")/javac
 	if [ ! -x "$java" ] || [ ! -x "$javac" ]; then
 		printf '| Java walk |\n|---|\n| **not measured**: no %s and javac |\n' "$java" >"$MD/jcost.table"
@@ -123,92 +170,24 @@ bench_jcost() {
 	mkdir -p "$BB/java"
 	up_to_date "$BB/java/JRecurse.class" "$ROOT/tests/bench/JRecurse.java" ||
 		"$javac" -d "$BB/java" "$ROOT/tests/bench/JRecurse.java" || return 1
-	JC_CMD="$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -j $java,$(rel "$BB")/java $JC_DEPTHS"
-	echo "$JC_CMD" >"$MD/jcost.cmd"
-	log "jcost: Java walk, ${JC_DEPTHS// /, } calls, off/on, $PC_REPS x ${PC_SECS}s at $KC_HZ Hz"
-	"$BB/kcost" -d "$PC_SECS" -r "$PC_REPS" -f "$KC_HZ" -j "$java,$BB/java" \
-		$JC_DEPTHS >"$raw" 2>"$TMP/jcost.err" || {
-		cat "$TMP/jcost.err" >&2
-		echo "bench: jcost: FAILED ($(tail -1 "$TMP/jcost.err"))"
-		return 1
-	}
-	cp "$raw" "$MD/jcost.raw"
-	awk "$AWK_LIB"'
-	$1 == "jcost" {
-		d = kv($0, "frames"); m = kv($0, "mode"); runs = kv($0, "runs")
-		if (!runs) next
-		k = ++n[d, m]
-		ns[d, m, k] = kv($0, "run_ns") / runs
-		fr[d, m, k] = kv($0, "user_frames") / runs
-		hs[d, m, k] = (kv($0, "hs_interpreted") + kv($0, "hs_compiled")) / runs
-		stop[d, m] = kv($0, "stop")
-		depths[d] = 1
-	}
-	function med(arr, d, m,    j, a) {
-		for (j = 1; j <= n[d, m]; j++) a[j] = arr[d, m, j]
-		return median(a, n[d, m])
-	}
-	END {
-		print "| Java calls deep | user frames a sample, off / on | HotSpot steps a sample | ns a sample, off | on | on - off | ns a HotSpot step | stop, off / on |" > md
-		print "|---|---|---|---|---|---|---|---|" > md
-		for (d = 1; d <= 1024; d++) {
-			if (!(d in depths)) continue
-			off = med(ns, d, "off"); on = med(ns, d, "on"); st = med(hs, d, "on")
-			printf "| %d | %.0f / %.0f | %.1f | %.0f | %.0f | **%+.0f** | %.0f | %s / %s |\n", d, \
-				med(fr, d, "off"), med(fr, d, "on"), st, off, on, on - off, \
-				st ? (on - off) / st : 0, stop[d, "off"], stop[d, "on"] > md
-			line = line sprintf("%s%d calls: %.0f / %.0f ns", line ? "; " : "", d, off, on)
-		}
-		print "bench: jcost: Java walk per sample, off / on: " line
-	}' md="$MD/jcost.table" "$raw"
+	echo "$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -j $java,$(rel "$BB")/java $JC_DEPTHS" \
+		>"$MD/jcost.cmd"
+	jit_cost jcost Java hs_interpreted+hs_compiled "a HotSpot step" "HotSpot steps" Java \
+		"-j $java,$BB/java" "$JC_DEPTHS"
 }
 
 # v8cost: V8's step per sample (bpf/v8.h), a node 10 and 100 calls deep.
 V8_DEPTHS="10 100"
 bench_v8cost() {
-	local raw=$TMP/v8cost.txt node
+	local node
 	node=${SFBPF_BENCH_NODE:-$(command -v node || command -v nodejs || true)}
 	if [ -z "$node" ] || [ ! -x "$node" ]; then
 		printf '| V8 walk |\n|---|\n| **not measured**: no node |\n' >"$MD/v8cost.table"
 		echo "bench: v8cost: not measured (no node)"
 		return 0
 	fi
-	V8_CMD="$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -n $node,tests/bench/v8recurse.js $V8_DEPTHS"
-	echo "$V8_CMD" >"$MD/v8cost.cmd"
-	log "v8cost: V8 walk, ${V8_DEPTHS// /, } calls, off/on, $PC_REPS x ${PC_SECS}s at $KC_HZ Hz"
-	"$BB/kcost" -d "$PC_SECS" -r "$PC_REPS" -f "$KC_HZ" -n "$node,$ROOT/tests/bench/v8recurse.js" \
-		$V8_DEPTHS >"$raw" 2>"$TMP/v8cost.err" || {
-		cat "$TMP/v8cost.err" >&2
-		echo "bench: v8cost: FAILED ($(tail -1 "$TMP/v8cost.err"))"
-		return 1
-	}
-	cp "$raw" "$MD/v8cost.raw"
-	awk "$AWK_LIB"'
-	$1 == "v8cost" {
-		d = kv($0, "frames"); m = kv($0, "mode"); runs = kv($0, "runs")
-		if (!runs) next
-		k = ++n[d, m]
-		ns[d, m, k] = kv($0, "run_ns") / runs
-		fr[d, m, k] = kv($0, "user_frames") / runs
-		js[d, m, k] = (kv($0, "v8_interpreted") + kv($0, "v8_optimized")) / runs
-		stop[d, m] = kv($0, "stop")
-		depths[d] = 1
-	}
-	function med(arr, d, m,    j, a) {
-		for (j = 1; j <= n[d, m]; j++) a[j] = arr[d, m, j]
-		return median(a, n[d, m])
-	}
-	END {
-		print "| JavaScript calls deep | user frames a sample, off / on | JavaScript frames identified a sample | ns a sample, off | on | on - off | ns a frame identified | stop, off / on |" > md
-		print "|---|---|---|---|---|---|---|---|" > md
-		for (d = 1; d <= 1024; d++) {
-			if (!(d in depths)) continue
-			off = med(ns, d, "off"); on = med(ns, d, "on"); st = med(js, d, "on")
-			printf "| %d | %.0f / %.0f | %.1f | %.0f | %.0f | **%+.0f** | %.0f | %s / %s |\n", d, \
-				med(fr, d, "off"), med(fr, d, "on"), st, off, on, on - off, \
-				st ? (on - off) / st : 0, stop[d, "off"], stop[d, "on"] > md
-			line = line sprintf("%s%d calls: %.0f / %.0f ns", line ? "; " : "", d, off, on)
-		}
-		print "bench: v8cost: V8 walk per sample, off / on: " line
-	}' md="$MD/v8cost.table" "$raw"
+	echo "$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -n $node,tests/bench/v8recurse.js $V8_DEPTHS" \
+		>"$MD/v8cost.cmd"
+	jit_cost v8cost V8 v8_interpreted+v8_optimized "a frame identified" \
+		"JavaScript frames identified" JavaScript "-n $node,$ROOT/tests/bench/v8recurse.js" "$V8_DEPTHS"
 }

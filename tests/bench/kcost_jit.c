@@ -157,118 +157,115 @@ static int jit_window(struct bench *b, pid_t pid, int ev, const struct jit *j, c
 	return 0;
 }
 
-/* One depth, one repetition: off and on in turn (their order rotating) on one JVM. */
-int measure_java(struct bench *b, int rep, int frames, int cpu)
+/*
+ * The runtime's process for one depth: argv (its last two the seconds and
+ * the depth, filled in here) pinned to cpu, dying with us, once it ran 3 s
+ * of its CPU (start-up, the compiles of its warm-up, the descent), its
+ * mappings read: its pid, or -1 (killed).
+ */
+static pid_t jit_spawn(struct bench *b, const char **argv, int argc, int frames, int cpu)
 {
 	char s[16], depth[16];
-	struct sfbpf_hs_proc cfg;
-	struct hotspot *hs = NULL;
-	int ev = -1, err = -1, i, tries;
 	pid_t pid;
 
 	snprintf(s, sizeof(s), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
 	snprintf(depth, sizeof(depth), "%d", frames);
+	argv[argc - 3] = s;
+	argv[argc - 2] = depth;
+	argv[argc - 1] = NULL;
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (cpu >= 0)
 			pin(0, cpu);
-		/*
-		 * rec not inlined into itself (C2 would fold every other call):
-		 * each Java call deep is a compiled frame of its own to step.
-		 */
-		execl(env.java, env.java, "-XX:CompileCommand=quiet",
-		      "-XX:CompileCommand=dontinline,JRecurse::rec", "-cp", env.java_cp, "JRecurse",
-		      s, depth, (char *)NULL);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	if (pid < 0)
 		return -1;
-	/* Start-up, the JIT's compiles, the descent: 3 s of its CPU. */
-	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300)) {
-		fprintf(stderr, "kcost: the JVM exited\n");
-		goto out;
+	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300) ||
+	    proctrack__refresh(b->procs, pid) < 0) {
+		fprintf(stderr, "kcost: %s exited\n", argv[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
 	}
-	if (proctrack__refresh(b->procs, pid) < 0)
-		goto out;
-	for (tries = 0; tries < 50 && hotspot__attach(pid, &hs); tries++)
-		usleep(100000);
-	if (!hs || hotspot__bpf_settings(hs, &cfg)) {
-		fprintf(stderr, "kcost: %s: its JVM was not attached\n", env.java);
-		goto out;
-	}
-	cfg.start_ticks = start_ticks(pid);
-	ev = open_event(busiest_thread(pid), b->sf_prog);
-	if (ev < 0)
-		goto out;
-	for (i = 0; i < JIT_MODES; i++)
-		if (jit_window(b, pid, ev, &hotspot_jit, &cfg,
-			       (enum jit_mode)((i + rep) % JIT_MODES), rep, frames))
-			goto out;
-	err = 0;
-out:
+	return pid;
+}
+
+/* Off and on in turn (their order rotating) on pid, cfg its settings (NULL: none); pid ended. */
+static int jit_measure(struct bench *b, const struct jit *j, pid_t pid, const void *cfg, int rep,
+		       int frames)
+{
+	int ev = cfg ? open_event(busiest_thread(pid), b->sf_prog) : -1, err = -1, i;
+
+	if (!cfg)
+		fprintf(stderr, "kcost: pid %d: its runtime was not attached\n", (int)pid);
+	for (i = 0; ev >= 0 && i < JIT_MODES; i++)
+		if (jit_window(b, pid, ev, j, cfg, (enum jit_mode)((i + rep) % JIT_MODES), rep,
+			       frames))
+			break;
+	err = ev >= 0 && i == JIT_MODES ? 0 : -1;
 	if (ev >= 0)
 		close(ev);
-	hotspot__free(hs);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	proctrack__remove(b->procs, pid);
 	return err;
 }
 
-/* The same for one node: V8's optimised frames. */
+/* One depth, one repetition on one JVM. */
+int measure_java(struct bench *b, int rep, int frames, int cpu)
+{
+	/* rec not inlined into itself (C2 would fold every other call): a compiled frame a call. */
+	const char *argv[] = { env.java,
+			       "-XX:CompileCommand=quiet",
+			       "-XX:CompileCommand=dontinline,JRecurse::rec",
+			       "-cp",
+			       env.java_cp,
+			       "JRecurse",
+			       NULL,
+			       NULL,
+			       NULL };
+	struct sfbpf_hs_proc cfg;
+	struct hotspot *hs = NULL;
+	pid_t pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu);
+	bool ok;
+	int err, tries;
+
+	if (pid < 0)
+		return -1;
+	for (tries = 0; tries < 50 && hotspot__attach(pid, &hs); tries++)
+		usleep(100000);
+	ok = hs && !hotspot__bpf_settings(hs, &cfg);
+	if (ok)
+		cfg.start_ticks = start_ticks(pid);
+	err = jit_measure(b, &hotspot_jit, pid, ok ? &cfg : NULL, rep, frames);
+	hotspot__free(hs);
+	return err;
+}
+
+/* One depth, one repetition on one node. */
 int measure_node(struct bench *b, int rep, int frames, int cpu)
 {
-	char s[16], depth[16];
+	/* rec not inlined into itself: an optimised frame a call. */
+	const char *argv[] = { env.node, "--no-turbo-inlining", env.node_script, NULL, NULL, NULL };
 	struct sfbpf_v8_proc cfg;
 	struct procmaps *pm = NULL;
 	struct v8 *v = NULL;
-	int ev = -1, err = -1, i, tries;
-	pid_t pid;
+	pid_t pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu);
+	bool ok;
+	int err, tries;
 
-	snprintf(s, sizeof(s), "%d", (int)(env.secs * 3 * SLOWEST) + 180);
-	snprintf(depth, sizeof(depth), "%d", frames);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (cpu >= 0)
-			pin(0, cpu);
-		/* rec not inlined into itself: each call deep is an optimised frame of its own. */
-		execl(env.node, env.node, "--no-turbo-inlining", env.node_script, s, depth,
-		      (char *)NULL);
-		_exit(127);
-	}
 	if (pid < 0)
 		return -1;
-	/* Start-up, the warm-up calls (rec optimised), the descent: 3 s of its CPU. */
-	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300)) {
-		fprintf(stderr, "kcost: node exited\n");
-		goto out;
-	}
-	if (proctrack__refresh(b->procs, pid) < 0)
-		goto out;
 	for (tries = 0; tries < 50 && v8__attach(pid, &v); tries++)
 		usleep(100000);
-	if (!v || procmaps__read(pid, &pm) || v8__bpf_settings(v, pm, &cfg)) {
-		fprintf(stderr, "kcost: %s: its V8 was not attached\n", env.node);
-		goto out;
-	}
-	cfg.start_ticks = start_ticks(pid);
-	ev = open_event(pid, b->sf_prog);
-	if (ev < 0)
-		goto out;
-	for (i = 0; i < JIT_MODES; i++)
-		if (jit_window(b, pid, ev, &v8_jit, &cfg, (enum jit_mode)((i + rep) % JIT_MODES),
-			       rep, frames))
-			goto out;
-	err = 0;
-out:
-	if (ev >= 0)
-		close(ev);
+	ok = v && !procmaps__read(pid, &pm) && !v8__bpf_settings(v, pm, &cfg);
+	if (ok)
+		cfg.start_ticks = start_ticks(pid);
+	err = jit_measure(b, &v8_jit, pid, ok ? &cfg : NULL, rep, frames);
 	procmaps__free(pm);
 	v8__free(v);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	proctrack__remove(b->procs, pid);
 	return err;
 }
