@@ -467,11 +467,47 @@ static int py_set(struct bench *b, pid_t pid, bool describe, bool new_gen)
 	return bpf_map_update_elem(fd, &key, &cfg, BPF_EXIST) ? -errno : 0;
 }
 
+int sample_window(struct bench *b, pid_t pid, int ev, struct snap *a, struct snap *z,
+		  int (*each)(void *ctx), void *ctx, int poll_ms)
+{
+	double base = cpu_secs(pid), deadline = now() + env.secs * SLOWEST, c;
+
+	if (take(b->sf_prog, b->sf_stats, a))
+		return -1;
+	ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
+	for (;;) {
+		c = cpu_secs(pid);
+		if (c < 0)
+			return -1;
+		if (c - base >= env.secs / 2 || now() >= deadline)
+			break;
+		if (each && each(ctx))
+			return -1;
+		profile__poll(b->prof, poll_ms);
+	}
+	ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
+	profile__poll(b->prof, 0);
+	return take(b->sf_prog, b->sf_stats, z);
+}
+
+struct py_cold {
+	struct bench *b;
+	pid_t pid;
+};
+
+/* PY_COLD: the attach generation moved, every code object new to the walk. */
+static int py_new_gen(void *ctx)
+{
+	struct py_cold *c = ctx;
+
+	return py_set(c->b, c->pid, true, true);
+}
+
 /* One window of mode on pid (its event ev): secs/2 of its CPU time. */
 static int py_window(struct bench *b, pid_t pid, int ev, enum py_mode mode, int rep, int frames)
 {
+	struct py_cold cold = { b, pid };
 	struct snap a, z;
-	double base = cpu_secs(pid), deadline = now() + env.secs * SLOWEST, c;
 
 	if (py_set(b, pid, mode != PY_OFF, false))
 		return -1;
@@ -481,22 +517,7 @@ static int py_window(struct bench *b, pid_t pid, int ev, enum py_mode mode, int 
 		ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
 		profile__poll(b->prof, 0);
 	}
-	if (take(b->sf_prog, b->sf_stats, &a))
-		return -1;
-	ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
-	for (;;) {
-		c = cpu_secs(pid);
-		if (c < 0)
-			return -1;
-		if (c - base >= env.secs / 2 || now() >= deadline)
-			break;
-		if (mode == PY_COLD && py_set(b, pid, true, true))
-			return -1;
-		profile__poll(b->prof, 1);
-	}
-	ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
-	profile__poll(b->prof, 0);
-	if (take(b->sf_prog, b->sf_stats, &z))
+	if (sample_window(b, pid, ev, &a, &z, mode == PY_COLD ? py_new_gen : NULL, &cold, 1))
 		return -1;
 	printf("pycost rep=%d frames=%d mode=%s runs=%llu run_ns=%llu py_samples=%llu "
 	       "py_frames=%llu described=%llu later=%llu\n",

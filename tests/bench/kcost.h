@@ -58,6 +58,14 @@ int take(int prog_fd, int stats_fd, struct snap *s);
 int run_both(struct bench *b, pid_t a, double base_a, pid_t c, double base_c, double secs,
 	     double deadline);
 
+/*
+ * One window on pid (its event ev, enabled for it): secs/2 of its CPU time,
+ * the unwinder's run time and counters before and after into a and z; each
+ * (NULL: none) called between polls of poll_ms. 0, or -1 (pid gone).
+ */
+int sample_window(struct bench *b, pid_t pid, int ev, struct snap *a, struct snap *z,
+		  int (*each)(void *ctx), void *ctx, int poll_ms);
+
 /* kcost_jit.c: one depth, one repetition of a JIT runtime's step, off and on. */
 int measure_java(struct bench *b, int rep, int frames, int cpu);
 int measure_node(struct bench *b, int rep, int frames, int cpu);

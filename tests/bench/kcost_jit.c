@@ -118,7 +118,6 @@ static int jit_window(struct bench *b, pid_t pid, int ev, const struct jit *j, c
 		      enum jit_mode mode, int rep, int frames)
 {
 	int fd = j->procs_fd(b->prof);
-	double base = cpu_secs(pid), deadline = now() + env.secs * SLOWEST, c;
 	__u32 key = (__u32)pid;
 	struct snap a, z;
 	enum sfbpf_stop top = SFBPF_STOP_OUTERMOST;
@@ -126,20 +125,7 @@ static int jit_window(struct bench *b, pid_t pid, int ev, const struct jit *j, c
 	if (mode == JIT_ON ? bpf_map_update_elem(fd, &key, cfg, BPF_ANY) :
 			     (bpf_map_delete_elem(fd, &key) && errno != ENOENT))
 		return -1;
-	if (take(b->sf_prog, b->sf_stats, &a))
-		return -1;
-	ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
-	for (;;) {
-		c = cpu_secs(pid);
-		if (c < 0)
-			return -1;
-		if (c - base >= env.secs / 2 || now() >= deadline)
-			break;
-		profile__poll(b->prof, 5);
-	}
-	ioctl(ev, PERF_EVENT_IOC_DISABLE, 0);
-	profile__poll(b->prof, 0);
-	if (take(b->sf_prog, b->sf_stats, &z))
+	if (sample_window(b, pid, ev, &a, &z, NULL, NULL, 5))
 		return -1;
 	for (int s = 0; s < SFBPF_STOP__COUNT; s++)
 		if (z.v[SFBPF_STAT_STOP_BASE + s] - a.v[SFBPF_STAT_STOP_BASE + s] >
