@@ -186,6 +186,9 @@ def label(cf):
     return (cf["functionName"] or "(anonymous)", cf["url"].rsplit("/", 1)[-1])
 
 
+MIN_JUDGED = 400
+
+
 def overlap_of(a, b):
     ta, tb = sum(a.values()), sum(b.values())
     return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b)) if ta and tb else 0
@@ -235,6 +238,12 @@ def cmd_cpuprof(folded, profdir, said=False, only=None):
     share = seen / pairs
     print("cpuprof: innermost overlap %.3f (V8 %d samples, sfbpf %d: %s); pairs in V8's tree %.3f" % (
         overlap, ta, tb, ", ".join("%s %.2f/%.2f" % (k, v8[k] / ta, ours[k] / tb) for k in top), share))
+    # A distribution needs samples: a process starved of CPU by a busy machine
+    # (a loaded make check: tens of samples) is said, not judged.
+    if min(ta, tb) < MIN_JUDGED:
+        print("cpuprof: not judged: %d and %d samples, under %d (the machine is busy)" % (
+            ta, tb, MIN_JUDGED))
+        return True
     if only:
         # V8's profiler samples by wall clock (a preempted thread's tick lands
         # where it resumes), sfbpf by CPU time: where a thread makes system
