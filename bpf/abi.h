@@ -380,6 +380,7 @@ enum sfbpf_stat {
 	SFBPF_STAT_V8_OPTIMIZED, /* of optimised code: its pc, checked against its function */
 	SFBPF_STAT_V8_OTHER, /* V8's own frames (entry, exit, stubs, builtins): their pc */
 	SFBPF_STAT_V8_UNREAD, /* a frame's function unreadable: its pc, the walk goes on */
+	SFBPF_STAT_V8_LATER_LOST, /* chained walks' frames past UNWIND_V8_LATER: their pc */
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */

@@ -500,7 +500,7 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 _Static_assert((SFBPF_OFFCPU_MAX_FRAMES + SFBPF_CHAIN_FRAMES - 1) / SFBPF_CHAIN_FRAMES + 1 < 32,
 	       "a chained off-CPU walk leaves a tail call for sfbpf_offcpu_finish");
 
-/* The chain's last link: prev's Python frames, its period's start, next's switch-in. */
+/* The chain's last link: prev's V8 or Python frames, its period's start, next's switch-in. */
 SEC("raw_tp")
 int sfbpf_offcpu_finish(__u64 *ctx)
 {
@@ -510,6 +510,11 @@ int sfbpf_offcpu_finish(__u64 *ctx)
 
 	if (!link_state(&cnt, &sc, &rec))
 		return 0;
+	/* prev's V8 frames, stepped by fp, named here (v8.h: v8_later_names()). */
+	if (rec && sc->st.v8_nlater) {
+		v8_later_names(&sc->st, rec->s.ips, unwind_nr_frames(rec->s.nr_user));
+		ustack_count_v8(&sc->st, &cnt->unwind);
+	}
 	if (rec)
 		offcpu_runtimes(sc, rec, cnt, true);
 	offcpu_done(ctx, rec, cnt, sc->entry_ns);

@@ -300,7 +300,7 @@ int sfbpf_profile_walk(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* The chain's last link: the sample's Python frames, then the send. */
+/* The chain's last link: the sample's V8 or Python frames, then the send. */
 SEC("perf_event")
 int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
 {
@@ -313,6 +313,11 @@ int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
 	cnt = bpf_map_lookup_elem(&stats, &zero);
 	if (!sc || !cnt)
 		return 0;
+	/* The walk's V8 frames, stepped by fp, named here (v8.h: v8_later_names()). */
+	if (sc->st.v8_nlater) {
+		v8_later_names(&sc->st, sc->sample.ips, unwind_nr_frames(sc->sample.nr_user));
+		ustack_count_v8(&sc->st, cnt);
+	}
 	profile_send(sc, cnt, profile_runtimes(sc, cnt, ustack_current_task(), true));
 	return 0;
 }

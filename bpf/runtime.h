@@ -49,7 +49,8 @@
  * V8's step is the looped walk's only (5.17 and later, bpf_loop()): a
  * global function the verifier checks once. Inlined into the chained
  * walker's frames it took that program past the verifier's million
- * instructions; there, V8's frames step by fp, as native code, unnamed.
+ * instructions; there, V8's frames step by fp, as native code, and are
+ * named in the chain's last link (v8.h: v8_remember(), v8_later_names()).
  */
 static __always_inline int runtime_code(struct sfbpf_unwind_state *st,
 					const struct sfbpf_proc *proc, int idx, __u64 addr,
@@ -81,6 +82,13 @@ static __always_inline bool runtime_frame_wanted(struct sfbpf_unwind_state *st,
 	 * (46 to 57).
 	 */
 	return hotspot_wanted(st, proc) | (st->v8_looked == 1 ? 0 : v8_wanted_looped(st, proc));
+}
+
+/* The chained walker, before each frame's step: what a runtime names later (v8.h). */
+static __always_inline void runtime_frame_remember(struct sfbpf_unwind_state *st,
+						   const struct sfbpf_proc *proc)
+{
+	v8_remember(st, proc);
 }
 
 /* The chained walker's step (hotspot.h's). */

@@ -631,6 +631,8 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->hs_looked = 0;
 	st->v8_looked = 0;
 	st->v8_nwords = 0;
+	st->v8_nlater = 0;
+	st->v8_later_lost = 0;
 	st->v8_interpreted = 0;
 	st->v8_baseline = 0;
 	st->v8_optimized = 0;
@@ -762,9 +764,11 @@ static __always_inline bool unwind_frames(struct sfbpf_unwind_state *st, __u64 *
 {
 	int i;
 
-	for (i = 0; i < UNWIND_CHAIN_FRAMES; i++)
+	for (i = 0; i < UNWIND_CHAIN_FRAMES; i++) {
+		runtime_frame_remember(st, proc);
 		if (unwind_frame(st, ips, proc, false))
 			return true;
+	}
 	return false;
 }
 

@@ -130,6 +130,22 @@ struct sfbpf_unwind_frame {
 	bool exact;
 };
 
+/*
+ * V8 frames the chained walk (kernels without bpf_loop()) stepped by fp and
+ * leaves to its last link to name (v8.h, v8_later_names()): at most this many
+ * a sample, the deeper ones counted (SFBPF_STAT_V8_LATER_LOST).
+ */
+#define UNWIND_V8_LATER 32
+
+/* One such frame: where it was, as the walk met it. */
+struct sfbpf_v8_later {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u32 n; /* its index among the sample's frames */
+	__u32 exact;
+};
+
 /* The frame being unwound. Lives in a per-CPU map value (see above). */
 struct sfbpf_unwind_state {
 	__u64 pc;
@@ -175,6 +191,10 @@ struct sfbpf_unwind_state {
 	/* The sample's V8 words (abi.h, SFBPF_V8_JIT): a function and its bytecode an entry. */
 	__u64 v8_words[SFBPF_V8_WORDS_MAX][2];
 	__u32 v8_nwords;
+	/* The chained walk's V8 frames, named in its last link (v8.h) */
+	struct sfbpf_v8_later v8_later[UNWIND_V8_LATER];
+	__u32 v8_nlater;
+	__u16 v8_later_lost; /* those past UNWIND_V8_LATER */
 	__u64 rt_epoch; /* the runtime's epoch, read with its settings: struct sfbpf_sample's */
 	struct sfbpf_mapping vma_m; /* the mapping vmafind.h found last (off the stack) */
 	__u64 leaf_miss; /* the topmost PC, in no known mapping, walked past (unwind_begin) */

@@ -352,6 +352,19 @@ static __always_inline void ustack_chain(void *ctx, struct sfbpf_unwind_state *s
 }
 
 /*
+ * The sample's V8 frames per kind: at its end, or, chained, once its last
+ * link named them (v8_later_names(): none were before).
+ */
+static __always_inline void ustack_count_v8(struct sfbpf_unwind_state *st, struct sfbpf_stats *cnt)
+{
+	cnt->v[SFBPF_STAT_V8_INTERPRETED] += st->v8_interpreted;
+	cnt->v[SFBPF_STAT_V8_BASELINE] += st->v8_baseline;
+	cnt->v[SFBPF_STAT_V8_OPTIMIZED] += st->v8_optimized;
+	cnt->v[SFBPF_STAT_V8_OTHER] += st->v8_other;
+	cnt->v[SFBPF_STAT_V8_UNREAD] += st->v8_unread;
+}
+
+/*
  * Ends a user-stack sample: sets s->stop and returns the number of user
  * frames (none with user_stacks off), at most UNWIND_MAX_FRAMES as the
  * verifier knows. Counts frames, frame-pointer steps, stale entries and
@@ -377,11 +390,8 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 	cnt->v[SFBPF_STAT_VMA_FOUND] += st->vma_found;
 	cnt->v[SFBPF_STAT_HS_INTERPRETED] += st->hs_interpreted;
 	cnt->v[SFBPF_STAT_HS_COMPILED] += st->hs_compiled;
-	cnt->v[SFBPF_STAT_V8_INTERPRETED] += st->v8_interpreted;
-	cnt->v[SFBPF_STAT_V8_BASELINE] += st->v8_baseline;
-	cnt->v[SFBPF_STAT_V8_OPTIMIZED] += st->v8_optimized;
-	cnt->v[SFBPF_STAT_V8_OTHER] += st->v8_other;
-	cnt->v[SFBPF_STAT_V8_UNREAD] += st->v8_unread;
+	ustack_count_v8(st, cnt);
+	cnt->v[SFBPF_STAT_V8_LATER_LOST] += st->v8_later_lost;
 	if (st->hs_stop) {
 		__u32 i = st->hs_stop - 1 + SFBPF_STAT_HS_STOP_BASE;
 

@@ -265,6 +265,68 @@ static __always_inline int v8_frame(struct sfbpf_unwind_state *st, const struct 
 }
 
 /*
+ * The chained walk (kernels without bpf_loop()): V8's step inlined in each of
+ * a link's frames took it past the verifier's million instructions. There
+ * V8's frames step by fp, as native code (V8 builds every frame with one),
+ * and the walk only remembers where each was (this, before the step); the
+ * chain's last link, whose budget is its own, reads their identities
+ * (v8_later_names()). The stack is still the one walked: the same sample,
+ * its thread stopped. Not in there: the leaf whose frame is not built yet
+ * (v8_frame()'s edges), stepped by fp, as before.
+ */
+static __always_inline void v8_remember(struct sfbpf_unwind_state *st,
+					const struct sfbpf_proc *proc)
+{
+	const struct sfbpf_v8_proc *v8;
+	__u32 k;
+
+	if (st->v8_looked == 1 || st->n >= st->max)
+		return;
+	v8 = v8_proc(st, proc);
+	if (!v8 || !v8_owns(v8, st->exact ? st->pc : st->pc - 1))
+		return;
+	k = st->v8_nlater;
+	if (k >= UNWIND_V8_LATER) {
+		st->v8_later_lost++;
+		return;
+	}
+	st->v8_later[k].pc = st->pc;
+	st->v8_later[k].sp = st->sp;
+	st->v8_later[k].fp = st->fp;
+	st->v8_later[k].n = st->n;
+	st->v8_later[k].exact = st->exact;
+	st->v8_nlater = k + 1;
+}
+
+/*
+ * The identities of the frames v8_remember() kept, in place of their pcs
+ * in ips (nu frames): the walk's state is spent, so st's pc, sp and fp are
+ * the frame's again, one after the other.
+ */
+static __always_inline void v8_later_names(struct sfbpf_unwind_state *st, __u64 *ips, __u32 nu)
+{
+	const struct sfbpf_v8_later *f;
+	__u32 i, k = st->v8_nlater, n;
+	int kind;
+
+	if (st->v8_looked != 2)
+		return;
+	for (i = 0; i < UNWIND_V8_LATER && i < k; i++) {
+		f = &st->v8_later[i];
+		n = f->n;
+		if (n >= nu || n >= UNWIND_MAX_FRAMES || ips[n & UNWIND_FRAME_MASK] != f->pc)
+			continue;
+		st->pc = f->pc;
+		st->sp = f->sp;
+		st->fp = f->fp;
+		st->exact = f->exact;
+		kind = v8_owns(&st->v8, st->exact ? st->pc : st->pc - 1);
+		if (kind)
+			ips[n & UNWIND_FRAME_MASK] = v8_ident(st, &st->v8, kind, n == 0);
+	}
+}
+
+/*
  * The sample's V8 words (SFBPF_V8_JIT frames' functions) into out, room
  * entries of two slots at most, after its kernel frames: how many, the
  * sample's flags saying whose they are.

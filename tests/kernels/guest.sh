@@ -4,7 +4,8 @@
 # kernel gets; CPU, off-CPU, lifecycle, continuous mode, depth) and the
 # unwinding checks against perf --call-graph dwarf in the guest
 # (tests/unwind.test on the SFrame V1 fixtures, PIE and one non-PIE build),
-# and a JVM with no flags (tests/kernels/java.sh: its Java frames).
+# a JVM with no flags (tests/kernels/java.sh: its Java frames) and a node
+# (tests/kernels/node.sh: its JavaScript frames).
 # deep1000 is left out of unwind.test where the walk is chained (no bpf_loop):
 # its 1,000 frames are beyond that form's depth, which quick.sh checks.
 # Ends with tests/run.sh's closing line.
@@ -25,7 +26,7 @@ export UNWIND_TOOLCHAINS=${UNWIND_TOOLCHAINS:-v1} UNWIND_FIXTURES=${UNWIND_FIXTU
 export UNWIND_NOPIE_FIXTURES=${UNWIND_NOPIE_FIXTURES:-chain}
 # perf starts in seconds natively, minutes under emulation on a busy host.
 export UNWIND_PERF_START=${UNWIND_PERF_START:-900}
-tests/run.sh tests/kernels/quick.test tests/kernels/java.test tests/unwind.test
+tests/run.sh tests/kernels/quick.test tests/kernels/java.test tests/kernels/node.test tests/unwind.test
 rc=$?
 if [ -n "${2:-}" ]; then
 	rm -rf "$2"
