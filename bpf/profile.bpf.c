@@ -263,9 +263,10 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 	sample_weight(ctx, sc, task, cnt);
 	/* VMAs found in the kernel: the one-program walk only (its callback is 5.13's). */
 	proc = ustack_begin(&sc->st, s, cnt, task, tgid, !chained);
-	if (proc && chained)
+	if (proc && chained) {
+		runtime_leaf_chained(&sc->st, s->ips, proc);
 		ustack_chain(ctx, &sc->st, s->ips, tgid);
-	else if (proc)
+	} else if (proc)
 		ustack_walk(&sc->st, s, proc);
 	profile_finish(ctx, sc, cnt, task, chained);
 	return 0;

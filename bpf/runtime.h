@@ -91,6 +91,13 @@ static __always_inline void runtime_frame_remember(struct sfbpf_unwind_state *st
 	v8_remember(st, proc);
 }
 
+/* The chained walker, before its first link's frames: a runtime's leaf it would miss (v8.h). */
+static __always_inline void runtime_leaf_chained(struct sfbpf_unwind_state *st, __u64 *ips,
+						 const struct sfbpf_proc *proc)
+{
+	v8_leaf_chained(st, ips, proc);
+}
+
 /* The chained walker's step (hotspot.h's). */
 static __always_inline int runtime_frame(struct sfbpf_unwind_state *st,
 					 const struct sfbpf_proc *proc, bool topmost)

@@ -298,6 +298,53 @@ static __always_inline void v8_remember(struct sfbpf_unwind_state *st,
 	st->v8_nlater = k + 1;
 }
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * The chained walk's leaf, before its first link's frames: in JIT code
+ * before its prologue or past its epilogue (v8_edge()), its frame not
+ * built, fp is its caller's, which the fp step would miss (v8_frame()'s
+ * edge, here once a sample rather than in every frame of the links). It is
+ * emitted here as the looped step sends it, and the walk goes on from the
+ * return address at sp (or sp + 8), in a known mapping.
+ */
+static __always_inline void v8_leaf_chained(struct sfbpf_unwind_state *st, __u64 *ips,
+					    const struct sfbpf_proc *proc)
+{
+	const struct sfbpf_v8_proc *v8;
+	__u64 at;
+	int idx;
+
+	if (st->n || !st->exact || st->max < 2)
+		return;
+	v8 = v8_proc(st, proc);
+	if (!v8 || v8_owns(v8, st->pc) != 2 ||
+	    bpf_probe_read_user(st->tmp, 48, (void *)(st->pc - 16)))
+		return;
+	at = v8_edge((const __u8 *)st->tmp, st->sp);
+	if (!at || unwind_read(st, at, &st->tmp[7], 1) || !v8_owns(v8, st->tmp[7] - 1))
+		return;
+	idx = unwind_find_mapping(proc, st->tmp[7] - 1, st->map);
+	if (idx < 0)
+		return;
+	ips[0] = SFBPF_V8_CODE | SFBPF_V8_UNCHECKED << SFBPF_V8_CHECK_SHIFT |
+		 (st->pc & SFBPF_V8_PC_MASK);
+	st->v8_optimized++;
+	st->n = 1;
+	st->pc = st->tmp[7];
+	st->sp = at + 8;
+	st->exact = 0;
+	st->map = idx;
+}
+#else
+static __always_inline void v8_leaf_chained(struct sfbpf_unwind_state *st, __u64 *ips,
+					    const struct sfbpf_proc *proc)
+{
+	(void)st;
+	(void)ips;
+	(void)proc;
+}
+#endif
+
 /*
  * The identities of the frames v8_remember() kept, in place of their pcs
  * in ips (nu frames): the walk's state is spent, so st's pc, sp and fp are
@@ -311,6 +358,8 @@ static __always_inline void v8_later_names(struct sfbpf_unwind_state *st, __u64 
 
 	if (st->v8_looked != 2)
 		return;
+	/* The walk's end counted the frames of before (the leaf's edge): these are new. */
+	st->v8_optimized = 0;
 	for (i = 0; i < UNWIND_V8_LATER && i < k; i++) {
 		f = &st->v8_later[i];
 		n = f->n;
