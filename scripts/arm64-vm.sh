@@ -76,8 +76,9 @@ RSUITE=${SFBPF_ARM64_ROOT_SUITE:-trixie}
 # libraries: the cross-built programs carry theirs (build-arm64/lib,
 # scripts/bundle-libs.sh) and need only the root's C library, whatever its
 # suite (trixie has no libcapstone.so.4). libdebuginfod and libcurl, which
-# sfbpf-top opens only if present, are left out too.
-PACKAGES=linux-perf,bpftool,python3,libunwind8,procps,kmod,busybox-static
+# sfbpf-top opens only if present, are left out too. nodejs: the node that
+# tests/arm64/node.test profiles (JavaScript frames, issue #45).
+PACKAGES=linux-perf,bpftool,python3,libunwind8,procps,kmod,busybox-static,nodejs
 # The modules the initramfs loads, in this order (dependencies resolved by
 # modprobe --show-depends at setup).
 MODULES="virtio_blk virtio-rng crc32c_generic ext4 9pnet_virtio 9p"

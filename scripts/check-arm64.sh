@@ -6,7 +6,8 @@
 #   2. scripts/arm64-vm.sh setup KERNEL    the guest and each kernel (cached
 #                              in /var/cache/sfbpf/arm64)
 #   3. scripts/build-arm64-fixtures.sh build-arm64/fixtures
-#   4. tests/run.sh tests/arm64/unwind.test, in the guest, on each kernel
+#   4. tests/run.sh tests/arm64/unwind.test and tests/arm64/node.test (a node
+#      profiled, issue #45), in the guest, on each kernel
 # Prints "kernel VERSION: N passed, N failed, N skipped" per kernel, then the
 # total "N passed, N failed, N skipped"; exits 1 on a failure. Where qemu
 # cannot boot the guest at all: a SKIP line, exit 0; a kernel that cannot be
@@ -108,7 +109,7 @@ for k in $KERNELS; do
 		SFBPF_ARM64_KERNEL=$k SFBPF_ARM64_LOGDIR=$LOGDIR/$k-guest scripts/arm64-vm.sh run "$ROOT" \
 			env SFBPF_BUILD="$BUILD" SFBPF_TEST_TMP="$LOGDIR/$k" \
 			ARM64_PERF_ONLY="$perf_only" "${top[@]}" "${knobs[@]}" \
-			tests/run.sh tests/arm64/unwind.test 2>&1 | tee "$out" | sed -u 's/^/  /'
+			tests/run.sh tests/arm64/unwind.test tests/arm64/node.test 2>&1 | tee "$out" | sed -u 's/^/  /'
 		rc=${PIPESTATUS[0]}
 		if [ "$rc" = 77 ] && [ -z "$booted" ]; then
 			# No kernel has booted before: qemu cannot boot guests here.

@@ -25,18 +25,21 @@ mkdir -p "$OUT"
 NPID=
 trap 'kill -KILL $NPID 2>/dev/null; wait 2>/dev/null' EXIT
 
-# run MODE: node in MODE until killed, NPID once its loop runs.
+# run MODE: node in MODE until killed, NPID once its loop runs (five minutes
+# by the clock at most: under emulation node takes one or two).
 run() {
 	local i
 	rm -f "$OUT/$1.ready"
 	"$NODE" "$FIX" "$1" 3600 "$OUT/$1.ready" >"$OUT/$1.node" 2>&1 &
 	NPID=$!
-	for ((i = 0; i < 3000; i++)); do
+	for ((i = SECONDS + 300; SECONDS < i; )); do
 		[ -s "$OUT/$1.ready" ] && return 0
 		kill -0 "$NPID" 2>/dev/null || break
 		sleep 0.1
 	done
 	echo "FAIL: $KVER: node-$1: node did not start: $(tail -2 "$OUT/$1.node" | tr '\n' ' ')"
+	kill -KILL "$NPID" 2>/dev/null
+	wait "$NPID" 2>/dev/null
 	return 1
 }
 
