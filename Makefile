@@ -6,6 +6,7 @@
 #   make check-kernels  sfbpf on Debian's x86-64 kernels 5.10 to newest under qemu
 #   make check-jdks  HotSpot read from outside on every JDK of Debian unstable (11 on)
 #   make check-nodes  node's JavaScript frames with Debian 12's, 13's and unstable's nodes
+#   make check-phps  PHP's frames with Debian 12's PHP 8.2 and Debian 13's and unstable's 8.4
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
@@ -264,6 +265,14 @@ check-jdks: test-deps
 check-nodes: test-deps
 	@$(MAKE) --no-print-directory all
 	@SFBPF_V8_NODES=all tests/run.sh tests/v8profile.test
+
+# The PHP matrix: tests/phpprofile.test with Debian 12's PHP (8.2) and with
+# Debian 13's and unstable's (8.4), each in a root of that suite
+# (scripts/container-root.sh); make check runs it with the machine's PHP.
+.PHONY: check-phps
+check-phps: test-deps
+	@$(MAKE) --no-print-directory all
+	@SFBPF_PHP_ROOTS=all tests/run.sh tests/phpprofile.test
 
 # The CPython matrix: tests/pywalk.test with every interpreter it finds
 # (pyenv's 3.9 to 3.13, trixie's 3.13, each python3.N of Debian unstable);

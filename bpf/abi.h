@@ -276,6 +276,14 @@ enum sfbpf_vma_miss {
 };
 
 /* Why the Python walk of a sample ended (bpf/python.h). */
+enum sfbpf_php_stop {
+	SFBPF_PHP_STOP_DONE = 0, /* the thread's outermost execute_data: complete */
+	SFBPF_PHP_STOP_IDLE, /* no execute_data: the VM runs no script (between requests) */
+	SFBPF_PHP_STOP_READ, /* an execute_data or function unreadable: the thread moved on */
+	SFBPF_PHP_STOP_DEPTH, /* SFBPF_PY_MAX_FRAMES, or the sample's room, reached */
+	SFBPF_PHP_STOP__COUNT,
+};
+
 enum sfbpf_py_stop {
 	SFBPF_PY_STOP_DONE = 0, /* the thread's outermost frame: complete */
 	SFBPF_PY_STOP_NO_THREAD, /* no PyThreadState for the TID within the bound (or none yet) */
@@ -388,7 +396,11 @@ enum sfbpf_stat {
 	SFBPF_STAT_PY_DESCRIBE_LATER, /* new ones past a sample's SFBPF_PY_DESCRIBE_MAX */
 	SFBPF_STAT_PY_DESCRIBE_FAILED, /* unreadable, or the ring was full */
 	SFBPF_STAT_PY_STOP_BASE, /* + enum sfbpf_py_stop: Python walks ended per reason */
-	SFBPF_STAT__COUNT = SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP__COUNT,
+	/* The PHP walk (php.h): samples of processes with PHP settings. */
+	SFBPF_STAT_PHP_SAMPLES = SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP__COUNT,
+	SFBPF_STAT_PHP_FRAMES, /* PHP frames sent */
+	SFBPF_STAT_PHP_STOP_BASE, /* + enum sfbpf_php_stop: PHP walks ended per reason */
+	SFBPF_STAT__COUNT = SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP__COUNT,
 };
 
 struct sfbpf_stats {
@@ -401,6 +413,8 @@ struct sfbpf_stats {
 #define SFBPF_SAMPLE_TIMED 0x2
 /* The nr_py entries after the kernel frames are V8's words (SFBPF_V8_JIT), not Python's frames. */
 #define SFBPF_SAMPLE_V8_WORDS 0x4
+/* The nr_py frames after the kernel frames are PHP's (struct sfbpf_php_proc), not Python's. */
+#define SFBPF_SAMPLE_PHP 0x8
 
 #define SFBPF_RT_EPOCH_VALID (1ULL << 63)
 
@@ -516,6 +530,56 @@ struct sfbpf_py_proc {
 	 * another generation is described again.
 	 */
 	__u32 gen;
+};
+
+/*
+ * PHP (docs/DESIGN-php.md). Per process running the Zend VM that the loader
+ * attached to, its settings in the php_procs hash (tgid ->): where the
+ * executor globals' current_execute_data is (a thread's own in a ZTS build:
+ * not supported) and the offsets of the execute_data chain, from the headers
+ * of the build ID the binary carries (interp/php_layouts.h). The walk runs
+ * after the native one and sends each frame of a function (user code, or an
+ * internal function: an extension's, called by the VM), innermost first,
+ * as two slots after the kernel frames, with SFBPF_SAMPLE_PHP in the flags:
+ *   slot 0: the zend_function's address | SFBPF_PY_TAG | SFBPF_PY_ENTRY if
+ *           the frame is the outermost of one call of execute_ex (its call
+ *           info has ZEND_CALL_TOP: execute_ex returns with it);
+ *   slot 1: its opline (saved at the frame's last call out of the VM) |
+ *           a stamp of the function's name and class pointers << 48
+ *           (sfbpf_php_stamp(): a function freed at a request's end and
+ *           another compiled at its address is told apart by it, by the
+ *           cache of names and by the reading of the function after it).
+ * Userspace puts each run of frames in place of the native execute_ex frame
+ * that runs it, as it does Python's: an internal function's frame goes
+ * where the VM called it, its own native frames above it.
+ */
+#define SFBPF_PHP_ED_SPAN 64 /* bytes of an execute_data read at once: every field below it */
+#define SFBPF_PHP_FN_SPAN 32 /* bytes of a zend_function read: its type, name and class */
+#define SFBPF_PHP_OPLINE_MASK ((1ULL << 48) - 1)
+
+/* The stamp of a function whose common.function_name and common.scope are name, scope. */
+static inline __u64 sfbpf_php_stamp(__u64 name, __u64 scope)
+{
+	__u64 h = (name ^ (scope * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (h >> 48) & 0xffff;
+}
+
+struct sfbpf_php_proc {
+	__u64 start_ticks; /* as struct sfbpf_proc's */
+	__u64 current_execute_data; /* the address of EG(current_execute_data) */
+	__u32 call_top; /* ZEND_CALL_TOP */
+	__u16 ed_opline; /* offsets in zend_execute_data, below SFBPF_PHP_ED_SPAN */
+	__u16 ed_func;
+	__u16 ed_call_info; /* This.u1.type_info */
+	__u16 ed_prev;
+	__u16 fn_type; /* in zend_function, below SFBPF_PHP_FN_SPAN: common.type */
+	__u16 fn_name; /* common.function_name */
+	__u16 fn_scope; /* common.scope */
+	__u8 user_function; /* ZEND_USER_FUNCTION */
+	__u8 eval_code; /* ZEND_EVAL_CODE */
+	__u8 internal_function; /* ZEND_INTERNAL_FUNCTION */
+	__u8 pad[3];
 };
 
 /*

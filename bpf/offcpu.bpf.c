@@ -28,6 +28,7 @@
 #include "ustack.h"
 #define PY_PROG_FRAMES SFBPF_OFFCPU_PY_FRAMES
 #include "python.h"
+#include "php.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -86,6 +87,7 @@ struct scratch {
 	struct sfbpf_offcpu_sample init;
 	__u64 entry_ns; /* a chained walk's program start (stamp_at_entry) */
 	struct py_walk py;
+	struct php_walk php;
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
@@ -337,10 +339,15 @@ static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_off
 {
 	/* Bounded (128, 127): so is the first Python slot. */
 	__u32 nu = unwind_nr_frames(rec->s.nr_user), nk = rec->s.nr_kernel & UNWIND_KFRAME_MASK;
+	int n;
 
 	if (user_stacks && sc->st.v8_nwords)
 		rec->s.nr_py = v8_words_out(&sc->st, &rec->s.ips[nu + nk], SFBPF_OFFCPU_PY_FRAMES,
 					    &rec->s.flags);
+	else if (user_stacks && (n = php_walk(&sc->php, &rec->s.ips[nu + nk], ustack_current_task(),
+					      rec->s.pid, rec->s.tid, SFBPF_OFFCPU_PY_FRAMES,
+					      &rec->s.flags, &cnt->unwind, chained)) >= 0)
+		rec->s.nr_py = n;
 	else if (user_stacks)
 		rec->s.nr_py =
 			py_walk(&sc->py, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,

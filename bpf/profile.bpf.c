@@ -17,6 +17,7 @@
 #include "target.h"
 #include "ustack.h"
 #include "python.h"
+#include "php.h"
 
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
@@ -54,6 +55,7 @@ struct scratch {
 	struct sfbpf_sample sample;
 	struct sfbpf_unwind_state st;
 	struct py_walk py;
+	struct php_walk php;
 	struct period_run periods;
 };
 
@@ -98,12 +100,17 @@ static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_s
 	/* Bounded (1,024, 127): so is the first Python slot. */
 	__u32 nu = unwind_nr_frames(s->nr_user), nk = s->nr_kernel & UNWIND_KFRAME_MASK;
 	__u32 room = (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES - nu - nk) / 2;
+	int n;
 
 	if (!user_stacks || !s->tid)
 		return 0;
 	/* A node's frames have no Python's beside them. */
 	if (sc->st.v8_nwords)
 		return v8_words_out(&sc->st, &s->ips[nu + nk], room, &s->flags);
+	n = php_walk(&sc->php, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt,
+		     chained);
+	if (n >= 0)
+		return n;
 	return py_walk(&sc->py, &s->ips[nu + nk], task, s->pid, s->tid, room, cnt, chained);
 }
 

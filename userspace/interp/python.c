@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "interp/codeparts.h"
+#include "interp/objfacts.h"
 #include "interp/objsyms.h"
 #include "interp/python.h"
 #include "interp/python_int.h"
@@ -60,103 +61,16 @@ struct interp_syms {
 	size_t nr_eval;
 };
 
-/*
- * What an object's file tells of it: its segments, the symbols, the eval
- * loop's parts (not yet biased). Kept by the file's identity (what fstat
- * says of the file opened: device, inode, size, mtime and ctime, so that a
- * file written in place is another entry), where it holds: the boot, or
- * an image's file's mount (util/fileident.h): a host runs many processes of a
- * few interpreters, and one starting up is attached again until its first
- * thread exists. Each read is the symbol tables and a decode of the eval
- * loop (codeparts.h): 8-30 ms.
- */
-struct objfacts {
-	struct stat id;
-	uint64_t scope; /* fileident__scope(): where the identity holds */
-	uint64_t used; /* LRU: obj_cache.clock when last found */
-	int err; /* elfobj__read's, or 0 */
-	struct elfobj_info info;
-	uint64_t vals[SYM_NR], sizes[SYM_NR];
-	struct code_part eval[PY_EVAL_PARTS];
-	size_t nr_eval;
+/* Its objects' facts, read once per file (objfacts.h). */
+static struct objfacts_kind facts_kind = {
+	.names = sym_names,
+	.nr = SYM_NR,
+	.key = SYM_RUNTIME,
+	.eval = SYM_EVAL,
 };
 
-#define OBJ_CACHE_SIZE 16
-
-static struct {
-	pthread_mutex_t lock;
-	struct objfacts e[OBJ_CACHE_SIZE];
-	size_t n;
-	uint64_t clock;
-	uint64_t reads, hits;
-} obj_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
-/* The facts of the file open at fd: from the cache, else read (and kept, the coldest out). */
-static int object_facts(int fd, struct objfacts *out)
-{
-	struct objfacts *slot;
-	struct stat st;
-	uint64_t scope;
-	Elf *elf;
-	size_t i;
-
-	if (fstat(fd, &st))
-		return -errno;
-	/* An author's identity holds within its mount, or nowhere (util/fileident.h). */
-	scope = fileident__scope(fd, &st);
-	pthread_mutex_lock(&obj_cache.lock);
-	for (i = 0; scope && i < obj_cache.n; i++)
-		if (obj_cache.e[i].scope == scope && same_file(&obj_cache.e[i].id, &st)) {
-			obj_cache.e[i].used = ++obj_cache.clock;
-			obj_cache.hits++;
-			*out = obj_cache.e[i];
-			pthread_mutex_unlock(&obj_cache.lock);
-			return 0;
-		}
-	pthread_mutex_unlock(&obj_cache.lock);
-
-	memset(out, 0, sizeof(*out));
-	out->id = st;
-	out->scope = scope;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -EINVAL; /* not kept: a file we could not read now may read later */
-	out->err = elfobj__read(fd, &out->info);
-	if (!out->err)
-		objsyms__find(elf, sym_names, SYM_NR, out->vals, out->sizes, false);
-	/* The eval loop's code: its symbol's, and the parts split from it (codeparts.h). */
-	if (!out->err && out->vals[SYM_RUNTIME] && out->vals[SYM_EVAL])
-		out->nr_eval = codeparts__find(elf, fd, out->vals[SYM_EVAL], out->sizes[SYM_EVAL],
-					       out->eval, PY_EVAL_PARTS);
-	elf_end(elf);
-
-	pthread_mutex_lock(&obj_cache.lock);
-	obj_cache.reads++;
-	if (!scope) {
-		pthread_mutex_unlock(&obj_cache.lock);
-		return 0;
-	}
-	if (obj_cache.n < OBJ_CACHE_SIZE) {
-		slot = &obj_cache.e[obj_cache.n++];
-	} else {
-		slot = &obj_cache.e[0];
-		for (i = 1; i < obj_cache.n; i++)
-			if (obj_cache.e[i].used < slot->used)
-				slot = &obj_cache.e[i];
-	}
-	*slot = *out;
-	slot->used = ++obj_cache.clock;
-	pthread_mutex_unlock(&obj_cache.lock);
-	return 0;
-}
+_Static_assert(SYM_NR <= OBJFACTS_SYMS, "objfacts holds every symbol");
+_Static_assert(PY_EVAL_PARTS <= OBJFACTS_PARTS, "objfacts holds every part");
 
 /*
  * Programs that embed CPython linked in statically, under a name that does
@@ -271,10 +185,7 @@ bool python__embeds(int pid, const struct procmap *m)
 
 void python__object_stats(uint64_t *reads, uint64_t *hits)
 {
-	pthread_mutex_lock(&obj_cache.lock);
-	*reads = obj_cache.reads;
-	*hits = obj_cache.hits;
-	pthread_mutex_unlock(&obj_cache.lock);
+	objfacts__stats(&facts_kind, reads, hits);
 }
 
 /*
@@ -292,7 +203,7 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 	fd = procmap__open(pid, m);
 	if (fd < 0)
 		return fd;
-	err = object_facts(fd, &f);
+	err = objfacts__get(&facts_kind, fd, &f);
 	close(fd);
 	if (!err)
 		err = f.err;

@@ -231,7 +231,7 @@ static uint64_t loc_hash_head(const struct otlp_location *k)
 
 /*
  * A runtime's frames' type, in OpenTelemetry's words for it (the semantic
- * conventions' profile.frame.type: "cpython", "jvm", "v8js").
+ * conventions' profile.frame.type: "cpython", "jvm", "v8js", "php").
  */
 static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 {
@@ -241,6 +241,8 @@ static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 		return attr_str(b, "profile.frame.type", "jvm");
 	if (runtime && !strcmp(runtime, "js"))
 		return attr_str(b, "profile.frame.type", "v8js");
+	if (runtime && !strcmp(runtime, "php"))
+		return attr_str(b, "profile.frame.type", "php");
 	return b->attr_native;
 }
 

@@ -118,6 +118,12 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_NO_THREAD] = "py-no-thread",
 	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_READ] = "py-read",
 	[SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP_DEPTH] = "py-depth",
+	[SFBPF_STAT_PHP_SAMPLES] = "php-samples",
+	[SFBPF_STAT_PHP_FRAMES] = "php-frames",
+	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_DONE] = "php-done",
+	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_IDLE] = "php-idle",
+	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_READ] = "php-read",
+	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_DEPTH] = "php-depth",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -214,6 +220,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.hs_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		/* V8 settings: likewise (interp/v8.h). */
 		{ skel->maps.v8_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		/* PHP settings: likewise (interp/php.h). */
+		{ skel->maps.php_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.vma_cache, vma_cache_entries(skel), -1 },
 	};
 
@@ -643,6 +651,11 @@ int profile__hs_procs_fd(const struct profile *p)
 int profile__v8_procs_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.v8_procs);
+}
+
+int profile__php_procs_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.php_procs);
 }
 
 int profile__target_pids_fd(const struct profile *p)

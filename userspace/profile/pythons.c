@@ -359,8 +359,10 @@ static void forget(void *rt, struct runtime_proc *rp)
 }
 
 /* Whether pc is in the eval loop's code: a native frame that runs a run of Python frames. */
-static bool in_eval(const struct pyproc *p, uint64_t pc)
+static bool in_eval(const void *ctx, uint64_t pc)
 {
+	const struct pyproc *p = ctx;
+
 	for (size_t i = 0; i < p->nr_eval; i++)
 		if (pc >= p->eval[i].lo && pc < p->eval[i].hi)
 			return true;
@@ -377,16 +379,16 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 {
 	struct pythons *ps = rt;
 	const __u64 *py = in->ips + in->nr_user + in->nr_kernel;
-	uint32_t npy = in->nr_py, nu = in->nr_user, k = 0, n = 0, j;
+	uint32_t npy = in->nr_py, j;
 	uint64_t ids[SFBPF_PY_MAX_FRAMES];
-	bool entry[SFBPF_PY_MAX_FRAMES], cut = false, was_short = false;
+	bool entry[SFBPF_PY_MAX_FRAMES], left, was_short;
 	struct pyproc *p;
 
-	/* None, or V8's words (a node's): not Python's frames. */
-	if (!npy || (in->flags & SFBPF_SAMPLE_V8_WORDS))
+	/* None, or V8's words (a node's), or PHP's frames: not Python's. */
+	if (!npy || (in->flags & (SFBPF_SAMPLE_V8_WORDS | SFBPF_SAMPLE_PHP)))
 		return 0;
 	if (npy > SFBPF_PY_MAX_FRAMES ||
-	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)nu + in->nr_kernel + 2 * npy) * 8 > size)
+	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)in->nr_user + in->nr_kernel + 2 * npy) * 8 > size)
 		return -EINVAL;
 	if (!rp) {
 		ps->stats.no_proc++;
@@ -397,44 +399,10 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 		ids[j] = frame_id(ps, p, py[2 * j], py[2 * j + 1]);
 		entry[j] = py[2 * j] & SFBPF_PY_ENTRY;
 	}
-	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
-	/* Leaf first, as the sample: each eval frame takes its run of Python frames. */
-	for (j = 0; j < nu && !cut; j++) {
-		uint64_t pc = in->ips[j] - (j > 0);
-
-		if (!in_eval(p, pc)) {
-			cut = n >= SFBPF_MAX_FRAMES;
-			if (!cut)
-				out->ips[n++] = in->ips[j];
-			continue;
-		}
-		if (k >= npy) {
-			was_short = true;
-			cut = n >= SFBPF_MAX_FRAMES;
-			if (!cut)
-				out->ips[n++] = in->ips[j];
-			continue;
-		}
-		do {
-			cut = n >= SFBPF_MAX_FRAMES;
-			if (!cut)
-				out->ips[n++] = frame_names__ip(ids[k]);
-		} while (!cut && !entry[k++] && k < npy);
-	}
-	/* Frames no eval frame took (a native walk cut short): outermost, after the rest. */
-	ps->stats.left += k < npy;
-	for (; k < npy && !cut; k++) {
-		cut = n >= SFBPF_MAX_FRAMES;
-		if (!cut)
-			out->ips[n++] = frame_names__ip(ids[k]);
-	}
+	runtime__splice_after(in, out, ids, entry, npy, in_eval, p, &left, &was_short);
+	ps->stats.left += left;
 	ps->stats.short_ += was_short;
 	ps->stats.samples++;
-	if (cut)
-		out->stop = SFBPF_STOP_DEPTH;
-	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
-	out->nr_user = n;
-	out->nr_py = 0;
 	return 1;
 }
 

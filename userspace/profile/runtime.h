@@ -119,4 +119,19 @@ typedef uint32_t (*runtime_frame_fn)(void *ctx, uint64_t ip, bool leaf, uint64_t
 int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sfbpf_sample *out,
 			   runtime_frame_fn frame, uint64_t (*kept)(uint64_t ip), void *ctx);
 
+/*
+ * The splice of a runtime whose frames the BPF walk appends after the kernel
+ * frames (CPython's, PHP's; bpf/runtime.h), runtimes.c's: in's npy frames,
+ * named ids[0 .. npy), innermost first, entry[j] if frame j is the outermost
+ * of one call of the native eval loop. Each native frame of the eval loop
+ * (in_eval(ctx, pc)) is replaced by its run of frames, up to and including
+ * the next entry; frames no eval frame took (a native walk cut short) go
+ * outermost. Into out (nr_py 0); *left: some went there, *was_short: an
+ * eval frame found none left. A stack cut at SFBPF_MAX_FRAMES stops at depth.
+ */
+void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *out,
+			   const uint64_t *ids, const bool *entry, uint32_t npy,
+			   bool (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
+			   bool *left, bool *was_short);
+
 #endif /* SFBPF_PROFILE_RUNTIME_H */

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/frame_names.h"
 #include "profile/hotspots.h"
+#include "profile/phps.h"
 #include "profile/v8s.h"
 #include "profile/pythons.h"
 #include "profile/runtimes.h"
@@ -31,7 +33,8 @@
  * In splice order: CPython's frames come after the native ones in a sample
  * and replace its eval loop's; HotSpot's stand in the native walk's place.
  */
-static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime, &v8_runtime };
+static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime, &v8_runtime,
+						   &php_runtime };
 #define NR_RUNTIMES (sizeof(known) / sizeof(known[0]))
 
 enum state { ATTACHED, RETRY, NATIVE, RETIRED };
@@ -409,4 +412,44 @@ int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sf
 	out->nr_py = 0;
 	out->flags &= ~SFBPF_SAMPLE_V8_WORDS;
 	return 1;
+}
+
+void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *out,
+			   const uint64_t *ids, const bool *entry, uint32_t npy,
+			   bool (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
+			   bool *left, bool *was_short)
+{
+	uint32_t nu = in->nr_user, k = 0, n = 0, j;
+	bool cut = false;
+
+	*was_short = false;
+	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
+	/* Leaf first, as the sample: each eval frame takes its run of the runtime's frames. */
+	for (j = 0; j < nu && !cut; j++) {
+		uint64_t pc = in->ips[j] - (j > 0);
+
+		if (!in_eval(ctx, pc) || k >= npy) {
+			*was_short |= k >= npy && in_eval(ctx, pc);
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = in->ips[j];
+			continue;
+		}
+		do {
+			cut = n >= SFBPF_MAX_FRAMES;
+			if (!cut)
+				out->ips[n++] = frame_names__ip(ids[k]);
+		} while (!cut && !entry[k++] && k < npy);
+	}
+	*left = k < npy;
+	for (; k < npy && !cut; k++) {
+		cut = n >= SFBPF_MAX_FRAMES;
+		if (!cut)
+			out->ips[n++] = frame_names__ip(ids[k]);
+	}
+	if (cut)
+		out->stop = SFBPF_STOP_DEPTH;
+	memcpy(&out->ips[n], in->ips + nu, in->nr_kernel * sizeof(uint64_t));
+	out->nr_user = n;
+	out->nr_py = 0;
 }
