@@ -14,7 +14,10 @@
 # SFBPF_CONTAINER_PYTHONS=all: every python3.N the suite has, beside its
 # python3 (unstable's next and last CPython, for tests/pywalk.test);
 # SFBPF_CONTAINER_JDKS=all: every openjdk-N-jdk-headless it has from 11 on
-# (make check-jdks); SFBPF_CONTAINER_NODE=1: the suite's nodejs (tests/v8profile.test).
+# (make check-jdks); SFBPF_CONTAINER_NODE=1: the suite's nodejs (tests/v8profile.test);
+# SFBPF_CONTAINER_PHP=1: the suite's PHP CLI with its -dev package, the excimer
+# extension and gcc (PHP under its own sampler, and scripts/php/layouts.sh run
+# inside on that PHP's headers, for userspace/interp/php_layouts.h).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -25,7 +28,8 @@ MARKER=$DIR/.sfbpf-complete
 PYTHONS=${SFBPF_CONTAINER_PYTHONS:-}
 JDKS=${SFBPF_CONTAINER_JDKS:-}
 NODE=${SFBPF_CONTAINER_NODE:-}
-STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}"
+PHP=${SFBPF_CONTAINER_PHP:-}
+STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}${PHP:+ php=$PHP}"
 
 die() {
 	echo "container-root: $*" >&2
@@ -88,6 +92,20 @@ all_of() {
 [ "$PYTHONS" = all ] && all_of '^python3\.[0-9]+$' python3.N
 [ "$JDKS" = all ] && all_of '^openjdk-(1[1-9]|[2-9][0-9])-jdk-headless$' openjdk-N-jdk-headless
 [ "$NODE" = 1 ] && all_of '^nodejs$' nodejs
+# php-cli and php-dev are the suite's default PHP, the one php-excimer is
+# built for; gcc and libc6-dev because layouts.sh compiles against its
+# headers (gcc only recommends libc6-dev). Named, not matched: apt fails
+# if the suite lacks one, here rather than in a test.
+if [ "$PHP" = 1 ]; then
+	apt_in update || die "apt-get update failed inside $DIR (log: $LOG)"
+	echo "container-root: installing php-cli php-dev php-excimer gcc libc6-dev (log: $LOG)" >&2
+	apt_in install -y --no-install-recommends php-cli php-dev php-excimer gcc libc6-dev ||
+		die "installing PHP failed inside $DIR (log: $LOG)"
+	chroot "$DIR" php -m 2>>"$LOG" | grep -qx excimer ||
+		die "php in $DIR has no excimer (log: $LOG)"
+	chroot "$DIR" php-config --version >>"$LOG" 2>&1 ||
+		die "no php-config in $DIR (log: $LOG)"
+fi
 echo "$STAMP" >"$MARKER.tmp"
 mv "$MARKER.tmp" "$MARKER"
 echo "$DIR"
