@@ -323,19 +323,22 @@ def cmd_has(folded, root, func):
     return n > 0
 
 
-def cmd_outputs(name, folded, raw, otlp):
+def outputs_equal(name, folded, raw, otlp, has_frames, tag, what_frames, otype):
     """The session's pprof and OTLP profiles read back as folded stacks
     (hsprofile_check's readers: a runtime's frame by its tagged id, OTLP's by
-    its frame type) equal its folded output; OTLP types JavaScript "v8js"."""
+    its frame type) equal its folded output; OTLP types the runtime's frames
+    otype; >= 100 samples with its frames (has_frames(frames)). Prints one
+    PASS/FAIL line each; returns whether all passed. phpprofile_check's too."""
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
     import hsprofile_check as hs
     import otlp_check
     want = collections.Counter()
     for frames, n in stacks(folded):
         want[";".join(frames)] += n
-    js = sum(n for k, n in want.items() if js_frames(k.split(";")))
-    ok = js >= 100
-    print("%s: %s-js: %d samples with JavaScript frames" % ("PASS" if ok else "FAIL", name, js))
+    rt = sum(n for k, n in want.items() if has_frames(k.split(";")))
+    ok = rt >= 100
+    print("%s: %s-%s: %d samples with %s frames" % ("PASS" if ok else "FAIL", name,
+                                                     tag, rt, what_frames))
     for what in ("pprof", "otlp"):
         types = {}
         try:
@@ -357,11 +360,16 @@ def cmd_outputs(name, folded, raw, otlp):
         else:
             print("PASS: %s-%s: all %d stacks equal the folded output's" % (name, what, len(want)))
         if what == "otlp":
-            good = types.get("v8js", 0) > 0
-            print("%s: %s-otlp-type: %d locations typed v8js" % ("PASS" if good else "FAIL", name,
-                                                                  types.get("v8js", 0)))
+            good = types.get(otype, 0) > 0
+            print("%s: %s-otlp-type: %d locations typed %s" % ("PASS" if good else "FAIL", name,
+                                                                types.get(otype, 0), otype))
             ok = ok and good
     return ok
+
+
+def cmd_outputs(name, folded, raw, otlp):
+    """outputs_equal() for JavaScript: OTLP types its frames "v8js"."""
+    return outputs_equal(name, folded, raw, otlp, js_frames, "js", "JavaScript", "v8js")
 
 
 def cmd_leaves(folded, fixture, func):
