@@ -46,19 +46,15 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The folded output's reader, and the pprof/OTLP read-back: the node checks'.
+import v8profile_check as v8  # noqa: E402
+from v8profile_check import stacks  # noqa: E402
+
 # A runtime frame as sfbpf names it: "NAME (FILE:LINE)"; an internal function
 # (an extension's, called by the VM) "NAME (<internal>)".
 FRAME = re.compile(r"^(.*) \(([^()]+\.php):(\d+)\)$")
 INTERNAL = re.compile(r"^(.*) \(<internal>\)$")
-
-
-def stacks(path):
-    for line in open(path, encoding="utf-8", errors="replace"):
-        line = line.rstrip("\n")
-        if not line:
-            continue
-        st, n = line.rsplit(" ", 1)
-        yield st.split(";"), int(n)
 
 
 def norm(name):
@@ -290,8 +286,6 @@ def cmd_chain(folded, *want):
 
 
 def cmd_outputs(name, folded, raw, otlp):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import v8profile_check as v8
     ok = v8.outputs_equal(name, folded, raw, otlp, lambda f: bool(php_frames(f)), "php", "PHP",
                           "php")
     return 0 if ok else 1
