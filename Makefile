@@ -7,6 +7,7 @@
 #   make check-jdks  HotSpot read from outside on every JDK of Debian unstable (11 on)
 #   make check-nodes  node's JavaScript frames with Debian 12's, 13's and unstable's nodes
 #   make check-phps  PHP's frames with Debian 12's PHP 8.2 and Debian 13's and unstable's 8.4
+#   make check-rubies  Ruby's frames with Debian 12's Ruby 3.1 and Debian 13's and unstable's 3.3
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
@@ -273,6 +274,14 @@ check-nodes: test-deps
 check-phps: test-deps
 	@$(MAKE) --no-print-directory all
 	@SFBPF_PHP_ROOTS=all tests/run.sh tests/phpprofile.test
+
+# The Ruby matrix: tests/rbprofile.test with Debian 12's Ruby (3.1) and with
+# Debian 13's and unstable's (3.3), each in a root of that suite
+# (scripts/container-root.sh); make check runs it with the machine's Ruby.
+.PHONY: check-rubies
+check-rubies: test-deps
+	@$(MAKE) --no-print-directory all
+	@SFBPF_RUBY_ROOTS=all tests/run.sh tests/rbprofile.test
 
 # The CPython matrix: tests/pywalk.test with every interpreter it finds
 # (pyenv's 3.9 to 3.13, trixie's 3.13, each python3.N of Debian unstable);

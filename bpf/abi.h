@@ -284,6 +284,16 @@ enum sfbpf_php_stop {
 	SFBPF_PHP_STOP__COUNT,
 };
 
+/* Why the Ruby walk of a sample ended (bpf/ruby.h). */
+enum sfbpf_rb_stop {
+	SFBPF_RB_STOP_DONE = 0, /* the execution context's outermost control frame: complete */
+	SFBPF_RB_STOP_NO_THREAD, /* no Ruby thread of the TID within the bound (not one of Ruby's)
+				  */
+	SFBPF_RB_STOP_READ, /* a thread or a control frame unreadable: the thread moved on */
+	SFBPF_RB_STOP_DEPTH, /* SFBPF_PY_MAX_FRAMES, the sample's room, or the steps, reached */
+	SFBPF_RB_STOP__COUNT,
+};
+
 enum sfbpf_py_stop {
 	SFBPF_PY_STOP_DONE = 0, /* the thread's outermost frame: complete */
 	SFBPF_PY_STOP_NO_THREAD, /* no PyThreadState for the TID within the bound (or none yet) */
@@ -400,7 +410,11 @@ enum sfbpf_stat {
 	SFBPF_STAT_PHP_SAMPLES = SFBPF_STAT_PY_STOP_BASE + SFBPF_PY_STOP__COUNT,
 	SFBPF_STAT_PHP_FRAMES, /* PHP frames sent */
 	SFBPF_STAT_PHP_STOP_BASE, /* + enum sfbpf_php_stop: PHP walks ended per reason */
-	SFBPF_STAT__COUNT = SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP__COUNT,
+	/* The Ruby walk (ruby.h): samples of processes with Ruby settings. */
+	SFBPF_STAT_RUBY_SAMPLES = SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP__COUNT,
+	SFBPF_STAT_RUBY_FRAMES, /* Ruby frames sent */
+	SFBPF_STAT_RUBY_STOP_BASE, /* + enum sfbpf_rb_stop: Ruby walks ended per reason */
+	SFBPF_STAT__COUNT = SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP__COUNT,
 };
 
 struct sfbpf_stats {
@@ -415,6 +429,8 @@ struct sfbpf_stats {
 #define SFBPF_SAMPLE_V8_WORDS 0x4
 /* The nr_py frames after the kernel frames are PHP's (struct sfbpf_php_proc), not Python's. */
 #define SFBPF_SAMPLE_PHP 0x8
+/* The nr_py frames after the kernel frames are Ruby's (struct sfbpf_rb_proc). */
+#define SFBPF_SAMPLE_RUBY 0x10
 
 #define SFBPF_RT_EPOCH_VALID (1ULL << 63)
 
@@ -580,6 +596,62 @@ struct sfbpf_php_proc {
 	__u8 eval_code; /* ZEND_EVAL_CODE */
 	__u8 internal_function; /* ZEND_INTERNAL_FUNCTION */
 	__u8 pad[3];
+};
+
+/*
+ * Ruby (docs/DESIGN-ruby.md). Per process running Ruby's VM that the loader
+ * attached to, its settings in the rb_procs hash (tgid ->): where
+ * ruby_current_vm_ptr is, and the offsets of the VM's ractors, threads,
+ * execution contexts and control frames, from the headers of the version
+ * the library says it is (interp/ruby_layouts.h). The walk finds the
+ * sampled thread among the ractors' threads by its TID (each Ruby thread
+ * keeps the kernel's), and sends each control frame running an instruction
+ * sequence (a method, a block, a class body, the main script, an eval),
+ * innermost first, as two slots after the kernel frames, with
+ * SFBPF_SAMPLE_RUBY in the flags:
+ *   slot 0: the iseq's address | SFBPF_PY_TAG | SFBPF_PY_ENTRY if the
+ *           frame is the outermost of one run of the VM's loop (its
+ *           VM_FRAME_FLAG_FINISH: vm_exec returns with it);
+ *   slot 1: its pc | a stamp of the iseq's body pointer << 48 (an iseq
+ *           collected and another allocated at its address is told apart).
+ * Frames of C functions (a cfunc, an ifunc) are not sent: their own native
+ * frames stand in the sample where the VM called them. Userspace puts each
+ * run of frames in place of the native frame of the VM's loop that runs it.
+ */
+#define SFBPF_RB_CFP_SPAN 64 /* bytes of a control frame read at once: pc, iseq, ep below it */
+#define SFBPF_RB_PC_MASK ((1ULL << 48) - 1)
+
+/* The stamp of an iseq whose body is at body. */
+static inline __u64 sfbpf_rb_stamp(__u64 body)
+{
+	return ((body * 0xff51afd7ed558ccdULL) >> 48) & 0xffff;
+}
+
+struct sfbpf_rb_proc {
+	__u64 start_ticks; /* as struct sfbpf_proc's */
+	__u64 vm_ptr; /* the address of ruby_current_vm_ptr */
+	__u16 vm_ractor_set; /* rb_vm_t: ractor.set (list head) */
+	__u16 ractor_threads_set; /* rb_ractor_t: threads.set (list head) */
+	__u16 ractor_vmlr_node; /* its node in the VM's list */
+	__u16 th_lt_node; /* rb_thread_t: its node in the ractor's list */
+	__u16 th_ec;
+	__u16 th_nt; /* its rb_native_thread pointer, 0xffff: the TID is the thread's own */
+	__u16 tid; /* the native TID: in the thread (3.1, 3.2), or its native thread (3.3 on) */
+	__u16 ec_vm_stack; /* rb_execution_context_t */
+	__u16 ec_vm_stack_size;
+	__u16 ec_cfp;
+	__u16 cfp_size; /* rb_control_frame_t: at most SFBPF_RB_CFP_SPAN */
+	__u16 cfp_pc;
+	__u16 cfp_iseq;
+	__u16 cfp_ep;
+	__u16 iseq_body; /* rb_iseq_t */
+	__u16 pad;
+	__u32 magic_mask; /* VM_FRAME_MAGIC_MASK, in ep[0] (the frame's flags) */
+	__u32 magic_cfunc; /* VM_FRAME_MAGIC_CFUNC: no iseq */
+	__u32 magic_ifunc; /* VM_FRAME_MAGIC_IFUNC: no iseq */
+	__u32 magic_dummy; /* VM_FRAME_MAGIC_DUMMY: no iseq */
+	__u32 flag_finish; /* VM_FRAME_FLAG_FINISH */
+	__u32 pad2;
 };
 
 /*

@@ -29,6 +29,7 @@
 #define PY_PROG_FRAMES SFBPF_OFFCPU_PY_FRAMES
 #include "python.h"
 #include "php.h"
+#include "ruby.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -88,6 +89,7 @@ struct scratch {
 	__u64 entry_ns; /* a chained walk's program start (stamp_at_entry) */
 	struct py_walk py;
 	struct php_walk php;
+	struct rb_walk rb;
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
@@ -347,6 +349,10 @@ static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_off
 	else if (user_stacks && (n = php_walk(&sc->php, &rec->s.ips[nu + nk], ustack_current_task(),
 					      rec->s.pid, rec->s.tid, SFBPF_OFFCPU_PY_FRAMES,
 					      &rec->s.flags, &cnt->unwind, chained)) >= 0)
+		rec->s.nr_py = n;
+	else if (user_stacks &&
+		 (n = rb_walk(&sc->rb, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
+			      SFBPF_OFFCPU_PY_FRAMES, &rec->s.flags, &cnt->unwind, chained)) >= 0)
 		rec->s.nr_py = n;
 	else if (user_stacks)
 		rec->s.nr_py =

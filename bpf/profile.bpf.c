@@ -18,6 +18,7 @@
 #include "ustack.h"
 #include "python.h"
 #include "php.h"
+#include "ruby.h"
 
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
@@ -56,6 +57,7 @@ struct scratch {
 	struct sfbpf_unwind_state st;
 	struct py_walk py;
 	struct php_walk php;
+	struct rb_walk rb;
 	struct period_run periods;
 };
 
@@ -109,6 +111,9 @@ static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_s
 		return v8_words_out(&sc->st, &s->ips[nu + nk], room, &s->flags);
 	n = php_walk(&sc->php, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt,
 		     chained);
+	if (n >= 0)
+		return n;
+	n = rb_walk(&sc->rb, &s->ips[nu + nk], task, s->pid, room, &s->flags, cnt, chained);
 	if (n >= 0)
 		return n;
 	return py_walk(&sc->py, &s->ips[nu + nk], task, s->pid, s->tid, room, cnt, chained);

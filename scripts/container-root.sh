@@ -17,7 +17,9 @@
 # (make check-jdks); SFBPF_CONTAINER_NODE=1: the suite's nodejs (tests/v8profile.test);
 # SFBPF_CONTAINER_PHP=1: the suite's PHP CLI with its -dev package, the excimer
 # extension and gcc (PHP under its own sampler, and scripts/php/layouts.sh run
-# inside on that PHP's headers, for userspace/interp/php_layouts.h).
+# inside on that PHP's headers, for userspace/interp/php_layouts.h);
+# SFBPF_CONTAINER_RUBY=1: the suite's Ruby with its -dev package, stackprof
+# and gcc (Ruby under its own sampler; scripts/ruby/layouts.sh inside).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -29,7 +31,8 @@ PYTHONS=${SFBPF_CONTAINER_PYTHONS:-}
 JDKS=${SFBPF_CONTAINER_JDKS:-}
 NODE=${SFBPF_CONTAINER_NODE:-}
 PHP=${SFBPF_CONTAINER_PHP:-}
-STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}${PHP:+ php=$PHP}"
+RUBY=${SFBPF_CONTAINER_RUBY:-}
+STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}${PHP:+ php=$PHP}${RUBY:+ ruby=$RUBY}"
 
 die() {
 	echo "container-root: $*" >&2
@@ -105,6 +108,16 @@ if [ "$PHP" = 1 ]; then
 		die "php in $DIR has no excimer (log: $LOG)"
 	chroot "$DIR" php-config --version >>"$LOG" 2>&1 ||
 		die "no php-config in $DIR (log: $LOG)"
+fi
+# ruby and ruby-dev are the suite's default Ruby, the one ruby-stackprof is
+# built for; xz-utils unpacks its source for layouts.sh.
+if [ "$RUBY" = 1 ]; then
+	apt_in update || die "apt-get update failed inside $DIR (log: $LOG)"
+	echo "container-root: installing ruby ruby-dev ruby-stackprof gcc libc6-dev (log: $LOG)" >&2
+	apt_in install -y --no-install-recommends ruby ruby-dev ruby-stackprof gcc libc6-dev xz-utils ||
+		die "installing Ruby failed inside $DIR (log: $LOG)"
+	chroot "$DIR" ruby -rstackprof -e 'exit StackProf.respond_to?(:run)' 2>>"$LOG" ||
+		die "ruby in $DIR has no stackprof (log: $LOG)"
 fi
 echo "$STAMP" >"$MARKER.tmp"
 mv "$MARKER.tmp" "$MARKER"

@@ -21,8 +21,7 @@ static bool known(const struct code_part *parts, size_t n, uint64_t addr)
 	return false;
 }
 
-/* The bytes of [lo, hi) from the executable section holding them, read from fd; NULL if none. */
-static uint8_t *read_code(Elf *elf, int fd, uint64_t lo, uint64_t hi)
+uint8_t *codeparts__read(Elf *elf, int fd, uint64_t lo, uint64_t hi)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -97,7 +96,7 @@ size_t codeparts__find(Elf *elf, int fd, uint64_t start, uint64_t size, struct c
 	/* Breadth first: each part found is read for branches into further parts. */
 	while (done < n && n < max) {
 		struct code_part p = parts[done++];
-		uint8_t *code = read_code(elf, fd, p.lo, p.hi);
+		uint8_t *code = codeparts__read(elf, fd, p.lo, p.hi);
 		cs_insn *insn = code ? cs_malloc(cs) : NULL;
 		const uint8_t *at = code;
 		size_t left = p.hi - p.lo;

@@ -34,4 +34,8 @@ struct code_part {
 size_t codeparts__find(Elf *elf, int fd, uint64_t start, uint64_t size, struct code_part *parts,
 		       size_t max);
 
+/* The bytes of [lo, hi) from the executable section holding them, read from fd (malloc'd); NULL if
+ * none. */
+uint8_t *codeparts__read(Elf *elf, int fd, uint64_t lo, uint64_t hi);
+
 #endif /* SFBPF_INTERP_CODEPARTS_H */

@@ -231,7 +231,7 @@ static uint64_t loc_hash_head(const struct otlp_location *k)
 
 /*
  * A runtime's frames' type, in OpenTelemetry's words for it (the semantic
- * conventions' profile.frame.type: "cpython", "jvm", "v8js", "php").
+ * conventions' profile.frame.type: "cpython", "jvm", "v8js", "php", "ruby").
  */
 static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 {
@@ -243,6 +243,8 @@ static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 		return attr_str(b, "profile.frame.type", "v8js");
 	if (runtime && !strcmp(runtime, "php"))
 		return attr_str(b, "profile.frame.type", "php");
+	if (runtime && !strcmp(runtime, "ruby"))
+		return attr_str(b, "profile.frame.type", "ruby");
 	return b->attr_native;
 }
 

@@ -182,6 +182,8 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o)
 		  sh ? sh->v8_procs : -1 },
 		{ skel->maps.php_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
 		  sh ? sh->php_procs : -1 },
+		{ skel->maps.rb_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
+		  sh ? sh->rb_procs : -1 },
 		{ skel->maps.cpu_run, 1, sh ? sh->cpu_run : -1 },
 		{ skel->maps.blocked, or_default(o->max_threads, OFFCPU_DEFAULT_THREADS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, OFFCPU_DEFAULT_RINGBUF), -1 },
@@ -406,6 +408,7 @@ void offcpu__maps(const struct offcpu *o, struct offcpu_shared_maps *out)
 		.hs_procs = bpf_map__fd(o->skel->maps.hs_procs),
 		.v8_procs = bpf_map__fd(o->skel->maps.v8_procs),
 		.php_procs = bpf_map__fd(o->skel->maps.php_procs),
+		.rb_procs = bpf_map__fd(o->skel->maps.rb_procs),
 		.target_pids = bpf_map__fd(o->skel->maps.target_pids),
 		.cpu_run = bpf_map__fd(o->skel->maps.cpu_run),
 	};

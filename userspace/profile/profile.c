@@ -124,6 +124,12 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_IDLE] = "php-idle",
 	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_READ] = "php-read",
 	[SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_DEPTH] = "php-depth",
+	[SFBPF_STAT_RUBY_SAMPLES] = "ruby-samples",
+	[SFBPF_STAT_RUBY_FRAMES] = "ruby-frames",
+	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_DONE] = "ruby-done",
+	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_NO_THREAD] = "ruby-no-thread",
+	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_READ] = "ruby-read",
+	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_DEPTH] = "ruby-depth",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -222,6 +228,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.v8_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		/* PHP settings: likewise (interp/php.h). */
 		{ skel->maps.php_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		/* Ruby settings: likewise (interp/ruby.h). */
+		{ skel->maps.rb_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.vma_cache, vma_cache_entries(skel), -1 },
 	};
 
@@ -656,6 +664,11 @@ int profile__v8_procs_fd(const struct profile *p)
 int profile__php_procs_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.php_procs);
+}
+
+int profile__rb_procs_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.rb_procs);
 }
 
 int profile__target_pids_fd(const struct profile *p)

@@ -9,6 +9,7 @@
 #include "interp/frame_names.h"
 #include "profile/hotspots.h"
 #include "profile/phps.h"
+#include "profile/rubies.h"
 #include "profile/v8s.h"
 #include "profile/pythons.h"
 #include "profile/runtimes.h"
@@ -34,7 +35,7 @@
  * and replace its eval loop's; HotSpot's stand in the native walk's place.
  */
 static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime, &v8_runtime,
-						   &php_runtime };
+						   &php_runtime, &ruby_runtime };
 #define NR_RUNTIMES (sizeof(known) / sizeof(known[0]))
 
 enum state { ATTACHED, RETRY, NATIVE, RETIRED };

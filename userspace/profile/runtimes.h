@@ -59,7 +59,7 @@ void runtimes__mark_names(struct runtimes *rs);
 void runtimes__drained(struct runtimes *rs);
 
 /* Every runtime's counters: the common ones (PREFIX_attached...), then its own. */
-#define RUNTIMES_MAX_COUNTERS 64
+#define RUNTIMES_MAX_COUNTERS 96
 struct runtimes_stats {
 	size_t nr;
 	struct runtime_counter {

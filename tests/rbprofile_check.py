@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Checks of sfbpf-top's profiles of Ruby scripts against their source and stackprof.
+
+tests/rbprofile.test runs it; each command prints one line and exits 0 (pass)
+or 1 (fail):
+  names FOLDED SRC... [-- LABEL...]  every Ruby frame of the SRC files names a
+                                    method or block of that file at a line
+                                    inside it (a file's own code, <main> and
+                                    <class:X>: a line outside every method),
+                                    never another's; LABELs each appear
+  stackprof FOLDED JSON             against stackprof (cpu mode, raw) on the
+                                    same run: the innermost Ruby frame's
+                                    distribution overlaps by >= 0.85, and
+                                    >= 98 % of sfbpf's caller -> callee pairs
+                                    (by samples) are pairs stackprof saw
+  root FOLDED MIN                   of the samples with a Ruby frame, the share
+                                    whose stack reaches the thread's start
+                                    (_start, or a thread's clone) is >= MIN
+  has FOLDED LABEL MIN [COMM]       LABEL is the innermost Ruby frame of >= MIN
+                                    of the samples with Ruby frames (of threads
+                                    named COMM, if given)
+  outputs NAME FOLDED RAW OTLP      the pprof and OTLP profiles read back as
+                                    folded stacks equal the folded output; OTLP
+                                    types Ruby's frames "ruby"
+  program FOLDED COMM SRCDIR        a program no test wrote (samples of threads
+                                    named COMM...): >= 50 % with Ruby frames,
+                                    >= 90 % of those whole, every Ruby frame's
+                                    file one under SRCDIR (or Ruby's own
+                                    <internal:...>) with the line
+
+sfbpf names an iseq by its label, as Ruby's backtraces do ("fib", "block in
+sort_rows"); stackprof by its method's owner too ("Calc#fib", "block in
+Sorter#sort_rows"): compared on the label. sfbpf sends no frame for a method
+written in C (Array#sort_by: its own native frame stands there); stackprof
+does ("<cfunc>"): those frames are left out of its stacks, their samples
+going to the Ruby frame that called them, as sfbpf's do. stackprof (Ruby
+3.1's rb_profile_frames) names a block called back from C by its method
+(sort_by's block as "Sorter#sort_rows"), never "block in": both sides'
+blocks are compared as their methods.
+"""
+import collections
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The folded output's reader, and the pprof/OTLP read-back: the node checks'.
+import v8profile_check as v8  # noqa: E402
+from v8profile_check import stacks  # noqa: E402
+
+# A Ruby frame as sfbpf names it: "LABEL (FILE:LINE)".
+FRAME = re.compile(r"^(.*) \(([^()]+\.rb|<internal:[a-z_]+>):(\d+)\)$")
+
+
+def rb_frames(frames):
+    """The Ruby frames of a stack, outermost first: (label, file, line)."""
+    out = []
+    for f in frames:
+        m = FRAME.match(f)
+        if m:
+            out.append((m.group(1), m.group(2), int(m.group(3))))
+    return out
+
+
+def label_of(name):
+    """stackprof's name as Ruby's label: the owner left out."""
+    prefix = ""
+    m = re.match(r"^((?:block \(\d+ levels\) in |block in |rescue in |ensure in )?)(.*)$", name)
+    prefix, rest = m.group(1), m.group(2)
+    if not rest.startswith("<"):
+        rest = re.split(r"[#.]", rest)[-1] if re.search(r"\w[#.]", rest) else rest
+    return prefix + rest
+
+
+def methods(path):
+    """label -> [(first, last)] line ranges of the file's methods and blocks."""
+    src = open(path, encoding="utf-8").read().split("\n")
+    spans, stack = collections.defaultdict(list), []
+    for i, line in enumerate(src, 1):
+        indent = len(line) - len(line.lstrip())
+        m = re.match(r"\s*def\s+(?:self\.)?([\w?!=\-+@<>\[\]]+)", line)
+        if m and not re.search(r"\bend\s*$", line):
+            stack.append((m.group(1), i, indent))
+        elif stack and re.match(r"\s*end\b", line) and indent == stack[-1][2]:
+            name, first, _ = stack.pop()
+            spans[name].append((first, i))
+    spans["__nlines"] = [(1, len(src))]
+    return spans
+
+
+def cmd_names(folded, rest):
+    if "--" in rest:
+        srcs, want = rest[: rest.index("--")], rest[rest.index("--") + 1:]
+    else:
+        srcs, want = rest, []
+    known = {os.path.basename(s): methods(s) for s in srcs}
+    seen, bad, total = set(), [], 0
+    for frames, n in stacks(folded):
+        for label, f, line in rb_frames(frames):
+            spans = known.get(os.path.basename(f))
+            if spans is None:
+                continue
+            total += n
+            seen.add(label)
+            owner = re.sub(r"^(block (\(\d+ levels\) )?in |rescue in |ensure in )", "", label)
+            if owner.startswith("<"):  # <main>, <class:Calc>: outside every method
+                ok = 1 <= line <= spans["__nlines"][0][1] and not any(
+                    a < line <= b for k, r in spans.items() if k != "__nlines" for a, b in r)
+                ok = ok or (owner != "<main>" and line <= spans["__nlines"][0][1])
+            else:
+                ok = any(a <= line <= b for a, b in spans.get(owner, []))
+            if not ok:
+                bad.append("%s at %s:%d" % (label, f, line))
+    missing = [w for w in want if w not in seen]
+    if not total:
+        print("no Ruby frame of %s" % " ".join(known))
+        return 1
+    if bad or missing:
+        print("%d frames: wrong %s; missing %s" % (total, sorted(set(bad))[:5], missing))
+        return 1
+    print("%d frames of %d labels, each inside its method; %s all there"
+          % (total, len(seen), " ".join(want) or "nothing asked"))
+    return 0
+
+
+def stackprof_stacks(path):
+    """stackprof's raw stacks: [labels outermost first] and counts, C methods left out."""
+    d = json.load(open(path))
+    frames, raw, i = d["frames"], d["raw"], 0
+    while i < len(raw):
+        n = raw[i]
+        ids, count = raw[i + 1:i + 1 + n], raw[i + 1 + n]
+        i += n + 2
+        names = []
+        for fid in ids:
+            f = frames.get(str(fid), {})
+            if f.get("file") in ("<cfunc>", "", None):  # C methods, GC's pseudo-frames
+                continue
+            names.append(label_of(f["name"]))
+        yield names, count
+
+
+def method_of(label):
+    """The method a block's label names: "block (2 levels) in fib" -> fib."""
+    return re.sub(r"^(block (\(\d+ levels\) )?in )", "", label)
+
+
+def overlap_of(a, b):
+    ta, tb = sum(a.values()), sum(b.values())
+    return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b))
+
+
+def cmd_stackprof(folded, path):
+    ours, theirs = collections.Counter(), collections.Counter()
+    pairs, ref_pairs = collections.Counter(), set()
+    for frames, n in stacks(folded):
+        names = [method_of(f[0]) for f in rb_frames(frames)]
+        if not names:
+            continue
+        ours[names[-1]] += n
+        for a, b in zip(names, names[1:]):
+            pairs[(a, b)] += n
+    for names, n in stackprof_stacks(path):
+        names = [method_of(x) for x in names]
+        if not names:
+            continue
+        theirs[names[-1]] += n
+        ref_pairs.update(zip(names, names[1:]))
+    if sum(ours.values()) < 100 or sum(theirs.values()) < 100:
+        print("too few samples: sfbpf %d, stackprof %d with Ruby frames"
+              % (sum(ours.values()), sum(theirs.values())))
+        return 1
+    ov = overlap_of(ours, theirs)
+    tot = sum(pairs.values())
+    seen = sum(n for p, n in pairs.items() if p in ref_pairs)
+    unseen = sorted((p for p in pairs if p not in ref_pairs), key=lambda p: -pairs[p])[:3]
+    top = lambda c: ", ".join("%s %.2f" % (k, v / sum(c.values())) for k, v in c.most_common(4))
+    print("innermost overlap %.3f (sfbpf %d samples: %s; stackprof %d: %s); pairs seen by "
+          "stackprof %.3f%s" % (ov, sum(ours.values()), top(ours), sum(theirs.values()),
+                                top(theirs), seen / tot if tot else 1.0,
+                                ", unseen %s" % unseen if unseen else ""))
+    return 0 if ov >= 0.85 and (not tot or seen / tot >= 0.98) else 1
+
+
+def whole(frames):
+    return any(f == "_start" or f.startswith("__libc_start") or f.startswith("clone")
+               for f in frames[1:3])
+
+
+def cmd_root(folded, minimum):
+    with_rb = n_whole = 0
+    for frames, n in stacks(folded):
+        if not rb_frames(frames):
+            continue
+        with_rb += n
+        n_whole += n * whole(frames)
+    share = n_whole / with_rb if with_rb else 0
+    print("%d of %d samples with Ruby frames reach the thread's start (%.3f, at least %s)"
+          % (n_whole, with_rb, share, minimum))
+    return 0 if with_rb and share >= float(minimum) else 1
+
+
+def cmd_has(folded, label, minimum, comm=None):
+    inner, tot = collections.Counter(), 0
+    for frames, n in stacks(folded):
+        if comm and frames[0] != comm:
+            continue
+        names = [f[0] for f in rb_frames(frames)]
+        if names:
+            inner[names[-1]] += n
+            tot += n
+    share = inner[label] / tot if tot else 0
+    print("%s innermost in %.3f of %d samples with Ruby frames%s (at least %s): %s"
+          % (label, share, tot, " of " + comm if comm else "", minimum, inner.most_common(3)))
+    return 0 if share >= float(minimum) else 1
+
+
+def cmd_program(folded, comm, srcdir):
+    files = collections.defaultdict(list)
+    for d, _, names in os.walk(srcdir):
+        for f in names:
+            if f.endswith(".rb"):
+                files[f].append(os.path.join(d, f))
+    total = with_rb = n_whole = 0
+    bad, known = collections.Counter(), {}
+    for frames, n in stacks(folded):
+        if not frames[0].startswith(comm):
+            continue
+        total += n
+        rb = rb_frames(frames)
+        if not rb:
+            continue
+        with_rb += n
+        n_whole += n * whole(frames)
+        for label, f, line in rb:
+            key = (label, f, line)
+            if key not in known:
+                known[key] = f.startswith("<internal:")
+                for path in files.get(os.path.basename(f), []):
+                    if line <= open(path, encoding="utf-8", errors="replace").read().count(
+                            "\n") + 1:
+                        known[key] = True
+                        break
+            if not known[key]:
+                bad["%s (%s:%d)" % key] += n
+    share = with_rb / total if total else 0
+    wshare = n_whole / with_rb if with_rb else 0
+    print("%s: %d samples, %.3f with Ruby frames (at least 0.5), %.3f of those whole "
+          "(at least 0.9); frames no file under %s has: %s"
+          % (comm, total, share, wshare, srcdir, bad.most_common(3) or "none"))
+    return 0 if total and share >= 0.5 and wshare >= 0.9 and not bad else 1
+
+
+def cmd_outputs(name, folded, raw, otlp):
+    ok = v8.outputs_equal(name, folded, raw, otlp, lambda f: bool(rb_frames(f)), "ruby", "Ruby",
+                          "ruby")
+    return 0 if ok else 1
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "names":
+        return cmd_names(args[0], args[1:])
+    cmds = {"stackprof": cmd_stackprof, "root": cmd_root, "has": cmd_has,
+            "outputs": cmd_outputs, "program": cmd_program}
+    if cmd in cmds:
+        return cmds[cmd](*args)
+    print("unknown command %s" % cmd)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attaching to Ruby's VM (ruby.h): the object exporting ruby_current_vm_ptr,
+ * its version's layout, the code of the VM's loop, and a frame's names read
+ * from the process. Every read is bounded, every structure checked before it
+ * is believed.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/objfacts.h"
+#include "interp/objsyms.h"
+#include "interp/ruby.h"
+#include "procs/procmaps.h"
+#include "procs/procmem.h"
+#include "tables/cfi.h"
+#include "util/log.h"
+
+#include "interp/ruby_layouts.h"
+
+#if defined(__x86_64__)
+#define RUBY_ARCH "x86_64"
+#elif defined(__aarch64__)
+#define RUBY_ARCH "aarch64"
+#endif
+
+#define STR_MAX 4096 /* a longer label or path is none of a script's: the read stops */
+#define STACK_WORDS_MAX (1ULL << 26) /* a VM stack larger than 512 MiB is no VM stack */
+#define FIRST_FRAMES 64 /* control frames looked at for a running iseq, at attach */
+#define LOOP_MIN 4096 /* bytes: the VM's loop is the biggest function of the library */
+#define POSITIONS_MAX (1U << 24)
+
+/*
+ * The succinct table of an iseq's instruction positions (iseq.c's, the
+ * same since 2.6): the rank of each position below IMM_POSITIONS packed in
+ * 7 bits, 9 to a word; then blocks of 512 positions, each a rank, the
+ * ranks of its 64-bit words (9 bits each) and the words.
+ */
+#define IMM_POSITIONS 54
+#define IMM_WORDS (IMM_POSITIONS / 9)
+#define SUCC_BLOCK_BYTES 80 /* unsigned rank; uint64_t word ranks; uint64_t bits[8] */
+#define SUCC_BLOCK_RANKS 8
+#define SUCC_BLOCK_BITS 16
+
+struct ruby {
+	int pid;
+	const struct ruby_layout *l;
+	uint64_t vm_ptr; /* ruby_current_vm_ptr in the process */
+	struct code_part eval[RUBY_EVAL_PARTS];
+	size_t nr_eval;
+	char version[32];
+	bool unsupported;
+	int fd; /* the object's, while attaching: its loop found once the VM runs */
+	uint64_t bias;
+};
+
+/* The ruby binary itself (a static build), a libruby it maps: objects named so. */
+static bool maybe_ruby(const struct procmaps *pm, const struct procmap *m)
+{
+	if (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO) || !(m->perms & PROCMAP_EXEC))
+		return false;
+	return m == procmaps__exe(pm) || strstr(procmap__basename(m->path), "ruby");
+}
+
+enum ruby_sym { SYM_VERSION, SYM_VM_PTR, SYM_AT_EXIT, SYM_NR };
+
+static const char *const sym_names[SYM_NR] = {
+	[SYM_VERSION] = "ruby_version", /* RUBY_VERSION: the layout's key */
+	[SYM_VM_PTR] = "ruby_current_vm_ptr", /* the VM (exported to 3.2) */
+	[SYM_AT_EXIT] = "ruby_vm_at_exit", /* public API: its code reads the VM pointer */
+};
+
+/* A Puma or Unicorn cluster is many processes of one library: read once (objfacts.h). */
+static struct objfacts_kind facts_kind = {
+	.names = sym_names,
+	.nr = SYM_NR,
+	.key = SYM_VERSION,
+	.eval = -1,
+};
+
+static const struct ruby_layout *layout_of(const char *version)
+{
+	for (size_t i = 0; i < sizeof(ruby_layouts) / sizeof(ruby_layouts[0]); i++)
+		if (!strcmp(ruby_layouts[i].version, version) &&
+		    !strcmp(ruby_layouts[i].arch, RUBY_ARCH))
+			return &ruby_layouts[i];
+	return NULL;
+}
+
+static int rd(const struct ruby *r, uint64_t addr, uint64_t *v)
+{
+	return procmem__u64(r->pid, addr, v);
+}
+
+static int rd32(const struct ruby *r, uint64_t addr, uint32_t *v)
+{
+	return procmem__read(r->pid, addr, v, sizeof(*v));
+}
+
+/* The object at addr is of Ruby type t (its flags' T_MASK bits). */
+static int is_type(const struct ruby *r, uint64_t addr, uint32_t t, uint64_t *flags)
+{
+	int err = rd(r, addr, flags);
+
+	if (err)
+		return err;
+	return (*flags & 0x1f) == t ? 0 : -ESTALE;
+}
+
+/* The iseq at addr: 0 and its body, -ESTALE if no iseq is there. */
+static int iseq_body(const struct ruby *r, uint64_t iseq, uint64_t *body)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t flags;
+	int err = is_type(r, iseq, l->iseq.t_imemo, &flags);
+
+	if (err)
+		return err;
+	if (((flags >> l->iseq.imemo_shift) & 0xf) != l->iseq.imemo_iseq)
+		return -ESTALE;
+	err = rd(r, iseq + l->iseq.body, body);
+	return err ? err : *body ? 0 : -ESTALE;
+}
+
+/*
+ * The first thread of the first ractor, its execution context checked: its
+ * current control frame inside its VM stack. -EAGAIN before the VM has one.
+ */
+static int first_context(const struct ruby *r, uint64_t *cfp, uint64_t *end)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t vm, head, node, th, ec, stack, size;
+	int err;
+
+	if ((err = rd(r, r->vm_ptr, &vm)))
+		return err;
+	if (!vm)
+		return -EAGAIN;
+	head = vm + l->vm.ractor_set;
+	if ((err = rd(r, head, &node)))
+		return err;
+	if (!node || node == head)
+		return -EAGAIN;
+	head = node - l->ractor.vmlr_node + l->ractor.threads_set;
+	if ((err = rd(r, head, &node)))
+		return err;
+	if (!node || node == head)
+		return -EAGAIN;
+	th = node - l->th.lt_node;
+	if ((err = rd(r, th + l->th.ec, &ec)))
+		return err;
+	if (!ec)
+		return -EAGAIN;
+	if ((err = rd(r, ec + l->ec.vm_stack, &stack)) ||
+	    (err = rd(r, ec + l->ec.vm_stack_size, &size)) || (err = rd(r, ec + l->ec.cfp, cfp)))
+		return err;
+	if (!stack || !size || size > STACK_WORDS_MAX)
+		return -EPROTO;
+	*end = stack + size * 8;
+	if (*cfp < stack || *cfp >= *end || (*end - *cfp) % l->cfp.size)
+		return -EPROTO;
+	return 0;
+}
+
+/*
+ * An address the VM's loop jumps to: the first instruction of an iseq the
+ * main thread runs (its encoded form holds the address of each
+ * instruction's code, inside vm_exec_core). -EAGAIN before any runs.
+ */
+static int loop_address(const struct ruby *r, uint64_t *addr)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t cfp, end, iseq, ep, flags, magic, body, enc;
+	int err = first_context(r, &cfp, &end);
+
+	for (unsigned int i = 0; !err && i < FIRST_FRAMES && cfp < end; i++, cfp += l->cfp.size) {
+		if ((err = rd(r, cfp + l->cfp.iseq, &iseq)) || (err = rd(r, cfp + l->cfp.ep, &ep)))
+			break;
+		if (!iseq || !ep || rd(r, ep, &flags))
+			continue;
+		magic = flags & l->frame.magic_mask;
+		if (magic == l->frame.cfunc || magic == l->frame.ifunc || magic == l->frame.dummy)
+			continue;
+		if ((err = iseq_body(r, iseq, &body)))
+			return err == -ESTALE ? -EPROTO : err;
+		if ((err = rd(r, body + l->body.iseq_encoded, &enc)) || (err = rd(r, enc, addr)))
+			return err;
+		return *addr ? 0 : -EPROTO;
+	}
+	return err ? err : -EAGAIN;
+}
+
+/* The parts of the function at vaddr in the object open at fd (its FDE's, and the split ones). */
+static size_t loop_parts(int fd, uint64_t vaddr, struct code_part *parts, size_t max)
+{
+	struct cfi_index *ix = NULL;
+	uint64_t lo, hi;
+	size_t n = 0;
+	Elf *elf;
+
+	if (cfi_index__open(fd, &ix))
+		return 0;
+	if (cfi_index__fde_at(ix, vaddr, &lo, &hi) && hi - lo >= LOOP_MIN) {
+		elf_version(EV_CURRENT);
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (elf) {
+			n = codeparts__find(elf, fd, lo, hi - lo, parts, max);
+			elf_end(elf);
+		}
+	}
+	cfi_index__free(ix);
+	return n;
+}
+
+#define AT_EXIT_BYTES 96 /* ruby_vm_at_exit's first instructions: where it loads the VM */
+
+/*
+ * The VM pointer's address (the object's), where 3.3 on no longer export it:
+ * ruby_vm_at_exit(), Ruby's public API, loads it (GET_VM()) and then reads
+ * the VM's at_exit list. The first load of a word at a PC-relative address
+ * into a register is believed only if that register is then read at the
+ * at_exit offset the version's headers give. x86-64 only. 0 or -ENOENT.
+ */
+static int vm_ptr_from_code(int fd, uint64_t fn, uint64_t size, uint32_t at_exit, uint64_t *out)
+{
+	uint64_t n = size < AT_EXIT_BYTES ? size : AT_EXIT_BYTES, cand = 0;
+	x86_reg reg = X86_REG_INVALID;
+	int err = -ENOENT;
+	cs_insn *insn = NULL;
+	uint8_t *code;
+	size_t count;
+	csh cs;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	if (!n || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
+		return -ENOENT;
+	code = codeparts__read(elf, fd, fn, fn + n);
+	elf_end(elf);
+	if (!code)
+		return -ENOENT;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		free(code);
+		return -ENOENT;
+	}
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	count = cs_disasm(cs, code, n, fn, 0, &insn);
+	for (size_t i = 0; i < count && err; i++) {
+		const cs_x86 *x = &insn[i].detail->x86;
+
+		if (insn[i].id != X86_INS_MOV || x->op_count != 2 ||
+		    x->operands[0].type != X86_OP_REG || x->operands[1].type != X86_OP_MEM ||
+		    x->operands[1].size != 8)
+			continue;
+		if (reg == X86_REG_INVALID && x->operands[1].mem.base == X86_REG_RIP &&
+		    x->operands[1].mem.index == X86_REG_INVALID) {
+			reg = x->operands[0].reg;
+			cand = insn[i].address + insn[i].size + (uint64_t)x->operands[1].mem.disp;
+		} else if (reg != X86_REG_INVALID && x->operands[1].mem.base == reg &&
+			   x->operands[1].mem.index == X86_REG_INVALID) {
+			if (x->operands[1].mem.disp == (int64_t)at_exit) {
+				*out = cand;
+				err = 0;
+			} else {
+				break;
+			}
+		}
+	}
+	cs_free(insn, count);
+	cs_close(&cs);
+	free(code);
+	return err;
+}
+
+/* objsyms__detect's test: the object at m exports the VM pointer (its layout into ctx). */
+static int is_ruby(int pid, const struct procmaps *pm, const struct procmap *m, void *ctx)
+{
+	struct ruby *r = ctx;
+	struct objfacts f;
+	uint64_t bias = 0;
+	int fd, err;
+	long len;
+
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return fd;
+	err = objfacts__get(&facts_kind, fd, &f);
+	if (!err)
+		err = f.err;
+	if (!err && (!f.vals[SYM_VERSION] || (!f.vals[SYM_VM_PTR] && !f.vals[SYM_AT_EXIT])))
+		err = -ENOENT;
+	if (!err)
+		err = objsyms__bias(pm, m, &f.info, &bias);
+	if (err)
+		goto out;
+	len = procmem__str(pid, f.vals[SYM_VERSION] + bias, r->version, sizeof(r->version));
+	if (len < 0) {
+		err = (int)len;
+		goto out;
+	}
+	if (!(r->l = layout_of(r->version))) {
+		r->unsupported = true;
+		err = -ENOENT;
+		goto out;
+	}
+	r->vm_ptr = f.vals[SYM_VM_PTR];
+	if (!r->vm_ptr && vm_ptr_from_code(fd, f.vals[SYM_AT_EXIT], f.sizes[SYM_AT_EXIT],
+					   r->l->vm.at_exit, &r->vm_ptr)) {
+		pr_info("ruby: pid %d: %s: no VM pointer found in ruby_vm_at_exit: refused", pid,
+			m->path);
+		err = -EPROTO;
+		goto out;
+	}
+	r->vm_ptr += bias;
+	r->bias = bias;
+	r->fd = dup(fd);
+	if (r->fd < 0)
+		err = -errno;
+out:
+	close(fd);
+	return err;
+}
+
+int ruby__attach(int pid, struct ruby **out)
+{
+	struct ruby *r = calloc(1, sizeof(*r));
+	uint64_t addr = 0;
+	int err;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->pid = pid;
+	r->fd = -1;
+	err = objsyms__detect(pid, "ruby", maybe_ruby, is_ruby, r);
+	if (err == -ENOENT && r->unsupported) {
+		pr_info("ruby: pid %d: Ruby %s: no known layout, profiled as native code", pid,
+			r->version);
+		err = -ENOTSUP;
+	}
+	/* The VM checked, and its loop found, once it runs an iseq (-EAGAIN before). */
+	if (!err)
+		err = loop_address(r, &addr);
+	if (err == -EPROTO)
+		pr_info("ruby: pid %d: its VM disagrees with Ruby %s's layout: refused", pid,
+			r->version);
+	/* The loop is the same object's code: static, or in libruby beside the VM pointer. */
+	if (!err && addr >= r->bias)
+		r->nr_eval = loop_parts(r->fd, addr - r->bias, r->eval, RUBY_EVAL_PARTS);
+	for (size_t i = 0; !err && i < r->nr_eval; i++) {
+		r->eval[i].lo += r->bias;
+		r->eval[i].hi += r->bias;
+	}
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (err) {
+		free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+void ruby__object_stats(uint64_t *reads, uint64_t *hits)
+{
+	objfacts__stats(&facts_kind, reads, hits);
+}
+
+void ruby__free(struct ruby *r)
+{
+	free(r);
+}
+
+const char *ruby__version(const struct ruby *r)
+{
+	return r->version;
+}
+
+int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg)
+{
+	const struct ruby_layout *l = r->l;
+
+	if (l->cfp.size > SFBPF_RB_CFP_SPAN || l->cfp.pc + 8 > l->cfp.size ||
+	    l->cfp.iseq + 8 > l->cfp.size || l->cfp.ep + 8 > l->cfp.size || (l->cfp.pc & 7) ||
+	    (l->cfp.iseq & 7) || (l->cfp.ep & 7))
+		return -ENOTSUP;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->vm_ptr = r->vm_ptr;
+	cfg->vm_ractor_set = l->vm.ractor_set;
+	cfg->ractor_threads_set = l->ractor.threads_set;
+	cfg->ractor_vmlr_node = l->ractor.vmlr_node;
+	cfg->th_lt_node = l->th.lt_node;
+	cfg->th_ec = l->th.ec;
+	cfg->th_nt = l->th.nt;
+	cfg->tid = l->th.tid;
+	cfg->ec_vm_stack = l->ec.vm_stack;
+	cfg->ec_vm_stack_size = l->ec.vm_stack_size;
+	cfg->ec_cfp = l->ec.cfp;
+	cfg->cfp_size = l->cfp.size;
+	cfg->cfp_pc = l->cfp.pc;
+	cfg->cfp_iseq = l->cfp.iseq;
+	cfg->cfp_ep = l->cfp.ep;
+	cfg->iseq_body = l->iseq.body;
+	cfg->magic_mask = l->frame.magic_mask;
+	cfg->magic_cfunc = l->frame.cfunc;
+	cfg->magic_ifunc = l->frame.ifunc;
+	cfg->magic_dummy = l->frame.dummy;
+	cfg->flag_finish = l->frame.finish;
+	return 0;
+}
+
+size_t ruby__eval_parts(const struct ruby *r, const struct code_part **parts)
+{
+	*parts = r->eval;
+	return r->nr_eval;
+}
+
+/* The String at v into buf (size bytes, NUL added): 0, -ESTALE (no String), or an error. */
+static int read_str(const struct ruby *r, uint64_t v, char *buf, size_t size)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t flags, len, ptr;
+	int err;
+
+	buf[0] = '\0';
+	if ((err = is_type(r, v, l->str.t_string, &flags)))
+		return err;
+	if (flags & l->str.noembed) {
+		if ((err = rd(r, v + l->str.len, &len)) || (err = rd(r, v + l->str.ptr, &ptr)))
+			return err;
+	} else {
+		ptr = v + l->str.ary;
+		if (l->str.embed_len_mask)
+			len = (flags & l->str.embed_len_mask) >> l->str.embed_len_shift;
+		else if ((err = rd(r, v + l->str.len, &len)))
+			return err;
+	}
+	if (len > STR_MAX)
+		return -EINVAL;
+	if (len >= size)
+		len = size - 1;
+	err = procmem__read(r->pid, ptr, buf, len);
+	buf[err ? 0 : len] = '\0';
+	return err;
+}
+
+/* An iseq's path: its pathobj, a String or an Array [path, realpath]. */
+static int read_path(const struct ruby *r, uint64_t v, char *buf, size_t size)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t flags, ptr, first;
+	int err = is_type(r, v, l->ary.t_array, &flags);
+
+	if (err == -ESTALE)
+		return read_str(r, v, buf, size);
+	if (err)
+		return err;
+	if (flags & l->ary.embed) {
+		if (!((flags & l->ary.embed_len_mask) >> l->ary.embed_len_shift))
+			return -ESTALE;
+		ptr = v + l->ary.ary;
+	} else if ((err = rd(r, v + l->ary.ptr, &ptr))) {
+		return err;
+	}
+	if ((err = rd(r, ptr, &first)))
+		return err;
+	return read_str(r, first, buf, size);
+}
+
+/* The 1-based rank of position pos in the succinct table at t: entries at or below pos. */
+static int succ_rank(const struct ruby *r, uint64_t t, uint32_t pos, uint32_t *rank)
+{
+	uint64_t word, ranks, bits, at;
+	uint32_t base, i, b;
+	int err;
+
+	if (pos < IMM_POSITIONS) {
+		if ((err = rd(r, t + (pos / 9) * 8, &word)))
+			return err;
+		*rank = (uint32_t)(word >> ((pos % 9) * 7)) & 0x7f;
+		return 0;
+	}
+	i = (pos - IMM_POSITIONS) / 512;
+	b = (pos - IMM_POSITIONS) % 512;
+	at = t + IMM_WORDS * 8 + (uint64_t)i * SUCC_BLOCK_BYTES;
+	if ((err = rd32(r, at, &base)) || (err = rd(r, at + SUCC_BLOCK_RANKS, &ranks)) ||
+	    (err = rd(r, at + SUCC_BLOCK_BITS + (b / 64) * 8, &bits)))
+		return err;
+	*rank = base + (b / 64 ? (uint32_t)(ranks >> ((b / 64 - 1) * 9)) & 0x1ff : 0) +
+		(uint32_t)__builtin_popcountll(bits << (63 - b % 64));
+	return 0;
+}
+
+/*
+ * The line of the instruction at pos (in words from the iseq's start) from
+ * the body's instruction info: the last entry at or before it. 0: none.
+ */
+static uint32_t line_at(const struct ruby *r, uint64_t body, uint32_t pos)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t entries, positions, succ;
+	uint32_t size, idx = 0, lo, hi, at, line;
+
+	if (rd32(r, body + l->body.insns_size, &size) || !size || size > POSITIONS_MAX ||
+	    rd(r, body + l->body.insns_body, &entries) || !entries ||
+	    rd(r, body + l->body.insns_positions, &positions) ||
+	    rd(r, body + l->body.insns_succ, &succ))
+		return 0;
+	if (size > 1 && positions) {
+		/* Sorted: the last position at or below pos. */
+		for (lo = 0, hi = size; hi - lo > 1;) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (rd32(r, positions + (uint64_t)mid * 4, &at))
+				return 0;
+			if (at <= pos)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		idx = lo;
+	} else if (size > 1 && succ) {
+		if (succ_rank(r, succ, pos, &idx) || !idx || idx > size)
+			return 0;
+		idx--;
+	}
+	if (rd32(r, entries + (uint64_t)idx * l->insn_info.size + l->insn_info.line_no, &line))
+		return 0;
+	return line;
+}
+
+int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp,
+		struct ruby_frame *out)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t body, label, pathobj, enc, first = 0;
+	uint32_t size, line;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if ((err = iseq_body(r, iseq, &body)))
+		return err;
+	/* Another iseq at its address since the sample: not the one it saw. */
+	if (sfbpf_rb_stamp(body) != stamp)
+		return -ESTALE;
+	if ((err = rd(r, body + l->body.label, &label)) ||
+	    (err = rd(r, body + l->body.pathobj, &pathobj)) ||
+	    (err = rd(r, body + l->body.iseq_encoded, &enc)) ||
+	    (err = rd32(r, body + l->body.iseq_size, &size)) ||
+	    (err = procmem__read(r->pid, body + l->body.first_lineno, &first,
+				 l->body.lineno_fixnum ? 8 : 4)))
+		return err;
+	if ((err = read_str(r, label, out->name, sizeof(out->name))) ||
+	    (err = read_path(r, pathobj, out->file, sizeof(out->file))))
+		return err == -ESTALE ? -EPROTO : err;
+	/* A Fixnum's value is its word shifted right by one, its low bit the tag. */
+	out->firstline = (uint32_t)(l->body.lineno_fixnum ? first >> 1 : first);
+	out->line = out->firstline;
+	/* pc is the next instruction's: the one running is before it (as Ruby's own backtraces). */
+	if (pc > enc && pc <= enc + (uint64_t)size * 8 && !((pc - enc) % 8)) {
+		line = line_at(r, body, (uint32_t)((pc - enc) / 8) - 1);
+		if (line)
+			out->line = line;
+	}
+	return 0;
+}
