@@ -22,10 +22,10 @@ or 1 (fail):
   outputs NAME FOLDED RAW OTLP      the pprof and OTLP profiles read back as
                                     folded stacks equal the folded output; OTLP
                                     types Ruby's frames "ruby"
-  program FOLDED COMM SRCDIR        a program no test wrote (samples of threads
+  program FOLDED COMM SRCDIR[:DIR]  a program no test wrote (samples of threads
                                     named COMM...): >= 50 % with Ruby frames,
                                     >= 90 % of those whole, every Ruby frame's
-                                    file one under SRCDIR (or Ruby's own
+                                    file one under the DIRs (or Ruby's own
                                     <internal:...>) with the line
 
 sfbpf names an iseq by its label, as Ruby's backtraces do ("fib", "block in
@@ -218,7 +218,7 @@ def cmd_has(folded, label, minimum, comm=None):
 
 def cmd_program(folded, comm, srcdir):
     files = collections.defaultdict(list)
-    for d, _, names in os.walk(srcdir):
+    for d, _, names in (w for top in srcdir.split(":") for w in os.walk(top)):
         for f in names:
             if f.endswith(".rb"):
                 files[f].append(os.path.join(d, f))
