@@ -294,6 +294,15 @@ enum sfbpf_rb_stop {
 	SFBPF_RB_STOP__COUNT,
 };
 
+/* Why the Perl walk of a sample ended (bpf/perl.h). */
+enum sfbpf_pl_stop {
+	SFBPF_PL_STOP_DONE = 0, /* the interpreter's outermost context: the program's own code */
+	SFBPF_PL_STOP_IDLE, /* no interpreter, or no stack yet: perl starting or ending */
+	SFBPF_PL_STOP_READ, /* a context or a stack unreadable: the interpreter moved on */
+	SFBPF_PL_STOP_DEPTH, /* SFBPF_PY_MAX_FRAMES, the sample's room, or the steps, reached */
+	SFBPF_PL_STOP__COUNT,
+};
+
 enum sfbpf_py_stop {
 	SFBPF_PY_STOP_DONE = 0, /* the thread's outermost frame: complete */
 	SFBPF_PY_STOP_NO_THREAD, /* no PyThreadState for the TID within the bound (or none yet) */
@@ -414,7 +423,11 @@ enum sfbpf_stat {
 	SFBPF_STAT_RUBY_SAMPLES = SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP__COUNT,
 	SFBPF_STAT_RUBY_FRAMES, /* Ruby frames sent */
 	SFBPF_STAT_RUBY_STOP_BASE, /* + enum sfbpf_rb_stop: Ruby walks ended per reason */
-	SFBPF_STAT__COUNT = SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP__COUNT,
+	/* The Perl walk (perl.h): samples of processes with Perl settings. */
+	SFBPF_STAT_PERL_SAMPLES = SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP__COUNT,
+	SFBPF_STAT_PERL_FRAMES, /* Perl frames sent */
+	SFBPF_STAT_PERL_STOP_BASE, /* + enum sfbpf_pl_stop: Perl walks ended per reason */
+	SFBPF_STAT__COUNT = SFBPF_STAT_PERL_STOP_BASE + SFBPF_PL_STOP__COUNT,
 };
 
 struct sfbpf_stats {
@@ -431,6 +444,8 @@ struct sfbpf_stats {
 #define SFBPF_SAMPLE_PHP 0x8
 /* The nr_py frames after the kernel frames are Ruby's (struct sfbpf_rb_proc). */
 #define SFBPF_SAMPLE_RUBY 0x10
+/* The nr_py frames after the kernel frames are Perl's (struct sfbpf_pl_proc). */
+#define SFBPF_SAMPLE_PERL 0x20
 
 #define SFBPF_RT_EPOCH_VALID (1ULL << 63)
 
@@ -652,6 +667,66 @@ struct sfbpf_rb_proc {
 	__u32 magic_dummy; /* VM_FRAME_MAGIC_DUMMY: no iseq */
 	__u32 flag_finish; /* VM_FRAME_FLAG_FINISH */
 	__u32 pad2;
+};
+
+/*
+ * Perl (docs/DESIGN-perl.md). Per process running perl that the loader
+ * attached to, its settings in the pl_procs hash (tgid ->): where
+ * PL_curinterp is (the first interpreter: the main thread's; an ithread's
+ * own is not walked) and the offsets of its context stack, from the headers
+ * of the API version the binary carries (interp/perl_layouts.h). The walk
+ * reads the interpreter's stacks of contexts, innermost first (the current
+ * one, then each one it was pushed from: a sort's, a signal handler's), and
+ * sends each sub's (and format's), each eval's and require's, then the
+ * program's own code, as two slots after the kernel frames, with
+ * SFBPF_SAMPLE_PERL in the flags:
+ *   slot 0: the sub's CV (0 for the others) | SFBPF_PY_TAG | SFBPF_PY_ENTRY
+ *           if the frame is the outermost of one run of the ops loop (its
+ *           context returns to no op: called from C, a sort's, a MULTICALL);
+ *   slot 1: the COP of the statement the frame is at (the interpreter's
+ *           current one for the innermost, else the one the frame inside it
+ *           was called from; 0 for a sub just entered, at no statement of
+ *           its own yet) | a stamp of the CV's body << 48 |
+ *           SFBPF_PL_KIND_* << 62.
+ * Userspace puts each run of frames in place of the native frame of the ops
+ * loop (Perl_runops_standard) that runs it; an XSUB (a C function called
+ * from Perl: List::Util's, sort's) has no context: its own native frames
+ * stand where the loop called it.
+ */
+#define SFBPF_PL_CX_SPAN 128 /* bytes of a context read at most: its fields below it */
+#define SFBPF_PL_COP_MASK ((1ULL << 48) - 1)
+#define SFBPF_PL_KIND_SHIFT 62
+#define SFBPF_PL_KIND_MAIN 0ULL /* the program's own code, outside every sub */
+#define SFBPF_PL_KIND_SUB 1ULL
+#define SFBPF_PL_KIND_EVAL 2ULL
+#define SFBPF_PL_KIND_REQUIRE 3ULL
+
+/* The stamp of a CV whose body (sv_any) is at body: 14 bits. */
+static inline __u64 sfbpf_pl_stamp(__u64 body)
+{
+	return ((body * 0xff51afd7ed558ccdULL) >> 50) & 0x3fff;
+}
+
+struct sfbpf_pl_proc {
+	__u64 start_ticks; /* as struct sfbpf_proc's */
+	__u64 curinterp; /* the address of PL_curinterp */
+	__u16 interp_curcop; /* struct interpreter: Icurcop */
+	__u16 interp_curstackinfo;
+	__u16 si_cxstack; /* struct stackinfo */
+	__u16 si_prev;
+	__u16 si_cxix;
+	__u16 cx_span; /* bytes of a context read: past its last field below, at most CX_SPAN */
+	__u16 cx_size; /* sizeof(PERL_CONTEXT) */
+	__u16 cx_type; /* offsets in PERL_CONTEXT */
+	__u16 cx_oldcop;
+	__u16 cx_retop;
+	__u16 cx_cv;
+	__u16 cx_u16;
+	__u8 type_mask; /* CXTYPEMASK */
+	__u8 t_sub, t_format, t_eval; /* CXt_SUB, CXt_FORMAT, CXt_EVAL */
+	__u8 multicall; /* CXp_MULTICALL */
+	__u8 old_op_shift; /* CxOLD_OP_TYPE(): blk_u16 >> this */
+	__u16 op_require; /* OP_REQUIRE */
 };
 
 /*

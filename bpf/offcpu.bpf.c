@@ -30,6 +30,7 @@
 #include "python.h"
 #include "php.h"
 #include "ruby.h"
+#include "perl.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -90,6 +91,7 @@ struct scratch {
 	struct py_walk py;
 	struct php_walk php;
 	struct rb_walk rb;
+	struct pl_walk pl;
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);

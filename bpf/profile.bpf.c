@@ -19,6 +19,7 @@
 #include "python.h"
 #include "php.h"
 #include "ruby.h"
+#include "perl.h"
 
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
@@ -58,6 +59,7 @@ struct scratch {
 	struct py_walk py;
 	struct php_walk php;
 	struct rb_walk rb;
+	struct pl_walk pl;
 	struct period_run periods;
 };
 
@@ -114,6 +116,9 @@ static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_s
 	if (n >= 0)
 		return n;
 	n = rb_walk(&sc->rb, &s->ips[nu + nk], task, s->pid, room, &s->flags, cnt, chained);
+	if (n >= 0)
+		return n;
+	n = pl_walk(&sc->pl, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt, chained);
 	if (n >= 0)
 		return n;
 	return py_walk(&sc->py, &s->ips[nu + nk], task, s->pid, s->tid, room, cnt, chained);

@@ -19,7 +19,9 @@
 # extension and gcc (PHP under its own sampler, and scripts/php/layouts.sh run
 # inside on that PHP's headers, for userspace/interp/php_layouts.h);
 # SFBPF_CONTAINER_RUBY=1: the suite's Ruby with its -dev package, stackprof
-# and gcc (Ruby under its own sampler; scripts/ruby/layouts.sh inside).
+# and gcc (Ruby under its own sampler; scripts/ruby/layouts.sh inside);
+# SFBPF_CONTAINER_PERL=1: the suite's perl with Devel::NYTProf and gcc (Perl
+# under its own profiler; scripts/perl/layouts.sh inside on its headers).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -32,7 +34,8 @@ JDKS=${SFBPF_CONTAINER_JDKS:-}
 NODE=${SFBPF_CONTAINER_NODE:-}
 PHP=${SFBPF_CONTAINER_PHP:-}
 RUBY=${SFBPF_CONTAINER_RUBY:-}
-STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}${PHP:+ php=$PHP}${RUBY:+ ruby=$RUBY}"
+PERL=${SFBPF_CONTAINER_PERL:-}
+STAMP="suite=$SUITE variant=minbase include=python3${PYTHONS:+ pythons=$PYTHONS}${JDKS:+ jdks=$JDKS}${NODE:+ node=$NODE}${PHP:+ php=$PHP}${RUBY:+ ruby=$RUBY}${PERL:+ perl=$PERL}"
 
 die() {
 	echo "container-root: $*" >&2
@@ -118,6 +121,16 @@ if [ "$RUBY" = 1 ]; then
 		die "installing Ruby failed inside $DIR (log: $LOG)"
 	chroot "$DIR" ruby -rstackprof -e 'exit StackProf.respond_to?(:run)' 2>>"$LOG" ||
 		die "ruby in $DIR has no stackprof (log: $LOG)"
+fi
+# perl and its libperl (which ships the CORE headers), Devel::NYTProf; the
+# headers include crypt.h from 5.42 (libcrypt-dev).
+if [ "$PERL" = 1 ]; then
+	apt_in update || die "apt-get update failed inside $DIR (log: $LOG)"
+	echo "container-root: installing perl libdevel-nytprof-perl gcc libc6-dev libcrypt-dev (log: $LOG)" >&2
+	apt_in install -y --no-install-recommends perl libdevel-nytprof-perl gcc libc6-dev libcrypt-dev ||
+		die "installing Perl failed inside $DIR (log: $LOG)"
+	chroot "$DIR" perl -MDevel::NYTProf::Data -e 1 2>>"$LOG" ||
+		die "perl in $DIR has no Devel::NYTProf (log: $LOG)"
 fi
 echo "$STAMP" >"$MARKER.tmp"
 mv "$MARKER.tmp" "$MARKER"

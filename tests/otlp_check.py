@@ -171,7 +171,7 @@ def resource_attrs(rp):
 # A runtime's frames (OpenTelemetry's profile.frame.type): their function is
 # the method, with its file and the line; the folded output labels them
 # "method (File.java:LINE)" (frame_names.c's label: the file's base name).
-RUNTIME_TYPES = ("cpython", "jvm", "v8js", "php", "ruby")
+RUNTIME_TYPES = ("cpython", "jvm", "v8js", "php", "ruby", "perl")
 
 
 def runtime_label(name, file, line):

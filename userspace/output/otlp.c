@@ -231,7 +231,7 @@ static uint64_t loc_hash_head(const struct otlp_location *k)
 
 /*
  * A runtime's frames' type, in OpenTelemetry's words for it (the semantic
- * conventions' profile.frame.type: "cpython", "jvm", "v8js", "php", "ruby").
+ * conventions' profile.frame.type: "cpython", "jvm", "v8js", "php", "ruby", "perl").
  */
 static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 {
@@ -245,6 +245,8 @@ static int64_t runtime_attr(struct otlp_builder *b, const char *runtime)
 		return attr_str(b, "profile.frame.type", "php");
 	if (runtime && !strcmp(runtime, "ruby"))
 		return attr_str(b, "profile.frame.type", "ruby");
+	if (runtime && !strcmp(runtime, "perl"))
+		return attr_str(b, "profile.frame.type", "perl");
 	return b->attr_native;
 }
 

@@ -184,6 +184,8 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o)
 		  sh ? sh->php_procs : -1 },
 		{ skel->maps.rb_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
 		  sh ? sh->rb_procs : -1 },
+		{ skel->maps.pl_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS),
+		  sh ? sh->pl_procs : -1 },
 		{ skel->maps.cpu_run, 1, sh ? sh->cpu_run : -1 },
 		{ skel->maps.blocked, or_default(o->max_threads, OFFCPU_DEFAULT_THREADS), -1 },
 		{ skel->maps.events, or_default(o->ringbuf_bytes, OFFCPU_DEFAULT_RINGBUF), -1 },
@@ -409,6 +411,7 @@ void offcpu__maps(const struct offcpu *o, struct offcpu_shared_maps *out)
 		.v8_procs = bpf_map__fd(o->skel->maps.v8_procs),
 		.php_procs = bpf_map__fd(o->skel->maps.php_procs),
 		.rb_procs = bpf_map__fd(o->skel->maps.rb_procs),
+		.pl_procs = bpf_map__fd(o->skel->maps.pl_procs),
 		.target_pids = bpf_map__fd(o->skel->maps.target_pids),
 		.cpu_run = bpf_map__fd(o->skel->maps.cpu_run),
 	};

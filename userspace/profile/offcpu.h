@@ -31,6 +31,7 @@ struct offcpu_shared_maps {
 	int v8_procs; /* the V8 step's (bpf/v8.h) */
 	int php_procs; /* the PHP walk's (bpf/php.h) */
 	int rb_procs; /* the Ruby walk's (bpf/ruby.h) */
+	int pl_procs; /* the Perl walk's (bpf/perl.h) */
 	int target_pids;
 	int cpu_run; /* the CPU profiler's: each CPU's thread, timed in on+off runs (abi.h) */
 };

@@ -130,6 +130,12 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_NO_THREAD] = "ruby-no-thread",
 	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_READ] = "ruby-read",
 	[SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_DEPTH] = "ruby-depth",
+	[SFBPF_STAT_PERL_SAMPLES] = "perl-samples",
+	[SFBPF_STAT_PERL_FRAMES] = "perl-frames",
+	[SFBPF_STAT_PERL_STOP_BASE + SFBPF_PL_STOP_DONE] = "perl-done",
+	[SFBPF_STAT_PERL_STOP_BASE + SFBPF_PL_STOP_IDLE] = "perl-idle",
+	[SFBPF_STAT_PERL_STOP_BASE + SFBPF_PL_STOP_READ] = "perl-read",
+	[SFBPF_STAT_PERL_STOP_BASE + SFBPF_PL_STOP_DEPTH] = "perl-depth",
 };
 
 const char *profile__stop_name(enum sfbpf_stop stop)
@@ -230,6 +236,8 @@ static int load(struct profile *p, const struct profile_opts *o)
 		{ skel->maps.php_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		/* Ruby settings: likewise (interp/ruby.h). */
 		{ skel->maps.rb_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
+		/* Perl settings: likewise (interp/perl.h). */
+		{ skel->maps.pl_procs, or_default(o->max_procs, PROFILE_DEFAULT_PROCS), -1 },
 		{ skel->maps.vma_cache, vma_cache_entries(skel), -1 },
 	};
 
@@ -669,6 +677,11 @@ int profile__php_procs_fd(const struct profile *p)
 int profile__rb_procs_fd(const struct profile *p)
 {
 	return bpf_map__fd(p->skel->maps.rb_procs);
+}
+
+int profile__pl_procs_fd(const struct profile *p)
+{
+	return bpf_map__fd(p->skel->maps.pl_procs);
 }
 
 int profile__target_pids_fd(const struct profile *p)

@@ -128,6 +128,7 @@ int profile__hs_procs_fd(const struct profile *p);
 int profile__v8_procs_fd(const struct profile *p);
 int profile__php_procs_fd(const struct profile *p);
 int profile__rb_procs_fd(const struct profile *p);
+int profile__pl_procs_fd(const struct profile *p);
 int profile__target_pids_fd(const struct profile *p);
 int profile__cpu_run_fd(const struct profile *p); /* on+off: the off-CPU program times CPUs */
 int profile__obj_hits_fd(const struct profile *p);

@@ -385,7 +385,8 @@ static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *
 	struct pyproc *p;
 
 	/* None, or V8's words (a node's), or PHP's frames: not Python's. */
-	if (!npy || (in->flags & (SFBPF_SAMPLE_V8_WORDS | SFBPF_SAMPLE_PHP | SFBPF_SAMPLE_RUBY)))
+	if (!npy || (in->flags & (SFBPF_SAMPLE_V8_WORDS | SFBPF_SAMPLE_PHP | SFBPF_SAMPLE_RUBY |
+				  SFBPF_SAMPLE_PERL)))
 		return 0;
 	if (npy > SFBPF_PY_MAX_FRAMES ||
 	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)in->nr_user + in->nr_kernel + 2 * npy) * 8 > size)

@@ -9,6 +9,7 @@
 #include "interp/frame_names.h"
 #include "profile/hotspots.h"
 #include "profile/phps.h"
+#include "profile/perls.h"
 #include "profile/rubies.h"
 #include "profile/v8s.h"
 #include "profile/pythons.h"
@@ -34,8 +35,9 @@
  * In splice order: CPython's frames come after the native ones in a sample
  * and replace its eval loop's; HotSpot's stand in the native walk's place.
  */
-static const struct runtime_ops *const known[] = { &python_runtime, &hotspot_runtime, &v8_runtime,
-						   &php_runtime, &ruby_runtime };
+static const struct runtime_ops *const known[] = {
+	&python_runtime, &hotspot_runtime, &v8_runtime, &php_runtime, &ruby_runtime, &perl_runtime
+};
 #define NR_RUNTIMES (sizeof(known) / sizeof(known[0]))
 
 enum state { ATTACHED, RETRY, NATIVE, RETIRED };

@@ -331,6 +331,7 @@ static int open_offcpu(struct session *s)
 			.v8_procs = profile__v8_procs_fd(s->prof),
 			.php_procs = profile__php_procs_fd(s->prof),
 			.rb_procs = profile__rb_procs_fd(s->prof),
+			.pl_procs = profile__pl_procs_fd(s->prof),
 			.target_pids = profile__target_pids_fd(s->prof),
 			.cpu_run = profile__cpu_run_fd(s->prof),
 		};

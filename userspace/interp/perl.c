@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attaching to Perl (perl.h): the object exporting PL_curinterp, its API
+ * version's layout, the code of its ops loop, and a frame's names read from
+ * the process. Every read is bounded, every structure checked before it is
+ * believed.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/objfacts.h"
+#include "interp/objsyms.h"
+#include "interp/perl.h"
+#include "procs/procmaps.h"
+#include "procs/procmem.h"
+#include "util/log.h"
+
+#include "interp/perl_layouts.h"
+
+#if defined(__x86_64__)
+#define PERL_ARCH "x86_64"
+#elif defined(__aarch64__)
+#define PERL_ARCH "aarch64"
+#endif
+
+#define HEK_MAX 1024 /* a longer sub or package name is none: the read stops */
+#define CX_MAX (1 << 22) /* contexts: a deeper stack is no stack */
+
+struct perl {
+	int pid;
+	const struct perl_layout *l;
+	uint64_t curinterp; /* PL_curinterp in the process */
+	struct code_part eval[PERL_EVAL_PARTS];
+	size_t nr_eval;
+	char version[OBJFACTS_NOTE];
+	bool unsupported;
+};
+
+/* perl, perl5.36.0, a libperl: objects named so. */
+static bool maybe_perl(const struct procmaps *pm, const struct procmap *m)
+{
+	if (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO) || !(m->perms & PROCMAP_EXEC))
+		return false;
+	return m == procmaps__exe(pm) || strstr(procmap__basename(m->path), "perl");
+}
+
+/* "v5." digits "." digits, alone: the API version XS modules are checked against. */
+static bool is_api_version(const char *s, size_t left)
+{
+	size_t i = 3, dots = 0;
+
+	if (left < 7 || memcmp(s, "v5.", 3))
+		return false;
+	for (; i < left && s[i]; i++) {
+		if (s[i] == '.' && s[i - 1] != '.')
+			dots++;
+		else if (s[i] < '0' || s[i] > '9')
+			return false;
+	}
+	return i < left && dots == 1 && s[i - 1] != '.' && i < 16;
+}
+
+/* The API version among the object's read-only data, into buf ("" if none): objfacts' note. */
+static void find_api_version(Elf *elf, char *buf, size_t size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	buf[0] = '\0';
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		const char *s, *end;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & (SHF_EXECINSTR | SHF_WRITE)))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		s = d->d_buf;
+		end = s + d->d_size;
+		while ((s = memmem(s, (size_t)(end - s), "v5.", 3))) {
+			/* At a string's start only. */
+			if ((s == d->d_buf || s[-1] == '\0') &&
+			    is_api_version(s, (size_t)(end - s))) {
+				snprintf(buf, size, "%s", s);
+				return;
+			}
+			s += 3;
+		}
+	}
+}
+
+enum perl_sym { SYM_CURINTERP, SYM_RUNOPS, SYM_NR };
+
+static const char *const sym_names[SYM_NR] = {
+	[SYM_CURINTERP] = "PL_curinterp", /* the first interpreter: the main thread's */
+	[SYM_RUNOPS] = "Perl_runops_standard", /* the ops loop: the native frame of each run */
+};
+
+/* Many processes of one perl (a prefork server's): read once (objfacts.h). */
+static struct objfacts_kind facts_kind = {
+	.names = sym_names,
+	.nr = SYM_NR,
+	.key = SYM_CURINTERP,
+	.eval = SYM_RUNOPS,
+	.note = find_api_version,
+};
+
+_Static_assert(PERL_EVAL_PARTS <= OBJFACTS_PARTS, "objfacts holds every part");
+
+static const struct perl_layout *layout_of(const char *api)
+{
+	for (size_t i = 0; i < sizeof(perl_layouts) / sizeof(perl_layouts[0]); i++)
+		if (!strcmp(perl_layouts[i].api, api) && !strcmp(perl_layouts[i].arch, PERL_ARCH))
+			return &perl_layouts[i];
+	return NULL;
+}
+
+static int rd(const struct perl *p, uint64_t addr, uint64_t *v)
+{
+	return procmem__u64(p->pid, addr, v);
+}
+
+static int rd32(const struct perl *p, uint64_t addr, uint32_t *v)
+{
+	return procmem__read(p->pid, addr, v, sizeof(*v));
+}
+
+/* objsyms__detect's test: the object at m exports PL_curinterp (its layout into ctx). */
+static int is_perl(int pid, const struct procmaps *pm, const struct procmap *m, void *ctx)
+{
+	struct perl *p = ctx;
+	struct objfacts f;
+	uint64_t bias = 0;
+	int fd, err;
+
+	fd = procmap__open(pid, m);
+	if (fd < 0)
+		return fd;
+	err = objfacts__get(&facts_kind, fd, &f);
+	close(fd);
+	if (!err)
+		err = f.err;
+	if (err)
+		return err;
+	if (!f.vals[SYM_CURINTERP] || !f.note[0])
+		return -ENOENT;
+	snprintf(p->version, sizeof(p->version), "%s", f.note);
+	if (!(p->l = layout_of(p->version))) {
+		p->unsupported = true;
+		return -ENOENT;
+	}
+	if (f.sizes[SYM_CURINTERP] != 8) {
+		pr_info("perl: pid %d: %s: PL_curinterp is %llu bytes, no pointer: refused", pid,
+			m->path, (unsigned long long)f.sizes[SYM_CURINTERP]);
+		return -EPROTO;
+	}
+	err = objsyms__bias(pm, m, &f.info, &bias);
+	if (err)
+		return err;
+	p->nr_eval = f.nr_eval;
+	for (size_t i = 0; i < p->nr_eval; i++) {
+		p->eval[i].lo = f.eval[i].lo + bias;
+		p->eval[i].hi = f.eval[i].hi + bias;
+	}
+	p->curinterp = f.vals[SYM_CURINTERP] + bias;
+	return 0;
+}
+
+/*
+ * The main interpreter's current stack of contexts, checked: its top at or
+ * below its allocation's last, its contexts somewhere. -EAGAIN before perl
+ * made them (an interpreter starting).
+ */
+static int check_interp(const struct perl *p)
+{
+	const struct perl_layout *l = p->l;
+	uint64_t interp, si, cxstack, cop;
+	uint32_t ix, max;
+	int err;
+
+	if ((err = rd(p, p->curinterp, &interp)))
+		return err;
+	if (!interp)
+		return -EAGAIN;
+	if ((err = rd(p, interp + l->interp.curstackinfo, &si)) ||
+	    (err = rd(p, interp + l->interp.curcop, &cop)))
+		return err;
+	if (!si || !cop)
+		return -EAGAIN;
+	if ((err = rd(p, si + l->si.cxstack, &cxstack)) || (err = rd32(p, si + l->si.cxix, &ix)) ||
+	    (err = rd32(p, si + l->si.cxmax, &max)))
+		return err;
+	if (!cxstack || (int32_t)max < 0 || max > CX_MAX || (int32_t)ix < -1 ||
+	    (int32_t)ix > (int32_t)max)
+		return -EPROTO;
+	return 0;
+}
+
+int perl__attach(int pid, struct perl **out)
+{
+	struct perl *p = calloc(1, sizeof(*p));
+	int err;
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	err = objsyms__detect(pid, "perl", maybe_perl, is_perl, p);
+	if (err == -ENOENT && p->unsupported) {
+		pr_info("perl: pid %d: Perl %s: no known layout, profiled as native code", pid,
+			p->version);
+		err = -ENOTSUP;
+	}
+	if (!err)
+		err = check_interp(p);
+	if (err == -EPROTO)
+		pr_info("perl: pid %d: its interpreter disagrees with Perl %s's layout: refused",
+			pid, p->version);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+void perl__object_stats(uint64_t *reads, uint64_t *hits)
+{
+	objfacts__stats(&facts_kind, reads, hits);
+}
+
+void perl__free(struct perl *p)
+{
+	free(p);
+}
+
+const char *perl__version(const struct perl *p)
+{
+	return p->version;
+}
+
+int perl__bpf_settings(const struct perl *p, struct sfbpf_pl_proc *cfg)
+{
+	const struct perl_layout *l = p->l;
+	uint32_t span = 0;
+	const uint16_t fields[] = { l->cx.type + 1U, l->cx.oldcop + 8U, l->cx.retop + 8U,
+				    l->cx.cv + 8U, l->cx.u16 + 2U };
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i] > span)
+			span = fields[i];
+	if (span >= SFBPF_PL_CX_SPAN || (l->cx.oldcop & 7) || (l->cx.retop & 7) || (l->cx.cv & 7) ||
+	    (l->cx.u16 & 1) || !l->cx.size)
+		return -ENOTSUP;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->curinterp = p->curinterp;
+	cfg->interp_curcop = l->interp.curcop;
+	cfg->interp_curstackinfo = l->interp.curstackinfo;
+	cfg->si_cxstack = l->si.cxstack;
+	cfg->si_prev = l->si.prev;
+	cfg->si_cxix = l->si.cxix;
+	cfg->cx_span = (uint16_t)span;
+	cfg->cx_size = l->cx.size;
+	cfg->cx_type = l->cx.type;
+	cfg->cx_oldcop = l->cx.oldcop;
+	cfg->cx_retop = l->cx.retop;
+	cfg->cx_cv = l->cx.cv;
+	cfg->cx_u16 = l->cx.u16;
+	cfg->type_mask = l->cxt.mask;
+	cfg->t_sub = l->cxt.sub;
+	cfg->t_format = l->cxt.format;
+	cfg->t_eval = l->cxt.eval;
+	cfg->multicall = l->cxt.multicall;
+	cfg->old_op_shift = l->cxt.old_op_shift;
+	cfg->op_require = l->cxt.op_require;
+	return 0;
+}
+
+size_t perl__eval_parts(const struct perl *p, const struct code_part **parts)
+{
+	*parts = p->eval;
+	return p->nr_eval;
+}
+
+/* The SV at sv, of type want: its body (sv_any) and flags. -ESTALE if another type. */
+static int sv_of(const struct perl *p, uint64_t sv, uint32_t want, uint64_t *body, uint32_t *flags)
+{
+	const struct perl_layout *l = p->l;
+	int err;
+
+	if ((err = rd(p, sv + l->sv.any, body)) || (err = rd32(p, sv + l->sv.flags, flags)))
+		return err;
+	return (*flags & l->sv.type_mask) == want && *body ? 0 : -ESTALE;
+}
+
+/* The HEK at hek into buf (size bytes, NUL added): 0 or an error. */
+static int read_hek(const struct perl *p, uint64_t hek, char *buf, size_t size)
+{
+	uint32_t len;
+	int err;
+
+	buf[0] = '\0';
+	if (!hek)
+		return -ESTALE;
+	if ((err = rd32(p, hek + p->l->hek.len, &len)))
+		return err;
+	if ((int32_t)len < 0 || len > HEK_MAX)
+		return -EINVAL;
+	if (len >= size)
+		len = (uint32_t)size - 1;
+	err = procmem__read(p->pid, hek + p->l->hek.key, buf, len);
+	buf[err ? 0 : len] = '\0';
+	return err;
+}
+
+/* A stash's name (HvNAME) into buf: 0, or -ESTALE if stash is no named stash. */
+static int stash_name(const struct perl *p, uint64_t stash, char *buf, size_t size)
+{
+	const struct perl_layout *l = p->l;
+	uint64_t body, hek;
+	uint32_t flags, count;
+	int err;
+
+	buf[0] = '\0';
+	if (!stash)
+		return -ESTALE;
+	if ((err = sv_of(p, stash, l->sv.pvhv, &body, &flags)))
+		return err;
+	if (!(flags & l->sv.ook))
+		return -ESTALE; /* no aux part: no name */
+	if ((err = rd(p, body + l->xhv.name, &hek)) ||
+	    (err = rd32(p, body + l->xhv.name_count, &count)))
+		return err;
+	/* Several names: an array of HEKs, the stash's own name first. */
+	if (count && (err = rd(p, hek, &hek)))
+		return err;
+	return read_hek(p, hek, buf, size);
+}
+
+/* A CV's Package::name into out->name. */
+static int cv_name(const struct perl *p, uint64_t body, struct perl_frame *out)
+{
+	const struct perl_layout *l = p->l;
+	uint64_t gv_or_hek, stash, gbody, hek;
+	uint32_t cvflags, gflags;
+	char pkg[PERL_NAME_BYTES / 2], sub[PERL_NAME_BYTES / 2];
+	int err;
+
+	if ((err = rd(p, body + l->xcv.gv, &gv_or_hek)) ||
+	    (err = rd32(p, body + l->xcv.flags, &cvflags)))
+		return err;
+	if (cvflags & l->xcv.named) {
+		/* A lexical (my sub) or a sub named without a glob: the name and CvSTASH. */
+		hek = gv_or_hek;
+		if ((err = rd(p, body + l->xcv.stash, &stash)))
+			return err;
+	} else {
+		if ((err = sv_of(p, gv_or_hek, l->sv.pvgv, &gbody, &gflags)) ||
+		    (err = rd(p, gbody + l->xgv.namehek, &hek)) ||
+		    (err = rd(p, gbody + l->xgv.stash, &stash)))
+			return err;
+	}
+	if ((err = read_hek(p, hek, sub, sizeof(sub))) ||
+	    (err = stash_name(p, stash, pkg, sizeof(pkg))))
+		return err;
+	snprintf(out->name, sizeof(out->name), "%s::%s", pkg, sub);
+	return 0;
+}
+
+/*
+ * A sub just entered: its first statement's COP, if its first op is one (a
+ * nextstate, a dbstate under the debugger), else 0.
+ */
+static uint64_t first_cop(const struct perl *p, uint64_t body)
+{
+	const struct perl_layout *l = p->l;
+	uint64_t op;
+	uint32_t bits, type;
+
+	if (rd(p, body + l->xcv.start, &op) || !op || rd32(p, op + l->op.type, &bits))
+		return 0;
+	type = (bits >> l->op.type_shift) & l->op.type_mask;
+	return type == l->op.nextstate || type == l->op.dbstate ? op : 0;
+}
+
+int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_frame *out)
+{
+	const struct perl_layout *l = p->l;
+	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body, file;
+	uint32_t flags, line;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (kind == SFBPF_PL_KIND_SUB) {
+		if ((err = sv_of(p, cv, l->sv.pvcv, &body, &flags)))
+			return err;
+		/* Another CV at its address since the sample: not the one it saw. */
+		if (sfbpf_pl_stamp(body) != ((word >> 48) & 0x3fff))
+			return -ESTALE;
+		if ((err = cv_name(p, body, out)))
+			return err == -ESTALE ? -EPROTO : err;
+		if (!cop)
+			cop = first_cop(p, body);
+	} else {
+		snprintf(out->name, sizeof(out->name), "%s",
+			 kind == SFBPF_PL_KIND_EVAL    ? "(eval)" :
+			 kind == SFBPF_PL_KIND_REQUIRE ? "(require)" :
+							 "main::RUNTIME");
+	}
+	/* The statement's file and line. */
+	if (!cop)
+		return -EPROTO;
+	if ((err = rd32(p, cop + l->cop.line, &line)) || (err = rd(p, cop + l->cop.file, &file)))
+		return err;
+	if (procmem__str(p->pid, file, out->file, sizeof(out->file)) <= 0)
+		return -EPROTO;
+	out->line = line;
+	return 0;
+}
