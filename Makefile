@@ -8,6 +8,7 @@
 #   make check-nodes  node's JavaScript frames with Debian 12's, 13's and unstable's nodes
 #   make check-phps  PHP's frames with Debian 12's PHP 8.2 and Debian 13's and unstable's 8.4
 #   make check-rubies  Ruby's frames with Debian 12's Ruby 3.1 and Debian 13's and unstable's 3.3
+#   make check-perls  Perl's frames with Debian 12's Perl 5.36, Debian 13's 5.40 and unstable's 5.42
 #   make check-fresh  make check in a fresh minimal Debian 12 root (LOAD=2: busy CPUs)
 #   sudo make top install missing packages, build, start sfbpf-top
 #   make release  sfbpf-top for any distribution (glibc 2.31+), in build-release/
@@ -282,6 +283,14 @@ check-phps: test-deps
 check-rubies: test-deps
 	@$(MAKE) --no-print-directory all
 	@SFBPF_RUBY_ROOTS=all tests/run.sh tests/rbprofile.test
+
+# The Perl matrix: tests/plprofile.test with Debian 12's Perl (5.36) and with
+# Debian 13's (5.40) and unstable's (5.42), each in a root of that suite
+# (scripts/container-root.sh); make check runs it with the machine's Perl.
+.PHONY: check-perls
+check-perls: test-deps
+	@$(MAKE) --no-print-directory all
+	@SFBPF_PERL_ROOTS=all tests/run.sh tests/plprofile.test
 
 # The CPython matrix: tests/pywalk.test with every interpreter it finds
 # (pyenv's 3.9 to 3.13, trixie's 3.13, each python3.N of Debian unstable);

@@ -356,6 +356,10 @@ static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_off
 		 (n = rb_walk(&sc->rb, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
 			      SFBPF_OFFCPU_PY_FRAMES, &rec->s.flags, &cnt->unwind, chained)) >= 0)
 		rec->s.nr_py = n;
+	else if (user_stacks && (n = pl_walk(&sc->pl, &rec->s.ips[nu + nk], ustack_current_task(),
+					     rec->s.pid, rec->s.tid, SFBPF_OFFCPU_PY_FRAMES,
+					     &rec->s.flags, &cnt->unwind, chained)) >= 0)
+		rec->s.nr_py = n;
 	else if (user_stacks)
 		rec->s.nr_py =
 			py_walk(&sc->py, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,

@@ -21,6 +21,12 @@
 #define RB_SPAN_MASK (SFBPF_RB_CFP_SPAN - 1)
 /* Threads looked at per sample, over every ractor: a process's first ones. */
 #define RB_SEARCH_STEPS 64
+/*
+ * The chained form's bounds (5.10 to 5.16): its one program holds every
+ * runtime's walk, and the verifier walks each bounded loop to its end.
+ */
+#define RB_CHAINED_SEARCH 16
+#define RB_CHAINED_STEPS 48
 #define RB_NT_OWN 0xffff /* th_nt: the TID is in the thread itself */
 
 _Static_assert((SFBPF_RB_CFP_SPAN & RB_SPAN_MASK) == 0, "control frame span: power of two");
@@ -226,12 +232,12 @@ static __always_inline int rb_walk(struct rb_walk *w, __u64 *slots, struct task_
 		goto out;
 	}
 	if (chained) {
-		for (i = 0; i < RB_SEARCH_STEPS; i++) {
+		for (i = 0; i < RB_CHAINED_SEARCH; i++) {
 			if (rb_search_step(w))
 				break;
 		}
 		if (w->found)
-			for (i = 0; i < PY_FRAME_STEPS; i++) {
+			for (i = 0; i < RB_CHAINED_STEPS; i++) {
 				if (rb_frame_step(w, slots))
 					break;
 			}

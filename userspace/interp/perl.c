@@ -390,11 +390,39 @@ static uint64_t first_cop(const struct perl *p, uint64_t body)
 	return type == l->op.nextstate || type == l->op.dbstate ? op : 0;
 }
 
+/* The COP at cop, checked (a statement's op, a printable file name): its file and line. */
+static int read_cop(const struct perl *p, uint64_t cop, struct perl_frame *out)
+{
+	const struct perl_layout *l = p->l;
+	uint64_t file;
+	uint32_t bits, type, line;
+	long len;
+	int err;
+
+	if (!cop)
+		return -EPROTO;
+	if ((err = rd32(p, cop + l->op.type, &bits)))
+		return err;
+	type = (bits >> l->op.type_shift) & l->op.type_mask;
+	if (type != l->op.nextstate && type != l->op.dbstate)
+		return -EPROTO;
+	if ((err = rd32(p, cop + l->cop.line, &line)) || (err = rd(p, cop + l->cop.file, &file)))
+		return err;
+	len = procmem__str(p->pid, file, out->file, sizeof(out->file));
+	if (len <= 0)
+		return len ? (int)len : -EPROTO;
+	for (long i = 0; i < len; i++)
+		if ((unsigned char)out->file[i] < 0x20 || out->file[i] == 0x7f)
+			return -EPROTO;
+	out->line = line;
+	return 0;
+}
+
 int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_frame *out)
 {
 	const struct perl_layout *l = p->l;
-	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body, file;
-	uint32_t flags, line;
+	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body;
+	uint32_t flags;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -414,13 +442,16 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 			 kind == SFBPF_PL_KIND_REQUIRE ? "(require)" :
 							 "main::RUNTIME");
 	}
-	/* The statement's file and line. */
-	if (!cop)
-		return -EPROTO;
-	if ((err = rd32(p, cop + l->cop.line, &line)) || (err = rd(p, cop + l->cop.file, &file)))
-		return err;
-	if (procmem__str(p->pid, file, out->file, sizeof(out->file)) <= 0)
-		return -EPROTO;
-	out->line = line;
-	return 0;
+	/*
+	 * The statement's file and line, if the COP is still one: a required
+	 * file's or an eval's code is freed once it has run, its memory reused.
+	 */
+	err = read_cop(p, cop, out);
+	if (err && kind != SFBPF_PL_KIND_SUB && kind != SFBPF_PL_KIND_MAIN) {
+		/* The frame is an eval's or a require's all the same: its name alone. */
+		out->file[0] = '\0';
+		out->line = 0;
+		return 0;
+	}
+	return err;
 }
