@@ -1,87 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* A session's Ruby processes: attach, BPF settings, splicing (rubies.h). */
-#include <bpf/bpf.h>
-#include <errno.h>
-#include <stdbool.h>
-#include <stdlib.h>
+/* A session's Ruby processes: Ruby's reader on the after-walk half (rubies.h, afterwalk.h). */
 #include <string.h>
 
-#include "interp/frame_names.h"
 #include "interp/ruby.h"
-#include "procs/procmaps.h"
-#include "profile/rubies.h"
+#include "profile/afterwalk.h"
 #include "profile/profile.h"
-#include "util/hash.h"
-#include "util/hashmap.h"
-#include "util/log.h"
-#include "util/vec.h"
+#include "profile/rubies.h"
 
 /* A VM whose structures disagree is read again once: a process may be mid-start. */
 #define REFUSAL_TRIES 2
-#define MAX_FRAMES_CACHED 65536 /* frames remembered per process; then forgotten at once */
 
-/* A frame resolved: (iseq, pc, stamp) -> a frame_names id. */
-struct frame {
-	uint64_t iseq, pc; /* pc with the stamp, as slot 1 holds them */
-	uint64_t id;
-};
-
-/* An attached process (struct runtime_proc's priv). */
-struct rbproc {
-	int pid;
-	struct ruby *rb;
-	struct code_part eval[RUBY_EVAL_PARTS];
-	size_t nr_eval;
-	struct hashmap frames; /* -> index in frames_v */
-	struct frame *frames_v;
-	size_t nr_frames, frames_cap;
-};
-
-struct rubies_stats {
-	uint64_t samples; /* samples spliced */
-	uint64_t frames; /* Ruby frames named */
-	uint64_t freed; /* of those, "[collected iseq]": no iseq, or another, there now */
-	uint64_t bad; /* of those, "[bad iseq]": unreadable */
-	uint64_t left; /* samples with Ruby frames no frame of the VM's loop took */
-	uint64_t short_; /* samples with a frame of the VM's loop and no Ruby frame left */
-	uint64_t no_proc; /* samples with Ruby frames of a process no longer attached */
-	uint64_t read; /* frames read from the process (not cached) */
-};
-
-struct rubies {
-	int fd;
-	struct rubies_stats stats;
-	uint64_t freed_id, bad_id, full_id; /* the markers' names */
-};
-
-static void forget(void *rt, struct runtime_proc *rp)
+static int attach_ruby(int pid, void **rt)
 {
-	struct rbproc *p = rp->priv;
-
-	(void)rt;
-	p->nr_frames = 0;
-	hashmap__clear(&p->frames);
+	return ruby__attach(pid, (struct ruby **)rt);
 }
 
-static void release(void *rt, struct runtime_proc *rp)
+static void free_ruby(void *rt)
 {
-	struct rbproc *p = rp->priv;
-
-	(void)rt;
-	hashmap__free(&p->frames);
-	free(p->frames_v);
-	ruby__free(p->rb);
-	free(p);
-	rp->priv = NULL;
+	ruby__free(rt);
 }
 
-static void detach(void *rt, struct runtime_proc *rp)
+static int settings(const void *rt, void *cfg)
 {
-	struct rubies *ps = rt;
-	__u32 key = rp->pid;
-
-	bpf_map_delete_elem(ps->fd, &key);
+	return ruby__bpf_settings(rt, cfg);
 }
+
+static size_t eval_parts(const void *rt, const struct code_part **parts)
+{
+	return ruby__eval_parts(rt, parts);
+}
+
+static const char *version(const void *rt)
+{
+	return ruby__version(rt);
+}
+
+/* Slots: the iseq, its pc with the stamp (abi.h). */
+static int frame(const void *rt, uint64_t iseq, uint64_t b, struct afterwalk_frame *out)
+{
+	struct ruby_frame f;
+	int err = ruby__frame(rt, iseq, b & SFBPF_RB_PC_MASK, (uint16_t)(b >> 48), &f);
+
+	if (!err) {
+		memcpy(out->name, f.name, sizeof(out->name));
+		memcpy(out->file, f.file, sizeof(out->file));
+		out->firstline = f.firstline;
+		out->line = f.line;
+	}
+	return err;
+}
+
+_Static_assert(RUBY_NAME_BYTES == AFTERWALK_NAME_BYTES && RUBY_FILE_BYTES == AFTERWALK_FILE_BYTES &&
+		       RUBY_EVAL_PARTS <= AFTERWALK_PARTS,
+	       "Ruby's frames fit the after-walk half's");
+
+static const struct afterwalk_kind ruby_kind = {
+	.runtime = "ruby",
+	.freed = "[collected iseq]",
+	.bad = "[bad iseq]",
+	.full = "[ruby names full]",
+	.freed_counter = "ruby_collected_iseq",
+	.bad_counter = "ruby_bad_iseq",
+	.no_loop = "the VM's loop not found: Ruby frames go above the native ones",
+	.flag = SFBPF_SAMPLE_RUBY,
+	.settings_size = sizeof(struct sfbpf_rb_proc),
+	.attach = attach_ruby,
+	.free = free_ruby,
+	.settings = settings,
+	.eval_parts = eval_parts,
+	.version = version,
+	.object_stats = ruby__object_stats,
+	.frame = frame,
+};
 
 /*
  * Whether pid may run Ruby: an executable object whose name says ruby (a
@@ -90,175 +80,12 @@ static void detach(void *rt, struct runtime_proc *rp)
 static bool detect(int pid, const struct procmaps *pm)
 {
 	(void)pid;
-	for (size_t i = 0; i < procmaps__count(pm); i++) {
-		const struct procmap *m = procmaps__get(pm, i);
-
-		if (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO) || !(m->perms & PROCMAP_EXEC))
-			continue;
-		if (strstr(procmap__basename(m->path), "ruby"))
-			return true;
-	}
-	return false;
-}
-
-static int attach(void *rt, struct runtime_proc *rp)
-{
-	struct rubies *ps = rt;
-	struct rbproc *p = calloc(1, sizeof(*p));
-	struct sfbpf_rb_proc cfg;
-	const struct code_part *parts;
-	__u32 key = rp->pid;
-	int err;
-
-	if (!p)
-		return -ENOMEM;
-	p->pid = rp->pid;
-	err = ruby__attach(rp->pid, &p->rb);
-	if (!err)
-		err = ruby__bpf_settings(p->rb, &cfg);
-	if (!err) {
-		cfg.start_ticks = rp->start_ticks;
-		if (bpf_map_update_elem(ps->fd, &key, &cfg, BPF_ANY))
-			err = -errno;
-	}
-	if (err) {
-		ruby__free(p->rb);
-		free(p);
-		return err;
-	}
-	p->nr_eval = ruby__eval_parts(p->rb, &parts);
-	memcpy(p->eval, parts, p->nr_eval * sizeof(*parts));
-	if (!p->nr_eval)
-		pr_info("ruby: pid %d: the VM's loop not found: Ruby frames go above the native ones",
-			p->pid);
-	pr_debug("ruby: pid %d: Ruby %s attached", p->pid, ruby__version(p->rb));
-	rp->priv = p;
-	return 0;
+	return afterwalk__maps_named(pm, "ruby");
 }
 
 static void *rubies_new(const struct runtime_host *host)
 {
-	struct rubies *ps = calloc(1, sizeof(*ps));
-
-	if (!ps)
-		return NULL;
-	ps->fd = profile__rb_procs_fd(host->prof);
-	ps->freed_id = frame_names__intern("ruby", "[collected iseq]", "", 0, 0);
-	ps->bad_id = frame_names__intern("ruby", "[bad iseq]", "", 0, 0);
-	ps->full_id = frame_names__intern("ruby", "[ruby names full]", "", 0, 0);
-	return ps;
-}
-
-static void rubies_free(void *rt)
-{
-	free(rt);
-}
-
-static bool frame_eq(const void *ctx, uint64_t val, const void *key)
-{
-	const struct frame *f = &((const struct rbproc *)ctx)->frames_v[val], *k = key;
-
-	return f->iseq == k->iseq && f->pc == k->pc;
-}
-
-/* The frame_names id of one frame the BPF walk sent (slots a, b). */
-static uint64_t frame_id(struct rubies *ps, struct rbproc *p, uint64_t a, uint64_t b)
-{
-	struct frame k = { .iseq = a & SFBPF_PY_ADDR_MASK, .pc = b };
-	uint32_t h = (uint32_t)hash__mix64(k.iseq ^ hash__mix64(k.pc));
-	int64_t i = hashmap__find(&p->frames, h, frame_eq, p, &k);
-	struct ruby_frame f;
-	int err;
-
-	ps->stats.frames++;
-	if (i >= 0)
-		return p->frames_v[i].id;
-	ps->stats.read++;
-	err = ruby__frame(p->rb, k.iseq, k.pc & SFBPF_RB_PC_MASK, (uint16_t)(k.pc >> 48), &f);
-	if (err) {
-		ps->stats.freed += err == -ESTALE;
-		ps->stats.bad += err != -ESTALE;
-		return err == -ESTALE ? ps->freed_id : ps->bad_id;
-	}
-	k.id = frame_names__intern("ruby", f.name, f.file, f.firstline, f.line);
-	if (!k.id) /* no room in frame_names: counted there */
-		return ps->full_id ? ps->full_id : ps->bad_id;
-	if (p->nr_frames >= MAX_FRAMES_CACHED)
-		forget(ps, &(struct runtime_proc){ .priv = p });
-	if (!VEC_RESERVE(p->frames_v, p->frames_cap, p->nr_frames + 1, 64) &&
-	    !hashmap__add(&p->frames, h, p->nr_frames))
-		p->frames_v[p->nr_frames++] = k;
-	return k.id;
-}
-
-static void mark_names(void *rt)
-{
-	struct rubies *ps = rt;
-
-	frame_names__mark(frame_names__ip(ps->freed_id));
-	frame_names__mark(frame_names__ip(ps->bad_id));
-	frame_names__mark(frame_names__ip(ps->full_id));
-}
-
-/* Whether pc is in the VM's loop: a native frame that runs a run of Ruby frames. */
-static bool in_eval(const void *ctx, uint64_t pc)
-{
-	const struct rbproc *p = ctx;
-
-	for (size_t i = 0; i < p->nr_eval; i++)
-		if (pc >= p->eval[i].lo && pc < p->eval[i].hi)
-			return true;
-	return false;
-}
-
-static int splice(void *rt, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
-		  struct sfbpf_sample *out)
-{
-	struct rubies *ps = rt;
-	const __u64 *slots = in->ips + in->nr_user + in->nr_kernel;
-	uint32_t n = in->nr_py, j;
-	uint64_t ids[SFBPF_PY_MAX_FRAMES];
-	bool entry[SFBPF_PY_MAX_FRAMES], left, was_short;
-	struct rbproc *p;
-
-	if (!n || !(in->flags & SFBPF_SAMPLE_RUBY))
-		return 0;
-	if (n > SFBPF_PY_MAX_FRAMES ||
-	    SFBPF_SAMPLE_HDR_SIZE + ((size_t)in->nr_user + in->nr_kernel + 2 * n) * 8 > size)
-		return -EINVAL;
-	if (!rp) {
-		ps->stats.no_proc++;
-		return 0;
-	}
-	p = rp->priv;
-	for (j = 0; j < n; j++) {
-		ids[j] = frame_id(ps, p, slots[2 * j], slots[2 * j + 1]);
-		entry[j] = slots[2 * j] & SFBPF_PY_ENTRY;
-	}
-	runtime__splice_after(in, out, ids, entry, n, in_eval, p, &left, &was_short);
-	out->flags &= ~SFBPF_SAMPLE_RUBY;
-	ps->stats.left += left;
-	ps->stats.short_ += was_short;
-	ps->stats.samples++;
-	return 1;
-}
-
-static void counters(const void *rt, runtime_put_fn put, void *ctx)
-{
-	const struct rubies_stats *st = &((const struct rubies *)rt)->stats;
-	uint64_t reads, hits;
-
-	ruby__object_stats(&reads, &hits);
-	put(ctx, "ruby_object_reads", reads, false);
-	put(ctx, "ruby_object_hits", hits, false);
-	put(ctx, "ruby_spliced", st->samples, false);
-	put(ctx, "ruby_named", st->frames, false);
-	put(ctx, "ruby_frames_read", st->read, false);
-	put(ctx, "ruby_collected_iseq", st->freed, false);
-	put(ctx, "ruby_bad_iseq", st->bad, false);
-	put(ctx, "ruby_left", st->left, false);
-	put(ctx, "ruby_short", st->short_, false);
-	put(ctx, "ruby_no_proc", st->no_proc, false);
+	return afterwalk__new(&ruby_kind, profile__rb_procs_fd(host->prof));
 }
 
 const struct runtime_ops ruby_runtime = {
@@ -267,13 +94,13 @@ const struct runtime_ops ruby_runtime = {
 	.starting = "not started",
 	.refusal_tries = REFUSAL_TRIES,
 	.new = rubies_new,
-	.free = rubies_free,
+	.free = afterwalk__free,
 	.detect = detect,
-	.attach = attach,
-	.detach = detach,
-	.release = release,
-	.splice = splice,
-	.mark_names = mark_names,
-	.forget = forget,
-	.counters = counters,
+	.attach = afterwalk__attach,
+	.detach = afterwalk__detach,
+	.release = afterwalk__release,
+	.splice = afterwalk__splice,
+	.mark_names = afterwalk__mark_names,
+	.forget = afterwalk__forget,
+	.counters = afterwalk__counters,
 };

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The userspace half every runtime read after the native walk shares (PHP,
+ * Ruby, Perl: docs/DESIGN-runtimes.md): a process attached is its BPF
+ * settings in the runtime's map and its eval loop's code parts; each sample
+ * carrying the runtime's flag has two slots a frame, named once per process
+ * (a frame cache, forgotten when the names table is collected) and spliced
+ * in place of the eval loop's native frames (runtime__splice_after());
+ * "[freed]" and "[bad]" markers, the counters. A runtime gives its reader
+ * (struct afterwalk_kind) and its runtime_ops take these functions.
+ */
+#ifndef SFBPF_PROFILE_AFTERWALK_H
+#define SFBPF_PROFILE_AFTERWALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/codeparts.h"
+#include "profile/runtime.h"
+
+#define AFTERWALK_PARTS 8
+#define AFTERWALK_NAME_BYTES 256
+#define AFTERWALK_FILE_BYTES 512
+
+/* A frame as its runtime's users know it. */
+struct afterwalk_frame {
+	char name[AFTERWALK_NAME_BYTES];
+	char file[AFTERWALK_FILE_BYTES];
+	uint32_t firstline, line;
+};
+
+/* One runtime's reader, in its words. */
+struct afterwalk_kind {
+	const char *runtime; /* frame_names' runtime, messages' prefix: "ruby" */
+	const char
+		*freed; /* the marker of a frame gone by the time it is read: "[collected iseq]" */
+	const char *bad; /* of one unreadable: "[bad iseq]" */
+	const char *full; /* of one the names table had no room for */
+	const char *freed_counter, *bad_counter; /* "ruby_collected_iseq", "ruby_bad_iseq" */
+	const char *no_loop; /* said when an attach found no eval loop: frames go above */
+	uint8_t flag; /* SFBPF_SAMPLE_* */
+	size_t settings_size; /* its BPF settings; start_ticks first */
+	/* The process's runtime: 0 and *rt, or an errno (runtime.h's attach's). */
+	int (*attach)(int pid, void **rt);
+	void (*free)(void *rt);
+	int (*settings)(const void *rt, void *cfg);
+	size_t (*eval_parts)(const void *rt, const struct code_part **parts);
+	const char *(*version)(const void *rt);
+	void (*object_stats)(uint64_t *reads, uint64_t *hits);
+	/* A frame from its slots a, b: 0, or -ESTALE ("freed"), or another error ("bad"). */
+	int (*frame)(const void *rt, uint64_t a, uint64_t b, struct afterwalk_frame *out);
+};
+
+/* Whether an executable object pid maps has word in its name (detect's first test). */
+bool afterwalk__maps_named(const struct procmaps *pm, const char *word);
+
+/* runtime_ops' new: the runtime's state, its settings map fd. */
+void *afterwalk__new(const struct afterwalk_kind *kind, int fd);
+
+/* The rest of runtime_ops, the same for each. */
+void afterwalk__free(void *aw);
+int afterwalk__attach(void *aw, struct runtime_proc *rp);
+void afterwalk__detach(void *aw, struct runtime_proc *rp);
+void afterwalk__release(void *aw, struct runtime_proc *rp);
+int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
+		      struct sfbpf_sample *out);
+void afterwalk__mark_names(void *aw);
+void afterwalk__forget(void *aw, struct runtime_proc *rp);
+void afterwalk__counters(const void *aw, runtime_put_fn put, void *ctx);
+
+#endif /* SFBPF_PROFILE_AFTERWALK_H */
