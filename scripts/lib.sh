@@ -260,3 +260,34 @@ initrd_modules() {
 		echo "$m" >>"$out/order"
 	done < <(awk '$1 == "insmod" && !seen[$2]++ { print $2 }' <<<"$list")
 }
+
+# layout_rows CHECK ROWS OUT TYPE: a layouts script's rows (the file ROWS, one
+# "\t{ ..." initializer each, as scripts/*/layout.c print them) into OUT, the
+# table "static const struct TYPE TYPEs[]" after the header comment read from
+# stdin (scripts/php, ruby and perl/layouts.sh). CHECK 1 writes nothing: it
+# fails, naming the row, unless each row is somewhere in OUT, its spacing aside.
+layout_rows() {
+	local check=$1 rows=$2 out=$3 type=$4 header
+	header=$(cat)
+	if [ "$check" = 1 ]; then
+		python3 - "$rows" "$out" <<'PY'
+import os
+import sys
+flat = lambda t: " ".join(t.split())
+rows, table = open(sys.argv[1]).read(), flat(open(sys.argv[2]).read())
+for row in rows.split("\t{ ")[1:]:
+    if flat("{ " + row) not in table:
+        sys.exit("%s lacks, or has otherwise, the row the headers give:\n\t{ %s"
+                 % (os.path.basename(sys.argv[2]), row))
+PY
+		return
+	fi
+	{
+		echo "$header"
+		echo "// clang-format off"
+		echo "static const struct $type ${type}s[] = {"
+		cat "$rows"
+		echo "};"
+		echo "// clang-format on"
+	} >"$out"
+}

@@ -49,6 +49,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The folded output's reader, and the pprof/OTLP read-back: the node checks'.
 import v8profile_check as v8  # noqa: E402
+import vmframes_check as vm  # noqa: E402
 from v8profile_check import stacks  # noqa: E402
 
 # A runtime frame as sfbpf names it: "NAME (FILE:LINE)"; an internal function
@@ -164,14 +165,9 @@ def excimer_stacks(path):
         yield names, int(n)
 
 
-def overlap_of(a, b):
-    ta, tb = sum(a.values()), sum(b.values())
-    return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b))
-
-
 def cmd_excimer(folded, collapsed):
-    ours, theirs = collections.Counter(), collections.Counter()
-    pairs, ref_pairs = collections.Counter(), set()
+    ours, pairs = collections.Counter(), collections.Counter()
+    theirs, ref_pairs = collections.Counter(), set()
     in_internal = 0
     for frames, n in stacks(folded):
         php = php_frames(frames, internal=True)
@@ -191,87 +187,29 @@ def cmd_excimer(folded, collapsed):
             continue
         theirs[names[-1]] += n
         ref_pairs.update(zip(names, names[1:]))
-    if sum(ours.values()) < 100 or sum(theirs.values()) < 100:
-        print("too few samples: sfbpf %d, excimer %d with PHP frames"
-              % (sum(ours.values()), sum(theirs.values())))
-        return 1
-    ov = overlap_of(ours, theirs)
-    tot = sum(pairs.values())
-    seen = sum(n for p, n in pairs.items() if p in ref_pairs)
-    unseen = sorted((p for p in pairs if p not in ref_pairs), key=lambda p: -pairs[p])[:3]
-    top = lambda c: ", ".join("%s %.2f" % (k, v / sum(c.values())) for k, v in c.most_common(4))
-    print("innermost overlap %.3f (sfbpf %d samples: %s; excimer %d: %s; %d more of "
-          "sfbpf's inside internal functions, where excimer cannot sample); pairs seen by "
-          "excimer %.3f%s" % (ov, sum(ours.values()), top(ours), sum(theirs.values()),
-                              top(theirs), in_internal, seen / tot if tot else 1.0,
-                              ", unseen %s" % unseen if unseen else ""))
-    return 0 if ov >= 0.85 and (not tot or seen / tot >= 0.98) else 1
+    return vm.judge_reference(ours, pairs, theirs, ref_pairs, "excimer",
+                              "; %d more of sfbpf's inside internal functions, where excimer "
+                              "cannot sample" % in_internal)
 
 
 def cmd_root(folded, minimum):
-    with_php = whole = 0
-    for frames, n in stacks(folded):
-        if not php_frames(frames):
-            continue
-        with_php += n
-        whole += n * any(f == "_start" or f.startswith("__libc_start") for f in frames[1:3])
-    share = whole / with_php if with_php else 0
-    print("%d of %d samples with PHP frames reach _start (%.3f, at least %s)"
-          % (whole, with_php, share, minimum))
-    return 0 if with_php and share >= float(minimum) else 1
+    return vm.root(folded, minimum, php_frames, "PHP")
 
 
 def cmd_has(folded, func, minimum):
-    inner, tot = collections.Counter(), 0
-    for frames, n in stacks(folded):
-        names = [f[0] for f in php_frames(frames, internal=True)]
-        if names:
-            inner[names[-1]] += n
-            tot += n
-    share = inner[func] / tot if tot else 0
-    print("%s innermost in %.3f of %d samples with PHP frames (at least %s): %s"
-          % (func, share, tot, minimum, inner.most_common(3)))
-    return 0 if share >= float(minimum) else 1
+    return vm.has(folded, func, minimum, lambda f: php_frames(f, internal=True), "PHP")
+
+
+def defines(name, src, line):
+    """Whether the PHP source src defines the function name (a file's own code and
+    closures are any file's)."""
+    method = name.split("::")[-1].split("\\")[-1]
+    return name in ("{main}", "{closure}") or bool(
+        re.search(r"function\s+&?\s*%s\s*\(" % re.escape(method), src))
 
 
 def cmd_program(folded, comm, srcdir):
-    files = collections.defaultdict(list)
-    for d, _, names in os.walk(srcdir):
-        for f in names:
-            if f.endswith(".php"):
-                files[f].append(os.path.join(d, f))
-    total = with_php = whole = 0
-    bad, known = collections.Counter(), {}
-    for frames, n in stacks(folded):
-        if not frames[0].startswith(comm):
-            continue
-        total += n
-        php = php_frames(frames)
-        if not php:
-            continue
-        with_php += n
-        whole += n * any(f == "_start" or f.startswith("__libc_start") for f in frames[1:3])
-        for name, f, line in php:
-            key = (name, f, line)
-            if key not in known:
-                known[key] = False
-                method = name.split("::")[-1].split("\\")[-1]
-                for path in files.get(f, []):
-                    src = open(path, encoding="utf-8", errors="replace").read()
-                    if line > src.count("\n") + 1:
-                        continue
-                    if name in ("{main}", "{closure}") or re.search(
-                            r"function\s+&?\s*%s\s*\(" % re.escape(method), src):
-                        known[key] = True
-                        break
-            if not known[key]:
-                bad["%s (%s:%d)" % key] += n
-    share = with_php / total if total else 0
-    wshare = whole / with_php if with_php else 0
-    print("%s: %d samples, %.3f with PHP frames (at least 0.5), %.3f of those whole to _start "
-          "(at least 0.9); frames no file under %s defines: %s"
-          % (comm, total, share, wshare, srcdir, bad.most_common(3) or "none"))
-    return 0 if total and share >= 0.5 and wshare >= 0.9 and not bad else 1
+    return vm.program(folded, comm, srcdir, php_frames, "PHP", (".php",), frame_ok=defines)
 
 
 def cmd_chain(folded, *want):

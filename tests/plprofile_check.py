@@ -47,6 +47,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import v8profile_check as v8  # noqa: E402
+import vmframes_check as vm  # noqa: E402
 from v8profile_check import stacks  # noqa: E402
 
 # A Perl frame as sfbpf names it: "NAME (FILE:LINE)".
@@ -148,15 +149,9 @@ def nytprof_profile(path):
     return out, seen
 
 
-def overlap_of(a, b):
-    ta, tb = sum(a.values()), sum(b.values())
-    return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b))
-
-
 def cmd_nytprof(folded, path):
     ref, seen = nytprof_profile(path)
-    ours, theirs = collections.Counter(), collections.Counter()
-    pairs, ref_pairs = collections.Counter(), set()
+    ours, pairs = collections.Counter(), collections.Counter()
     folded_in = total = 0
     in_ref = 0
     for frames, n in stacks(folded):
@@ -177,94 +172,25 @@ def cmd_nytprof(folded, path):
         ours[kept[-1]] += n
         for a, b in zip(kept, kept[1:]):
             pairs[(a, b)] += n
-    for names, t in ref:
-        if not names:
-            continue
-        theirs[names[-1]] += t
-        ref_pairs.update(zip(names, names[1:]))
-    if sum(ours.values()) < 100 or not theirs:
-        print("too few samples: sfbpf %d with Perl subs, NYTProf %d stacks"
-              % (sum(ours.values()), len(ref)))
-        return 1
-    ov = overlap_of(ours, theirs)
-    tot = sum(pairs.values())
-    seen_pairs = sum(n for p, n in pairs.items() if p in ref_pairs)
-    unseen = sorted((p for p in pairs if p not in ref_pairs), key=lambda p: -pairs[p])[:3]
+    theirs, ref_pairs = vm.innermost_and_pairs(ref)
     share_in = folded_in / total if total else 0
-    top = lambda c: ", ".join("%s %.2f" % (k, v / sum(c.values())) for k, v in c.most_common(4))
-    print("innermost overlap %.3f (sfbpf %d samples: %s; NYTProf: %s); pairs seen by NYTProf "
-          "%.3f%s; %.3f of sfbpf's samples hold a sub NYTProf never saw entered (a callback "
-          "of C), given to its caller (at most 0.25); %d more in NYTProf's own code"
-          % (ov, sum(ours.values()), top(ours), top(theirs),
-             seen_pairs / tot if tot else 1.0, ", unseen %s" % unseen if unseen else "",
-             share_in, in_ref))
-    return 0 if ov >= 0.85 and (not tot or seen_pairs / tot >= 0.98) and share_in <= 0.25 else 1
-
-
-def whole(frames):
-    return any(f == "_start" or f.startswith("__libc_start") for f in frames[1:3])
+    return vm.judge_reference(
+        ours, pairs, theirs, set(ref_pairs), "NYTProf",
+        "; %.3f of sfbpf's samples hold a sub NYTProf never saw entered (a callback of C), "
+        "given to its caller (at most 0.25); %d more in NYTProf's own code" % (share_in, in_ref),
+        min_ref=1, ok_too=share_in <= 0.25)
 
 
 def cmd_root(folded, minimum):
-    with_pl = n_whole = 0
-    for frames, n in stacks(folded):
-        if not pl_frames(frames):
-            continue
-        with_pl += n
-        n_whole += n * whole(frames)
-    share = n_whole / with_pl if with_pl else 0
-    print("%d of %d samples with Perl frames reach _start (%.3f, at least %s)"
-          % (n_whole, with_pl, share, minimum))
-    return 0 if with_pl and share >= float(minimum) else 1
+    return vm.root(folded, minimum, pl_frames, "Perl")
 
 
 def cmd_has(folded, name, minimum):
-    inner, tot = collections.Counter(), 0
-    for frames, n in stacks(folded):
-        names = [f[0] for f in pl_frames(frames)]
-        if names:
-            inner[names[-1]] += n
-            tot += n
-    share = inner[name] / tot if tot else 0
-    print("%s innermost in %.3f of %d samples with Perl frames (at least %s): %s"
-          % (name, share, tot, minimum, inner.most_common(3)))
-    return 0 if share >= float(minimum) else 1
+    return vm.has(folded, name, minimum, pl_frames, "Perl")
 
 
 def cmd_program(folded, comm, dirs):
-    files = collections.defaultdict(list)
-    for top in dirs.split(":"):
-        for d, _, names in os.walk(top):
-            for f in names:
-                files[f].append(os.path.join(d, f))
-    total = with_pl = n_whole = 0
-    bad, known = collections.Counter(), {}
-    for frames, n in stacks(folded):
-        if not frames[0].startswith(comm):
-            continue
-        total += n
-        pl = pl_frames(frames)
-        if not pl:
-            continue
-        with_pl += n
-        n_whole += n * whole(frames)
-        for name, f, line in pl:
-            key = (name, f, line)
-            if key not in known:
-                known[key] = False
-                for path in files.get(os.path.basename(f), []):
-                    if line <= open(path, encoding="utf-8", errors="replace").read().count(
-                            "\n") + 1:
-                        known[key] = True
-                        break
-            if not known[key]:
-                bad["%s (%s:%d)" % key] += n
-    share = with_pl / total if total else 0
-    wshare = n_whole / with_pl if with_pl else 0
-    print("%s: %d samples, %.3f with Perl frames (at least 0.5), %.3f of those whole "
-          "(at least 0.9); frames no file of %s has: %s"
-          % (comm, total, share, wshare, dirs, bad.most_common(3) or "none"))
-    return 0 if total and share >= 0.5 and wshare >= 0.9 and not bad else 1
+    return vm.program(folded, comm, dirs, pl_frames, "Perl", ("",))
 
 
 def cmd_outputs(name, folded, raw, otlp):

@@ -47,6 +47,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The folded output's reader, and the pprof/OTLP read-back: the node checks'.
 import v8profile_check as v8  # noqa: E402
+import vmframes_check as vm  # noqa: E402
 from v8profile_check import stacks  # noqa: E402
 
 # A Ruby frame as sfbpf names it: "LABEL (FILE:LINE)".
@@ -146,110 +147,25 @@ def method_of(label):
     return re.sub(r"^(block (\(\d+ levels\) )?in )", "", label)
 
 
-def overlap_of(a, b):
-    ta, tb = sum(a.values()), sum(b.values())
-    return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b))
-
-
 def cmd_stackprof(folded, path):
-    ours, theirs = collections.Counter(), collections.Counter()
-    pairs, ref_pairs = collections.Counter(), set()
-    for frames, n in stacks(folded):
-        names = [method_of(f[0]) for f in rb_frames(frames)]
-        if not names:
-            continue
-        ours[names[-1]] += n
-        for a, b in zip(names, names[1:]):
-            pairs[(a, b)] += n
-    for names, n in stackprof_stacks(path):
-        names = [method_of(x) for x in names]
-        if not names:
-            continue
-        theirs[names[-1]] += n
-        ref_pairs.update(zip(names, names[1:]))
-    if sum(ours.values()) < 100 or sum(theirs.values()) < 100:
-        print("too few samples: sfbpf %d, stackprof %d with Ruby frames"
-              % (sum(ours.values()), sum(theirs.values())))
-        return 1
-    ov = overlap_of(ours, theirs)
-    tot = sum(pairs.values())
-    seen = sum(n for p, n in pairs.items() if p in ref_pairs)
-    unseen = sorted((p for p in pairs if p not in ref_pairs), key=lambda p: -pairs[p])[:3]
-    top = lambda c: ", ".join("%s %.2f" % (k, v / sum(c.values())) for k, v in c.most_common(4))
-    print("innermost overlap %.3f (sfbpf %d samples: %s; stackprof %d: %s); pairs seen by "
-          "stackprof %.3f%s" % (ov, sum(ours.values()), top(ours), sum(theirs.values()),
-                                top(theirs), seen / tot if tot else 1.0,
-                                ", unseen %s" % unseen if unseen else ""))
-    return 0 if ov >= 0.85 and (not tot or seen / tot >= 0.98) else 1
-
-
-def whole(frames):
-    return any(f == "_start" or f.startswith("__libc_start") or f.startswith("clone")
-               for f in frames[1:3])
+    ours, pairs = vm.innermost_and_pairs(
+        ([method_of(f[0]) for f in rb_frames(frames)], n) for frames, n in stacks(folded))
+    theirs, ref = vm.innermost_and_pairs(
+        ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
+    return vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof")
 
 
 def cmd_root(folded, minimum):
-    with_rb = n_whole = 0
-    for frames, n in stacks(folded):
-        if not rb_frames(frames):
-            continue
-        with_rb += n
-        n_whole += n * whole(frames)
-    share = n_whole / with_rb if with_rb else 0
-    print("%d of %d samples with Ruby frames reach the thread's start (%.3f, at least %s)"
-          % (n_whole, with_rb, share, minimum))
-    return 0 if with_rb and share >= float(minimum) else 1
+    return vm.root(folded, minimum, rb_frames, "Ruby")
 
 
 def cmd_has(folded, label, minimum, comm=None):
-    inner, tot = collections.Counter(), 0
-    for frames, n in stacks(folded):
-        if comm and frames[0] != comm:
-            continue
-        names = [f[0] for f in rb_frames(frames)]
-        if names:
-            inner[names[-1]] += n
-            tot += n
-    share = inner[label] / tot if tot else 0
-    print("%s innermost in %.3f of %d samples with Ruby frames%s (at least %s): %s"
-          % (label, share, tot, " of " + comm if comm else "", minimum, inner.most_common(3)))
-    return 0 if share >= float(minimum) else 1
+    return vm.has(folded, label, minimum, rb_frames, "Ruby", comm)
 
 
 def cmd_program(folded, comm, srcdir):
-    files = collections.defaultdict(list)
-    for d, _, names in (w for top in srcdir.split(":") for w in os.walk(top)):
-        for f in names:
-            if f.endswith(".rb"):
-                files[f].append(os.path.join(d, f))
-    total = with_rb = n_whole = 0
-    bad, known = collections.Counter(), {}
-    for frames, n in stacks(folded):
-        if not frames[0].startswith(comm):
-            continue
-        total += n
-        rb = rb_frames(frames)
-        if not rb:
-            continue
-        with_rb += n
-        n_whole += n * whole(frames)
-        for label, f, line in rb:
-            key = (label, f, line)
-            if key not in known:
-                known[key] = f.startswith("<internal:")
-                for path in files.get(os.path.basename(f), []):
-                    if line <= open(path, encoding="utf-8", errors="replace").read().count(
-                            "\n") + 1:
-                        known[key] = True
-                        break
-            if not known[key]:
-                bad["%s (%s:%d)" % key] += n
-    share = with_rb / total if total else 0
-    wshare = n_whole / with_rb if with_rb else 0
-    print("%s: %d samples, %.3f with Ruby frames (at least 0.5), %.3f of those whole "
-          "(at least 0.9); frames no file under %s has: %s"
-          % (comm, total, share, wshare, srcdir, bad.most_common(3) or "none"))
-    return 0 if total and share >= 0.5 and wshare >= 0.9 and not bad else 1
+    return vm.program(folded, comm, srcdir, rb_frames, "Ruby", (".rb",),
+                      known_file=lambda f: f.startswith("<internal:"))
 
 
 def cmd_outputs(name, folded, raw, otlp):

@@ -10,6 +10,8 @@
 #            the file (tests/plprofile.test)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 OUT=$ROOT/userspace/interp/perl_layouts.h
 check=0
 if [ "${1:-}" = --check ]; then
@@ -47,20 +49,7 @@ for arg in "$@"; do
 	}
 	rm -rf "$in"
 done
-if [ "$check" = 1 ]; then
-	# Each row somewhere in the file, its spacing aside.
-	python3 - "$rows" "$OUT" <<'PY'
-import sys
-flat = lambda t: " ".join(t.split())
-rows, table = open(sys.argv[1]).read(), flat(open(sys.argv[2]).read())
-for row in rows.split("\t{ ")[1:]:
-    if flat("{ " + row) not in table:
-        sys.exit("perl_layouts.h lacks, or has otherwise, the row the headers give:\n\t{ " + row)
-PY
-	exit 0
-fi
-{
-	cat <<'HDR'
+layout_rows "$check" "$rows" "$OUT" perl_layout <<'HDR'
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Written by scripts/perl/layouts.sh from the headers of each Perl below
@@ -70,9 +59,3 @@ fi
  * tests/plprofile.test checks the rows against the headers installed.
  */
 HDR
-	echo "// clang-format off"
-	echo "static const struct perl_layout perl_layouts[] = {"
-	cat "$rows"
-	echo "};"
-	echo "// clang-format on"
-} >"$OUT"

@@ -7,9 +7,11 @@
 # Usage: scripts/php/layouts.sh [--check] [ROOT:]PHP-CONFIG...
 #   e.g. scripts/php/layouts.sh php-config8.2 /var/cache/sfbpf/php-trixie:php-config8.4
 #   --check  write nothing: fail if the rows these headers give are not in
-#            the file (tests/php.test)
+#            the file (tests/phpprofile.test)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 OUT=$ROOT/userspace/interp/php_layouts.h
 check=0
 if [ "${1:-}" = --check ]; then
@@ -42,31 +44,12 @@ for arg in "$@"; do
 	}
 	rm -rf "$in"
 done
-if [ "$check" = 1 ]; then
-	# Each row somewhere in the file, its spacing aside.
-	python3 - "$rows" "$OUT" <<'PY'
-import sys
-flat = lambda t: " ".join(t.split())
-rows, table = open(sys.argv[1]).read(), flat(open(sys.argv[2]).read())
-for row in rows.split("\t{ ")[1:]:
-    if flat("{ " + row) not in table:
-        sys.exit("php_layouts.h lacks, or has otherwise, the row the headers give:\n\t{ " + row)
-PY
-	exit 0
-fi
-{
-	cat <<'HDR'
+layout_rows "$check" "$rows" "$OUT" php_layout <<'HDR'
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Written by scripts/php/layouts.sh from the headers of each PHP below
  * (its -dev package), compiled into scripts/php/layout.c: the layout the
  * walk reads, by the build ID PHP checks extensions against. Do not edit;
- * tests/php.test checks the rows against the headers installed.
+ * tests/phpprofile.test checks the rows against the headers installed.
  */
 HDR
-	echo "// clang-format off"
-	echo "static const struct php_layout php_layouts[] = {"
-	cat "$rows"
-	echo "};"
-	echo "// clang-format on"
-} >"$OUT"

@@ -84,20 +84,7 @@ for arg in "$@"; do
 	}
 	rm -rf "$in"
 done
-if [ "$check" = 1 ]; then
-	# Each row somewhere in the file, its spacing aside.
-	python3 - "$rows" "$OUT" <<'PY'
-import sys
-flat = lambda t: " ".join(t.split())
-rows, table = open(sys.argv[1]).read(), flat(open(sys.argv[2]).read())
-for row in rows.split("\t{ ")[1:]:
-    if flat("{ " + row) not in table:
-        sys.exit("ruby_layouts.h lacks, or has otherwise, the row the headers give:\n\t{ " + row)
-PY
-	exit 0
-fi
-{
-	cat <<'HDR'
+layout_rows "$check" "$rows" "$OUT" ruby_layout <<'HDR'
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Written by scripts/ruby/layouts.sh from the headers of each Ruby below
@@ -107,9 +94,3 @@ fi
  * tests/rbprofile.test checks the rows against the headers installed.
  */
 HDR
-	echo "// clang-format off"
-	echo "static const struct ruby_layout ruby_layouts[] = {"
-	cat "$rows"
-	echo "};"
-	echo "// clang-format on"
-} >"$OUT"

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "interp/objfacts.h"
@@ -23,6 +24,39 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The first string of elf's read-only data kind's note test accepts, into buf ("" if none). */
+static void find_note(Elf *elf, const struct objfacts_kind *kind, char *buf, size_t size)
+{
+	size_t plen = strlen(kind->note_prefix);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	buf[0] = '\0';
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		const char *s, *end;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & (SHF_EXECINSTR | SHF_WRITE)))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		s = d->d_buf;
+		end = s + d->d_size;
+		while ((s = memmem(s, (size_t)(end - s), kind->note_prefix, plen))) {
+			/* At a string's start only: the same bytes inside another string are not
+			 * it. */
+			if ((s == d->d_buf || s[-1] == '\0') &&
+			    kind->note_is(s, (size_t)(end - s))) {
+				snprintf(buf, size, "%s", s);
+				return;
+			}
+			s += plen;
+		}
+	}
 }
 
 int objfacts__get(struct objfacts_kind *kind, int fd, struct objfacts *out)
@@ -66,8 +100,8 @@ int objfacts__get(struct objfacts_kind *kind, int fd, struct objfacts *out)
 	if (!out->err && kind->eval >= 0 && out->vals[kind->key] && out->vals[kind->eval])
 		out->nr_eval = codeparts__find(elf, fd, out->vals[kind->eval],
 					       out->sizes[kind->eval], out->eval, OBJFACTS_PARTS);
-	if (!out->err && kind->note && out->vals[kind->key])
-		kind->note(elf, out->note, sizeof(out->note));
+	if (!out->err && kind->note_prefix && out->vals[kind->key])
+		find_note(elf, kind, out->note, sizeof(out->note));
 	elf_end(elf);
 
 	pthread_mutex_lock(&cache.lock);

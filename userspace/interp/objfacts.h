@@ -16,6 +16,7 @@
 #define SFBPF_INTERP_OBJFACTS_H
 
 #include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -33,8 +34,14 @@ struct objfacts_kind {
 	size_t nr;
 	/* The eval loop's parts are decoded where names[key] and names[eval] are defined. */
 	int key, eval;
-	/* The runtime's own fact of the object, into buf (NUL-terminated); NULL: none. */
-	void (*note)(Elf *elf, char *buf, size_t size);
+	/*
+	 * The runtime's own fact of the object: a string of its read-only data
+	 * that begins with note_prefix and that note_is accepts (s, the bytes
+	 * left in its section), the first one (PHP's build ID, Perl's API
+	 * version). NULL: none.
+	 */
+	const char *note_prefix;
+	bool (*note_is)(const char *s, size_t left);
 	uint64_t reads, hits; /* under the cache's lock */
 };
 

@@ -6,7 +6,6 @@
  * believed.
  */
 #include <errno.h>
-#include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,37 +64,6 @@ static bool is_api_version(const char *s, size_t left)
 	return i < left && dots == 1 && s[i - 1] != '.' && i < 16;
 }
 
-/* The API version among the object's read-only data, into buf ("" if none): objfacts' note. */
-static void find_api_version(Elf *elf, char *buf, size_t size)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	buf[0] = '\0';
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		const char *s, *end;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & (SHF_EXECINSTR | SHF_WRITE)))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		s = d->d_buf;
-		end = s + d->d_size;
-		while ((s = memmem(s, (size_t)(end - s), "v5.", 3))) {
-			/* At a string's start only. */
-			if ((s == d->d_buf || s[-1] == '\0') &&
-			    is_api_version(s, (size_t)(end - s))) {
-				snprintf(buf, size, "%s", s);
-				return;
-			}
-			s += 3;
-		}
-	}
-}
-
 enum perl_sym { SYM_CURINTERP, SYM_RUNOPS, SYM_NR };
 
 static const char *const sym_names[SYM_NR] = {
@@ -109,7 +77,8 @@ static struct objfacts_kind facts_kind = {
 	.nr = SYM_NR,
 	.key = SYM_CURINTERP,
 	.eval = SYM_RUNOPS,
-	.note = find_api_version,
+	.note_prefix = "v5.",
+	.note_is = is_api_version,
 };
 
 _Static_assert(PERL_EVAL_PARTS <= OBJFACTS_PARTS, "objfacts holds every part");

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,37 +78,6 @@ static bool is_build_id(const char *s, size_t left)
 	       (left >= 9 && !memcmp(s, "TS,debug", 9));
 }
 
-/* The build ID among the object's read-only data, into buf ("" if none): objfacts' note. */
-static void find_build_id(Elf *elf, char *buf, size_t size)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	buf[0] = '\0';
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		const char *s, *end;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & (SHF_EXECINSTR | SHF_WRITE)))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		s = d->d_buf;
-		end = s + d->d_size;
-		while ((s = memmem(s, (size_t)(end - s), "API", 3))) {
-			/* At a string's start only: the extension API's "API4..." is another
-			 * string. */
-			if ((s == d->d_buf || s[-1] == '\0') && is_build_id(s, (size_t)(end - s))) {
-				snprintf(buf, size, "%s", s);
-				return;
-			}
-			s += 3;
-		}
-	}
-}
-
 enum php_sym { SYM_EG, SYM_EXECUTE_EX, SYM_EG_OFFSET, SYM_NR };
 
 static const char *const sym_names[SYM_NR] = {
@@ -124,7 +92,8 @@ static struct objfacts_kind facts_kind = {
 	.nr = SYM_NR,
 	.key = SYM_EG,
 	.eval = SYM_EXECUTE_EX,
-	.note = find_build_id,
+	.note_prefix = "API",
+	.note_is = is_build_id,
 };
 
 _Static_assert(PHP_EVAL_PARTS <= OBJFACTS_PARTS, "objfacts holds every part");

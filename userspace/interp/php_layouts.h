@@ -3,7 +3,7 @@
  * Written by scripts/php/layouts.sh from the headers of each PHP below
  * (its -dev package), compiled into scripts/php/layout.c: the layout the
  * walk reads, by the build ID PHP checks extensions against. Do not edit;
- * tests/php.test checks the rows against the headers installed.
+ * tests/phpprofile.test checks the rows against the headers installed.
  */
 // clang-format off
 static const struct php_layout php_layouts[] = {
