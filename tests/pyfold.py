@@ -1,10 +1,10 @@
-"""Python frames in sfbpf's folded stacks, as the checks that compare stacks
-with perf's (realworld_check.py, unwind_check.py) read them. sfbpf's kernel
-walk puts the Python frames one call of the eval loop runs where that call's
-native frame stood; perf sees the native frame only. Those checks judge the
-native stack, so each run of Python frames stands for the one eval frame it
-replaced; the Python frames themselves are judged against the interpreter's
-own view (pywalk.test)."""
+"""Python's and Perl's frames in sfbpf's folded stacks, as the checks that
+compare stacks with perf's (realworld_check.py, unwind_check.py) read them.
+sfbpf's kernel walk puts the frames one call of an eval loop runs where that
+call's native frame stood; perf sees the native frame only. Those checks
+judge the native stack, so each run of a runtime's frames stands for the one
+eval frame it replaced; the frames themselves are judged against the
+runtime's own view (pywalk.test, plprofile.test)."""
 import re
 
 # "qualname (file.py:line)", "<module> (<frozen importlib._bootstrap>:1176)",
@@ -14,19 +14,24 @@ import re
 PY_FRAME = re.compile(r".* \((?:<[^<>]*>|[^ ()<>]*\.pyx?|)(?::[0-9]+)?\)$")
 # The native frame each run of Python frames stands in for.
 PY_EVAL = "_PyEval_EvalFrameDefault"
+# Perl's: "Package::sub (file.pl:12)", "(eval) (x.pm:3)", "(require) ()",
+# "main::RUNTIME (burn.pl:9)", "[bad sub] ()"; its ops loop's native frame.
+PL_FRAME = re.compile(r"(?:\S+::\S+|\(eval\)|\(require\)|\[(?:bad|freed) sub\])"
+                      r" \((?:[^ ()]*\.(?:pl|pm|t|al|ix):[0-9]+|-e:[0-9]+|)\)$")
+PL_EVAL = "Perl_runops_standard"
 
 
 def native_frames(frames):
-    """frames (user frames, root first) with each run of Python frames
+    """frames (user frames, root first) with each run of Python (Perl) frames
     replaced by the eval frame it stands in for."""
     out = []
-    run = False
+    run = None
     for f in frames:
-        if PY_FRAME.fullmatch(f):
-            if not run:
-                out.append(PY_EVAL)
-            run = True
-        else:
+        # Perl's shape first: "(require) ()" is a Python frame's shape too.
+        loop = PL_EVAL if PL_FRAME.fullmatch(f) else PY_EVAL if PY_FRAME.fullmatch(f) else None
+        if loop and loop != run:
+            out.append(loop)
+        elif not loop:
             out.append(f)
-            run = False
+        run = loop
     return out

@@ -722,6 +722,11 @@ def selftest(_args):
                          "fib (burn.py:4);PyObject_Call;g (<frozen x>:2);h ();len 4\n", {"p"})
     expect(py[0].user == ["main", "PyEval_EvalCode", PY_EVAL, "PyObject_Call", PY_EVAL, "len"],
            "Python frames as the eval frames they stand in: %r" % py[0].user)
+    pl, _ = parse_folded("p;main;perl_run;main::RUNTIME (burn.pl:9);main::fib (burn.pl:3);"
+                         "Perl_pp_sort;(require) ();Foo::bar (Foo.pm:2);Perl_pp_add 1\n", {"p"})
+    expect(pl[0].user == ["main", "perl_run", "Perl_runops_standard", "Perl_pp_sort",
+                          "Perl_runops_standard", "Perl_pp_add"],
+           "Perl frames as the ops loop frames they stand in: %r" % pl[0].user)
     cxx, _ = parse_folded("p;v8::internal::(anonymous namespace)::Invoke;operator() 1\n", set())
     expect(cxx[0].user == ["v8::internal::(anonymous namespace)::Invoke", "operator()"],
            "C++ names are not Python frames: %r" % cxx[0].user)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A session's Perl processes: Perl's reader on the after-walk half (perls.h, afterwalk.h). */
+#include <stddef.h>
 #include <string.h>
 
 #include "interp/perl.h"
@@ -52,6 +53,9 @@ static int frame(const void *rt, uint64_t cv, uint64_t b, struct afterwalk_frame
 _Static_assert(PERL_NAME_BYTES == AFTERWALK_NAME_BYTES && PERL_FILE_BYTES == AFTERWALK_FILE_BYTES &&
 		       PERL_EVAL_PARTS <= AFTERWALK_PARTS,
 	       "Perl's frames fit the after-walk half's");
+
+_Static_assert(offsetof(struct sfbpf_pl_proc, start_ticks) == 0,
+	       "afterwalk writes start_ticks first");
 
 static const struct afterwalk_kind perl_kind = {
 	.runtime = "perl",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A session's PHP processes: PHP's reader on the after-walk half (phps.h, afterwalk.h). */
+#include <stddef.h>
 #include <string.h>
 
 #include "interp/php.h"
@@ -53,6 +54,9 @@ static int frame(const void *rt, uint64_t func, uint64_t b, struct afterwalk_fra
 _Static_assert(PHP_NAME_BYTES == AFTERWALK_NAME_BYTES && PHP_FILE_BYTES == AFTERWALK_FILE_BYTES &&
 		       PHP_EVAL_PARTS <= AFTERWALK_PARTS,
 	       "PHP's frames fit the after-walk half's");
+
+_Static_assert(offsetof(struct sfbpf_php_proc, start_ticks) == 0,
+	       "afterwalk writes start_ticks first");
 
 static const struct afterwalk_kind php_kind = {
 	.runtime = "php",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A session's Ruby processes: Ruby's reader on the after-walk half (rubies.h, afterwalk.h). */
+#include <stddef.h>
 #include <string.h>
 
 #include "interp/ruby.h"
@@ -53,6 +54,9 @@ static int frame(const void *rt, uint64_t iseq, uint64_t b, struct afterwalk_fra
 _Static_assert(RUBY_NAME_BYTES == AFTERWALK_NAME_BYTES && RUBY_FILE_BYTES == AFTERWALK_FILE_BYTES &&
 		       RUBY_EVAL_PARTS <= AFTERWALK_PARTS,
 	       "Ruby's frames fit the after-walk half's");
+
+_Static_assert(offsetof(struct sfbpf_rb_proc, start_ticks) == 0,
+	       "afterwalk writes start_ticks first");
 
 static const struct afterwalk_kind ruby_kind = {
 	.runtime = "ruby",
