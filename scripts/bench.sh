@@ -7,6 +7,8 @@
 #               calls deep: without settings (the walk ends at Java) and with
 #   v8cost      kernel time per sample of V8's step, a node 10 and 100 calls
 #               deep: without settings (its frames stepped unnamed) and with
+#   vmcost      kernel time per sample of the PHP, Ruby and Perl walks, a
+#               script 10 and 100 calls deep: without settings and with
 #   slowdown    CPU-bound workloads profiled system-wide: sfbpf, perf -g,
 #               perf --call-graph dwarf, none
 #   loader      rows/s flattened and pushed, map bytes vs .sframe bytes, time
@@ -50,7 +52,7 @@ TOP_OPTS=(--no-table-cache)
 BB=$BUILD/bench
 BINUTILS=${SFBPF_BINUTILS_CACHE:-/var/cache/sfbpf/binutils}
 NCPU=$(nproc)
-ALL_PARTS="kcost pycost jcost v8cost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
+ALL_PARTS="kcost pycost jcost v8cost vmcost slowdown loader footprint throughput offcpu srcline tablecache coldstart compile liveview"
 
 QUICK=0
 OUT=

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by scripts/bench.sh (its options, sizes and helpers in scope): offcpu (cost per context switch) and pycost (the Python walk per sample).
+# Sourced by scripts/bench.sh (its options, sizes and helpers in scope): offcpu (cost per context switch) and pycost (the Python walk per sample), jcost, v8cost, vmcost (the other runtimes').
 
 bench_offcpu() {
 	local raw=$TMP/offcpu.txt
@@ -190,4 +190,29 @@ bench_v8cost() {
 		>"$MD/v8cost.cmd"
 	jit_cost v8cost V8 v8_interpreted+v8_optimized "a frame identified" \
 		"JavaScript frames identified" JavaScript "-n $node,$ROOT/tests/bench/v8recurse.js" "$V8_DEPTHS"
+}
+
+# vmcost: the walks read after the native one (bpf/php.h, ruby.h, perl.h) per
+# sample, Debian's php, ruby and perl 10 and 100 calls deep in one function
+# (tests/bench/vmrecurse.*): phpcost, rbcost and plcost, a table each.
+VM_DEPTHS="10 100"
+bench_vmcost() {
+	local vm bin ext what part cmd=
+	for vm in php ruby perl; do
+		case $vm in
+		php) bin=${SFBPF_BENCH_PHP:-/usr/bin/php} ext=php what=PHP part=phpcost ;;
+		ruby) bin=${SFBPF_BENCH_RUBY:-/usr/bin/ruby} ext=rb what=Ruby part=rbcost ;;
+		perl) bin=${SFBPF_BENCH_PERL:-/usr/bin/perl} ext=pl what=Perl part=plcost ;;
+		esac
+		if [ ! -x "$bin" ]; then
+			printf '| %s walk |\n|---|\n| **not measured**: no %s |\n' "$what" "$bin" \
+				>"$MD/$part.table"
+			echo "bench: $part: not measured (no $bin)"
+			continue
+		fi
+		cmd+="${cmd:+; }$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -s $vm,$bin,tests/bench/vmrecurse.$ext $VM_DEPTHS"
+		jit_cost "$part" "$what" vm_frames "a frame sent" "$what frames sent" "$what" \
+			"-s $vm,$bin,$ROOT/tests/bench/vmrecurse.$ext" "$VM_DEPTHS" || return 1
+	done
+	echo "$cmd" >"$MD/vmcost.cmd"
 }

@@ -160,6 +160,37 @@ $(cat "$MD/v8cost.table")
 
 EOF
 		fi
+		if [ -f "$MD/vmcost.cmd" ]; then
+			cat <<EOF
+## 1e. The PHP, Ruby and Perl walks per sample
+
+The BPF program's run time per sample (kernel BPF statistics, a per-task
+event on the process) of Debian's php, ruby and perl started with no
+profiling flag, spinning at the bottom of 10 and 100 calls of one function
+(\`tests/bench/vmrecurse.php\`, \`.rb\`, \`.pl\`), in two modes measured in
+turn on the same process, the order rotating: without the VM's settings
+(the native walk only, ending in the VM's own loop, as for a process not
+attached) and with them (the VM's frames read after the native walk and
+sent: bpf/php.h, ruby.h, perl.h). Medians of $PC_REPS repetitions. "ns a
+frame sent" is the difference over the frames sent; a process that runs no
+VM pays one settings lookup a VM (the kcost lines above).
+
+Commands: \`$(cat "$MD/vmcost.cmd")\`
+
+PHP:
+
+$(cat "$MD/phpcost.table")
+
+Ruby:
+
+$(cat "$MD/rbcost.table")
+
+Perl:
+
+$(cat "$MD/plcost.table")
+
+EOF
+		fi
 		if [ -f "$MD/slowdown.table" ]; then
 			cat <<EOF
 ## 2. Slowdown of CPU-bound workloads

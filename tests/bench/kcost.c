@@ -318,8 +318,8 @@ static int setup(struct bench *b)
 		fprintf(stderr, "kcost: the unwinder has no stats map\n");
 		return -1;
 	}
-	if (env.java || env.node)
-		return 0; /* attached by measure_java(), measure_node(): one program, two modes */
+	if (env.java || env.node || env.vm)
+		return 0; /* attached by measure_java(), measure_node(), measure_vm(): two modes */
 	if (env.python) {
 		struct runtime_host host = { .prof = b->prof };
 		struct proctrack_listener l;
@@ -569,11 +569,13 @@ out:
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: kcost [-d SECS] [-f HZ] [-r REPS] [-m sframe|vma|vmamiss] SF_BIN "
-			"FP_BIN FRAMES...\n"
-			"       kcost [-d SECS] [-f HZ] [-r REPS] -y PYTHON,SCRIPT FRAMES...\n"
-			"       kcost [-d SECS] [-f HZ] [-r REPS] -j JAVA,CLASSDIR FRAMES...\n"
-			"       kcost [-d SECS] [-f HZ] [-r REPS] -n NODE,SCRIPT FRAMES...\n");
+	fprintf(stderr,
+		"usage: kcost [-d SECS] [-f HZ] [-r REPS] [-m sframe|vma|vmamiss] SF_BIN "
+		"FP_BIN FRAMES...\n"
+		"       kcost [-d SECS] [-f HZ] [-r REPS] -y PYTHON,SCRIPT FRAMES...\n"
+		"       kcost [-d SECS] [-f HZ] [-r REPS] -j JAVA,CLASSDIR FRAMES...\n"
+		"       kcost [-d SECS] [-f HZ] [-r REPS] -n NODE,SCRIPT FRAMES...\n"
+		"       kcost [-d SECS] [-f HZ] [-r REPS] -s php|ruby|perl,BIN,SCRIPT FRAMES...\n");
 	return 2;
 }
 
@@ -582,7 +584,7 @@ int main(int argc, char **argv)
 	struct bench b = { 0 };
 	int opt, i, rep, stats_fd, ncpu, err = 0;
 
-	while ((opt = getopt(argc, argv, "d:f:j:m:n:r:y:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:f:j:m:n:r:s:y:")) != -1) {
 		switch (opt) {
 		case 'm':
 			if (strcmp(optarg, "sframe") && strcmp(optarg, "vma") &&
@@ -611,6 +613,17 @@ int main(int argc, char **argv)
 				return usage();
 			*(char *)env.node_script++ = 0;
 			break;
+		case 's':
+			env.vm = optarg;
+			env.vm_bin = strchr(optarg, ',');
+			env.vm_script = env.vm_bin ? strchr(env.vm_bin + 1, ',') : NULL;
+			if (!env.vm_script)
+				return usage();
+			*(char *)env.vm_bin++ = 0;
+			*(char *)env.vm_script++ = 0;
+			if (!vm_known(env.vm))
+				return usage();
+			break;
 		case 'd':
 			env.secs = atof(optarg);
 			break;
@@ -624,10 +637,10 @@ int main(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (argc - optind < (env.python || env.java || env.node ? 1 : 3) || env.secs <= 0 ||
-	    !env.hz || env.reps <= 0)
+	if (argc - optind < (env.python || env.java || env.node || env.vm ? 1 : 3) ||
+	    env.secs <= 0 || !env.hz || env.reps <= 0)
 		return usage();
-	if (!env.python && !env.java && !env.node) {
+	if (!env.python && !env.java && !env.node && !env.vm) {
 		env.sf_bin = argv[optind++];
 		env.fp_bin = argv[optind++];
 	}
@@ -654,7 +667,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < env.nr_depths && !err; i++) {
 			int d = env.depths[(i + rep) % env.nr_depths];
 
-			if (env.java   ? measure_java(&b, rep, d, cpu) :
+			if (env.vm     ? measure_vm(&b, rep, d, cpu) :
+			    env.java   ? measure_java(&b, rep, d, cpu) :
 			    env.node   ? measure_node(&b, rep, d, cpu) :
 			    env.python ? measure_py(&b, rep, d, cpu) :
 					 measure(&b, rep, d, cpu))

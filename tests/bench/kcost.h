@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What kcost.c (the native and Python walks, main) shares with kcost_jit.c
- * (the steps of the JIT runtimes, HotSpot and V8): the options, the
+ * (the steps of the JIT runtimes, HotSpot and V8; the walks of PHP, Ruby
+ * and Perl): the options, the
  * unwinder's state, and the helpers both measure with.
  */
 #ifndef SFBPF_BENCH_KCOST_H
@@ -24,6 +25,7 @@ struct kcost_env {
 	const char *python, *py_script; /* -y: the Python walk's cost instead */
 	const char *java, *java_cp; /* -j: the HotSpot step's */
 	const char *node, *node_script; /* -n: V8's step's */
+	const char *vm, *vm_bin, *vm_script; /* -s: PHP's, Ruby's or Perl's walk's */
 	const char *mode; /* -m: sframe, vma or vmamiss */
 	int depths[MAX_DEPTHS];
 	int nr_depths;
@@ -69,5 +71,8 @@ int sample_window(struct bench *b, pid_t pid, int ev, struct snap *a, struct sna
 /* kcost_jit.c: one depth, one repetition of a JIT runtime's step, off and on. */
 int measure_java(struct bench *b, int rep, int frames, int cpu);
 int measure_node(struct bench *b, int rep, int frames, int cpu);
+/* The same for a VM read after the native walk (-s: PHP, Ruby, Perl); env.vm known. */
+int measure_vm(struct bench *b, int rep, int frames, int cpu);
+bool vm_known(const char *name);
 
 #endif /* SFBPF_BENCH_KCOST_H */

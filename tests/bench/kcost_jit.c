@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * kcost -j and -n (kcost.c's usage): the kernel cost per sample of a JIT
- * runtime's step, HotSpot's (bpf/hotspot.h) or V8's (bpf/v8.h). For each
+ * kcost -j, -n and -s (kcost.c's usage): the kernel cost per sample of a JIT
+ * runtime's step, HotSpot's (bpf/hotspot.h) or V8's (bpf/v8.h), or of a
+ * VM's walk after the native one (bpf/php.h, ruby.h, perl.h). For each
  * depth one process of the runtime spins at the bottom of that many calls
  * its optimising compiler compiled (not inlined into each other: each call
  * a frame of its own), sampled by the unwinder alone in two modes on the
@@ -9,10 +10,14 @@
  * ends at, or steps through unnamed, its first frame of the runtime, as for
  * a process not attached) and "on" (its frames stepped and identified). One
  * line per repetition, depth and mode:
- *   jcost|v8cost rep=R frames=D mode=off|on runs=N run_ns=N user_frames=N \
- *                COUNTER=N COUNTER=N COUNTER=N stop=NAME
+ *   jcost|v8cost|phpcost|rbcost|plcost rep=R frames=D mode=off|on runs=N \
+ *                run_ns=N user_frames=N COUNTER=N COUNTER=N COUNTER=N stop=NAME
  * with the runtime's step counters (hs_interpreted, hs_compiled, hs_failed;
- * v8_interpreted, v8_optimized, v8_unread).
+ * v8_interpreted, v8_optimized, v8_unread; the VMs' vm_samples, vm_frames
+ * and vm_done: walks, frames sent, walks that reached the outermost frame).
+ * A VM's script is run as the process itself (not compiled to anything, its
+ * frames all of its interpreter): the depth is that many calls of one
+ * function, and "off" is the native walk that ends in the VM's own loop.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,7 +38,10 @@
 #include "kcost.h"
 #include "procs/procmaps.h"
 #include "procs/proctrack.h"
+#include "profile/perls.h"
+#include "profile/phps.h"
 #include "profile/profile.h"
+#include "profile/rubies.h"
 
 enum jit_mode { JIT_OFF, JIT_ON, JIT_MODES };
 static const char *const jit_modes[JIT_MODES] = { "off", "on" };
@@ -59,6 +67,50 @@ static const struct jit v8_jit = {
 	.names = { "v8_interpreted", "v8_optimized", "v8_unread" },
 	.stats = { SFBPF_STAT_V8_INTERPRETED, SFBPF_STAT_V8_OPTIMIZED, SFBPF_STAT_V8_UNREAD },
 };
+
+/* The VMs read after the native walk: kcost -s NAME,BIN,SCRIPT. */
+struct vm {
+	const char *name;
+	const struct afterwalk_kind *kind;
+	struct jit jit;
+};
+
+static const struct vm vms[] = {
+	{ "php",
+	  &php_kind,
+	  { "phpcost",
+	    profile__php_procs_fd,
+	    { "vm_samples", "vm_frames", "vm_done" },
+	    { SFBPF_STAT_PHP_SAMPLES, SFBPF_STAT_PHP_FRAMES,
+	      SFBPF_STAT_PHP_STOP_BASE + SFBPF_PHP_STOP_DONE } } },
+	{ "ruby",
+	  &ruby_kind,
+	  { "rbcost",
+	    profile__rb_procs_fd,
+	    { "vm_samples", "vm_frames", "vm_done" },
+	    { SFBPF_STAT_RUBY_SAMPLES, SFBPF_STAT_RUBY_FRAMES,
+	      SFBPF_STAT_RUBY_STOP_BASE + SFBPF_RB_STOP_DONE } } },
+	{ "perl",
+	  &perl_kind,
+	  { "plcost",
+	    profile__pl_procs_fd,
+	    { "vm_samples", "vm_frames", "vm_done" },
+	    { SFBPF_STAT_PERL_SAMPLES, SFBPF_STAT_PERL_FRAMES,
+	      SFBPF_STAT_PERL_STOP_BASE + SFBPF_PL_STOP_DONE } } },
+};
+
+static const struct vm *find_vm(const char *name)
+{
+	for (size_t i = 0; i < sizeof(vms) / sizeof(vms[0]); i++)
+		if (name && !strcmp(vms[i].name, name))
+			return &vms[i];
+	return NULL;
+}
+
+bool vm_known(const char *name)
+{
+	return find_vm(name) != NULL;
+}
 
 /* pid's start time in clock ticks (/proc/PID/stat's 22nd field), or 0. */
 static unsigned long long start_ticks(pid_t pid)
@@ -145,11 +197,12 @@ static int jit_window(struct bench *b, pid_t pid, int ev, const struct jit *j, c
 
 /*
  * The runtime's process for one depth: argv (its last two the seconds and
- * the depth, filled in here) pinned to cpu, dying with us, once it ran 3 s
- * of its CPU (start-up, the compiles of its warm-up, the descent), its
- * mappings read: its pid, or -1 (killed).
+ * the depth, filled in here) pinned to cpu, dying with us, once it ran warm
+ * seconds of its CPU (start-up, the compiles of its warm-up, the descent),
+ * its mappings read: its pid, or -1 (killed).
  */
-static pid_t jit_spawn(struct bench *b, const char **argv, int argc, int frames, int cpu)
+static pid_t jit_spawn(struct bench *b, const char **argv, int argc, int frames, int cpu,
+		       double warm)
 {
 	char s[16], depth[16];
 	pid_t pid;
@@ -169,7 +222,7 @@ static pid_t jit_spawn(struct bench *b, const char **argv, int argc, int frames,
 	}
 	if (pid < 0)
 		return -1;
-	if (run_both(NULL, pid, 0, pid, 0, 3, now() + 300) ||
+	if (run_both(NULL, pid, 0, pid, 0, warm, now() + 300) ||
 	    proctrack__refresh(b->procs, pid) < 0) {
 		fprintf(stderr, "kcost: %s exited\n", argv[0]);
 		kill(pid, SIGKILL);
@@ -215,7 +268,7 @@ int measure_java(struct bench *b, int rep, int frames, int cpu)
 			       NULL };
 	struct sfbpf_hs_proc cfg;
 	struct hotspot *hs = NULL;
-	pid_t pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu);
+	pid_t pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu, 3);
 	bool ok;
 	int err, tries;
 
@@ -239,7 +292,7 @@ int measure_node(struct bench *b, int rep, int frames, int cpu)
 	struct sfbpf_v8_proc cfg;
 	struct procmaps *pm = NULL;
 	struct v8 *v = NULL;
-	pid_t pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu);
+	pid_t pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu, 3);
 	bool ok;
 	int err, tries;
 
@@ -253,5 +306,34 @@ int measure_node(struct bench *b, int rep, int frames, int cpu)
 	err = jit_measure(b, &v8_jit, pid, ok ? &cfg : NULL, rep, frames);
 	procmaps__free(pm);
 	v8__free(v);
+	return err;
+}
+
+/* One depth, one repetition on one process of a VM read after the native walk. */
+int measure_vm(struct bench *b, int rep, int frames, int cpu)
+{
+	const struct vm *vm = find_vm(env.vm);
+	const char *argv[] = { env.vm_bin, env.vm_script, NULL, NULL, NULL };
+	uint8_t cfg[256] = { 0 };
+	void *rt = NULL;
+	pid_t pid;
+	bool ok;
+	int err, tries;
+
+	if (!vm || vm->kind->settings_size > sizeof(cfg))
+		return -1;
+	/* No compiler to wait for: start-up and the descent. */
+	pid = jit_spawn(b, argv, sizeof(argv) / sizeof(argv[0]), frames, cpu, 0.5);
+	if (pid < 0)
+		return -1;
+	/* -EAGAIN while the VM starts; the attach the session would make, its settings. */
+	for (tries = 0; tries < 50 && vm->kind->attach(pid, &rt) == -EAGAIN; tries++)
+		usleep(100000);
+	ok = rt && !vm->kind->settings(rt, cfg);
+	if (ok)
+		memcpy(cfg, &(uint64_t){ start_ticks(pid) }, sizeof(uint64_t));
+	err = jit_measure(b, &vm->jit, pid, ok ? cfg : NULL, rep, frames);
+	if (rt)
+		vm->kind->free(rt);
 	return err;
 }

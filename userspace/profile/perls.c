@@ -57,7 +57,7 @@ _Static_assert(PERL_NAME_BYTES == AFTERWALK_NAME_BYTES && PERL_FILE_BYTES == AFT
 _Static_assert(offsetof(struct sfbpf_pl_proc, start_ticks) == 0,
 	       "afterwalk writes start_ticks first");
 
-static const struct afterwalk_kind perl_kind = {
+const struct afterwalk_kind perl_kind = {
 	.runtime = "perl",
 	.freed = "[freed sub]",
 	.bad = "[bad sub]",

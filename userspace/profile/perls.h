@@ -15,8 +15,11 @@
 #ifndef SFBPF_PROFILE_PERLS_H
 #define SFBPF_PROFILE_PERLS_H
 
+#include "profile/afterwalk.h"
 #include "profile/runtime.h"
 
 extern const struct runtime_ops perl_runtime;
+/* Its reader on the after-walk half (tests/bench/kcost -s attaches with it too). */
+extern const struct afterwalk_kind perl_kind;
 
 #endif /* SFBPF_PROFILE_PERLS_H */

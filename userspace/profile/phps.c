@@ -58,7 +58,7 @@ _Static_assert(PHP_NAME_BYTES == AFTERWALK_NAME_BYTES && PHP_FILE_BYTES == AFTER
 _Static_assert(offsetof(struct sfbpf_php_proc, start_ticks) == 0,
 	       "afterwalk writes start_ticks first");
 
-static const struct afterwalk_kind php_kind = {
+const struct afterwalk_kind php_kind = {
 	.runtime = "php",
 	.freed = "[freed function]",
 	.bad = "[bad function]",

@@ -58,7 +58,7 @@ _Static_assert(RUBY_NAME_BYTES == AFTERWALK_NAME_BYTES && RUBY_FILE_BYTES == AFT
 _Static_assert(offsetof(struct sfbpf_rb_proc, start_ticks) == 0,
 	       "afterwalk writes start_ticks first");
 
-static const struct afterwalk_kind ruby_kind = {
+const struct afterwalk_kind ruby_kind = {
 	.runtime = "ruby",
 	.freed = "[collected iseq]",
 	.bad = "[bad iseq]",
