@@ -725,8 +725,15 @@ struct sfbpf_pl_proc {
 	__u8 type_mask; /* CXTYPEMASK */
 	__u8 t_sub, t_format, t_eval; /* CXt_SUB, CXt_FORMAT, CXt_EVAL */
 	__u8 multicall; /* CXp_MULTICALL */
+	__u8 evalblock; /* CXp_EVALBLOCK: call_sv()'s G_EVAL, its sub in its run of the ops loop */
 	__u8 old_op_shift; /* CxOLD_OP_TYPE(): blk_u16 >> this */
 	__u16 op_require; /* OP_REQUIRE */
+	/*
+	 * ithreads: PL_thr_key's value's offset from the thread pointer (each
+	 * thread's own interpreter, glibc's thread-specific data); 0: the main
+	 * thread's interpreter (PL_curinterp) alone.
+	 */
+	__u16 thr_slot;
 };
 
 /*

@@ -8,8 +8,12 @@
  * its). Userspace names them and puts them where the native frames of the
  * ops loop stand. Include after python.h.
  *
- * PL_curinterp is the first interpreter, the main thread's: an ithread (the
- * threads module) runs an interpreter of its own, not walked.
+ * Each thread runs its own interpreter under ithreads (the threads module):
+ * the value of PL_thr_key its thread-specific data holds, where userspace
+ * found that slot (cfg.thr_slot, from the thread pointer); else the first
+ * interpreter, PL_curinterp, the main thread's, alone. The program's own
+ * code (main::RUNTIME) is the first interpreter's outermost frame; an
+ * ithread's outermost is the sub it was started with.
  *
  * Like python.h, the loop state lives in the per-CPU scratch value: one
  * bpf_loop() callback per step on 5.17+, a bounded loop on the chained form.
@@ -47,6 +51,7 @@ struct pl_walk {
 	__u32 max; /* frames that fit */
 	__u8 stop; /* enum sfbpf_pl_stop */
 	__u8 pad[3];
+	__u64 interp; /* the interpreter walked */
 	__u8 buf[SFBPF_PL_CX_SPAN + 8]; /* one context's bytes, + slack for the verifier */
 };
 
@@ -85,8 +90,10 @@ static __always_inline void pl_send(struct pl_walk *w, __u64 *slots, __u64 cv, b
 static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 {
 	__u32 span = w->cfg.cx_span & PL_SPAN_MASK;
-	__u64 cx, cv, body = 0, kind;
+	__u64 cx, cv, body = 0, kind, main = 0;
 	__u8 type, t;
+	bool entry;
+	__u32 i;
 
 	if (w->n >= w->max) {
 		w->stop = SFBPF_PL_STOP_DEPTH;
@@ -98,7 +105,10 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 			return 1;
 		}
 		if (!w->si) {
-			pl_send(w, slots, 0, true, SFBPF_PL_KIND_MAIN, 0);
+			/* The first interpreter's bottom is the program's own code. */
+			if (!w->cfg.thr_slot ||
+			    (!py_read_u64(w->cfg.curinterp, &main) && main == w->interp))
+				pl_send(w, slots, 0, true, SFBPF_PL_KIND_MAIN, 0);
 			w->stop = SFBPF_PL_STOP_DONE;
 			return 1;
 		}
@@ -137,7 +147,18 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 			w->cfg.old_op_shift) == w->cfg.op_require ?
 			       SFBPF_PL_KIND_REQUIRE :
 			       SFBPF_PL_KIND_EVAL;
-		pl_send(w, slots, 0, !pl_buf_u64(w, w->cfg.cx_retop), kind, 0);
+		entry = !pl_buf_u64(w, w->cfg.cx_retop);
+		/*
+		 * An eval block with no op to return to is call_sv()'s G_EVAL (an
+		 * ithread's start, an XS callback): one run of the ops loop holds
+		 * it and the sub it calls, whose frame (the one sent last) is no
+		 * run's first then.
+		 */
+		if (entry && (type & w->cfg.evalblock) && w->n) {
+			i = py_slot(2 * (w->n - 1));
+			slots[i] &= ~SFBPF_PY_ENTRY;
+		}
+		pl_send(w, slots, 0, entry, kind, 0);
 	} else {
 		return 0;
 	}
@@ -178,8 +199,15 @@ static __always_inline int pl_walk(struct pl_walk *w, __u64 *slots, struct task_
 
 	if (!cfg || (cfg->start_ticks && cfg->start_ticks != unwind_start_ticks(task)))
 		return -1;
-	if (tid != tgid)
+	if (cfg->thr_slot) {
+		/* This thread's interpreter: none, a thread that runs no Perl. */
+		__u64 tp = py_pthread_self(task);
+
+		if (!tp || py_read_u64(tp + cfg->thr_slot, &interp) || !interp)
+			return 0;
+	} else if (tid != tgid) {
 		return 0;
+	}
 	cnt->v[SFBPF_STAT_PERL_SAMPLES]++;
 	__builtin_memcpy(&w->cfg, cfg, sizeof(w->cfg));
 	w->n = 0;
@@ -187,9 +215,10 @@ static __always_inline int pl_walk(struct pl_walk *w, __u64 *slots, struct task_
 	/* What stands when the steps run out first. */
 	w->stop = SFBPF_PL_STOP_DEPTH;
 	w->si = 0;
-	if (py_read_u64(w->cfg.curinterp, &interp))
+	if (!interp && py_read_u64(w->cfg.curinterp, &interp))
 		w->stop = SFBPF_PL_STOP_READ;
-	else if (!interp || py_read_u64(interp + w->cfg.interp_curstackinfo, &w->si) ||
+	else if (!(w->interp = interp) ||
+		 py_read_u64(interp + w->cfg.interp_curstackinfo, &w->si) ||
 		 py_read_u64(interp + w->cfg.interp_curcop, &w->cop) || !w->si || !w->cop)
 		w->stop = SFBPF_PL_STOP_IDLE;
 	else if (pl_enter_stack(w))

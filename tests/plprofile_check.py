@@ -185,8 +185,28 @@ def cmd_root(folded, minimum):
     return vm.root(folded, minimum, pl_frames, "Perl")
 
 
-def cmd_has(folded, name, minimum):
-    return vm.has(folded, name, minimum, pl_frames, "Perl")
+def cmd_has(folded, name, minimum, comm=None):
+    return vm.has(folded, name, minimum, pl_frames, "Perl", comm)
+
+
+def cmd_outermost(folded, name, minimum, comms):
+    """Of the COMMS' (","-separated) stacks with Perl frames, >= MINIMUM with NAME
+    outermost but for evals (an ithread's: the sub it was started with, in the eval
+    threads.pm calls it in); unless NAME is the program's own code (main::RUNTIME),
+    none has it (the first interpreter's alone)."""
+    want, tot, ok, mains = comms.split(","), 0, 0, 0
+    for frames, n in stacks(folded):
+        pl = pl_frames(frames)
+        if frames[0] not in want or not pl:
+            continue
+        tot += n
+        subs = [f for f in pl if f[0] != "(eval)"]
+        ok += n if subs and subs[0][0] == name else 0
+        mains += n if any(f[0] == MAIN for f in pl) else 0
+    share = ok / tot if tot else 0
+    print("%s outermost in %.3f of %d samples of %s with Perl frames (at least %s); %d with %s"
+          % (name, share, tot, comms, minimum, mains, MAIN))
+    return 0 if tot and share >= float(minimum) and (name == MAIN or not mains) else 1
 
 
 def cmd_program(folded, comm, dirs):
@@ -204,7 +224,7 @@ def main():
     if cmd == "names":
         return cmd_names(args[0], args[1:])
     cmds = {"nytprof": cmd_nytprof, "root": cmd_root, "has": cmd_has, "outputs": cmd_outputs,
-            "program": cmd_program}
+            "program": cmd_program, "outermost": cmd_outermost}
     if cmd in cmds:
         return cmds[cmd](*args)
     print("unknown command %s" % cmd)

@@ -66,9 +66,10 @@ int main(void)
 	       OFF(PERL_CONTEXT, blk_oldcop), OFF(PERL_CONTEXT, blk_sub.retop),
 	       OFF(PERL_CONTEXT, blk_sub.cv), OFF(PERL_CONTEXT, blk_u16));
 	printf("\t  .cxt = { .mask = %#x, .sub = %u, .format = %u, .eval = %u, .multicall = %#x,"
-	       " .old_op_shift = %u, .op_require = %u },\n",
+	       " .evalblock = %#x, .old_op_shift = %u, .op_require = %u },\n",
 	       (unsigned)CXTYPEMASK, (unsigned)CXt_SUB, (unsigned)CXt_FORMAT, (unsigned)CXt_EVAL,
-	       (unsigned)CXp_MULTICALL, old_op_shift(), (unsigned)OP_REQUIRE);
+	       (unsigned)CXp_MULTICALL, (unsigned)CXp_EVALBLOCK, old_op_shift(),
+	       (unsigned)OP_REQUIRE);
 	printf("\t  .cop = { .line = %u, .file = %u },\n", OFF(COP, cop_line), OFF(COP, cop_file));
 	printf("\t  .sv = { .any = %u, .flags = %u, .u = %u, .type_mask = %#x, .pvcv = %u,"
 	       " .pvgv = %u, .pvhv = %u, .ook = %#x },\n",

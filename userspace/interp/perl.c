@@ -15,6 +15,7 @@
 #include "interp/objfacts.h"
 #include "interp/objsyms.h"
 #include "interp/perl.h"
+#include "interp/pthreadkey.h"
 #include "procs/procmaps.h"
 #include "procs/procmem.h"
 #include "util/log.h"
@@ -34,6 +35,8 @@ struct perl {
 	int pid;
 	const struct perl_layout *l;
 	uint64_t curinterp; /* PL_curinterp in the process */
+	uint64_t thr_key; /* PL_thr_key in the process, 0 if none (a perl without ithreads) */
+	uint16_t thr_slot; /* its value's offset from a thread's thread pointer, 0 if unknown */
 	struct code_part eval[PERL_EVAL_PARTS];
 	size_t nr_eval;
 	char version[OBJFACTS_NOTE];
@@ -64,11 +67,13 @@ static bool is_api_version(const char *s, size_t left)
 	return i < left && dots == 1 && s[i - 1] != '.' && i < 16;
 }
 
-enum perl_sym { SYM_CURINTERP, SYM_RUNOPS, SYM_NR };
+enum perl_sym { SYM_CURINTERP, SYM_RUNOPS, SYM_THR_KEY, SYM_NR };
 
 static const char *const sym_names[SYM_NR] = {
 	[SYM_CURINTERP] = "PL_curinterp", /* the first interpreter: the main thread's */
 	[SYM_RUNOPS] = "Perl_runops_standard", /* the ops loop: the native frame of each run */
+	/* ithreads: the key each thread's interpreter is its value of (PERL_SET_CONTEXT) */
+	[SYM_THR_KEY] = "PL_thr_key",
 };
 
 /* Many processes of one perl (a prefork server's): read once (objfacts.h). */
@@ -139,7 +144,33 @@ static int is_perl(int pid, const struct procmaps *pm, const struct procmap *m, 
 		p->eval[i].hi = f.eval[i].hi + bias;
 	}
 	p->curinterp = f.vals[SYM_CURINTERP] + bias;
+	if (f.vals[SYM_THR_KEY] && f.sizes[SYM_THR_KEY] == sizeof(uint32_t))
+		p->thr_key = f.vals[SYM_THR_KEY] + bias;
 	return 0;
+}
+
+/*
+ * Where each thread keeps its interpreter, for a perl with ithreads: the
+ * slot of PL_thr_key's value (pthreadkey.h). Without it (no ithreads, a libc
+ * not understood), the main thread's interpreter alone is walked.
+ */
+static void find_thr_slot(struct perl *p)
+{
+	uint64_t off = 0;
+	uint32_t key;
+	int err;
+
+	if (!p->thr_key)
+		return;
+	err = rd32(p, p->thr_key, &key);
+	if (!err)
+		err = pthreadkey__slot(p->pid, key, &off);
+	if (!err && off <= UINT16_MAX)
+		p->thr_slot = (uint16_t)off;
+	else
+		pr_debug("perl: pid %d: no slot of PL_thr_key (%d): the main thread's interpreter "
+			 "alone",
+			 p->pid, err);
 }
 
 /*
@@ -189,6 +220,8 @@ int perl__attach(int pid, struct perl **out)
 	}
 	if (!err)
 		err = check_interp(p);
+	if (!err)
+		find_thr_slot(p);
 	if (err == -EPROTO)
 		pr_info("perl: pid %d: its interpreter disagrees with Perl %s's layout: refused",
 			pid, p->version);
@@ -230,6 +263,7 @@ int perl__bpf_settings(const struct perl *p, struct sfbpf_pl_proc *cfg)
 		return -ENOTSUP;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->curinterp = p->curinterp;
+	cfg->thr_slot = p->thr_slot;
 	cfg->interp_curcop = l->interp.curcop;
 	cfg->interp_curstackinfo = l->interp.curstackinfo;
 	cfg->si_cxstack = l->si.cxstack;
@@ -247,6 +281,7 @@ int perl__bpf_settings(const struct perl *p, struct sfbpf_pl_proc *cfg)
 	cfg->t_format = l->cxt.format;
 	cfg->t_eval = l->cxt.eval;
 	cfg->multicall = l->cxt.multicall;
+	cfg->evalblock = l->cxt.evalblock;
 	cfg->old_op_shift = l->cxt.old_op_shift;
 	cfg->op_require = l->cxt.op_require;
 	return 0;

@@ -37,7 +37,9 @@ struct perl_layout {
 		uint16_t size, type, oldcop, retop, cv, u16;
 	} cx;
 	struct {
-		uint8_t mask, sub, format, eval, multicall, old_op_shift;
+		/* evalblock: CXp_EVALBLOCK, an eval {} (or call_sv()'s G_EVAL: no ops loop of its
+		 * own) */
+		uint8_t mask, sub, format, eval, multicall, evalblock, old_op_shift;
 		uint16_t op_require;
 	} cxt;
 	struct {
