@@ -195,9 +195,9 @@ bench_v8cost() {
 # vmcost: the walks read after the native one (bpf/php.h, ruby.h, perl.h) per
 # sample, Debian's php, ruby and perl 10 and 100 calls deep in one function
 # (tests/bench/vmrecurse.*): phpcost, rbcost and plcost, a table each.
-VM_DEPTHS="10 100"
 bench_vmcost() {
-	local vm bin ext what part cmd=
+	local vm bin ext what part cmd= depths="10 100"
+	[ "$QUICK" = 1 ] && depths=10 # the smoke test's: each walk once
 	for vm in php ruby perl; do
 		case $vm in
 		php) bin=${SFBPF_BENCH_PHP:-/usr/bin/php} ext=php what=PHP part=phpcost ;;
@@ -210,9 +210,9 @@ bench_vmcost() {
 			echo "bench: $part: not measured (no $bin)"
 			continue
 		fi
-		cmd+="${cmd:+; }$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -s $vm,$bin,tests/bench/vmrecurse.$ext $VM_DEPTHS"
+		cmd+="${cmd:+; }$(rel "$BB")/kcost -d $PC_SECS -r $PC_REPS -f $KC_HZ -s $vm,$bin,tests/bench/vmrecurse.$ext $depths"
 		jit_cost "$part" "$what" vm_frames "a frame sent" "$what frames sent" "$what" \
-			"-s $vm,$bin,$ROOT/tests/bench/vmrecurse.$ext" "$VM_DEPTHS" || return 1
+			"-s $vm,$bin,$ROOT/tests/bench/vmrecurse.$ext" "$depths" || return 1
 	done
 	echo "$cmd" >"$MD/vmcost.cmd"
 }
