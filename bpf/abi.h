@@ -626,7 +626,10 @@ struct sfbpf_php_proc {
  * SFBPF_SAMPLE_RUBY in the flags:
  *   slot 0: the iseq's address | SFBPF_PY_TAG | SFBPF_PY_ENTRY if the
  *           frame is the outermost of one run of the VM's loop (its
- *           VM_FRAME_FLAG_FINISH: vm_exec returns with it);
+ *           VM_FRAME_FLAG_FINISH: vm_exec returns with it); a method's
+ *           frame, where the layout names methods' owners (3.3 on), sends
+ *           its method entry instead (ep[VM_ENV_DATA_INDEX_ME_CREF]: the
+ *           iseq and its owner class both reached from it) | SFBPF_RB_METHOD;
  *   slot 1: its pc | a stamp of the iseq's body pointer << 48 (an iseq
  *           collected and another allocated at its address is told apart).
  * Frames of C functions (a cfunc, an ifunc) are not sent: their own native
@@ -635,6 +638,7 @@ struct sfbpf_php_proc {
  */
 #define SFBPF_RB_CFP_SPAN 64 /* bytes of a control frame read at once: pc, iseq, ep below it */
 #define SFBPF_RB_PC_MASK ((1ULL << 48) - 1)
+#define SFBPF_RB_METHOD (1ULL << 61) /* slot 0 holds a method entry, not an iseq */
 
 /* The stamp of an iseq whose body is at body. */
 static inline __u64 sfbpf_rb_stamp(__u64 body)
@@ -660,20 +664,22 @@ struct sfbpf_rb_proc {
 	__u16 cfp_iseq;
 	__u16 cfp_ep;
 	__u16 iseq_body; /* rb_iseq_t */
-	__u16 pad;
+	__u16 method_entries; /* bytes below ep of a method's entry, sent (SFBPF_RB_METHOD); 0: none
+			       */
 	__u32 magic_mask; /* VM_FRAME_MAGIC_MASK, in ep[0] (the frame's flags) */
 	__u32 magic_cfunc; /* VM_FRAME_MAGIC_CFUNC: no iseq */
 	__u32 magic_ifunc; /* VM_FRAME_MAGIC_IFUNC: no iseq */
 	__u32 magic_dummy; /* VM_FRAME_MAGIC_DUMMY: no iseq */
 	__u32 flag_finish; /* VM_FRAME_FLAG_FINISH */
-	__u32 pad2;
+	__u32 magic_method; /* VM_FRAME_MAGIC_METHOD: ep[-2] its method entry */
 };
 
 /*
  * Perl (docs/DESIGN-perl.md). Per process running perl that the loader
  * attached to, its settings in the pl_procs hash (tgid ->): where
- * PL_curinterp is (the first interpreter: the main thread's; an ithread's
- * own is not walked) and the offsets of its context stack, from the headers
+ * PL_curinterp is (the first interpreter: the main thread's), where each
+ * thread's own is under ithreads (thr_slot) and the offsets of its context
+ * stack, from the headers
  * of the API version the binary carries (interp/perl_layouts.h). The walk
  * reads the interpreter's stacks of contexts, innermost first (the current
  * one, then each one it was pushed from: a sort's, a signal handler's), and

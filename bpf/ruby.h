@@ -121,7 +121,7 @@ unreadable:
  */
 static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots)
 {
-	__u64 cfp = w->cfp, iseq, pc, ep, flags = 0, body = 0, magic;
+	__u64 cfp = w->cfp, iseq, pc, ep, flags = 0, body = 0, magic, me = 0;
 	__u32 i;
 
 	if (cfp >= w->end || !cfp) {
@@ -155,6 +155,10 @@ static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots)
 			w->stop = SFBPF_RB_STOP_READ;
 			return 1;
 		}
+		/* A method's entry, where its owner is named: the iseq is its. */
+		if (w->cfg.method_entries && magic == w->cfg.magic_method &&
+		    !py_read_u64(ep - w->cfg.method_entries, &me) && me)
+			iseq = (me & SFBPF_PY_ADDR_MASK) | SFBPF_RB_METHOD;
 		i = py_slot(2 * w->n);
 		slots[i] = (iseq & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG |
 			   (flags & w->cfg.flag_finish ? SFBPF_PY_ENTRY : 0);

@@ -29,8 +29,12 @@ or 1 (fail):
                                     <internal:...>) with the line
 
 sfbpf names an iseq by its label, as Ruby's backtraces do ("fib", "block in
-sort_rows"); stackprof by its method's owner too ("Calc#fib", "block in
-Sorter#sort_rows"): compared on the label. sfbpf sends no frame for a method
+sort_rows"), and from 3.3 a method's frame by its owner too, as 3.4's
+backtraces do ("Calc#fib", "Calc.leaf_add", "Object#outer"; blocks keep their
+label); stackprof names methods and blocks by their owners ("Calc#fib",
+"block in Sorter#sort_rows"): compared on the label, and each owner sfbpf
+gives must be one stackprof gives (names: the one the source's class or
+module around the def says). sfbpf sends no frame for a method
 written in C (Array#sort_by: its own native frame stands there); stackprof
 does ("<cfunc>"): those frames are left out of its stacks, their samples
 going to the Ruby frame that called them, as sfbpf's do. stackprof (Ruby
@@ -74,18 +78,30 @@ def label_of(name):
     return prefix + rest
 
 
+QUALIFIED = re.compile(r"^([A-Z][\w:]*)([#.])(.+)$")
+
+
 def methods(path):
-    """label -> [(first, last)] line ranges of the file's methods and blocks."""
+    """label -> [(first, last)] line ranges of the file's methods and blocks, each
+    method by its name and by its owner's too ("Calc#fib", "Calc.leaf_add", a def
+    outside every class "Object#outer")."""
     src = open(path, encoding="utf-8").read().split("\n")
-    spans, stack = collections.defaultdict(list), []
+    spans, stack, classes = collections.defaultdict(list), [], []
     for i, line in enumerate(src, 1):
         indent = len(line) - len(line.lstrip())
-        m = re.match(r"\s*def\s+(?:self\.)?([\w?!=\-+@<>\[\]]+)", line)
-        if m and not re.search(r"\bend\s*$", line):
-            stack.append((m.group(1), i, indent))
+        c = re.match(r"\s*(?:class|module)\s+([A-Z][\w:]*)\s*(?:<.*)?$", line)
+        m = re.match(r"\s*def\s+(self\.)?([\w?!=\-+@<>\[\]]+)", line)
+        if c:
+            classes.append((c.group(1), indent))
+        elif m and not re.search(r"\bend\s*$", line):
+            owner = "::".join(k for k, _ in classes) or "Object"
+            stack.append((m.group(2), i, indent, owner + ("." if m.group(1) else "#")))
         elif stack and re.match(r"\s*end\b", line) and indent == stack[-1][2]:
-            name, first, _ = stack.pop()
+            name, first, _, owner = stack.pop()
             spans[name].append((first, i))
+            spans[owner + name].append((first, i))
+        elif classes and re.match(r"\s*end\b", line) and indent == classes[-1][1]:
+            classes.pop()
     spans["__nlines"] = [(1, len(src))]
     return spans
 
@@ -125,8 +141,9 @@ def cmd_names(folded, rest):
     return 0
 
 
-def stackprof_stacks(path):
-    """stackprof's raw stacks: [labels outermost first] and counts, C methods left out."""
+def stackprof_stacks(path, full=False):
+    """stackprof's raw stacks: [labels outermost first] (full: its names as they
+    are) and counts, C methods left out."""
     d = json.load(open(path))
     frames, raw, i = d["frames"], d["raw"], 0
     while i < len(raw):
@@ -138,7 +155,7 @@ def stackprof_stacks(path):
             f = frames.get(str(fid), {})
             if f.get("file") in ("<cfunc>", "", None):  # C methods, GC's pseudo-frames
                 continue
-            names.append(label_of(f["name"]))
+            names.append(f["name"] if full else label_of(f["name"]))
         yield names, count
 
 
@@ -149,10 +166,27 @@ def method_of(label):
 
 def cmd_stackprof(folded, path):
     ours, pairs = vm.innermost_and_pairs(
-        ([method_of(f[0]) for f in rb_frames(frames)], n) for frames, n in stacks(folded))
+        ([method_of(label_of(f[0])) for f in rb_frames(frames)], n)
+        for frames, n in stacks(folded))
     theirs, ref = vm.innermost_and_pairs(
         ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
-    return vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof")
+    verdict = vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof")
+    # Owners (3.3 on): each method's qualified name one stackprof gave.
+    named = collections.Counter()
+    for frames, n in stacks(folded):
+        for f in rb_frames(frames):
+            if QUALIFIED.match(f[0]):
+                named[f[0]] += n
+    if not named:
+        print("(no owner named: Ruby before 3.3)")
+        return verdict
+    known = {x for names, _ in stackprof_stacks(path, full=True) for x in names}
+    unknown = {k: v for k, v in named.items() if k not in known}
+    share = 1 - sum(unknown.values()) / sum(named.values())
+    print("owners: %.3f of %d qualified frames by a name stackprof gives (at least 0.98)%s"
+          % (share, sum(named.values()),
+             ": not %s" % sorted(unknown)[:4] if unknown else ""))
+    return verdict if share >= 0.98 else 1
 
 
 def cmd_root(folded, minimum):

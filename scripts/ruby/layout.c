@@ -14,6 +14,7 @@
 #include "vm_core.h"
 #include "iseq.h"
 #include "ractor_core.h"
+#include "internal/class.h"
 #endif
 
 int printf(const char *fmt, ...);
@@ -48,6 +49,54 @@ int printf(const char *fmt, ...);
 #define LINENO_FIXNUM                            \
 	((unsigned)__builtin_types_compatible_p( \
 		__typeof__(((struct rb_iseq_constant_body *)0)->location.first_lineno), VALUE))
+
+/*
+ * Methods' owners, named as Ruby 3.4's backtraces do ("Calc#fib"), where a
+ * class keeps its path in a field (3.3 on: rb_classext_t's classpath);
+ * before, it is an instance variable under an ID whose name table Ruby does
+ * not export: me_cref 0, owners not named. Bit-fields are found by setting
+ * them in a zeroed copy: byte and mask.
+ */
+static void probe(const unsigned char *p, unsigned size, unsigned *byte, unsigned *mask)
+{
+	for (unsigned i = 0; i < size; i++)
+		if (p[i]) {
+			*byte = i;
+			*mask = p[i];
+			return;
+		}
+}
+
+static void methods(void)
+{
+#ifdef SFBPF_RUBY_MIN_HEADER
+	printf("\t  .method = { .me_cref = 0 },\n");
+	printf("\t  .klass = { .t_class = 0 },\n");
+#else
+	struct rb_method_definition_struct def;
+	struct RClass_and_rb_classext_t c;
+	unsigned type_byte = 0, type_mask = 0, perm_byte = 0, perm_mask = 0;
+
+	__builtin_memset(&def, 0, sizeof(def));
+	def.type = (rb_method_type_t)((1u << VM_METHOD_TYPE_MINIMUM_BITS) - 1);
+	probe((const unsigned char *)&def, sizeof(def), &type_byte, &type_mask);
+	__builtin_memset(&c, 0, sizeof(c));
+	c.classext.permanent_classpath = 1;
+	probe((const unsigned char *)&c, sizeof(c), &perm_byte, &perm_mask);
+	printf("\t  .method = { .me_cref = %u, .imemo_ment = %u, .def = %u, .owner = %u,"
+	       " .type_byte = %u, .type_mask = %#x, .type_iseq = %u, .iseqptr = %u },\n",
+	       (unsigned)(-VM_ENV_DATA_INDEX_ME_CREF * 8), (unsigned)imemo_ment,
+	       OFF(rb_callable_method_entry_t, def), OFF(rb_callable_method_entry_t, owner),
+	       type_byte, type_mask, (unsigned)VM_METHOD_TYPE_ISEQ,
+	       OFF(struct rb_method_definition_struct, body.iseq.iseqptr));
+	printf("\t  .klass = { .t_class = %#x, .t_module = %#x, .singleton = %#x,"
+	       " .classpath = %u, .attached = %u, .perm_byte = %u, .perm_mask = %#x },\n",
+	       (unsigned)RUBY_T_CLASS, (unsigned)RUBY_T_MODULE, (unsigned)RUBY_FL_SINGLETON,
+	       OFF(struct RClass_and_rb_classext_t, classext.classpath),
+	       OFF(struct RClass_and_rb_classext_t, classext.as.singleton_class.attached_object),
+	       perm_byte, perm_mask);
+#endif
+}
 
 int main(void)
 {
@@ -89,6 +138,7 @@ int main(void)
 	       OFF(struct rb_iseq_constant_body, insns_info.positions),
 	       OFF(struct rb_iseq_constant_body, insns_info.size),
 	       OFF(struct rb_iseq_constant_body, insns_info.succ_index_table), LINENO_FIXNUM);
+	methods();
 	printf("\t  .insn_info = { .size = %u, .line_no = %u },\n",
 	       (unsigned)sizeof(struct iseq_insn_info_entry),
 	       OFF(struct iseq_insn_info_entry, line_no));

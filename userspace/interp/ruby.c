@@ -413,6 +413,8 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg)
 	cfg->magic_ifunc = l->frame.ifunc;
 	cfg->magic_dummy = l->frame.dummy;
 	cfg->flag_finish = l->frame.finish;
+	cfg->magic_method = l->frame.method;
+	cfg->method_entries = l->method.me_cref; /* 0 to 3.2: owners not named */
 	return 0;
 }
 
@@ -536,15 +538,95 @@ static uint32_t line_at(const struct ruby *r, uint64_t body, uint32_t pos)
 	return line;
 }
 
+/*
+ * The method entry at me (a frame's ep[-2], SFBPF_RB_METHOD): an imemo_ment
+ * whose definition is a Ruby method's; 0 and its iseq and owner, -ESTALE if
+ * no such entry is there (the method redefined, the entry collected).
+ */
+static int method_iseq(const struct ruby *r, uint64_t me, uint64_t *iseq, uint64_t *owner)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t flags, def;
+	uint8_t type;
+	int err = is_type(r, me, l->iseq.t_imemo, &flags);
+
+	if (err)
+		return err;
+	if (((flags >> l->iseq.imemo_shift) & 0xf) != l->method.imemo_ment)
+		return -ESTALE;
+	if ((err = rd(r, me + l->method.def, &def)) || (err = rd(r, me + l->method.owner, owner)) ||
+	    (err = procmem__read(r->pid, def + l->method.type_byte, &type, 1)))
+		return err;
+	if ((type & l->method.type_mask) != l->method.type_iseq)
+		return -ESTALE;
+	return rd(r, def + l->method.iseqptr, iseq);
+}
+
+/* A class's or module's path while it is permanent ("Net::HTTP"): 0, or -ESTALE (none). */
+static int class_path(const struct ruby *r, uint64_t klass, char *buf, size_t size)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t flags, path;
+	uint8_t perm;
+	int err = rd(r, klass, &flags);
+
+	if (err)
+		return err;
+	if ((flags & 0x1f) != l->klass.t_class && (flags & 0x1f) != l->klass.t_module)
+		return -ESTALE;
+	if ((err = procmem__read(r->pid, klass + l->klass.perm_byte, &perm, 1)) ||
+	    (err = rd(r, klass + l->klass.classpath, &path)))
+		return err;
+	/* Anonymous, or named under an anonymous one: Ruby names no owner then. */
+	if (!(perm & l->klass.perm_mask) || !path)
+		return -ESTALE;
+	return read_str(r, path, buf, size);
+}
+
+/*
+ * The method's label qualified by its owner as Ruby 3.4's backtraces do:
+ * "Calc#fib", "Calc.create" (a singleton method of a class or module), the
+ * label alone where the owner has no permanent name. out->name is the label.
+ */
+static void qualify(const struct ruby *r, uint64_t owner, struct ruby_frame *out)
+{
+	const struct ruby_layout *l = r->l;
+	char path[RUBY_NAME_BYTES], label[RUBY_NAME_BYTES];
+	uint64_t flags, attached;
+	char sep = '#';
+
+	if (rd(r, owner, &flags))
+		return;
+	if (flags & l->klass.singleton) {
+		if (rd(r, owner + l->klass.attached, &attached))
+			return;
+		owner = attached;
+		sep = '.';
+	}
+	if (class_path(r, owner, path, sizeof(path)) || !path[0])
+		return;
+	memcpy(label, out->name, sizeof(label));
+	if ((size_t)snprintf(out->name, sizeof(out->name), "%s%c%s", path, sep, label) >=
+	    sizeof(out->name))
+		memcpy(out->name, label, sizeof(label)); /* too long: the label, never a cut name */
+}
+
 int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp,
 		struct ruby_frame *out)
 {
 	const struct ruby_layout *l = r->l;
-	uint64_t body, label, pathobj, enc, first = 0;
+	uint64_t body, label, pathobj, enc, first = 0, owner = 0;
 	uint32_t size, line;
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	if (iseq & SFBPF_RB_METHOD) {
+		/* Sent only where the layout names owners. */
+		if (!l->method.me_cref)
+			return -EPROTO;
+		if ((err = method_iseq(r, iseq & SFBPF_RB_PC_MASK, &iseq, &owner)))
+			return err;
+	}
 	if ((err = iseq_body(r, iseq, &body)))
 		return err;
 	/* Another iseq at its address since the sample: not the one it saw. */
@@ -560,6 +642,8 @@ int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp
 	if ((err = read_str(r, label, out->name, sizeof(out->name))) ||
 	    (err = read_path(r, pathobj, out->file, sizeof(out->file))))
 		return err == -ESTALE ? -EPROTO : err;
+	if (owner)
+		qualify(r, owner, out);
 	/* A Fixnum's value is its word shifted right by one, its low bit the tag. */
 	out->firstline = (uint32_t)(l->body.lineno_fixnum ? first >> 1 : first);
 	out->line = out->firstline;

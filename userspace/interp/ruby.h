@@ -56,6 +56,19 @@ struct ruby_layout {
 		uint8_t lineno_fixnum; /* first_lineno is a Fixnum (to 3.1), else an int */
 	} body;
 	struct {
+		/* me_cref: bytes below a frame's ep of its method entry; 0: owners not named */
+		uint16_t me_cref, def, owner, iseqptr;
+		uint32_t imemo_ment;
+		uint16_t type_byte; /* rb_method_definition_t's type bit-field: byte, mask */
+		uint32_t type_mask, type_iseq;
+	} method;
+	struct {
+		uint32_t t_class, t_module, singleton; /* T_CLASS, T_MODULE, FL_SINGLETON */
+		/* offsets from the class (its rb_classext_t follows it): */
+		uint16_t classpath, attached, perm_byte;
+		uint32_t perm_mask; /* permanent_classpath's bit */
+	} klass;
+	struct {
 		uint16_t size, line_no;
 	} insn_info;
 	struct {
