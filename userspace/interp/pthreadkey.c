@@ -18,6 +18,7 @@
 #define GETSPECIFIC_BYTES 64 /* the first-level path: its first instructions */
 #define SELF_OFF 0x10 /* tcbhead_t's self, x86-64's ABI: where %fs:0x10 reads */
 
+#if defined(__x86_64__)
 static const char *const sym_names[] = { "pthread_getspecific" };
 
 /* A machine's few libcs: their symbols read once (objfacts.h). */
@@ -28,7 +29,6 @@ static struct objfacts_kind facts_kind = {
 	.eval = -1,
 };
 
-#if defined(__x86_64__)
 /* The shape pthreadkey.h describes, in code at addr: 0 and its constants, or -ENOENT. */
 static int decode(const uint8_t *code, size_t len, uint64_t addr, int64_t *base, uint32_t *shift,
 		  int64_t *data, uint32_t *first)
@@ -97,7 +97,6 @@ static int decode(const uint8_t *code, size_t len, uint64_t addr, int64_t *base,
 	cs_close(&cs);
 	return at == DONE ? 0 : -ENOENT;
 }
-#endif
 
 /* libc.so.6 (or libpthread's older home), executable, among pid's mappings. */
 static bool is_libc(const struct procmap *m)
@@ -110,7 +109,6 @@ static bool is_libc(const struct procmap *m)
 
 int pthreadkey__slot(int pid, uint32_t key, uint64_t *off)
 {
-#if defined(__x86_64__)
 	struct procmaps *pm = NULL;
 	const struct procmap *m = NULL;
 	struct objfacts f;
@@ -155,11 +153,14 @@ out:
 		close(fd);
 	procmaps__free(pm);
 	return err;
+}
 #else
+int pthreadkey__slot(int pid, uint32_t key, uint64_t *off)
+{
 	(void)pid;
 	(void)key;
 	(void)off;
-	return -ENOENT; /* AArch64: the thread pointer is past the control block, by a size unknown
-			 */
-#endif
+	/* AArch64: the thread pointer is past the control block, by a size not known here. */
+	return -ENOENT;
 }
+#endif
