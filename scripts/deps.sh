@@ -38,14 +38,15 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # scripts/php/layouts.sh reads), its own sampling profiler (php-excimer) and
 # a program of its no test wrote (PHP_CodeSniffer): tests/phpprofile.test; and
 # Ruby with its headers (scripts/ruby/layouts.sh) and its own sampling profiler
-# (stackprof): tests/rbprofile.test; and Perl's own profiler (Devel::NYTProf)
+# (stackprof), Rack and puma (a web application under load):
+# tests/rbprofile.test; and Perl's own profiler (Devel::NYTProf)
 # and libperl for a program embedding it: tests/plprofile.test.
 TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libclang-rt-14-dev python3 g++ golang-go golang-github-google-pprof-dev chromium
 	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user time qemu-system-x86 busybox-static cpio kmod
 	gdb libpython3-dev e2fsprogs btrfs-progs default-jdk-headless wrk
-	php-cli php-dev php-excimer php-codesniffer ruby ruby-dev ruby-stackprof
+	php-cli php-dev php-excimer php-codesniffer ruby ruby-dev ruby-stackprof ruby-rack puma
 	libdevel-nytprof-perl libperl-dev)
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).

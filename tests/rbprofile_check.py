@@ -54,8 +54,9 @@ import v8profile_check as v8  # noqa: E402
 import vmframes_check as vm  # noqa: E402
 from v8profile_check import stacks  # noqa: E402
 
-# A Ruby frame as sfbpf names it: "LABEL (FILE:LINE)".
-FRAME = re.compile(r"^(.*) \(([^()]+\.rb|<internal:[a-z_]+>):(\d+)\)$")
+# A Ruby frame as sfbpf names it: "LABEL (FILE:LINE)" (a script, a Rack
+# config, an ERB template compiled to a method, Ruby's built-in code).
+FRAME = re.compile(r"^(.*) \(([^()]+\.(?:rb|ru|erb)|<internal:[a-z_]+>):(\d+)\)$")
 
 
 def rb_frames(frames):
@@ -198,7 +199,7 @@ def cmd_has(folded, label, minimum, comm=None):
 
 
 def cmd_program(folded, comm, srcdir):
-    return vm.program(folded, comm, srcdir, rb_frames, "Ruby", (".rb",),
+    return vm.program(folded, comm, srcdir, rb_frames, "Ruby", (".rb", ".ru", ".erb"),
                       known_file=lambda f: f.startswith("<internal:"))
 
 
