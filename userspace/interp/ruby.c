@@ -113,17 +113,25 @@ static int is_type(const struct ruby *r, uint64_t addr, uint32_t t, uint64_t *fl
 	return (*flags & 0x1f) == t ? 0 : -ESTALE;
 }
 
+/* Whether addr holds an imemo of type t (imemo_iseq, imemo_ment): 0, or -ESTALE. */
+static int is_imemo(const struct ruby *r, uint64_t addr, uint32_t t)
+{
+	uint64_t flags;
+	int err = is_type(r, addr, r->l->iseq.t_imemo, &flags);
+
+	if (err)
+		return err;
+	return ((flags >> r->l->iseq.imemo_shift) & 0xf) == t ? 0 : -ESTALE;
+}
+
 /* The iseq at addr: 0 and its body, -ESTALE if no iseq is there. */
 static int iseq_body(const struct ruby *r, uint64_t iseq, uint64_t *body)
 {
 	const struct ruby_layout *l = r->l;
-	uint64_t flags;
-	int err = is_type(r, iseq, l->iseq.t_imemo, &flags);
+	int err = is_imemo(r, iseq, l->iseq.imemo_iseq);
 
 	if (err)
 		return err;
-	if (((flags >> l->iseq.imemo_shift) & 0xf) != l->iseq.imemo_iseq)
-		return -ESTALE;
 	err = rd(r, iseq + l->iseq.body, body);
 	return err ? err : *body ? 0 : -ESTALE;
 }
@@ -546,14 +554,12 @@ static uint32_t line_at(const struct ruby *r, uint64_t body, uint32_t pos)
 static int method_iseq(const struct ruby *r, uint64_t me, uint64_t *iseq, uint64_t *owner)
 {
 	const struct ruby_layout *l = r->l;
-	uint64_t flags, def;
+	uint64_t def;
 	uint8_t type;
-	int err = is_type(r, me, l->iseq.t_imemo, &flags);
+	int err = is_imemo(r, me, l->method.imemo_ment);
 
 	if (err)
 		return err;
-	if (((flags >> l->iseq.imemo_shift) & 0xf) != l->method.imemo_ment)
-		return -ESTALE;
 	if ((err = rd(r, me + l->method.def, &def)) || (err = rd(r, me + l->method.owner, owner)) ||
 	    (err = procmem__read(r->pid, def + l->method.type_byte, &type, 1)))
 		return err;
