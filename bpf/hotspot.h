@@ -306,6 +306,19 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 		code = blob + *(__u32 *)&hb[hs->blob_code & (SFBPF_HS_BLOB_SPAN - 4)];
 	else
 		code = *(__u64 *)&hb[hs->blob_code & (SFBPF_HS_BLOB_SPAN - 8)];
+	/*
+	 * A leaf in a blob whose frame-complete offset is "never safe" (the
+	 * handlers of safepoint polls, deoptimization, exceptions: HotSpot's
+	 * own walk never starts in one) may be pushing or popping the
+	 * registers it saves, its return slot still a placeholder: its frame
+	 * size says nothing of sp then, and a word found above it would be a
+	 * stale return address, a wrong caller. Before the edges too: its
+	 * registers' pops read as an epilogue's pop rbp, and at its entry (the
+	 * poll's signal handler jumps there, nothing pushed) sp holds the
+	 * Java frame's word, not a return address.
+	 */
+	if (topmost && complete < 0)
+		return hotspot_stop(st, SFBPF_HS_STOP_NEVER_SAFE, SFBPF_STOP_NO_MAPPING);
 	edge = topmost ? hotspot_edge(lookup, complete > 0 && lookup < code + complete,
 				      (__u8 *)&t[4]) :
 			 -1;
@@ -324,16 +337,6 @@ hotspot_compiled(struct sfbpf_unwind_state *st, const struct sfbpf_proc *proc,
 			goto found;
 		}
 	}
-	/*
-	 * A leaf in a blob whose frame-complete offset is "never safe" (the
-	 * handlers of safepoint polls, deoptimization, exceptions: HotSpot's
-	 * own walk never starts in one) may be pushing or popping the
-	 * registers it saves, its return slot still a placeholder: its frame
-	 * size says nothing of sp then, and a word found above it would be a
-	 * stale return address, a wrong caller.
-	 */
-	if (topmost && complete < 0)
-		return hotspot_stop(st, SFBPF_HS_STOP_NEVER_SAFE, SFBPF_STOP_NO_MAPPING);
 	/*
 	 * Stopped in the body, sp is the frame's own, except inside the few
 	 * intrinsics that push a word or more (string_compare keeps a length
