@@ -29,7 +29,8 @@ or 1 (fail):
                                     <internal:...>) with the line
 
 sfbpf names an iseq by its label, as Ruby's backtraces do ("fib", "block in
-sort_rows"), and from 3.3 a method's frame by its owner too, as 3.4's
+sort_rows"), and a method's frame by its owner too (3.1's instance variables,
+3.3's fields; not 3.2), as 3.4's
 backtraces do ("Calc#fib", "Calc.leaf_add", "Object#outer"; blocks keep their
 label); stackprof names methods and blocks by their owners ("Calc#fib",
 "block in Sorter#sort_rows"): compared on the label, and each owner sfbpf
@@ -172,14 +173,14 @@ def cmd_stackprof(folded, path):
     theirs, ref = vm.innermost_and_pairs(
         ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
     verdict = vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof")
-    # Owners (3.3 on): each method's qualified name one stackprof gave.
+    # Owners (but 3.2): each method's qualified name one stackprof gave.
     named = collections.Counter()
     for frames, n in stacks(folded):
         for f in rb_frames(frames):
             if QUALIFIED.match(f[0]):
                 named[f[0]] += n
     if not named:
-        print("(no owner named: Ruby before 3.3)")
+        print("(no owner named: Ruby 3.2)")
         return verdict
     known = {x for names, _ in stackprof_stacks(path, full=True) for x in names}
     unknown = {k: v for k, v in named.items() if k not in known}

@@ -51,11 +51,15 @@ int printf(const char *fmt, ...);
 		__typeof__(((struct rb_iseq_constant_body *)0)->location.first_lineno), VALUE))
 
 /*
- * Methods' owners, named as Ruby 3.4's backtraces do ("Calc#fib"), where a
- * class keeps its path in a field (3.3 on: rb_classext_t's classpath);
- * before, it is an instance variable under an ID whose name table Ruby does
- * not export: me_cref 0, owners not named. Bit-fields are found by setting
- * them in a zeroed copy: byte and mask.
+ * Methods' owners, named as Ruby 3.4's backtraces do ("Calc#fib"). A class
+ * keeps its path, and a singleton class its object, in fields from 3.3
+ * (rb_classext_t's classpath, attached_object); to 3.1 they are instance
+ * variables ("__classpath__", "__attached__") in the st_table of its
+ * rb_classext_t, under IDs Ruby allocates when it starts and does not
+ * export: found in each process (ruby.c). 3.2 keeps a class's instance
+ * variables by object shape, and a 3.1 built with USE_RVARGC its
+ * rb_classext_t after it: me_cref 0, owners not named. Bit-fields are
+ * found by setting them in a zeroed copy: byte and mask.
  */
 static void probe(const unsigned char *p, unsigned size, unsigned *byte, unsigned *mask)
 {
@@ -67,28 +71,48 @@ static void probe(const unsigned char *p, unsigned size, unsigned *byte, unsigne
 		}
 }
 
-static void methods(void)
+#if defined(SFBPF_RUBY_MIN_HEADER) && defined(RCLASS_IV_TBL) && !USE_RVARGC
+#define OWNERS_IN_IVARS 1
+#endif
+
+#if !defined(SFBPF_RUBY_MIN_HEADER) || defined(OWNERS_IN_IVARS)
+static void method_entries(void)
 {
-#ifdef SFBPF_RUBY_MIN_HEADER
-	printf("\t  .method = { .me_cref = 0 },\n");
-	printf("\t  .klass = { .t_class = 0 },\n");
-#else
 	struct rb_method_definition_struct def;
-	struct RClass_and_rb_classext_t c;
-	unsigned type_byte = 0, type_mask = 0, perm_byte = 0, perm_mask = 0;
+	unsigned type_byte = 0, type_mask = 0;
 
 	__builtin_memset(&def, 0, sizeof(def));
 	def.type = (rb_method_type_t)((1u << VM_METHOD_TYPE_MINIMUM_BITS) - 1);
 	probe((const unsigned char *)&def, sizeof(def), &type_byte, &type_mask);
-	__builtin_memset(&c, 0, sizeof(c));
-	c.classext.permanent_classpath = 1;
-	probe((const unsigned char *)&c, sizeof(c), &perm_byte, &perm_mask);
 	printf("\t  .method = { .me_cref = %u, .imemo_ment = %u, .def = %u, .owner = %u,"
 	       " .type_byte = %u, .type_mask = %#x, .type_iseq = %u, .iseqptr = %u },\n",
 	       (unsigned)(-VM_ENV_DATA_INDEX_ME_CREF * 8), (unsigned)imemo_ment,
 	       OFF(rb_callable_method_entry_t, def), OFF(rb_callable_method_entry_t, owner),
 	       type_byte, type_mask, (unsigned)VM_METHOD_TYPE_ISEQ,
 	       OFF(struct rb_method_definition_struct, body.iseq.iseqptr));
+}
+#endif
+
+static void methods(void)
+{
+#ifdef OWNERS_IN_IVARS
+	method_entries();
+	printf("\t  .klass = { .t_class = %#x, .t_module = %#x, .singleton = %#x, .ext = %u,"
+	       " .iv_tbl = %u, .st_start = %u, .st_bound = %u, .st_entries = %u },\n",
+	       (unsigned)RUBY_T_CLASS, (unsigned)RUBY_T_MODULE, (unsigned)RUBY_FL_SINGLETON,
+	       OFF(struct RClass, ptr), OFF(rb_classext_t, iv_tbl), OFF(st_table, entries_start),
+	       OFF(st_table, entries_bound), OFF(st_table, entries));
+#elif defined(SFBPF_RUBY_MIN_HEADER)
+	printf("\t  .method = { .me_cref = 0 },\n");
+	printf("\t  .klass = { .t_class = 0 },\n");
+#else
+	struct RClass_and_rb_classext_t c;
+	unsigned perm_byte = 0, perm_mask = 0;
+
+	method_entries();
+	__builtin_memset(&c, 0, sizeof(c));
+	c.classext.permanent_classpath = 1;
+	probe((const unsigned char *)&c, sizeof(c), &perm_byte, &perm_mask);
 	printf("\t  .klass = { .t_class = %#x, .t_module = %#x, .singleton = %#x,"
 	       " .classpath = %u, .attached = %u, .perm_byte = %u, .perm_mask = %#x },\n",
 	       (unsigned)RUBY_T_CLASS, (unsigned)RUBY_T_MODULE, (unsigned)RUBY_FL_SINGLETON,

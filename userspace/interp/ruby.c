@@ -58,6 +58,10 @@ struct ruby {
 	bool unsupported;
 	int fd; /* the object's, while attaching: its loop found once the VM runs */
 	uint64_t bias;
+	/* To 3.1: core classes (the addresses of rb_cString, rb_cArray, rb_mKernel) */
+	uint64_t core[3];
+	/* and what they taught: the IDs of "__classpath__" and "__attached__" (0: none) */
+	uint64_t id_classpath, id_attached;
 };
 
 /* The ruby binary itself (a static build), a libruby it maps: objects named so. */
@@ -68,13 +72,18 @@ static bool maybe_ruby(const struct procmaps *pm, const struct procmap *m)
 	return m == procmaps__exe(pm) || strstr(procmap__basename(m->path), "ruby");
 }
 
-enum ruby_sym { SYM_VERSION, SYM_VM_PTR, SYM_AT_EXIT, SYM_NR };
+enum ruby_sym { SYM_VERSION, SYM_VM_PTR, SYM_AT_EXIT, SYM_STRING, SYM_ARRAY, SYM_KERNEL, SYM_NR };
 
 static const char *const sym_names[SYM_NR] = {
 	[SYM_VERSION] = "ruby_version", /* RUBY_VERSION: the layout's key */
 	[SYM_VM_PTR] = "ruby_current_vm_ptr", /* the VM (exported to 3.2) */
 	[SYM_AT_EXIT] = "ruby_vm_at_exit", /* public API: its code reads the VM pointer */
+	/* Public API, classes whose names are known: their instance variables' IDs */
+	[SYM_STRING] = "rb_cString",
+	[SYM_ARRAY] = "rb_cArray",
+	[SYM_KERNEL] = "rb_mKernel",
 };
+static const char *const core_names[3] = { "String", "Array", "Kernel" };
 
 /* A Puma or Unicorn cluster is many processes of one library: read once (objfacts.h). */
 static struct objfacts_kind facts_kind = {
@@ -327,12 +336,116 @@ static int is_ruby(int pid, const struct procmaps *pm, const struct procmap *m, 
 	}
 	r->vm_ptr += bias;
 	r->bias = bias;
+	for (int i = 0; i < 3; i++)
+		r->core[i] = f.vals[SYM_STRING + i] ? f.vals[SYM_STRING + i] + bias : 0;
 	r->fd = dup(fd);
 	if (r->fd < 0)
 		err = -errno;
 out:
 	close(fd);
 	return err;
+}
+
+static int read_str(const struct ruby *r, uint64_t v, char *buf, size_t size);
+
+/*
+ * To 3.1 a class keeps its instance variables in an st_table (st.c, the
+ * same since 2.4): entries [entries_start, entries_bound) of its entries
+ * array, each its hash, key and value; a deleted one's hash all ones.
+ */
+#define IVARS_MAX 128 /* a class with more: read no further, its methods' owner unnamed */
+#define ST_DELETED UINT64_MAX
+
+struct st_entry {
+	uint64_t hash, key, record;
+};
+
+/* The instance variables of class klass into e (IVARS_MAX): how many, or an error. */
+static int class_ivars(const struct ruby *r, uint64_t klass, struct st_entry *e)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t ext, tbl, start, bound, entries;
+	int err;
+
+	if ((err = rd(r, klass + l->klass.ext, &ext)) || !ext ||
+	    (err = rd(r, ext + l->klass.iv_tbl, &tbl)) || !tbl)
+		return err;
+	if ((err = rd(r, tbl + l->klass.st_start, &start)) ||
+	    (err = rd(r, tbl + l->klass.st_bound, &bound)) ||
+	    (err = rd(r, tbl + l->klass.st_entries, &entries)))
+		return err;
+	if (bound == start)
+		return 0;
+	if (bound < start || !entries)
+		return -EPROTO;
+	if (bound - start > IVARS_MAX)
+		return -E2BIG;
+	err = procmem__read(r->pid, entries + start * sizeof(*e), e, (bound - start) * sizeof(*e));
+	return err ? err : (int)(bound - start);
+}
+
+/* The value of class klass's instance variable id: 0, -ENOENT (none), or an error. */
+static int class_ivar(const struct ruby *r, uint64_t klass, uint64_t id, uint64_t *val)
+{
+	struct st_entry e[IVARS_MAX];
+	int n = class_ivars(r, klass, e);
+
+	for (int i = 0; i < n; i++)
+		if (e[i].hash != ST_DELETED && e[i].key == id) {
+			*val = e[i].record;
+			return 0;
+		}
+	return n < 0 ? n : -ENOENT;
+}
+
+/* Class klass's instance variable id is the String name. */
+static bool ivar_names(const struct ruby *r, uint64_t klass, uint64_t id, const char *name)
+{
+	char buf[16];
+	uint64_t v;
+
+	return !class_ivar(r, klass, id, &v) && !read_str(r, v, buf, sizeof(buf)) &&
+	       !strcmp(buf, name);
+}
+
+/*
+ * To 3.1: the IDs under which a class keeps its path ("__classpath__", set
+ * once the path is permanent) and a singleton class its object
+ * ("__attached__"). Ruby allocates them as it starts and exports no table
+ * of IDs' names: learnt from core classes whose names are known. String's
+ * instance variable holding "String" is believed only if Array's and
+ * Kernel's under the same ID hold "Array" and "Kernel"; the one of String's
+ * singleton class holding String, only if Array's holds Array. Otherwise
+ * owners stay unnamed: a frame is its label alone, as before 3.3's fields.
+ */
+static void learn_ids(struct ruby *r)
+{
+	const struct ruby_layout *l = r->l;
+	struct st_entry e[IVARS_MAX];
+	uint64_t cls[3], meta[2], flags, v;
+	int n;
+
+	if (!l->method.me_cref || l->klass.classpath || !l->klass.iv_tbl)
+		return;
+	for (int c = 0; c < 3; c++)
+		if (!r->core[c] || rd(r, r->core[c], &cls[c]) || !cls[c])
+			return;
+	n = class_ivars(r, cls[0], e);
+	for (int i = 0; i < n && !r->id_classpath; i++)
+		if (e[i].hash != ST_DELETED && ivar_names(r, cls[0], e[i].key, core_names[0]) &&
+		    ivar_names(r, cls[1], e[i].key, core_names[1]) &&
+		    ivar_names(r, cls[2], e[i].key, core_names[2]))
+			r->id_classpath = e[i].key;
+	/* Their singleton classes: RBasic's klass, the word after its flags. */
+	for (int c = 0; c < 2; c++)
+		if (rd(r, cls[c] + 8, &meta[c]) || !meta[c] || rd(r, meta[c], &flags) ||
+		    !(flags & l->klass.singleton))
+			return;
+	n = class_ivars(r, meta[0], e);
+	for (int i = 0; i < n && !r->id_attached; i++)
+		if (e[i].hash != ST_DELETED && e[i].record == cls[0] &&
+		    !class_ivar(r, meta[1], e[i].key, &v) && v == cls[1])
+			r->id_attached = e[i].key;
 }
 
 int ruby__attach(int pid, struct ruby **out)
@@ -361,6 +474,9 @@ int ruby__attach(int pid, struct ruby **out)
 	/* The loop is the same object's code: static, or in libruby beside the VM pointer. */
 	if (!err && addr >= r->bias)
 		r->nr_eval = loop_parts(r->fd, addr - r->bias, r->eval, RUBY_EVAL_PARTS);
+	/* It runs Ruby code: its core classes are made. */
+	if (!err)
+		learn_ids(r);
 	for (size_t i = 0; !err && i < r->nr_eval; i++) {
 		r->eval[i].lo += r->bias;
 		r->eval[i].hi += r->bias;
@@ -422,7 +538,7 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg)
 	cfg->magic_dummy = l->frame.dummy;
 	cfg->flag_finish = l->frame.finish;
 	cfg->magic_method = l->frame.method;
-	cfg->method_entries = l->method.me_cref; /* 0 to 3.2: owners not named */
+	cfg->method_entries = l->method.me_cref; /* 0 in 3.2: owners not named */
 	return 0;
 }
 
@@ -580,6 +696,13 @@ static int class_path(const struct ruby *r, uint64_t klass, char *buf, size_t si
 		return err;
 	if ((flags & 0x1f) != l->klass.t_class && (flags & 0x1f) != l->klass.t_module)
 		return -ESTALE;
+	if (!l->klass.classpath) {
+		/* To 3.1: "__classpath__" is set once the path is permanent. */
+		if (!r->id_classpath)
+			return -ESTALE;
+		err = class_ivar(r, klass, r->id_classpath, &path);
+		return err ? err == -ENOENT ? -ESTALE : err : read_str(r, path, buf, size);
+	}
 	if ((err = procmem__read(r->pid, klass + l->klass.perm_byte, &perm, 1)) ||
 	    (err = rd(r, klass + l->klass.classpath, &path)))
 		return err;
@@ -604,7 +727,9 @@ static void qualify(const struct ruby *r, uint64_t owner, struct ruby_frame *out
 	if (rd(r, owner, &flags))
 		return;
 	if (flags & l->klass.singleton) {
-		if (rd(r, owner + l->klass.attached, &attached))
+		if (l->klass.classpath ?
+			    rd(r, owner + l->klass.attached, &attached) :
+			    !r->id_attached || class_ivar(r, owner, r->id_attached, &attached))
 			return;
 		owner = attached;
 		sep = '.';

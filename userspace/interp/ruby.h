@@ -64,9 +64,15 @@ struct ruby_layout {
 	} method;
 	struct {
 		uint32_t t_class, t_module, singleton; /* T_CLASS, T_MODULE, FL_SINGLETON */
-		/* offsets from the class (its rb_classext_t follows it): */
+		/* 3.3 on: offsets from the class (its rb_classext_t follows it) */
 		uint16_t classpath, attached, perm_byte;
 		uint32_t perm_mask; /* permanent_classpath's bit */
+		/*
+		 * To 3.1 (classpath 0): the class's rb_classext_t pointer, its
+		 * instance variables' st_table, that table's entries (first,
+		 * bound, array: each entry its hash, key and value, st.c's)
+		 */
+		uint16_t ext, iv_tbl, st_start, st_bound, st_entries;
 	} klass;
 	struct {
 		uint16_t size, line_no;
