@@ -610,8 +610,19 @@ struct sfbpf_php_proc {
 	__u8 user_function; /* ZEND_USER_FUNCTION */
 	__u8 eval_code; /* ZEND_EVAL_CODE */
 	__u8 internal_function; /* ZEND_INTERNAL_FUNCTION */
-	__u8 pad[3];
+	/*
+	 * The registers the VM's loop keeps its execute_data and opline in (a
+	 * GCC build's global register variables: its EX(opline) is stale until
+	 * a handler saves it), as DWARF numbers them; SFBPF_PHP_NO_REG: none.
+	 * A sample whose user pc is in [vm_lo, vm_hi) (the loop's code) and
+	 * whose fp register holds the current execute_data sends the ip
+	 * register as the innermost frame's opline.
+	 */
+	__u8 fp_regnum, ip_regnum;
+	__u8 pad;
+	__u64 vm_lo, vm_hi;
 };
+#define SFBPF_PHP_NO_REG 0xff
 
 /*
  * Ruby (docs/DESIGN-ruby.md). Per process running Ruby's VM that the loader

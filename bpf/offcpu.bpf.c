@@ -350,7 +350,7 @@ static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_off
 					    &rec->s.flags);
 	else if (user_stacks && (n = php_walk(&sc->php, &rec->s.ips[nu + nk], ustack_current_task(),
 					      rec->s.pid, rec->s.tid, SFBPF_OFFCPU_PY_FRAMES,
-					      &rec->s.flags, &cnt->unwind, chained)) >= 0)
+					      &rec->s.flags, &cnt->unwind, chained, NULL, 0)) >= 0)
 		rec->s.nr_py = n;
 	else if (user_stacks &&
 		 (n = rb_walk(&sc->rb, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,

@@ -33,6 +33,8 @@ struct {
 struct php_walk {
 	struct sfbpf_php_proc cfg; /* a copy: the map entry may change under the walk */
 	__u64 ed; /* the next execute_data to read */
+	/* The current execute_data, and its opline from a register (0: none) */
+	__u64 leaf_ed, leaf_opline;
 	__u32 n; /* PHP frames sent */
 	__u32 max; /* frames that fit */
 	__u8 stop; /* enum sfbpf_php_stop */
@@ -61,7 +63,7 @@ static __always_inline __u32 php_buf_u32(const struct php_walk *w, __u32 off)
  */
 static __always_inline long php_frame_step(struct php_walk *w, __u64 *slots)
 {
-	__u64 ed = w->ed, func, entry, stamp;
+	__u64 ed = w->ed, func, entry, stamp, opline;
 	__u8 type;
 	__u32 i;
 
@@ -93,9 +95,11 @@ static __always_inline long php_frame_step(struct php_walk *w, __u64 *slots)
 					0;
 			i = py_slot(2 * w->n);
 			slots[i] = (func & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG | entry;
+			opline = php_buf_u64(w, w->cfg.ed_opline);
+			if (ed == w->leaf_ed && w->leaf_opline)
+				opline = w->leaf_opline;
 			i = py_slot(2 * w->n + 1);
-			slots[i] = (php_buf_u64(w, w->cfg.ed_opline) & SFBPF_PHP_OPLINE_MASK) |
-				   stamp << 48;
+			slots[i] = (opline & SFBPF_PHP_OPLINE_MASK) | stamp << 48;
 			w->n++;
 		}
 	}
@@ -118,15 +122,37 @@ static long php_frame_cb(__u32 index, void *arg)
 }
 
 /*
+ * The innermost frame's opline where the VM's loop keeps it in a register
+ * (struct sfbpf_php_proc): believed while the sample's user pc (leaf_pc) is
+ * in the loop's code and its execute_data register holds the current one;
+ * userspace checks it is one of the function's oplines. st: the user
+ * walk's registers (NULL: none, off-CPU, where the thread is in a syscall).
+ */
+static __always_inline void php_leaf_opline(struct php_walk *w, const struct sfbpf_unwind_state *st,
+					    __u64 leaf_pc)
+{
+	__u64 fp, ip;
+
+	w->leaf_ed = w->ed;
+	w->leaf_opline = 0;
+	if (st && leaf_pc >= w->cfg.vm_lo && leaf_pc < w->cfg.vm_hi &&
+	    unwind_reg(st, SFBPF_REG_OTHER, w->cfg.fp_regnum, true, &fp) && fp == w->ed &&
+	    unwind_reg(st, SFBPF_REG_OTHER, w->cfg.ip_regnum, true, &ip))
+		w->leaf_opline = ip;
+}
+
+/*
  * The PHP frames of task's thread (tgid, tid) into slots[0 ..): at most max
  * of them (two slots each; max <= PY_PROG_FRAMES). Returns the number sent,
  * *flags told (SFBPF_SAMPLE_PHP); -1 for a process without PHP settings, at
  * the cost of one lookup: its Python walk is next. chained: kernels without
- * bpf_loop() (a bounded loop instead). Counts in cnt.
+ * bpf_loop() (a bounded loop instead). st and leaf_pc: the sample's user
+ * registers and pc (php_leaf_opline()). Counts in cnt.
  */
 static __always_inline int php_walk(struct php_walk *w, __u64 *slots, struct task_struct *task,
 				    __u32 tgid, __u32 tid, __u32 max, __u8 *flags,
-				    struct sfbpf_stats *cnt, bool chained)
+				    struct sfbpf_stats *cnt, bool chained,
+				    const struct sfbpf_unwind_state *st, __u64 leaf_pc)
 {
 	const struct sfbpf_php_proc *cfg = bpf_map_lookup_elem(&php_procs, &tgid);
 	struct php_walk_ctx ctx = { .w = w, .slots = slots };
@@ -147,13 +173,16 @@ static __always_inline int php_walk(struct php_walk *w, __u64 *slots, struct tas
 		w->stop = SFBPF_PHP_STOP_READ;
 	else if (!w->ed)
 		w->stop = SFBPF_PHP_STOP_IDLE;
-	else if (chained)
-		for (i = 0; i < PY_FRAME_STEPS; i++) {
-			if (php_frame_step(w, slots))
-				break;
-		}
-	else
-		bpf_loop(PY_FRAME_STEPS, php_frame_cb, &ctx, 0);
+	if (w->stop == SFBPF_PHP_STOP_DEPTH) {
+		php_leaf_opline(w, st, leaf_pc);
+		if (chained)
+			for (i = 0; i < PY_FRAME_STEPS; i++) {
+				if (php_frame_step(w, slots))
+					break;
+			}
+		else
+			bpf_loop(PY_FRAME_STEPS, php_frame_cb, &ctx, 0);
+	}
 	stop = w->stop;
 	if (stop >= SFBPF_PHP_STOP__COUNT)
 		stop = SFBPF_PHP_STOP_READ;

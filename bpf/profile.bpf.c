@@ -112,7 +112,7 @@ static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_s
 	if (sc->st.v8_nwords)
 		return v8_words_out(&sc->st, &s->ips[nu + nk], room, &s->flags);
 	n = php_walk(&sc->php, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt,
-		     chained);
+		     chained, &sc->st, nu ? s->ips[0] : 0);
 	if (n >= 0)
 		return n;
 	n = rb_walk(&sc->rb, &s->ips[nu + nk], task, s->pid, room, &s->flags, cnt, chained);

@@ -223,6 +223,26 @@ def cmd_chain(folded, *want):
     return 0 if n_with else 1
 
 
+def cmd_leaf(folded, func, lo, hi):
+    """The innermost frame's line: where FUNC is the innermost PHP frame, at least 90 %
+    of its samples at a line in [LO, HI] (its loop), and each line of the loop with at
+    least 5 % (the VM keeps the opline it runs in a register, its frame's a stale one:
+    read from the frame alone, every sample would stand at one line)."""
+    lines, tot = collections.Counter(), 0
+    for frames, n in stacks(folded):
+        fr = php_frames(frames)
+        if fr and fr[-1][0] == func:
+            lines[fr[-1][2]] += n
+            tot += n
+    inside = sum(v for k, v in lines.items() if int(lo) <= k <= int(hi))
+    each = [lines[k] / tot if tot else 0 for k in range(int(lo), int(hi) + 1)]
+    print("%s innermost in %d samples, at lines %s; %.3f in %s-%s (at least 0.9), each "
+          "line's share %s (at least 0.05)" % (func, tot, sorted(lines.items()),
+                                                inside / tot if tot else 0, lo, hi,
+                                                ["%.2f" % x for x in each]))
+    return 0 if tot and inside >= 0.9 * tot and min(each) >= 0.05 else 1
+
+
 def cmd_outputs(name, folded, raw, otlp):
     ok = v8.outputs_equal(name, folded, raw, otlp, lambda f: bool(php_frames(f)), "php", "PHP",
                           "php")
@@ -243,6 +263,8 @@ def main():
         return cmd_chain(*args)
     if cmd == "outputs":
         return cmd_outputs(*args)
+    if cmd == "leaf":
+        return cmd_leaf(*args)
     if cmd == "program":
         return cmd_program(*args)
     print("unknown command %s" % cmd)

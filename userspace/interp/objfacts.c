@@ -102,6 +102,8 @@ int objfacts__get(struct objfacts_kind *kind, int fd, struct objfacts *out)
 					       out->sizes[kind->eval], out->eval, OBJFACTS_PARTS);
 	if (!out->err && kind->note_prefix && out->vals[kind->key])
 		find_note(elf, kind, out->note, sizeof(out->note));
+	if (!out->err && kind->code && out->vals[kind->key])
+		kind->code(elf, fd, out);
 	elf_end(elf);
 
 	pthread_mutex_lock(&cache.lock);

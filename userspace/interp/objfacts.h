@@ -28,6 +28,8 @@
 #define OBJFACTS_PARTS 8
 #define OBJFACTS_NOTE 48
 
+struct objfacts;
+
 /* What one runtime asks of its objects; its counters. One static instance per runtime. */
 struct objfacts_kind {
 	const char *const *names; /* the symbols, at most OBJFACTS_SYMS */
@@ -42,6 +44,11 @@ struct objfacts_kind {
 	 */
 	const char *note_prefix;
 	bool (*note_is)(const char *s, size_t left);
+	/*
+	 * What the runtime reads of its own code, where names[key] is defined
+	 * (its facts so far in f): words of its own into f->code. NULL: none.
+	 */
+	void (*code)(Elf *elf, int fd, struct objfacts *f);
 	uint64_t reads, hits; /* under the cache's lock */
 };
 
@@ -56,6 +63,7 @@ struct objfacts {
 	struct code_part eval[OBJFACTS_PARTS];
 	size_t nr_eval;
 	char note[OBJFACTS_NOTE];
+	uint64_t code[2]; /* the kind's code() words */
 };
 
 /* The facts kind asks of the file open at fd: from the cache, else read (and kept). 0 or errno. */

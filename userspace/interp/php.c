@@ -4,6 +4,7 @@
  * globals, its build ID's layout, and a frame's names read from the process.
  * Every read is bounded, every structure checked before it is believed.
  */
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -42,6 +43,9 @@ struct php {
 	char build_id[OBJFACTS_NOTE];
 	char version[64];
 	bool unsupported, zts;
+	/* Where the VM's loop keeps its execute_data and opline (vm_registers()) */
+	uint8_t fp_regnum, ip_regnum;
+	uint64_t vm_lo, vm_hi; /* that loop's code */
 };
 
 /* The binaries of the php8.2-cli, -fpm and -cgi packages, and an embedding's libphp. */
@@ -86,6 +90,95 @@ static const char *const sym_names[SYM_NR] = {
 	[SYM_EG_OFFSET] = "executor_globals_offset", /* a ZTS build's: per thread */
 };
 
+#define PROLOGUE_BYTES 128 /* execute_ex's first instructions: where it loads its registers */
+
+#if defined(__x86_64__)
+/* A callee-saved register's DWARF number (a global register variable is one), or -1. */
+static int callee_saved(x86_reg r)
+{
+	switch (r) {
+	case X86_REG_RBX:
+		return 3;
+	case X86_REG_RBP:
+		return 6;
+	case X86_REG_R12:
+	case X86_REG_R13:
+	case X86_REG_R14:
+	case X86_REG_R15:
+		return 12 + (r - X86_REG_R12);
+	default:
+		return -1;
+	}
+}
+#endif
+
+/*
+ * Where execute_ex keeps its execute_data and opline (objfacts_kind.code).
+ * A GCC build of the hybrid VM holds both in global register variables
+ * (Zend's ZEND_VM_FP_GLOBAL_REG, ZEND_VM_IP_GLOBAL_REG) and writes
+ * EX(opline) back only where a handler may need it (SAVE_OPLINE): the
+ * innermost frame's is stale while its handlers run. Read from the loop's
+ * first instructions: its argument (rdi) moved into a callee-saved register
+ * (fp); a callee-saved register loaded from the word at EX(opline)'s offset
+ * of rdi or fp (ip); then a jump through the word ip points at (the
+ * opline's handler). Believed only all three, in that order; x86-64 only.
+ * f->code[0]: fp's DWARF number + 1, and ip's + 1 in its second byte; 0: none.
+ */
+static const struct php_layout *layout_of(const char *build_id);
+
+static void vm_registers(Elf *elf, int fd, struct objfacts *f)
+{
+#if defined(__x86_64__)
+	uint64_t fn = f->vals[SYM_EXECUTE_EX], n = f->sizes[SYM_EXECUTE_EX];
+	const struct php_layout *l = layout_of(f->note);
+	x86_reg fp = X86_REG_INVALID, ip = X86_REG_INVALID;
+	cs_insn *insn = NULL;
+	size_t count = 0;
+	uint8_t *code;
+	csh cs;
+
+	if (n > PROLOGUE_BYTES)
+		n = PROLOGUE_BYTES;
+	if (!l || !fn || !n || !(code = codeparts__read(elf, fd, fn, fn + n)))
+		return;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+		count = cs_disasm(cs, code, n, fn, 0, &insn);
+	}
+	for (size_t i = 0; i < count; i++) {
+		const cs_x86 *x = &insn[i].detail->x86;
+		const cs_x86_op *a = &x->operands[0], *b = &x->operands[1];
+
+		if (insn[i].id == X86_INS_MOV && x->op_count == 2 && a->type == X86_OP_REG &&
+		    b->type == X86_OP_REG && b->reg == X86_REG_RDI && fp == X86_REG_INVALID &&
+		    callee_saved(a->reg) >= 0) {
+			fp = a->reg;
+		} else if (insn[i].id == X86_INS_MOV && x->op_count == 2 && a->type == X86_OP_REG &&
+			   b->type == X86_OP_MEM && b->size == 8 && fp != X86_REG_INVALID &&
+			   ip == X86_REG_INVALID &&
+			   (b->mem.base == X86_REG_RDI || b->mem.base == fp) &&
+			   b->mem.index == X86_REG_INVALID && b->mem.disp == l->ed.opline &&
+			   callee_saved(a->reg) >= 0 && a->reg != fp) {
+			ip = a->reg;
+		} else if (insn[i].id == X86_INS_JMP && x->op_count == 1 && a->type == X86_OP_MEM &&
+			   ip != X86_REG_INVALID && a->mem.base == ip &&
+			   a->mem.index == X86_REG_INVALID) {
+			f->code[0] = (uint64_t)(callee_saved(fp) + 1) |
+				     (uint64_t)(callee_saved(ip) + 1) << 8;
+			break;
+		}
+	}
+	if (count)
+		cs_free(insn, count);
+	cs_close(&cs);
+	free(code);
+#else
+	(void)elf;
+	(void)fd;
+	(void)f;
+#endif
+}
+
 /* A PHP-FPM pool is hundreds of processes of one binary: read once (objfacts.h). */
 static struct objfacts_kind facts_kind = {
 	.names = sym_names,
@@ -94,6 +187,7 @@ static struct objfacts_kind facts_kind = {
 	.eval = SYM_EXECUTE_EX,
 	.note_prefix = "API",
 	.note_is = is_build_id,
+	.code = vm_registers,
 };
 
 _Static_assert(PHP_EVAL_PARTS <= OBJFACTS_PARTS, "objfacts holds every part");
@@ -149,6 +243,14 @@ static int is_php(int pid, const struct procmaps *pm, const struct procmap *m, v
 	for (size_t i = 0; i < p->nr_eval; i++) {
 		p->eval[i].lo = f.eval[i].lo + bias;
 		p->eval[i].hi = f.eval[i].hi + bias;
+		/* Its registers are believed in the part execute_ex begins (not one split off). */
+		if (f.code[0] && f.eval[i].lo <= f.vals[SYM_EXECUTE_EX] &&
+		    f.vals[SYM_EXECUTE_EX] < f.eval[i].hi) {
+			p->vm_lo = p->eval[i].lo;
+			p->vm_hi = p->eval[i].hi;
+			p->fp_regnum = (uint8_t)((f.code[0] & 0xff) - 1);
+			p->ip_regnum = (uint8_t)((f.code[0] >> 8 & 0xff) - 1);
+		}
 	}
 	p->eg = f.vals[SYM_EG] + bias;
 	return 0;
@@ -215,6 +317,13 @@ int php__bpf_settings(const struct php *p, struct sfbpf_php_proc *cfg)
 	cfg->user_function = l->user_function;
 	cfg->eval_code = l->eval_code;
 	cfg->internal_function = l->internal_function;
+	cfg->fp_regnum = cfg->ip_regnum = SFBPF_PHP_NO_REG;
+	if (p->vm_hi) {
+		cfg->fp_regnum = p->fp_regnum;
+		cfg->ip_regnum = p->ip_regnum;
+		cfg->vm_lo = p->vm_lo;
+		cfg->vm_hi = p->vm_hi;
+	}
 	return 0;
 }
 
