@@ -318,7 +318,7 @@ static int read_hek(const struct perl *p, uint64_t hek, char *buf, size_t size)
 	if ((int32_t)len < 0 || len > HEK_MAX)
 		return -EINVAL;
 	if (len >= size)
-		len = (uint32_t)size - 1;
+		return -ENAMETOOLONG; /* never a cut name */
 	err = procmem__read(p->pid, hek + p->l->hek.key, buf, len);
 	buf[err ? 0 : len] = '\0';
 	return err;
@@ -354,7 +354,7 @@ static int cv_name(const struct perl *p, uint64_t body, struct perl_frame *out)
 	const struct perl_layout *l = p->l;
 	uint64_t gv_or_hek, stash, gbody, hek;
 	uint32_t cvflags, gflags;
-	char pkg[PERL_NAME_BYTES / 2], sub[PERL_NAME_BYTES / 2];
+	char pkg[PERL_NAME_BYTES], sub[PERL_NAME_BYTES];
 	int err;
 
 	if ((err = rd(p, body + l->xcv.gv, &gv_or_hek)) ||
@@ -371,10 +371,15 @@ static int cv_name(const struct perl *p, uint64_t body, struct perl_frame *out)
 		    (err = rd(p, gbody + l->xgv.stash, &stash)))
 			return err;
 	}
-	if ((err = read_hek(p, hek, sub, sizeof(sub))) ||
-	    (err = stash_name(p, stash, pkg, sizeof(pkg))))
+	if ((err = read_hek(p, hek, sub, sizeof(sub))))
 		return err;
-	snprintf(out->name, sizeof(out->name), "%s::%s", pkg, sub);
+	err = stash_name(p, stash, pkg, sizeof(pkg));
+	if (err && err != -ENAMETOOLONG)
+		return err;
+	/* Too long with its package: the sub's own name, never a cut one. */
+	if (err ||
+	    (size_t)snprintf(out->name, sizeof(out->name), "%s::%s", pkg, sub) >= sizeof(out->name))
+		memcpy(out->name, sub, sizeof(out->name));
 	return 0;
 }
 
