@@ -643,6 +643,9 @@ struct sfbpf_php_proc {
  *           iseq and its owner class both reached from it) | SFBPF_RB_METHOD;
  *   slot 1: its pc | a stamp of the iseq's body pointer << 48 (an iseq
  *           collected and another allocated at its address is told apart).
+ * A block's frame, where owners are named (bpf_loop() only), is followed by
+ * two more slots: the method entry of the env its block was made in (its
+ * local env's, or a define_method block's own), | SFBPF_RB_OWNER, and 0.
  * Frames of C functions (a cfunc, an ifunc) are not sent: their own native
  * frames stand in the sample where the VM called them. Userspace puts each
  * run of frames in place of the native frame of the VM's loop that runs it.
@@ -650,6 +653,9 @@ struct sfbpf_php_proc {
 #define SFBPF_RB_CFP_SPAN 64 /* bytes of a control frame read at once: pc, iseq, ep below it */
 #define SFBPF_RB_PC_MASK ((1ULL << 48) - 1)
 #define SFBPF_RB_METHOD (1ULL << 61) /* slot 0 holds a method entry, not an iseq */
+/* Slot 0 is no frame: the method entry of the frame sent before it (its owner). */
+#define SFBPF_RT_OWNER (1ULL << 60)
+#define SFBPF_RB_ENV_LEVELS 4 /* envs looked through for a block's method entry */
 
 /* The stamp of an iseq whose body is at body. */
 static inline __u64 sfbpf_rb_stamp(__u64 body)
@@ -683,6 +689,11 @@ struct sfbpf_rb_proc {
 	__u32 magic_dummy; /* VM_FRAME_MAGIC_DUMMY: no iseq */
 	__u32 flag_finish; /* VM_FRAME_FLAG_FINISH */
 	__u32 magic_method; /* VM_FRAME_MAGIC_METHOD: ep[-2] its method entry */
+	__u32 magic_block; /* VM_FRAME_MAGIC_BLOCK: its method entry in an env it points to */
+	/* VM_ENV_FLAG_LOCAL | VM_FRAME_FLAG_BMETHOD: an env holding the method entry */
+	__u32 env_me;
+	__u16 env_prev; /* bytes below ep of the previous env's (tagged) pointer */
+	__u16 pad[3];
 };
 
 /*

@@ -47,8 +47,10 @@ struct rb_walk {
 	__u64 rhead, rnode; /* the VM's ractor list, and the ractor's node in it */
 	__u64 thead, tnode; /* that ractor's thread list, and the thread's node in it */
 	__u64 cfp, end; /* the next control frame, and the end of the VM stack */
-	__u32 n; /* Ruby frames sent */
+	__u32 n; /* Ruby frames sent (slot pairs: an owner's too) */
 	__u32 max; /* frames that fit */
+	__u32 last; /* the last frame sent (not an owner) */
+	__u32 owners; /* owners sent */
 	__u8 found; /* the thread was found: the steps read frames */
 	__u8 stop; /* enum sfbpf_rb_stop */
 	__u8 pad[6];
@@ -115,13 +117,41 @@ unreadable:
 }
 
 /*
- * One control frame: sent if it runs an iseq, passed if a C function's (its
- * VM_FRAME_FLAG_FINISH then marks the frame sent before it). Returns 0 to
- * go on, 1 once w->stop is set.
+ * The method entry of a block's frame at ep (flags: ep[0]), as Ruby finds
+ * it (rb_vm_frame_method_entry()): in the first env, outwards, that is a
+ * method's local env or a define_method block's own. 0: none within
+ * SFBPF_RB_ENV_LEVELS, or unreadable. Userspace checks it is a method
+ * entry, and the block's.
  */
-static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots)
+static __always_inline __u64 rb_block_me(const struct rb_walk *w, __u64 ep, __u64 flags)
 {
-	__u64 cfp = w->cfp, iseq, pc, ep, flags = 0, body = 0, magic, me = 0;
+	__u64 me = 0;
+	__u32 k;
+
+	for (k = 0; k < SFBPF_RB_ENV_LEVELS; k++) {
+		if (flags & w->cfg.env_me) {
+			if (py_read_u64(ep - w->cfg.method_entries, &me))
+				return 0;
+			return me;
+		}
+		if (py_read_u64(ep - w->cfg.env_prev, &ep))
+			return 0;
+		ep &= ~3ULL; /* GC_GUARDED_PTR_REF */
+		if (!ep || py_read_u64(ep, &flags))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * One control frame: sent if it runs an iseq, passed if a C function's (its
+ * VM_FRAME_FLAG_FINISH then marks the frame sent before it); a block's,
+ * with owners (the looped form), followed by its method entry
+ * (SFBPF_RT_OWNER). Returns 0 to go on, 1 once w->stop is set.
+ */
+static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots, bool owners)
+{
+	__u64 cfp = w->cfp, iseq, pc, ep, flags = 0, body = 0, magic, me = 0, owner = 0;
 	__u32 i;
 
 	if (cfp >= w->end || !cfp) {
@@ -147,7 +177,7 @@ static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots)
 	if (!iseq || magic == w->cfg.magic_cfunc || magic == w->cfg.magic_ifunc ||
 	    magic == w->cfg.magic_dummy) {
 		if ((flags & w->cfg.flag_finish) && w->n) {
-			i = py_slot(2 * (w->n - 1));
+			i = py_slot(2 * w->last);
 			slots[i] |= SFBPF_PY_ENTRY;
 		}
 	} else {
@@ -159,12 +189,25 @@ static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots)
 		if (w->cfg.method_entries && magic == w->cfg.magic_method &&
 		    !py_read_u64(ep - w->cfg.method_entries, &me) && me)
 			iseq = (me & SFBPF_PY_ADDR_MASK) | SFBPF_RB_METHOD;
+		/* A block's owner: where a slot pair is left for it after the frame. */
+		if (owners && w->cfg.method_entries && magic == w->cfg.magic_block &&
+		    w->n + 1 < w->max)
+			owner = rb_block_me(w, ep, flags);
 		i = py_slot(2 * w->n);
 		slots[i] = (iseq & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG |
 			   (flags & w->cfg.flag_finish ? SFBPF_PY_ENTRY : 0);
 		i = py_slot(2 * w->n + 1);
 		slots[i] = (pc & SFBPF_RB_PC_MASK) | sfbpf_rb_stamp(body) << 48;
+		w->last = w->n;
 		w->n++;
+		if (owner) {
+			i = py_slot(2 * w->n);
+			slots[i] = (owner & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG | SFBPF_RT_OWNER;
+			i = py_slot(2 * w->n + 1);
+			slots[i] = 0;
+			w->n++;
+			w->owners++;
+		}
 	}
 	w->cfp = cfp + w->cfg.cfp_size;
 	return 0;
@@ -189,7 +232,7 @@ static long rb_frame_cb(__u32 index, void *arg)
 	struct rb_walk_ctx *c = arg;
 
 	(void)index;
-	return rb_frame_step(c->w, c->slots);
+	return rb_frame_step(c->w, c->slots, true);
 }
 
 /*
@@ -213,6 +256,8 @@ static __always_inline int rb_walk(struct rb_walk *w, __u64 *slots, struct task_
 	cnt->v[SFBPF_STAT_RUBY_SAMPLES]++;
 	__builtin_memcpy(&w->cfg, cfg, sizeof(w->cfg));
 	w->n = 0;
+	w->last = 0;
+	w->owners = 0;
 	w->max = max > PY_PROG_FRAMES ? PY_PROG_FRAMES : max;
 	w->found = 0;
 	w->want = py_ns_tid(task);
@@ -242,7 +287,7 @@ static __always_inline int rb_walk(struct rb_walk *w, __u64 *slots, struct task_
 		}
 		if (w->found)
 			for (i = 0; i < RB_CHAINED_STEPS; i++) {
-				if (rb_frame_step(w, slots))
+				if (rb_frame_step(w, slots, false))
 					break;
 			}
 	} else {
@@ -258,7 +303,7 @@ out:
 	barrier_var(stop);
 	if (stop < SFBPF_STAT__COUNT)
 		cnt->v[stop]++;
-	cnt->v[SFBPF_STAT_RUBY_FRAMES] += w->n;
+	cnt->v[SFBPF_STAT_RUBY_FRAMES] += w->n - w->owners;
 	if (w->n)
 		*flags |= SFBPF_SAMPLE_RUBY;
 	return w->n > PY_PROG_FRAMES ? PY_PROG_FRAMES : w->n;

@@ -139,19 +139,22 @@ int main(void)
 	       OFF(rb_control_frame_t, iseq), OFF(rb_control_frame_t, ep));
 	printf("\t  .frame = { .magic_mask = %#x, .method = %#x, .block = %#x, .class_ = %#x,"
 	       " .top = %#x, .cfunc = %#x, .ifunc = %#x, .eval = %#x, .rescue = %#x,"
-	       " .dummy = %#x, .finish = %#x, .cframe = %#x },\n",
+	       " .dummy = %#x, .finish = %#x, .cframe = %#x, .bmethod = %#x, .env_local = %#x,"
+	       " .specval = %u },\n",
 	       (unsigned)VM_FRAME_MAGIC_MASK, (unsigned)VM_FRAME_MAGIC_METHOD,
 	       (unsigned)VM_FRAME_MAGIC_BLOCK, (unsigned)VM_FRAME_MAGIC_CLASS,
 	       (unsigned)VM_FRAME_MAGIC_TOP, (unsigned)VM_FRAME_MAGIC_CFUNC,
 	       (unsigned)VM_FRAME_MAGIC_IFUNC, (unsigned)VM_FRAME_MAGIC_EVAL,
 	       (unsigned)VM_FRAME_MAGIC_RESCUE, (unsigned)VM_FRAME_MAGIC_DUMMY,
-	       (unsigned)VM_FRAME_FLAG_FINISH, (unsigned)VM_FRAME_FLAG_CFRAME);
+	       (unsigned)VM_FRAME_FLAG_FINISH, (unsigned)VM_FRAME_FLAG_CFRAME,
+	       (unsigned)VM_FRAME_FLAG_BMETHOD, (unsigned)VM_ENV_FLAG_LOCAL,
+	       (unsigned)(-VM_ENV_DATA_INDEX_SPECVAL * 8));
 	printf("\t  .iseq = { .body = %u, .t_imemo = %#x, .imemo_iseq = %u, .imemo_shift = %u },\n",
 	       OFF(rb_iseq_t, body), (unsigned)RUBY_T_IMEMO, (unsigned)imemo_iseq,
 	       (unsigned)RUBY_FL_USHIFT);
 	printf("\t  .body = { .type = %u, .iseq_size = %u, .iseq_encoded = %u, .pathobj = %u,"
 	       " .label = %u, .first_lineno = %u, .insns_body = %u, .insns_positions = %u,"
-	       " .insns_size = %u, .insns_succ = %u, .lineno_fixnum = %u },\n",
+	       " .insns_size = %u, .insns_succ = %u, .lineno_fixnum = %u, .local_iseq = %u },\n",
 	       OFF(struct rb_iseq_constant_body, type),
 	       OFF(struct rb_iseq_constant_body, iseq_size),
 	       OFF(struct rb_iseq_constant_body, iseq_encoded),
@@ -161,7 +164,8 @@ int main(void)
 	       OFF(struct rb_iseq_constant_body, insns_info.body),
 	       OFF(struct rb_iseq_constant_body, insns_info.positions),
 	       OFF(struct rb_iseq_constant_body, insns_info.size),
-	       OFF(struct rb_iseq_constant_body, insns_info.succ_index_table), LINENO_FIXNUM);
+	       OFF(struct rb_iseq_constant_body, insns_info.succ_index_table), LINENO_FIXNUM,
+	       OFF(struct rb_iseq_constant_body, local_iseq));
 	methods();
 	printf("\t  .insn_info = { .size = %u, .line_no = %u },\n",
 	       (unsigned)sizeof(struct iseq_insn_info_entry),

@@ -538,6 +538,9 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg)
 	cfg->magic_dummy = l->frame.dummy;
 	cfg->flag_finish = l->frame.finish;
 	cfg->magic_method = l->frame.method;
+	cfg->magic_block = l->frame.block;
+	cfg->env_me = l->frame.env_local | l->frame.bmethod;
+	cfg->env_prev = l->frame.specval;
 	cfg->method_entries = l->method.me_cref; /* 0 in 3.2: owners not named */
 	return 0;
 }
@@ -742,7 +745,43 @@ static void qualify(const struct ruby *r, uint64_t owner, struct ruby_frame *out
 		memcpy(out->name, label, sizeof(label)); /* too long: the label, never a cut name */
 }
 
-int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp,
+/*
+ * A block named by its method's owner too, as 3.4 does ("block in
+ * Calc#fib", "block (2 levels) in Calc.create"): me, the method entry of
+ * the env the block was made in, believed only if it is a Ruby method's
+ * whose iseq is the block's local iseq (the method its source is in), and
+ * only where the block's label ends in " in " and that method's label.
+ */
+static void qualify_block(const struct ruby *r, uint64_t body, uint64_t me, struct ruby_frame *out)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t miseq, owner, local, mbody, label;
+	char prefix[RUBY_NAME_BYTES];
+	struct ruby_frame m;
+	size_t n, ln;
+
+	memset(&m, 0, sizeof(m));
+	if (!l->body.local_iseq || method_iseq(r, me, &miseq, &owner) ||
+	    rd(r, body + l->body.local_iseq, &local) || local != miseq ||
+	    iseq_body(r, miseq, &mbody) || rd(r, mbody + l->body.label, &label) ||
+	    read_str(r, label, m.name, sizeof(m.name)))
+		return;
+	n = strlen(out->name);
+	ln = strlen(m.name);
+	if (!ln || n < ln + 4 || strcmp(out->name + n - ln, m.name) ||
+	    memcmp(out->name + n - ln - 4, " in ", 4))
+		return;
+	memcpy(prefix, out->name, n - ln);
+	prefix[n - ln] = '\0';
+	qualify(r, owner, &m);
+	if (!strcmp(m.name, out->name + n - ln)) /* no owner named */
+		return;
+	/* Too long: the label as it was, never a cut name. */
+	if ((size_t)snprintf(m.file, sizeof(m.file), "%s%s", prefix, m.name) < sizeof(out->name))
+		memcpy(out->name, m.file, sizeof(out->name));
+}
+
+int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp, uint64_t block_me,
 		struct ruby_frame *out)
 {
 	const struct ruby_layout *l = r->l;
@@ -775,6 +814,8 @@ int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp
 		return err == -ESTALE ? -EPROTO : err;
 	if (owner)
 		qualify(r, owner, out);
+	else if (block_me)
+		qualify_block(r, body, block_me, out);
 	/* A Fixnum's value is its word shifted right by one, its low bit the tag. */
 	out->firstline = (uint32_t)(l->body.lineno_fixnum ? first >> 1 : first);
 	out->line = out->firstline;

@@ -45,6 +45,8 @@ struct ruby_layout {
 	struct {
 		uint32_t magic_mask, method, block, class_, top, cfunc, ifunc, eval, rescue, dummy,
 			finish, cframe;
+		uint32_t bmethod, env_local; /* VM_FRAME_FLAG_BMETHOD, VM_ENV_FLAG_LOCAL */
+		uint16_t specval; /* bytes below ep of the previous env's pointer */
 	} frame;
 	struct {
 		uint16_t body;
@@ -54,6 +56,7 @@ struct ruby_layout {
 		uint16_t type, iseq_size, iseq_encoded, pathobj, label, first_lineno, insns_body,
 			insns_positions, insns_size, insns_succ;
 		uint8_t lineno_fixnum; /* first_lineno is a Fixnum (to 3.1), else an int */
+		uint16_t local_iseq; /* a block's: the iseq of the method (or script) it is in */
 	} body;
 	struct {
 		/* me_cref: bytes below a frame's ep of its method entry; 0: owners not named */
@@ -121,11 +124,13 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg);
 /* The native code of the VM's loop: its parts, process addresses (none if not found). */
 size_t ruby__eval_parts(const struct ruby *r, const struct code_part **parts);
 /*
- * The frame of iseq at pc, stamped stamp (the walk's slots): 0, or -ESTALE
- * (no iseq there now, or another one: collected), or a read error. The
- * line is the pc's when it lies in the iseq's instructions, else its first.
+ * The frame of iseq at pc, stamped stamp (the walk's slots), with a block's
+ * block_me (its method entry: SFBPF_RT_OWNER's slot; 0: none): 0, or
+ * -ESTALE (no iseq there now, or another one: collected), or a read error.
+ * The line is the pc's when it lies in the iseq's instructions, else its
+ * first.
  */
-int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp,
+int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp, uint64_t block_me,
 		struct ruby_frame *out);
 
 #endif /* SFBPF_INTERP_RUBY_H */

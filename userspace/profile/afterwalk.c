@@ -21,7 +21,7 @@
 
 /* A frame resolved: its two slots -> a frame_names id. */
 struct frame {
-	uint64_t a, b;
+	uint64_t a, b, owner;
 	uint64_t id;
 };
 
@@ -160,14 +160,15 @@ static bool frame_eq(const void *ctx, uint64_t val, const void *key)
 {
 	const struct frame *f = &((const struct proc *)ctx)->frames_v[val], *k = key;
 
-	return f->a == k->a && f->b == k->b;
+	return f->a == k->a && f->b == k->b && f->owner == k->owner;
 }
 
-/* The frame_names id of one frame the BPF walk sent (slots a, b). */
-static uint64_t frame_id(struct afterwalk *w, struct proc *p, uint64_t a, uint64_t b)
+/* The frame_names id of one frame the BPF walk sent (slots a, b; its owner's slot, or 0). */
+static uint64_t frame_id(struct afterwalk *w, struct proc *p, uint64_t a, uint64_t b,
+			 uint64_t owner)
 {
-	struct frame k = { .a = a & SFBPF_PY_ADDR_MASK, .b = b };
-	uint32_t h = (uint32_t)hash__mix64(k.a ^ hash__mix64(k.b));
+	struct frame k = { .a = a & SFBPF_PY_ADDR_MASK, .b = b, .owner = owner };
+	uint32_t h = (uint32_t)hash__mix64(k.a ^ hash__mix64(k.b ^ hash__mix64(k.owner)));
 	int64_t i = hashmap__find(&p->frames, h, frame_eq, p, &k);
 	struct afterwalk_frame f;
 	int err;
@@ -177,7 +178,7 @@ static uint64_t frame_id(struct afterwalk *w, struct proc *p, uint64_t a, uint64
 		return p->frames_v[i].id;
 	w->stats.read++;
 	memset(&f, 0, sizeof(f));
-	err = w->kind->frame(p->rt, a & SFBPF_PY_ADDR_MASK, b, &f);
+	err = w->kind->frame(p->rt, a & SFBPF_PY_ADDR_MASK, b, owner, &f);
 	if (err) {
 		w->stats.freed += err == -ESTALE;
 		w->stats.bad += err != -ESTALE;
@@ -221,7 +222,8 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 {
 	struct afterwalk *w = aw;
 	const __u64 *slots = in->ips + in->nr_user + in->nr_kernel;
-	uint32_t n = in->nr_py, j;
+	uint32_t n = in->nr_py, j, m;
+	uint64_t owner;
 	uint64_t ids[SFBPF_PY_MAX_FRAMES];
 	bool entry[SFBPF_PY_MAX_FRAMES], left, was_short;
 	struct proc *p;
@@ -236,11 +238,17 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 		return 0;
 	}
 	p = rp->priv;
-	for (j = 0; j < n; j++) {
-		ids[j] = frame_id(w, p, slots[2 * j], slots[2 * j + 1]);
-		entry[j] = slots[2 * j] & SFBPF_PY_ENTRY;
+	/* A frame, and the owner the pair after it may carry (SFBPF_RT_OWNER): one id. */
+	for (j = 0, m = 0; j < n; j++) {
+		owner = j + 1 < n && (slots[2 * j + 2] & SFBPF_RT_OWNER) ?
+				slots[2 * j + 2] & SFBPF_PY_ADDR_MASK & ~SFBPF_RT_OWNER :
+				0;
+		if (slots[2 * j] & SFBPF_RT_OWNER) /* one without its frame: none sent before */
+			continue;
+		ids[m] = frame_id(w, p, slots[2 * j], slots[2 * j + 1], owner);
+		entry[m++] = slots[2 * j] & SFBPF_PY_ENTRY;
 	}
-	runtime__splice_after(in, out, ids, entry, n, in_eval, p, &left, &was_short);
+	runtime__splice_after(in, out, ids, entry, m, in_eval, p, &left, &was_short);
 	out->flags &= ~w->kind->flag;
 	w->stats.left += left;
 	w->stats.short_ += was_short;

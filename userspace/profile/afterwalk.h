@@ -47,8 +47,13 @@ struct afterwalk_kind {
 	size_t (*eval_parts)(const void *rt, const struct code_part **parts);
 	const char *(*version)(const void *rt);
 	void (*object_stats)(uint64_t *reads, uint64_t *hits);
-	/* A frame from its slots a, b: 0, or -ESTALE ("freed"), or another error ("bad"). */
-	int (*frame)(const void *rt, uint64_t a, uint64_t b, struct afterwalk_frame *out);
+	/*
+	 * A frame from its slots a, b and its owner's (SFBPF_RT_OWNER's slot,
+	 * without the flag; 0: none): 0, or -ESTALE ("freed"), or another
+	 * error ("bad").
+	 */
+	int (*frame)(const void *rt, uint64_t a, uint64_t b, uint64_t owner,
+		     struct afterwalk_frame *out);
 };
 
 /* Whether an executable object pid maps has word in its name (detect's first test). */

@@ -37,10 +37,13 @@ static const char *version(const void *rt)
 }
 
 /* Slots: the CV (or none), the COP with the stamp and kind (abi.h). */
-static int frame(const void *rt, uint64_t cv, uint64_t b, struct afterwalk_frame *out)
+static int frame(const void *rt, uint64_t cv, uint64_t b, uint64_t owner,
+		 struct afterwalk_frame *out)
 {
 	struct perl_frame f;
 	int err = perl__frame(rt, cv, b, &f);
+
+	(void)owner; /* Perl's walk sends none */
 
 	if (!err) {
 		memcpy(out->name, f.name, sizeof(out->name));

@@ -37,10 +37,13 @@ static const char *version(const void *rt)
 }
 
 /* Slots: the function, its opline with the stamp (abi.h). */
-static int frame(const void *rt, uint64_t func, uint64_t b, struct afterwalk_frame *out)
+static int frame(const void *rt, uint64_t func, uint64_t b, uint64_t owner,
+		 struct afterwalk_frame *out)
 {
 	struct php_frame f;
 	int err = php__frame(rt, func, b & SFBPF_PHP_OPLINE_MASK, (uint16_t)(b >> 48), &f);
+
+	(void)owner; /* PHP's walk sends none */
 
 	if (!err) {
 		memcpy(out->name, f.name, sizeof(out->name));

@@ -36,11 +36,12 @@ static const char *version(const void *rt)
 	return ruby__version(rt);
 }
 
-/* Slots: the iseq, its pc with the stamp (abi.h). */
-static int frame(const void *rt, uint64_t iseq, uint64_t b, struct afterwalk_frame *out)
+/* Slots: the iseq (or method entry), its pc with the stamp; a block's owner (abi.h). */
+static int frame(const void *rt, uint64_t iseq, uint64_t b, uint64_t owner,
+		 struct afterwalk_frame *out)
 {
 	struct ruby_frame f;
-	int err = ruby__frame(rt, iseq, b & SFBPF_RB_PC_MASK, (uint16_t)(b >> 48), &f);
+	int err = ruby__frame(rt, iseq, b & SFBPF_RB_PC_MASK, (uint16_t)(b >> 48), owner, &f);
 
 	if (!err) {
 		memcpy(out->name, f.name, sizeof(out->name));
