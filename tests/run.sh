@@ -176,7 +176,9 @@ run_one() {
 	start=$SECONDS
 	# Its CPU time too (user + system, of the processes it waited for): on 2
 	# CPUs the suite is CPU-bound, and a lane's wall time hides which tests
-	# cost the machine the most.
+	# cost the machine the most. A builder or a fetch of this shell's that
+	# ends meanwhile is counted in it too (v8profile's 1018 s in a new
+	# machine's run: the prefetched roots').
 	local TIMEFORMAT='%U %S' cpu=
 	{ time bash "$t" >"$out" 2>&1; } 2>"$out.cpu"
 	rc=$?
