@@ -3,7 +3,8 @@
  * The userspace half every runtime read after the native walk shares (PHP,
  * Ruby, Perl: docs/DESIGN-runtimes.md): a process attached is its BPF
  * settings in the runtime's map and its eval loop's code parts; each sample
- * carrying the runtime's flag has two slots a frame, named once per process
+ * carrying the runtime's flag has two slots a frame (and, after a frame, two
+ * more may carry its owner: SFBPF_RT_OWNER, Ruby's blocks), named once per process
  * (a frame cache, forgotten when the names table is collected) and spliced
  * in place of the eval loop's native frames (runtime__splice_after());
  * "[freed]" and "[bad]" markers, the counters. A runtime gives its reader
