@@ -154,7 +154,8 @@ int main(void)
 	       (unsigned)RUBY_FL_USHIFT);
 	printf("\t  .body = { .type = %u, .iseq_size = %u, .iseq_encoded = %u, .pathobj = %u,"
 	       " .label = %u, .first_lineno = %u, .insns_body = %u, .insns_positions = %u,"
-	       " .insns_size = %u, .insns_succ = %u, .lineno_fixnum = %u, .local_iseq = %u },\n",
+	       " .insns_size = %u, .insns_succ = %u, .lineno_fixnum = %u, .local_iseq = %u,"
+	       " .type_block = %u },\n",
 	       OFF(struct rb_iseq_constant_body, type),
 	       OFF(struct rb_iseq_constant_body, iseq_size),
 	       OFF(struct rb_iseq_constant_body, iseq_encoded),
@@ -165,7 +166,7 @@ int main(void)
 	       OFF(struct rb_iseq_constant_body, insns_info.positions),
 	       OFF(struct rb_iseq_constant_body, insns_info.size),
 	       OFF(struct rb_iseq_constant_body, insns_info.succ_index_table), LINENO_FIXNUM,
-	       OFF(struct rb_iseq_constant_body, local_iseq));
+	       OFF(struct rb_iseq_constant_body, local_iseq), (unsigned)ISEQ_TYPE_BLOCK);
 	methods();
 	printf("\t  .insn_info = { .size = %u, .line_no = %u },\n",
 	       (unsigned)sizeof(struct iseq_insn_info_entry),

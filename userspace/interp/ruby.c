@@ -786,7 +786,7 @@ int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp
 {
 	const struct ruby_layout *l = r->l;
 	uint64_t body, label, pathobj, enc, first = 0, owner = 0;
-	uint32_t size, line;
+	uint32_t size, line, type;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -814,7 +814,7 @@ int ruby__frame(const struct ruby *r, uint64_t iseq, uint64_t pc, uint16_t stamp
 		return err == -ESTALE ? -EPROTO : err;
 	if (owner)
 		qualify(r, owner, out);
-	else if (block_me)
+	else if (block_me && !rd32(r, body + l->body.type, &type) && type == l->body.type_block)
 		qualify_block(r, body, block_me, out);
 	/* A Fixnum's value is its word shifted right by one, its low bit the tag. */
 	out->firstline = (uint32_t)(l->body.lineno_fixnum ? first >> 1 : first);

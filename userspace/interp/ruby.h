@@ -57,6 +57,7 @@ struct ruby_layout {
 			insns_positions, insns_size, insns_succ;
 		uint8_t lineno_fixnum; /* first_lineno is a Fixnum (to 3.1), else an int */
 		uint16_t local_iseq; /* a block's: the iseq of the method (or script) it is in */
+		uint32_t type_block; /* ISEQ_TYPE_BLOCK: type's value for a block's iseq */
 	} body;
 	struct {
 		/* me_cref: bytes below a frame's ep of its method entry; 0: owners not named */
@@ -125,7 +126,9 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg);
 size_t ruby__eval_parts(const struct ruby *r, const struct code_part **parts);
 /*
  * The frame of iseq at pc, stamped stamp (the walk's slots), with a block's
- * block_me (its method entry: SFBPF_RT_OWNER's slot; 0: none): 0, or
+ * block_me (its method entry: SFBPF_RT_OWNER's slot, or the entry of the
+ * nearest method frame outside it; believed only if the block's iseq is a
+ * block's and its method is that entry's; 0: none): 0, or
  * -ESTALE (no iseq there now, or another one: collected), or a read error.
  * The line is the pc's when it lies in the iseq's instructions, else its
  * first.

@@ -223,8 +223,8 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 	struct afterwalk *w = aw;
 	const __u64 *slots = in->ips + in->nr_user + in->nr_kernel;
 	uint32_t n = in->nr_py, j, m;
-	uint64_t owner;
-	uint64_t ids[SFBPF_PY_MAX_FRAMES];
+	uint64_t owner, outer;
+	uint64_t ids[SFBPF_PY_MAX_FRAMES], offered[SFBPF_PY_MAX_FRAMES];
 	bool entry[SFBPF_PY_MAX_FRAMES], left, was_short;
 	struct proc *p;
 
@@ -238,6 +238,13 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 		return 0;
 	}
 	p = rp->priv;
+	/* What the nearest frame outside each offers those without an owner (innermost first). */
+	for (j = n, outer = 0; j-- > 0;) {
+		offered[j] = outer;
+		if (w->kind->outer_owner && !(slots[2 * j] & SFBPF_RT_OWNER) &&
+		    w->kind->outer_owner(slots[2 * j] & SFBPF_PY_ADDR_MASK))
+			outer = w->kind->outer_owner(slots[2 * j] & SFBPF_PY_ADDR_MASK);
+	}
 	/* A frame, and the owner the pair after it may carry (SFBPF_RT_OWNER): one id. */
 	for (j = 0, m = 0; j < n; j++) {
 		owner = j + 1 < n && (slots[2 * j + 2] & SFBPF_RT_OWNER) ?
@@ -245,6 +252,10 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 				0;
 		if (slots[2 * j] & SFBPF_RT_OWNER) /* one without its frame: none sent before */
 			continue;
+		/* None sent: the one outside offers, unless the frame offers its own. */
+		if (!owner && offered[j] &&
+		    !w->kind->outer_owner(slots[2 * j] & SFBPF_PY_ADDR_MASK))
+			owner = offered[j];
 		ids[m] = frame_id(w, p, slots[2 * j], slots[2 * j + 1], owner);
 		entry[m++] = slots[2 * j] & SFBPF_PY_ENTRY;
 	}

@@ -55,6 +55,13 @@ struct afterwalk_kind {
 	 */
 	int (*frame)(const void *rt, uint64_t a, uint64_t b, uint64_t owner,
 		     struct afterwalk_frame *out);
+	/*
+	 * Optional: the owner that a frame's slot a offers the frames inside it
+	 * sent without one (Ruby: a method's frame, its method entry, to its
+	 * blocks where the walk sent no owner: the chained form, or no room).
+	 * 0: none. Such frames are named with it; frame() believes it or not.
+	 */
+	uint64_t (*outer_owner)(uint64_t a);
 };
 
 /* Whether an executable object pid maps has word in its name (detect's first test). */

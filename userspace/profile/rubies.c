@@ -52,6 +52,12 @@ static int frame(const void *rt, uint64_t iseq, uint64_t b, uint64_t owner,
 	return err;
 }
 
+/* A method's frame (its method entry sent) offers that entry to the blocks inside it. */
+static uint64_t outer_owner(uint64_t a)
+{
+	return a & SFBPF_RB_METHOD ? a & SFBPF_RB_PC_MASK : 0;
+}
+
 _Static_assert(RUBY_NAME_BYTES == AFTERWALK_NAME_BYTES && RUBY_FILE_BYTES == AFTERWALK_FILE_BYTES &&
 		       RUBY_EVAL_PARTS <= AFTERWALK_PARTS,
 	       "Ruby's frames fit the after-walk half's");
@@ -76,6 +82,7 @@ const struct afterwalk_kind ruby_kind = {
 	.version = version,
 	.object_stats = ruby__object_stats,
 	.frame = frame,
+	.outer_owner = outer_owner,
 };
 
 /*
