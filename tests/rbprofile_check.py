@@ -8,9 +8,9 @@ or 1 (fail):
                                     inside it (a file's own code, <main> and
                                     <class:X>: a line outside every method),
                                     never another's; LABELs each appear
-  stackprof FOLDED JSON             against stackprof (cpu mode, raw) on the
+  stackprof FOLDED JSON [MIN]       against stackprof (cpu mode, raw) on the
                                     same run: the innermost Ruby frame's
-                                    distribution overlaps by >= 0.85, and
+                                    distribution overlaps by >= MIN (0.85), and
                                     >= 98 % of sfbpf's caller -> callee pairs
                                     (by samples) are pairs stackprof saw
   root FOLDED MIN                   of the samples with a Ruby frame, the share
@@ -169,13 +169,14 @@ def method_of(label):
     return re.sub(r"^(block (\(\d+ levels\) )?in )", "", label)
 
 
-def cmd_stackprof(folded, path):
+def cmd_stackprof(folded, path, minimum="0.85"):
     ours, pairs = vm.innermost_and_pairs(
         ([method_of(label_of(f[0])) for f in rb_frames(frames)], n)
         for frames, n in stacks(folded))
     theirs, ref = vm.innermost_and_pairs(
         ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
-    verdict = vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof")
+    verdict = vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof",
+                                 said=" (at least %s)" % minimum, min_overlap=float(minimum))
     # Owners (but 3.2): each method's qualified name one stackprof gave.
     named = collections.Counter()
     for frames, n in stacks(folded):

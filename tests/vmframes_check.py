@@ -36,7 +36,8 @@ def innermost_and_pairs(name_lists):
     return inner, pairs
 
 
-def judge_reference(ours, pairs, theirs, ref_pairs, ref, said="", min_ref=100, ok_too=True):
+def judge_reference(ours, pairs, theirs, ref_pairs, ref, said="", min_ref=100, ok_too=True,
+                    min_overlap=0.85):
     """Prints the verdict's line; 0 (pass) or 1. theirs may weigh by time (min_ref 1)."""
     if sum(ours.values()) < 100 or sum(theirs.values()) < min_ref:
         print("too few samples: sfbpf %d, %s %d" % (sum(ours.values()), ref,
@@ -50,7 +51,7 @@ def judge_reference(ours, pairs, theirs, ref_pairs, ref, said="", min_ref=100, o
     print("innermost overlap %.3f (sfbpf %d samples: %s; %s: %s)%s; pairs seen by %s %.3f%s"
           % (ov, sum(ours.values()), top(ours), ref, top(theirs), said, ref,
              seen / tot if tot else 1.0, ", unseen %s" % unseen if unseen else ""))
-    return 0 if ov >= 0.85 and (not tot or seen / tot >= 0.98) and ok_too else 1
+    return 0 if ov >= min_overlap and (not tot or seen / tot >= 0.98) and ok_too else 1
 
 
 def whole(frames):
