@@ -693,7 +693,15 @@ struct sfbpf_rb_proc {
 	/* VM_ENV_FLAG_LOCAL | VM_FRAME_FLAG_BMETHOD: an env holding the method entry */
 	__u32 env_me;
 	__u16 env_prev; /* bytes below ep of the previous env's (tagged) pointer */
-	__u16 pad[3];
+	/*
+	 * A frame whose special variables ($~, $_) were written holds its method
+	 * entry in their imemo_svar, at svar_me: an object whose flags under
+	 * svar_mask are svar_flags (T_IMEMO, imemo_svar). Its life is the call's:
+	 * the walk sends the entry inside. svar_mask 0: not looked for.
+	 */
+	__u16 svar_me;
+	__u32 svar_mask, svar_flags;
+	__u32 pad;
 };
 
 /*

@@ -117,6 +117,23 @@ unreadable:
 }
 
 /*
+ * The method entry in me, a frame's ep[-2]: me itself, or once the frame's
+ * special variables are written ($~ by a regexp match), the entry their
+ * imemo_svar holds (vm_svar's cref_or_me). The svar is collected once the
+ * call returns, long before userspace reads it: the entry is what is sent.
+ */
+static __always_inline __u64 rb_frame_me(const struct rb_walk *w, __u64 me)
+{
+	__u64 flags, inner;
+
+	if (!w->cfg.svar_mask || py_read_u64(me, &flags) ||
+	    (flags & w->cfg.svar_mask) != w->cfg.svar_flags ||
+	    py_read_u64(me + w->cfg.svar_me, &inner))
+		return me;
+	return inner;
+}
+
+/*
  * The method entry of a block's frame at ep (flags: ep[0]), as Ruby finds
  * it (rb_vm_frame_method_entry()): in the first env, outwards, that is a
  * method's local env or a define_method block's own. 0: none within
@@ -130,9 +147,9 @@ static __always_inline __u64 rb_block_me(const struct rb_walk *w, __u64 ep, __u6
 
 	for (k = 0; k < SFBPF_RB_ENV_LEVELS; k++) {
 		if (flags & w->cfg.env_me) {
-			if (py_read_u64(ep - w->cfg.method_entries, &me))
+			if (py_read_u64(ep - w->cfg.method_entries, &me) || !me)
 				return 0;
-			return me;
+			return rb_frame_me(w, me);
 		}
 		if (py_read_u64(ep - w->cfg.env_prev, &ep))
 			return 0;
@@ -188,7 +205,7 @@ static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots, bool 
 		/* A method's entry, where its owner is named: the iseq is its. */
 		if (w->cfg.method_entries && magic == w->cfg.magic_method &&
 		    !py_read_u64(ep - w->cfg.method_entries, &me) && me)
-			iseq = (me & SFBPF_PY_ADDR_MASK) | SFBPF_RB_METHOD;
+			iseq = (rb_frame_me(w, me) & SFBPF_PY_ADDR_MASK) | SFBPF_RB_METHOD;
 		/* A block's owner: where a slot pair is left for it after the frame. */
 		if (owners && w->cfg.method_entries && magic == w->cfg.magic_block &&
 		    w->n + 1 < w->max)

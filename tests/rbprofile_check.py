@@ -7,7 +7,8 @@ or 1 (fail):
                                     method or block of that file at a line
                                     inside it (a file's own code, <main> and
                                     <class:X>: a line outside every method),
-                                    never another's; LABELs each appear
+                                    never another's; LABELs each appear; no
+                                    frame "[collected iseq]" or "[bad iseq]"
   stackprof FOLDED JSON [MIN]       against stackprof (cpu mode, raw) on the
                                     same run: the innermost Ruby frame's
                                     distribution overlaps by >= MIN (0.85), and
@@ -32,8 +33,7 @@ sfbpf names an iseq by its label, as Ruby's backtraces do ("fib", "block in
 sort_rows"), and a method's frame by its owner too (3.1's instance variables,
 3.3's fields; not 3.2), as 3.4's
 backtraces do ("Calc#fib", "Calc.leaf_add", "Object#outer"; a block by its
-method's, "block in Sorter#sort_rows", where bpf_loop() runs the walk: the
-chained form's blocks keep their label); stackprof names methods and blocks by their owners ("Calc#fib",
+method's, "block in Sorter#sort_rows"); stackprof names methods and blocks by their owners ("Calc#fib",
 "block in Sorter#sort_rows"): compared on the label, and each owner sfbpf
 gives must be one stackprof gives (names: the one the source's class or
 module around the def says). sfbpf sends no frame for a method
@@ -117,8 +117,13 @@ def cmd_names(folded, rest):
     else:
         srcs, want = rest, []
     known = {os.path.basename(s): methods(s) for s in srcs}
-    seen, bad, total = set(), [], 0
+    seen, bad, total, unnamed = set(), [], 0, collections.Counter()
     for frames, n in stacks(folded):
+        # The fixtures' code lives as long as they run: no frame of theirs is
+        # ever collected, and none unreadable.
+        for f in frames:
+            if f in ("[collected iseq] ()", "[bad iseq] ()"):
+                unnamed[f] += n
         for label, f, line in rb_frames(frames):
             spans = known.get(os.path.basename(f))
             if spans is None:
@@ -138,10 +143,11 @@ def cmd_names(folded, rest):
     if not total:
         print("no Ruby frame of %s" % " ".join(known))
         return 1
-    if bad or missing:
-        print("%d frames: wrong %s; missing %s" % (total, sorted(set(bad))[:5], missing))
+    if bad or missing or unnamed:
+        print("%d frames: wrong %s; missing %s; unnamed %s"
+              % (total, sorted(set(bad))[:5], missing, dict(unnamed)))
         return 1
-    print("%d frames of %d labels, each inside its method; %s all there"
+    print("%d frames of %d labels, each inside its method, none unnamed; %s all there"
           % (total, len(seen), " ".join(want) or "nothing asked"))
     return 0
 

@@ -85,11 +85,13 @@ static void method_entries(void)
 	def.type = (rb_method_type_t)((1u << VM_METHOD_TYPE_MINIMUM_BITS) - 1);
 	probe((const unsigned char *)&def, sizeof(def), &type_byte, &type_mask);
 	printf("\t  .method = { .me_cref = %u, .imemo_ment = %u, .def = %u, .owner = %u,"
-	       " .type_byte = %u, .type_mask = %#x, .type_iseq = %u, .iseqptr = %u },\n",
+	       " .type_byte = %u, .type_mask = %#x, .type_iseq = %u, .iseqptr = %u,"
+	       " .imemo_svar = %u, .svar_me = %u },\n",
 	       (unsigned)(-VM_ENV_DATA_INDEX_ME_CREF * 8), (unsigned)imemo_ment,
 	       OFF(rb_callable_method_entry_t, def), OFF(rb_callable_method_entry_t, owner),
 	       type_byte, type_mask, (unsigned)VM_METHOD_TYPE_ISEQ,
-	       OFF(struct rb_method_definition_struct, body.iseq.iseqptr));
+	       OFF(struct rb_method_definition_struct, body.iseq.iseqptr), (unsigned)imemo_svar,
+	       OFF(struct vm_svar, cref_or_me));
 }
 #endif
 

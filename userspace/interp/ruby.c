@@ -542,6 +542,11 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg)
 	cfg->env_me = l->frame.env_local | l->frame.bmethod;
 	cfg->env_prev = l->frame.specval;
 	cfg->method_entries = l->method.me_cref; /* 0 in 3.2: owners not named */
+	if (l->method.me_cref) {
+		cfg->svar_me = l->method.svar_me;
+		cfg->svar_mask = 0x1f | 0xfu << l->iseq.imemo_shift;
+		cfg->svar_flags = l->iseq.t_imemo | l->method.imemo_svar << l->iseq.imemo_shift;
+	}
 	return 0;
 }
 
@@ -668,16 +673,22 @@ static uint32_t line_at(const struct ruby *r, uint64_t body, uint32_t pos)
 /*
  * The method entry at me (a frame's ep[-2], SFBPF_RB_METHOD): an imemo_ment
  * whose definition is a Ruby method's; 0 and its iseq and owner, -ESTALE if
- * no such entry is there (the method redefined, the entry collected).
+ * no such entry is there (the method redefined, the entry collected). Once
+ * the frame's special variables are written ($~ by a regexp match, $_ by
+ * gets), ep[-2] is their imemo_svar, which holds the entry in its stead.
  */
 static int method_iseq(const struct ruby *r, uint64_t me, uint64_t *iseq, uint64_t *owner)
 {
 	const struct ruby_layout *l = r->l;
 	uint64_t def;
 	uint8_t type;
-	int err = is_imemo(r, me, l->method.imemo_ment);
+	int err = is_imemo(r, me, l->method.imemo_svar);
 
-	if (err)
+	if (!err)
+		err = rd(r, me + l->method.svar_me, &me);
+	if (err != -ESTALE && err)
+		return err;
+	if ((err = is_imemo(r, me, l->method.imemo_ment)))
 		return err;
 	if ((err = rd(r, me + l->method.def, &def)) || (err = rd(r, me + l->method.owner, owner)) ||
 	    (err = procmem__read(r->pid, def + l->method.type_byte, &type, 1)))

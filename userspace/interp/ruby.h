@@ -65,6 +65,9 @@ struct ruby_layout {
 		uint32_t imemo_ment;
 		uint16_t type_byte; /* rb_method_definition_t's type bit-field: byte, mask */
 		uint32_t type_mask, type_iseq;
+		/* A frame's special variables ($~, $_), once written, hold its entry there. */
+		uint32_t imemo_svar;
+		uint16_t svar_me; /* struct vm_svar's cref_or_me */
 	} method;
 	struct {
 		uint32_t t_class, t_module, singleton; /* T_CLASS, T_MODULE, FL_SINGLETON */
