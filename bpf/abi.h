@@ -93,6 +93,22 @@ enum sfbpf_reg {
 	SFBPF_REG_OTHER = 3, /* any other register: valid for the topmost frame only */
 };
 
+/*
+ * The one callee-saved register the unwinder tracks beyond SP and FP, so that
+ * a caller whose CFA it holds can be stepped through (x86-64: rbx, DWARF 3,
+ * which glibc's lazy-binding trampolines _dl_runtime_resolve_* realign the
+ * stack with: CFA = rbx + 32, while _dl_fixup runs below them). A rule's
+ * xreg_off8 says where its frame saved the caller's value: CFA + 8 * xreg_off8
+ * when negative, SFBPF_XREG_SAME when the frame left it alone, or
+ * SFBPF_XREG_LOST when the CFI does not say (SFrame, which describes no such
+ * register) or says something the unwinder cannot follow. A rule whose CFA is
+ * the tracked register is not TOPMOST_ONLY: the unwinder finds its value
+ * where the frames below saved it, or in pt_regs if none did.
+ */
+#define SFBPF_XREG_SAME 0
+#define SFBPF_XREG_LOST (-128)
+#define SFBPF_XREG_MIN_OFF (-127 * 8) /* the farthest save slot a rule can name */
+
 /* Rule flags. */
 #define SFBPF_RULE_CFA_DEREF 0x01 /* CFA = *(reg + cfa_off) */
 #define SFBPF_RULE_RA_DEREF 0x02
@@ -114,7 +130,7 @@ struct sfbpf_rule {
 	__u8 fp_reg; /* enum sfbpf_reg, when fp_loc == SFBPF_LOC_REG */
 	__u8 cfa_regnum; /* DWARF number when cfa_reg == SFBPF_REG_OTHER */
 	__u8 flags; /* SFBPF_RULE_* */
-	__u8 pad;
+	__s8 xreg_off8; /* where the frame saved the tracked register: SFBPF_XREG_* */
 };
 
 /* One loaded object (executable or shared library): its slice of the rows. */

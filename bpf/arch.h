@@ -22,6 +22,8 @@ static const __u8 unwind_dwarf_to_ptregs[17] = {
 
 /* No link register: the return address is always on the stack. */
 #define ARCH_HAS_LR 0
+/* The callee-saved register tracked through frames (abi.h, SFBPF_XREG_*): rbx. */
+#define ARCH_DWARF_XREG 3
 /* A frame-pointer step finds the caller's SP exactly: rbp + 16 (call pushes RA, then rbp). */
 #define ARCH_FP_STEP_EXACT_SP 1
 
@@ -67,6 +69,8 @@ static __always_inline __u64 arch_strip_ra(__u64 ra)
 #define ARCH_DWARF_SP 31
 #define ARCH_DWARF_LR 30
 #define ARCH_HAS_LR 1
+/* No CFI seen on AArch64 bases a CFA on a callee-saved register: none is tracked. */
+#define ARCH_DWARF_XREG 0xff
 /*
  * A frame record {x29, x30} sits anywhere in its frame (usually at its
  * bottom): x29 + 16 is only a lower bound of the caller's SP.

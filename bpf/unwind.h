@@ -250,10 +250,15 @@ static __always_inline const struct sfbpf_rule *unwind_find_rule(struct sfbpf_un
 	return rule && !(rule->flags & SFBPF_RULE_GAP) ? rule : NULL;
 }
 
+/* Where a frame's value of the tracked register is, when not at a user address. */
+#define UNWIND_XREG_LIVE 0 /* no callee saved it: still in the task's pt_regs */
+#define UNWIND_XREG_LOST 1 /* a callee may have changed it, and no rule said where it went */
+
 /*
- * Value of a rule's base register. SP and FP are tracked in every frame; any
- * other register, the link register included, only has a known value in the
- * topmost frame (from pt_regs).
+ * Value of a rule's base register. SP and FP are tracked in every frame, and
+ * so is the tracked callee-saved register (arch.h, ARCH_DWARF_XREG) where the
+ * frames below said where they saved it; any other register, the link
+ * register included, only has a known value in the topmost frame (pt_regs).
  */
 static __always_inline bool unwind_reg(const struct sfbpf_unwind_state *st, __u8 reg, __u8 regnum,
 				       bool topmost, __u64 *val)
@@ -269,8 +274,15 @@ static __always_inline bool unwind_reg(const struct sfbpf_unwind_state *st, __u8
 		return true;
 	}
 	idx = arch_ptregs_index(reg, regnum);
-	if (idx < 0 || !topmost)
+	if (idx < 0)
 		return false;
+	if (!topmost) {
+		if (reg != SFBPF_REG_OTHER || regnum != ARCH_DWARF_XREG ||
+		    st->xreg_at == UNWIND_XREG_LOST)
+			return false;
+		if (st->xreg_at != UNWIND_XREG_LIVE)
+			return !bpf_probe_read_user(val, sizeof(*val), (void *)st->xreg_at);
+	}
 	return !bpf_probe_read_kernel(val, sizeof(*val), (void *)(st->regs + idx * 8));
 }
 
@@ -391,6 +403,12 @@ static __always_inline int unwind_by_rule(struct sfbpf_unwind_state *st, const s
 	}
 	next->pc = arch_strip_ra(next->pc);
 	next->sp = cfa;
+	if (r->xreg_off8 == SFBPF_XREG_LOST)
+		next->xreg_at = UNWIND_XREG_LOST;
+	else if (r->xreg_off8 < 0)
+		next->xreg_at = cfa + (__s64)r->xreg_off8 * 8;
+	else
+		next->xreg_at = st->xreg_at;
 	/* The caller of a signal frame was interrupted: its pc is exact. */
 	next->exact = flags & SFBPF_RULE_SIGNAL;
 	return UNWIND_NEXT;
@@ -589,6 +607,8 @@ static __always_inline long unwind_frame(struct sfbpf_unwind_state *st, __u64 *i
 	st->pc = next->pc;
 	st->sp = next->sp;
 	st->fp = next->fp;
+	/* A frame stepped by no rule may have changed the register, saying nothing. */
+	st->xreg_at = rule ? next->xreg_at : UNWIND_XREG_LOST;
 	st->exact = next->exact;
 	st->in_rt_code = in_rt;
 	if (!in_rt)
@@ -614,6 +634,7 @@ static __always_inline void unwind_reset(struct sfbpf_unwind_state *st)
 	st->gap_frames = 0;
 	st->switches = 0;
 	st->fp_linked = 0;
+	st->xreg_at = UNWIND_XREG_LIVE;
 	st->win_len = 0;
 	st->exact = 1;
 	st->obj_flags = 0;
@@ -698,6 +719,7 @@ static __always_inline bool unwind_begin(struct sfbpf_unwind_state *st, __u64 *i
 	st->pc = next.pc;
 	st->sp = next.sp;
 	st->fp = next.fp;
+	st->xreg_at = UNWIND_XREG_LOST;
 	st->exact = 0;
 	st->map = idx;
 	st->fp_linked = 1;

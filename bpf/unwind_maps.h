@@ -127,6 +127,7 @@ struct sfbpf_unwind_frame {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
+	__u64 xreg_at; /* where the tracked register's value is: UNWIND_XREG_* or an address */
 	bool exact;
 };
 
@@ -151,6 +152,12 @@ struct sfbpf_unwind_state {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
+	/*
+	 * Where this frame's value of the tracked callee-saved register is
+	 * (abi.h, SFBPF_XREG_*): the user address a callee saved it at, or
+	 * UNWIND_XREG_LIVE (still in pt_regs), or UNWIND_XREG_LOST (unwind.h).
+	 */
+	__u64 xreg_at;
 	__u64 regs; /* kernel address of the task's user pt_regs */
 	__u32 n; /* frames emitted */
 	__u32 max; /* frame limit, <= UNWIND_MAX_FRAMES (unwind.h) */

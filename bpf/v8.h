@@ -332,6 +332,7 @@ static __always_inline void v8_leaf_chained(struct sfbpf_unwind_state *st, __u64
 	st->n = 1;
 	st->pc = st->tmp[7];
 	st->sp = at + 8;
+	st->xreg_at = UNWIND_XREG_LOST; /* optimized code says nothing of rbx */
 	st->exact = 0;
 	st->map = idx;
 }

@@ -106,7 +106,7 @@ static void fmt_loc(char *buf, size_t n, uint8_t loc, uint8_t reg, int32_t off, 
 static const char *fmt_rule(const struct sfbpf_rule *r, char *buf, size_t n)
 {
 	static const char *const regs[] = { "sp", "fp", "ra", "r" };
-	char ra[32], fp[32], cfa[32], reg[8];
+	char ra[32], fp[32], cfa[32], reg[8], x[16] = "";
 
 	if (r->flags & SFBPF_RULE_UNSUPPORTED)
 		return snprintf(buf, n, "unsupported"), buf;
@@ -122,8 +122,13 @@ static const char *fmt_rule(const struct sfbpf_rule *r, char *buf, size_t n)
 		 r->cfa_off, r->flags & SFBPF_RULE_CFA_DEREF ? ")" : "");
 	fmt_loc(ra, sizeof(ra), r->ra_loc, r->ra_reg, r->ra_off, r->flags & SFBPF_RULE_RA_DEREF);
 	fmt_loc(fp, sizeof(fp), r->fp_loc, r->fp_reg, r->fp_off, r->flags & SFBPF_RULE_FP_DEREF);
-	snprintf(buf, n, "cfa=%s ra=%s%s fp=%s%s%s", cfa, ra,
-		 r->flags & SFBPF_RULE_MANGLED_RA ? "[s]" : "", fp,
+	/* The tracked callee-saved register (x86-64 rbx): shown where the frame saved it. */
+	if (r->xreg_off8 == SFBPF_XREG_LOST)
+		snprintf(x, sizeof(x), " x=lost");
+	else if (r->xreg_off8 != SFBPF_XREG_SAME)
+		snprintf(x, sizeof(x), " x=c%+d", r->xreg_off8 * 8);
+	snprintf(buf, n, "cfa=%s ra=%s%s fp=%s%s%s%s", cfa, ra,
+		 r->flags & SFBPF_RULE_MANGLED_RA ? "[s]" : "", fp, x,
 		 r->flags & SFBPF_RULE_SIGNAL ? " signal" : "",
 		 r->flags & SFBPF_RULE_TOPMOST_ONLY ? " topmost" : "");
 	return buf;

@@ -332,6 +332,8 @@ int cfi_interp__cie(struct cfi_interp *ip, const struct cfi_machine *m,
 	ip->regno[CFI_SLOT_RA] = cie->ra_reg;
 	ip->regno[CFI_SLOT_SP] = (uint32_t)m->sp;
 	ip->regno[CFI_SLOT_FP] = (uint32_t)m->fp;
+	/* No tracked register: a number no CFI names (MAX_CFA_REGNUM bounds them). */
+	ip->regno[CFI_SLOT_XREG] = m->xreg >= 0 ? (uint32_t)m->xreg : UINT32_MAX;
 	memset(&r.st, 0, sizeof(r.st));
 	for (i = 0; i < CFI_SLOTS; i++)
 		r.st.reg[i] = abi_default(m, ip->regno[i]);

@@ -55,7 +55,7 @@ struct cfi_reg_rule {
 };
 
 /* Indexes of the tracked registers in cfi_state.reg. */
-enum { CFI_SLOT_RA, CFI_SLOT_SP, CFI_SLOT_FP, CFI_SLOTS };
+enum { CFI_SLOT_RA, CFI_SLOT_SP, CFI_SLOT_FP, CFI_SLOT_XREG, CFI_SLOTS };
 
 struct cfi_state {
 	uint8_t cfa_how; /* enum cfi_cfa_how */

@@ -22,9 +22,9 @@ struct loc {
 	bool deref; /* the value is stored at base + off */
 };
 
-const struct cfi_machine cfi_x86_64 = { .sp = CFI_REG_SP, .fp = CFI_REG_FP };
+const struct cfi_machine cfi_x86_64 = { .sp = CFI_REG_SP, .fp = CFI_REG_FP, .xreg = CFI_REG_XREG };
 /* x29 is the frame pointer, x30 (LR) the RA column, sp is 31. */
-const struct cfi_machine cfi_aarch64 = { .sp = 31, .fp = 29, .link_reg = true };
+const struct cfi_machine cfi_aarch64 = { .sp = 31, .fp = 29, .xreg = -1, .link_reg = true };
 
 static const char *const unsup_names[CFI_UNSUP__COUNT] = {
 	[CFI_UNSUP_NONE] = "none",
@@ -237,7 +237,7 @@ static bool sp_is_cfa(const struct loc *sp, const struct loc *cfa)
 /* What one row says, each part as a struct loc, before it becomes a rule. */
 struct row_locs {
 	enum cfi_unsupported cfa_why; /* NONE: cfa (and plt_cfa) hold the CFA */
-	struct loc cfa, ra, sp, fp;
+	struct loc cfa, ra, sp, fp, xreg;
 	bool plt;
 	struct cfi_plt plt_cfa;
 };
@@ -272,15 +272,35 @@ static enum cfi_unsupported map_cfa(const struct row_locs *in, const struct cfi_
 	r->cfa_off = (int32_t)cfa->off;
 	r->cfa_reg = sfbpf_reg(m, cfa->reg);
 	if (r->cfa_reg == SFBPF_REG_OTHER) {
-		/* DRAP-like: a scratch register holds the CFA, valid in the topmost frame only. */
+		/*
+		 * DRAP-like: a scratch register holds the CFA, valid in the
+		 * topmost frame only; the tracked one is known in every frame.
+		 */
 		if (cfa->reg > UINT8_MAX)
 			return CFI_UNSUP_CFA_EXPR;
 		r->cfa_regnum = (uint8_t)cfa->reg;
-		r->flags |= SFBPF_RULE_TOPMOST_ONLY;
+		if (cfa->reg != m->xreg)
+			r->flags |= SFBPF_RULE_TOPMOST_ONLY;
 	}
 	if (cfa->deref)
 		r->flags |= SFBPF_RULE_CFA_DEREF;
 	return CFI_UNSUP_NONE;
+}
+
+/*
+ * Where the frame saved the tracked register (bpf/abi.h, SFBPF_XREG_*). Not
+ * named, or undefined, is "same value": callee-saved registers keep theirs
+ * unless the CFI says where they went (libgcc's REG_UNSAVED; libdw's x86-64
+ * defaults leave rbx undefined where they mean same value).
+ */
+static int8_t xreg_off8(const struct cfi_machine *m, const struct loc *l)
+{
+	if (m->xreg < 0 || l->kind == LOC_SAME || l->kind == LOC_UNDEF || l->kind == LOC_NONE)
+		return SFBPF_XREG_SAME;
+	if (l->kind != LOC_CFA || !l->deref || l->off % 8 || l->off >= 0 ||
+	    l->off < SFBPF_XREG_MIN_OFF)
+		return SFBPF_XREG_LOST;
+	return (int8_t)(l->off / 8);
 }
 
 static enum cfi_unsupported translate(const struct row_locs *in, bool signal,
@@ -311,6 +331,7 @@ static enum cfi_unsupported translate(const struct row_locs *in, bool signal,
 	 */
 	if (!(r->ra_loc == SFBPF_LOC_SAME && m->link_reg) && !(r->flags & SFBPF_RULE_RA_DEREF))
 		return CFI_UNSUP_RA;
+	r->xreg_off8 = xreg_off8(m, &in->xreg);
 	return map_loc(m, &in->fp, SFBPF_RULE_FP_DEREF, &r->fp_loc, &r->fp_reg, &r->fp_off, r);
 }
 
@@ -346,6 +367,8 @@ void cfi_rule__from_frame(Dwarf_Frame *frame, bool signal, int ra_reg, const str
 		cfa_from_ops(ops, n, ra_reg, m, &in);
 	reg_loc(frame, m->sp, &in.sp);
 	reg_loc(frame, m->fp, &in.fp);
+	if (m->xreg >= 0)
+		reg_loc(frame, m->xreg, &in.xreg);
 	finish(&in, signal, m, out);
 }
 
@@ -467,5 +490,7 @@ void cfi_rule__from_state(const struct cfi_state *st, bool signal, uint32_t ra_r
 	}
 	state_loc(&st->reg[CFI_SLOT_SP], (uint32_t)m->sp, &in.sp);
 	state_loc(&st->reg[CFI_SLOT_FP], (uint32_t)m->fp, &in.fp);
+	if (m->xreg >= 0)
+		state_loc(&st->reg[CFI_SLOT_XREG], (uint32_t)m->xreg, &in.xreg);
 	finish(&in, signal, m, out);
 }

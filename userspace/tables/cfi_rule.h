@@ -39,10 +39,12 @@ enum cfi_unsupported {
 #define CFI_REG_FP 6
 #define CFI_REG_SP 7
 #define CFI_REG_RA 16
+#define CFI_REG_XREG 3 /* rbx: the CFA of glibc's lazy-binding trampolines */
 
 /* A machine's DWARF registers, as the rules need them. */
 struct cfi_machine {
 	int sp, fp;
+	int xreg; /* the callee-saved register rules track (bpf/abi.h, SFBPF_XREG_*), or -1 */
 	bool link_reg; /* RA may stay in its register (AArch64's LR, x30) */
 };
 

@@ -113,6 +113,8 @@ static bool make_rule(uint8_t abi, const struct sframe_fde *f, const struct sfra
 		out->ra_loc = SFBPF_LOC_UNDEFINED;
 		return true;
 	}
+	/* SFrame says nothing of other registers: a caller's rbx is not known past this frame. */
+	out->xreg_off8 = SFBPF_XREG_LOST;
 	out->cfa_off = (int32_t)fre->cfa.offset;
 	out->cfa_reg = map_reg(abi, &fre->cfa);
 	if (out->cfa_reg != SFBPF_REG_SP && out->cfa_reg != SFBPF_REG_FP) {

@@ -20,7 +20,7 @@
 #include "util/log.h"
 
 /* Bump when the file layout or the meaning of a field changes. */
-#define TABLECACHE_VERSION 1
+#define TABLECACHE_VERSION 2 /* 2: rules say where rbx was saved (xreg_off8) */
 #define MAGIC "SFBPFTC\n"
 /* Read back into memory at once: bounded before anything is allocated. */
 #define MAX_PAYLOAD (256ull << 20)
