@@ -15,8 +15,10 @@ or 1 (fail):
                                    innermost JavaScript function's distribution
                                    overlaps by >= 0.85 (--overlap-said: said, not
                                    judged; --file BASE: judged on BASE's functions
-                                   alone); >= 98 % of sfbpf's caller -> callee
-                                   pairs (by samples) are edges of V8's tree
+                                   alone; --without NAME: samples with NAME on
+                                   their stack left out on both sides); >= 98 %
+                                   of sfbpf's caller -> callee pairs (by samples)
+                                   are edges of V8's tree
   root FOLDED MIN                  of the samples with a JavaScript frame, the share
                                    whose stack reaches the thread's start (_start,
                                    or a thread's clone) is >= MIN
@@ -194,16 +196,28 @@ def overlap_of(a, b):
     return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b)) if ta and tb else 0
 
 
-def cmd_cpuprof(folded, profdir, said=False, only=None):
+def cmd_cpuprof(folded, profdir, said=False, only=None, without=None):
     got = v8_profile(profdir)
     if not got:
         print("cpuprof: no .cpuprofile in %s" % profdir)
         return False
     prof, nodes, parent = got
     v8, v8_only = collections.Counter(), collections.Counter()
+
+    def has_without(i):
+        while without and i is not None:
+            if nodes[i]["callFrame"]["functionName"] == without:
+                return True
+            i = parent.get(i)
+        return False
+
+    left_out = [0, 0]
     for i in prof["samples"]:
         cf = nodes[i]["callFrame"]
         if cf["functionName"] in V8_PSEUDO or not cf["url"]:
+            continue
+        if has_without(i):
+            left_out[0] += 1
             continue
         v8[label(cf)[0]] += 1
         if label(cf)[1] == only:
@@ -220,6 +234,9 @@ def cmd_cpuprof(folded, profdir, said=False, only=None):
             continue
         js = js_frames(frames)
         if not js:
+            continue
+        if without and any(f[0] == without for f in js):
+            left_out[1] += n
             continue
         ours[js[-1][0]] += n
         if js[-1][1].rsplit("/", 1)[-1] == only:
@@ -238,6 +255,8 @@ def cmd_cpuprof(folded, profdir, said=False, only=None):
     share = seen / pairs
     print("cpuprof: innermost overlap %.3f (V8 %d samples, sfbpf %d: %s); pairs in V8's tree %.3f" % (
         overlap, ta, tb, ", ".join("%s %.2f/%.2f" % (k, v8[k] / ta, ours[k] / tb) for k in top), share))
+    if without:
+        print("cpuprof: left out, %s on the stack: V8 %d samples, sfbpf %d" % (without, *left_out))
     # A distribution needs samples: a process starved of CPU by a busy machine
     # (a loaded make check: tens of samples) is said, not judged.
     if min(ta, tb) < MIN_JUDGED:
@@ -416,7 +435,8 @@ def main():
         ok = cmd_calls(args[0], args[1])
     elif cmd == "cpuprof":
         ok = cmd_cpuprof(args[0], args[1], "--overlap-said" in args,
-                         args[args.index("--file") + 1] if "--file" in args else None)
+                         args[args.index("--file") + 1] if "--file" in args else None,
+                         args[args.index("--without") + 1] if "--without" in args else None)
     elif cmd == "root":
         ok = cmd_root(args[0], float(args[1]))
     elif cmd == "rootvs":
