@@ -488,9 +488,11 @@ def check_cpuclock(name, path, out):
     Arrays.sort and the clock's reads out of line, so that each phase is a
     frame of its own: in inlined code, a pc with no debug record is named
     by the next one (HotSpot's samplers and sfbpf alike), which may be the
-    next phase's. digest's share of outer() is said beside it, not judged:
-    sfbpf's is 0.01-0.03 above the clock's, more on a loaded machine, for a
-    reason not yet found."""
+    next phase's. digest's share of outer() is said beside it, not judged
+    (0.00-0.02 from the clock's on this machine since each phase's clock is
+    read where its frames begin: main's loop and outer()'s own clock reads
+    are the fixture's "other"; it was 0.01-0.03 above while they counted as
+    making the strings)."""
     m = re.search(r"JavaWork cpu: strings (\d+) sort (\d+) digest (\d+)", open(out).read())
     if not m:
         print(f"FAIL: {name}: no 'JavaWork cpu:' line from the fixture")
