@@ -42,12 +42,18 @@ ENTRY='^(__libc_start_call_main|__libc_start_main(_impl|_alias_2)?|start_thread|
 trap 'rmdir "$CG"/* "$CG" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 log() { echo "configure-ab: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 [ -x "$TOP" ] || { log "$TOP not built (make)"; exit 1; }
 [ -n "$CGROOT" ] && mkdir "$CG" || { log "no cgroup v2 directory"; exit 1; }
-SRC=$(find "$CACHE" -maxdepth 2 -name configure -path '*/grep-*' 2>/dev/null | head -1)
+# No cache yet: find fails, and under pipefail that would end the script here.
+SRC=$({ find "$CACHE" -maxdepth 2 -name configure -path '*/grep-*' 2>/dev/null || true; } | head -1)
 if [ -z "$SRC" ]; then
 	mkdir -p "$CACHE"
-	(cd "$CACHE" && apt-get source grep >get.log 2>&1) || { log "apt-get source grep failed: $(tail -1 "$CACHE/get.log")"; exit 1; }
+	# Debian's source packages through a private apt configuration (lib.sh), as build-zstd.sh's.
+	source_apt "${SFBPF_BENCH_CACHE:-/var/cache/sfbpf/bench}/apt" || exit 1
+	(cd "$CACHE" && apt-get "${SOURCE_APT[@]}" source grep >get.log 2>&1) ||
+		{ log "apt-get source grep failed: $(tail -1 "$CACHE/get.log")"; exit 1; }
 	SRC=$(find "$CACHE" -maxdepth 2 -name configure -path '*/grep-*' | head -1)
 fi
 SRC=$(dirname "$SRC")
