@@ -39,8 +39,9 @@
 #define SESSION_MAX_PIDS 1024
 /*
  * Exited processes whose mappings the symbolizer keeps for the outputs
- * (aggregated stacks are symbolized at output time); older ones are
- * forgotten first. session__forget_exited() forgets them all at once.
+ * (aggregated stacks are symbolized at output time); past them the oldest
+ * quarter's stacks are named at once (kept for the outputs) and those
+ * processes forgotten. session__forget_exited() forgets them all at once.
  */
 #define SESSION_MAX_EXITED 4096
 
@@ -162,6 +163,7 @@ struct session_stats {
 	struct frame_names_stats frame_names;
 	struct lifecycle_stats lifecycle;
 	uint64_t forgotten;
+	uint64_t kept; /* of those, processes whose stacks were named before (snapshot__keep()) */
 	struct aggr_totals stacks;
 	uint64_t stack_bytes;
 	struct symbolizer_stats sym;

@@ -46,6 +46,14 @@ struct session {
 	uint64_t trimmed_ns; /* free memory last given back (malloc_trim) */
 	uint64_t dwarf_pages_ns; /* DWARF files' pages last given back */
 	uint64_t forgotten; /* exited processes the symbolizer was told to forget */
+	/*
+	 * Names of the aggregated stacks of exited processes forgotten past
+	 * max_exited (snapshot.h, snapshot__keep()): the outputs written later
+	 * name them as they were. kept_processes: how many such processes.
+	 */
+	struct snapshot *kept;
+	uint64_t kept_processes;
+	uint32_t max_exited; /* SESSION_MAX_EXITED, or less (SFBPF_MAX_EXITED, for tests) */
 	uint64_t table_budget;
 	struct session_budgets budgets; /* in force: the options, else the defaults */
 	uint64_t names_next_ns, names_wait_ns; /* Python names collections: the next, the pace */
@@ -94,6 +102,8 @@ void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns);
 void session_on_exit(void *ctx, int pid, uint64_t time_ns);
 /* pid's exit, to be forgotten once the samples before it are read and written. */
 void session_queue_exited(struct session *s, int pid);
+/* The ring of exited processes full: its oldest quarter's stacks named now, then forgotten. */
+void session_forget_overflow(struct session *s);
 void session_forget_oldest(struct session *s);
 /* Forked children never sampled whose exit a finished round read (all: every one). */
 void session_forget_unsampled(struct session *s, bool all);

@@ -7,12 +7,14 @@
  * it was sampled, written). See docs/DESIGN-lifecycle.md.
  */
 #include <bpf/bpf.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bpf/abi.h"
 #include "maps/tables.h"
 #include "profile/profile.h"
 #include "profile/session_int.h"
+#include "profile/snapshot.h"
 #include "symbols/symbolize.h"
 
 /*
@@ -112,11 +114,62 @@ void session_forget_oldest(struct session *s)
 	s->forgotten++;
 }
 
+struct keep_batch {
+	uint32_t *pids; /* sorted */
+	size_t n;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool in_batch(uint32_t pid, void *ctx)
+{
+	const struct keep_batch *b = ctx;
+
+	return bsearch(&pid, b->pids, b->n, sizeof(*b->pids), cmp_u32) != NULL;
+}
+
+/*
+ * Past max_exited exits, a run that writes its outputs at its end (the
+ * folded file of a configure, thousands of processes) named the oldest
+ * processes' stacks [unknown]: their mappings were forgotten first. Their
+ * stacks are named now instead, a quarter of the ring at a time (one walk
+ * of the aggregator each), and the outputs take those names
+ * (session__snapshot()). SFBPF_NO_KEEP_EXITED=1: forgotten unnamed, as
+ * before (the tests' negative control).
+ */
+void session_forget_overflow(struct session *s)
+{
+	uint32_t n = s->exited_tail - s->exited_head, i;
+	struct keep_batch b = { 0 };
+	const char *no = getenv("SFBPF_NO_KEEP_EXITED");
+
+	b.n = n < s->max_exited / 4 ? n : s->max_exited / 4;
+	if (!b.n)
+		b.n = n < 1 ? n : 1;
+	b.pids = no && *no ? NULL : malloc(b.n * sizeof(*b.pids));
+	if (b.pids) {
+		for (i = 0; i < b.n; i++)
+			b.pids[i] =
+				(uint32_t)s->exited[(s->exited_head + i) % SESSION_MAX_EXITED].pid;
+		qsort(b.pids, b.n, sizeof(*b.pids), cmp_u32);
+		if (!snapshot__keep(&s->kept, s->agg, s->sym, s->ksyms, in_batch, &b))
+			s->kept_processes += b.n;
+		free(b.pids);
+	}
+	for (i = 0; i < b.n; i++)
+		session_forget_oldest(s);
+}
+
 /* pid's exit, to be forgotten once the samples before it are read and written. */
 void session_queue_exited(struct session *s, int pid)
 {
-	if (s->exited_tail - s->exited_head >= SESSION_MAX_EXITED)
-		session_forget_oldest(s);
+	if (s->exited_tail - s->exited_head >= s->max_exited)
+		session_forget_overflow(s);
 	s->exited[s->exited_tail++ % SESSION_MAX_EXITED] =
 		(struct session_exited){ .pid = pid, .drain = s->drains };
 }
@@ -165,6 +218,9 @@ void session_on_exit(void *ctx, int pid, uint64_t time_ns)
 
 void session__forget_exited(struct session *s)
 {
+	/* Its stacks are written (or dropped) by the caller: names kept for them go too. */
+	snapshot__free(s->kept);
+	s->kept = NULL;
 	/* Exits seen in an earlier poll round: samples before them have been read. */
 	while (s->exited && s->exited_head != s->exited_tail &&
 	       s->exited[s->exited_head % SESSION_MAX_EXITED].drain < s->drains)

@@ -5,7 +5,7 @@
 
 struct snapshot *session__snapshot(struct session *s)
 {
-	return snapshot__new(s->agg, s->sym, s->ksyms);
+	return snapshot__new_kept(s->agg, s->sym, s->ksyms, s->kept);
 }
 
 struct aggregator *session__aggregator(struct session *s)

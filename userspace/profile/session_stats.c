@@ -159,6 +159,7 @@ void session__stats(struct session *s, struct session_stats *out)
 		runtimes__stats(s->runtimes, &out->runtimes);
 	frame_names__stats(&out->frame_names);
 	out->forgotten = s->forgotten;
+	out->kept = s->kept_processes;
 	if (s->agg) {
 		aggregator__totals(s->agg, &out->stacks);
 		out->stack_bytes = aggregator__bytes(s->agg);
@@ -354,6 +355,7 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "lifecycle.", "swept", ls->swept);
 	print_gauge(f, "lifecycle.", "queued", ls->queued);
 	print_counter(f, "", "exited_forgotten", st->forgotten);
+	print_counter(f, "", "exited_kept", st->kept);
 	print_gauge(f, "", "rss_bytes", st->rss_bytes);
 	print_gauge(f, "", "heap_in_use_bytes", st->heap_in_use_bytes);
 	print_gauge(f, "", "heap_free_bytes", st->heap_free_bytes);

@@ -25,6 +25,7 @@
 
 struct snap_stack {
 	uint64_t count, weight, cgroup_id;
+	uint64_t aggr_id, key_hash; /* a kept stack's: which aggregated stack it names */
 	const char *exe;
 	uint32_t pid;
 	size_t first_id; /* its frame ids: ids[first_id ...] */
@@ -61,7 +62,25 @@ struct snapshot {
 	struct snap_stack *stacks;
 	size_t nr_stacks, stacks_cap;
 	size_t max_frames; /* the deepest stack's */
+
+	/* Kept names (snapshot__keep()): a stack's index by its aggregator id. */
+	struct hashmap kept_map;
+	const struct snapshot *kept; /* while a snapshot is made with them (snapshot__new_kept()) */
+	bool (*want)(uint32_t pid, void *ctx); /* while keeping: whose stacks */
+	void *want_ctx;
 };
+
+/* What identifies an aggregated stack besides its id: its process and its frames. */
+static uint64_t stack_key_hash(const struct aggr_stack *st)
+{
+	uint64_t h = hash__mix64(st->pid ^ ((uint64_t)st->nr_user << 32) ^
+				 ((uint64_t)st->nr_kernel << 48));
+	uint32_t i;
+
+	for (i = 0; i < (uint32_t)st->nr_user + st->nr_kernel; i++)
+		h = hash__mix64(h ^ st->ips[i]);
+	return h;
+}
 
 /* The snapshot's copy of str (NULL stays NULL); *err = -ENOMEM without memory. */
 static const char *intern(struct snapshot *s, const char *str, int *err)
@@ -179,19 +198,22 @@ static int add_frame(struct snapshot *s, enum sw_kind kind, const char *name)
 	return 0;
 }
 
-static int walk_stack(const struct aggr_stack *st, void *ctx)
+/* Names stack st into s, as count samples of that weight. */
+static int name_stack(struct snapshot *s, const struct aggr_stack *st, uint64_t count,
+		      uint64_t weight)
 {
 	const uint64_t *kips = st->ips + st->nr_user;
-	struct snapshot *s = ctx;
 	struct snap_stack *k;
 	int err = 0, j;
 
 	if (VEC_RESERVE(s->stacks, s->stacks_cap, s->nr_stacks + 1, 256))
 		return -ENOMEM;
 	k = &s->stacks[s->nr_stacks];
-	*k = (struct snap_stack){ .count = st->count,
-				  .weight = st->weight,
+	*k = (struct snap_stack){ .count = count,
+				  .weight = weight,
 				  .cgroup_id = st->cgroup_id,
+				  .aggr_id = st->id,
+				  .key_hash = stack_key_hash(st),
 				  .pid = st->pid,
 				  .first_id = s->nr_ids };
 	err = add_frame(s, SW_COMM, stackwalk__comm(st));
@@ -217,6 +239,95 @@ static int walk_stack(const struct aggr_stack *st, void *ctx)
 	return 0;
 }
 
+static bool kept_eq(const void *ctx, uint64_t idx, const void *key)
+{
+	return ((const struct snapshot *)ctx)->stacks[idx].aggr_id == *(const uint64_t *)key;
+}
+
+static uint32_t kept_hash(uint64_t aggr_id)
+{
+	return (uint32_t)hash__mix64(aggr_id);
+}
+
+/* The kept names of st, if kept has the same stack: NULL if not. */
+static const struct snap_stack *kept_stack(const struct snapshot *kept, const struct aggr_stack *st)
+{
+	const struct snap_stack *k;
+	int64_t i;
+
+	if (!kept)
+		return NULL;
+	i = hashmap__find(&kept->kept_map, kept_hash(st->id), kept_eq, kept, &st->id);
+	if (i < 0)
+		return NULL;
+	k = &kept->stacks[i];
+	return k->pid == st->pid && k->key_hash == stack_key_hash(st) ? k : NULL;
+}
+
+/* A kept stack's frames, as this snapshot's: count samples of that weight. */
+static int copy_kept(struct snapshot *s, const struct snap_stack *from, uint64_t count,
+		     uint64_t weight)
+{
+	const struct snapshot *kept = s->kept;
+	struct snap_stack *k;
+	int64_t id;
+	size_t j;
+	int err = 0;
+
+	if (VEC_RESERVE(s->stacks, s->stacks_cap, s->nr_stacks + 1, 256) ||
+	    VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + from->nr_frames, 1024))
+		return -ENOMEM;
+	k = &s->stacks[s->nr_stacks];
+	*k = *from;
+	k->count = count;
+	k->weight = weight;
+	k->first_id = s->nr_ids;
+	for (j = 0; j < from->nr_frames; j++) {
+		id = frame_id(s, &kept->frames[kept->ids[from->first_id + j]]);
+		if (id < 0)
+			return (int)id;
+		s->ids[s->nr_ids++] = (uint32_t)id;
+	}
+	k->exe = intern(s, from->exe, &err);
+	if (err)
+		return err;
+	if (k->nr_frames > s->max_frames)
+		s->max_frames = k->nr_frames;
+	s->nr_stacks++;
+	return 0;
+}
+
+static int walk_stack(const struct aggr_stack *st, void *ctx)
+{
+	struct snapshot *s = ctx;
+	const struct snap_stack *k = kept_stack(s->kept, st);
+	int err;
+
+	if (!k)
+		return name_stack(s, st, st->count, st->weight);
+	/* Named when its process was forgotten; samples since (its PID again): named now. */
+	err = copy_kept(s, k, st->count < k->count ? st->count : k->count,
+			st->weight < k->weight ? st->weight : k->weight);
+	if (err || st->count <= k->count)
+		return err;
+	return name_stack(s, st, st->count - k->count,
+			  st->weight > k->weight ? st->weight - k->weight : 0);
+}
+
+/* snapshot__keep()'s walk: the wanted processes' stacks not kept yet. */
+static int keep_stack(const struct aggr_stack *st, void *ctx)
+{
+	struct snapshot *s = ctx;
+	int err;
+
+	if (!s->want(st->pid, s->want_ctx) || kept_stack(s, st))
+		return 0;
+	err = name_stack(s, st, st->count, st->weight);
+	if (!err && hashmap__add(&s->kept_map, kept_hash(st->id), s->nr_stacks - 1))
+		err = -ENOMEM;
+	return err;
+}
+
 /* Frees what only the walk needs: the lookups of the frames and entries named. */
 static void end_walk(struct snapshot *s)
 {
@@ -228,8 +339,8 @@ static void end_walk(struct snapshot *s)
 	s->named.frames = NULL;
 }
 
-struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sym,
-			       const struct ksyms *ks)
+struct snapshot *snapshot__new_kept(const struct aggregator *a, struct symbolizer *sym,
+				    const struct ksyms *ks, const struct snapshot *kept)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 	int err;
@@ -240,7 +351,9 @@ struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sy
 	}
 	s->sym = sym;
 	s->ks = ks;
+	s->kept = kept;
 	err = aggregator__for_each(a, walk_stack, s);
+	s->kept = NULL;
 	end_walk(s);
 	if (!err)
 		return s;
@@ -249,11 +362,44 @@ struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sy
 	return NULL;
 }
 
+struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sym,
+			       const struct ksyms *ks)
+{
+	return snapshot__new_kept(a, sym, ks, NULL);
+}
+
+int snapshot__keep(struct snapshot **kept, const struct aggregator *a, struct symbolizer *sym,
+		   const struct ksyms *ks, bool (*want)(uint32_t pid, void *ctx), void *ctx)
+{
+	struct snapshot *s = *kept;
+	int err;
+
+	if (!s && !(s = *kept = calloc(1, sizeof(*s))))
+		return -ENOMEM;
+	s->sym = sym;
+	s->ks = ks;
+	s->want = want;
+	s->want_ctx = ctx;
+	err = aggregator__for_each(a, keep_stack, s);
+	s->want = NULL;
+	s->sym = NULL;
+	/* Entries are named per PID: the next call's PIDs may be other processes. */
+	hashmap__free(&s->entries_map);
+	s->nr_entries = 0;
+	return err;
+}
+
+size_t snapshot__kept_stacks(const struct snapshot *kept)
+{
+	return kept ? kept->nr_stacks : 0;
+}
+
 void snapshot__free(struct snapshot *s)
 {
 	if (!s)
 		return;
 	end_walk(s);
+	hashmap__free(&s->kept_map);
 	strset__free(&s->strings);
 	free(s->frames);
 	free(s->ids);

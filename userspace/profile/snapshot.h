@@ -48,6 +48,22 @@ struct snapshot *snapshot__new(const struct aggregator *a, struct symbolizer *sy
 void snapshot__free(struct snapshot *s);
 
 /*
+ * Names kept for the stacks of processes about to be forgotten (a session
+ * past SESSION_MAX_EXITED exits, whose outputs are written later): the
+ * stacks of the processes want() picks, not kept yet, named now into *kept
+ * (made at the first call), by their aggregator ids. A snapshot made with
+ * them (snapshot__new_kept()) takes those names for those stacks, so a
+ * process forgotten before the outputs are written is named as it was;
+ * samples counted into such a stack since (its PID again, the same frames)
+ * are named as the symbolizer names them then. Free with snapshot__free().
+ */
+int snapshot__keep(struct snapshot **kept, const struct aggregator *a, struct symbolizer *sym,
+		   const struct ksyms *ks, bool (*want)(uint32_t pid, void *ctx), void *ctx);
+struct snapshot *snapshot__new_kept(const struct aggregator *a, struct symbolizer *sym,
+				    const struct ksyms *ks, const struct snapshot *kept);
+size_t snapshot__kept_stacks(const struct snapshot *kept);
+
+/*
  * Calls cb for every stack, in the aggregator's order; stops at (and
  * returns) a nonzero return of cb. st and its frames are valid during the
  * callback, their strings as long as the snapshot. Returns 0 or a negative
