@@ -39,7 +39,9 @@ TMP=$(mktemp -d /tmp/sfbpf-configure.XXXXXX)
 CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 CG=$CGROOT/sfbpf-bench-configure.$$
 ENTRY='^(__libc_start_call_main|__libc_start_main(_impl|_alias_2)?|start_thread|clone3|__clone3|__clone_internal)$'
-trap 'rmdir "$CG"/* "$CG" 2>/dev/null; rm -rf "$TMP"' EXIT
+# Child cgroups only ("$CG"/*/: the control files are no directories); under -e
+# a failing rmdir ended the trap with 1 before the temporary files went.
+trap 'rmdir "$CG"/*/ "$CG" 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 log() { echo "configure-ab: $*" >&2; }
 # shellcheck source=scripts/lib.sh
