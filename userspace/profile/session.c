@@ -698,12 +698,12 @@ int session__open(struct session **sp, const struct session_opts *opts)
 	s->sampled = calloc(SESSION_PID_BITS / 8, 1);
 	s->gone = calloc(SESSION_PID_BITS / 8, 1);
 	s->exited = calloc(SESSION_MAX_EXITED, sizeof(*s->exited));
-	s->max_exited = SESSION_MAX_EXITED;
+	s->max_exited = SESSION_KEEP_EXITED;
 	/* Tests reach the limit with fewer processes (tests/execs.test, "kept"). */
 	if (getenv("SFBPF_MAX_EXITED")) {
 		long v = strtol(getenv("SFBPF_MAX_EXITED"), NULL, 10);
 
-		if (v >= 4 && v < SESSION_MAX_EXITED)
+		if (v >= 4 && v < SESSION_KEEP_EXITED)
 			s->max_exited = (uint32_t)v;
 	}
 	s->unsampled = calloc(SESSION_MAX_EXITED, sizeof(*s->unsampled));

@@ -39,11 +39,14 @@
 #define SESSION_MAX_PIDS 1024
 /*
  * Exited processes whose mappings the symbolizer keeps for the outputs
- * (aggregated stacks are symbolized at output time); past them the oldest
- * quarter's stacks are named at once (kept for the outputs) and those
- * processes forgotten. session__forget_exited() forgets them all at once.
+ * (aggregated stacks are symbolized at output time); past SESSION_KEEP_EXITED
+ * the oldest quarter's stacks are named at once (kept for the outputs) and
+ * those processes forgotten, once a poll round has read their samples: the
+ * ring holds SESSION_MAX_EXITED while they wait. session__forget_exited()
+ * forgets them all at once.
  */
-#define SESSION_MAX_EXITED 4096
+#define SESSION_KEEP_EXITED 4096
+#define SESSION_MAX_EXITED (2 * SESSION_KEEP_EXITED)
 
 struct session_opts {
 	int pids[SESSION_MAX_PIDS]; /* empty: the whole system */

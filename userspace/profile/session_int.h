@@ -53,7 +53,7 @@ struct session {
 	 */
 	struct snapshot *kept;
 	uint64_t kept_processes;
-	uint32_t max_exited; /* SESSION_MAX_EXITED, or less (SFBPF_MAX_EXITED, for tests) */
+	uint32_t max_exited; /* SESSION_KEEP_EXITED, or less (SFBPF_MAX_EXITED, for tests) */
 	uint64_t table_budget;
 	struct session_budgets budgets; /* in force: the options, else the defaults */
 	uint64_t names_next_ns, names_wait_ns; /* Python names collections: the next, the pace */

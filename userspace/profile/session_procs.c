@@ -144,13 +144,24 @@ static bool in_batch(uint32_t pid, void *ctx)
  */
 void session_forget_overflow(struct session *s)
 {
-	uint32_t n = s->exited_tail - s->exited_head, i;
+	uint32_t n = s->exited_tail - s->exited_head, i, most = s->max_exited / 4;
 	struct keep_batch b = { 0 };
 	const char *no = getenv("SFBPF_NO_KEEP_EXITED");
 
-	b.n = n < s->max_exited / 4 ? n : s->max_exited / 4;
+	if (most > n)
+		most = n;
+	/*
+	 * Exits seen in an earlier poll round only: every sample before them
+	 * has been read (on a busy machine, samples of a process come in the
+	 * round after its exit). A full ring takes the oldest anyway.
+	 */
+	while (b.n < most &&
+	       s->exited[(s->exited_head + b.n) % SESSION_MAX_EXITED].drain < s->drains)
+		b.n++;
+	if (!b.n && n >= SESSION_MAX_EXITED)
+		b.n = most ? most : 1;
 	if (!b.n)
-		b.n = n < 1 ? n : 1;
+		return;
 	b.pids = no && *no ? NULL : malloc(b.n * sizeof(*b.pids));
 	if (b.pids) {
 		for (i = 0; i < b.n; i++)

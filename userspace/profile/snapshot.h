@@ -49,7 +49,7 @@ void snapshot__free(struct snapshot *s);
 
 /*
  * Names kept for the stacks of processes about to be forgotten (a session
- * past SESSION_MAX_EXITED exits, whose outputs are written later): the
+ * past SESSION_KEEP_EXITED exits, whose outputs are written later): the
  * stacks of the processes want() picks, not kept yet, named now into *kept
  * (made at the first call), by their aggregator ids. A snapshot made with
  * them (snapshot__new_kept()) takes those names for those stacks, so a
