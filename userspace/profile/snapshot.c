@@ -198,6 +198,20 @@ static int add_frame(struct snapshot *s, enum sw_kind kind, const char *name)
 	return 0;
 }
 
+/* Stack k, its frames added: its process's executable, and it counts. */
+static int end_stack(struct snapshot *s, struct snap_stack *k, const char *exe)
+{
+	int err = 0;
+
+	k->exe = intern(s, exe, &err);
+	if (err)
+		return err;
+	if (k->nr_frames > s->max_frames)
+		s->max_frames = k->nr_frames;
+	s->nr_stacks++;
+	return 0;
+}
+
 /* Names stack st into s, as count samples of that weight. */
 static int name_stack(struct snapshot *s, const struct aggr_stack *st, uint64_t count,
 		      uint64_t weight)
@@ -230,13 +244,7 @@ static int name_stack(struct snapshot *s, const struct aggr_stack *st, uint64_t 
 		return err;
 	k->nr_frames = s->nr_ids - k->first_id;
 	/* Once its frames are named: a lookup may take a newer snapshot of the process. */
-	k->exe = intern(s, s->sym ? symbolizer__exe(s->sym, st->pid) : NULL, &err);
-	if (err)
-		return err;
-	if (k->nr_frames > s->max_frames)
-		s->max_frames = k->nr_frames;
-	s->nr_stacks++;
-	return 0;
+	return end_stack(s, k, s->sym ? symbolizer__exe(s->sym, st->pid) : NULL);
 }
 
 static bool kept_eq(const void *ctx, uint64_t idx, const void *key)
@@ -272,7 +280,6 @@ static int copy_kept(struct snapshot *s, const struct snap_stack *from, uint64_t
 	struct snap_stack *k;
 	int64_t id;
 	size_t j;
-	int err = 0;
 
 	if (VEC_RESERVE(s->stacks, s->stacks_cap, s->nr_stacks + 1, 256) ||
 	    VEC_RESERVE(s->ids, s->ids_cap, s->nr_ids + from->nr_frames, 1024))
@@ -288,13 +295,7 @@ static int copy_kept(struct snapshot *s, const struct snap_stack *from, uint64_t
 			return (int)id;
 		s->ids[s->nr_ids++] = (uint32_t)id;
 	}
-	k->exe = intern(s, from->exe, &err);
-	if (err)
-		return err;
-	if (k->nr_frames > s->max_frames)
-		s->max_frames = k->nr_frames;
-	s->nr_stacks++;
-	return 0;
+	return end_stack(s, k, from->exe);
 }
 
 static int walk_stack(const struct aggr_stack *st, void *ctx)
