@@ -280,6 +280,16 @@ static int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_n
 	p->leaf_miss_ns = 0;
 	p->reads++;
 	err = procmaps__snapshot(p->pid, max_age_ns, &pm);
+	/*
+	 * No mapping at all: its memory is released (exiting, a zombie), the
+	 * process as gone as one whose directory is. Read as an image of its
+	 * own, it would hide the one it ran (a new, empty generation) and spend
+	 * a young process's reads; gone, the kernel's mappings name it.
+	 */
+	if (!err && !procmaps__count(pm)) {
+		procmaps__free(pm);
+		err = -ESRCH;
+	}
 	if (err) {
 		p->gone = err == -ESRCH;
 		return err;
