@@ -162,6 +162,17 @@ await_builder() {
 	return 1
 }
 
+# stamp FILE: copies its input, and writes each verdict (PASS, FAIL, SKIP)
+# to FILE after the seconds since the test began: where a test's time goes,
+# case by case, in a run of the whole suite (loaded as no run alone is).
+stamp() {
+	local line t0=$SECONDS
+	while IFS= read -r line || [ -n "$line" ]; do
+		printf '%s\n' "$line"
+		case $line in PASS:* | FAIL:* | SKIP:*) printf '%s %s\n' $((SECONDS - t0)) "${line:0:160}" >>"$1" ;; esac
+	done
+}
+
 # run_one TEST [LANE]: runs TEST and prints its report; its counts, "P F S",
 # go to NAME.counts for the totals.
 run_one() {
@@ -180,8 +191,8 @@ run_one() {
 	# ends meanwhile is counted in it too (v8profile's 1018 s in a new
 	# machine's run: the prefetched roots').
 	local TIMEFORMAT='%U %S' cpu=
-	{ time bash "$t" >"$out" 2>&1; } 2>"$out.cpu"
-	rc=$?
+	{ time { bash "$t" 2>&1; echo $? >"$out.rc"; } | stamp "$out.times" >"$out"; } 2>"$out.cpu"
+	read -r rc <"$out.rc" || rc=1
 	cpu=$(awk 'NF == 2 { printf ", CPU %.0fs", $1 + $2 }' "$out.cpu")
 	p=$(grep -c '^PASS: ' "$out")
 	f=$(grep -c '^FAIL: ' "$out")
