@@ -251,6 +251,14 @@ check-kernels: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/check-kernels.sh
 
+# The SFrame version matrix: tests/unwind.test with every fixture of V1, V2
+# and V3 against perf (make check runs every V3 fixture and a few of V1/V2).
+.PHONY: check-unwind
+check-unwind: test-deps
+	@$(MAKE) --no-print-directory all
+	@scripts/build-binutils.sh
+	@UNWIND_FULL=1 tests/run.sh tests/unwind.test
+
 # The JDK matrix: tests/hotspot.test and tests/hsprofile.test with every
 # openjdk-N-jdk-headless of Debian unstable from 11 on, each in a root of that
 # suite (scripts/container-root.sh), and the other collectors; make check runs
