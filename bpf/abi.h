@@ -357,8 +357,8 @@ enum sfbpf_stop {
 	SFBPF_STOP_KERNEL_ONLY, /* user stack not requested (-K), or a kernel thread */
 	SFBPF_STOP_UNSUPPORTED, /* the PC's CFI cannot be expressed as an SFrame rule */
 	SFBPF_STOP_REPLACED, /* the process's entry was replaced during the walk: leaf kept only */
-	SFBPF_STOP_EXECVE, /* inside execve, no entry: the registers are the old image's, no stack
-			    */
+	SFBPF_STOP_EXECVE, /* inside execve, no entry (or a read failed: the mm is the new
+			    * image's): the registers are the old image's, no stack */
 	SFBPF_STOP__COUNT,
 };
 

@@ -377,6 +377,20 @@ static __always_inline __u32 ustack_end(struct sfbpf_unwind_state *st, struct sf
 					struct sfbpf_stats *cnt, struct task_struct *task,
 					__u32 tgid, bool report)
 {
+	/*
+	 * A read failed inside execve, in a walk with the entry of the image
+	 * the registers are still of: past the exec's point of no return the
+	 * mm is the new image's, the old stack gone (one in eight of a shell
+	 * session's user stacks stopped "read" so). Not an unwinding failure:
+	 * execve's stop, no user frames, as for a process without an entry.
+	 * The constant first: where it is false (before 5.11) the verifier
+	 * sees no branch at all (5.10's chained off-CPU walk, near its
+	 * limit, was refused with one more).
+	 */
+	if (have_task_btf && st->stop == SFBPF_STOP_READ && vmafind_in_execve()) {
+		st->stop = SFBPF_STOP_EXECVE;
+		st->n = 0;
+	}
 	s->stop = st->stop;
 	s->rt_epoch = st->rt_epoch;
 	cnt->v[SFBPF_STAT_FRAMES] += st->n;
