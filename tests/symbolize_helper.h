@@ -5,8 +5,9 @@
  * pipes, that prints "KIND NAME ADDR" lines (its probes: the runtime
  * addresses of its functions, of libc's getpid, of the vdso...) then "ready",
  * and answers command lines on its stdin (exec, dlopen...) the same way.
- * Included once, by tests/symbolize.c (every tests/NAME.c is a program of its
- * own, so a part moved out of one is a header).
+ * Included by tests/symbolize.c and tests/symbolize_gone.c (every
+ * tests/NAME.c is a program of its own, so a part two share is a header; its
+ * functions inline, as each program uses some).
  */
 #ifndef SFBPF_TESTS_SYMBOLIZE_HELPER_H
 #define SFBPF_TESTS_SYMBOLIZE_HELPER_H
@@ -35,7 +36,7 @@ struct helper {
 };
 
 /* Collect "KIND NAME ADDR" lines until "ready". */
-static int helper__wait_ready(struct helper *h)
+static inline int helper__wait_ready(struct helper *h)
 {
 	char line[256];
 
@@ -51,7 +52,7 @@ static int helper__wait_ready(struct helper *h)
 	return -EIO;
 }
 
-static int helper__start(struct helper *h, char *const argv[])
+static inline int helper__start(struct helper *h, char *const argv[])
 {
 	int to[2], from[2];
 
@@ -76,7 +77,7 @@ static int helper__start(struct helper *h, char *const argv[])
 }
 
 /* Send a command line to the helper; its probes are appended to h->probes. */
-static int helper__command(struct helper *h, const char *cmd)
+static inline int helper__command(struct helper *h, const char *cmd)
 {
 	size_t len = strlen(cmd);
 
@@ -85,7 +86,7 @@ static int helper__command(struct helper *h, const char *cmd)
 	return helper__wait_ready(h);
 }
 
-static void helper__stop(struct helper *h)
+static inline void helper__stop(struct helper *h)
 {
 	int st;
 
@@ -95,7 +96,7 @@ static void helper__stop(struct helper *h)
 		fclose(h->out);
 }
 
-static const struct probe *probe(const struct helper *h, const char *kind, const char *name)
+static inline const struct probe *probe(const struct helper *h, const char *kind, const char *name)
 {
 	int i;
 
@@ -110,7 +111,7 @@ static const struct probe *probe(const struct helper *h, const char *kind, const
  * The newest probe named name: after a command (an exec), the helper's
  * current address of a name is the one it printed last.
  */
-static const struct probe *probe_by_name(const struct helper *h, const char *name)
+static inline const struct probe *probe_by_name(const struct helper *h, const char *name)
 {
 	int i;
 

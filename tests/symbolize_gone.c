@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The symbolizer and a process gone before its samples were read, driven by
+ * tests/symbolize_debug.test:
+ *   symbolize_gone zombie HELPER   HELPER (tests/fixtures-sym/app.c) read
+ *                                  alive, then sampled once it has exited,
+ *                                  unreaped: its maps read empty, which is a
+ *                                  process gone (named from the kernel's
+ *                                  mappings), not a new image without any
+ * A program of its own beside tests/symbolize.c (files under 800 lines).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procs/procmaps.h"
+#include "symbols/symbolize.h"
+#include "testlib.h"
+#include "symbolize_helper.h"
+
+static const char *nz(const char *s)
+{
+	return s ? s : "(null)";
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* run_zombie()'s kernel: one mapping of the program's code, where nothing was read. */
+struct fake_kernel {
+	struct symbolizer_kmap map;
+	int pid, asked;
+	uint64_t exec_id;
+};
+
+static size_t fake_kmaps(void *ctx, int pid, const struct symbolizer_image *image,
+			 struct symbolizer_kmap *out, size_t max)
+{
+	struct fake_kernel *k = ctx;
+
+	k->asked++;
+	if (pid != k->pid || image->exec_id != k->exec_id || !max)
+		return 0;
+	out[0] = k->map;
+	return 1;
+}
+
+/* A zombie's (or an exiting process's) maps read empty, but it has exited, not exec'd. */
+static bool zombie(int pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 500; i++) {
+		f = fopen(path, "r");
+		rp = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (rp && rp[1] == ' ' && rp[2] == 'Z')
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * A process read alive, then sampled once it has exited, unreaped: its maps
+ * read empty. That is a process gone, named from the kernel's mappings (a
+ * code mapping no read saw), not a new image without mappings.
+ */
+static int run_zombie(const char *bin)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct symbolizer_image image = { .start_ticks = 1, .exec_id = 7 };
+	char *argv[] = { (char *)bin, NULL };
+	struct fake_kernel k = { .exec_id = 7 };
+	const struct procmap *code = NULL;
+	const struct probe *pmain;
+	struct procmaps *pm = NULL;
+	struct symbolizer_stats st;
+	struct helper h = {};
+	struct sym_info si;
+	struct stat sb;
+	uint64_t ip;
+	size_t i;
+	int err;
+
+	err = s ? helper__start(&h, argv) : -ENOMEM;
+	pmain = err ? NULL : probe_by_name(&h, "main");
+	if (pmain && !procmaps__read(h.pid, &pm))
+		for (i = 0; i < procmaps__count(pm); i++)
+			if (procmaps__get(pm, i)->start <= pmain->addr &&
+			    pmain->addr < procmaps__get(pm, i)->end)
+				code = procmaps__get(pm, i);
+	if (!code || stat(bin, &sb)) {
+		report(false, "start", "err %d, main %s, its mapping %s", err,
+		       pmain ? "found" : "missing", code ? "found" : "missing");
+		procmaps__free(pm);
+		return 1;
+	}
+	k.pid = h.pid;
+	/* Far from every mapping a read saw: only the kernel's mapping holds it. */
+	k.map = (struct symbolizer_kmap){
+		.start = 0x100000000000ull,
+		.end = 0x100000000000ull + code->end - code->start,
+		.offset = code->offset,
+		.st = { sb.st_dev, sb.st_ino, sb.st_size,
+			sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec,
+			sb.st_ctim.tv_sec * 1000000000ull + sb.st_ctim.tv_nsec },
+		.path = bin
+	};
+	ip = k.map.start + (pmain->addr - code->start);
+	procmaps__free(pm);
+	symbolizer__set_kernel_maps(s, fake_kmaps, &k);
+	err = symbolizer__note_exec(s, h.pid, mono_ns(), &image, true);
+	report(!err, "noted", "err %d", err);
+	kill(h.pid, SIGKILL);
+	if (!zombie(h.pid)) {
+		report(false, "exited", "pid %d never became a zombie", h.pid);
+		return 1;
+	}
+	symbolizer__note_sample(s, h.pid, mono_ns(), &ip, 1);
+	report(k.asked == 1, "kernel-asked", "the kernel's mappings asked for %d times", k.asked);
+	err = symbolizer__user(s, h.pid, ip, &si);
+	report(!err && si.name && !strcmp(si.name, "main") && si.offset == 0, "named",
+	       "err %d got %s+%" PRIu64 " in %s", err, nz(si.name), si.offset, nz(si.module));
+	symbolizer__stats(s, &st);
+	report(st.kernel_named == 1, "kernel-named", "kernel_named %" PRIu64, st.kernel_named);
+	helper__stop(&h); /* reaped */
+	symbolizer__free(s);
+	return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "zombie"))
+		return run_zombie(argv[2]);
+	fprintf(stderr, "usage: see the comment at the top of tests/symbolize_gone.c\n");
+	return 2;
+}
