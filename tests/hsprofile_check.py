@@ -534,7 +534,9 @@ def check_signals(name, path, lines="judged"):
     intrinsic's pushes) and named by the next debug record as a leaf is
     (SFBPF_HS_EXACT): at its line, but where that record has none. lines "said": not judged (Serial
     and Parallel, whose C2 loops keep no poll, so that the next record of a
-    pc in the sort's or digest's loops often has no line, a leaf's too)."""
+    pc in the sort's or digest's loops often has no line, a leaf's too; and
+    -Xint, whose interrupted frame is interpreted: its bcp slot is the one the
+    interpreter last saved, none yet in a frame still being built)."""
     total = whole = lined = interrupted = 0
     for frames, n in folded(path):
         if frames[0] != "java" or "SR_handler" not in frames:
