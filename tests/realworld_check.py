@@ -64,6 +64,7 @@ Roots are matched after equating names, and with C++ parameters removed, so
 """
 import argparse
 import collections
+import functools
 import os
 import re
 import subprocess
@@ -254,6 +255,32 @@ def readelf_syms(path, demangle):
     return syms
 
 
+@functools.lru_cache(maxsize=None)
+def function_symbols(path):
+    """{(table, index): (value, name, size, demangled name or None)} of the
+    defined functions of one file: readelf once, the C++ names through one
+    c++filt (readelf --demangle a second time costs node's 150,000 symbols
+    their parse again)."""
+    syms = readelf_syms(path, False)
+    mangled = sorted({strip_version(n) for _, n, _ in syms.values() if n.startswith("_Z")})
+    plain = {}
+    if mangled:
+        try:
+            out = subprocess.run(["c++filt", "--no-verbose"], input="\n".join(mangled) + "\n",
+                                 capture_output=True, text=True, errors="replace",
+                                 timeout=300).stdout.split("\n")
+        except (OSError, subprocess.SubprocessError):
+            out = []
+        if len(out) >= len(mangled):
+            plain = dict(zip(mangled, out))
+    result = {}
+    for key, (value, name, size) in syms.items():
+        base = strip_version(name)
+        d = plain.get(base) if base.startswith("_Z") else base
+        result[key] = (value, name, size, d)
+    return result
+
+
 def build_id(path):
     try:
         text = subprocess.run(["readelf", "-n", path], capture_output=True, text=True,
@@ -281,15 +308,12 @@ def module_aliases(aliases, path, roots):
     files = [path] + debug_files(path, roots)
     by_addr = collections.defaultdict(set)
     for f in files:
-        plain = readelf_syms(f, False)
-        dem = readelf_syms(f, True)
-        for key, (value, name, _) in plain.items():
+        for value, name, _, d in function_symbols(f).values():
             names = by_addr[value]
             names.add(strip_version(name))
-            d = dem.get(key)
             if d:
-                names.add(strip_version(d[1]))
-                names.add(strip_params(strip_version(d[1])))
+                names.add(d)
+                names.add(strip_params(d))
     for names in by_addr.values():
         aliases.union(names)
     return sum(len(v) for v in by_addr.values())
@@ -628,12 +652,9 @@ class SymIndex:
     def __init__(self, path, roots):
         syms, self.sizes = {}, {}
         for f in [path] + debug_files(path, roots):
-            dem = readelf_syms(f, True)
-            for key, (value, name, size) in readelf_syms(f, False).items():
-                d = dem.get(key)
+            for value, name, size, d in function_symbols(f).values():
                 syms.setdefault(value, set()).update(
-                    {strip_version(name)} | ({strip_version(d[1]), strip_params(strip_version(d[1]))}
-                                             if d else set()))
+                    {strip_version(name)} | ({d, strip_params(d)} if d else set()))
                 self.sizes[value] = max(self.sizes.get(value, 0), size)
         self.addrs = sorted(syms)
         self.names = syms
