@@ -83,9 +83,9 @@ if [ "$QUICK" = 1 ]; then
 	TP_SECS=0.5 TP_RATES="999"
 	OC_ROUNDS=20000 OC_REPS=1
 	FP_SECS=3 FP_REPS=1
-	# One program of two: the smoke test runs every mode once (about 55 s
-	# for both, in make check's serial tail).
-	CS_REPS=1 CS_PROGS="bigeh"
+	# One program of two, a fifth of its size: the smoke test runs every
+	# mode once (about 55 s for both whole, in make check's serial tail).
+	CS_REPS=1 CS_PROGS="bigeh" CS_BIG_FUNCS=20000
 	COMPILE_REPS=1
 	LV_STACKS="2000" LV_REFRESHES=2
 else
@@ -95,14 +95,13 @@ else
 	TP_SECS=2 TP_RATES="999 1999 4999 9999 19999 49999 99999"
 	OC_ROUNDS=200000 OC_REPS=5
 	FP_SECS=30 FP_REPS=3
-	CS_REPS=5 CS_PROGS="cc1 bigeh"
+	CS_REPS=5 CS_PROGS="cc1 bigeh" CS_BIG_FUNCS=100000
 	COMPILE_REPS=3
 	LV_STACKS="20000 100000" LV_REFRESHES=11
 fi
 # coldstart: generated functions in cc1's input (about a second of compiling)
 # and in the generated program (about 7 rows each from .eh_frame).
 CS_FUNCS=150
-CS_BIG_FUNCS=100000
 # compile: perf's 8 KiB stack copies at this rate are about 100 MB for a build.
 COMPILE_HZ=99
 KC_HZ=4999
