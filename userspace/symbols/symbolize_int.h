@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the symbolizer's files share (symbolize.c: processes, snapshots and
- * lookups; symbolize_gone.c: the names of a process gone before it was
- * read, from the kernel's mappings).
+ * What the symbolizer's files share (symbolize.c: processes and lookups;
+ * symbolize_gens.c: their mapping snapshots and generations;
+ * symbolize_gone.c: the names of a process gone before it was read, from
+ * the kernel's mappings).
  */
 #ifndef SFBPF_SYMBOLIZE_INT_H
 #define SFBPF_SYMBOLIZE_INT_H
@@ -11,9 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "procs/procmaps.h"
 #include "symbols/perfmap.h"
 #include "symbols/symbolize.h"
 #include "util/hashmap.h"
+#include "util/search.h"
 
 #define REFRESH_NS 1000000000ULL /* re-read maps at most once a second */
 #define LEAF_REFRESH_NS 10000000ULL /* ... but 10 ms when a sample's own PC missed */
@@ -69,10 +72,42 @@ struct symbolizer {
 	uint64_t kmaps_named; /* processes named from them */
 };
 
+/* How many of maps (sorted by start) start at or below addr. */
+static inline size_t maps_upto(const struct pmap *maps, size_t count, uint64_t addr)
+{
+	return SEARCH_UPTO(maps, count, start, addr);
+}
+
+static inline const struct pmap *find_pmap(const struct pmap *maps, size_t count, uint64_t addr)
+{
+	size_t n = maps_upto(maps, count, addr);
+
+	return n && addr < maps[n - 1].end ? &maps[n - 1] : NULL;
+}
+
+static inline bool is_code(const struct pmap *m)
+{
+	return m && (m->perms & PROCMAP_EXEC);
+}
+
 /* str interned (NULL: no memory): it lives while a snapshot uses it. */
 const char *intern(struct symbolizer *s, const char *str);
 /* fresh (n, malloc'd, references held) into g, replacing what they overlap; fresh is g's. */
 int gen__merge(struct symbolizer *s, struct gen *g, struct pmap *fresh, size_t n);
+/* Executable memory without an ELF object: JIT code, named by a perf map. */
+bool pmap__maybe_jit(const struct pmap *m);
+/* The objects maps point at are no longer theirs. */
+void maps__put(struct symbolizer *s, struct pmap *maps, size_t n);
+/* A generation (maps, n: p's now) serving samples from since_ns on; the oldest may go. */
+void proc__push_gen(struct symbolizer *s, struct proc *p, uint64_t since_ns, struct pmap *maps,
+		    size_t n, const char *exe);
+/*
+ * p's mappings read (a snapshot at most max_age_ns old will do) into a new
+ * generation from since_ns on (code replaced, or force_new) or the current
+ * one. -ESRCH: p is gone (p->gone), or has no mapping left (exiting).
+ */
+int proc__snapshot(struct symbolizer *s, struct proc *p, uint64_t since_ns, bool force_new,
+		   uint64_t max_age_ns);
 /*
  * p is gone and its newest image's mappings were never read (or not all):
  * those the kernel found for it named, if s has a source of them (true).
