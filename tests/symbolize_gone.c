@@ -7,6 +7,15 @@
  *                                  unreaped: its maps read empty, which is a
  *                                  process gone (named from the kernel's
  *                                  mappings), not a new image without any
+ *   symbolize_gone tracked HELPER LIB SYM [control]
+ *                                  HELPER read at its start, then LIB
+ *                                  dlopen'ed and the maps read again as the
+ *                                  process tracker does (procmaps__snapshot)
+ *                                  and handed over (symbolizer__note_maps);
+ *                                  its first sample in LIB read once it has
+ *                                  exited and been reaped: named SYM. With
+ *                                  control, no handover: [unknown] (what the
+ *                                  check would see without it)
  * A program of its own beside tests/symbolize.c (files under 800 lines).
  */
 #include <errno.h>
@@ -145,10 +154,61 @@ static int run_zombie(const char *bin)
 	return failures != 0;
 }
 
+/*
+ * The tracker's read of a process (its libraries mapped after the first
+ * read) handed to the symbolizer while the process lives: a frame there
+ * first sampled just before the exit, and read after it, is named.
+ */
+static int run_tracked(const char *bin, const char *lib, const char *sym, bool control)
+{
+	struct symbolizer *s = symbolizer__new();
+	char *argv[] = { (char *)bin, NULL }, cmd[4200];
+	struct procmaps *pm = NULL;
+	const struct probe *pl;
+	struct helper h = {};
+	struct sym_info si;
+	uint64_t ip;
+	int err;
+
+	err = s ? helper__start(&h, argv) : -ENOMEM;
+	if (!err)
+		err = symbolizer__note_pid(s, h.pid);
+	snprintf(cmd, sizeof(cmd), "dlopen %s %s\n", lib, sym);
+	if (!err)
+		err = helper__command(&h, cmd);
+	pl = err ? NULL : probe_by_name(&h, sym);
+	if (!pl) {
+		report(false, "dlopen", "err %d", err);
+		return 1;
+	}
+	ip = pl->addr;
+	err = procmaps__snapshot(h.pid, 0, &pm);
+	if (!control)
+		err = err ? err : symbolizer__note_maps(s, h.pid, pm);
+	report(!err, "handed", "err %d", err);
+	procmaps__free(pm);
+	helper__stop(&h); /* exited and reaped: no read can find its maps now */
+	procmaps__forget(h.pid);
+	symbolizer__note_sample(s, h.pid, mono_ns(), &ip, 1);
+	err = symbolizer__user(s, h.pid, ip, &si);
+	if (control)
+		report(err || !si.name, "unnamed", "err %d got %s in %s", err, nz(si.name),
+		       nz(si.module));
+	else
+		report(!err && si.name && !strcmp(si.name, sym) && si.offset == 0, "named",
+		       "err %d got %s+%" PRIu64 " in %s", err, nz(si.name), si.offset,
+		       nz(si.module));
+	symbolizer__free(s);
+	return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "zombie"))
 		return run_zombie(argv[2]);
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "control"))) &&
+	    !strcmp(argv[1], "tracked"))
+		return run_tracked(argv[2], argv[3], argv[4], argc == 6);
 	fprintf(stderr, "usage: see the comment at the top of tests/symbolize_gone.c\n");
 	return 2;
 }

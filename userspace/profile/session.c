@@ -419,8 +419,11 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	if (s->procs && !s->runtimes)
 		return -ENOMEM;
 	if (s->runtimes) {
-		struct proctrack_listener pl = runtimes__listener(s->runtimes);
+		struct proctrack_listener pl = { .updated = session_on_maps,
+						 .removed = session_on_removed,
+						 .ctx = s };
 
+		s->rt_listener = runtimes__listener(s->runtimes);
 		proctrack__set_listener(s->procs, &pl);
 	}
 	lopts.procs = s->procs;

@@ -8,6 +8,7 @@
 #ifndef SFBPF_SESSION_INT_H
 #define SFBPF_SESSION_INT_H
 
+#include "procs/proctrack.h"
 #include "profile/session.h"
 
 struct session_exited {
@@ -23,6 +24,7 @@ struct session {
 	struct tablecache *table_cache; /* NULL: --no-table-cache */
 	struct proctrack *procs;
 	struct runtimes *runtimes; /* CPython's and HotSpot's processes and frames */
+	struct proctrack_listener rt_listener; /* the runtimes' (session_on_maps() calls it) */
 	struct lifecycle *lc;
 	struct cgroups *cgroups; /* NULL: no cgroup2 mount */
 	struct aggregator *agg; /* everything received since open (or the last reset) */
@@ -99,6 +101,10 @@ size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *im
 /* struct runtime_host's jit_name: the name pid's perf map gives the anonymous code at addr. */
 const char *session_jit_name(void *ctx, int pid, uint64_t addr);
 void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns);
+/* struct proctrack_listener's: the tracker read pid's mappings (the runtimes', the symbolizer's).
+ */
+void session_on_maps(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm);
+void session_on_removed(void *ctx, int pid);
 void session_on_exit(void *ctx, int pid, uint64_t time_ns);
 /* pid's exit, to be forgotten once the samples before it are read and written. */
 void session_queue_exited(struct session *s, int pid);

@@ -105,6 +105,29 @@ void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns)
 	symbolizer__note_fork(s->sym, pid, parent, time_ns);
 }
 
+void session_on_maps(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
+{
+	struct session *s = ctx;
+
+	if (s->rt_listener.updated)
+		s->rt_listener.updated(s->rt_listener.ctx, pid, start_ticks, pm);
+	/*
+	 * Its first read (at the exec) came before ld.so mapped its libraries;
+	 * a process whose first frames there are sampled just before it exits
+	 * (a slow table, code that calls no library until its end) would have
+	 * them read after the exit, unnamed.
+	 */
+	symbolizer__note_maps(s->sym, pid, pm);
+}
+
+void session_on_removed(void *ctx, int pid)
+{
+	struct session *s = ctx;
+
+	if (s->rt_listener.removed)
+		s->rt_listener.removed(s->rt_listener.ctx, pid);
+}
+
 void session_forget_oldest(struct session *s)
 {
 	struct session_exited *x = &s->exited[s->exited_head++ % SESSION_MAX_EXITED];

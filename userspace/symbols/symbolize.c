@@ -384,6 +384,26 @@ int symbolizer__refresh_pid(struct symbolizer *s, int pid)
 	return proc__snapshot(s, p, clock__mono_ns(), false, 0);
 }
 
+int symbolizer__note_maps(struct symbolizer *s, int pid, const struct procmaps *pm)
+{
+	struct proc *p = proc__find(s, pid);
+	const struct gen *g;
+	unsigned reads;
+	int err;
+
+	if (!p || p->gone || !p->ngens || !pm)
+		return 0;
+	g = &p->gens[p->ngens - 1];
+	/* Empty: an exec's generation its first sample reads (symbolizer__note_exec). */
+	if (!g->count || gen__replaced(g, pm) || !gen__lacks(g, pm))
+		return 0;
+	/* The tracker's read (just kept): not one of a young process's own, which stay at once. */
+	reads = p->reads;
+	err = proc__snapshot(s, p, clock__mono_ns(), false, REFRESH_NS);
+	p->reads = reads;
+	return err;
+}
+
 /*
  * Free the interned paths no snapshot uses any more (processes gone, code
  * unmapped), once they are as many again as those used at the last sweep:

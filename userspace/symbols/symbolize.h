@@ -43,6 +43,8 @@
 #include "symbols/srcline.h"
 #include "symbols/symcache.h"
 
+struct procmaps;
+
 struct symbolizer;
 
 /*
@@ -116,6 +118,15 @@ int symbolizer__note_exec(struct symbolizer *s, int pid, uint64_t time_ns,
 			  const struct symbolizer_image *image, bool now);
 /* Re-read pid's mappings now (after dlopen or exec; see the generations above). */
 int symbolizer__refresh_pid(struct symbolizer *s, int pid);
+/*
+ * The process tracker read pid's mappings (pm, kept by procmaps__snapshot()):
+ * code there that pid's current generation lacks (libraries ld.so mapped
+ * after the exec's read, a dlopen) is read into it now, while pid lives. Its
+ * samples may first reach that code in its last milliseconds, and be read
+ * after its exit: then nothing could name them. A read of another image (an
+ * exec the symbolizer has not seen yet) is left to the exec's note.
+ */
+int symbolizer__note_maps(struct symbolizer *s, int pid, const struct procmaps *pm);
 /* Drop pid's snapshot (process exited: its pid may be reused). */
 void symbolizer__forget_pid(struct symbolizer *s, int pid);
 

@@ -129,7 +129,7 @@ static bool overlaps_any(const struct pmap *maps, size_t count, const struct pma
  * everything; dlclose drops a library. File-backed executable mappings and
  * the vdso count; anonymous executable memory (JIT code) comes and goes.
  */
-static bool gen__replaced(const struct gen *g, const struct procmaps *fresh)
+bool gen__replaced(const struct gen *g, const struct procmaps *fresh)
 {
 	const struct procmap *f;
 	const struct pmap *m;
@@ -143,6 +143,23 @@ static bool gen__replaced(const struct gen *g, const struct procmaps *fresh)
 		f = procmaps__find(fresh, m->start);
 		if (!f || f->start != m->start || f->end != m->end || f->offset != m->offset ||
 		    ((uint64_t)f->dev_major << 32 | f->dev_minor) != m->dev || f->inode != m->ino)
+			return true;
+	}
+	return false;
+}
+
+bool gen__lacks(const struct gen *g, const struct procmaps *fresh)
+{
+	const struct procmap *f;
+	const struct pmap *m;
+	size_t i;
+
+	for (i = 0; i < procmaps__count(fresh); i++) {
+		f = procmaps__get(fresh, i);
+		if (!(f->perms & PROCMAP_EXEC))
+			continue;
+		m = find_pmap(g->maps, g->count, f->start);
+		if (!m || m->start != f->start || m->end != f->end || m->ino != f->inode)
 			return true;
 	}
 	return false;

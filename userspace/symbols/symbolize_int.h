@@ -94,6 +94,10 @@ static inline bool is_code(const struct pmap *m)
 const char *intern(struct symbolizer *s, const char *str);
 /* fresh (n, malloc'd, references held) into g, replacing what they overlap; fresh is g's. */
 int gen__merge(struct symbolizer *s, struct gen *g, struct pmap *fresh, size_t n);
+/* fresh maps code g does not cover as it does (new, or moved); replaced: none of g's is gone. */
+bool gen__lacks(const struct gen *g, const struct procmaps *fresh);
+/* Some code mapping of g is not in fresh as it was: another image (an exec). */
+bool gen__replaced(const struct gen *g, const struct procmaps *fresh);
 /* Executable memory without an ELF object: JIT code, named by a perf map. */
 bool pmap__maybe_jit(const struct pmap *m);
 /* The objects maps point at are no longer theirs. */
