@@ -428,19 +428,38 @@ static __always_inline int vmafind_add(struct sfbpf_unwind_state *st, struct sfb
 	return vmafind_keep(st, p, c.m);
 }
 
-/* The index of addr's mapping in p, found in the kernel if p lacks it, or -1. */
-static __always_inline int vmafind_find(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
-					__u64 addr)
+/*
+ * The index of addr's mapping among those p holds, or -1: a global function
+ * (the walk in bpf_loop() is the only one that finds VMAs), so that the
+ * verifier checks its loop over the table once, not again for each state
+ * that reaches a call (with unwind_find_mapping()'s branches, most of what
+ * it processed for sfbpf_profile). The lookup in the kernel stays inline:
+ * a call more above its callback took 6.1 over 512 bytes of stack. To the
+ * verifier the result is any int: every use masks it.
+ */
+__noinline int vmafind_held(const struct sfbpf_proc *p, __u64 addr)
 {
-	__u32 n = p->count, i;
+	__u32 n, i;
 
+	if (!p)
+		return -1;
+	n = p->count;
 	for (i = 0; i < VMAFIND_MAX_MAPS; i++) {
 		if (i >= n)
 			break;
 		if (addr >= p->maps[i].start && addr < p->maps[i].end)
 			return (int)i;
 	}
-	return vmafind_add(st, p, addr);
+	return -1;
+}
+
+/* The index of addr's mapping in p, found in the kernel if p lacks it, or -1. */
+static __always_inline int vmafind_find(struct sfbpf_unwind_state *st, struct sfbpf_proc *p,
+					__u64 addr)
+{
+	int i = vmafind_held(p, addr);
+
+	return i >= 0 ? i : vmafind_add(st, p, addr);
 }
 
 /*
