@@ -37,9 +37,12 @@ php-excimer samples at the VM's safe points (a function's entry, a loop's
 back edge), never inside an internal function (an extension's, usort): the
 time spent there goes to its next safe point, a callback's entry or its
 caller's next line. sfbpf names internal functions' frames ("usort
-(<internal>)"); its samples inside one are left out of the comparison (and
-counted), and internal frames out of its pairs, as excimer's stacks leave
-them out.
+(<internal>)"); its samples inside one are given as excimer gives them: to
+the function it calls back where sfbpf's stacks show it calling one (usort,
+its comparison closure), else to its caller; internal frames are left out of
+its pairs, as excimer's stacks leave them out. (Leaving those samples out
+instead, a tenth of them, left excimer's callback share above sfbpf's by as
+much as 0.09.)
 """
 import collections
 import os
@@ -168,17 +171,29 @@ def excimer_stacks(path):
 def cmd_excimer(folded, collapsed):
     ours, pairs = collections.Counter(), collections.Counter()
     theirs, ref_pairs = collections.Counter(), set()
-    in_internal = 0
-    for frames, n in stacks(folded):
-        php = php_frames(frames, internal=True)
-        if not php:
+    # What each internal function, at its place in a stack, was seen calling
+    # back (usort its comparison closure): sfbpf's own stacks say.
+    runs = [(php_frames(frames, internal=True), n) for frames, n in stacks(folded)]
+    calls_back = collections.defaultdict(collections.Counter)
+    for php, n in runs:
+        for i in range(1, len(php)):
+            if php[i - 1][1] == "<internal>" and php[i][1] != "<internal>":
+                calls_back[tuple(f[0] for f in php[:i])][php[i][0]] += n
+    to_callback = to_caller = 0
+    for php, n in runs:
+        names = [f[0] for f in php if f[1] != "<internal>"]
+        if not names:
             continue
         # Inside an internal function (usort's own C): excimer cannot sample
-        # there, and gives that time to its next safe point. Said, not judged.
+        # there, and gives the time to the next safe point, the entry of the
+        # callback it calls next or its caller's next line. So given here.
         if php[-1][1] == "<internal>":
-            in_internal += n
-            continue
-        names = [f[0] for f in php if f[1] != "<internal>"]
+            back = calls_back.get(tuple(f[0] for f in php))
+            if back:
+                names.append(back.most_common(1)[0][0])
+                to_callback += n
+            else:
+                to_caller += n
         ours[names[-1]] += n
         for a, b in zip(names, names[1:]):
             pairs[(a, b)] += n
@@ -188,8 +203,9 @@ def cmd_excimer(folded, collapsed):
         theirs[names[-1]] += n
         ref_pairs.update(zip(names, names[1:]))
     return vm.judge_reference(ours, pairs, theirs, ref_pairs, "excimer",
-                              "; %d more of sfbpf's inside internal functions, where excimer "
-                              "cannot sample" % in_internal)
+                              "; of them inside internal functions, where excimer cannot "
+                              "sample, %d given to the callback each calls, %d to its caller"
+                              % (to_callback, to_caller))
 
 
 def cmd_root(folded, minimum):
