@@ -78,7 +78,7 @@ verify() {
 		log "$file: SFrame version(s) '${got% }', expected $WANT_VERSION"
 		return 1
 	fi
-	if ! "$READELF" -lW "$file" | grep -q '^ *GNU_SFRAME '; then
+	if ! "$READELF" -lW "$file" | grep '^ *GNU_SFRAME ' >/dev/null; then
 		log "$file: no PT_GNU_SFRAME program header"
 		return 1
 	fi

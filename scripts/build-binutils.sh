@@ -76,7 +76,7 @@ fetch_debs() {
 	while [ ${#queue[@]} -gt 0 ]; do
 		name=${queue[0]}
 		queue=("${queue[@]:1}")
-		printf '%s\n' "${got[@]}" "${deps[@]}" | grep -qxF "$name" && continue
+		printf '%s\n' "${got[@]}" "${deps[@]}" | grep -xF "$name" >/dev/null && continue
 		deb=
 		for file in "${name}_${debver}_$arch.deb" "${name}_${debver}_all.deb"; do
 			if /usr/lib/apt/apt-helper download-file "$mirror/pool/main/b/binutils/$file" \

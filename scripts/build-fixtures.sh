@@ -38,8 +38,8 @@ log() { echo "build-fixtures: $*" >&2; }
 verify() {
 	local file=$1 got
 	if [ "$WANT_VERSION" = 0 ]; then
-		if "$SYS_READELF" -SW "$file" | grep -q '\.sframe' ||
-			"$SYS_READELF" -lW "$file" | grep -q GNU_SFRAME; then
+		if "$SYS_READELF" -SW "$file" | grep '\.sframe' >/dev/null ||
+			"$SYS_READELF" -lW "$file" | grep GNU_SFRAME >/dev/null; then
 			log "$file: has SFrame data but was built without --gsframe"
 			return 1
 		fi
@@ -51,7 +51,7 @@ verify() {
 		log "$file: SFrame version(s) '${got% }', expected $WANT_VERSION"
 		return 1
 	fi
-	if ! "$VERIFY_READELF" -lW "$file" | grep -q '^ *GNU_SFRAME '; then
+	if ! "$VERIFY_READELF" -lW "$file" | grep '^ *GNU_SFRAME ' >/dev/null; then
 		log "$file: no PT_GNU_SFRAME program header"
 		return 1
 	fi

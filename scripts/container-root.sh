@@ -107,7 +107,7 @@ if [ "$PHP" = 1 ]; then
 	echo "container-root: installing php-cli php-dev php-excimer gcc libc6-dev (log: $LOG)" >&2
 	apt_in install -y --no-install-recommends php-cli php-dev php-excimer gcc libc6-dev ||
 		die "installing PHP failed inside $DIR (log: $LOG)"
-	chroot "$DIR" php -m 2>>"$LOG" | grep -qx excimer ||
+	chroot "$DIR" php -m 2>>"$LOG" | grep -x excimer >/dev/null ||
 		die "php in $DIR has no excimer (log: $LOG)"
 	chroot "$DIR" php-config --version >>"$LOG" 2>&1 ||
 		die "no php-config in $DIR (log: $LOG)"

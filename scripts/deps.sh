@@ -59,7 +59,7 @@ foreign=
 [ "${1:-}" = release ] && want=(debootstrap umoci podman runc qemu-user python3-yaml)
 if [ "${1:-}" = arm64 ]; then
 	want=(make clang llvm bpftool protobuf-c-compiler gcc-aarch64-linux-gnu "${ARM64_LIBS[@]/%/:arm64}")
-	dpkg --print-foreign-architectures | grep -qx arm64 || foreign=arm64
+	dpkg --print-foreign-architectures | grep -x arm64 >/dev/null || foreign=arm64
 fi
 
 missing=()
