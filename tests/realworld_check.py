@@ -146,16 +146,23 @@ def parse_perf(text, comms):
 
 # ---------------------------------------------------------------- names at one address
 
+VERSION = re.compile(r"@@?[A-Za-z0-9_.]+$")
+QUALIFIERS = re.compile(r"(\s+(const|volatile|&|&&))+$")
+
+
 def strip_version(name):
     """__libc_start_main@@GLIBC_2.34 -> __libc_start_main."""
-    return re.sub(r"@@?[A-Za-z0-9_.]+$", "", name)
+    # Most names have none: no regex for them (node's 460,000 a score).
+    return VERSION.sub("", name) if "@" in name else name
 
 
 def strip_params(name):
     """node::Start(int, char**) -> node::Start; foo() const -> foo. Names
     without a parameter list come back as they are."""
+    if ")" not in name:
+        return name
     s = name.rstrip()
-    s = re.sub(r"(\s+(const|volatile|&|&&))+$", "", s)
+    s = QUALIFIERS.sub("", s)
     if not s.endswith(")"):
         return name
     depth = 0
