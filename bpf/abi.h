@@ -661,16 +661,24 @@ struct sfbpf_php_proc {
  *           collected and another allocated at its address is told apart).
  * A block's frame, where owners are named (bpf_loop() only), is followed by
  * two more slots: the method entry of the env its block was made in (its
- * local env's, or a define_method block's own), | SFBPF_RB_OWNER, and 0.
- * Frames of C functions (a cfunc, an ifunc) are not sent: their own native
- * frames stand in the sample where the VM called them. Userspace puts each
- * run of frames in place of the native frame of the VM's loop that runs it.
+ * local env's, or a define_method block's own), | SFBPF_RT_OWNER, and 0.
+ * A C method's frame (a cfunc), where userspace can name it (me_def set,
+ * bpf_loop() only), is sent as
+ *   slot 0: its method entry (ep[VM_ENV_DATA_INDEX_ME_CREF]) | SFBPF_PY_TAG
+ *           | SFBPF_RB_CFUNC;
+ *   slot 1: a stamp of the entry's definition pointer << 48 (no pc): an
+ *           entry freed and another allocated at its address is told apart.
+ * It belongs to the run of the VM's loop that called it (its innermost
+ * frame); its own native frames stand after that run. Other frames of C
+ * (an ifunc, the dummy ones) are not sent. Userspace puts each run of
+ * frames in place of the native frame of the VM's loop that runs it.
  */
 #define SFBPF_RB_CFP_SPAN 64 /* bytes of a control frame read at once: pc, iseq, ep below it */
 #define SFBPF_RB_PC_MASK ((1ULL << 48) - 1)
 #define SFBPF_RB_METHOD (1ULL << 61) /* slot 0 holds a method entry, not an iseq */
 /* Slot 0 is no frame: the method entry of the frame sent before it (its owner). */
 #define SFBPF_RT_OWNER (1ULL << 60)
+#define SFBPF_RB_CFUNC (1ULL << 59) /* slot 0 holds a C method's entry */
 #define SFBPF_RB_ENV_LEVELS 4 /* envs looked through for a block's method entry */
 
 /* The stamp of an iseq whose body is at body. */
@@ -717,7 +725,8 @@ struct sfbpf_rb_proc {
 	 */
 	__u16 svar_me;
 	__u32 svar_mask, svar_flags;
-	__u32 pad;
+	__u16 me_def; /* rb_method_entry_t's def: C methods are sent (SFBPF_RB_CFUNC); 0: not */
+	__u16 pad;
 };
 
 /*

@@ -161,7 +161,29 @@ static __always_inline __u64 rb_block_me(const struct rb_walk *w, __u64 ep, __u6
 }
 
 /*
- * One control frame: sent if it runs an iseq, passed if a C function's (its
+ * A C method's frame at ep, in the looped form where userspace names them:
+ * its method entry and a stamp of the entry's definition into the next slot
+ * pair (SFBPF_RB_CFUNC). Unreadable: not sent, its native frames stand.
+ */
+static __always_inline void rb_cfunc(struct rb_walk *w, __u64 *slots, __u64 ep)
+{
+	__u64 me, def;
+	__u32 i;
+
+	if (py_read_u64(ep - w->cfg.method_entries, &me) || !me ||
+	    py_read_u64(me + w->cfg.me_def, &def) || !def)
+		return;
+	i = py_slot(2 * w->n);
+	slots[i] = (me & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG | SFBPF_RB_CFUNC;
+	i = py_slot(2 * w->n + 1);
+	slots[i] = sfbpf_rb_stamp(def) << 48;
+	w->last = w->n;
+	w->n++;
+}
+
+/*
+ * One control frame: sent if it runs an iseq, or (with owners, where the
+ * settings ask) if a C method's; passed otherwise (a C function's
  * VM_FRAME_FLAG_FINISH then marks the frame sent before it); a block's,
  * with owners (the looped form), followed by its method entry
  * (SFBPF_RT_OWNER). Returns 0 to go on, 1 once w->stop is set.
@@ -197,6 +219,8 @@ static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots, bool 
 			i = py_slot(2 * w->last);
 			slots[i] |= SFBPF_PY_ENTRY;
 		}
+		if (owners && w->cfg.me_def && w->cfg.method_entries && magic == w->cfg.magic_cfunc)
+			rb_cfunc(w, slots, ep);
 	} else {
 		if (py_read_u64(iseq + w->cfg.iseq_body, &body)) {
 			w->stop = SFBPF_RB_STOP_READ;

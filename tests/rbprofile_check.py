@@ -9,17 +9,27 @@ or 1 (fail):
                                     <class:X>: a line outside every method),
                                     never another's; LABELs each appear; no
                                     frame "[collected iseq]" or "[bad iseq]"
-  stackprof FOLDED JSON [MIN]       against stackprof (cpu mode, raw) on the
+  stackprof FOLDED JSON [MIN] [cfuncs|cfunc-names]
+                                    against stackprof (cpu mode, raw) on the
                                     same run: the innermost Ruby frame's
                                     distribution overlaps by >= MIN (0.85), and
                                     >= 98 % of sfbpf's caller -> callee pairs
-                                    (by samples) are pairs stackprof saw
+                                    (by samples) are pairs stackprof saw;
+                                    cfuncs: C methods in the innermost frames
+                                    too (both sides have them), and each C
+                                    method sfbpf names one stackprof names
+                                    (>= 98 % by samples); cfunc-names: that
+                                    last alone (a distribution of fewer
+                                    samples than the frames it has is noise)
   root FOLDED MIN                   of the samples with a Ruby frame, the share
                                     whose stack reaches the thread's start
                                     (_start, or a thread's clone) is >= MIN
-  has FOLDED LABEL MIN [COMM]       LABEL is the innermost Ruby frame of >= MIN
-                                    of the samples with Ruby frames (of threads
-                                    named COMM, if given)
+  has FOLDED LABEL MIN [COMM]       LABEL is the innermost Ruby frame (not a C
+                                    method's) of >= MIN of the samples with Ruby
+                                    frames (of threads named COMM, if given)
+  cfunc FOLDED NAME CALLER MIN      the C method NAME ("Kernel#sleep"), called
+                                    by the Ruby frame CALLER, is the innermost
+                                    Ruby frame of >= MIN of those samples
   outputs NAME FOLDED RAW OTLP      the pprof and OTLP profiles read back as
                                     folded stacks equal the folded output; OTLP
                                     types Ruby's frames "ruby"
@@ -36,10 +46,11 @@ backtraces do ("Calc#fib", "Calc.leaf_add", "Object#outer"; a block by its
 method's, "block in Sorter#sort_rows"); stackprof names methods and blocks by their owners ("Calc#fib",
 "block in Sorter#sort_rows"): compared on the label, and each owner sfbpf
 gives must be one stackprof gives (names: the one the source's class or
-module around the def says). sfbpf sends no frame for a method
-written in C (Array#sort_by: its own native frame stands there); stackprof
-does ("<cfunc>"): those frames are left out of its stacks, their samples
-going to the Ruby frame that called them, as sfbpf's do. stackprof (Ruby
+module around the def says). A method written in C is named as stackprof
+names it ("Enumerable#sort_by", file "<cfunc>"), its own native frames after
+it, where the walk runs in bpf_loop() and the table of IDs was found; the
+chained form sends none, and there stackprof's are left out of its stacks,
+their samples going to the Ruby frame that called them. stackprof (Ruby
 3.1's rb_profile_frames) names a block called back from C by its method
 (sort_by's block as "Sorter#sort_rows"), never "block in": both sides'
 blocks are compared as their methods.
@@ -59,15 +70,22 @@ from v8profile_check import stacks  # noqa: E402
 # A Ruby frame as sfbpf names it: "LABEL (FILE:LINE)" (a script, a Rack
 # config, an ERB template compiled to a method, Ruby's built-in code).
 FRAME = re.compile(r"^(.*) \(([^()]+\.(?:rb|ru|erb)|<internal:[a-z_]+>):(\d+)\)$")
+# A C method: "Enumerable#sort_by (<cfunc>)".
+CFUNC = re.compile(r"^(.*) \(<cfunc>\)$")
 
 
-def rb_frames(frames):
-    """The Ruby frames of a stack, outermost first: (label, file, line)."""
+def rb_frames(frames, cfuncs=False):
+    """The Ruby frames of a stack, outermost first: (label, file, line); C
+    methods' (label, "<cfunc>", 0) too if cfuncs."""
     out = []
     for f in frames:
         m = FRAME.match(f)
         if m:
             out.append((m.group(1), m.group(2), int(m.group(3))))
+        elif cfuncs:
+            m = CFUNC.match(f)
+            if m:
+                out.append((m.group(1), "<cfunc>", 0))
     return out
 
 
@@ -152,20 +170,30 @@ def cmd_names(folded, rest):
     return 0
 
 
-def stackprof_stacks(path, full=False):
+def stackprof_stacks(path, full=False, cfuncs=False):
     """stackprof's raw stacks: [labels outermost first] (full: its names as they
-    are) and counts, C methods left out."""
+    are) and counts, C methods left out unless cfuncs."""
     d = json.load(open(path))
     frames, raw, i = d["frames"], d["raw"], 0
     while i < len(raw):
         n = raw[i]
         ids, count = raw[i + 1:i + 1 + n], raw[i + 1 + n]
         i += n + 2
-        names = []
+        names, run = [], []
         for fid in ids:
             f = frames.get(str(fid), {})
-            if f.get("file") in ("<cfunc>", "", None):  # C methods, GC's pseudo-frames
+            if f.get("file") in ("", None):  # GC's pseudo-frames
                 continue
+            if f.get("file") == "<cfunc>":
+                # A C function's block (an ifunc: sort_by's, given to each)
+                # has a frame Ruby's profiling API names by the C method
+                # that made it, outside it with only C methods between:
+                # Ruby's backtraces and sfbpf show none.
+                if not cfuncs or f["name"] in run:
+                    continue
+                run.append(f["name"])
+            else:
+                run = []
             names.append(f["name"] if full else label_of(f["name"]))
         yield names, count
 
@@ -175,14 +203,28 @@ def method_of(label):
     return re.sub(r"^(block (\(\d+ levels\) )?in )", "", label)
 
 
-def cmd_stackprof(folded, path, minimum="0.85"):
+def cmd_stackprof(folded, path, minimum="0.85", cfuncs=""):
+    cf = cfuncs == "cfuncs"
+    names = cf or cfuncs == "cfunc-names"
     ours, pairs = vm.innermost_and_pairs(
-        ([method_of(label_of(f[0])) for f in rb_frames(frames)], n)
+        ([method_of(label_of(f[0])) for f in rb_frames(frames, cf)], n)
         for frames, n in stacks(folded))
     theirs, ref = vm.innermost_and_pairs(
-        ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
+        ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path, cfuncs=cf))
+    if cf:
+        # Pairs without C methods on either side: a C function's block
+        # (an ifunc) called from elsewhere is a frame of stackprof's named
+        # by the C method that made it (Method#to_proc), which no rule can
+        # tell from a C method's own.
+        _, pairs = vm.innermost_and_pairs(
+            ([method_of(label_of(f[0])) for f in rb_frames(frames)], n)
+            for frames, n in stacks(folded))
+        _, ref = vm.innermost_and_pairs(
+            ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
     verdict = vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof",
                                  said=" (at least %s)" % minimum, min_overlap=float(minimum))
+    if names:
+        verdict = judge_cfuncs(folded, path) or verdict
     # Owners (but 3.2): each method's qualified name one stackprof gave.
     named = collections.Counter()
     for frames, n in stacks(folded):
@@ -202,6 +244,46 @@ def cmd_stackprof(folded, path, minimum="0.85"):
           % (share, sum(named.values()),
              ": not %s" % sorted(unknown)[:4] if unknown else ""))
     return verdict if share >= 0.98 else 1
+
+
+def judge_cfuncs(folded, path):
+    """Each C method sfbpf names in at least 1 % of its C methods' frames is
+    one stackprof names (a rarer one may fall between stackprof's samples):
+    0, or 1 (none named, or strangers)."""
+    ours = collections.Counter()
+    for frames, n in stacks(folded):
+        for label, f, _ in rb_frames(frames, True):
+            if f == "<cfunc>":
+                ours[label] += n
+    known = {x for names, _ in stackprof_stacks(path, full=True, cfuncs=True) for x in names}
+    if not ours:
+        print("C methods: none named (stackprof names %d)" % len(known))
+        return 1
+    judged = {k: v for k, v in ours.items() if v >= 0.01 * sum(ours.values())}
+    unknown = {k: v for k, v in judged.items() if k not in known}
+    share = 1 - sum(unknown.values()) / sum(judged.values())
+    print("C methods: %.3f of %d frames of the %d methods named in >= 1 %% (of %d, e.g. %s)"
+          " by a name stackprof gives (at least 0.98)%s"
+          % (share, sum(judged.values()), len(judged), len(ours),
+             ", ".join(k for k, _ in ours.most_common(3)),
+             ": not %s" % sorted(unknown)[:4] if unknown else ""))
+    return 0 if share >= 0.98 else 1
+
+
+def cmd_cfunc(folded, name, caller, minimum):
+    """NAME, a C method called by CALLER, is the innermost Ruby frame of >= MIN."""
+    total = hit = 0
+    for frames, n in stacks(folded):
+        rb = rb_frames(frames, True)
+        if not rb:
+            continue
+        total += n
+        if rb[-1][0] == name and rb[-1][1] == "<cfunc>" and len(rb) > 1 and rb[-2][0] == caller:
+            hit += n
+    share = hit / total if total else 0
+    print("%s called by %s innermost in %.3f of %d samples with Ruby frames (at least %s)"
+          % (name, caller, share, total, minimum))
+    return 0 if total and share >= float(minimum) else 1
 
 
 def cmd_root(folded, minimum):
@@ -227,7 +309,7 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "names":
         return cmd_names(args[0], args[1:])
-    cmds = {"stackprof": cmd_stackprof, "root": cmd_root, "has": cmd_has,
+    cmds = {"stackprof": cmd_stackprof, "root": cmd_root, "has": cmd_has, "cfunc": cmd_cfunc,
             "outputs": cmd_outputs, "program": cmd_program}
     if cmd in cmds:
         return cmds[cmd](*args)

@@ -86,12 +86,16 @@ static void method_entries(void)
 	probe((const unsigned char *)&def, sizeof(def), &type_byte, &type_mask);
 	printf("\t  .method = { .me_cref = %u, .imemo_ment = %u, .def = %u, .owner = %u,"
 	       " .type_byte = %u, .type_mask = %#x, .type_iseq = %u, .iseqptr = %u,"
-	       " .imemo_svar = %u, .svar_me = %u },\n",
+	       " .imemo_svar = %u, .svar_me = %u, .type_cfunc = %u, .original_id = %u },\n",
 	       (unsigned)(-VM_ENV_DATA_INDEX_ME_CREF * 8), (unsigned)imemo_ment,
 	       OFF(rb_callable_method_entry_t, def), OFF(rb_callable_method_entry_t, owner),
 	       type_byte, type_mask, (unsigned)VM_METHOD_TYPE_ISEQ,
 	       OFF(struct rb_method_definition_struct, body.iseq.iseqptr), (unsigned)imemo_svar,
-	       OFF(struct vm_svar, cref_or_me));
+	       OFF(struct vm_svar, cref_or_me), (unsigned)VM_METHOD_TYPE_CFUNC,
+	       OFF(struct rb_method_definition_struct, original_id));
+	/* A C method's name: its ID's serial (symbol.h's rb_id_to_serial()). */
+	printf("\t  .id = { .scope_shift = %u, .last_op = %#x },\n", (unsigned)RUBY_ID_SCOPE_SHIFT,
+	       (unsigned)tLAST_OP_ID);
 }
 #endif
 
@@ -178,9 +182,9 @@ int main(void)
 	       (unsigned)RUBY_T_STRING, (unsigned)RSTRING_NOEMBED, STR_EMBED_MASK, STR_EMBED_SHIFT,
 	       STR_LEN, OFF(struct RString, as.heap.ptr), OFF(struct RString, as.embed.ary));
 	printf("\t  .ary = { .t_array = %#x, .embed = %#x, .embed_len_mask = %#x,"
-	       " .embed_len_shift = %u, .ptr = %u, .ary = %u } },\n",
+	       " .embed_len_shift = %u, .len = %u, .ptr = %u, .ary = %u } },\n",
 	       (unsigned)RUBY_T_ARRAY, (unsigned)RARRAY_EMBED_FLAG, (unsigned)RARRAY_EMBED_LEN_MASK,
-	       (unsigned)RARRAY_EMBED_LEN_SHIFT, OFF(struct RArray, as.heap.ptr),
-	       OFF(struct RArray, as.ary));
+	       (unsigned)RARRAY_EMBED_LEN_SHIFT, OFF(struct RArray, as.heap.len),
+	       OFF(struct RArray, as.heap.ptr), OFF(struct RArray, as.ary));
 	return 0;
 }

@@ -68,7 +68,14 @@ struct ruby_layout {
 		/* A frame's special variables ($~, $_), once written, hold its entry there. */
 		uint32_t imemo_svar;
 		uint16_t svar_me; /* struct vm_svar's cref_or_me */
+		/* A C method's (VM_METHOD_TYPE_CFUNC): named by its definition's original_id. */
+		uint32_t type_cfunc;
+		uint16_t original_id;
 	} method;
+	struct {
+		/* An ID's serial: id >> scope_shift, an operator's (id <= last_op) the id itself */
+		uint32_t scope_shift, last_op;
+	} id;
 	struct {
 		uint32_t t_class, t_module, singleton; /* T_CLASS, T_MODULE, FL_SINGLETON */
 		/* 3.3 on: offsets from the class (its rb_classext_t follows it) */
@@ -91,7 +98,7 @@ struct ruby_layout {
 	} str;
 	struct {
 		uint32_t t_array, embed, embed_len_mask, embed_len_shift;
-		uint16_t ptr, ary;
+		uint16_t len, ptr, ary; /* len, ptr: not embedded */
 	} ary;
 };
 
