@@ -126,7 +126,10 @@ int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sf
  * of one call of the native eval loop. Each native frame of the eval loop
  * (in_eval(ctx, pc)) is replaced by its run of frames, up to and including
  * the next entry; frames no eval frame took (a native walk cut short) go
- * outermost. Into out (nr_py 0); *left: some went there, *was_short: an
+ * outermost, but where the native walk is whole and has eval frames, the
+ * innermost runs past them (pushed, their loop not yet entered) go at the
+ * leaf. Into out
+ * (nr_py 0); *left: some went outermost, *was_short: an
  * eval frame found none left. A stack cut at SFBPF_MAX_FRAMES stops at depth.
  */
 void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *out,

@@ -422,11 +422,31 @@ void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *o
 			   bool (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
 			   bool *left, bool *was_short)
 {
-	uint32_t nu = in->nr_user, k = 0, n = 0, j;
+	uint32_t nu = in->nr_user, k = 0, n = 0, j, runs = 0, evals = 0;
 	bool cut = false;
 
 	*was_short = false;
 	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
+	/*
+	 * A whole native stack holds the eval frame of every run that entered
+	 * its loop: the runs past those are the innermost, pushed and not yet
+	 * run (a block set up by rb_yield, a function by its caller's call):
+	 * theirs is the leaf, not their callers' eval frames. With no eval
+	 * frame at all (its loop not found) they go outermost, as said.
+	 */
+	if (in->stop == SFBPF_STOP_OUTERMOST) {
+		for (j = 0; j < npy; j++)
+			runs += entry[j] || j + 1 == npy;
+		for (j = 0; j < nu; j++)
+			evals += in_eval(ctx, in->ips[j] - (j > 0));
+		for (; evals && runs > evals && k < npy; runs--) {
+			do {
+				cut = n >= SFBPF_MAX_FRAMES;
+				if (!cut)
+					out->ips[n++] = frame_names__ip(ids[k]);
+			} while (!cut && !entry[k++] && k < npy);
+		}
+	}
 	/* Leaf first, as the sample: each eval frame takes its run of the runtime's frames. */
 	for (j = 0; j < nu && !cut; j++) {
 		uint64_t pc = in->ips[j] - (j > 0);
