@@ -41,8 +41,8 @@ static uint64_t rip_operand(const cs_insn *in, const cs_x86_op *op, uint8_t size
  * In the code at [lo, hi) of elf: last_id's address (the first 4-byte
  * compare with a RIP-relative word), then ids' (the next 8-byte load from
  * one), then the unit's shift (the next right shift by a constant). A
- * direct jump before the compare is followed once (rb_id2str's tail call).
- * 0, or -ENOENT.
+ * direct jump or call before the compare is followed once (rb_id2str's
+ * tail call; a build that calls the lookup). 0, or -ENOENT.
  */
 static int scan(csh cs, Elf *elf, int fd, uint64_t lo, uint64_t hi, bool follow, uint64_t *last_id,
 		uint64_t *ids, uint32_t *shift)
@@ -59,8 +59,8 @@ static int scan(csh cs, Elf *elf, int fd, uint64_t lo, uint64_t hi, bool follow,
 	for (size_t i = 0; i < count; i++) {
 		const cs_x86 *x = &insn[i].detail->x86;
 
-		if (!*last_id && insn[i].id == X86_INS_JMP && x->op_count == 1 &&
-		    x->operands[0].type == X86_OP_IMM) {
+		if (!*last_id && (insn[i].id == X86_INS_JMP || insn[i].id == X86_INS_CALL) &&
+		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
 			jump = (uint64_t)x->operands[0].imm;
 			break;
 		}
