@@ -40,7 +40,9 @@
 #       longer than $SFBPF_KERNELS_TIMEOUT seconds (1200); 125: the guest died
 #       before CMD finished; 77: the guest cannot boot (not set up, no qemu,
 #       the kernel never reached /init, or /init could not mount the root),
-#       with one line on stdout saying why.
+#       with one line on stdout saying why. A kernel that panics on a stale
+#       int3 or has not reached /init in $SFBPF_KERNELS_BOOT_TIMEOUT seconds
+#       (300) is booted once more.
 #       The guest's logs (console.log: the kernel's console; dmesg.txt: its
 #       whole dmesg after CMD; qemu.err) go to $SFBPF_KERNELS_LOGDIR when set,
 #       kept; otherwise to a temporary directory, removed after a run that
@@ -50,7 +52,8 @@
 #       "SUITE KVER" for every suite set up.
 #
 # Knobs: SFBPF_KERNELS_CACHE, SFBPF_KERNELS_SMP (2), SFBPF_KERNELS_MEM (MiB,
-# 2048), SFBPF_KERNELS_TIMEOUT (seconds, 1200), SFBPF_KERNELS_LOGDIR,
+# 2048), SFBPF_KERNELS_TIMEOUT (seconds, 1200), SFBPF_KERNELS_BOOT_TIMEOUT
+# (seconds to /init, 300), SFBPF_KERNELS_LOGDIR,
 # SFBPF_KERNELS_MIRROR (Debian mirror URL; default: the host's),
 # SFBPF_KERNELS_SECURITY_MIRROR (default: debian-security beside the mirror).
 set -euo pipefail
@@ -62,6 +65,7 @@ CACHE=${SFBPF_KERNELS_CACHE:-/var/cache/sfbpf/kernels}
 SMP=${SFBPF_KERNELS_SMP:-2}
 MEM=${SFBPF_KERNELS_MEM:-2048}
 TIMEOUT=${SFBPF_KERNELS_TIMEOUT:-1200}
+BOOT_TIMEOUT=${SFBPF_KERNELS_BOOT_TIMEOUT:-300}
 SUITES=(bullseye bookworm trixie sid)
 INIT=$ROOT/scripts/kernel-vm-init.sh
 TPHOLD=$ROOT/tests/kernels/tphold.c
@@ -229,9 +233,15 @@ qemu_boot() {
 		</dev/null
 }
 
+# boot: qemu_boot for run(), stopped if /init has not run in $BOOT_TIMEOUT s
+# (200).
+boot() {
+	boot_watched "$BOOT_TIMEOUT" "$ctl/booted" qemu_boot "$d" "$ctl" "$hostdir" 2>"$ctl/qemu.err"
+}
+
 run() {
 	[ $# -ge 3 ] || usage
-	local hostdir ctl d q rc=0 status splat keep=0 f
+	local hostdir ctl d q rc=0 status splat keep=0 f again why
 	SUITE=$1
 	known_suite "$SUITE" || usage
 	hostdir=$(cd "$2" && pwd) || die "no directory $2"
@@ -262,19 +272,33 @@ run() {
 	echo "$d/config" >"$ctl/config"
 	q=$(printf ' %q' "$@")
 	printf 'cd %q || exit 1\n%s\n' "$hostdir" "${q# }" >"$ctl/cmd.sh"
-	qemu_boot "$d" "$ctl" "$hostdir" 2>"$ctl/qemu.err" || rc=$?
-	# A kernel that panics at its own boot, before /init, on "Oops: int3": its
-	# text patching (alternatives, static keys) raced another vCPU under TCG,
-	# which may run a stale int3 (see DESIGN-unwinder.md). Nothing of sfbpf
-	# has run yet: the guest is booted once more, and that is said.
-	if [ ! -f "$ctl/booted" ] && grep -q 'Oops: int3' "$ctl/console.log" 2>/dev/null; then
-		log "the kernel panicked at boot on a stale int3 (TCG), before /init: booting again"
+	boot || rc=$?
+	# Before /init, nothing of sfbpf has run: a kernel that panics at its own
+	# boot on "Oops: int3" (its text patching, alternatives and static keys,
+	# raced another vCPU under TCG, which may run a stale int3: see
+	# DESIGN-unwinder.md) or that hangs there (boot_watched) is booted once
+	# more, and that is said.
+	again=
+	if [ ! -f "$ctl/booted" ]; then
+		if grep -q 'Oops: int3' "$ctl/console.log" 2>/dev/null; then
+			again="the kernel panicked at boot on a stale int3 (TCG), before /init"
+		elif [ "$rc" = 200 ]; then
+			again="the kernel did not reach /init in $BOOT_TIMEOUT s"
+		fi
+	fi
+	if [ -n "$again" ]; then
+		log "$again: booting again (the first boot's console: $ctl/console-boot1.log)"
 		mv "$ctl/console.log" "$ctl/console-boot1.log"
 		rc=0
-		qemu_boot "$d" "$ctl" "$hostdir" 2>"$ctl/qemu.err" || rc=$?
+		boot || rc=$?
 	fi
 	if [ ! -f "$ctl/booted" ]; then
-		echo "kernel-vm: cannot boot $SUITE: qemu-system-x86_64 exited $rc before the guest's /init ran: $(tail -2 "$ctl/qemu.err" "$ctl/console.log" 2>/dev/null | grep -v '^==>\|^$' | tail -2 | tr '\n' ' ')"
+		if [ "$rc" = 200 ]; then
+			why="the kernel did not reach /init in $BOOT_TIMEOUT s${again:+ (twice)}"
+		else
+			why="qemu-system-x86_64 exited $rc before the guest's /init ran"
+		fi
+		echo "kernel-vm: cannot boot $SUITE: $why: $(tail -qn 2 "$ctl/qemu.err" "$ctl/console.log" 2>/dev/null | grep -v '^$' | tail -n 2 | tr '\n' ' ')"
 		log "guest logs: $ctl"
 		exit 77
 	fi

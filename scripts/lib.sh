@@ -26,6 +26,32 @@ kill_ours() {
 	return 0
 }
 
+# boot_watched LIMIT BOOTED CMD...: runs CMD (a guest's qemu, in the
+# background) and returns its status; or stops it and returns 200 when the file
+# BOOTED (written by the guest's /init) has not appeared within LIMIT seconds.
+# A kernel that hangs at its own boot under TCG (once in CI: 6.1, silent on its
+# console, held a run for the whole 1200 s timeout) is then found in minutes,
+# and the caller may boot it again: nothing of sfbpf has run yet.
+boot_watched() {
+	local limit=$1 booted=$2 pid start=$SECONDS rc=0
+	shift 2
+	"$@" &
+	pid=$!
+	while [ ! -e "$booted" ] && kill -0 "$pid" 2>/dev/null; do
+		if [ $((SECONDS - start)) -ge "$limit" ]; then
+			# CMD may be a function: its subshell's children are timeout
+			# and qemu; timeout passes the signal on to qemu.
+			pkill -TERM -P "$pid" 2>/dev/null
+			kill -TERM "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 200
+		fi
+		sleep 1
+	done
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
 # debian_mirror [OVERRIDE]: OVERRIDE if set, else the first http(s) URI of the
 # host's apt sources that serves Debian's main archive (not -security, not
 # -updates, not a third-party repository), else deb.debian.org.
