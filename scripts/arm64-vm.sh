@@ -223,7 +223,7 @@ stage2() {
 	log "first boot: debootstrap --second-stage in the guest (log: $ctl/stage2.log)"
 	qemu_boot "$W/vmlinuz" "$W/initrd.img" "$W/root.img" "" "$ctl" >"$W/stage2.console" 2>&1 || rc=$?
 	if [ ! -f "$ctl/booted" ]; then
-		log "qemu could not boot the guest ($rc): $(tail -3 "$W/stage2.console" "$ctl/console.log" | tr '\n' ' ')"
+		log "qemu could not boot the guest ($rc): $(tail -qn 3 "$W/stage2.console" "$ctl/console.log" | tr '\n' ' ')"
 		exit 77
 	fi
 	[ "$(cat "$ctl/rc" 2>/dev/null)" = 0 ] ||
@@ -416,7 +416,7 @@ run() {
 	qemu_boot "$d/vmlinuz" "$d/initrd.img" "$CACHE/root.img" ",snapshot=on" "$ctl" "$hostdir" \
 		2>"$ctl/qemu.err" || rc=$?
 	if [ ! -f "$ctl/booted" ]; then
-		echo "arm64-vm: cannot boot: qemu-system-aarch64 exited $rc before the guest's /init ran ($KERNEL's kernel): $(tail -2 "$ctl/qemu.err" "$ctl/console.log" 2>/dev/null | grep -v '^==>\|^$' | tail -2 | tr '\n' ' ')"
+		echo "arm64-vm: cannot boot: qemu-system-aarch64 exited $rc before the guest's /init ran ($KERNEL's kernel): $(tail -qn 2 "$ctl/qemu.err" "$ctl/console.log" 2>/dev/null | grep -v '^$' | tail -n 2 | tr '\n' ' ')"
 		exit 77
 	fi
 	# Kernel warnings, BUGs and oopses the command may have caused (the

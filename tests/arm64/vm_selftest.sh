@@ -45,7 +45,7 @@ guest() {
 	if ! perf record --no-bpf-event -q -F 199 --call-graph dwarf -o $w/perf.data -- "$bin" 2 >$w/record.out 2>&1 ||
 		! LD_PRELOAD=$FIX/perf-pacmask.so perf script -i $w/perf.data -F comm,ip,sym,dso --no-inline \
 			--no-demangle >$w/perf.txt 2>$w/script.err; then
-		echo "FAIL: arm64 guest: perf record/script: $(tail -2 $w/record.out $w/script.err | tr '\n' ' ')"
+		echo "FAIL: arm64 guest: perf record/script: $(tail -qn 2 $w/record.out $w/script.err | tr '\n' ' ')"
 		return
 	fi
 	# Samples whose frames, leaf first, start with hot b a main.
