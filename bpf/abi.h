@@ -795,6 +795,13 @@ struct sfbpf_pl_proc {
 	 * thread's interpreter (PL_curinterp) alone.
 	 */
 	__u16 thr_slot;
+	/*
+	 * struct interpreter's Iphase (an enum perl_phase) and PERL_PHASE_RUN:
+	 * the program's own code is a frame only while it runs, not while the
+	 * program is compiled (its BEGIN blocks) or ends (END, destruction).
+	 */
+	__u16 interp_phase;
+	__u8 phase_run;
 };
 
 /*

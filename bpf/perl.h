@@ -50,7 +50,8 @@ struct pl_walk {
 	__u32 n; /* Perl frames sent */
 	__u32 max; /* frames that fit */
 	__u8 stop; /* enum sfbpf_pl_stop */
-	__u8 pad[3];
+	__u8 running; /* the interpreter runs the program's own code (PL_phase) */
+	__u8 pad[2];
 	__u64 interp; /* the interpreter walked */
 	__u8 buf[SFBPF_PL_CX_SPAN + 8]; /* one context's bytes, + slack for the verifier */
 };
@@ -105,9 +106,14 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 			return 1;
 		}
 		if (!w->si) {
-			/* The first interpreter's bottom is the program's own code. */
-			if (!w->cfg.thr_slot ||
-			    (!py_read_u64(w->cfg.curinterp, &main) && main == w->interp))
+			/*
+			 * The first interpreter's bottom is the program's own code,
+			 * while it runs: compiled (a BEGIN block, a use) or ended (END,
+			 * DESTROY), no run of the ops loop holds it.
+			 */
+			if (w->running &&
+			    (!w->cfg.thr_slot ||
+			     (!py_read_u64(w->cfg.curinterp, &main) && main == w->interp)))
 				pl_send(w, slots, 0, true, SFBPF_PL_KIND_MAIN, 0);
 			w->stop = SFBPF_PL_STOP_DONE;
 			return 1;
@@ -195,7 +201,7 @@ static __always_inline int pl_walk(struct pl_walk *w, __u64 *slots, struct task_
 	const struct sfbpf_pl_proc *cfg = bpf_map_lookup_elem(&pl_procs, &tgid);
 	struct pl_walk_ctx ctx = { .w = w, .slots = slots };
 	__u64 interp = 0;
-	__u32 i, stop;
+	__u32 i, stop, phase = 0;
 
 	if (!cfg || (cfg->start_ticks && cfg->start_ticks != unwind_start_ticks(task)))
 		return -1;
@@ -223,13 +229,19 @@ static __always_inline int pl_walk(struct pl_walk *w, __u64 *slots, struct task_
 		w->stop = SFBPF_PL_STOP_IDLE;
 	else if (pl_enter_stack(w))
 		w->stop = SFBPF_PL_STOP_READ;
-	else if (chained)
-		for (i = 0; i < PL_CHAINED_STEPS; i++) {
-			if (pl_frame_step(w, slots))
-				break;
-		}
-	else
-		bpf_loop(PY_FRAME_STEPS, pl_frame_cb, &ctx, 0);
+	else if (bpf_probe_read_user(&phase, sizeof(phase),
+				     (const void *)(interp + w->cfg.interp_phase)))
+		w->stop = SFBPF_PL_STOP_READ;
+	else {
+		w->running = phase == w->cfg.phase_run;
+		if (chained)
+			for (i = 0; i < PL_CHAINED_STEPS; i++) {
+				if (pl_frame_step(w, slots))
+					break;
+			}
+		else
+			bpf_loop(PY_FRAME_STEPS, pl_frame_cb, &ctx, 0);
+	}
 	stop = w->stop;
 	if (stop >= SFBPF_PL_STOP__COUNT)
 		stop = SFBPF_PL_STOP_READ;

@@ -55,8 +55,9 @@ int main(void)
 
 	printf("\t{ \"v%d.%d.%d\", \"%s\",\n", PERL_REVISION, PERL_VERSION, PERL_SUBVERSION,
 	       ARCH_S);
-	printf("\t  .interp = { .curcop = %u, .curstackinfo = %u },\n",
-	       OFF(struct interpreter, Icurcop), OFF(struct interpreter, Icurstackinfo));
+	printf("\t  .interp = { .curcop = %u, .curstackinfo = %u, .phase = %u, .phase_run = %u },\n",
+	       OFF(struct interpreter, Icurcop), OFF(struct interpreter, Icurstackinfo),
+	       OFF(struct interpreter, Iphase), (unsigned)PERL_PHASE_RUN);
 	printf("\t  .si = { .cxstack = %u, .prev = %u, .cxix = %u, .cxmax = %u },\n",
 	       OFF(PERL_SI, si_cxstack), OFF(PERL_SI, si_prev), OFF(PERL_SI, si_cxix),
 	       OFF(PERL_SI, si_cxmax));

@@ -266,6 +266,8 @@ int perl__bpf_settings(const struct perl *p, struct sfbpf_pl_proc *cfg)
 	cfg->thr_slot = p->thr_slot;
 	cfg->interp_curcop = l->interp.curcop;
 	cfg->interp_curstackinfo = l->interp.curstackinfo;
+	cfg->interp_phase = l->interp.phase;
+	cfg->phase_run = l->interp.phase_run;
 	cfg->si_cxstack = l->si.cxstack;
 	cfg->si_prev = l->si.prev;
 	cfg->si_cxix = l->si.cxix;

@@ -29,6 +29,8 @@ struct perl_layout {
 	const char *arch; /* "x86_64", "aarch64" */
 	struct {
 		uint16_t curcop, curstackinfo;
+		uint16_t phase; /* PL_phase: an enum perl_phase */
+		uint8_t phase_run; /* PERL_PHASE_RUN: the program's own code running */
 	} interp;
 	struct {
 		uint16_t cxstack, prev, cxix, cxmax;

@@ -9,7 +9,7 @@
 // clang-format off
 static const struct perl_layout perl_layouts[] = {
 	{ "v5.36.0", "x86_64",
-	  .interp = { .curcop = 208, .curstackinfo = 224 },
+	  .interp = { .curcop = 208, .curstackinfo = 224, .phase = 2512, .phase_run = 4 },
 	  .si = { .cxstack = 8, .prev = 16, .cxix = 32, .cxmax = 36 },
 	  .cx = { .size = 104, .type = 0, .oldcop = 16, .retop = 48, .cv = 72, .u16 = 2 },
 	  .cxt = { .mask = 0xf, .sub = 9, .format = 10, .eval = 11, .multicall = 0x10, .evalblock = 0x40, .old_op_shift = 7, .op_require = 342 },
@@ -21,7 +21,7 @@ static const struct perl_layout perl_layouts[] = {
 	  .xhv = { .name = 32, .name_count = 60 },
 	  .hek = { .len = 4, .key = 8 } },
 	{ "v5.40.1", "x86_64",
-	  .interp = { .curcop = 208, .curstackinfo = 224 },
+	  .interp = { .curcop = 208, .curstackinfo = 224, .phase = 2216, .phase_run = 4 },
 	  .si = { .cxstack = 8, .prev = 16, .cxix = 32, .cxmax = 36 },
 	  .cx = { .size = 104, .type = 0, .oldcop = 16, .retop = 48, .cv = 72, .u16 = 2 },
 	  .cxt = { .mask = 0xf, .sub = 9, .format = 10, .eval = 11, .multicall = 0x10, .evalblock = 0x40, .old_op_shift = 7, .op_require = 345 },
@@ -33,7 +33,7 @@ static const struct perl_layout perl_layouts[] = {
 	  .xhv = { .name = 32, .name_count = 60 },
 	  .hek = { .len = 4, .key = 8 } },
 	{ "v5.42.3", "x86_64",
-	  .interp = { .curcop = 208, .curstackinfo = 224 },
+	  .interp = { .curcop = 208, .curstackinfo = 224, .phase = 2216, .phase_run = 4 },
 	  .si = { .cxstack = 8, .prev = 16, .cxix = 32, .cxmax = 36 },
 	  .cx = { .size = 104, .type = 0, .oldcop = 16, .retop = 48, .cv = 72, .u16 = 2 },
 	  .cxt = { .mask = 0xf, .sub = 9, .format = 10, .eval = 11, .multicall = 0x10, .evalblock = 0x40, .old_op_shift = 7, .op_require = 349 },
