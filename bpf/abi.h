@@ -747,8 +747,10 @@ struct sfbpf_rb_proc {
  *   slot 1: the COP of the statement the frame is at (the interpreter's
  *           current one for the innermost, else the one the frame inside it
  *           was called from; 0 for a sub just entered, at no statement of
- *           its own yet) | a stamp of the CV's body << 48 |
- *           SFBPF_PL_KIND_* << 62.
+ *           its own yet) | a stamp << 48: of the CV's body for a sub's, of
+ *           the COP's cop_seq for an eval's or a require's (their code is
+ *           freed once it has run, its memory reused: userspace reads the
+ *           COP later) | SFBPF_PL_KIND_* << 62.
  * Userspace puts each run of frames in place of the native frame of the ops
  * loop (Perl_runops_standard) that runs it; an XSUB (a C function called
  * from Perl: List::Util's, sort's) has no context: its own native frames
@@ -802,6 +804,7 @@ struct sfbpf_pl_proc {
 	 */
 	__u16 interp_phase;
 	__u8 phase_run;
+	__u16 cop_seq; /* COP: cop_seq, an eval's or require's frame's stamp */
 };
 
 /*

@@ -92,6 +92,7 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 {
 	__u32 span = w->cfg.cx_span & PL_SPAN_MASK;
 	__u64 cx, cv, body = 0, kind, main = 0;
+	__u32 seq;
 	__u8 type, t;
 	bool entry;
 	__u32 i;
@@ -164,7 +165,11 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 			i = py_slot(2 * (w->n - 1));
 			slots[i] &= ~SFBPF_PY_ENTRY;
 		}
-		pl_send(w, slots, 0, entry, kind, 0);
+		/* Its code is freed once it has run: the COP stamped by its cop_seq. */
+		if (!w->cop ||
+		    bpf_probe_read_user(&seq, sizeof(seq), (const void *)(w->cop + w->cfg.cop_seq)))
+			seq = 0;
+		pl_send(w, slots, 0, entry, kind, seq & 0x3fff);
 	} else {
 		return 0;
 	}

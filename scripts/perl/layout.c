@@ -71,7 +71,8 @@ int main(void)
 	       (unsigned)CXTYPEMASK, (unsigned)CXt_SUB, (unsigned)CXt_FORMAT, (unsigned)CXt_EVAL,
 	       (unsigned)CXp_MULTICALL, (unsigned)CXp_EVALBLOCK, old_op_shift(),
 	       (unsigned)OP_REQUIRE);
-	printf("\t  .cop = { .line = %u, .file = %u },\n", OFF(COP, cop_line), OFF(COP, cop_file));
+	printf("\t  .cop = { .line = %u, .file = %u, .seq = %u },\n", OFF(COP, cop_line),
+	       OFF(COP, cop_file), OFF(COP, cop_seq));
 	printf("\t  .sv = { .any = %u, .flags = %u, .u = %u, .type_mask = %#x, .pvcv = %u,"
 	       " .pvgv = %u, .pvhv = %u, .ook = %#x },\n",
 	       OFF(SV, sv_any), OFF(SV, sv_flags), OFF(SV, sv_u), (unsigned)SVTYPEMASK,

@@ -21,6 +21,7 @@
 #include "util/log.h"
 
 #include "interp/perl_layouts.h"
+#include "util/utf8.h"
 
 #if defined(__x86_64__)
 #define PERL_ARCH "x86_64"
@@ -268,6 +269,7 @@ int perl__bpf_settings(const struct perl *p, struct sfbpf_pl_proc *cfg)
 	cfg->interp_curstackinfo = l->interp.curstackinfo;
 	cfg->interp_phase = l->interp.phase;
 	cfg->phase_run = l->interp.phase_run;
+	cfg->cop_seq = l->cop.seq;
 	cfg->si_cxstack = l->si.cxstack;
 	cfg->si_prev = l->si.prev;
 	cfg->si_cxix = l->si.cxix;
@@ -422,9 +424,14 @@ static int read_cop(const struct perl *p, uint64_t cop, struct perl_frame *out)
 	len = procmem__str(p->pid, file, out->file, sizeof(out->file));
 	if (len <= 0)
 		return len ? (int)len : -EPROTO;
-	for (long i = 0; i < len; i++)
-		if ((unsigned char)out->file[i] < 0x20 || out->file[i] == 0x7f)
+	/* Text, or memory that is no longer a file's name. */
+	for (long i = 0; i < len;) {
+		size_t n = utf8__seq_len((const unsigned char *)out->file + i);
+
+		if (!n || (unsigned char)out->file[i] < 0x20 || out->file[i] == 0x7f)
 			return -EPROTO;
+		i += (long)n;
+	}
 	out->line = line;
 	return 0;
 }
@@ -433,7 +440,7 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 {
 	const struct perl_layout *l = p->l;
 	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body;
-	uint32_t flags;
+	uint32_t flags, seq;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -455,9 +462,13 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 	}
 	/*
 	 * The statement's file and line, if the COP is still one: a required
-	 * file's or an eval's code is freed once it has run, its memory reused.
+	 * file's or an eval's code is freed once it has run, its memory reused
+	 * (by another statement too: the stamp of its cop_seq tells).
 	 */
 	err = read_cop(p, cop, out);
+	if (!err && (kind == SFBPF_PL_KIND_EVAL || kind == SFBPF_PL_KIND_REQUIRE) &&
+	    (rd32(p, cop + l->cop.seq, &seq) || (seq & 0x3fff) != ((word >> 48) & 0x3fff)))
+		err = -ESTALE;
 	if (err && kind != SFBPF_PL_KIND_SUB && kind != SFBPF_PL_KIND_MAIN) {
 		/* The frame is an eval's or a require's all the same: its name alone. */
 		out->file[0] = '\0';

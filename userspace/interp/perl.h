@@ -45,7 +45,7 @@ struct perl_layout {
 		uint16_t op_require;
 	} cxt;
 	struct {
-		uint16_t line, file;
+		uint16_t line, file, seq;
 	} cop;
 	struct {
 		uint16_t any, flags, u;
