@@ -127,6 +127,49 @@ source_apt() {
 	SOURCE_APT=("${PRIVATE_APT[@]}")
 }
 
+# fetch_source CACHE PKG: the upstream tarball of Debian's source package
+# PKG (the newest of trixie's and unstable's) unpacked once into
+# CACHE/PKG/NAME-VERSION (the tarball's own top directory); prints that
+# directory. Only the tarball is needed: a mirror that has it but not the
+# package's .dsc (seen: a 404 for a .dsc the index names) still serves.
+fetch_source() {
+	local cache=$1 pkg=$2 dir tmp tarball
+	dir=$(find "$cache/$pkg" -mindepth 2 -maxdepth 2 -name .sfbpf-unpacked -printf '%h\n' 2>/dev/null |
+		sort -V | tail -n 1)
+	if [ -n "$dir" ]; then
+		echo "$dir"
+		return 0
+	fi
+	mkdir -p "$cache/$pkg" || return 1
+	(
+		declare -F log >/dev/null || log() { echo "fetch_source: $*" >&2; }
+		exec 9>"$cache/$pkg.lock"
+		flock 9
+		dir=$(find "$cache/$pkg" -mindepth 2 -maxdepth 2 -name .sfbpf-unpacked -printf '%h\n' |
+			sort -V | tail -n 1)
+		if [ -n "$dir" ]; then
+			echo "$dir"
+			exit 0
+		fi
+		source_apt "$cache/apt" || exit 1
+		tmp=$(mktemp -d "$cache/$pkg/fetch.XXXXXX") || exit 1
+		trap 'rm -rf "$tmp"' EXIT
+		(cd "$tmp" && apt-get "${SOURCE_APT[@]}" source -qq --download-only "$pkg" \
+			>"$tmp/apt.log" 2>&1)
+		tarball=$(find "$tmp" -maxdepth 1 -name "${pkg}_*.orig.tar.*" | head -n 1)
+		if [ -z "$tarball" ]; then
+			echo "fetch_source: no upstream tarball of $pkg: $(grep -m1 '^E: ' "$tmp/apt.log" | cut -c4-)" >&2
+			exit 1
+		fi
+		mkdir "$tmp/x" && tar -xf "$tarball" -C "$tmp/x" || exit 1
+		dir=$(find "$tmp/x" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+		[ -n "$dir" ] || exit 1
+		rm -rf "${cache:?}/$pkg/$(basename "$dir")"
+		mv "$dir" "$cache/$pkg/" && touch "$cache/$pkg/$(basename "$dir")/.sfbpf-unpacked" &&
+			echo "$cache/$pkg/$(basename "$dir")"
+	)
+}
+
 # up_to_date OUT DEP...: OUT exists and is newer than every DEP.
 up_to_date() {
 	local out=$1 dep
