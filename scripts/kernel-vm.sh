@@ -42,7 +42,7 @@
 #       the kernel never reached /init, or /init could not mount the root),
 #       with one line on stdout saying why. A kernel that panics on a stale
 #       int3 or has not reached /init in $SFBPF_KERNELS_BOOT_TIMEOUT seconds
-#       (300) is booted once more.
+#       (120) is booted once more.
 #       The guest's logs (console.log: the kernel's console; dmesg.txt: its
 #       whole dmesg after CMD; qemu.err) go to $SFBPF_KERNELS_LOGDIR when set,
 #       kept; otherwise to a temporary directory, removed after a run that
@@ -53,7 +53,7 @@
 #
 # Knobs: SFBPF_KERNELS_CACHE, SFBPF_KERNELS_SMP (2), SFBPF_KERNELS_MEM (MiB,
 # 2048), SFBPF_KERNELS_TIMEOUT (seconds, 1200), SFBPF_KERNELS_BOOT_TIMEOUT
-# (seconds to /init, 300), SFBPF_KERNELS_LOGDIR,
+# (seconds to /init, 120), SFBPF_KERNELS_LOGDIR,
 # SFBPF_KERNELS_MIRROR (Debian mirror URL; default: the host's),
 # SFBPF_KERNELS_SECURITY_MIRROR (default: debian-security beside the mirror).
 set -euo pipefail
@@ -65,7 +65,7 @@ CACHE=${SFBPF_KERNELS_CACHE:-/var/cache/sfbpf/kernels}
 SMP=${SFBPF_KERNELS_SMP:-2}
 MEM=${SFBPF_KERNELS_MEM:-2048}
 TIMEOUT=${SFBPF_KERNELS_TIMEOUT:-1200}
-BOOT_TIMEOUT=${SFBPF_KERNELS_BOOT_TIMEOUT:-300}
+BOOT_TIMEOUT=${SFBPF_KERNELS_BOOT_TIMEOUT:-120}
 SUITES=(bullseye bookworm trixie sid)
 INIT=$ROOT/scripts/kernel-vm-init.sh
 TPHOLD=$ROOT/tests/kernels/tphold.c
