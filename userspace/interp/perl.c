@@ -436,11 +436,20 @@ static int read_cop(const struct perl *p, uint64_t cop, struct perl_frame *out)
 	return 0;
 }
 
+/* Whether the COP at cop still has the stamp the sample saw (word's), not 0. */
+static bool stamp_holds(const struct perl *p, uint64_t cop, uint64_t word)
+{
+	uint32_t seq, stamp = (word >> 48) & 0x3fff;
+
+	return stamp && !rd32(p, cop + p->l->cop.seq, &seq) && (seq & 0x3fff) == stamp;
+}
+
 int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_frame *out)
 {
 	const struct perl_layout *l = p->l;
 	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body;
-	uint32_t flags, seq;
+	uint32_t flags;
+	bool stamped;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -463,11 +472,15 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 	/*
 	 * The statement's file and line, if the COP is still one: a required
 	 * file's or an eval's code is freed once it has run, its memory reused
-	 * (by another statement too: the stamp of its cop_seq tells).
+	 * (by another statement too: the stamp of its cop_seq tells). The stamp
+	 * is read before and after the statement, as a seqlock's reader does:
+	 * an op is zeroed before it is filled (Perl_Slab_Alloc), so a statement
+	 * written while it was read changed its stamp, and 0 is no stamp.
 	 */
-	err = read_cop(p, cop, out);
-	if (!err && (kind == SFBPF_PL_KIND_EVAL || kind == SFBPF_PL_KIND_REQUIRE) &&
-	    (rd32(p, cop + l->cop.seq, &seq) || (seq & 0x3fff) != ((word >> 48) & 0x3fff)))
+	stamped = kind == SFBPF_PL_KIND_EVAL || kind == SFBPF_PL_KIND_REQUIRE;
+	if (stamped && !stamp_holds(p, cop, word))
+		err = -ESTALE;
+	else if (!(err = read_cop(p, cop, out)) && stamped && !stamp_holds(p, cop, word))
 		err = -ESTALE;
 	if (err && kind != SFBPF_PL_KIND_SUB && kind != SFBPF_PL_KIND_MAIN) {
 		/* The frame is an eval's or a require's all the same: its name alone. */
