@@ -101,6 +101,30 @@ until_cpu() {
 	wait "$top"
 }
 
+# vm_profile TEST NAME SECS [OPTION...]: one case of a runtime's test: sfbpf-top's
+# folded stacks, pprof, OTLP and counters in $TMP/NAME (TOPENV: its environment;
+# TOPOPTS: options of every case). SECS of wall time; with CPUOF=PID, SECS of
+# PID's CPU time (until_cpu), so a sub with a small share of the work gets as
+# many samples however busy the machine. A non-zero exit fails TEST-NAME.
+vm_profile() {
+	local test=$1 name=$2 secs=$3 rc out
+	shift 3
+	mkdir -p "$TMP/$name"
+	out=("$@" --folded "$TMP/$name/out.folded" --pprof "$TMP/$name/out.pb.gz"
+		--otlp-file "$TMP/$name/out.otlp" --stats)
+	if [ -n "${CPUOF:-}" ]; then
+		env "${TOPENV[@]}" "$TOP" "${TOPOPTS[@]}" "${out[@]}" 300 >"$TMP/$name/top.out" 2>&1 &
+		until_cpu $! "$CPUOF" "$secs"
+	else
+		env "${TOPENV[@]}" "$TOP" "${TOPOPTS[@]}" "${out[@]}" "$secs" >"$TMP/$name/top.out" 2>&1
+	fi
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$test-$name: sfbpf-top exited $rc: $(tail -3 "$TMP/$name/top.out" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
 # wait_running PID: until PID has run on a CPU (its loop started), 60 s at most.
 wait_running() {
 	local i t
