@@ -61,6 +61,17 @@ sampling() {
 	grep -qsE '^link_type:\s*perf|^tp_name:\s*sched_switch' "/proc/$1/fdinfo"/*
 }
 
+# wait_sampling TOP: until TOP (started in the background) samples or is gone, 300 s at most.
+wait_sampling() {
+	local i
+	for ((i = 0; i < 3000; i++)); do
+		sampling "$1" && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # plt_ref PID: the PLT sections (.plt, .plt.sec, .plt.got) of PID's executable
 # objects and their entries, as objdump labels them: "section PATH START SIZE"
 # and "entry PATH START NAME" (hex ELF addresses). perf's names are no
@@ -84,13 +95,9 @@ plt_ref() {
 # status. A window in the target's CPU time, not in wall time, gives it as
 # many samples however busy the machine.
 until_cpu() {
-	local top=$1 pid=$2 need c0 c i t0=$SECONDS
+	local top=$1 pid=$2 need c0 c t0=$SECONDS
 	need=$(awk -v s="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { print int(s * hz + 0.5) }')
-	for ((i = 0; i < 3000; i++)); do
-		sampling "$top" && break
-		kill -0 "$top" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_sampling "$top"
 	c0=$(cpu_ticks "$pid")
 	while kill -0 "$top" 2>/dev/null && [ $((SECONDS - t0)) -lt "${4:-300}" ]; do
 		c=$(cpu_ticks "$pid")

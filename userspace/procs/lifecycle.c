@@ -22,6 +22,7 @@
 #define Q_NOW 0x1 /* in the now queue */
 #define Q_FORCE 0x2 /* ... and its entry must be rebuilt whatever the mappings */
 #define Q_LATER 0x4 /* in the later queue */
+#define Q_YOUNG 0x8 /* ... in the now queue for on_young alone, not a refresh */
 #define BACKOFF_SHIFT 4
 #define BACKOFF_MAX 9 /* 200 ms << 9 > 60 s: capped there */
 
@@ -107,10 +108,30 @@ static void queue_now(struct lifecycle *lc, int pid, bool force)
 
 	if (force)
 		*st |= Q_FORCE;
+	*st &= ~Q_YOUNG; /* a refresh: the runtimes hear of it too */
 	if (*st & Q_NOW)
 		return;
 	if (push(&lc->now_q, pid, 0))
 		*st |= Q_NOW;
+	else
+		lc->stats.queue_drops++;
+}
+
+/*
+ * A process walked before its entry exists: its runtime (an interpreter's
+ * frames) is offered it in the now queue, ahead of the exec's refresh, for
+ * the cost of reading its mappings. A short script is young for all of its
+ * life: in a module's test suite, the 20 ms before that refresh were 8 %
+ * of its processes' samples, each without its interpreter's frames.
+ */
+static void queue_young(struct lifecycle *lc, int pid)
+{
+	uint8_t *st = &lc->state[pid];
+
+	if (!lc->opts.on_young || (*st & Q_NOW))
+		return;
+	if (push(&lc->now_q, pid, 0))
+		*st |= Q_NOW | Q_YOUNG;
 	else
 		lc->stats.queue_drops++;
 }
@@ -187,9 +208,10 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		 * read now, at its first instructions, would lack them and
 		 * stop its walks where the kernel's would not.
 		 */
-		if (e->addr == SFBPF_NO_PROC_WALKED)
+		if (e->addr == SFBPF_NO_PROC_WALKED) {
 			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
-		else
+			queue_young(lc, pid);
+		} else
 			queue_now(lc, pid, true);
 		break;
 	case SFBPF_EVENT_NO_MAPPING:
@@ -270,8 +292,13 @@ static bool take_now(struct lifecycle *lc)
 		return false;
 	pid = q->items[q->head++ % QUEUE_LEN].pid;
 	st = &lc->state[pid];
-	refresh(lc, pid, *st & Q_FORCE);
-	*st &= ~(Q_NOW | Q_FORCE);
+	if (*st & Q_YOUNG) {
+		lc->stats.young++;
+		lc->opts.on_young(lc->opts.ctx, pid, clock__mono_ns());
+	} else {
+		refresh(lc, pid, *st & Q_FORCE);
+	}
+	*st &= ~(Q_NOW | Q_FORCE | Q_YOUNG);
 	return true;
 }
 

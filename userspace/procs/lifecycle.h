@@ -9,7 +9,9 @@
  *               that drops when full; the sample channel below catches up);
  *   exit        release the process's entry and tables;
  *   no-proc     a sample found no entry (new process, fork, stale entry):
- *               refresh now;
+ *               refresh now; one the kernel walked by its mappings is read
+ *               as an exec'd process is, and offered at once to the
+ *               runtimes (on_young), which need no tables to attach;
  *   no-mapping  a sample's PC or return address is in no known mapping
  *               (dlopen, late libraries, JIT): refresh if the executable
  *               mappings changed; if not, the process may report again only
@@ -50,6 +52,12 @@ struct lifecycle_opts {
 	lifecycle_exec_fn on_exec; /* may be NULL */
 	lifecycle_fn on_exit; /* may be NULL */
 	lifecycle_fork_fn on_fork; /* may be NULL */
+	/*
+	 * pid was sampled before its entry exists, walked by the kernel's
+	 * mappings: its runtime may attach now rather than at the exec's
+	 * later refresh (may be NULL; time_ns: the report's).
+	 */
+	lifecycle_fn on_young;
 	void *ctx;
 };
 
@@ -62,6 +70,7 @@ struct lifecycle_stats {
 	uint64_t gone; /* processes gone before their refresh */
 	uint64_t failed; /* refreshes that failed otherwise */
 	uint64_t incomplete; /* refreshes the loader was too busy to finish (retried) */
+	uint64_t young; /* processes offered to on_young before their entry */
 	uint64_t queue_drops; /* exec refreshes dropped: queue full */
 	uint64_t swept; /* entries of vanished processes removed by the sweep */
 	uint32_t queued; /* work waiting now */

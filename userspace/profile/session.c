@@ -390,6 +390,7 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		.on_exec = session_on_exec,
 		.on_exit = session_on_exit,
 		.on_fork = session_on_fork,
+		.on_young = session_on_young,
 		.ctx = s,
 	};
 	struct tablecache_opts copts = {
@@ -427,6 +428,14 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 		proctrack__set_listener(s->procs, &pl);
 	}
 	lopts.procs = s->procs;
+	/*
+	 * Tests hold the exec's refresh back to show what does not wait for
+	 * it (tests/plprofile.test, "young": a runtime attached from the
+	 * process's first samples).
+	 */
+	if (getenv("SFBPF_EXEC_DELAY_MS"))
+		lopts.exec_delay_ns =
+			strtoull(getenv("SFBPF_EXEC_DELAY_MS"), NULL, 10) * NSEC_PER_MSEC;
 	s->lc = s->procs ? lifecycle__new(&lopts) : NULL;
 	/*
 	 * A finished build is published at once, not at the next fill mark of

@@ -106,6 +106,7 @@ void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns);
 void session_on_maps(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm);
 void session_on_removed(void *ctx, int pid);
 void session_on_exit(void *ctx, int pid, uint64_t time_ns);
+void session_on_young(void *ctx, int pid, uint64_t time_ns);
 /* pid's exit, to be forgotten once the samples before it are read and written. */
 void session_queue_exited(struct session *s, int pid);
 /* The ring of exited processes full: its oldest quarter's stacks named now, then forgotten. */

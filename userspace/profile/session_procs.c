@@ -120,6 +120,25 @@ void session_on_maps(void *ctx, int pid, uint64_t start_ticks, const struct proc
 	symbolizer__note_maps(s->sym, pid, pm);
 }
 
+/*
+ * Sampled before its entry (lifecycle.h, on_young): its runtime, if it runs
+ * one, attaches from its mappings as they are now, and is told again at the
+ * refresh that builds its entry.
+ */
+void session_on_young(void *ctx, int pid, uint64_t time_ns)
+{
+	struct session *s = ctx;
+	struct procmaps *pm = NULL;
+	uint64_t ticks;
+
+	(void)time_ns;
+	if (!s->rt_listener.updated || proctrack_start_ticks(pid, &ticks) ||
+	    procmaps__snapshot(pid, 0, &pm))
+		return;
+	s->rt_listener.updated(s->rt_listener.ctx, pid, ticks, pm);
+	procmaps__free(pm);
+}
+
 void session_on_removed(void *ctx, int pid)
 {
 	struct session *s = ctx;

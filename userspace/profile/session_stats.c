@@ -351,6 +351,7 @@ static void print_lifecycle(struct emitter *f, const struct session_stats *st)
 	print_counter(f, "lifecycle.", "gone", ls->gone);
 	print_counter(f, "lifecycle.", "failed", ls->failed);
 	print_counter(f, "lifecycle.", "incomplete", ls->incomplete);
+	print_counter(f, "lifecycle.", "young", ls->young);
 	print_counter(f, "lifecycle.", "queue_drops", ls->queue_drops);
 	print_counter(f, "lifecycle.", "swept", ls->swept);
 	print_gauge(f, "lifecycle.", "queued", ls->queued);
