@@ -111,8 +111,10 @@ until_cpu() {
 # vm_profile TEST NAME SECS [OPTION...]: one case of a runtime's test: sfbpf-top's
 # folded stacks, pprof, OTLP and counters in $TMP/NAME (TOPENV: its environment;
 # TOPOPTS: options of every case). SECS of wall time; with CPUOF=PID, SECS of
-# PID's CPU time (until_cpu), so a sub with a small share of the work gets as
-# many samples however busy the machine. A non-zero exit fails TEST-NAME.
+# PID's CPU time (until_cpu; 60 + 10 * SECS s of wall time at most), so a sub
+# with a small share of the work gets as many samples however busy the
+# machine: for a program that computes until told to stop, not one that
+# idles once a load of given length ends. A non-zero exit fails TEST-NAME.
 vm_profile() {
 	local test=$1 name=$2 secs=$3 rc out
 	shift 3
@@ -121,7 +123,7 @@ vm_profile() {
 		--otlp-file "$TMP/$name/out.otlp" --stats)
 	if [ -n "${CPUOF:-}" ]; then
 		env "${TOPENV[@]}" "$TOP" "${TOPOPTS[@]}" "${out[@]}" 300 >"$TMP/$name/top.out" 2>&1 &
-		until_cpu $! "$CPUOF" "$secs"
+		until_cpu $! "$CPUOF" "$secs" $((60 + 10 * secs))
 	else
 		env "${TOPENV[@]}" "$TOP" "${TOPOPTS[@]}" "${out[@]}" "$secs" >"$TMP/$name/top.out" 2>&1
 	fi
