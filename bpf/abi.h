@@ -424,6 +424,8 @@ enum sfbpf_stat {
 	SFBPF_STAT_V8_OTHER, /* V8's own frames (entry, exit, stubs, builtins): their pc */
 	SFBPF_STAT_V8_UNREAD, /* a frame's function unreadable: its pc, the walk goes on */
 	SFBPF_STAT_V8_LATER_LOST, /* chained walks' frames past UNWIND_V8_LATER: their pc */
+	/* Samples with a runtime's frames that woke the reader (profile.bpf.c, RUNTIME_WAKE_NS). */
+	SFBPF_STAT_RUNTIME_WAKEUPS,
 	/* The Python walk (python.h): samples of processes with Python settings. */
 	SFBPF_STAT_PY_SAMPLES,
 	SFBPF_STAT_PY_FRAMES, /* Python frames sent */
@@ -743,7 +745,11 @@ struct sfbpf_rb_proc {
  * SFBPF_SAMPLE_PERL in the flags:
  *   slot 0: the sub's CV (0 for the others) | SFBPF_PY_TAG | SFBPF_PY_ENTRY
  *           if the frame is the outermost of one run of the ops loop (its
- *           context returns to no op: called from C, a sort's, a MULTICALL);
+ *           context returns to no op: called from C, a sort's, a MULTICALL)
+ *           | for a sub's, its COP's cop_seq (12 bits; 0: no COP) <<
+ *           SFBPF_PL_SEQ_SHIFT: a sub compiled again (a string eval's, a
+ *           BEGIN block) may take the freed one's CV, body and COP, all at
+ *           the same addresses, its statements at other lines;
  *   slot 1: the COP of the statement the frame is at (the interpreter's
  *           current one for the innermost, else the one the frame inside it
  *           was called from; 0 for a sub just entered, at no statement of
@@ -758,6 +764,8 @@ struct sfbpf_rb_proc {
  */
 #define SFBPF_PL_CX_SPAN 128 /* bytes of a context read at most: its fields below it */
 #define SFBPF_PL_COP_MASK ((1ULL << 48) - 1)
+#define SFBPF_PL_SEQ_SHIFT 48
+#define SFBPF_PL_SEQ_MASK 0xfffULL
 #define SFBPF_PL_KIND_SHIFT 62
 #define SFBPF_PL_KIND_MAIN 0ULL /* the program's own code, outside every sub */
 #define SFBPF_PL_KIND_SUB 1ULL

@@ -70,13 +70,28 @@ static __always_inline int pl_enter_stack(struct pl_walk *w)
 	return 0;
 }
 
-/* A frame into the next two slots: slot 0's address and ENTRY, the kind and stamp. */
-static __always_inline void pl_send(struct pl_walk *w, __u64 *slots, __u64 cv, bool entry,
-				    __u64 kind, __u64 stamp)
+/* The cop_seq of the frame's statement (w->cop), 0 if none or unreadable. */
+static __always_inline __u32 pl_cop_seq(struct pl_walk *w)
+{
+	__u32 seq;
+
+	if (!w->cop ||
+	    bpf_probe_read_user(&seq, sizeof(seq), (const void *)(w->cop + w->cfg.cop_seq)))
+		return 0;
+	return seq;
+}
+
+/*
+ * A frame into the next two slots: slot 0's CV, its statement's cop_seq
+ * (a sub's) and ENTRY, slot 1's COP, kind and stamp.
+ */
+static __always_inline void pl_send(struct pl_walk *w, __u64 *slots, __u64 cv, __u64 seq,
+				    bool entry, __u64 kind, __u64 stamp)
 {
 	__u32 i = py_slot(2 * w->n);
 
-	slots[i] = (cv & SFBPF_PY_ADDR_MASK) | SFBPF_PY_TAG | (entry ? SFBPF_PY_ENTRY : 0);
+	slots[i] = (cv & SFBPF_PL_COP_MASK) | (seq & SFBPF_PL_SEQ_MASK) << SFBPF_PL_SEQ_SHIFT |
+		   SFBPF_PY_TAG | (entry ? SFBPF_PY_ENTRY : 0);
 	i = py_slot(2 * w->n + 1);
 	slots[i] = (w->cop & SFBPF_PL_COP_MASK) | stamp << 48 | kind << SFBPF_PL_KIND_SHIFT;
 	w->n++;
@@ -92,7 +107,6 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 {
 	__u32 span = w->cfg.cx_span & PL_SPAN_MASK;
 	__u64 cx, cv, body = 0, kind, main = 0;
-	__u32 seq;
 	__u8 type, t;
 	bool entry;
 	__u32 i;
@@ -115,7 +129,7 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 			if (w->running &&
 			    (!w->cfg.thr_slot ||
 			     (!py_read_u64(w->cfg.curinterp, &main) && main == w->interp)))
-				pl_send(w, slots, 0, true, SFBPF_PL_KIND_MAIN, 0);
+				pl_send(w, slots, 0, 0, true, SFBPF_PL_KIND_MAIN, 0);
 			w->stop = SFBPF_PL_STOP_DONE;
 			return 1;
 		}
@@ -147,7 +161,8 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 		 */
 		if (!w->n && w->cop == pl_buf_u64(w, w->cfg.cx_oldcop))
 			w->cop = 0;
-		pl_send(w, slots, cv, !pl_buf_u64(w, w->cfg.cx_retop) || (type & w->cfg.multicall),
+		pl_send(w, slots, cv, pl_cop_seq(w),
+			!pl_buf_u64(w, w->cfg.cx_retop) || (type & w->cfg.multicall),
 			SFBPF_PL_KIND_SUB, sfbpf_pl_stamp(body));
 	} else if (t == w->cfg.t_eval) {
 		kind = (*(__u16 *)&w->buf[w->cfg.cx_u16 & (PL_SPAN_MASK & ~1)] >>
@@ -166,10 +181,7 @@ static __always_inline long pl_frame_step(struct pl_walk *w, __u64 *slots)
 			slots[i] &= ~SFBPF_PY_ENTRY;
 		}
 		/* Its code is freed once it has run: the COP stamped by its cop_seq. */
-		if (!w->cop ||
-		    bpf_probe_read_user(&seq, sizeof(seq), (const void *)(w->cop + w->cfg.cop_seq)))
-			seq = 0;
-		pl_send(w, slots, 0, entry, kind, seq & 0x3fff);
+		pl_send(w, slots, 0, 0, entry, kind, pl_cop_seq(w) & 0x3fff);
 	} else {
 		return 0;
 	}

@@ -436,23 +436,29 @@ static int read_cop(const struct perl *p, uint64_t cop, struct perl_frame *out)
 	return 0;
 }
 
-/* Whether the COP at cop still has the stamp the sample saw (word's), not 0. */
-static bool stamp_holds(const struct perl *p, uint64_t cop, uint64_t word)
+/* Whether the COP at cop still has the cop_seq stamp the sample saw (its mask's bits), not 0. */
+static bool stamp_holds(const struct perl *p, uint64_t cop, uint32_t stamp, uint32_t mask)
 {
-	uint32_t seq, stamp = (word >> 48) & 0x3fff;
+	uint32_t seq;
 
-	return stamp && !rd32(p, cop + p->l->cop.seq, &seq) && (seq & 0x3fff) == stamp;
+	return stamp && !rd32(p, cop + p->l->cop.seq, &seq) && (seq & mask) == stamp;
 }
 
 int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_frame *out)
 {
 	const struct perl_layout *l = p->l;
 	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body;
-	uint32_t flags;
+	uint32_t flags, stamp = (word >> 48) & 0x3fff, mask = 0x3fff;
 	bool stamped;
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	/* A sub's statement is stamped in its CV's slot (abi.h): 12 bits. */
+	if (kind == SFBPF_PL_KIND_SUB) {
+		stamp = (cv >> SFBPF_PL_SEQ_SHIFT) & SFBPF_PL_SEQ_MASK;
+		mask = SFBPF_PL_SEQ_MASK;
+	}
+	cv &= SFBPF_PL_COP_MASK;
 	if (kind == SFBPF_PL_KIND_SUB) {
 		if ((err = sv_of(p, cv, l->sv.pvcv, &body, &flags)))
 			return err;
@@ -477,11 +483,17 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 	 * an op is zeroed before it is filled (Perl_Slab_Alloc), so a statement
 	 * written while it was read changed its stamp, and 0 is no stamp.
 	 */
-	stamped = kind == SFBPF_PL_KIND_EVAL || kind == SFBPF_PL_KIND_REQUIRE;
-	if (stamped && !stamp_holds(p, cop, word))
+	stamped = kind != SFBPF_PL_KIND_MAIN && (word & SFBPF_PL_COP_MASK);
+	if (stamped && !stamp_holds(p, cop, stamp, mask))
 		err = -ESTALE;
-	else if (!(err = read_cop(p, cop, out)) && stamped && !stamp_holds(p, cop, word))
+	else if (!(err = read_cop(p, cop, out)) && stamped && !stamp_holds(p, cop, stamp, mask))
 		err = -ESTALE;
+	if (err == -ESTALE && kind == SFBPF_PL_KIND_SUB) {
+		/* Its statement is another's now: the sub named alone. */
+		out->file[0] = '\0';
+		out->line = 0;
+		return 0;
+	}
 	if (err && kind != SFBPF_PL_KIND_SUB && kind != SFBPF_PL_KIND_MAIN) {
 		/* The frame is an eval's or a require's all the same: its name alone. */
 		out->file[0] = '\0';

@@ -109,6 +109,7 @@ static const char *const stat_names[SFBPF_STAT__COUNT] = {
 	[SFBPF_STAT_V8_OTHER] = "v8-other",
 	[SFBPF_STAT_V8_UNREAD] = "v8-unread",
 	[SFBPF_STAT_V8_LATER_LOST] = "v8-later-lost",
+	[SFBPF_STAT_RUNTIME_WAKEUPS] = "runtime-wakeups",
 	[SFBPF_STAT_PY_SAMPLES] = "py-samples",
 	[SFBPF_STAT_PY_FRAMES] = "py-frames",
 	[SFBPF_STAT_PY_DESCRIBED] = "py-described",
