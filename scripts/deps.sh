@@ -55,6 +55,10 @@ ARM64_LIBS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libncurses-dev libprotobu
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-build}" = test ] && want+=("${TEST_PKGS[@]}")
+# npm, installing a package (tests/vmprograms.test): Debian's, unless the
+# nodejs installed carries its own (NodeSource's does, and conflicts with it).
+# A new Debian 12 has none: check-fresh failed v8profile-npm for want of it.
+[ "${1:-build}" = test ] && ! command -v npm >/dev/null 2>&1 && want+=(npm)
 foreign=
 [ "${1:-}" = release ] && want=(debootstrap umoci podman runc qemu-user python3-yaml)
 if [ "${1:-}" = arm64 ]; then
