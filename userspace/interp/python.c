@@ -23,6 +23,7 @@
 #include "interp/python.h"
 #include "interp/python_int.h"
 #include "procs/procmaps.h"
+#include "procs/proctrack.h"
 #include "tables/elfobj.h"
 #include "util/fileident.h"
 #include "util/hash.h"
@@ -302,43 +303,6 @@ static int find_layout(struct python *py, unsigned int minor)
 	return 0;
 }
 
-/*
- * The TIDs of pid's tasks as the process itself sees them (the last NSpid
- * of each): what CPython stores as native_thread_id, in a PID namespace too.
- */
-static size_t task_ids(int pid, uint64_t *ids, size_t max)
-{
-	char path[64], line[256];
-	struct dirent *d;
-	size_t n = 0;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	while (dir && n < max && (d = readdir(dir))) {
-		FILE *f;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", pid, d->d_name);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			char *last;
-
-			if (strncmp(line, "NSpid:", 6))
-				continue;
-			last = strrchr(line, '\t');
-			ids[n++] = strtoull(last ? last + 1 : line + 6, NULL, 10);
-			break;
-		}
-		if (f)
-			fclose(f);
-	}
-	if (dir)
-		closedir(dir);
-	return n;
-}
-
 /* The first walk: judges the layout on what it reads (python_checks). */
 static int check_layout(struct python *py)
 {
@@ -348,7 +312,7 @@ static int check_layout(struct python *py)
 	int err;
 
 	uint64_t tids[PY_MAX_THREADS];
-	size_t ntids = task_ids(py->pid, tids, PY_MAX_THREADS);
+	size_t ntids = proctrack_task_ids(py->pid, tids, PY_MAX_THREADS, NULL);
 
 	err = python__threads(py, &threads, &nr);
 	if (err)

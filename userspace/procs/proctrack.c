@@ -183,6 +183,45 @@ int proctrack_start_ticks(int pid, uint64_t *ticks)
 	return 0;
 }
 
+size_t proctrack_task_ids(int pid, uint64_t *ids, size_t max, uint64_t *leader)
+{
+	char path[64], line[256], self[16];
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	if (leader)
+		*leader = 0;
+	snprintf(self, sizeof(self), "%d", pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && n < max && (d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", pid, d->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			char *last;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			last = strrchr(line, '\t');
+			ids[n] = strtoull(last ? last + 1 : line + 6, NULL, 10);
+			if (leader && !strcmp(d->d_name, self))
+				*leader = ids[n];
+			n++;
+			break;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
 /* Takes the object reference a mapping's table needs. */
 static void use_obj(struct proctrack *pt, int64_t obj, struct sfbpf_mapping *out,
 		    struct proc_entry *e)

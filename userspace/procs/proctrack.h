@@ -96,6 +96,14 @@ void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uin
 /* Start time of pid in clock ticks since boot (/proc/PID/stat field 22), or -errno. */
 int proctrack_start_ticks(int pid, uint64_t *ticks);
 
+/*
+ * The TIDs of pid's tasks as the process itself sees them (the last NSpid
+ * of each: what a runtime stores as a thread's native TID, in a PID
+ * namespace too), at most max into ids: how many; *leader (if not NULL) the
+ * leader's, 0 if it was not read.
+ */
+size_t proctrack_task_ids(int pid, uint64_t *ids, size_t max, uint64_t *leader);
+
 struct proctrack_stats {
 	uint32_t procs; /* processes with a map entry */
 	uint32_t mappings; /* executable mappings in those entries */
