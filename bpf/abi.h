@@ -729,6 +729,17 @@ struct sfbpf_rb_proc {
 	__u32 svar_mask, svar_flags;
 	__u16 me_def; /* rb_method_entry_t's def: C methods are sent (SFBPF_RB_CFUNC); 0: not */
 	__u16 pad;
+	/*
+	 * The TID that stands for a forked process's leader (0: none). Ruby
+	 * stores a thread's native TID when it starts, and a forked child's
+	 * thread keeps the one it had in its parent (3.1's
+	 * Thread#native_thread_id says so): no thread has the leader's TID. The
+	 * kernel sets it at the fork (the forking thread's), userspace at the
+	 * attach (the one thread's whose TID no task of the process has:
+	 * interp/ruby.c). A unicorn's or puma's cluster workers, each a fork of
+	 * their master.
+	 */
+	__u32 leader_tid;
 };
 
 /*
@@ -1039,10 +1050,14 @@ enum sfbpf_event_type {
  */
 #define SFBPF_NO_PROC_WALKED 1
 
+/* A FORK event's child has its parent's runtime settings (profile.bpf.c, sfbpf_fork). */
+#define SFBPF_FORK_RUNTIMES (1ULL << 32)
+
 struct sfbpf_event {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
 	/*
-	 * NO_MAPPING: the address; FORK: the parent's tgid; EXEC: the new
+	 * NO_MAPPING: the address; FORK: the parent's tgid, | SFBPF_FORK_RUNTIMES
+	 * if the child was given its runtimes' settings too; EXEC: the new
 	 * image's exec id (task_struct's self_exec_id): with start_ticks,
 	 * which image a kept table of mappings (struct sfbpf_vma_kept) is of.
 	 */

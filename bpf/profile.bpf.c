@@ -393,9 +393,25 @@ static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid
 }
 
 /*
+ * Every runtime's settings of a process (runtime.h's maps), dropped where its
+ * entry is: an exec'd image is no longer the runtime they describe, and an
+ * exited process's PID may be reused; userspace's detach, later, finds none.
+ */
+static __always_inline void runtimes_drop(__u32 tgid)
+{
+	bpf_map_delete_elem(&py_procs, &tgid);
+	bpf_map_delete_elem(&php_procs, &tgid);
+	bpf_map_delete_elem(&rb_procs, &tgid);
+	bpf_map_delete_elem(&pl_procs, &tgid);
+	bpf_map_delete_elem(&hs_procs, &tgid);
+	bpf_map_delete_elem(&v8_procs, &tgid);
+}
+
+/*
  * A new program image (in the exec'ing task: the new mm is in place). The old
  * image's mappings must never unwind the new one: drop the entry now, before
  * the loader hears of it; samples see no entry and report until it reloads.
+ * Its runtimes' settings go too.
  */
 SEC("raw_tp/sched_process_exec")
 int sfbpf_exec(__u64 *ctx)
@@ -406,6 +422,7 @@ int sfbpf_exec(__u64 *ctx)
 	if (!target_wanted(tgid)) /* the lifecycle follows the sampler's filters */
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
+	runtimes_drop(tgid);
 	bpf_map_delete_elem(&notify_next, &tgid); /* a new program reports at once */
 	lifecycle_event(ustack_current_task(), tgid, SFBPF_EVENT_EXEC);
 	return 0;
@@ -467,6 +484,65 @@ int sfbpf_mmap(struct mmap_exit *ctx)
 }
 
 /*
+ * A runtime's settings for a forked child: its parent's, which the copy of
+ * the address space makes true, start_ticks (the first field of each:
+ * abi.h) its own. Evaluates to whether there were any.
+ */
+#define FORK_RUNTIME(map, ptgid, tgid, start)                                     \
+	({                                                                        \
+		const void *from_ = bpf_map_lookup_elem(&map, &(ptgid));          \
+		__u64 *to_ = NULL;                                                \
+		if (from_ && !bpf_map_update_elem(&map, &(tgid), from_, BPF_ANY)) \
+			to_ = bpf_map_lookup_elem(&map, &(tgid));                 \
+		if (to_)                                                          \
+			*to_ = (start);                                           \
+		to_ != NULL;                                                      \
+	})
+_Static_assert(__builtin_offsetof(struct sfbpf_py_proc, start_ticks) == 0 &&
+		       __builtin_offsetof(struct sfbpf_php_proc, start_ticks) == 0 &&
+		       __builtin_offsetof(struct sfbpf_rb_proc, start_ticks) == 0 &&
+		       __builtin_offsetof(struct sfbpf_pl_proc, start_ticks) == 0 &&
+		       __builtin_offsetof(struct sfbpf_hs_proc, start_ticks) == 0 &&
+		       __builtin_offsetof(struct sfbpf_v8_proc, start_ticks) == 0,
+	       "start_ticks first in every runtime's settings");
+
+/*
+ * The child's runtimes, as its parent's: a pre-fork server's worker
+ * (php-fpm's, gunicorn's, unicorn's, a Perl daemon's) runs the parent's
+ * interpreter from its first instruction and lives a few hundred requests;
+ * its first samples carry their frames, and the event has userspace attach
+ * it at once (SFBPF_FORK_RUNTIMES). Not for a child that shares the
+ * parent's memory (vfork, posix_spawn), which runs none of the
+ * interpreter's code before its exec. Returns whether any was copied.
+ */
+static __always_inline bool fork_runtimes(struct task_struct *child, __u32 ptgid, __u32 tgid,
+					  __u64 start)
+{
+	bool any = false;
+
+	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(ustack_current_task(), mm))
+		return false;
+	any |= FORK_RUNTIME(py_procs, ptgid, tgid, start);
+	any |= FORK_RUNTIME(php_procs, ptgid, tgid, start);
+	if (FORK_RUNTIME(rb_procs, ptgid, tgid, start)) {
+		struct sfbpf_rb_proc *rb = bpf_map_lookup_elem(&rb_procs, &tgid);
+		struct task_struct *task = ustack_current_task();
+
+		/*
+		 * Ruby's stored TID of the forking thread, the child's leader
+		 * (abi.h, leader_tid): its own, unless it leads a forked process.
+		 */
+		if (rb && !(rb->leader_tid && (__u32)BPF_CORE_READ(task, pid) == ptgid))
+			rb->leader_tid = py_ns_tid(task);
+		any = true;
+	}
+	any |= FORK_RUNTIME(pl_procs, ptgid, tgid, start);
+	any |= FORK_RUNTIME(hs_procs, ptgid, tgid, start);
+	any |= FORK_RUNTIME(v8_procs, ptgid, tgid, start);
+	return any;
+}
+
+/*
  * A new process (not a thread): its address space is a copy of its parent's,
  * so it gets a copy of the parent's entry and unwinds from its first sample
  * (a forked shell, a pre-fork server's worker, a subprocess before its exec)
@@ -511,7 +587,13 @@ int sfbpf_fork(__u64 *ctx)
 		return 0;
 	}
 	copy->start_ticks = ev->start_ticks;
-	bpf_ringbuf_submit(ev, target_wakeup_flag(&lifecycle, exit_wakeup_bytes));
+	/* A runtime's child is attached at its event: the reader woken for it. */
+	if (fork_runtimes(child, ptgid, tgid, ev->start_ticks)) {
+		ev->addr |= SFBPF_FORK_RUNTIMES;
+		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	} else {
+		bpf_ringbuf_submit(ev, target_wakeup_flag(&lifecycle, exit_wakeup_bytes));
+	}
 	cnt->v[SFBPF_STAT_FORKS_INHERITED]++;
 	return 0;
 }
@@ -536,6 +618,7 @@ int sfbpf_exit(__u64 *ctx)
 	if (live || !target_wanted(tgid))
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
+	runtimes_drop(tgid);
 	/* vma_cache stays: its mappings name the frames of a process gone before it was read. */
 	bpf_map_delete_elem(&notify_next, &tgid);
 	lifecycle_event(task, tgid, SFBPF_EVENT_EXIT);

@@ -53,7 +53,8 @@ struct rb_walk {
 	__u32 owners; /* owners sent */
 	__u8 found; /* the thread was found: the steps read frames */
 	__u8 stop; /* enum sfbpf_rb_stop */
-	__u8 pad[6];
+	__u8 leader; /* the sampled thread leads its process */
+	__u8 pad[5];
 	__u8 buf[SFBPF_RB_CFP_SPAN + 8]; /* one control frame's bytes, + slack for the verifier */
 };
 
@@ -98,7 +99,8 @@ static __always_inline long rb_search_step(struct rb_walk *w)
 		    bpf_probe_read_user(&tid, sizeof(tid), (const void *)(nt + w->cfg.tid)))) {
 		goto unreadable;
 	}
-	if (tid != w->want) {
+	/* A forked process's leader has a TID its parent's thread had (abi.h: leader_tid). */
+	if (tid != w->want && !(w->leader && tid && tid == w->cfg.leader_tid)) {
 		if (py_read_u64(w->tnode, &w->tnode))
 			goto unreadable;
 		return 0;
@@ -302,6 +304,7 @@ static __always_inline int rb_walk(struct rb_walk *w, __u64 *slots, struct task_
 	w->max = max > PY_PROG_FRAMES ? PY_PROG_FRAMES : max;
 	w->found = 0;
 	w->want = py_ns_tid(task);
+	w->leader = (__u32)BPF_CORE_READ(task, pid) == tgid;
 	/* What stands when the steps run out first. */
 	w->stop = SFBPF_RB_STOP_DEPTH;
 	if (py_read_u64(w->cfg.vm_ptr, &vm) || !vm) {

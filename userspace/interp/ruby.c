@@ -20,6 +20,7 @@
 #include "interp/ruby_int.h"
 #include "procs/procmaps.h"
 #include "procs/procmem.h"
+#include "procs/proctrack.h"
 #include "tables/cfi.h"
 #include "util/log.h"
 
@@ -122,6 +123,69 @@ static int first_context(const struct ruby *r, uint64_t *cfp, uint64_t *end)
 	if (*cfp < stack || *cfp >= *end || (*end - *cfp) % l->cfp.size)
 		return -EPROTO;
 	return 0;
+}
+
+/*
+ * The TID standing for a forked process's leader (abi.h: leader_tid): Ruby
+ * stores a thread's native TID when it starts, and a forked child's thread
+ * keeps its parent's, so a child forked before the session (a unicorn's or
+ * puma's cluster worker) has no thread with its leader's TID: the one
+ * thread's whose TID is no task of the process is it. r->leader_tid 0
+ * where a thread has the leader's TID, or none could be told; -EAGAIN while
+ * several have TIDs of no task here (a child before its rb_thread_atfork(),
+ * which still lists the parent's threads).
+ */
+#define THREADS_MAX 4096
+static int forked_leader(struct ruby *r)
+{
+	const struct ruby_layout *l = r->l;
+	uint64_t leader, vm, rhead, rnode, thead, tnode, th, nt, *tids;
+	size_t ntids, nstale = 0, steps = 0;
+	uint32_t tid, stale = 0;
+	int err = 0;
+
+	r->leader_tid = 0;
+	tids = malloc(THREADS_MAX * sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	ntids = proctrack_task_ids(r->pid, tids, THREADS_MAX, &leader);
+	if (!leader || ntids == THREADS_MAX || (err = rd(r, r->vm_ptr, &vm)) || !vm ||
+	    (err = rd(r, rhead = vm + l->vm.ractor_set, &rnode)))
+		goto out;
+	while (rnode && rnode != rhead && steps < THREADS_MAX) {
+		thead = rnode - l->ractor.vmlr_node + l->ractor.threads_set;
+		if ((err = rd(r, thead, &tnode)))
+			goto out;
+		for (; tnode && tnode != thead && steps < THREADS_MAX; steps++) {
+			bool live = false;
+
+			th = tnode - l->th.lt_node;
+			nt = th;
+			if (l->th.nt != 0xffff && ((err = rd(r, th + l->th.nt, &nt)) || !nt))
+				goto out;
+			if ((err = rd32(r, nt + l->th.tid, &tid)))
+				goto out;
+			if (tid == leader)
+				goto out; /* not forked: matched by its TID */
+			for (size_t i = 0; i < ntids && !live; i++)
+				live = tids[i] == tid;
+			if (!live) {
+				stale = tid;
+				nstale++;
+			}
+			if ((err = rd(r, tnode, &tnode)))
+				goto out;
+		}
+		if ((err = rd(r, rnode, &rnode)))
+			goto out;
+	}
+	if (nstale > 1)
+		err = -EAGAIN;
+	else if (nstale == 1 && steps < THREADS_MAX)
+		r->leader_tid = stale;
+out:
+	free(tids);
+	return err == -EFAULT ? 0 : err;
 }
 
 /*
@@ -418,6 +482,8 @@ int ruby__attach(int pid, struct ruby **out)
 	/* The loop is the same object's code: static, or in libruby beside the VM pointer. */
 	if (!err && addr >= r->bias)
 		r->nr_eval = loop_parts(r->fd, addr - r->bias, r->eval, RUBY_EVAL_PARTS);
+	if (!err)
+		err = forked_leader(r);
 	/* It runs Ruby code: its core classes are made, its symbols registered. */
 	if (!err)
 		learn_ids(r);
@@ -490,6 +556,7 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg)
 	cfg->env_me = l->frame.env_local | l->frame.bmethod;
 	cfg->env_prev = l->frame.specval;
 	cfg->method_entries = l->method.me_cref; /* 0 in 3.2: owners not named */
+	cfg->leader_tid = r->leader_tid;
 	/* C methods sent only where they can be named. */
 	if (r->ids)
 		cfg->me_def = l->method.def;

@@ -36,6 +36,7 @@ struct ruby {
 	uint64_t last_id, ids;
 	uint32_t id_unit_shift;
 	uint64_t id2str, id2str_size; /* rb_id2str() in the object, while attaching */
+	uint32_t leader_tid; /* the TID standing for a forked process's leader (abi.h); 0: none */
 };
 
 static inline int rd(const struct ruby *r, uint64_t addr, uint64_t *v)

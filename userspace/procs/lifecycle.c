@@ -185,7 +185,7 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		lc->stats.fork_events++;
 		/* Its samples so far were unwound with the copy, if it is gone too. */
 		if (lc->opts.on_fork)
-			lc->opts.on_fork(lc->opts.ctx, pid, (int)e->addr, e->time_ns);
+			lc->opts.on_fork(lc->opts.ctx, pid, (int)(__u32)e->addr, e->time_ns);
 		/* Before anything frees a slot the copy names (tables__fork_horizon). */
 		if (proctrack__adopt(lc->opts.procs, pid, e->start_ticks)) {
 			lc->stats.fork_gone++;
@@ -199,6 +199,13 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		 */
 		if (lc->opts.follow_execs)
 			queue_later(lc, pid, clock__mono_ns() + lc->opts.exec_delay_ns);
+		/*
+		 * Its walks read its parent's runtimes already: they attach it
+		 * now, before its samples are named (a pre-fork server's worker
+		 * may live 50 ms).
+		 */
+		if (e->addr & SFBPF_FORK_RUNTIMES)
+			queue_young(lc, pid);
 		break;
 	case SFBPF_EVENT_NO_PROC:
 		lc->stats.no_proc_events++;

@@ -7,6 +7,10 @@
  *               tables now, and refresh the process exec_delay_ns later,
  *               once ld.so has mapped its libraries (best effort: a queue
  *               that drops when full; the sample channel below catches up);
+ *   fork        the child's entry (and its parent's runtimes' settings)
+ *               copied by BPF: adopt its tables, refresh it later, as an
+ *               exec; a child given runtimes is offered to them at once
+ *               (on_young);
  *   exit        release the process's entry and tables;
  *   no-proc     a sample found no entry (new process, fork, stale entry):
  *               refresh now; one the kernel walked by its mappings is read
@@ -54,8 +58,9 @@ struct lifecycle_opts {
 	lifecycle_fork_fn on_fork; /* may be NULL */
 	/*
 	 * pid was sampled before its entry exists, walked by the kernel's
-	 * mappings: its runtime may attach now rather than at the exec's
-	 * later refresh (may be NULL; time_ns: the report's).
+	 * mappings, or forked with its parent's runtimes: its runtime may
+	 * attach now rather than at the later refresh (may be NULL; time_ns:
+	 * when it was offered).
 	 */
 	lifecycle_fn on_young;
 	void *ctx;
@@ -70,7 +75,7 @@ struct lifecycle_stats {
 	uint64_t gone; /* processes gone before their refresh */
 	uint64_t failed; /* refreshes that failed otherwise */
 	uint64_t incomplete; /* refreshes the loader was too busy to finish (retried) */
-	uint64_t young; /* processes offered to on_young before their entry */
+	uint64_t young; /* processes offered to on_young before their entry or at their fork */
 	uint64_t queue_drops; /* exec refreshes dropped: queue full */
 	uint64_t swept; /* entries of vanished processes removed by the sweep */
 	uint32_t queued; /* work waiting now */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "interp/frame_names.h"
+#include "procs/procmaps.h"
+#include "procs/proctrack.h"
 #include "profile/hotspots.h"
 #include "profile/phps.h"
 #include "profile/perls.h"
@@ -208,9 +210,38 @@ struct proctrack_listener runtimes__listener(struct runtimes *rs)
 					    .ctx = rs };
 }
 
+static bool known_pid(const struct runtimes *rs, int pid)
+{
+	for (size_t i = 0; i < NR_RUNTIMES; i++)
+		if (find(&rs->rt[i], pid))
+			return true;
+	return false;
+}
+
+/*
+ * A sample whose walk read a runtime's frames, of a process no runtime here
+ * knows: a forked child, given its parent's settings by the kernel
+ * (sfbpf_fork), sampled before its fork's event was read (the rings are
+ * read in either order). It is offered to the runtimes now, as the event
+ * would (lifecycle's on_young), so that this sample is named; one gone
+ * already cannot be (its frames stay unnamed, counted by its runtime).
+ */
+static void offer_forked(struct runtimes *rs, int pid)
+{
+	struct procmaps *pm = NULL;
+	uint64_t ticks;
+
+	if (proctrack_start_ticks(pid, &ticks) || procmaps__snapshot(pid, 0, &pm))
+		return;
+	on_updated(rs, pid, ticks, pm);
+	procmaps__free(pm);
+}
+
 const struct sfbpf_sample *runtimes__splice(struct runtimes *rs, const struct sfbpf_sample *in,
 					    size_t *size)
 {
+	if (in->nr_py && !known_pid(rs, (int)in->pid))
+		offer_forked(rs, (int)in->pid);
 	for (size_t i = 0; i < NR_RUNTIMES; i++) {
 		struct rt *r = &rs->rt[i];
 		struct proc *pr = find(r, (int)in->pid);
