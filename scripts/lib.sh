@@ -170,6 +170,37 @@ fetch_source() {
 	)
 }
 
+# fetch_deb CACHE PKG VERSION: Debian's package PKG at VERSION, downloaded by
+# the host's apt and unpacked once into CACHE/PKG_VERSION (nothing
+# installed: a daemon's package would start its service on the host); prints
+# that directory. For a program of the same build as one installed (php8.2-fpm
+# beside php8.2-cli): the version the host's lists already hold.
+fetch_deb() {
+	local cache=$1 pkg=$2 ver=$3 dir tmp
+	dir=$cache/${pkg}_$ver
+	if [ -f "$dir/.sfbpf-unpacked" ]; then
+		echo "$dir"
+		return 0
+	fi
+	mkdir -p "$cache" || return 1
+	(
+		exec 9>"$cache/$pkg.lock"
+		flock 9
+		if [ ! -f "$dir/.sfbpf-unpacked" ]; then
+			tmp=$(mktemp -d "$cache/fetch.XXXXXX") || exit 1
+			trap 'rm -rf "$tmp"' EXIT
+			if ! (cd "$tmp" && apt-get download -qq "$pkg=$ver") >"$tmp/apt.log" 2>&1; then
+				echo "fetch_deb: apt-get download $pkg=$ver: $(grep -m1 '^E: ' "$tmp/apt.log" | cut -c4-)" >&2
+				exit 1
+			fi
+			rm -rf "$dir"
+			dpkg-deb -x "$tmp"/*.deb "$tmp/x" && mv "$tmp/x" "$dir" &&
+				touch "$dir/.sfbpf-unpacked" || exit 1
+		fi
+		echo "$dir"
+	)
+}
+
 # up_to_date OUT DEP...: OUT exists and is newer than every DEP.
 up_to_date() {
 	local out=$1 dep
