@@ -2,6 +2,7 @@
 /* A runtime's object in a process, by the symbols it defines (objsyms.h). */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "interp/objsyms.h"
 #include "procs/procmaps.h"
@@ -60,6 +61,34 @@ int objsyms__bias(const struct procmaps *pm, const struct procmap *m,
 		}
 	}
 	return -ENOENT;
+}
+
+uint64_t objsyms__interposed(int pid, const struct procmaps *pm, const struct procmap *m,
+			     const char *name, uint64_t addr)
+{
+	const struct procmap *exe = procmaps__exe(pm);
+	uint64_t val = 0, size = 0, bias;
+	struct elfobj_info info;
+	Elf *elf;
+	int fd;
+
+	if (!exe || (exe->inode == m->inode && exe->dev_major == m->dev_major &&
+		     exe->dev_minor == m->dev_minor))
+		return addr;
+	fd = procmap__open(pid, exe);
+	if (fd < 0)
+		return addr;
+	if (!elfobj__read(fd, &info) && (elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		objsyms__find(elf, &name, 1, &val, &size, true);
+		elf_end(elf);
+	}
+	close(fd);
+	if (val && size && !objsyms__bias(pm, exe, &info, &bias)) {
+		pr_debug("%s in pid %d: the executable's copy, at %#llx", name, pid,
+			 (unsigned long long)(val + bias));
+		return val + bias;
+	}
+	return addr;
 }
 
 int objsyms__detect(int pid, const char *who, objsyms_maybe maybe, objsyms_is is, void *ctx)

@@ -32,6 +32,17 @@ void objsyms__find(Elf *elf, const char *const *names, size_t nr, uint64_t *vals
 int objsyms__bias(const struct procmaps *pm, const struct procmap *m,
 		  const struct elfobj_info *info, uint64_t *bias);
 
+/*
+ * Where a data symbol of the object mapped at m is in the process: addr (its
+ * value plus m's bias), unless the program's executable, first in the
+ * dynamic linker's lookup order, defines it too. A program that refers to a
+ * library's variable (PHP's EG() in a program embedding libphp) gets a copy
+ * of its own (a copy relocation), and the library itself uses that copy
+ * through its GOT: its own is never written.
+ */
+uint64_t objsyms__interposed(int pid, const struct procmaps *pm, const struct procmap *m,
+			     const char *name, uint64_t addr);
+
 /* Whether mapping m of pm may hold the runtime (by its name, or as the executable). */
 typedef bool (*objsyms_maybe)(const struct procmaps *pm, const struct procmap *m);
 /* Whether the object mapped at m is the runtime: 0, -ENOENT (not it), or an error. */

@@ -144,9 +144,12 @@ static int is_perl(int pid, const struct procmaps *pm, const struct procmap *m, 
 		p->eval[i].lo = f.eval[i].lo + bias;
 		p->eval[i].hi = f.eval[i].hi + bias;
 	}
-	p->curinterp = f.vals[SYM_CURINTERP] + bias;
+	/* A program embedding it may have its own copies (objsyms.h). */
+	p->curinterp =
+		objsyms__interposed(pid, pm, m, "PL_curinterp", f.vals[SYM_CURINTERP] + bias);
 	if (f.vals[SYM_THR_KEY] && f.sizes[SYM_THR_KEY] == sizeof(uint32_t))
-		p->thr_key = f.vals[SYM_THR_KEY] + bias;
+		p->thr_key =
+			objsyms__interposed(pid, pm, m, "PL_thr_key", f.vals[SYM_THR_KEY] + bias);
 	return 0;
 }
 

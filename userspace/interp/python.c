@@ -219,6 +219,9 @@ static int object_syms(int pid, const struct procmaps *pm, const struct procmap 
 		out->addrs[k] = f.vals[k] ? f.vals[k] + bias : 0;
 		out->sizes[k] = f.sizes[k];
 	}
+	/* A program embedding it may have its own copy (objsyms.h). */
+	out->addrs[SYM_RUNTIME] =
+		objsyms__interposed(pid, pm, m, sym_names[SYM_RUNTIME], out->addrs[SYM_RUNTIME]);
 	for (out->nr_eval = 0; out->nr_eval < f.nr_eval; out->nr_eval++) {
 		out->eval[out->nr_eval].lo = f.eval[out->nr_eval].lo + bias;
 		out->eval[out->nr_eval].hi = f.eval[out->nr_eval].hi + bias;

@@ -330,6 +330,11 @@ static int is_ruby(int pid, const struct procmaps *pm, const struct procmap *m, 
 		goto out;
 	}
 	r->vm_ptr = f.vals[SYM_VM_PTR];
+	/* A program embedding it may have its own copy (objsyms.h). */
+	if (r->vm_ptr)
+		r->vm_ptr =
+			objsyms__interposed(pid, pm, m, "ruby_current_vm_ptr", r->vm_ptr + bias) -
+			bias;
 	if (!r->vm_ptr && vm_ptr_from_code(fd, f.vals[SYM_AT_EXIT], f.sizes[SYM_AT_EXIT],
 					   r->l->vm.at_exit, &r->vm_ptr)) {
 		pr_info("ruby: pid %d: %s: no VM pointer found in ruby_vm_at_exit: refused", pid,
