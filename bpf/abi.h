@@ -597,7 +597,14 @@ struct sfbpf_py_proc {
  *           a stamp of the function's name and class pointers << 48
  *           (sfbpf_php_stamp(): a function freed at a request's end and
  *           another compiled at its address is told apart by it, by the
- *           cache of names and by the reading of the function after it).
+ *           cache of names and by the reading of the function after it);
+ *           a file's own code (no name: every included file's {main}) and
+ *           a closure (one name, "{closure}") have their file's name in it
+ *           too, its string's pointer, hash and length, and their first and
+ *           last lines (php_stamp_key()): an included file's code is freed
+ *           once it ran, without opcache, and the next file included is
+ *           often compiled at its address, its name's string at its name's
+ *           (a string's hash is set once it is a key: of the included files).
  * Userspace puts each run of frames in place of the native execute_ex frame
  * that runs it, as it does Python's: an internal function's frame goes
  * where the VM called it, its own native frames above it.
@@ -605,6 +612,20 @@ struct sfbpf_py_proc {
 #define SFBPF_PHP_ED_SPAN 64 /* bytes of an execute_data read at once: every field below it */
 #define SFBPF_PHP_FN_SPAN 32 /* bytes of a zend_function read: its type, name and class */
 #define SFBPF_PHP_OPLINE_MASK ((1ULL << 48) - 1)
+
+/*
+ * What a function's stamp is of, with its scope: its name pointer; for a
+ * file's own code (name 0) and a closure (user code only: an internal
+ * function has no file) also its file's name (its string's pointer, hash
+ * and length) and the 8 bytes of its first and last lines.
+ */
+static inline __u64 php_stamp_key(__u64 name, __u64 filename, __u64 lines, __u64 hash, __u64 len,
+				  int by_file)
+{
+	return by_file ? name ^ (filename * 0xc2b2ae3d27d4eb4fULL) ^
+				 ((lines + len) * 0x9e3779b97f4a7c15ULL) ^ hash :
+			 name;
+}
 
 /* The stamp of a function whose common.function_name and common.scope are name, scope. */
 static inline __u64 sfbpf_php_stamp(__u64 name, __u64 scope)
@@ -625,6 +646,11 @@ struct sfbpf_php_proc {
 	__u16 fn_type; /* in zend_function, below SFBPF_PHP_FN_SPAN: common.type */
 	__u16 fn_name; /* common.function_name */
 	__u16 fn_scope; /* common.scope */
+	__u16 fn_flags; /* common.fn_flags, below SFBPF_PHP_FN_SPAN */
+	/* op_array.filename, with line_start and line_end after it (user code only) */
+	__u16 fn_filename;
+	__u16 str_hash; /* zend_string's h, with len after it */
+	__u32 acc_closure; /* ZEND_ACC_CLOSURE */
 	__u8 user_function; /* ZEND_USER_FUNCTION */
 	__u8 eval_code; /* ZEND_EVAL_CODE */
 	__u8 internal_function; /* ZEND_INTERNAL_FUNCTION */

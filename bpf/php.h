@@ -63,8 +63,9 @@ static __always_inline __u32 php_buf_u32(const struct php_walk *w, __u32 off)
  */
 static __always_inline long php_frame_step(struct php_walk *w, __u64 *slots)
 {
-	__u64 ed = w->ed, func, entry, stamp, opline;
+	__u64 ed = w->ed, func, entry, stamp, opline, name, file[2] = {}, str[2] = {};
 	__u8 type;
+	bool by_file;
 	__u32 i;
 
 	if (!ed) {
@@ -88,8 +89,20 @@ static __always_inline long php_frame_step(struct php_walk *w, __u64 *slots)
 		type = w->fn[w->cfg.fn_type & PHP_FN_MASK];
 		if (type == w->cfg.user_function || type == w->cfg.eval_code ||
 		    type == w->cfg.internal_function) {
-			stamp = sfbpf_php_stamp(*(__u64 *)&w->fn[w->cfg.fn_name & PHP_FN_MASK],
-						*(__u64 *)&w->fn[w->cfg.fn_scope & PHP_FN_MASK]);
+			name = *(__u64 *)&w->fn[w->cfg.fn_name & PHP_FN_MASK];
+			/* A file's code or a closure: its file and lines too (abi.h, slot 1). */
+			by_file = type != w->cfg.internal_function &&
+				  (!name || (*(__u32 *)&w->fn[w->cfg.fn_flags & PHP_FN_MASK] &
+					     w->cfg.acc_closure));
+			if (by_file &&
+			    (bpf_probe_read_user(file, sizeof(file),
+						 (const void *)(func + w->cfg.fn_filename)) ||
+			     bpf_probe_read_user(str, sizeof(str),
+						 (const void *)(file[0] + w->cfg.str_hash))))
+				file[0] = file[1] = str[0] = str[1] = 0;
+			stamp = sfbpf_php_stamp(
+				php_stamp_key(name, file[0], file[1], str[0], str[1], by_file),
+				*(__u64 *)&w->fn[w->cfg.fn_scope & PHP_FN_MASK]);
 			entry = php_buf_u32(w, w->cfg.ed_call_info) & w->cfg.call_top ?
 					SFBPF_PY_ENTRY :
 					0;

@@ -38,7 +38,9 @@ BUILD_PKGS=(make gcc clang llvm pkg-config libbpf-dev libelf-dev libdw-dev zlib1
 # scripts/php/layouts.sh reads), its own sampling profiler (php-excimer) and
 # a program of its no test wrote (PHP_CodeSniffer), and a library PHP-FPM
 # links that a minimal Debian lacks (libapparmor1; the test unpacks
-# php-fpm itself): tests/phpprofile.test; and
+# php-fpm itself), the embed SAPI's libphp (a program embedding PHP):
+# tests/phpprofile.test; PHPUnit and the PSR interfaces
+# Symfony's test suite runs with (tests/vmprograms.test); and
 # Ruby with its headers (scripts/ruby/layouts.sh) and its own sampling profiler
 # (stackprof), Rack and puma (a web application under load):
 # tests/rbprofile.test; and Perl's own profiler (Devel::NYTProf)
@@ -48,7 +50,8 @@ TEST_PKGS=(linux-perf bindfs bison flex texinfo dpkg-dev xz-utils binutils tmux
 	libc6-dbg util-linux nodejs sqlite3 debootstrap protobuf-compiler python3-prometheus-client
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user time qemu-system-x86 busybox-static cpio kmod
 	gdb libpython3-dev e2fsprogs btrfs-progs default-jdk-headless wrk
-	php-cli php-dev php-excimer php-codesniffer libapparmor1 ruby ruby-dev ruby-stackprof ruby-rack puma
+	php-cli php-dev php-excimer php-codesniffer libapparmor1 libphp-embed phpunit php-psr-log
+	php-psr-container php-psr-event-dispatcher php-psr-cache ruby ruby-dev ruby-stackprof ruby-rack puma
 	libdevel-nytprof-perl libperl-dev)
 
 # The libraries the programs link, for the arm64 cross-build (multiarch).

@@ -252,7 +252,7 @@ static int is_php(int pid, const struct procmaps *pm, const struct procmap *m, v
 			p->ip_regnum = (uint8_t)((f.code[0] >> 8 & 0xff) - 1);
 		}
 	}
-	p->eg = f.vals[SYM_EG] + bias;
+	p->eg = objsyms__interposed(pid, pm, m, "executor_globals", f.vals[SYM_EG] + bias);
 	return 0;
 }
 
@@ -302,7 +302,8 @@ int php__bpf_settings(const struct php *p, struct sfbpf_php_proc *cfg)
 	if (l->ed.opline + 8 > SFBPF_PHP_ED_SPAN || l->ed.func + 8 > SFBPF_PHP_ED_SPAN ||
 	    l->ed.call_info + 4 > SFBPF_PHP_ED_SPAN || l->ed.prev + 8 > SFBPF_PHP_ED_SPAN ||
 	    l->fn.type + 1 > SFBPF_PHP_FN_SPAN || l->fn.function_name + 8 > SFBPF_PHP_FN_SPAN ||
-	    l->fn.scope + 8 > SFBPF_PHP_FN_SPAN)
+	    l->fn.scope + 8 > SFBPF_PHP_FN_SPAN || l->fn.fn_flags + 4 > SFBPF_PHP_FN_SPAN ||
+	    l->fn.line_start != l->fn.filename + 8)
 		return -ENOTSUP;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->current_execute_data = p->eg + l->eg_current_execute_data;
@@ -314,6 +315,10 @@ int php__bpf_settings(const struct php *p, struct sfbpf_php_proc *cfg)
 	cfg->fn_type = l->fn.type;
 	cfg->fn_name = l->fn.function_name;
 	cfg->fn_scope = l->fn.scope;
+	cfg->fn_flags = l->fn.fn_flags;
+	cfg->fn_filename = l->fn.filename;
+	cfg->str_hash = l->str_len - 8; /* zend_string: gc, h, len, val */
+	cfg->acc_closure = l->acc_closure;
 	cfg->user_function = l->user_function;
 	cfg->eval_code = l->eval_code;
 	cfg->internal_function = l->internal_function;
@@ -368,17 +373,50 @@ static int read_str(const struct php *p, uint64_t addr, char *buf, size_t size)
 	return err;
 }
 
+/*
+ * The bytes of the function at func (span of them for user code: as far as
+ * its last field used) and its stamp (abi.h: slot 1), as the BPF walk made
+ * it: 0, -ESTALE if no function is there, or the read's error.
+ */
+static int fn_read(const struct php *p, uint64_t func, uint8_t *fn, uint32_t span, uint16_t *stamp)
+{
+	const struct php_layout *l = p->l;
+	uint64_t name, file, str[2] = { 0, 0 };
+	bool by_file;
+	int err;
+
+	/* The common part first: an internal function's struct is shorter than an op array. */
+	err = procmem__read(p->pid, func, fn, SFBPF_PHP_FN_SPAN);
+	if (err)
+		return err;
+	if (fn[l->fn.type] != l->user_function && fn[l->fn.type] != l->eval_code &&
+	    fn[l->fn.type] != l->internal_function)
+		return -ESTALE;
+	if (fn[l->fn.type] != l->internal_function && (err = procmem__read(p->pid, func, fn, span)))
+		return err;
+	name = u64_at(fn, l->fn.function_name);
+	file = u64_at(fn, l->fn.filename);
+	by_file = fn[l->fn.type] != l->internal_function &&
+		  (!name || (u32_at(fn, l->fn.fn_flags) & l->acc_closure));
+	if (by_file && file && procmem__read(p->pid, file + l->str_len - 8, str, sizeof(str)))
+		return -ESTALE;
+	*stamp = (uint16_t)sfbpf_php_stamp(php_stamp_key(name, file,
+							 by_file ? u64_at(fn, l->fn.line_start) : 0,
+							 str[0], str[1], by_file),
+					   u64_at(fn, l->fn.scope));
+	return 0;
+}
+
 int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t stamp,
 	       struct php_frame *out)
 {
 	const struct php_layout *l = p->l;
-	uint8_t fn[FN_SPAN];
+	uint8_t fn[FN_SPAN], again[FN_SPAN];
 	uint64_t name, scope, file, opcodes, cname;
-	uint32_t flags, last;
+	uint32_t flags, last, span = 0;
 	char cls[PHP_NAME_BYTES / 2 - 2], fname[PHP_NAME_BYTES / 2];
+	uint16_t now;
 	int err;
-
-	uint32_t span = 0;
 
 	memset(out, 0, sizeof(*out));
 	/* As far as the last field: a function at a mapping's end is read whole. */
@@ -389,24 +427,17 @@ int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t sta
 	    l->fn.fn_flags + 4U > SFBPF_PHP_FN_SPAN ||
 	    l->fn.function_name + 8U > SFBPF_PHP_FN_SPAN || l->fn.scope + 8U > SFBPF_PHP_FN_SPAN)
 		return -EINVAL;
-	/* The common part first: an internal function's struct is shorter than an op array. */
-	err = procmem__read(p->pid, func, fn, SFBPF_PHP_FN_SPAN);
-	if (err)
+	/* Another function at its address since the sample: not the one it saw. */
+	if ((err = fn_read(p, func, fn, span, &now)))
 		return err;
-	if (fn[l->fn.type] != l->user_function && fn[l->fn.type] != l->eval_code &&
-	    fn[l->fn.type] != l->internal_function)
+	if (now != stamp)
 		return -ESTALE;
-	if (fn[l->fn.type] != l->internal_function && (err = procmem__read(p->pid, func, fn, span)))
-		return err;
 	flags = u32_at(fn, l->fn.fn_flags);
 	name = u64_at(fn, l->fn.function_name);
 	scope = u64_at(fn, l->fn.scope);
 	file = u64_at(fn, l->fn.filename);
 	opcodes = u64_at(fn, l->fn.opcodes);
 	last = u32_at(fn, l->fn.last);
-	/* Another function at its address since the sample: not the one it saw. */
-	if (sfbpf_php_stamp(name, scope) != stamp)
-		return -ESTALE;
 	if (fn[l->fn.type] == l->internal_function) {
 		/* An extension's (or the engine's): no file, no line; as PHP's traces say it. */
 		snprintf(out->file, sizeof(out->file), "%s", PHP_INTERNAL_FILE);
@@ -440,5 +471,15 @@ int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t sta
 		if (!procmem__read(p->pid, opline + l->op_lineno, &line, sizeof(line)))
 			out->line = line;
 	}
+	/*
+	 * The process ran on while this was read: an included file's code freed
+	 * and the next one's compiled in its place, its oplines written over
+	 * the line just read. The function must be the same after, as a seqlock's
+	 * reader checks (its oplines are the same while it is).
+	 */
+	if (fn_read(p, func, again, span, &now) || now != stamp ||
+	    u64_at(again, l->fn.opcodes) != u64_at(fn, l->fn.opcodes) ||
+	    u32_at(again, l->fn.last) != u32_at(fn, l->fn.last))
+		return -ESTALE;
 	return 0;
 }
