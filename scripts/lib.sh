@@ -127,13 +127,14 @@ source_apt() {
 	SOURCE_APT=("${PRIVATE_APT[@]}")
 }
 
-# fetch_source CACHE PKG: the upstream tarball of Debian's source package
-# PKG (the newest of trixie's and unstable's) unpacked once into
-# CACHE/PKG/NAME-VERSION (the tarball's own top directory); prints that
-# directory. Only the tarball is needed: a mirror that has it but not the
-# package's .dsc (seen: a 404 for a .dsc the index names) still serves.
+# fetch_source CACHE PKG [SUITE...]: the upstream tarball of Debian's source
+# package PKG (the newest of the SUITEs', by default trixie's and
+# unstable's) unpacked once into CACHE/PKG/NAME-VERSION (the tarball's own
+# top directory); prints that directory. Only the tarball is needed: a
+# mirror that has it but not the package's .dsc (seen: a 404 for a .dsc the
+# index names) still serves.
 fetch_source() {
-	local cache=$1 pkg=$2 dir tmp tarball
+	local cache=$1 pkg=$2 dir tmp tarball suites=("${@:3}")
 	dir=$(find "$cache/$pkg" -mindepth 2 -maxdepth 2 -name .sfbpf-unpacked -printf '%h\n' 2>/dev/null |
 		sort -V | tail -n 1)
 	if [ -n "$dir" ]; then
@@ -151,7 +152,15 @@ fetch_source() {
 			echo "$dir"
 			exit 0
 		fi
-		source_apt "$cache/apt" || exit 1
+		if [ ${#suites[@]} -eq 0 ]; then
+			source_apt "$cache/apt" || exit 1
+		else
+			private_apt "$cache/apt-$(
+				IFS=-
+				echo "${suites[*]}"
+			)" deb-src "${suites[@]}" || exit 1
+			SOURCE_APT=("${PRIVATE_APT[@]}")
+		fi
 		tmp=$(mktemp -d "$cache/$pkg/fetch.XXXXXX") || exit 1
 		trap 'rm -rf "$tmp"' EXIT
 		(cd "$tmp" && apt-get "${SOURCE_APT[@]}" source -qq --download-only "$pkg" \
