@@ -599,12 +599,14 @@ struct sfbpf_py_proc {
  *           another compiled at its address is told apart by it, by the
  *           cache of names and by the reading of the function after it);
  *           a file's own code (no name: every included file's {main}) and
- *           a closure (one name, "{closure}") have their file's name in it
- *           too, its string's pointer, hash and length, and their first and
- *           last lines (php_stamp_key()): an included file's code is freed
- *           once it ran, without opcache, and the next file included is
- *           often compiled at its address, its name's string at its name's
- *           (a string's hash is set once it is a key: of the included files).
+ *           a closure have more in it (php_stamp_key()): their file's name pointer,
+ *           their first and last lines, and the hash and length of their
+ *           name's string (the file's, for a file's code). An included
+ *           file's code is freed once it ran, without opcache, and the next
+ *           file included is often compiled at its address, its name's
+ *           string at its name's; a namespaced closure's name
+ *           ("NS\{closure}") is a string freed with it, and its memory
+ *           another string's by the time it is read.
  * Userspace puts each run of frames in place of the native execute_ex frame
  * that runs it, as it does Python's: an internal function's frame goes
  * where the VM called it, its own native frames above it.
@@ -616,8 +618,9 @@ struct sfbpf_py_proc {
 /*
  * What a function's stamp is of, with its scope: its name pointer; for a
  * file's own code (name 0) and a closure (user code only: an internal
- * function has no file) also its file's name (its string's pointer, hash
- * and length) and the 8 bytes of its first and last lines.
+ * function has no file) also its file's name pointer, the 8 bytes
+ * of its first and last lines, and its name's string's hash and length
+ * (its file's, for a file's code).
  */
 static inline __u64 php_stamp_key(__u64 name, __u64 filename, __u64 lines, __u64 hash, __u64 len,
 				  int by_file)

@@ -65,7 +65,7 @@ static __always_inline long php_frame_step(struct php_walk *w, __u64 *slots)
 {
 	__u64 ed = w->ed, func, entry, stamp, opline, name, file[2] = {}, str[2] = {};
 	__u8 type;
-	bool by_file;
+	bool hashed;
 	__u32 i;
 
 	if (!ed) {
@@ -90,18 +90,22 @@ static __always_inline long php_frame_step(struct php_walk *w, __u64 *slots)
 		if (type == w->cfg.user_function || type == w->cfg.eval_code ||
 		    type == w->cfg.internal_function) {
 			name = *(__u64 *)&w->fn[w->cfg.fn_name & PHP_FN_MASK];
-			/* A file's code or a closure: its file and lines too (abi.h, slot 1). */
-			by_file = type != w->cfg.internal_function &&
-				  (!name || (*(__u32 *)&w->fn[w->cfg.fn_flags & PHP_FN_MASK] &
-					     w->cfg.acc_closure));
-			if (by_file &&
+			/*
+			 * A file's code or a closure: its file and lines, its name's
+			 * string (the file's, if none) too (abi.h).
+			 */
+			hashed = type != w->cfg.internal_function &&
+				 (!name || (*(__u32 *)&w->fn[w->cfg.fn_flags & PHP_FN_MASK] &
+					    w->cfg.acc_closure));
+			if (hashed &&
 			    (bpf_probe_read_user(file, sizeof(file),
 						 (const void *)(func + w->cfg.fn_filename)) ||
-			     bpf_probe_read_user(str, sizeof(str),
-						 (const void *)(file[0] + w->cfg.str_hash))))
+			     bpf_probe_read_user(
+				     str, sizeof(str),
+				     (const void *)((name ? name : file[0]) + w->cfg.str_hash))))
 				file[0] = file[1] = str[0] = str[1] = 0;
 			stamp = sfbpf_php_stamp(
-				php_stamp_key(name, file[0], file[1], str[0], str[1], by_file),
+				php_stamp_key(name, file[0], file[1], str[0], str[1], hashed),
 				*(__u64 *)&w->fn[w->cfg.fn_scope & PHP_FN_MASK]);
 			entry = php_buf_u32(w, w->cfg.ed_call_info) & w->cfg.call_top ?
 					SFBPF_PY_ENTRY :

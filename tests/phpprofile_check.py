@@ -270,23 +270,30 @@ def cmd_outputs(name, folded, raw, otlp):
 
 def cmd_includes(folded, srcdir):
     """Files included again and again (no opcache: each one's code freed once it ran,
-    the next one's compiled where it was): each {main} frame of an included file at a
-    line of its own code; at most 0.5 % at another line, at least 50 frames a file."""
+    the next one's compiled where it was): inc_K.php's own code, cl_K.php's a closure
+    of namespace NK (its name, "NK\\{closure}", a string freed with it). Each frame of
+    an included file at a line of its code, a closure's named as its own; at most
+    0.5 % otherwise, at least 50 frames a file."""
     lines, seen, wrong = {}, collections.Counter(), collections.Counter()
     for f in os.listdir(srcdir):
-        if f.startswith("inc_") and f.endswith(".php"):
+        if f.startswith(("inc_", "cl_")) and f.endswith(".php"):
             src = open(os.path.join(srcdir, f)).read().split("\n")
             lines[f] = {i + 1 for i, t in enumerate(src)
-                        if t.strip() and not t.startswith(("//", "<?php"))}
+                        if t.strip() and not t.startswith(("//", "<?php", "namespace"))}
     for frames, n in stacks(folded):
-        for name, file, line in php_frames(frames):
-            if name == "{main}" and file in lines:
-                seen[file] += n
-                if line not in lines[file]:
-                    wrong[(file, line)] += n
+        for f in frames:
+            m = FRAME.match(f)
+            if not m or m.group(2) not in lines:
+                continue
+            name, file, line = m.group(1), m.group(2), int(m.group(3))
+            seen[file] += n
+            want = ("{main}",) if file.startswith("inc_") else (
+                "{main}", "N%s\\{closure}" % file[3:-4])
+            if line not in lines[file] or name not in want:
+                wrong[(name, file, line)] += n
     tot = sum(seen.values())
-    print("%d {main} frames of %d included files, %d (%.4f, at most 0.005) at another file's "
-          "line %s; fewest of a file %d (at least 50)"
+    print("%d frames of %d included files, %d (%.4f, at most 0.005) named as another's "
+          "%s; fewest of a file %d (at least 50)"
           % (tot, len(lines), sum(wrong.values()), sum(wrong.values()) / (tot or 1),
              wrong.most_common(3), min([seen[f] for f in lines] or [0])))
     return 0 if tot and sum(wrong.values()) <= 0.005 * tot and min(

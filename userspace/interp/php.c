@@ -382,7 +382,7 @@ static int fn_read(const struct php *p, uint64_t func, uint8_t *fn, uint32_t spa
 {
 	const struct php_layout *l = p->l;
 	uint64_t name, file, str[2] = { 0, 0 };
-	bool by_file;
+	bool hashed;
 	int err;
 
 	/* The common part first: an internal function's struct is shorter than an op array. */
@@ -396,13 +396,15 @@ static int fn_read(const struct php *p, uint64_t func, uint8_t *fn, uint32_t spa
 		return err;
 	name = u64_at(fn, l->fn.function_name);
 	file = u64_at(fn, l->fn.filename);
-	by_file = fn[l->fn.type] != l->internal_function &&
-		  (!name || (u32_at(fn, l->fn.fn_flags) & l->acc_closure));
-	if (by_file && file && procmem__read(p->pid, file + l->str_len - 8, str, sizeof(str)))
+	/* A file's code, a closure: their strings' too (abi.h, slot 1). */
+	hashed = fn[l->fn.type] != l->internal_function &&
+		 (!name || (u32_at(fn, l->fn.fn_flags) & l->acc_closure));
+	if (hashed &&
+	    procmem__read(p->pid, (name ? name : file) + l->str_len - 8, str, sizeof(str)))
 		return -ESTALE;
-	*stamp = (uint16_t)sfbpf_php_stamp(php_stamp_key(name, file,
-							 by_file ? u64_at(fn, l->fn.line_start) : 0,
-							 str[0], str[1], by_file),
+	*stamp = (uint16_t)sfbpf_php_stamp(php_stamp_key(name, hashed ? file : 0,
+							 hashed ? u64_at(fn, l->fn.line_start) : 0,
+							 str[0], str[1], hashed),
 					   u64_at(fn, l->fn.scope));
 	return 0;
 }
@@ -419,6 +421,9 @@ int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t sta
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	/* An internal function's struct is read only as far as SFBPF_PHP_FN_SPAN. */
+	memset(fn, 0, sizeof(fn));
+	memset(again, 0, sizeof(again));
 	/* As far as the last field: a function at a mapping's end is read whole. */
 	for (size_t i = 0; i < sizeof(l->fn) / sizeof(uint16_t); i++)
 		if (((const uint16_t *)&l->fn)[i] + 8U > span)
@@ -478,8 +483,9 @@ int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t sta
 	 * reader checks (its oplines are the same while it is).
 	 */
 	if (fn_read(p, func, again, span, &now) || now != stamp ||
-	    u64_at(again, l->fn.opcodes) != u64_at(fn, l->fn.opcodes) ||
-	    u32_at(again, l->fn.last) != u32_at(fn, l->fn.last))
+	    again[l->fn.type] != fn[l->fn.type] ||
+	    (opcodes &&
+	     (u64_at(again, l->fn.opcodes) != opcodes || u32_at(again, l->fn.last) != last)))
 		return -ESTALE;
 	return 0;
 }
