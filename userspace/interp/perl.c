@@ -467,10 +467,26 @@ static bool stamp_holds(const struct perl *p, uint64_t cop, uint32_t stamp, uint
 	return stamp && !rd32(p, cop + p->l->cop.seq, &seq) && (seq & mask) == stamp;
 }
 
+/*
+ * Whether the CV at cv is still the sub a frame's slots stamp (word), its
+ * body at body, and its first statement first (0: not used).
+ */
+static bool sub_holds(const struct perl *p, uint64_t cv, uint64_t body, uint64_t word,
+		      uint64_t first)
+{
+	uint64_t now;
+	uint32_t flags;
+
+	return !sv_of(p, cv, p->l->sv.pvcv, &now, &flags) && now == body &&
+	       sfbpf_pl_stamp(now) == ((word >> 48) & 0x3fff) &&
+	       (!first || first_cop(p, now) == first);
+}
+
 int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_frame *out)
 {
 	const struct perl_layout *l = p->l;
-	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body;
+	uint64_t cop = word & SFBPF_PL_COP_MASK, kind = word >> SFBPF_PL_KIND_SHIFT, body = 0;
+	uint64_t first = 0;
 	uint32_t flags, stamp = (word >> 48) & 0x3fff, mask = 0x3fff;
 	bool stamped;
 	int err;
@@ -491,7 +507,7 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 		if ((err = cv_name(p, body, out)))
 			return err == -ESTALE ? -EPROTO : err;
 		if (!cop)
-			cop = first_cop(p, body);
+			first = cop = first_cop(p, body);
 	} else {
 		snprintf(out->name, sizeof(out->name), "%s",
 			 kind == SFBPF_PL_KIND_EVAL    ? "(eval)" :
@@ -511,6 +527,13 @@ int perl__frame(const struct perl *p, uint64_t cv, uint64_t word, struct perl_fr
 		err = -ESTALE;
 	else if (!(err = read_cop(p, cop, out)) && stamped && !stamp_holds(p, cop, stamp, mask))
 		err = -ESTALE;
+	/*
+	 * The sub read again, as its statement was: freed meanwhile (the
+	 * interpreter's destruction frees END blocks' subs as their samples are
+	 * read), its name and first statement were another's memory.
+	 */
+	if (kind == SFBPF_PL_KIND_SUB && !sub_holds(p, cv, body, word, first))
+		return -ESTALE;
 	if (err == -ESTALE && (kind == SFBPF_PL_KIND_SUB || kind == SFBPF_PL_KIND_MAIN)) {
 		/* Its statement is another's now, or no file's: the frame named alone. */
 		out->file[0] = '\0';
