@@ -47,6 +47,8 @@
  */
 #define SFBPF_CHAIN_FRAMES 8
 #define SFBPF_CHAIN_PROGS 33
+/* Their last links: one per runtime read after the walk (bpf/afterwalk.h), linked by the loader. */
+#define SFBPF_CHAIN_FINISHES 4
 
 /*
  * One flattened FRE: from its PC on (until the next row), rule applies. Its PC
@@ -690,11 +692,11 @@ struct sfbpf_php_proc {
  *           iseq and its owner class both reached from it) | SFBPF_RB_METHOD;
  *   slot 1: its pc | a stamp of the iseq's body pointer << 48 (an iseq
  *           collected and another allocated at its address is told apart).
- * A block's frame, where owners are named (bpf_loop() only), is followed by
+ * A block's frame, where owners are named, is followed by
  * two more slots: the method entry of the env its block was made in (its
  * local env's, or a define_method block's own), | SFBPF_RT_OWNER, and 0.
- * A C method's frame (a cfunc), where userspace can name it (me_def set,
- * bpf_loop() only), is sent as
+ * A C method's frame (a cfunc), where userspace can name it (me_def set),
+ * is sent as
  *   slot 0: its method entry (ep[VM_ENV_DATA_INDEX_ME_CREF]) | SFBPF_PY_TAG
  *           | SFBPF_RB_CFUNC;
  *   slot 1: a stamp of the entry's definition pointer << 48 (no pc): an

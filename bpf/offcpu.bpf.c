@@ -31,6 +31,7 @@
 #include "php.h"
 #include "ruby.h"
 #include "perl.h"
+#include "afterwalk.h"
 
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -88,10 +89,7 @@ struct scratch {
 	struct sfbpf_unwind_state st;
 	struct sfbpf_offcpu_sample init;
 	__u64 entry_ns; /* a chained walk's program start (stamp_at_entry) */
-	struct py_walk py;
-	struct php_walk php;
-	struct rb_walk rb;
-	struct pl_walk pl;
+	struct rt_walks rt;
 };
 
 TARGET_PERCPU_VALUE(scratch, struct scratch);
@@ -337,33 +335,26 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	period_end(rec, now, cnt);
 }
 
-/* prev's after-walk runtimes' frames (runtime.h: CPython's; prev is the current task). */
+/*
+ * prev's frames of the after-walk runtimes in kinds (afterwalk.h; prev is the
+ * current task).
+ */
 static __always_inline void offcpu_runtimes(struct scratch *sc, struct sfbpf_offcpu_sample *rec,
-					    struct sfbpf_offcpu_stats *cnt, bool chained)
+					    struct sfbpf_offcpu_stats *cnt, bool chained,
+					    __u32 kinds)
 {
 	/* Bounded (128, 127): so is the first Python slot. */
 	__u32 nu = unwind_nr_frames(rec->s.nr_user), nk = rec->s.nr_kernel & UNWIND_KFRAME_MASK;
-	int n;
 
-	if (user_stacks && sc->st.v8_nwords)
+	if (!user_stacks)
+		return;
+	if ((kinds & (1U << RT_AFTER_PY)) && sc->st.v8_nwords)
 		rec->s.nr_py = v8_words_out(&sc->st, &rec->s.ips[nu + nk], SFBPF_OFFCPU_PY_FRAMES,
 					    &rec->s.flags);
-	else if (user_stacks && (n = php_walk(&sc->php, &rec->s.ips[nu + nk], ustack_current_task(),
-					      rec->s.pid, rec->s.tid, SFBPF_OFFCPU_PY_FRAMES,
-					      &rec->s.flags, &cnt->unwind, chained, NULL, 0)) >= 0)
-		rec->s.nr_py = n;
-	else if (user_stacks &&
-		 (n = rb_walk(&sc->rb, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
-			      SFBPF_OFFCPU_PY_FRAMES, &rec->s.flags, &cnt->unwind, chained)) >= 0)
-		rec->s.nr_py = n;
-	else if (user_stacks && (n = pl_walk(&sc->pl, &rec->s.ips[nu + nk], ustack_current_task(),
+	else
+		rec->s.nr_py = rt_after_walk(&sc->rt, &rec->s.ips[nu + nk], ustack_current_task(),
 					     rec->s.pid, rec->s.tid, SFBPF_OFFCPU_PY_FRAMES,
-					     &rec->s.flags, &cnt->unwind, chained)) >= 0)
-		rec->s.nr_py = n;
-	else if (user_stacks)
-		rec->s.nr_py =
-			py_walk(&sc->py, &rec->s.ips[nu + nk], ustack_current_task(), rec->s.pid,
-				rec->s.tid, SFBPF_OFFCPU_PY_FRAMES, &cnt->unwind, chained);
+					     &rec->s.flags, &cnt->unwind, chained, NULL, 0, kinds);
 }
 
 /* The start of prev's period (rec, if recorded), then next's switch-in. */
@@ -385,11 +376,11 @@ static __always_inline void offcpu_done(__u64 *ctx, struct sfbpf_offcpu_sample *
  * The end of a context switch, after prev's user walk (rec: prev's entry, or
  * NULL when prev is not recorded): prev's kernel stack and Python frames
  * and the start of its period, then next's switch-in. entry_ns: the
- * program's start, with stamp_at_entry. Chained (5.10-5.16), the Python
- * walk and next's switch-in are the chain's last link (sfbpf_offcpu_finish),
- * as the CPU profiler has it; nothing but prev's start follows the tail
- * call (with next's switch-in there too, 5.10's verifier went past 1M
- * instructions on sfbpf_offcpu_walk, 174k without the link).
+ * program's start, with stamp_at_entry. Chained (5.10-5.16), the runtime's
+ * walk and next's switch-in are the chain's last link (afterwalk.h:
+ * sfbpf_offcpu_finish and its siblings), as the CPU profiler has it; nothing but prev's start
+ * follows the tail call (with next's switch-in there too, 5.10's verifier went past 1M instructions
+ * on sfbpf_offcpu_walk, 174k without the link).
  */
 static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 					  struct sfbpf_offcpu_sample *rec,
@@ -407,7 +398,7 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 		rec->s.nr_kernel = nk;
 		if (chained) {
 			sc->entry_ns = entry_ns;
-			bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_FINISH);
+			bpf_tail_call(ctx, &walk_chain, rt_after_link(&sc->rt, &sc->st));
 			/*
 			 * Past the kernel's tail-call limit, which the walk of at
 			 * most SFBPF_OFFCPU_MAX_FRAMES never reaches (below): no
@@ -417,7 +408,7 @@ static __always_inline void offcpu_finish(__u64 *ctx, struct scratch *sc,
 			rec->start_ns = stamp_at_entry ? entry_ns : bpf_ktime_get_ns();
 			return;
 		}
-		offcpu_runtimes(sc, rec, cnt, false);
+		offcpu_runtimes(sc, rec, cnt, false, RT_AFTER_ALL);
 	}
 	offcpu_done(ctx, rec, cnt, entry_ns);
 }
@@ -449,6 +440,8 @@ static __always_inline int offcpu_switch(__u64 *ctx, bool chained)
 		rec->owed_ns = switch_out_owed(rec->s.tid, now);
 		proc = ustack_begin(&sc->st, &rec->s, &cnt->unwind, ustack_current_task(),
 				    rec->s.pid, false);
+		if (chained)
+			rt_after_kind(&sc->rt, rec->s.pid);
 	}
 	if (proc && chained) {
 		/*
@@ -519,9 +512,11 @@ int sfbpf_offcpu_walk(__u64 *ctx)
 _Static_assert((SFBPF_OFFCPU_MAX_FRAMES + SFBPF_CHAIN_FRAMES - 1) / SFBPF_CHAIN_FRAMES + 1 < 32,
 	       "a chained off-CPU walk leaves a tail call for sfbpf_offcpu_finish");
 
-/* The chain's last link: prev's V8 or Python frames, its period's start, next's switch-in. */
-SEC("raw_tp")
-int sfbpf_offcpu_finish(__u64 *ctx)
+/*
+ * A chain's last link: prev's frames of the runtime kind (afterwalk.h; CPython's
+ * link names its V8 frames), its period's start, next's switch-in.
+ */
+static __always_inline int offcpu_finish_link(__u64 *ctx, enum rt_after kind)
 {
 	struct sfbpf_offcpu_sample *rec;
 	struct sfbpf_offcpu_stats *cnt;
@@ -530,14 +525,39 @@ int sfbpf_offcpu_finish(__u64 *ctx)
 	if (!link_state(&cnt, &sc, &rec))
 		return 0;
 	/* prev's V8 frames, stepped by fp, named here (v8.h: v8_later_names()). */
-	if (rec && sc->st.v8_nlater) {
+	if (kind == RT_AFTER_PY && rec && sc->st.v8_nlater) {
 		v8_later_names(&sc->st, rec->s.ips, unwind_nr_frames(rec->s.nr_user));
 		ustack_count_v8(&sc->st, &cnt->unwind);
 	}
 	if (rec)
-		offcpu_runtimes(sc, rec, cnt, true);
+		offcpu_runtimes(sc, rec, cnt, true, 1U << kind);
 	offcpu_done(ctx, rec, cnt, sc->entry_ns);
 	return 0;
+}
+
+/* The chain's last links, in walk_chain from USTACK_CHAIN_FINISH, in enum rt_after's order. */
+SEC("raw_tp")
+int sfbpf_offcpu_finish(__u64 *ctx)
+{
+	return offcpu_finish_link(ctx, RT_AFTER_PY);
+}
+
+SEC("raw_tp")
+int sfbpf_offcpu_finish_php(__u64 *ctx)
+{
+	return offcpu_finish_link(ctx, RT_AFTER_PHP);
+}
+
+SEC("raw_tp")
+int sfbpf_offcpu_finish_ruby(__u64 *ctx)
+{
+	return offcpu_finish_link(ctx, RT_AFTER_RB);
+}
+
+SEC("raw_tp")
+int sfbpf_offcpu_finish_perl(__u64 *ctx)
+{
+	return offcpu_finish_link(ctx, RT_AFTER_PL);
 }
 
 /* A thread exits (in its own context): forget its entry, so tids can be reused. */

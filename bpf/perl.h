@@ -22,12 +22,6 @@
 #define SFBPF_PERL_H
 
 #define PL_SPAN_MASK (SFBPF_PL_CX_SPAN - 1)
-/*
- * Contexts read a sample on the chained form (5.10 to 5.16): its one program
- * holds every runtime's walk, and the verifier walks each bounded loop to
- * its end; bpf_loop() kernels read PY_FRAME_STEPS.
- */
-#define PL_CHAINED_STEPS 40
 
 _Static_assert((SFBPF_PL_CX_SPAN & PL_SPAN_MASK) == 0, "context span: power of two");
 
@@ -251,8 +245,9 @@ static __always_inline int pl_walk(struct pl_walk *w, __u64 *slots, struct task_
 		w->stop = SFBPF_PL_STOP_READ;
 	else {
 		w->running = phase == w->cfg.phase_run;
+		/* Chained, the walk is a last link of its own (afterwalk.h): the same bound. */
 		if (chained)
-			for (i = 0; i < PL_CHAINED_STEPS; i++) {
+			for (i = 0; i < PY_FRAME_STEPS; i++) {
 				if (pl_frame_step(w, slots))
 					break;
 			}

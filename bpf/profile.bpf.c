@@ -20,6 +20,7 @@
 #include "php.h"
 #include "ruby.h"
 #include "perl.h"
+#include "afterwalk.h"
 
 /* Settings, filled by userspace between open and load. */
 const volatile bool kernel_stacks = true;
@@ -56,10 +57,7 @@ struct period_run {
 struct scratch {
 	struct sfbpf_sample sample;
 	struct sfbpf_unwind_state st;
-	struct py_walk py;
-	struct php_walk php;
-	struct rb_walk rb;
-	struct pl_walk pl;
+	struct rt_walks rt;
 	struct period_run periods;
 };
 
@@ -119,42 +117,32 @@ static __always_inline void profile_send(struct scratch *sc, struct sfbpf_stats 
 }
 
 /*
- * The after-walk runtimes' frames of the sample (runtime.h: CPython's, in a
- * process the loader gave Python settings), after its user and kernel
- * frames: how many.
+ * The after-walk runtimes' frames of the sample (afterwalk.h: those in
+ * kinds), after its user and kernel frames: how many.
  */
 static __always_inline __u32 profile_runtimes(struct scratch *sc, struct sfbpf_stats *cnt,
-					      struct task_struct *task, bool chained)
+					      struct task_struct *task, bool chained, __u32 kinds)
 {
 	struct sfbpf_sample *s = &sc->sample;
 	/* Bounded (1,024, 127): so is the first Python slot. */
 	__u32 nu = unwind_nr_frames(s->nr_user), nk = s->nr_kernel & UNWIND_KFRAME_MASK;
 	__u32 room = (SFBPF_MAX_FRAMES + SFBPF_MAX_KFRAMES - nu - nk) / 2;
-	int n;
 
 	if (!user_stacks || !s->tid)
 		return 0;
 	/* A node's frames have no Python's beside them. */
-	if (sc->st.v8_nwords)
+	if ((kinds & (1U << RT_AFTER_PY)) && sc->st.v8_nwords)
 		return v8_words_out(&sc->st, &s->ips[nu + nk], room, &s->flags);
-	n = php_walk(&sc->php, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt,
-		     chained, &sc->st, nu ? s->ips[0] : 0);
-	if (n >= 0)
-		return n;
-	n = rb_walk(&sc->rb, &s->ips[nu + nk], task, s->pid, room, &s->flags, cnt, chained);
-	if (n >= 0)
-		return n;
-	n = pl_walk(&sc->pl, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt, chained);
-	if (n >= 0)
-		return n;
-	return py_walk(&sc->py, &s->ips[nu + nk], task, s->pid, s->tid, room, cnt, chained);
+	return rt_after_walk(&sc->rt, &s->ips[nu + nk], task, s->pid, s->tid, room, &s->flags, cnt,
+			     chained, &sc->st, nu ? s->ips[0] : 0, kinds);
 }
 
 /*
  * The end of a sample, after its user walk: its stop reason counted, the
  * kernel stack, the Python frames, and only the used part of it to the ring
- * buffer. Chained, the Python walk is a program of its own
- * (sfbpf_profile_finish): the links' verifier budget stays the native walk's.
+ * buffer. Chained, the runtime's walk is a program of its own (afterwalk.h:
+ * sfbpf_profile_finish and its siblings): the links' verifier budget stays
+ * the native walk's.
  */
 static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, struct scratch *sc,
 					   struct sfbpf_stats *cnt, struct task_struct *task,
@@ -175,12 +163,12 @@ static __always_inline void profile_finish(struct bpf_perf_event_data *ctx, stru
 	s->nr_user = nu;
 	s->nr_kernel = nk;
 	if (chained) {
-		bpf_tail_call(ctx, &walk_chain, USTACK_CHAIN_FINISH);
-		/* Past the kernel's tail-call limit (a full chain): no Python frames. */
+		bpf_tail_call(ctx, &walk_chain, rt_after_link(&sc->rt, &sc->st));
+		/* Past the kernel's tail-call limit (a full chain): no runtime's frames. */
 		profile_send(sc, cnt, 0);
 		return;
 	}
-	profile_send(sc, cnt, profile_runtimes(sc, cnt, task, false));
+	profile_send(sc, cnt, profile_runtimes(sc, cnt, task, false, RT_AFTER_ALL));
 }
 
 /* A sample stands for at most this many periods (a virtual CPU stopped for seconds). */
@@ -306,6 +294,8 @@ static __always_inline int profile_sample(struct bpf_perf_event_data *ctx, bool 
 	sample_weight(ctx, sc, task, cnt);
 	/* VMAs found in the kernel: the one-program walk only (its callback is 5.13's). */
 	proc = ustack_begin(&sc->st, s, cnt, task, tgid, !chained);
+	if (chained)
+		rt_after_kind(&sc->rt, tgid);
 	if (proc && chained) {
 		runtime_leaf_chained(&sc->st, s->ips, proc);
 		ustack_chain(ctx, &sc->st, s->ips, tgid);
@@ -344,26 +334,56 @@ int sfbpf_profile_walk(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* The chain's last link: the sample's V8 or Python frames, then the send. */
-SEC("perf_event")
-int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
+/*
+ * A chain's last link, the sample's frames of the runtime kind (afterwalk.h),
+ * then the send; CPython's link names the walk's V8 frames.
+ */
+static __always_inline int profile_finish_link(enum rt_after kind)
 {
 	struct sfbpf_stats *cnt;
 	struct scratch *sc;
 	__u32 zero = 0;
 
-	(void)ctx;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	cnt = bpf_map_lookup_elem(&stats, &zero);
 	if (!sc || !cnt)
 		return 0;
 	/* The walk's V8 frames, stepped by fp, named here (v8.h: v8_later_names()). */
-	if (sc->st.v8_nlater) {
+	if (kind == RT_AFTER_PY && sc->st.v8_nlater) {
 		v8_later_names(&sc->st, sc->sample.ips, unwind_nr_frames(sc->sample.nr_user));
 		ustack_count_v8(&sc->st, cnt);
 	}
-	profile_send(sc, cnt, profile_runtimes(sc, cnt, ustack_current_task(), true));
+	profile_send(sc, cnt, profile_runtimes(sc, cnt, ustack_current_task(), true, 1U << kind));
 	return 0;
+}
+
+/* The chain's last links, in walk_chain from USTACK_CHAIN_FINISH, in enum rt_after's order. */
+SEC("perf_event")
+int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
+{
+	(void)ctx;
+	return profile_finish_link(RT_AFTER_PY);
+}
+
+SEC("perf_event")
+int sfbpf_profile_finish_php(struct bpf_perf_event_data *ctx)
+{
+	(void)ctx;
+	return profile_finish_link(RT_AFTER_PHP);
+}
+
+SEC("perf_event")
+int sfbpf_profile_finish_ruby(struct bpf_perf_event_data *ctx)
+{
+	(void)ctx;
+	return profile_finish_link(RT_AFTER_RB);
+}
+
+SEC("perf_event")
+int sfbpf_profile_finish_perl(struct bpf_perf_event_data *ctx)
+{
+	(void)ctx;
+	return profile_finish_link(RT_AFTER_PL);
 }
 
 static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid, __u32 type)

@@ -21,12 +21,6 @@
 #define RB_SPAN_MASK (SFBPF_RB_CFP_SPAN - 1)
 /* Threads looked at per sample, over every ractor: a process's first ones. */
 #define RB_SEARCH_STEPS 64
-/*
- * The chained form's bounds (5.10 to 5.16): its one program holds every
- * runtime's walk, and the verifier walks each bounded loop to its end.
- */
-#define RB_CHAINED_SEARCH 16
-#define RB_CHAINED_STEPS 48
 #define RB_NT_OWN 0xffff /* th_nt: the TID is in the thread itself */
 
 _Static_assert((SFBPF_RB_CFP_SPAN & RB_SPAN_MASK) == 0, "control frame span: power of two");
@@ -163,9 +157,9 @@ static __always_inline __u64 rb_block_me(const struct rb_walk *w, __u64 ep, __u6
 }
 
 /*
- * A C method's frame at ep, in the looped form where userspace names them:
- * its method entry and a stamp of the entry's definition into the next slot
- * pair (SFBPF_RB_CFUNC). Unreadable: not sent, its native frames stand.
+ * A C method's frame at ep, where userspace names them (owners): its method entry and a stamp of
+ * the entry's definition into the next slot pair (SFBPF_RB_CFUNC). Unreadable: not sent, its native
+ * frames stand.
  */
 static __always_inline void rb_cfunc(struct rb_walk *w, __u64 *slots, __u64 ep)
 {
@@ -187,8 +181,8 @@ static __always_inline void rb_cfunc(struct rb_walk *w, __u64 *slots, __u64 ep)
  * One control frame: sent if it runs an iseq, or (with owners, where the
  * settings ask) if a C method's; passed otherwise (a C function's
  * VM_FRAME_FLAG_FINISH then marks the frame sent before it); a block's,
- * with owners (the looped form), followed by its method entry
- * (SFBPF_RT_OWNER). Returns 0 to go on, 1 once w->stop is set.
+ * with owners, followed by its method entry (SFBPF_RT_OWNER). Returns 0 to
+ * go on, 1 once w->stop is set.
  */
 static __always_inline long rb_frame_step(struct rb_walk *w, __u64 *slots, bool owners)
 {
@@ -324,14 +318,15 @@ static __always_inline int rb_walk(struct rb_walk *w, __u64 *slots, struct task_
 		w->stop = SFBPF_RB_STOP_READ;
 		goto out;
 	}
+	/* Chained, the walk is a last link of its own (afterwalk.h): the same bounds. */
 	if (chained) {
-		for (i = 0; i < RB_CHAINED_SEARCH; i++) {
+		for (i = 0; i < RB_SEARCH_STEPS; i++) {
 			if (rb_search_step(w))
 				break;
 		}
 		if (w->found)
-			for (i = 0; i < RB_CHAINED_STEPS; i++) {
-				if (rb_frame_step(w, slots, false))
+			for (i = 0; i < PY_FRAME_STEPS; i++) {
+				if (rb_frame_step(w, slots, true))
 					break;
 			}
 	} else {

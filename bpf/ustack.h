@@ -32,15 +32,17 @@ const volatile __u64 thread_size = 16384;
 
 /*
  * The chained walker's next programs (kernels without bpf_loop()), set by
- * the loader after load: the program's own walker, and the link that
- * finishes a sample (its interpreter frames, python.h, then the send).
+ * the loader after load: the program's own walker, and the links that
+ * finish a sample (its interpreter frames, then the send), one for each
+ * after-walk runtime from USTACK_CHAIN_FINISH on (afterwalk.h).
  */
 #define USTACK_CHAIN_WALK 0
 #define USTACK_CHAIN_FINISH 1
+#define USTACK_CHAIN_LINKS (USTACK_CHAIN_FINISH + SFBPF_CHAIN_FINISHES)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, USTACK_CHAIN_LINKS);
 	__uint(key_size, sizeof(__u32)); /* sizes: program arrays take no BTF types */
 	__uint(value_size, sizeof(__u32));
 } walk_chain SEC(".maps");

@@ -276,7 +276,7 @@ static int preallocate(const struct bpfprog_map *maps, size_t n)
 static int choose_form(const struct bpfprog_load *o)
 {
 	bool loop = bpfprog__kernel()->loop;
-	int err = 0;
+	int err = 0, i;
 
 	if (!o->chained)
 		return 0;
@@ -285,8 +285,9 @@ static int choose_form(const struct bpfprog_load *o)
 		err = bpf_program__set_autoload(o->chained, !loop);
 	if (!err)
 		err = bpf_program__set_autoload(o->chain_link, !loop);
-	if (!err && o->chain_finish)
-		err = bpf_program__set_autoload(o->chain_finish, !loop);
+	for (i = 0; !err && i < SFBPF_CHAIN_FINISHES; i++)
+		if (o->chain_finish[i])
+			err = bpf_program__set_autoload(o->chain_finish[i], !loop);
 	if (err)
 		pr_warn("choosing the %s program's form: %s", o->what, strerror(-err));
 	return err;
@@ -298,16 +299,17 @@ static int choose_form(const struct bpfprog_load *o)
  */
 static int link_chain(const struct bpfprog_load *o)
 {
-	struct bpf_program *links[] = { o->chain_link, o->chain_finish };
+	struct bpf_program *link;
 	__u32 slot;
 	int fd;
 
 	if (!o->chained || bpfprog__kernel()->loop)
 		return 0;
-	for (slot = 0; slot < 2; slot++) {
-		if (!links[slot])
+	for (slot = 0; slot <= SFBPF_CHAIN_FINISHES; slot++) {
+		link = slot ? o->chain_finish[slot - 1] : o->chain_link;
+		if (!link)
 			continue;
-		fd = bpf_program__fd(links[slot]);
+		fd = bpf_program__fd(link);
 		if (bpf_map_update_elem(bpf_map__fd(o->walk_chain), &slot, &fd, BPF_ANY)) {
 			pr_warn("linking the %s walker's chain: %s", o->what, strerror(errno));
 			return -errno;
@@ -324,7 +326,7 @@ struct bpf_program *bpfprog__sampler(const struct bpfprog_load *o)
 /* With -vv, the verifier's log of what is loaded: util/log.c keeps its statistics. */
 static void log_verifier(const struct bpfprog_load *o)
 {
-	struct bpf_program *progs[] = { o->prog, o->chained, o->chain_link, o->chain_finish };
+	struct bpf_program *progs[] = { o->prog, o->chained, o->chain_link };
 	size_t i;
 
 	if (log__level() < LOG_DEBUG)
@@ -332,6 +334,9 @@ static void log_verifier(const struct bpfprog_load *o)
 	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			bpf_program__set_log_level(progs[i], 1 | 4 /* BPF_LOG_STATS */);
+	for (i = 0; i < SFBPF_CHAIN_FINISHES; i++)
+		if (o->chain_finish[i])
+			bpf_program__set_log_level(o->chain_finish[i], 1 | 4);
 }
 
 /*

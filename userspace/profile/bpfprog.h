@@ -20,6 +20,8 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
+#include "bpf/abi.h"
+
 /* The kernel has BTF (CO-RE relocations need it). */
 int bpfprog__check_kernel(void);
 
@@ -87,8 +89,11 @@ struct bpfprog_load {
 	 */
 	struct bpf_program *prog;
 	struct bpf_program *chained, *chain_link;
-	/* The chained form's last link (interpreter frames, the send); NULL: none. */
-	struct bpf_program *chain_finish;
+	/*
+	 * The chained form's last links (a runtime's frames, the send), one per
+	 * after-walk runtime in bpf/afterwalk.h's order; NULL: none.
+	 */
+	struct bpf_program *chain_finish[SFBPF_CHAIN_FINISHES];
 	struct bpf_map *walk_chain;
 	const struct bpfprog_map *maps; /* prepared before load */
 	size_t nr_maps;
