@@ -536,29 +536,16 @@ static __always_inline int offcpu_finish_link(__u64 *ctx, enum rt_after kind)
 }
 
 /* The chain's last links, in walk_chain from USTACK_CHAIN_FINISH, in enum rt_after's order. */
-SEC("raw_tp")
-int sfbpf_offcpu_finish(__u64 *ctx)
-{
-	return offcpu_finish_link(ctx, RT_AFTER_PY);
-}
-
-SEC("raw_tp")
-int sfbpf_offcpu_finish_php(__u64 *ctx)
-{
-	return offcpu_finish_link(ctx, RT_AFTER_PHP);
-}
-
-SEC("raw_tp")
-int sfbpf_offcpu_finish_ruby(__u64 *ctx)
-{
-	return offcpu_finish_link(ctx, RT_AFTER_RB);
-}
-
-SEC("raw_tp")
-int sfbpf_offcpu_finish_perl(__u64 *ctx)
-{
-	return offcpu_finish_link(ctx, RT_AFTER_PL);
-}
+#define OFFCPU_FINISH_LINK(name, kind)                \
+	SEC("raw_tp")                                 \
+	int name(__u64 *ctx)                          \
+	{                                             \
+		return offcpu_finish_link(ctx, kind); \
+	}
+OFFCPU_FINISH_LINK(sfbpf_offcpu_finish, RT_AFTER_PY)
+OFFCPU_FINISH_LINK(sfbpf_offcpu_finish_php, RT_AFTER_PHP)
+OFFCPU_FINISH_LINK(sfbpf_offcpu_finish_ruby, RT_AFTER_RB)
+OFFCPU_FINISH_LINK(sfbpf_offcpu_finish_perl, RT_AFTER_PL)
 
 /* A thread exits (in its own context): forget its entry, so tids can be reused. */
 SEC("raw_tp/sched_process_exit")

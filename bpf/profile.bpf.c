@@ -358,33 +358,17 @@ static __always_inline int profile_finish_link(enum rt_after kind)
 }
 
 /* The chain's last links, in walk_chain from USTACK_CHAIN_FINISH, in enum rt_after's order. */
-SEC("perf_event")
-int sfbpf_profile_finish(struct bpf_perf_event_data *ctx)
-{
-	(void)ctx;
-	return profile_finish_link(RT_AFTER_PY);
-}
-
-SEC("perf_event")
-int sfbpf_profile_finish_php(struct bpf_perf_event_data *ctx)
-{
-	(void)ctx;
-	return profile_finish_link(RT_AFTER_PHP);
-}
-
-SEC("perf_event")
-int sfbpf_profile_finish_ruby(struct bpf_perf_event_data *ctx)
-{
-	(void)ctx;
-	return profile_finish_link(RT_AFTER_RB);
-}
-
-SEC("perf_event")
-int sfbpf_profile_finish_perl(struct bpf_perf_event_data *ctx)
-{
-	(void)ctx;
-	return profile_finish_link(RT_AFTER_PL);
-}
+#define PROFILE_FINISH_LINK(name, kind)           \
+	SEC("perf_event")                         \
+	int name(struct bpf_perf_event_data *ctx) \
+	{                                         \
+		(void)ctx;                        \
+		return profile_finish_link(kind); \
+	}
+PROFILE_FINISH_LINK(sfbpf_profile_finish, RT_AFTER_PY)
+PROFILE_FINISH_LINK(sfbpf_profile_finish_php, RT_AFTER_PHP)
+PROFILE_FINISH_LINK(sfbpf_profile_finish_ruby, RT_AFTER_RB)
+PROFILE_FINISH_LINK(sfbpf_profile_finish_perl, RT_AFTER_PL)
 
 static __always_inline void lifecycle_event(struct task_struct *task, __u32 tgid, __u32 type)
 {
