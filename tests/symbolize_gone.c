@@ -16,6 +16,13 @@
  *                                  exited and been reaped: named SYM. With
  *                                  control, no handover: [unknown] (what the
  *                                  check would see without it)
+ *   symbolize_gone unseen HELPER PATH
+ *                                  HELPER run to its end and reaped, never
+ *                                  read: the kernel's mapping of its code,
+ *                                  named PATH by the loader, names main
+ *                                  from the file at PATH, opened then, if
+ *                                  it is HELPER's very file; another file
+ *                                  (a copy: another inode) names nothing
  * A program of its own beside tests/symbolize.c (files under 800 lines).
  */
 #include <errno.h>
@@ -202,8 +209,91 @@ static int run_tracked(const char *bin, const char *lib, const char *sym, bool c
 	return failures != 0;
 }
 
+/*
+ * A process no read saw, gone before its sample is read, whose file no
+ * other process read alive mapped (the cache has no object for it): named
+ * from the file at the loader's path, if that is still exactly the file the
+ * kernel identified; a path that leads to another file names nothing.
+ */
+static int run_unseen(const char *bin, const char *path)
+{
+	struct symbolizer_image image = { .start_ticks = 1, .exec_id = 9 };
+	struct fake_kernel k = { .exec_id = 9 };
+	char *argv[] = { (char *)bin, NULL };
+	const struct procmap *code = NULL;
+	bool same = !strcmp(bin, path);
+	const struct probe *pmain;
+	struct procmaps *pm = NULL;
+	struct symbolizer_stats st;
+	struct symbolizer *s = NULL;
+	struct helper h = {};
+	struct sym_info si;
+	struct stat sb;
+	uint64_t ip = 0;
+	size_t i;
+	int err;
+
+	err = helper__start(&h, argv);
+	pmain = err ? NULL : probe_by_name(&h, "main");
+	if (pmain && !procmaps__read(h.pid, &pm))
+		for (i = 0; i < procmaps__count(pm); i++)
+			if (procmaps__get(pm, i)->start <= pmain->addr &&
+			    pmain->addr < procmaps__get(pm, i)->end)
+				code = procmaps__get(pm, i);
+	if (code && !stat(bin, &sb)) {
+		k.map = (struct symbolizer_kmap){
+			.start = code->start,
+			.end = code->end,
+			.offset = code->offset,
+			.st = { sb.st_dev, sb.st_ino, sb.st_size,
+				sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec,
+				sb.st_ctim.tv_sec * 1000000000ull + sb.st_ctim.tv_nsec },
+			.path = path
+		};
+		ip = pmain->addr;
+	}
+	procmaps__free(pm);
+	k.pid = h.pid;
+	if (!err)
+		helper__stop(&h); /* exited and reaped: nothing can read its maps */
+	procmaps__forget(k.pid);
+	if (!ip) {
+		report(false, "start", "err %d, main %s, its mapping %s", err,
+		       pmain ? "found" : "missing", code ? "found" : "missing");
+		return 1;
+	}
+	/* A new symbolizer: no object of bin in its cache. */
+	s = symbolizer__new();
+	if (!s) {
+		report(false, "symbolizer", "out of memory");
+		return 1;
+	}
+	symbolizer__set_kernel_maps(s, fake_kmaps, &k);
+	err = symbolizer__note_exec(s, k.pid, mono_ns(), &image, false);
+	symbolizer__note_sample(s, k.pid, mono_ns(), &ip, 1);
+	report(k.asked >= 1, "kernel-asked", "the kernel's mappings asked for %d times", k.asked);
+	err = err ? err : symbolizer__user(s, k.pid, ip, &si);
+	symbolizer__stats(s, &st);
+	if (same) {
+		report(!err && si.name && !strcmp(si.name, "main") && si.offset == 0, "named",
+		       "err %d got %s+%" PRIu64 " in %s", err, nz(si.name), si.offset,
+		       nz(si.module));
+		report(st.kernel_named == 1, "kernel-named", "kernel_named %" PRIu64,
+		       st.kernel_named);
+	} else {
+		report(err || !si.name, "unnamed", "err %d got %s in %s (from %s)", err,
+		       nz(si.name), nz(si.module), path);
+		report(st.kernel_named == 0, "kernel-unnamed", "kernel_named %" PRIu64,
+		       st.kernel_named);
+	}
+	symbolizer__free(s);
+	return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "unseen"))
+		return run_unseen(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "zombie"))
 		return run_zombie(argv[2]);
 	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "control"))) &&

@@ -200,7 +200,7 @@ void symbolizer__set_dwarf_files(struct symbolizer *s, uint64_t n);
  * A process's file mapping as the kernel found it (bpf/vmafind.h): where it
  * lies, the file offset of its start, and its file as the kernel identified
  * it (device and inode as fstat gives them, size, mtime and ctime in ns:
- * symcache__known()) and named it (path: valid during the call). The vDSO
+ * symcache__known()) and the loader named it (path: valid during the call). The vDSO
  * has no file: vdso set, st unused, the image this process's own.
  */
 struct symbolizer_kmap {
@@ -217,8 +217,9 @@ typedef size_t (*symbolizer_kmaps_fn)(void *ctx, int pid, const struct symbolize
 				      struct symbolizer_kmap *out, size_t max);
 /*
  * A process gone before its /proc/PID/maps could be read (it lived a few
- * milliseconds) is named from fn's mappings: only files whose objects the
- * cache already holds, as the kernel identified them (nothing is opened).
+ * milliseconds) is named from fn's mappings: files whose objects the cache
+ * holds, as the kernel identified them, or found at their path still the
+ * same file (symcache__kernel_file()).
  */
 void symbolizer__set_kernel_maps(struct symbolizer *s, symbolizer_kmaps_fn fn, void *ctx);
 

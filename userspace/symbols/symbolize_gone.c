@@ -8,11 +8,13 @@
  * start and the image's exec id: a table made for another image, an earlier
  * or later exec of the same PID, is not taken), each file as the kernel
  * identified it; an object the cache already
- * holds for exactly that identity names it (symcache__known: nothing is
- * opened, the file may be gone with its mount), and the vDSO is named from
- * this process's own image (the kernel's walk takes no other). A file seen
- * for the first time by this process alone stays unnamed ([unknown]), as
- * before.
+ * holds for exactly that identity names it; else the file the loader
+ * named for the table's slot, opened now if it still is exactly that
+ * identity (symcache__kernel_file: a file the loader read but no process
+ * read alive mapped, as a short-lived program's own binary); and the vDSO
+ * is named from this process's own image (the kernel's walk takes no
+ * other). A file gone with its mount, or reached by another name (a
+ * container's), stays unnamed ([unknown]).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +106,7 @@ bool proc__from_kernel(struct symbolizer *s, struct proc *p)
 		    overlaps(maps, k, km[i].start, km[i].end, false))
 			continue;
 		obj = km[i].vdso ? vdso_self(s, km[i].end - km[i].start) :
-				   symcache__known(s->cache, km[i].st);
+				   symcache__kernel_file(s->cache, km[i].path, km[i].st);
 		if (!obj)
 			continue;
 		path = km[i].path ? intern(s, km[i].path) : NULL;

@@ -465,40 +465,31 @@ static bool tenant_may_write(int pid, const struct procmap *m)
 	return writable;
 }
 
-struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
-			      const struct procmap *m)
+/*
+ * The object for fd, open on the file st describes (taken: closed, or kept
+ * by the object), found or made. may_write: a tenant may rewrite the file
+ * in place (lines from a copy); asked only of an object not yet the
+ * tenant's, with m's pid and line, or always when m is NULL.
+ */
+static struct symobj *symcache__fd(struct symcache *c, int fd, const struct stat *st,
+				   const char *path, int root_pid, bool tenant, int pid,
+				   const struct procmap *m)
 {
-	struct file_key key;
+	struct file_key key = { (uint64_t)st->st_dev, (uint64_t)st->st_ino };
+	uint32_t h = file_hash(key.dev, key.ino);
+	bool kept = fileident__kernel_kept(fd, st), was_tenant = false;
+	uint64_t mount = kept ? 0 : fileident__mount(fd);
 	struct symobj *obj;
-	struct stat st;
 	int64_t found;
-	bool kept, was_tenant = false;
-	uint64_t mount;
-	uint32_t h;
-	int fd;
 
-	/*
-	 * Keyed by what fstat says, not the maps line: on btrfs the line has
-	 * the filesystem's device, shared by every subvolume, each of which
-	 * numbers its inodes from 256. A file that cannot be checked now (its
-	 * process gone) gets nothing cached: its maps line alone could be
-	 * another subvolume's file.
-	 */
-	fd = open_mapped(pid, m, &st);
-	if (fd < 0)
-		return NULL;
-	kept = fileident__kernel_kept(fd, &st);
-	mount = kept ? 0 : fileident__mount(fd);
-	key = (struct file_key){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
-	h = file_hash(key.dev, key.ino);
 	found = hashmap__find(&c->objs, h, file_eq, NULL, &key);
 	if (found >= 0) {
 		obj = HASHMAP_TO_PTR(found);
-		if (symobj__same_file(obj, &st, kept, mount)) {
+		if (symobj__same_file(obj, st, kept, mount)) {
 			close(fd);
 			if (!obj->refs++)
 				cold_unlink(c, obj);
-			if (tenant && !obj->tenant && tenant_may_write(pid, m))
+			if (tenant && !obj->tenant && (!m || tenant_may_write(pid, m)))
 				symobj__tenant(obj);
 			return obj;
 		}
@@ -522,22 +513,72 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
 	}
 	obj->dev = key.dev;
 	obj->ino = key.ino;
-	obj->size = st.st_size;
-	obj->mtime = st.st_mtim;
-	obj->ctime = st.st_ctim;
+	obj->size = st->st_size;
+	obj->mtime = st->st_mtim;
+	obj->ctime = st->st_ctim;
 	obj->kept = kept;
 	obj->mount = mount;
 	obj->pin_fd = kept || mount ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	obj->dwarf_fd = -1;
 	obj->pend.fd = obj->pend.dfd = -1;
-	obj->tenant = was_tenant || (tenant && tenant_may_write(pid, m));
-	symobj__load_fd(c, obj, fd, m->path, root_pid); /* fd is its now */
+	obj->tenant = was_tenant || (tenant && (!m || tenant_may_write(pid, m)));
+	symobj__load_fd(c, obj, fd, path, root_pid); /* fd is its now */
 	if ((!kept && !mount && obj->pin_fd < 0) || hashmap__add(&c->objs, h, HASHMAP_PTR(obj))) {
 		symobj__free(c, obj);
 		return NULL;
 	}
 	obj->refs = 1;
 	return obj;
+}
+
+struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool tenant,
+			      const struct procmap *m)
+{
+	struct stat st;
+	int fd;
+
+	/*
+	 * Keyed by what fstat says, not the maps line: on btrfs the line has
+	 * the filesystem's device, shared by every subvolume, each of which
+	 * numbers its inodes from 256. A file that cannot be checked now (its
+	 * process gone) gets nothing cached: its maps line alone could be
+	 * another subvolume's file.
+	 */
+	fd = open_mapped(pid, m, &st);
+	if (fd < 0)
+		return NULL;
+	return symcache__fd(c, fd, &st, m->path, root_pid, tenant, pid, m);
+}
+
+/* Whether st is the file the kernel's identity st5 (symcache__known()) describes. */
+static bool same_identity(const struct stat *st, const uint64_t st5[5])
+{
+	return (uint64_t)st->st_dev == st5[0] && (uint64_t)st->st_ino == st5[1] &&
+	       (uint64_t)st->st_size == st5[2] &&
+	       (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec ==
+		       st5[3] &&
+	       (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec ==
+		       st5[4];
+}
+
+struct symobj *symcache__kernel_file(struct symcache *c, const char *path, const uint64_t st5[5])
+{
+	struct symobj *obj = symcache__known(c, st5);
+	struct stat st;
+	int fd;
+
+	if (obj || !path || path[0] != '/')
+		return obj;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !same_identity(&st, st5) ||
+	    !fileident__kernel_kept(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	/* Whose root and mounts it was mapped under is gone with its process: a tenant's, maybe. */
+	return symcache__fd(c, fd, &st, path, 0, true, 0, NULL);
 }
 
 struct symobj *symcache__known(struct symcache *c, const uint64_t st[5])

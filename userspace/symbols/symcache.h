@@ -97,6 +97,16 @@ struct symobj *symcache__file(struct symcache *c, int pid, int root_pid, bool te
  * kernel identified for it (vmafind.h). NULL otherwise: nothing is opened.
  */
 struct symobj *symcache__known(struct symcache *c, const uint64_t st[5]);
+/*
+ * symcache__known(), else the file at path (as the loader named it) opened
+ * now, if it is still exactly st: a process gone before its samples were
+ * read, whose files no process read alive mapped (a short-lived program's
+ * own binary, a library only it loaded). A path that leads elsewhere (a
+ * container's name, a file replaced since) names nothing. Its object is
+ * taken for a tenant's (lines from a copy): whose root it was mapped under
+ * went with the process.
+ */
+struct symobj *symcache__kernel_file(struct symcache *c, const char *path, const uint64_t st[5]);
 /* The [vdso] mapping m of pid. */
 struct symobj *symcache__vdso(struct symcache *c, int pid, const struct procmap *m);
 /*
