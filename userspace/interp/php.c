@@ -18,6 +18,7 @@
 #include "interp/php.h"
 #include "procs/procmaps.h"
 #include "procs/procmem.h"
+#include "procs/proctrack.h"
 #include "tables/elfobj.h"
 #include "util/log.h"
 
@@ -33,6 +34,14 @@
 #define FN_SPAN 256
 /* A string longer than this is no name or path of a script: the read stops there. */
 #define STR_MAX 4096
+/* Shared mappings kept of a process (opcache's is one; a pool's may add a few). */
+#define SHARED_MAX 8
+
+/* A shared mapping: the same pages in every process that maps it there. */
+struct shared_map {
+	uint64_t lo, hi, inode;
+	uint32_t dev_major, dev_minor;
+};
 
 struct php {
 	int pid;
@@ -46,6 +55,18 @@ struct php {
 	/* Where the VM's loop keeps its execute_data and opline (vm_registers()) */
 	uint8_t fp_regnum, ip_regnum;
 	uint64_t vm_lo, vm_hi; /* that loop's code */
+	uint64_t ticks; /* its start, which a child's reader checks it by */
+	struct shared_map own[SHARED_MAX]; /* its shared mappings at attach */
+	size_t nr_own;
+	/*
+	 * Where its own read fails (it exited: a pool's worker recycled before
+	 * its samples were read), what it shares with via (its parent, started
+	 * at via_ticks) at the same addresses is read there: the same pages.
+	 */
+	int via;
+	uint64_t via_ticks;
+	struct shared_map through[SHARED_MAX];
+	size_t nr_through;
 };
 
 /* The binaries of the php8.2-cli, -fpm and -cgi packages, and an embedding's libphp. */
@@ -256,6 +277,65 @@ static int is_php(int pid, const struct procmaps *pm, const struct procmap *m, v
 	return 0;
 }
 
+/* pid's shared mappings, at most SHARED_MAX, into out: how many. */
+static size_t shared_maps(int pid, struct shared_map *out)
+{
+	struct procmaps *pm = NULL;
+	size_t n = 0;
+
+	if (procmaps__read(pid, &pm))
+		return 0;
+	for (size_t i = 0; i < procmaps__count(pm) && n < SHARED_MAX; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+
+		if (m->perms & PROCMAP_SHARED)
+			out[n++] = (struct shared_map){ m->start, m->end, m->inode, m->dev_major,
+							m->dev_minor };
+	}
+	procmaps__free(pm);
+	return n;
+}
+
+/* p's own shared mappings, and those of them its parent maps alike: read through it. */
+static void note_shared(struct php *p)
+{
+	struct shared_map parent[SHARED_MAX];
+	size_t n;
+	int ppid;
+
+	if (proctrack_start_ticks(p->pid, &p->ticks))
+		return;
+	p->nr_own = shared_maps(p->pid, p->own);
+	if (!p->nr_own || proctrack_parent(p->pid, &ppid) || ppid <= 1 ||
+	    proctrack_start_ticks(ppid, &p->via_ticks))
+		return;
+	n = shared_maps(ppid, parent);
+	for (size_t i = 0; i < p->nr_own; i++)
+		for (size_t j = 0; j < n; j++)
+			if (!memcmp(&p->own[i], &parent[j], sizeof(parent[j])))
+				p->through[p->nr_through++] = p->own[i];
+	p->via = p->nr_through ? ppid : 0;
+}
+
+int php__inherit(const struct php *parent, int pid, struct php **out)
+{
+	struct php *p = malloc(sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	/* The same image, its memory a copy of the parent's at the fork: the same facts. */
+	*p = *parent;
+	p->pid = pid;
+	p->ticks = 0;
+	p->via = parent->ticks ? parent->pid : 0;
+	p->via_ticks = parent->ticks;
+	memcpy(p->through, parent->own, sizeof(p->through));
+	p->nr_through = parent->nr_own;
+	*out = p;
+	return 0;
+}
+
 int php__attach(int pid, struct php **out)
 {
 	struct php *p = calloc(1, sizeof(*p));
@@ -276,6 +356,7 @@ int php__attach(int pid, struct php **out)
 		return err;
 	}
 	snprintf(p->version, sizeof(p->version), "%s (%s)", p->l->version, p->build_id);
+	note_shared(p);
 	*out = p;
 	return 0;
 }
@@ -354,6 +435,27 @@ static uint32_t u32_at(const uint8_t *b, uint32_t off)
 	return v;
 }
 
+/*
+ * len bytes at addr in p's process; where that read fails, from the process
+ * p reads through (its parent) if they lie in a mapping the two share there
+ * and that process is still the one it was (its start).
+ */
+static int php_read(const struct php *p, uint64_t addr, void *buf, size_t len)
+{
+	int err = procmem__read(p->pid, addr, buf, len);
+	uint64_t ticks;
+	size_t i;
+
+	if (!err || !p->via)
+		return err;
+	for (i = 0; i < p->nr_through; i++)
+		if (addr >= p->through[i].lo && addr + len <= p->through[i].hi)
+			break;
+	if (i == p->nr_through || proctrack_start_ticks(p->via, &ticks) || ticks != p->via_ticks)
+		return err;
+	return procmem__read(p->via, addr, buf, len) ? err : 0;
+}
+
 /* The zend_string at addr into buf (size bytes, NUL added): 0 or an error. */
 static int read_str(const struct php *p, uint64_t addr, char *buf, size_t size)
 {
@@ -361,14 +463,14 @@ static int read_str(const struct php *p, uint64_t addr, char *buf, size_t size)
 	int err;
 
 	buf[0] = '\0';
-	err = procmem__u64(p->pid, addr + p->l->str_len, &len);
+	err = php_read(p, addr + p->l->str_len, &len, sizeof(len));
 	if (err)
 		return err;
 	if (len > STR_MAX)
 		return -EINVAL;
 	if (len >= size)
 		len = size - 1;
-	err = procmem__read(p->pid, addr + p->l->str_val, buf, len);
+	err = php_read(p, addr + p->l->str_val, buf, len);
 	buf[err ? 0 : len] = '\0';
 	return err;
 }
@@ -386,21 +488,20 @@ static int fn_read(const struct php *p, uint64_t func, uint8_t *fn, uint32_t spa
 	int err;
 
 	/* The common part first: an internal function's struct is shorter than an op array. */
-	err = procmem__read(p->pid, func, fn, SFBPF_PHP_FN_SPAN);
+	err = php_read(p, func, fn, SFBPF_PHP_FN_SPAN);
 	if (err)
 		return err;
 	if (fn[l->fn.type] != l->user_function && fn[l->fn.type] != l->eval_code &&
 	    fn[l->fn.type] != l->internal_function)
 		return -ESTALE;
-	if (fn[l->fn.type] != l->internal_function && (err = procmem__read(p->pid, func, fn, span)))
+	if (fn[l->fn.type] != l->internal_function && (err = php_read(p, func, fn, span)))
 		return err;
 	name = u64_at(fn, l->fn.function_name);
 	file = u64_at(fn, l->fn.filename);
 	/* A file's code, a closure: their strings' too (abi.h, slot 1). */
 	hashed = fn[l->fn.type] != l->internal_function &&
 		 (!name || (u32_at(fn, l->fn.fn_flags) & l->acc_closure));
-	if (hashed &&
-	    procmem__read(p->pid, (name ? name : file) + l->str_len - 8, str, sizeof(str)))
+	if (hashed && php_read(p, (name ? name : file) + l->str_len - 8, str, sizeof(str)))
 		return -ESTALE;
 	*stamp = (uint16_t)sfbpf_php_stamp(php_stamp_key(name, hashed ? file : 0,
 							 hashed ? u64_at(fn, l->fn.line_start) : 0,
@@ -464,7 +565,7 @@ int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t sta
 		cls[0] = '\0';
 		/* A closure's scope is the class it was made in: PHP names it {closure}. */
 		if (scope && !(flags & l->acc_closure) &&
-		    ((err = procmem__u64(p->pid, scope + l->ce_name, &cname)) ||
+		    ((err = php_read(p, scope + l->ce_name, &cname, sizeof(cname))) ||
 		     (err = read_str(p, cname, cls, sizeof(cls)))))
 			return err;
 		snprintf(out->name, sizeof(out->name), "%s%s%s", cls, cls[0] ? "::" : "", fname);
@@ -473,7 +574,7 @@ int php__frame(const struct php *p, uint64_t func, uint64_t opline, uint16_t sta
 	    !((opline - opcodes) % l->op_size)) {
 		uint32_t line;
 
-		if (!procmem__read(p->pid, opline + l->op_lineno, &line, sizeof(line)))
+		if (!php_read(p, opline + l->op_lineno, &line, sizeof(line)))
 			out->line = line;
 	}
 	/*

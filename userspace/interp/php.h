@@ -68,6 +68,13 @@ struct php_frame {
  * build ID's layout), or a read error.
  */
 int php__attach(int pid, struct php **out);
+/*
+ * A reader of pid, forked by parent's process, made from parent's without
+ * reading pid (it may be gone): for its samples, what the fork shared
+ * (opcache's shared memory: the op arrays, their strings) is read through
+ * the parent once pid's own read fails. 0 and *out, or -ENOMEM.
+ */
+int php__inherit(const struct php *parent, int pid, struct php **out);
 void php__free(struct php *p);
 /* Object files read, and found in the cache, for every attach (objfacts.h). */
 void php__object_stats(uint64_t *reads, uint64_t *hits);

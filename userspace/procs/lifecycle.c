@@ -185,7 +185,8 @@ int lifecycle__event(struct lifecycle *lc, const struct sfbpf_event *e)
 		lc->stats.fork_events++;
 		/* Its samples so far were unwound with the copy, if it is gone too. */
 		if (lc->opts.on_fork)
-			lc->opts.on_fork(lc->opts.ctx, pid, (int)(__u32)e->addr, e->time_ns);
+			lc->opts.on_fork(lc->opts.ctx, pid, (int)(__u32)e->addr, e->time_ns,
+					 e->start_ticks);
 		/* Before anything frees a slot the copy names (tables__fork_horizon). */
 		if (proctrack__adopt(lc->opts.procs, pid, e->start_ticks)) {
 			lc->stats.fork_gone++;

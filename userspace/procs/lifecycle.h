@@ -43,8 +43,12 @@ typedef void (*lifecycle_fn)(void *ctx, int pid, uint64_t time_ns);
  */
 typedef void (*lifecycle_exec_fn)(void *ctx, int pid, uint64_t time_ns, uint64_t start_ticks,
 				  uint64_t exec_id);
-/* pid was forked by parent and unwinds with the copy of its entry it was given. */
-typedef void (*lifecycle_fork_fn)(void *ctx, int pid, int parent, uint64_t time_ns);
+/*
+ * pid (started at start_ticks) was forked by parent and unwinds with the
+ * copy of its entry it was given.
+ */
+typedef void (*lifecycle_fork_fn)(void *ctx, int pid, int parent, uint64_t time_ns,
+				  uint64_t start_ticks);
 
 struct lifecycle_opts {
 	struct proctrack *procs;

@@ -155,7 +155,8 @@ void proctrack__free(struct proctrack *pt)
 	free(pt);
 }
 
-int proctrack_start_ticks(int pid, uint64_t *ticks)
+/* Field want (4 and up) of /proc/PID/stat, as a number: 0 or -errno. */
+static int stat_field(int pid, int want, uint64_t *out)
 {
 	char path[64], buf[1024], *p;
 	ssize_t n;
@@ -174,13 +175,27 @@ int proctrack_start_ticks(int pid, uint64_t *ticks)
 	p = strrchr(buf, ')');
 	if (!p)
 		return -EINVAL;
-	/* Field 3 (state) follows ") "; starttime is field 22. */
-	for (field = 2; field < 22 && p; field++)
+	/* Field 3 (state) follows ") ". */
+	for (field = 2; field < want && p; field++)
 		p = strchr(p + 1, ' ');
 	if (!p)
 		return -EINVAL;
-	*ticks = strtoull(p + 1, NULL, 10);
+	*out = strtoull(p + 1, NULL, 10);
 	return 0;
+}
+
+int proctrack_start_ticks(int pid, uint64_t *ticks)
+{
+	return stat_field(pid, 22, ticks); /* starttime */
+}
+
+int proctrack_parent(int pid, int *ppid)
+{
+	uint64_t v = 0;
+	int err = stat_field(pid, 4, &v); /* ppid */
+
+	*ppid = err || v > INT32_MAX ? 0 : (int)v;
+	return err;
 }
 
 size_t proctrack_task_ids(int pid, uint64_t *ids, size_t max, uint64_t *leader)

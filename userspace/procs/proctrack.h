@@ -95,6 +95,8 @@ void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uin
 
 /* Start time of pid in clock ticks since boot (/proc/PID/stat field 22), or -errno. */
 int proctrack_start_ticks(int pid, uint64_t *ticks);
+/* pid's parent now (/proc/PID/stat field 4): 0, or -errno and 0. */
+int proctrack_parent(int pid, int *ppid);
 
 /*
  * The TIDs of pid's tasks as the process itself sees them (the last NSpid

@@ -156,6 +156,32 @@ int afterwalk__attach(void *aw, struct runtime_proc *rp)
 	return 0;
 }
 
+int afterwalk__inherit(void *aw, const struct runtime_proc *parent, struct runtime_proc *child)
+{
+	const struct afterwalk *w = aw;
+	const struct proc *pp = parent->priv;
+	struct proc *p;
+	int err;
+
+	if (!w->kind->inherit || !pp)
+		return -ENOTSUP;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = child->pid;
+	err = w->kind->inherit(pp->rt, child->pid, &p->rt);
+	if (err) {
+		free(p);
+		return err;
+	}
+	/* The same image: the same loop. Its settings are the kernel's copy of the parent's. */
+	p->nr_eval = pp->nr_eval;
+	memcpy(p->eval, pp->eval, sizeof(p->eval));
+	pr_debug("%s: pid %d: read through its parent %d", w->kind->runtime, p->pid, pp->pid);
+	child->priv = p;
+	return 0;
+}
+
 static bool frame_eq(const void *ctx, uint64_t val, const void *key)
 {
 	const struct frame *f = &((const struct proc *)ctx)->frames_v[val], *k = key;

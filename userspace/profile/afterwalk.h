@@ -43,6 +43,11 @@ struct afterwalk_kind {
 	size_t settings_size; /* its BPF settings; start_ticks first */
 	/* The process's runtime: 0 and *rt, or an errno (runtime.h's attach's). */
 	int (*attach)(int pid, void **rt);
+	/*
+	 * Optional (runtime_ops' inherit): a reader of pid, forked by the
+	 * process parent_rt reads, made from that one without reading pid.
+	 */
+	int (*inherit)(const void *parent_rt, int pid, void **rt);
 	void (*free)(void *rt);
 	int (*settings)(const void *rt, void *cfg);
 	size_t (*eval_parts)(const void *rt, const struct code_part **parts);
@@ -73,6 +78,7 @@ void *afterwalk__new(const struct afterwalk_kind *kind, int fd);
 /* The rest of runtime_ops, the same for each. */
 void afterwalk__free(void *aw);
 int afterwalk__attach(void *aw, struct runtime_proc *rp);
+int afterwalk__inherit(void *aw, const struct runtime_proc *parent, struct runtime_proc *child);
 void afterwalk__detach(void *aw, struct runtime_proc *rp);
 void afterwalk__release(void *aw, struct runtime_proc *rp);
 int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,

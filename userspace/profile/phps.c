@@ -16,6 +16,11 @@ static int attach_php(int pid, void **rt)
 	return php__attach(pid, (struct php **)rt);
 }
 
+static int inherit_php(const void *parent, int pid, void **rt)
+{
+	return php__inherit(parent, pid, (struct php **)rt);
+}
+
 static void free_php(void *rt)
 {
 	php__free(rt);
@@ -72,6 +77,7 @@ const struct afterwalk_kind php_kind = {
 	.flag = SFBPF_SAMPLE_PHP,
 	.settings_size = sizeof(struct sfbpf_php_proc),
 	.attach = attach_php,
+	.inherit = inherit_php,
 	.free = free_php,
 	.settings = settings,
 	.eval_parts = eval_parts,
@@ -104,6 +110,7 @@ const struct runtime_ops php_runtime = {
 	.free = afterwalk__free,
 	.detect = detect,
 	.attach = afterwalk__attach,
+	.inherit = afterwalk__inherit,
 	.detach = afterwalk__detach,
 	.release = afterwalk__release,
 	.splice = afterwalk__splice,

@@ -76,6 +76,14 @@ struct runtime_ops {
 	 * memory unreadable (tried again a few times).
 	 */
 	int (*attach)(void *rt, struct runtime_proc *p);
+	/*
+	 * Optional: child, forked by parent (attached), given a reader made from
+	 * parent's without reading child (it may be gone already): what the fork
+	 * left shared (PHP's opcache) is read through parent once child is gone.
+	 * Its BPF settings are the kernel's copy of parent's (bpf/runtime.h).
+	 * 0 and child->priv set, or a negative errno.
+	 */
+	int (*inherit)(void *rt, const struct runtime_proc *parent, struct runtime_proc *child);
 	/* Its mappings changed while attached (a new heap): the settings again. NULL: none. */
 	void (*remapped)(void *rt, struct runtime_proc *p);
 	/* It exited or exec'd: its settings out of the BPF map; p->priv stays for its samples. */

@@ -42,7 +42,8 @@ static const struct runtime_ops *const known[] = {
 };
 #define NR_RUNTIMES (sizeof(known) / sizeof(known[0]))
 
-enum state { ATTACHED, RETRY, NATIVE, RETIRED };
+/* INHERITED: a forked child read through its parent (runtimes__fork), not read itself yet. */
+enum state { ATTACHED, RETRY, NATIVE, RETIRED, INHERITED };
 
 struct proc {
 	struct runtime_proc p; /* first: the runtime's view */
@@ -57,7 +58,7 @@ struct rt {
 	void *state; /* ops->new()'s */
 	struct hashmap procs; /* pid -> struct proc * */
 	struct sfbpf_sample *out; /* its spliced sample */
-	uint64_t attached, refused, unsupported, unreadable;
+	uint64_t attached, refused, unsupported, unreadable, inherited;
 	size_t retired, retrying;
 };
 
@@ -87,9 +88,15 @@ static struct proc *find(const struct rt *r, int pid)
 	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
 }
 
+/* Whether pr's frames are named: attached, exited since, or a child read through its parent. */
+static bool named(const struct proc *pr)
+{
+	return pr->state == ATTACHED || pr->state == RETIRED || pr->state == INHERITED;
+}
+
 static void drop(struct rt *r, struct proc *pr)
 {
-	if (pr->state == ATTACHED)
+	if (pr->state == ATTACHED || pr->state == INHERITED)
 		r->ops->detach(r->state, &pr->p);
 	if (pr->p.priv)
 		r->ops->release(r->state, &pr->p);
@@ -151,6 +158,19 @@ static void updated(struct rt *r, int pid, uint64_t start_ticks, const struct pr
 		drop(r, pr);
 		pr = NULL;
 	}
+	/* A forked child read itself now that it is seen living: its own reader if it reads. */
+	if (pr && pr->state == INHERITED) {
+		struct runtime_proc own = pr->p;
+
+		own.priv = NULL;
+		if (!r->ops->attach(r->state, &own)) {
+			r->ops->release(r->state, &pr->p);
+			pr->p.priv = own.priv;
+			pr->state = ATTACHED;
+			r->attached++;
+		}
+		return;
+	}
 	if (pr) {
 		if (pr->state == ATTACHED && r->ops->remapped)
 			r->ops->remapped(r->state, &pr->p);
@@ -192,7 +212,7 @@ static void on_removed(void *ctx, int pid)
 
 		if (!pr)
 			continue;
-		if (pr->state != ATTACHED) {
+		if (pr->state != ATTACHED && pr->state != INHERITED) {
 			drop(r, pr);
 			continue;
 		}
@@ -208,6 +228,37 @@ struct proctrack_listener runtimes__listener(struct runtimes *rs)
 	return (struct proctrack_listener){ .updated = on_updated,
 					    .removed = on_removed,
 					    .ctx = rs };
+}
+
+void runtimes__fork(struct runtimes *rs, int pid, int parent, uint64_t start_ticks)
+{
+	for (size_t i = 0; i < NR_RUNTIMES; i++) {
+		struct rt *r = &rs->rt[i];
+		struct proc *pp = find(r, parent), *pr = find(r, pid);
+
+		if (!r->ops->inherit || !pp || pp->state != ATTACHED)
+			continue;
+		/* Known under this start already (read before its fork's event), or an earlier one.
+		 */
+		if (pr && pr->p.start_ticks == start_ticks)
+			continue;
+		if (pr)
+			drop(r, pr);
+		pr = calloc(1, sizeof(*pr));
+		if (!pr)
+			return;
+		pr->p.pid = pid;
+		pr->p.start_ticks = start_ticks;
+		if (r->ops->inherit(r->state, &pp->p, &pr->p) ||
+		    hashmap__add(&r->procs, pid_hash(pid), HASHMAP_PTR(pr))) {
+			if (pr->p.priv)
+				r->ops->release(r->state, &pr->p);
+			free(pr);
+			continue;
+		}
+		pr->state = INHERITED;
+		r->inherited++;
+	}
 }
 
 static bool known_pid(const struct runtimes *rs, int pid)
@@ -248,7 +299,7 @@ const struct sfbpf_sample *runtimes__splice(struct runtimes *rs, const struct sf
 
 		if (pr && r->retrying)
 			retry_if_due(r, pr);
-		if (pr && pr->state != ATTACHED && pr->state != RETIRED)
+		if (pr && !named(pr))
 			pr = NULL;
 		if (r->ops->splice(r->state, pr ? &pr->p : NULL, in, *size, r->out) > 0) {
 			in = r->out;
@@ -269,7 +320,7 @@ void runtimes__describe(struct runtimes *rs, const struct runtime_ops *ops, int 
 		if (r->ops != ops || !ops->describe)
 			continue;
 		pr = find(r, pid);
-		if (pr && pr->state != ATTACHED && pr->state != RETIRED)
+		if (pr && !named(pr))
 			pr = NULL;
 		ops->describe(r->state, pr ? &pr->p : NULL, rec, size);
 	}
@@ -357,6 +408,8 @@ void runtimes__stats(const struct runtimes *rs, struct runtimes_stats *out)
 		put_common(out, px, "refused", r->refused);
 		put_common(out, px, "unsupported", r->unsupported);
 		put_common(out, px, "unreadable", r->unreadable);
+		if (r->ops->inherit)
+			put_common(out, px, "inherited", r->inherited);
 		r->ops->counters(r->state, put, out);
 	}
 }

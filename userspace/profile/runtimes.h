@@ -49,6 +49,14 @@ const struct sfbpf_sample *runtimes__splice(struct runtimes *rs, const struct sf
 void runtimes__describe(struct runtimes *rs, const struct runtime_ops *ops, int pid,
 			const void *rec, size_t size);
 
+/*
+ * pid (started at start_ticks) was forked by parent: a runtime attached to
+ * parent that can (runtime_ops' inherit) reads pid's frames through it
+ * until pid is read itself (the tracker's read of a child that lives), or,
+ * if pid is gone first, for the samples it left.
+ */
+void runtimes__fork(struct runtimes *rs, int pid, int parent, uint64_t start_ticks);
+
 /* Whether pid is attached by some runtime (its BPF settings pushed). */
 bool runtimes__attached(const struct runtimes *rs, int pid);
 

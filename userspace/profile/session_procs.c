@@ -13,6 +13,7 @@
 #include "bpf/abi.h"
 #include "maps/tables.h"
 #include "profile/profile.h"
+#include "profile/runtimes.h"
 #include "profile/session_int.h"
 #include "profile/snapshot.h"
 #include "symbols/symbolize.h"
@@ -95,14 +96,18 @@ size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *im
 
 /*
  * A child that unwinds with its parent's entry: its names are the parent's
- * mappings, copied now (a subshell is often gone before its samples are read).
+ * mappings, copied now (a subshell is often gone before its samples are read),
+ * and its runtime's frames are read through its parent where the fork
+ * shared their memory (runtimes__fork()).
  */
-void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns)
+void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns, uint64_t start_ticks)
 {
 	struct session *s = ctx;
 
 	session_bit_set(s->gone, pid, false);
 	symbolizer__note_fork(s->sym, pid, parent, time_ns);
+	if (s->runtimes)
+		runtimes__fork(s->runtimes, pid, parent, start_ticks);
 }
 
 void session_on_maps(void *ctx, int pid, uint64_t start_ticks, const struct procmaps *pm)
