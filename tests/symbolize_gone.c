@@ -94,6 +94,42 @@ static bool zombie(int pid)
 }
 
 /*
+ * The kernel's mapping of h's code (bin's file), as the loader would name it
+ * path, placed at at (0: where h has it), and main's address there in *ip:
+ * true, or false if main or its mapping was not found.
+ */
+static bool main_kmap(const struct helper *h, const char *bin, const char *path, uint64_t at,
+		      struct symbolizer_kmap *out, uint64_t *ip)
+{
+	const struct probe *pmain = probe_by_name(h, "main");
+	const struct procmap *code = NULL;
+	struct procmaps *pm = NULL;
+	struct stat sb;
+
+	if (pmain && !procmaps__read(h->pid, &pm))
+		for (size_t i = 0; i < procmaps__count(pm); i++)
+			if (procmaps__get(pm, i)->start <= pmain->addr &&
+			    pmain->addr < procmaps__get(pm, i)->end)
+				code = procmaps__get(pm, i);
+	if (code && !stat(bin, &sb)) {
+		if (!at)
+			at = code->start;
+		*out = (struct symbolizer_kmap){
+			.start = at,
+			.end = at + code->end - code->start,
+			.offset = code->offset,
+			.st = { sb.st_dev, sb.st_ino, sb.st_size,
+				sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec,
+				sb.st_ctim.tv_sec * 1000000000ull + sb.st_ctim.tv_nsec },
+			.path = path
+		};
+		*ip = at + (pmain->addr - code->start);
+	}
+	procmaps__free(pm);
+	return code && *ip;
+}
+
+/*
  * A process read alive, then sampled once it has exited, unreaped: its maps
  * read empty. That is a process gone, named from the kernel's mappings (a
  * code mapping no read saw), not a new image without mappings.
@@ -104,43 +140,19 @@ static int run_zombie(const char *bin)
 	struct symbolizer_image image = { .start_ticks = 1, .exec_id = 7 };
 	char *argv[] = { (char *)bin, NULL };
 	struct fake_kernel k = { .exec_id = 7 };
-	const struct procmap *code = NULL;
-	const struct probe *pmain;
-	struct procmaps *pm = NULL;
 	struct symbolizer_stats st;
 	struct helper h = {};
 	struct sym_info si;
-	struct stat sb;
-	uint64_t ip;
-	size_t i;
+	uint64_t ip = 0;
 	int err;
 
 	err = s ? helper__start(&h, argv) : -ENOMEM;
-	pmain = err ? NULL : probe_by_name(&h, "main");
-	if (pmain && !procmaps__read(h.pid, &pm))
-		for (i = 0; i < procmaps__count(pm); i++)
-			if (procmaps__get(pm, i)->start <= pmain->addr &&
-			    pmain->addr < procmaps__get(pm, i)->end)
-				code = procmaps__get(pm, i);
-	if (!code || stat(bin, &sb)) {
-		report(false, "start", "err %d, main %s, its mapping %s", err,
-		       pmain ? "found" : "missing", code ? "found" : "missing");
-		procmaps__free(pm);
+	/* Far from every mapping a read saw: only the kernel's mapping holds it. */
+	if (err || !main_kmap(&h, bin, bin, 0x100000000000ull, &k.map, &ip)) {
+		report(false, "start", "err %d, main or its mapping not found", err);
 		return 1;
 	}
 	k.pid = h.pid;
-	/* Far from every mapping a read saw: only the kernel's mapping holds it. */
-	k.map = (struct symbolizer_kmap){
-		.start = 0x100000000000ull,
-		.end = 0x100000000000ull + code->end - code->start,
-		.offset = code->offset,
-		.st = { sb.st_dev, sb.st_ino, sb.st_size,
-			sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec,
-			sb.st_ctim.tv_sec * 1000000000ull + sb.st_ctim.tv_nsec },
-		.path = bin
-	};
-	ip = k.map.start + (pmain->addr - code->start);
-	procmaps__free(pm);
 	symbolizer__set_kernel_maps(s, fake_kmaps, &k);
 	err = symbolizer__note_exec(s, h.pid, mono_ns(), &image, true);
 	report(!err, "noted", "err %d", err);
@@ -220,46 +232,23 @@ static int run_unseen(const char *bin, const char *path)
 	struct symbolizer_image image = { .start_ticks = 1, .exec_id = 9 };
 	struct fake_kernel k = { .exec_id = 9 };
 	char *argv[] = { (char *)bin, NULL };
-	const struct procmap *code = NULL;
 	bool same = !strcmp(bin, path);
-	const struct probe *pmain;
-	struct procmaps *pm = NULL;
 	struct symbolizer_stats st;
 	struct symbolizer *s = NULL;
 	struct helper h = {};
 	struct sym_info si;
-	struct stat sb;
 	uint64_t ip = 0;
-	size_t i;
+	bool found;
 	int err;
 
 	err = helper__start(&h, argv);
-	pmain = err ? NULL : probe_by_name(&h, "main");
-	if (pmain && !procmaps__read(h.pid, &pm))
-		for (i = 0; i < procmaps__count(pm); i++)
-			if (procmaps__get(pm, i)->start <= pmain->addr &&
-			    pmain->addr < procmaps__get(pm, i)->end)
-				code = procmaps__get(pm, i);
-	if (code && !stat(bin, &sb)) {
-		k.map = (struct symbolizer_kmap){
-			.start = code->start,
-			.end = code->end,
-			.offset = code->offset,
-			.st = { sb.st_dev, sb.st_ino, sb.st_size,
-				sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec,
-				sb.st_ctim.tv_sec * 1000000000ull + sb.st_ctim.tv_nsec },
-			.path = path
-		};
-		ip = pmain->addr;
-	}
-	procmaps__free(pm);
+	found = !err && main_kmap(&h, bin, path, 0, &k.map, &ip);
 	k.pid = h.pid;
 	if (!err)
 		helper__stop(&h); /* exited and reaped: nothing can read its maps */
 	procmaps__forget(k.pid);
-	if (!ip) {
-		report(false, "start", "err %d, main %s, its mapping %s", err,
-		       pmain ? "found" : "missing", code ? "found" : "missing");
+	if (!found) {
+		report(false, "start", "err %d, main or its mapping not found", err);
 		return 1;
 	}
 	/* A new symbolizer: no object of bin in its cache. */
