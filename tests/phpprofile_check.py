@@ -227,8 +227,9 @@ def defines(name, src, line):
         "::" in name and re.search(r"^\s*trait\s+\w+", src, re.M))
 
 
-def cmd_program(folded, comm, srcdir):
-    return vm.program(folded, comm, srcdir, php_frames, "PHP", (".php",), frame_ok=defines)
+def cmd_program(folded, comm, srcdir, within=None):
+    return vm.program(folded, comm, srcdir, php_frames, "PHP", (".php",), frame_ok=defines,
+                      within=within)
 
 
 def cmd_chain(folded, *want):

@@ -90,11 +90,12 @@ def has(folded, name, minimum, rt_frames, what, comm=None):
 
 
 def program(folded, comm, dirs, rt_frames, what, suffixes, known_file=lambda f: False,
-            frame_ok=None):
+            frame_ok=None, within=None):
     """A program no test wrote: >= 50 % of COMM's samples with runtime frames, >= 90 %
     of those whole, each frame's file (by name) one of the DIRs' (":"-separated) files
     ending in one of suffixes, at a line it has (frame_ok(name, path, line) may ask
-    more), or one known_file() accepts (the runtime's own built-in code)."""
+    more), or one known_file() accepts (the runtime's own built-in code). within: only
+    the samples with that native frame (where the runtime runs a script) are counted."""
     files = collections.defaultdict(list)
     for top in dirs.split(":"):
         for d, _, names in os.walk(top):
@@ -104,7 +105,7 @@ def program(folded, comm, dirs, rt_frames, what, suffixes, known_file=lambda f: 
     total = with_rt = n_whole = 0
     bad, known = collections.Counter(), {}
     for frames, n in stacks(folded):
-        if not frames[0].startswith(comm):
+        if not frames[0].startswith(comm) or (within and within not in frames):
             continue
         total += n
         rt = rt_frames(frames)
@@ -126,7 +127,8 @@ def program(folded, comm, dirs, rt_frames, what, suffixes, known_file=lambda f: 
                 bad["%s (%s:%d)" % key] += n
     share = with_rt / total if total else 0
     wshare = n_whole / with_rt if with_rt else 0
-    print("%s: %d samples, %.3f with %s frames (at least 0.5), %.3f of those whole "
+    print("%s: %d samples%s, %.3f with %s frames (at least 0.5), %.3f of those whole "
           "(at least 0.9); frames no file under %s has: %s"
-          % (comm, total, share, what, wshare, dirs, bad.most_common(3) or "none"))
+          % (comm, total, " in " + within if within else "", share, what, wshare, dirs,
+             bad.most_common(3) or "none"))
     return 0 if total and share >= 0.5 and wshare >= 0.9 and not bad else 1

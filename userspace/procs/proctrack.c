@@ -155,8 +155,11 @@ void proctrack__free(struct proctrack *pt)
 	free(pt);
 }
 
-/* Field want (4 and up) of /proc/PID/stat, as a number: 0 or -errno. */
-static int stat_field(int pid, int want, uint64_t *out)
+/*
+ * Field want (4 and up) of /proc/PID/stat, as a number: 0 or -errno; *state,
+ * if asked, field 3 (R, S, Z...).
+ */
+static int stat_field(int pid, int want, uint64_t *out, char *state)
 {
 	char path[64], buf[1024], *p;
 	ssize_t n;
@@ -173,8 +176,10 @@ static int stat_field(int pid, int want, uint64_t *out)
 	buf[n] = 0;
 	/* The command name may hold anything, ')' included: fields follow the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p)
+	if (!p || !p[1] || !p[2])
 		return -EINVAL;
+	if (state)
+		*state = p[2];
 	/* Field 3 (state) follows ") ". */
 	for (field = 2; field < want && p; field++)
 		p = strchr(p + 1, ' ');
@@ -186,13 +191,23 @@ static int stat_field(int pid, int want, uint64_t *out)
 
 int proctrack_start_ticks(int pid, uint64_t *ticks)
 {
-	return stat_field(pid, 22, ticks); /* starttime */
+	return stat_field(pid, 22, ticks, NULL); /* starttime */
+}
+
+bool proctrack_exited(int pid, uint64_t start_ticks)
+{
+	uint64_t ticks;
+	char state = 0;
+
+	/* A zombie's memory is gone too (X: being reaped). */
+	return stat_field(pid, 22, &ticks, &state) || ticks != start_ticks || state == 'Z' ||
+	       state == 'X';
 }
 
 int proctrack_parent(int pid, int *ppid)
 {
 	uint64_t v = 0;
-	int err = stat_field(pid, 4, &v); /* ppid */
+	int err = stat_field(pid, 4, &v, NULL); /* ppid */
 
 	*ppid = err || v > INT32_MAX ? 0 : (int)v;
 	return err;

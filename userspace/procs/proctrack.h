@@ -95,6 +95,8 @@ void proctrack__note_truncated(struct proctrack *pt, int pid, int tid, const uin
 
 /* Start time of pid in clock ticks since boot (/proc/PID/stat field 22), or -errno. */
 int proctrack_start_ticks(int pid, uint64_t *ticks);
+/* Whether pid, started at start_ticks, has exited: gone, a zombie, or another process's PID. */
+bool proctrack_exited(int pid, uint64_t start_ticks);
 /* pid's parent now (/proc/PID/stat field 4): 0, or -errno and 0. */
 int proctrack_parent(int pid, int *ppid);
 

@@ -9,6 +9,7 @@
 
 #include "interp/frame_names.h"
 #include "procs/procmaps.h"
+#include "procs/proctrack.h"
 #include "profile/afterwalk.h"
 #include "profile/runtimes.h"
 #include "util/hash.h"
@@ -25,9 +26,18 @@ struct frame {
 	uint64_t id;
 };
 
+/*
+ * A frame the process's memory no longer holds because the process exited
+ * before its sample was read (a busy machine's reader lagging a pool that
+ * recycles its workers): said as such rather than "bad", for every runtime.
+ */
+#define EXITED_MARKER "[unread: process exited]"
+
 /* An attached process (struct runtime_proc's priv). */
 struct proc {
 	int pid;
+	uint64_t start_ticks; /* tells it from a later process under its PID */
+	bool exited; /* found gone: its frames unread since are the exited marker's */
 	void *rt; /* the runtime's reader */
 	struct code_part eval[AFTERWALK_PARTS];
 	size_t nr_eval;
@@ -39,12 +49,13 @@ struct proc {
 struct afterwalk {
 	const struct afterwalk_kind *kind;
 	int fd; /* the settings map */
-	uint64_t freed_id, bad_id, full_id; /* the markers' names */
+	uint64_t freed_id, bad_id, full_id, exited_id; /* the markers' names */
 	struct {
 		uint64_t samples; /* samples spliced */
 		uint64_t frames; /* frames named */
 		uint64_t freed; /* of those, the "freed" marker: gone by the time it was read */
 		uint64_t bad; /* of those, the "bad" marker: unreadable */
+		uint64_t exited; /* of those, unreadable once the process had exited */
 		uint64_t left; /* samples with frames no eval loop frame took */
 		uint64_t short_; /* samples with an eval loop frame and no frame left */
 		uint64_t no_proc; /* samples with frames of a process no longer attached */
@@ -76,6 +87,7 @@ void *afterwalk__new(const struct afterwalk_kind *kind, int fd)
 	aw->freed_id = frame_names__intern(kind->runtime, kind->freed, "", 0, 0);
 	aw->bad_id = frame_names__intern(kind->runtime, kind->bad, "", 0, 0);
 	aw->full_id = frame_names__intern(kind->runtime, kind->full, "", 0, 0);
+	aw->exited_id = frame_names__intern(kind->runtime, EXITED_MARKER, "", 0, 0);
 	return aw;
 }
 
@@ -130,6 +142,7 @@ int afterwalk__attach(void *aw, struct runtime_proc *rp)
 		return -EINVAL;
 	}
 	p->pid = rp->pid;
+	p->start_ticks = rp->start_ticks;
 	err = k->attach(rp->pid, &p->rt);
 	if (!err)
 		err = k->settings(p->rt, cfg);
@@ -169,6 +182,7 @@ int afterwalk__inherit(void *aw, const struct runtime_proc *parent, struct runti
 	if (!p)
 		return -ENOMEM;
 	p->pid = child->pid;
+	p->start_ticks = child->start_ticks;
 	err = w->kind->inherit(pp->rt, child->pid, &p->rt);
 	if (err) {
 		free(p);
@@ -189,6 +203,14 @@ static bool frame_eq(const void *ctx, uint64_t val, const void *key)
 	return f->a == k->a && f->b == k->b && f->owner == k->owner;
 }
 
+/* Whether p's process has exited (or its PID is another's now): asked after a failed read. */
+static bool proc_exited(struct proc *p)
+{
+	if (!p->exited && proctrack_exited(p->pid, p->start_ticks))
+		p->exited = true;
+	return p->exited;
+}
+
 /* The frame_names id of one frame the BPF walk sent (slots a, b; its owner's slot, or 0). */
 static uint64_t frame_id(struct afterwalk *w, struct proc *p, uint64_t a, uint64_t b,
 			 uint64_t owner)
@@ -206,10 +228,14 @@ static uint64_t frame_id(struct afterwalk *w, struct proc *p, uint64_t a, uint64
 	memset(&f, 0, sizeof(f));
 	err = w->kind->frame(p->rt, a & SFBPF_PY_ADDR_MASK, b, owner, &f);
 	if (err) {
-		w->stats.freed += err == -ESTALE;
-		w->stats.bad += err != -ESTALE;
 		pr_debug("%s: pid %d: frame %#llx/%#llx: %s", w->kind->runtime, p->pid,
 			 (unsigned long long)a, (unsigned long long)b, strerror(-err));
+		if (p->start_ticks && proc_exited(p)) {
+			w->stats.exited++;
+			return w->exited_id;
+		}
+		w->stats.freed += err == -ESTALE;
+		w->stats.bad += err != -ESTALE;
 		return err == -ESTALE ? w->freed_id : w->bad_id;
 	}
 	k.id = frame_names__intern(w->kind->runtime, f.name, f.file, f.firstline, f.line);
@@ -230,6 +256,7 @@ void afterwalk__mark_names(void *aw)
 	frame_names__mark(frame_names__ip(w->freed_id));
 	frame_names__mark(frame_names__ip(w->bad_id));
 	frame_names__mark(frame_names__ip(w->full_id));
+	frame_names__mark(frame_names__ip(w->exited_id));
 }
 
 /* Whether pc is in the eval loop: a native frame that runs a run of the runtime's frames. */
@@ -307,6 +334,7 @@ void afterwalk__counters(const void *aw, runtime_put_fn put, void *ctx)
 		{ "frames_read", w->stats.read }, { NULL, w->stats.freed },
 		{ NULL, w->stats.bad },		  { "left", w->stats.left },
 		{ "short", w->stats.short_ },	  { "no_proc", w->stats.no_proc },
+		{ "exited", w->stats.exited },
 	};
 
 	w->kind->object_stats(&reads, &hits);

@@ -677,6 +677,8 @@ static int attach(struct session *s)
 			pr_warn("cannot attach to the CPUs: %s", strerror(-err));
 			return err;
 		}
+		/* From here every sample is taken (tests wait for this line before they act). */
+		pr_info("sampling at %lu Hz", (unsigned long)s->opts.freq);
 	}
 	if (s->off) {
 		/* Before attaching: every period recorded starts inside the window. */
