@@ -227,9 +227,9 @@ def defines(name, src, line):
         "::" in name and re.search(r"^\s*trait\s+\w+", src, re.M))
 
 
-def cmd_program(folded, comm, srcdir, within=None):
+def cmd_program(folded, comm, srcdir, within=None, least="0.5"):
     return vm.program(folded, comm, srcdir, php_frames, "PHP", (".php",), frame_ok=defines,
-                      within=within)
+                      within=within, least=float(least))
 
 
 def cmd_chain(folded, *want):

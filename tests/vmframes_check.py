@@ -90,12 +90,13 @@ def has(folded, name, minimum, rt_frames, what, comm=None):
 
 
 def program(folded, comm, dirs, rt_frames, what, suffixes, known_file=lambda f: False,
-            frame_ok=None, within=None):
+            frame_ok=None, within=None, least=0.5):
     """A program no test wrote: >= 50 % of COMM's samples with runtime frames, >= 90 %
     of those whole, each frame's file (by name) one of the DIRs' (":"-separated) files
     ending in one of suffixes, at a line it has (frame_ok(name, path, line) may ask
     more), or one known_file() accepts (the runtime's own built-in code). within: only
-    the samples with that native frame (where the runtime runs a script) are counted."""
+    the samples with that native frame (where the runtime runs a script) are counted;
+    least: the share with runtime frames asked for, if not 50 %."""
     files = collections.defaultdict(list)
     for top in dirs.split(":"):
         for d, _, names in os.walk(top):
@@ -127,8 +128,8 @@ def program(folded, comm, dirs, rt_frames, what, suffixes, known_file=lambda f: 
                 bad["%s (%s:%d)" % key] += n
     share = with_rt / total if total else 0
     wshare = n_whole / with_rt if with_rt else 0
-    print("%s: %d samples%s, %.3f with %s frames (at least 0.5), %.3f of those whole "
+    print("%s: %d samples%s, %.3f with %s frames (at least %g), %.3f of those whole "
           "(at least 0.9); frames no file under %s has: %s"
-          % (comm, total, " in " + within if within else "", share, what, wshare, dirs,
+          % (comm, total, " in " + within if within else "", share, what, least, wshare, dirs,
              bad.most_common(3) or "none"))
-    return 0 if total and share >= 0.5 and wshare >= 0.9 and not bad else 1
+    return 0 if total and share >= least and wshare >= 0.9 and not bad else 1

@@ -456,21 +456,73 @@ static int php_read(const struct php *p, uint64_t addr, void *buf, size_t len)
 	return procmem__read(p->via, addr, buf, len) ? err : 0;
 }
 
-/* The zend_string at addr into buf (size bytes, NUL added): 0 or an error. */
+/* zend_string's type in its zend_refcounted_h (Zend/zend_types.h: IS_STRING, GC_TYPE_MASK). */
+#define ZSTR_TYPE 6
+#define ZSTR_TYPE_MASK 0xfu
+
+/*
+ * Zend's hash of a string (zend_inline_hash_func(), Zend/zend_string.h):
+ * DJB's times 33, over char, which is signed on x86-64 and unsigned on
+ * AArch64; never 0, its top bit set.
+ */
+static uint64_t zstr_hash(const char *s, size_t len)
+{
+	uint64_t h = 5381;
+
+	for (size_t i = 0; i < len; i++)
+#if defined(__x86_64__)
+		h = h * 33 + (uint64_t)(int64_t)(signed char)s[i];
+#else
+		h = h * 33 + (uint8_t)s[i];
+#endif
+	return h | 0x8000000000000000ull;
+}
+
+/*
+ * The zend_string at addr into buf (size bytes, NUL added): 0 or an error.
+ * A freed function's fields, the stamp with them, can outlive its name,
+ * whose memory another string or object takes: -EINVAL where no string is
+ * there (its type), -ESTALE where another one is (its hash, once computed,
+ * is not its bytes': an interned string's always is, as every name and
+ * file a compiled function holds).
+ */
 static int read_str(const struct php *p, uint64_t addr, char *buf, size_t size)
 {
-	uint64_t len;
+	uint8_t head[32];
+	uint64_t len, h;
+	uint32_t type;
 	int err;
 
 	buf[0] = '\0';
-	err = php_read(p, addr + p->l->str_len, &len, sizeof(len));
+	if (p->l->str_len + 8U > sizeof(head))
+		return -EINVAL;
+	/* zend_refcounted_h (refcount, type_info), h, len: up to len, at once. */
+	err = php_read(p, addr, head, p->l->str_len + 8U);
 	if (err)
 		return err;
+	memcpy(&type, head + 4, sizeof(type));
+	memcpy(&h, head + p->l->str_len - 8, sizeof(h));
+	memcpy(&len, head + p->l->str_len, sizeof(len));
+	if ((type & ZSTR_TYPE_MASK) != ZSTR_TYPE)
+		return -EINVAL;
 	if (len > STR_MAX)
 		return -EINVAL;
-	if (len >= size)
-		len = size - 1;
+	if (len >= size) {
+		/* Cut: the hash is checked over the whole string, read here once. */
+		char *all = malloc(len);
+
+		err = all ? php_read(p, addr + p->l->str_val, all, len) : -ENOMEM;
+		if (!err && h && zstr_hash(all, len) != h)
+			err = -ESTALE;
+		if (!err)
+			memcpy(buf, all, size - 1);
+		free(all);
+		buf[err ? 0 : size - 1] = '\0';
+		return err;
+	}
 	err = php_read(p, addr + p->l->str_val, buf, len);
+	if (!err && h && zstr_hash(buf, len) != h)
+		err = -ESTALE;
 	buf[err ? 0 : len] = '\0';
 	return err;
 }
