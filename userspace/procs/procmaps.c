@@ -392,11 +392,11 @@ const struct procmap *procmaps__find(const struct procmaps *pm, uint64_t addr)
 int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *st)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd, root, flags, ret;
-	char rootpath[32];
+	int fd, pfd, root, ret;
+	char rootpath[32], self[32];
 
 	if (path[0] != '/')
 		return -ENOENT;
@@ -407,25 +407,26 @@ int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *s
 	/*
 	 * The path is the process's to choose: resolve it inside its root (an
 	 * absolute symlink or ".." must not reach our files), follow a final
-	 * symlink only if asked, and never block opening a FIFO.
+	 * symlink only if asked. Found first without opening (O_PATH): a
+	 * tenant's root may hold a FIFO (whose open blocks) or a device node
+	 * (a container keeps CAP_MKNOD by default), whose open alone acts (a
+	 * watchdog's arms it, a tape's rewinds it). Opened only once it is a
+	 * regular file.
 	 */
-	fd = (int)syscall(__NR_openat2, root, path + 1, &how, sizeof(how));
+	pfd = (int)syscall(__NR_openat2, root, path + 1, &how, sizeof(how));
 	ret = -errno;
 	close(root);
-	if (fd < 0)
+	if (pfd < 0)
 		return ret;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
+	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
+		close(pfd);
 		return -EINVAL;
 	}
-	/* O_NONBLOCK only guarded the open; readers expect blocking semantics. */
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	return fd;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	ret = -errno;
+	close(pfd);
+	return fd < 0 ? ret : fd;
 }
 
 int procmap__open(int pid, const struct procmap *m)

@@ -81,10 +81,11 @@ int procmap__open(int pid, const struct procmap *m);
 struct stat;
 /*
  * Open PATH (absolute, as pid sees it) read-only inside /proc/PID/root the
- * same safe way: openat2 RESOLVE_IN_ROOT and no magic links, no blocking
- * open; a final symlink is followed (inside the root) only if follow.
- * Regular files only (-EINVAL otherwise); *st receives its status. Returns
- * an fd or a negative errno.
+ * same safe way: openat2 RESOLVE_IN_ROOT and no magic links; a final
+ * symlink is followed (inside the root) only if follow. Found with O_PATH
+ * and opened only if it is a regular file (-EINVAL otherwise): a FIFO or a
+ * device node there is never opened. *st receives its status. Returns an
+ * fd or a negative errno.
  */
 int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *st);
 
