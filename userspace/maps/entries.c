@@ -381,10 +381,10 @@ static int reopen_at(const struct entry *e, const struct tables_src *src)
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, src->pid,
 		 src->start, src->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fileident__open_regular(path, &st);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || elfobj__read(fd, &info)) {
+		return fd;
+	if (elfobj__read(fd, &info)) {
 		close(fd);
 		return -EIO;
 	}

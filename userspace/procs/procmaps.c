@@ -19,6 +19,7 @@
 #include <pthread.h>
 
 #include "procs/procmaps.h"
+#include "util/fileident.h"
 #include "util/clock.h"
 #include "util/search.h"
 #include "util/vec.h"
@@ -396,7 +397,7 @@ int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *s
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd, pfd, root, ret;
-	char rootpath[32], self[32];
+	char rootpath[32];
 
 	if (path[0] != '/')
 		return -ENOENT;
@@ -422,11 +423,9 @@ int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *s
 		close(pfd);
 		return -EINVAL;
 	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC);
-	ret = -errno;
+	fd = fileident__reopen(pfd);
 	close(pfd);
-	return fd < 0 ? ret : fd;
+	return fd;
 }
 
 int procmap__open(int pid, const struct procmap *m)
@@ -439,9 +438,10 @@ int procmap__open(int pid, const struct procmap *m)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
 		 m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
+	/* A mapped device (a process may map one) is not opened either. */
+	fd = fileident__open_regular(path, &st);
+	if (fd >= 0 || fd == -EINVAL)
+		return fd == -EINVAL ? -ESTALE : fd;
 	/* map_files needs CAP_SYS_ADMIN; the root path works for files still linked. */
 	if (m->flags & PROCMAP_F_DELETED)
 		return -ENOENT;

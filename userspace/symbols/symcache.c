@@ -564,30 +564,20 @@ static bool same_identity(const struct stat *st, const uint64_t st5[5])
 struct symobj *symcache__kernel_file(struct symcache *c, const char *path, const uint64_t st5[5])
 {
 	struct symobj *obj = symcache__known(c, st5);
-	char self[32];
 	struct stat st;
-	int pfd, fd;
+	int fd;
 
 	if (obj || !path || path[0] != '/')
 		return obj;
 	/*
 	 * The name is another namespace's, maybe a tenant's: here it may be a
-	 * device, whose open alone acts (a watchdog's arms it). Found without
-	 * opening (O_PATH), opened only once it is that regular file.
+	 * device, whose open alone acts (a watchdog's arms it): opened only if
+	 * a regular file.
 	 */
-	pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return NULL;
-	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || !same_identity(&st, st5)) {
-		close(pfd);
-		return NULL;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC);
-	close(pfd);
+	fd = fileident__open_regular(path, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !same_identity(&st, st5) || !fileident__kernel_kept(fd, &st)) {
+	if (!same_identity(&st, st5) || !fileident__kernel_kept(fd, &st)) {
 		close(fd);
 		return NULL;
 	}

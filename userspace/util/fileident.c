@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Whose word a file's identity is (see fileident.h). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/btrfs.h>
@@ -268,4 +269,29 @@ uint64_t fileident__mount(int fd)
 uint64_t fileident__scope(int fd, const struct stat *st)
 {
 	return fileident__kernel_kept(fd, st) ? FILEIDENT_BOOT : fileident__mount(fd);
+}
+
+int fileident__reopen(int pfd)
+{
+	char self[32];
+	int fd;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int fileident__open_regular(const char *path, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd;
+
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
+		close(pfd);
+		return -EINVAL;
+	}
+	fd = fileident__reopen(pfd);
+	close(pfd);
+	return fd;
 }

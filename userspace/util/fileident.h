@@ -65,4 +65,14 @@ uint64_t fileident__scope(int fd, const struct stat *st);
 /* Whether the block device dev (st_dev of a file on it) holds no image nor media. */
 bool fileident__block_kept(uint64_t dev);
 
+/*
+ * path (ours to resolve: a /proc link) found with O_PATH and opened
+ * read-only only if a regular file (-EINVAL otherwise: a device's or a
+ * FIFO's open, which may act, is never made); *st its status. An fd or a
+ * negative errno.
+ */
+int fileident__open_regular(const char *path, struct stat *st);
+/* The file pfd (an O_PATH descriptor) opened read-only: an fd or a negative errno. */
+int fileident__reopen(int pfd);
+
 #endif /* SFBPF_UTIL_FILEIDENT_H */
