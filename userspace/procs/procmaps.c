@@ -396,7 +396,7 @@ int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *s
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd, pfd, root, ret;
+	int pfd, root, ret;
 	char rootpath[32];
 
 	if (path[0] != '/')
@@ -417,15 +417,7 @@ int procmap__open_in_root(int pid, const char *path, bool follow, struct stat *s
 	pfd = (int)syscall(__NR_openat2, root, path + 1, &how, sizeof(how));
 	ret = -errno;
 	close(root);
-	if (pfd < 0)
-		return ret;
-	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
-		close(pfd);
-		return -EINVAL;
-	}
-	fd = fileident__reopen(pfd);
-	close(pfd);
-	return fd;
+	return pfd < 0 ? ret : fileident__regular(pfd, st);
 }
 
 int procmap__open(int pid, const struct procmap *m)

@@ -271,27 +271,24 @@ uint64_t fileident__scope(int fd, const struct stat *st)
 	return fileident__kernel_kept(fd, st) ? FILEIDENT_BOOT : fileident__mount(fd);
 }
 
-int fileident__reopen(int pfd)
+int fileident__regular(int pfd, struct stat *st)
 {
 	char self[32];
-	int fd;
+	int fd = -EINVAL;
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	if (!fstat(pfd, st) && S_ISREG(st->st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	close(pfd);
+	return fd;
 }
 
 int fileident__open_regular(const char *path, struct stat *st)
 {
-	int pfd = open(path, O_PATH | O_CLOEXEC), fd;
+	int pfd = open(path, O_PATH | O_CLOEXEC);
 
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
-		close(pfd);
-		return -EINVAL;
-	}
-	fd = fileident__reopen(pfd);
-	close(pfd);
-	return fd;
+	return pfd < 0 ? -errno : fileident__regular(pfd, st);
 }

@@ -72,7 +72,7 @@ bool fileident__block_kept(uint64_t dev);
  * negative errno.
  */
 int fileident__open_regular(const char *path, struct stat *st);
-/* The file pfd (an O_PATH descriptor) opened read-only: an fd or a negative errno. */
-int fileident__reopen(int pfd);
+/* fileident__open_regular()'s second half: pfd (O_PATH; closed) opened read-only if regular. */
+int fileident__regular(int pfd, struct stat *st);
 
 #endif /* SFBPF_UTIL_FILEIDENT_H */
