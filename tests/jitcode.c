@@ -201,6 +201,61 @@ static int keys(void)
 	return err;
 }
 
+/*
+ * A runtime's shape (jitcode__shape(): Ruby 3.1's YJIT, CFA rsp+32): the
+ * loader's table says so at every byte of the copy; one template per
+ * shape; an arena of zeros with its period is no trampoline for all that;
+ * a region is its process's (start time) until forgotten.
+ */
+static int shapes(void)
+{
+	const struct jitcode_template *t = NULL, *again = NULL, *other = NULL, *zeros = NULL;
+	const struct jitcode_region yjit = { 0x10000, 0x20000, 32, "[test-shape]" };
+	struct jitcode *jc = jitcode__new();
+	struct flat_table *ft = NULL;
+	const struct sfbpf_rule *r;
+	uint8_t *arena;
+	uint32_t off;
+	int64_t k;
+
+	CHECK(jc && !jitcode__shape(jc, 32, &t) && t, "no shape template");
+	CHECK(!jitcode__shape(jc, 32, &again) && again == t, "a second template of one shape");
+	CHECK(!jitcode__shape(jc, 48, &other) && other != t, "two shapes, one template");
+	CHECK(jitcode__shape(jc, 12, &other) == -EINVAL, "a CFA offset not of whole words taken");
+	CHECK(!loader_table(t, &ft) && ft, "no table from the shape's image");
+	for (off = 0; off < t->period; off++) {
+		k = flat_table__lookup(ft, JITCODE_TEXT_VADDR + off);
+		CHECK(k >= 0, "shape: no row at +%u", off);
+		r = &ft->rules[ft->rows[k].rule];
+		CHECK(!(r->flags & SFBPF_RULE_GAP) && r->cfa_reg == SFBPF_REG_SP &&
+			      r->cfa_off == 32 && r->ra_loc == SFBPF_LOC_CFA && r->ra_off == -8 &&
+			      r->fp_loc == SFBPF_LOC_SAME,
+		      "shape: at +%u the loader's rule is cfa %s%+d, ra %u %+d, fp %u", off,
+		      r->cfa_reg == SFBPF_REG_FP ? "rbp" : "rsp", r->cfa_off, r->ra_loc, r->ra_off,
+		      r->fp_loc);
+	}
+	flat_table__free(ft);
+	arena = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(arena != MAP_FAILED, "mmap: %s", strerror(errno));
+	CHECK(jitcode__resolve(jc, getpid(), (uintptr_t)arena, (uintptr_t)arena + 4096, &zeros) ==
+			      -ENOENT &&
+		      !zeros,
+	      "a page of zeros resolved as a trampoline arena");
+	munmap(arena, 4096);
+	CHECK(!jitcode__set_region(jc, 77, 1000, &yjit), "region not set");
+	CHECK(jitcode__region(jc, 77, 1000) && jitcode__region(jc, 77, 1000)->cfa_off == 32,
+	      "region not found");
+	CHECK(!jitcode__region(jc, 77, 1001) && !jitcode__region(jc, 78, 1000),
+	      "a region found for another process");
+	jitcode__forget(jc, 77);
+	CHECK(!jitcode__region(jc, 77, 1000), "a region found once forgotten");
+	CHECK(!jitcode__set_region(jc, 77, 1000, &yjit), "region not set again");
+	jitcode__free(jc);
+	test_pass("jitcode unit: a shape's table is CFA rsp+32, the caller's rbp kept, at every "
+		  "byte; one template per shape; a page of zeros no arena; regions by process");
+	return 0;
+}
+
 static int unit(void)
 {
 	static const uint8_t no_call[] = { 0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
@@ -232,6 +287,7 @@ static int unit(void)
 	CHECK(jitcode__period(buf, sizeof(buf)) == 32, "period of a 32-byte arena: %d",
 	      jitcode__period(buf, sizeof(buf)));
 	keys();
+	shapes();
 	if (!failed)
 		test_pass("jitcode unit: periods found (16, 32), a changed byte breaks them; "
 			  "non-trampolines refused; 3 arenas, 2 templates, keyed by their memfds");

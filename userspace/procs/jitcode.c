@@ -10,14 +10,23 @@
 
 #include "procs/jitcode.h"
 #include "procs/procmem.h"
+#include "util/hash.h"
+#include "util/hashmap.h"
 
 #define JITCODE_MAX_TEMPLATES 8
 #define JITCODE_READ_CHUNK (64u << 10)
 #define JITCODE_MAX_IMM 4096 /* a trampoline's own frame is small */
 
+struct region {
+	int pid;
+	uint64_t start_ticks;
+	struct jitcode_region r;
+};
+
 struct jitcode {
 	struct jitcode_template t[JITCODE_MAX_TEMPLATES];
 	uint32_t nr;
+	struct hashmap regions; /* struct region *, by pid */
 };
 
 int jitcode__period(const uint8_t *buf, size_t len)
@@ -223,6 +232,7 @@ static void set32(struct out *o, size_t at, uint32_t v)
 /* The CFI of one copy: a CIE, one FDE with the rows, a terminator. */
 static void eh_frame(struct out *o, const struct jitcode_template *t)
 {
+	static const struct jitcode_row entry = { .cfa_off = 8 };
 	const struct jitcode_row *r, *prev;
 	size_t cie = o->len, fde, at;
 	uint32_t loc = 0, i, delta;
@@ -247,13 +257,14 @@ static void eh_frame(struct out *o, const struct jitcode_template *t)
 	put32(o, JITCODE_TEXT_VADDR);
 	put32(o, t->period);
 	uleb(o, 0); /* no augmentation data */
-	for (i = 1; i < t->nr_rows; i++) {
+	/* Each row as it differs from the one before; the first from the CIE's (on entry). */
+	for (i = 0; i < t->nr_rows; i++) {
 		r = &t->rows[i];
-		prev = &t->rows[i - 1];
+		prev = i ? &t->rows[i - 1] : &entry;
 		delta = r->off - loc;
-		if (delta < 64)
+		if (delta && delta < 64)
 			put8(o, 0x40 | delta);
-		else
+		else if (delta)
 			put8(o, 0x02), put8(o, (uint8_t)delta);
 		loc = r->off;
 		if (r->cfa_fp != prev->cfa_fp || r->cfa_off != prev->cfa_off) {
@@ -360,42 +371,28 @@ struct jitcode *jitcode__new(void)
 
 void jitcode__free(struct jitcode *jc)
 {
+	size_t it = 0;
 	uint32_t i;
+	uint64_t v;
 
 	if (!jc)
 		return;
 	for (i = 0; i < jc->nr; i++)
 		if (jc->t[i].fd >= 0)
 			close(jc->t[i].fd);
+	while (hashmap__next(&jc->regions, &it, &v))
+		free(HASHMAP_TO_PTR(v));
+	hashmap__free(&jc->regions);
 	free(jc);
 }
 
-/* The cached template of these bytes, made (image and all) if new. */
-static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t period,
-			const struct jitcode_template **out)
+/* t's image, in a memfd of its own whose identity is the table's: 0, or a negative errno. */
+static int write_image(struct jitcode_template *t)
 {
-	struct jitcode_template *t;
 	struct stat st;
 	uint8_t *img;
-	uint32_t i;
 	int len, err;
 
-	for (i = 0; i < jc->nr; i++)
-		if (jc->t[i].period == period && !memcmp(jc->t[i].bytes, bytes, period)) {
-			*out = &jc->t[i];
-			return 0;
-		}
-	if (jc->nr == JITCODE_MAX_TEMPLATES)
-		return -ENOSPC;
-	t = &jc->t[jc->nr];
-	memset(t, 0, sizeof(*t));
-	t->fd = -1;
-	t->period = period;
-	memcpy(t->bytes, bytes, period);
-	/* Only trampolines take a slot (decoding is cheap: a zeroed page is periodic too). */
-	if (jitcode__decode(t))
-		return -ENOENT;
-	*out = t;
 	img = malloc(2 * JITCODE_TEXT_VADDR + JITCODE_MAX_PERIOD);
 	if (!img)
 		return -ENOMEM;
@@ -415,17 +412,140 @@ static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t perio
 		if (t->fd >= 0)
 			close(t->fd);
 		t->fd = -1;
-		*out = NULL;
 		return err;
 	}
 	/*
-	 * The table's identity is its memfd's: templates are told apart by all
-	 * their bytes above (a hash of them could be matched by a tenant's
-	 * trampoline, crafted to take another's table), and each has its own.
+	 * Templates are told apart by all their bytes (a hash of them could be
+	 * matched by a tenant's trampoline, crafted to take another's table),
+	 * and each has its own.
 	 */
 	obj_key__from(&t->key, NULL, &st, t->fd);
+	return 0;
+}
+
+/* A new slot, or NULL when all are taken. */
+static struct jitcode_template *new_template(struct jitcode *jc, uint32_t period)
+{
+	struct jitcode_template *t;
+
+	if (jc->nr == JITCODE_MAX_TEMPLATES)
+		return NULL;
+	t = &jc->t[jc->nr];
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	t->period = period;
+	return t;
+}
+
+/* The cached template of these bytes, made (image and all) if new. */
+static int template_for(struct jitcode *jc, const uint8_t *bytes, uint32_t period,
+			const struct jitcode_template **out)
+{
+	struct jitcode_template *t;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < jc->nr; i++)
+		if (!jc->t[i].shape && jc->t[i].period == period &&
+		    !memcmp(jc->t[i].bytes, bytes, period)) {
+			*out = &jc->t[i];
+			return 0;
+		}
+	if (!(t = new_template(jc, period)))
+		return -ENOSPC;
+	memcpy(t->bytes, bytes, period);
+	/* Only trampolines take a slot (decoding is cheap: a zeroed page is periodic too). */
+	if (jitcode__decode(t))
+		return -ENOENT;
+	*out = NULL;
+	err = write_image(t);
+	if (err)
+		return err;
+	*out = t;
 	jc->nr++;
 	return 0;
+}
+
+int jitcode__shape(struct jitcode *jc, int32_t cfa_off, const struct jitcode_template **out)
+{
+	struct jitcode_template *t;
+	uint32_t i;
+	int err;
+
+	*out = NULL;
+	if (cfa_off < 8 || cfa_off % 8 || cfa_off > JITCODE_MAX_IMM)
+		return -EINVAL;
+	for (i = 0; i < jc->nr; i++)
+		if (jc->t[i].shape && jc->t[i].rows[0].cfa_off == cfa_off) {
+			*out = &jc->t[i];
+			return 0;
+		}
+	if (!(t = new_template(jc, JITCODE_SHAPE_PERIOD)))
+		return -ENOSPC;
+	t->shape = true;
+	t->code_len = t->period;
+	t->rows[0] = (struct jitcode_row){ .off = 0, .cfa_off = cfa_off };
+	t->nr_rows = 1;
+	err = write_image(t);
+	if (err)
+		return err;
+	*out = t;
+	jc->nr++;
+	return 0;
+}
+
+static uint32_t pid_hash(int pid)
+{
+	return (uint32_t)hash__mix64((uint64_t)pid);
+}
+
+static bool region_eq(const void *ctx, uint64_t val, const void *key)
+{
+	(void)ctx;
+	return ((const struct region *)HASHMAP_TO_PTR(val))->pid == *(const int *)key;
+}
+
+static struct region *find_region(const struct jitcode *jc, int pid)
+{
+	int64_t v = hashmap__find(&jc->regions, pid_hash(pid), region_eq, NULL, &pid);
+
+	return v < 0 ? NULL : HASHMAP_TO_PTR(v);
+}
+
+int jitcode__set_region(struct jitcode *jc, int pid, uint64_t start_ticks,
+			const struct jitcode_region *r)
+{
+	struct region *g = find_region(jc, pid);
+
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g || hashmap__add(&jc->regions, pid_hash(pid), HASHMAP_PTR(g))) {
+			free(g);
+			return -ENOMEM;
+		}
+	}
+	g->pid = pid;
+	g->start_ticks = start_ticks;
+	g->r = *r;
+	return 0;
+}
+
+const struct jitcode_region *jitcode__region(const struct jitcode *jc, int pid,
+					     uint64_t start_ticks)
+{
+	const struct region *g = jc ? find_region(jc, pid) : NULL;
+
+	return g && g->start_ticks == start_ticks ? &g->r : NULL;
+}
+
+void jitcode__forget(struct jitcode *jc, int pid)
+{
+	struct region *g = jc ? find_region(jc, pid) : NULL;
+
+	if (!g)
+		return;
+	hashmap__del(&jc->regions, pid_hash(pid), region_eq, NULL, &pid);
+	free(g);
 }
 
 int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,

@@ -30,6 +30,7 @@
 #ifndef SFBPF_PROCS_JITCODE_H
 #define SFBPF_PROCS_JITCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,7 +52,8 @@ struct jitcode_row {
 };
 
 struct jitcode_template {
-	uint32_t period; /* bytes per copy, a power of two */
+	uint32_t period; /* bytes per copy */
+	bool shape; /* a runtime's shape (jitcode__shape()), never a trampoline's match */
 	uint32_t code_len; /* bytes up to and including the ret */
 	uint8_t bytes[JITCODE_MAX_PERIOD];
 	struct jitcode_row rows[JITCODE_MAX_ROWS];
@@ -96,5 +98,37 @@ void jitcode__free(struct jitcode *jc);
  */
 int jitcode__resolve(struct jitcode *jc, int pid, uint64_t start, uint64_t end,
 		     const struct jitcode_template **out);
+
+/*
+ * A runtime's JIT code whose frames all have one shape, as the runtime knows
+ * it (Ruby 3.1's YJIT: three registers pushed at its entry, rbp never
+ * touched), in one process: [lo, hi), CFA = rsp + cfa_off, the return
+ * address at CFA - 8, the caller's rbp still in rbp. Its mappings, whatever
+ * their protection now (YJIT makes its code writable while it compiles),
+ * get a template of that one row over JITCODE_SHAPE_PERIOD bytes, onto
+ * which every PC folds. What the code holds is not read: the runtime vouches
+ * for it, and a frame it misdescribes (an instruction of an entry or exit,
+ * a C call made with more pushed) reads a wrong return address, which the
+ * walk finds in no mapping: the stack ends there.
+ */
+struct jitcode_region {
+	uint64_t lo, hi;
+	int32_t cfa_off;
+	const char *name; /* the table's, static: "[ruby-yjit]" */
+};
+
+#define JITCODE_SHAPE_PERIOD 16
+
+/* The template of that one row (made once per shape): 0 and *out, or a negative errno. */
+int jitcode__shape(struct jitcode *jc, int32_t cfa_off, const struct jitcode_template **out);
+
+/* pid's region (the process started at start_ticks), set or replaced: 0 or -ENOMEM. */
+int jitcode__set_region(struct jitcode *jc, int pid, uint64_t start_ticks,
+			const struct jitcode_region *r);
+/* pid's region if it was set for the process started at start_ticks, else NULL. */
+const struct jitcode_region *jitcode__region(const struct jitcode *jc, int pid,
+					     uint64_t start_ticks);
+/* pid's region, if any, dropped (the process is gone). */
+void jitcode__forget(struct jitcode *jc, int pid);
 
 #endif /* SFBPF_PROCS_JITCODE_H */

@@ -44,7 +44,10 @@ struct proctrack {
 	bool deferred; /* the build in progress left mappings for later */
 	struct vdso_image vdso; /* read at the first [vdso] mapping met */
 	int vdso_err; /* 1: not read yet; else why there is no image (0: there is) */
-	struct jitcode *jit; /* trampoline arenas' templates; made at the first one */
+	struct jitcode *jit; /* JIT code's templates and regions; made at the first one */
+	const struct jitcode_region *region; /* the process being built's (proctrack__set_jit) */
+	int updating; /* update()s in progress (a listener's call may set a region) */
+	int again; /* the PID whose region was set during one: built again after it */
 	struct proctrack_stats stats;
 	struct sfbpf_proc scratch; /* the map value being built (8 KiB+) */
 	/* The last entry read back for note_truncated, and when (reused briefly). */
@@ -126,6 +129,7 @@ void proctrack__remove(struct proctrack *pt, int pid)
 	__u32 key = pid;
 
 	procmaps__forget(pid);
+	jitcode__forget(pt->jit, pid);
 	if (!e)
 		return;
 	if (pt->listener.removed)
@@ -350,16 +354,22 @@ static void resolve_vdso(struct proctrack *pt, int pid, const struct procmap *m,
 static void resolve_jit(struct proctrack *pt, int pid, const struct procmap *m,
 			struct sfbpf_mapping *out, struct proc_entry *e)
 {
+	const struct jitcode_region *r = pt->region;
 	const struct jitcode_template *t;
+	const char *name = "[jit-trampolines]";
 
 	if (!pt->jit && !(pt->jit = jitcode__new()))
 		return;
-	if (jitcode__resolve(pt->jit, pid, m->start, m->end, &t))
+	if (r && m->start >= r->lo && m->end <= r->hi) {
+		if (jitcode__shape(pt->jit, r->cfa_off, &t))
+			return;
+		name = r->name;
+	} else if (jitcode__resolve(pt->jit, pid, m->start, m->end, &t)) {
 		return;
+	}
 	out->bias = m->start - JITCODE_TEXT_VADDR;
 	out->flags = jitcode__map_flags(t);
-	use_obj(pt, tables__acquire_src(pt->tables, t->fd, &t->key, "[jit-trampolines]", NULL),
-		out, e);
+	use_obj(pt, tables__acquire_src(pt->tables, t->fd, &t->key, name, NULL), out, e);
 	if (out->obj == SFBPF_OBJ_NONE)
 		out->flags = 0;
 }
@@ -367,6 +377,15 @@ static void resolve_jit(struct proctrack *pt, int pid, const struct procmap *m,
 static bool wanted(const struct procmap *m)
 {
 	return m->perms & PROCMAP_EXEC;
+}
+
+/* Anonymous memory of a runtime's JIT code region, executable now or not (jitcode.h). */
+static bool in_region(const struct proctrack *pt, const struct procmap *m)
+{
+	const struct jitcode_region *r = pt->region;
+
+	return r && (m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)) == PROCMAP_F_ANON &&
+	       m->start >= r->lo && m->end <= r->hi;
 }
 
 static bool has_code(const struct procmaps *pm)
@@ -408,7 +427,7 @@ static void build(struct proctrack *pt, int pid, const struct procmaps *pm, stru
 		const struct procmap *m = procmaps__get(pm, i);
 		struct sfbpf_mapping *out;
 
-		if (!wanted(m))
+		if (!wanted(m) && !in_region(pt, m))
 			continue;
 		if (p->count == SFBPF_MAX_MAPPINGS) {
 			pt->stats.mappings_dropped++;
@@ -520,7 +539,9 @@ static int update(struct proctrack *pt, int pid, bool if_changed)
 	old = *e;
 	e->nr_objs = e->nr_maps = e->nr_with_table = 0;
 	pt->deferred = false;
+	pt->region = jitcode__region(pt->jit, pid, ticks);
 	build(pt, pid, pm, e);
+	pt->region = NULL;
 	e->start_ticks = pt->scratch.start_ticks = ticks;
 	e->read_ns = pt->scratch.read_ns = read_ns;
 	e->signature = pt->deferred ? 0 : sig;
@@ -589,14 +610,52 @@ int proctrack__adopt(struct proctrack *pt, int pid, uint64_t start_ticks)
 	return 0;
 }
 
+/* update(), then the process whose JIT region a listener set meanwhile built again. */
+static int update_again(struct proctrack *pt, int pid, bool if_changed)
+{
+	int ret, again, r;
+
+	pt->updating++;
+	ret = update(pt, pid, if_changed);
+	pt->updating--;
+	if (!pt->updating && pt->again) {
+		again = pt->again;
+		pt->again = 0;
+		r = update_again(pt, again, false);
+		ret = again == pid ? r : ret;
+	}
+	return ret;
+}
+
 int proctrack__refresh(struct proctrack *pt, int pid)
 {
-	return update(pt, pid, false);
+	return update_again(pt, pid, false);
 }
 
 int proctrack__refresh_if_changed(struct proctrack *pt, int pid)
 {
-	return update(pt, pid, true);
+	return update_again(pt, pid, true);
+}
+
+int proctrack__set_jit(struct proctrack *pt, int pid, uint64_t start_ticks,
+		       const struct jitcode_region *r)
+{
+	struct proc_entry *e = find(pt, pid);
+	int err;
+
+	if (!pt->jit && !(pt->jit = jitcode__new()))
+		return -ENOMEM;
+	err = r ? jitcode__set_region(pt->jit, pid, start_ticks, r) : 0;
+	if (!r)
+		jitcode__forget(pt->jit, pid);
+	if (err || !e || e->start_ticks != start_ticks)
+		return err; /* its entry, when built, will have it */
+	if (pt->updating) {
+		pt->again = pid;
+		return 0;
+	}
+	err = update_again(pt, pid, false);
+	return err < 0 ? err : 0;
 }
 
 int proctrack__scan_filtered(struct proctrack *pt, bool (*want)(void *ctx, int pid), void *ctx)

@@ -54,6 +54,16 @@ int proctrack__refresh(struct proctrack *pt, int pid);
 /* The same, unless pid is known with the same start time and executable mappings. */
 int proctrack__refresh_if_changed(struct proctrack *pt, int pid);
 /*
+ * A runtime's JIT code in pid (the process started at start_ticks) whose
+ * frames all have one shape (procs/jitcode.h): its mappings get that
+ * shape's table, from a build of pid's entry made now (or, when a listener
+ * of one says so, right after it); r NULL: none any more (an exec). 0, or a
+ * negative errno.
+ */
+struct jitcode_region;
+int proctrack__set_jit(struct proctrack *pt, int pid, uint64_t start_ticks,
+		       const struct jitcode_region *r);
+/*
  * pid was forked by parent and the kernel gave it a copy of parent's entry
  * (SFBPF_EVENT_FORK, start_ticks its own): takes a reference on each table
  * the copy names, before a slot can serve another file (tables__fork_horizon),
