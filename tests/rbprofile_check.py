@@ -9,12 +9,19 @@ or 1 (fail):
                                     <class:X>: a line outside every method),
                                     never another's; LABELs each appear; no
                                     frame "[collected iseq]" or "[bad iseq]"
-  stackprof FOLDED JSON [MIN] [cfuncs|cfunc-names]
+  stackprof FOLDED JSON [MIN] [cfuncs|cfunc-names|under=LABEL]
                                     against stackprof (cpu mode, raw) on the
                                     same run: the innermost Ruby frame's
                                     distribution overlaps by >= MIN (0.85), and
                                     >= 98 % of sfbpf's caller -> callee pairs
                                     (by samples) are pairs stackprof saw;
+                                    under=LABEL: the distribution of the
+                                    frame LABEL's calls instead (LABEL's
+                                    time by callee), what stackprof sees
+                                    under YJIT: it samples at the VM's safe
+                                    points, which YJIT's code reaches seldom
+                                    (at its exits), so its innermost frame is
+                                    often a caller of the one running;
                                     cfuncs: C methods in the innermost frames
                                     too (both sides have them), and each C
                                     method sfbpf names one stackprof names
@@ -203,14 +210,27 @@ def method_of(label):
     return re.sub(r"^(block (\(\d+ levels\) )?in )", "", label)
 
 
+def cut_under(stack, label):
+    """stack cut after the frame that label's outermost frame calls; None without label."""
+    if label is None:
+        return stack
+    if label not in stack:
+        return None
+    return stack[:stack.index(label) + 2]
+
+
 def cmd_stackprof(folded, path, minimum="0.85", cfuncs=""):
+    under = cfuncs[len("under="):] if cfuncs.startswith("under=") else None
     cf = cfuncs == "cfuncs"
     names = cf or cfuncs == "cfunc-names"
-    ours, pairs = vm.innermost_and_pairs(
-        ([method_of(label_of(f[0])) for f in rb_frames(frames, cf)], n)
-        for frames, n in stacks(folded))
-    theirs, ref = vm.innermost_and_pairs(
-        ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path, cfuncs=cf))
+    ours_all = [([method_of(label_of(f[0])) for f in rb_frames(frames, cf)], n)
+                for frames, n in stacks(folded)]
+    theirs_all = [([method_of(x) for x in names], n)
+                  for names, n in stackprof_stacks(path, cfuncs=cf)]
+    _, pairs = vm.innermost_and_pairs(ours_all)
+    _, ref = vm.innermost_and_pairs(theirs_all)
+    ours, _ = vm.innermost_and_pairs((cut_under(s, under), n) for s, n in ours_all)
+    theirs, _ = vm.innermost_and_pairs((cut_under(s, under), n) for s, n in theirs_all)
     if cf:
         # Pairs without C methods on either side: a C function's block
         # (an ifunc) called from elsewhere is a frame of stackprof's named
@@ -221,8 +241,9 @@ def cmd_stackprof(folded, path, minimum="0.85", cfuncs=""):
             for frames, n in stacks(folded))
         _, ref = vm.innermost_and_pairs(
             ([method_of(x) for x in names], n) for names, n in stackprof_stacks(path))
+    said = " (%sat least %s)" % ("the callees of %s, " % under if under else "", minimum)
     verdict = vm.judge_reference(ours, pairs, theirs, set(ref), "stackprof",
-                                 said=" (at least %s)" % minimum, min_overlap=float(minimum))
+                                 said=said, min_overlap=float(minimum))
     if names:
         verdict = judge_cfuncs(folded, path) or verdict
     # Owners (but 3.2): each method's qualified name one stackprof gave.

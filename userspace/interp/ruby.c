@@ -52,6 +52,7 @@ enum ruby_sym {
 	SYM_ARRAY,
 	SYM_KERNEL,
 	SYM_ID2STR,
+	SYM_VM_EXEC,
 	SYM_NR
 };
 
@@ -65,6 +66,8 @@ static const char *const sym_names[SYM_NR] = {
 	[SYM_KERNEL] = "rb_mKernel",
 	/* Public API: its code reads the global symbol table (ruby_ids.c) */
 	[SYM_ID2STR] = "rb_id2str",
+	/* vm.c's vm_exec, exported for MJIT's code: where each run of frames begins */
+	[SYM_VM_EXEC] = "rb_vm_exec",
 };
 static const char *const core_names[3] = { "String", "Array", "Kernel" };
 
@@ -324,6 +327,7 @@ static int is_ruby(int pid, const struct procmaps *pm, const struct procmap *m, 
 		err = (int)len;
 		goto out;
 	}
+	r->text = m->start;
 	if (!(r->l = layout_of(r->version))) {
 		r->unsupported = true;
 		err = -ENOENT;
@@ -348,6 +352,10 @@ static int is_ruby(int pid, const struct procmaps *pm, const struct procmap *m, 
 		r->core[i] = f.vals[SYM_STRING + i] ? f.vals[SYM_STRING + i] + bias : 0;
 	r->id2str = f.vals[SYM_ID2STR];
 	r->id2str_size = f.sizes[SYM_ID2STR];
+	if (f.vals[SYM_VM_EXEC])
+		r->vm_exec =
+			(struct code_part){ f.vals[SYM_VM_EXEC] + bias,
+					    f.vals[SYM_VM_EXEC] + bias + f.sizes[SYM_VM_EXEC] };
 	r->fd = dup(fd);
 	if (r->fd < 0)
 		err = -errno;

@@ -135,6 +135,14 @@ int ruby__bpf_settings(const struct ruby *r, struct sfbpf_rb_proc *cfg);
 /* The native code of the VM's loop: its parts, process addresses (none if not found). */
 size_t ruby__eval_parts(const struct ruby *r, const struct code_part **parts);
 /*
+ * YJIT's code in the process and its frames' shape (ruby_yjit.c, Ruby 3.1),
+ * and the function each run of frames begins in (rb_vm_exec()): 0, *out and
+ * *entry, -ENOENT (none found: YJIT off, another version, rb_vm_exec not
+ * exported, or its code being written now), or a read error.
+ */
+struct jitcode_region;
+int ruby__jit_code(const struct ruby *r, struct jitcode_region *out, struct code_part *entry);
+/*
  * The frame of iseq at pc, stamped stamp (the walk's slots), with a block's
  * block_me (its method entry: SFBPF_RT_OWNER's slot, or the entry of the
  * nearest method frame outside it; believed only if the block's iseq is a

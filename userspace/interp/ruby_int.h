@@ -23,6 +23,8 @@ struct ruby {
 	bool unsupported;
 	int fd; /* the object's, while attaching: its loop found once the VM runs */
 	uint64_t bias;
+	uint64_t text; /* where the object's executable mapping starts (YJIT's code is near) */
+	struct code_part vm_exec; /* rb_vm_exec(), process addresses; lo == hi: not exported */
 	/* To 3.1: core classes (the addresses of rb_cString, rb_cArray, rb_mKernel) */
 	uint64_t core[3];
 	/* and what they taught: the IDs of "__classpath__" and "__attached__" (0: none) */

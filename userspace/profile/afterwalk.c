@@ -41,6 +41,9 @@ struct proc {
 	void *rt; /* the runtime's reader */
 	struct code_part eval[AFTERWALK_PARTS];
 	size_t nr_eval;
+	struct code_part jit,
+		entry; /* its JIT code, where runs begin (kind->jit_code); lo == hi: none */
+	uint32_t jit_looks; /* times looked for it */
 	struct hashmap frames; /* -> index in frames_v */
 	struct frame *frames_v;
 	size_t nr_frames, frames_cap;
@@ -48,6 +51,7 @@ struct proc {
 
 struct afterwalk {
 	const struct afterwalk_kind *kind;
+	struct runtime_host host;
 	int fd; /* the settings map */
 	uint64_t freed_id, bad_id, full_id, exited_id; /* the markers' names */
 	struct {
@@ -60,6 +64,7 @@ struct afterwalk {
 		uint64_t short_; /* samples with an eval loop frame and no frame left */
 		uint64_t no_proc; /* samples with frames of a process no longer attached */
 		uint64_t read; /* frames read from the process (not cached) */
+		uint64_t jit; /* processes whose JIT code was found (its frames stepped) */
 	} stats;
 };
 
@@ -76,13 +81,14 @@ bool afterwalk__maps_named(const struct procmaps *pm, const char *word)
 	return false;
 }
 
-void *afterwalk__new(const struct afterwalk_kind *kind, int fd)
+void *afterwalk__new(const struct afterwalk_kind *kind, const struct runtime_host *host, int fd)
 {
 	struct afterwalk *aw = calloc(1, sizeof(*aw));
 
 	if (!aw)
 		return NULL;
 	aw->kind = kind;
+	aw->host = *host;
 	aw->fd = fd;
 	aw->freed_id = frame_names__intern(kind->runtime, kind->freed, "", 0, 0);
 	aw->bad_id = frame_names__intern(kind->runtime, kind->bad, "", 0, 0);
@@ -120,14 +126,52 @@ void afterwalk__release(void *aw, struct runtime_proc *rp)
 void afterwalk__detach(void *aw, struct runtime_proc *rp)
 {
 	const struct afterwalk *w = aw;
+	const struct proc *p = rp->priv;
 	__u32 key = rp->pid;
 
 	bpf_map_delete_elem(w->fd, &key);
+	/* An exec keeps the process's start: its new image's mappings are no JIT code of this. */
+	if (p && p->jit.hi && w->host.set_jit)
+		w->host.set_jit(w->host.ctx, p->pid, p->start_ticks, NULL);
+}
+
+/*
+ * How many times a process's JIT code is looked for: at its attach, then as
+ * its mappings change (its code may be made writable when first looked at).
+ */
+#define JIT_LOOKS 8
+
+/*
+ * The runtime's JIT code, if it has some: its frames stepped by the table of
+ * their shape (the loader's, from the host) and taken as eval frames.
+ */
+static void attach_jit(struct afterwalk *w, struct proc *p)
+{
+	struct jitcode_region r;
+	struct code_part entry;
+	int err;
+
+	if (!p->nr_eval || !w->kind->jit_code || p->jit.hi || p->jit_looks >= JIT_LOOKS)
+		return;
+	p->jit_looks++;
+	if (w->kind->jit_code(p->rt, &r, &entry))
+		return;
+	err = w->host.set_jit ? w->host.set_jit(w->host.ctx, p->pid, p->start_ticks, &r) : -ENOTSUP;
+	if (err) {
+		pr_info("%s: pid %d: its JIT code at %#llx not stepped: %s", w->kind->runtime,
+			p->pid, (unsigned long long)r.lo, strerror(-err));
+		return;
+	}
+	w->stats.jit++;
+	p->jit = (struct code_part){ r.lo, r.hi };
+	p->entry = entry;
+	pr_debug("%s: pid %d: JIT code %#llx-%#llx, CFA at SP+%d", w->kind->runtime, p->pid,
+		 (unsigned long long)r.lo, (unsigned long long)r.hi, r.cfa_off);
 }
 
 int afterwalk__attach(void *aw, struct runtime_proc *rp)
 {
-	const struct afterwalk *w = aw;
+	struct afterwalk *w = aw;
 	const struct afterwalk_kind *k = w->kind;
 	struct proc *p = calloc(1, sizeof(*p));
 	uint8_t cfg[SETTINGS_MAX];
@@ -164,9 +208,15 @@ int afterwalk__attach(void *aw, struct runtime_proc *rp)
 	memcpy(p->eval, parts, p->nr_eval * sizeof(*parts));
 	if (!p->nr_eval)
 		pr_info("%s: pid %d: %s", k->runtime, p->pid, k->no_loop);
+	attach_jit(w, p);
 	pr_debug("%s: pid %d: %s attached", k->runtime, p->pid, k->version(p->rt));
 	rp->priv = p;
 	return 0;
+}
+
+void afterwalk__remapped(void *aw, struct runtime_proc *rp)
+{
+	attach_jit(aw, rp->priv);
 }
 
 int afterwalk__inherit(void *aw, const struct runtime_proc *parent, struct runtime_proc *child)
@@ -191,6 +241,8 @@ int afterwalk__inherit(void *aw, const struct runtime_proc *parent, struct runti
 	/* The same image: the same loop. Its settings are the kernel's copy of the parent's. */
 	p->nr_eval = pp->nr_eval;
 	memcpy(p->eval, pp->eval, sizeof(p->eval));
+	p->jit = pp->jit;
+	p->entry = pp->entry;
 	pr_debug("%s: pid %d: read through its parent %d", w->kind->runtime, p->pid, pp->pid);
 	child->priv = p;
 	return 0;
@@ -259,15 +311,17 @@ void afterwalk__mark_names(void *aw)
 	frame_names__mark(frame_names__ip(w->exited_id));
 }
 
-/* Whether pc is in the eval loop: a native frame that runs a run of the runtime's frames. */
-static bool in_eval(const void *ctx, uint64_t pc)
+/* Whether pc is in the eval loop, or in JIT code: a native frame that runs a run of frames. */
+static int in_eval(const void *ctx, uint64_t pc)
 {
 	const struct proc *p = ctx;
 
 	for (size_t i = 0; i < p->nr_eval; i++)
 		if (pc >= p->eval[i].lo && pc < p->eval[i].hi)
-			return true;
-	return false;
+			return RUNTIME_EVAL_LOOP;
+	if (pc >= p->jit.lo && pc < p->jit.hi)
+		return RUNTIME_EVAL_JIT;
+	return pc >= p->entry.lo && pc < p->entry.hi ? RUNTIME_EVAL_ENTRY : 0;
 }
 
 int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
@@ -334,7 +388,7 @@ void afterwalk__counters(const void *aw, runtime_put_fn put, void *ctx)
 		{ "frames_read", w->stats.read }, { NULL, w->stats.freed },
 		{ NULL, w->stats.bad },		  { "left", w->stats.left },
 		{ "short", w->stats.short_ },	  { "no_proc", w->stats.no_proc },
-		{ "exited", w->stats.exited },
+		{ "exited", w->stats.exited },	  { "jit_code", w->stats.jit },
 	};
 
 	w->kind->object_stats(&reads, &hits);

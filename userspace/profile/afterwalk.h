@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "interp/codeparts.h"
+#include "procs/jitcode.h"
 #include "profile/runtime.h"
 
 #define AFTERWALK_PARTS 8
@@ -67,18 +68,28 @@ struct afterwalk_kind {
 	 * 0: none. Such frames are named with it; frame() believes it or not.
 	 */
 	uint64_t (*outer_owner)(uint64_t a);
+	/*
+	 * Optional: the runtime's JIT code in the process, whose frames all
+	 * have one shape (procs/jitcode.h; Ruby 3.1's YJIT), and the function
+	 * each run of frames begins in (Ruby's rb_vm_exec): 0, *out and
+	 * *entry, or -ENOENT. Its frames take runs as the loop's do
+	 * (runtime.h's RUNTIME_EVAL_JIT).
+	 */
+	int (*jit_code)(const void *rt, struct jitcode_region *out, struct code_part *entry);
 };
 
 /* Whether an executable object pid maps has word in its name (detect's first test). */
 bool afterwalk__maps_named(const struct procmaps *pm, const char *word);
 
 /* runtime_ops' new: the runtime's state, its settings map fd. */
-void *afterwalk__new(const struct afterwalk_kind *kind, int fd);
+void *afterwalk__new(const struct afterwalk_kind *kind, const struct runtime_host *host, int fd);
 
 /* The rest of runtime_ops, the same for each. */
 void afterwalk__free(void *aw);
 int afterwalk__attach(void *aw, struct runtime_proc *rp);
 int afterwalk__inherit(void *aw, const struct runtime_proc *parent, struct runtime_proc *child);
+/* The JIT code looked for again (kind->jit_code), if not found yet. */
+void afterwalk__remapped(void *aw, struct runtime_proc *rp);
 void afterwalk__detach(void *aw, struct runtime_proc *rp);
 void afterwalk__release(void *aw, struct runtime_proc *rp);
 int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,

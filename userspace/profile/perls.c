@@ -91,7 +91,7 @@ static bool detect(int pid, const struct procmaps *pm)
 
 static void *perls_new(const struct runtime_host *host)
 {
-	return afterwalk__new(&perl_kind, profile__pl_procs_fd(host->prof));
+	return afterwalk__new(&perl_kind, host, profile__pl_procs_fd(host->prof));
 }
 
 const struct runtime_ops perl_runtime = {

@@ -98,7 +98,7 @@ static bool detect(int pid, const struct procmaps *pm)
 
 static void *phps_new(const struct runtime_host *host)
 {
-	return afterwalk__new(&php_kind, profile__php_procs_fd(host->prof));
+	return afterwalk__new(&php_kind, host, profile__php_procs_fd(host->prof));
 }
 
 const struct runtime_ops php_runtime = {

@@ -359,14 +359,14 @@ static void forget(void *rt, struct runtime_proc *rp)
 }
 
 /* Whether pc is in the eval loop's code: a native frame that runs a run of Python frames. */
-static bool in_eval(const void *ctx, uint64_t pc)
+static int in_eval(const void *ctx, uint64_t pc)
 {
 	const struct pyproc *p = ctx;
 
 	for (size_t i = 0; i < p->nr_eval; i++)
 		if (pc >= p->eval[i].lo && pc < p->eval[i].hi)
-			return true;
-	return false;
+			return RUNTIME_EVAL_LOOP;
+	return 0;
 }
 
 /*

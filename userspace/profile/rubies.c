@@ -31,6 +31,11 @@ static size_t eval_parts(const void *rt, const struct code_part **parts)
 	return ruby__eval_parts(rt, parts);
 }
 
+static int jit_code(const void *rt, struct jitcode_region *out, struct code_part *entry)
+{
+	return ruby__jit_code(rt, out, entry);
+}
+
 static const char *version(const void *rt)
 {
 	return ruby__version(rt);
@@ -83,6 +88,7 @@ const struct afterwalk_kind ruby_kind = {
 	.object_stats = ruby__object_stats,
 	.frame = frame,
 	.outer_owner = outer_owner,
+	.jit_code = jit_code,
 };
 
 /*
@@ -97,7 +103,7 @@ static bool detect(int pid, const struct procmaps *pm)
 
 static void *rubies_new(const struct runtime_host *host)
 {
-	return afterwalk__new(&ruby_kind, profile__rb_procs_fd(host->prof));
+	return afterwalk__new(&ruby_kind, host, profile__rb_procs_fd(host->prof));
 }
 
 const struct runtime_ops ruby_runtime = {
@@ -109,6 +115,7 @@ const struct runtime_ops ruby_runtime = {
 	.free = afterwalk__free,
 	.detect = detect,
 	.attach = afterwalk__attach,
+	.remapped = afterwalk__remapped,
 	.detach = afterwalk__detach,
 	.release = afterwalk__release,
 	.splice = afterwalk__splice,

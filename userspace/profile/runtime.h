@@ -36,9 +36,16 @@ struct profile;
  * address, or NULL: a runtime that names its code itself checks its names
  * against the map's, so that the two never disagree silently.
  */
+struct jitcode_region;
 struct runtime_host {
 	struct profile *prof;
 	const char *(*jit_name)(void *ctx, int pid, uint64_t addr);
+	/*
+	 * The runtime's JIT code in pid whose frames all have one shape
+	 * (procs/jitcode.h): the loader's table of that shape for its
+	 * mappings (r NULL: none any more). 0, or a negative errno.
+	 */
+	int (*set_jit)(void *ctx, int pid, uint64_t start_ticks, const struct jitcode_region *r);
 	void *ctx;
 };
 
@@ -128,11 +135,24 @@ int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sf
 			   runtime_frame_fn frame, uint64_t (*kept)(uint64_t ip), void *ctx);
 
 /*
+ * What in_eval() says of a native frame's pc: the eval loop's (it runs a run
+ * of the runtime's frames); JIT code's, which runs a run too, unless the
+ * loop called it for a frame the loop pushed: the nearest of these frames
+ * outside it is a loop frame, with no frame of the function where every run
+ * begins (ENTRY: Ruby's rb_vm_exec) between. That run is the loop frame's;
+ * the JIT frame and those between (the loop's call into JIT code) go. 0:
+ * none of these.
+ */
+#define RUNTIME_EVAL_LOOP 1
+#define RUNTIME_EVAL_JIT 2
+#define RUNTIME_EVAL_ENTRY 3
+
+/*
  * The splice of a runtime whose frames the BPF walk appends after the kernel
  * frames (CPython's, PHP's; bpf/runtime.h), runtimes.c's: in's npy frames,
  * named ids[0 .. npy), innermost first, entry[j] if frame j is the outermost
  * of one call of the native eval loop. Each native frame of the eval loop
- * (in_eval(ctx, pc)) is replaced by its run of frames, up to and including
+ * (in_eval(ctx, pc) above) is replaced by its run of frames, up to and including
  * the next entry; frames no eval frame took (a native walk cut short) go
  * outermost, but where the native walk is whole and has eval frames, the
  * innermost runs past them (pushed, their loop not yet entered) go at the
@@ -142,7 +162,7 @@ int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sf
  */
 void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *out,
 			   const uint64_t *ids, const bool *entry, uint32_t npy,
-			   bool (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
+			   int (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
 			   bool *left, bool *was_short);
 
 #endif /* SFBPF_PROFILE_RUNTIME_H */

@@ -501,16 +501,47 @@ int runtime__splice_frames(const struct sfbpf_sample *in, size_t size, struct sf
 	return 1;
 }
 
+/*
+ * What each native frame of in does: runs[j] 1 if it takes a run of the
+ * runtime's frames, -1 if it goes (a JIT frame the loop frame outside it
+ * called, and the frames between), 0 if it stays.
+ */
+static void eval_frames(const struct sfbpf_sample *in, uint32_t nu,
+			int (*in_eval)(const void *ctx, uint64_t pc), const void *ctx, int8_t *runs)
+{
+	uint32_t j, l;
+
+	for (j = 0; j < nu; j++)
+		runs[j] = (int8_t)in_eval(ctx, in->ips[j] - (j > 0));
+	for (j = 0; j < nu; j++) {
+		if (runs[j] != RUNTIME_EVAL_JIT)
+			continue;
+		for (l = j + 1; l < nu && !runs[l]; l++)
+			;
+		if (l < nu && runs[l] == RUNTIME_EVAL_LOOP)
+			for (; j < l; j++)
+				runs[j] = -1;
+	}
+	for (j = 0; j < nu; j++)
+		runs[j] = runs[j] == RUNTIME_EVAL_LOOP || runs[j] == RUNTIME_EVAL_JIT ? 1 :
+			  runs[j] < 0						      ? -1 :
+											0;
+}
+
 void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *out,
 			   const uint64_t *ids, const bool *entry, uint32_t npy,
-			   bool (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
+			   int (*in_eval)(const void *ctx, uint64_t pc), const void *ctx,
 			   bool *left, bool *was_short)
 {
 	uint32_t nu = in->nr_user, k = 0, n = 0, j, runs = 0, evals = 0;
+	int8_t part[SFBPF_MAX_FRAMES];
 	bool cut = false;
 
 	*was_short = false;
 	memcpy(out, in, SFBPF_SAMPLE_HDR_SIZE);
+	if (nu > SFBPF_MAX_FRAMES)
+		nu = SFBPF_MAX_FRAMES;
+	eval_frames(in, nu, in_eval, ctx, part);
 	/*
 	 * A whole native stack holds the eval frame of every run that entered
 	 * its loop: the runs past those are the innermost, pushed and not yet
@@ -522,7 +553,7 @@ void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *o
 		for (j = 0; j < npy; j++)
 			runs += entry[j] || j + 1 == npy;
 		for (j = 0; j < nu; j++)
-			evals += in_eval(ctx, in->ips[j] - (j > 0));
+			evals += part[j] > 0;
 		for (; evals && runs > evals && k < npy; runs--) {
 			do {
 				cut = n >= SFBPF_MAX_FRAMES;
@@ -533,10 +564,10 @@ void runtime__splice_after(const struct sfbpf_sample *in, struct sfbpf_sample *o
 	}
 	/* Leaf first, as the sample: each eval frame takes its run of the runtime's frames. */
 	for (j = 0; j < nu && !cut; j++) {
-		uint64_t pc = in->ips[j] - (j > 0);
-
-		if (!in_eval(ctx, pc) || k >= npy) {
-			*was_short |= k >= npy && in_eval(ctx, pc);
+		if (part[j] < 0) /* the loop's frame outside takes their run */
+			continue;
+		if (!part[j] || k >= npy) {
+			*was_short |= k >= npy && part[j];
 			cut = n >= SFBPF_MAX_FRAMES;
 			if (!cut)
 				out->ips[n++] = in->ips[j];

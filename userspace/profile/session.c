@@ -413,6 +413,7 @@ static int open_tables(struct session *s, const struct tables_sizes *sz)
 	if (s->procs) {
 		struct runtime_host host = { .prof = s->prof,
 					     .jit_name = session_jit_name,
+					     .set_jit = session_set_jit,
 					     .ctx = s };
 
 		s->runtimes = runtimes__new(&host);

@@ -100,6 +100,8 @@ size_t session_kernel_maps(void *ctx, int pid, const struct symbolizer_image *im
 			   struct symbolizer_kmap *out, size_t max);
 /* struct runtime_host's jit_name: the name pid's perf map gives the anonymous code at addr. */
 const char *session_jit_name(void *ctx, int pid, uint64_t addr);
+struct jitcode_region;
+int session_set_jit(void *ctx, int pid, uint64_t start_ticks, const struct jitcode_region *r);
 void session_on_fork(void *ctx, int pid, int parent, uint64_t time_ns, uint64_t start_ticks);
 /* struct proctrack_listener's: the tracker read pid's mappings (the runtimes', the symbolizer's).
  */

@@ -43,6 +43,14 @@ const char *session_jit_name(void *ctx, int pid, uint64_t addr)
 	return si.name;
 }
 
+/* runtime_host's set_jit: the tracker's table of the shape for the runtime's JIT code. */
+int session_set_jit(void *ctx, int pid, uint64_t start_ticks, const struct jitcode_region *r)
+{
+	struct session *s = ctx;
+
+	return proctrack__set_jit(s->procs, pid, start_ticks, r);
+}
+
 /*
  * symbolizer_kmaps_fn: the mappings the kernel found for pid (vma_cache),
  * kept past its exit, if made for image (the exec event's process start and

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * YJIT's code in a Ruby 3.1 process (ruby.h's ruby__jit_code()). What 3.1's
+ * sources say (docs/DESIGN-ruby.md):
+ *
+ * The region: rb_yjit_init() asks alloc_exec_mem() (yjit_asm.c) for
+ * --yjit-exec-mem-size MiB (256 by default), mapped anonymous, private and
+ * read-execute at the first free address from the page of that function
+ * in libruby on, in 4 MiB steps, below it + INT32_MAX (its code calls the
+ * VM's with 32-bit displacements); all of it filled with 0x1E (PUSH DS, a
+ * fault in 64-bit mode); then split in two code blocks of half the size,
+ * the inline one and the outlined one, each written from its start. While
+ * YJIT compiles, it makes both writable (cb_mark_all_writeable()). No
+ * symbol names the region, and Debian's library exports none of YJIT's.
+ *
+ * The frames: its entry (yjit_entry_prologue(), yjit_codegen.c) pushes the
+ * three registers it keeps the VM's state in (r13, r12, rbx: the control
+ * frame, the execution context, the VM's stack pointer) and calls out with
+ * the stack so, to its exits' three pops and ret; it never writes rbp or
+ * rsp otherwise. So a frame's CFA is rsp + 32 and the caller's rbp is in
+ * rbp, except at its entry's and exits' few instructions and inside two C
+ * calls made with two more pushes (newhash's rb_hash_bulk_insert, and
+ * toregexp's rb_reg_new_ary): there the step reads a wrong return address,
+ * which the walk finds in no mapping, and the stack ends (jitcode.h).
+ * 3.3's YJIT (in Rust) keeps rbp as a frame pointer; Debian builds 3.3
+ * without YJIT: not found here.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "interp/ruby_int.h"
+#include "procs/jitcode.h"
+#include "procs/procmaps.h"
+#include "procs/procmem.h"
+
+#define YJIT_FILL 0x1e
+#define YJIT_CFA_OFF 32 /* three pushes and the return address */
+#define YJIT_REACH 0x7fffffffULL /* INT32_MAX: from the function's page on */
+#define MIB (1ULL << 20)
+
+/* Whether the byte at addr is YJIT's fill (a code block's end never written). */
+static bool filled(const struct ruby *r, uint64_t addr)
+{
+	uint8_t b;
+
+	return !procmem__read(r->pid, addr, &b, 1) && b == YJIT_FILL;
+}
+
+/*
+ * The region as the kernel shows it while YJIT runs code: one anonymous,
+ * private, read-execute mapping of whole MiBs past the library's code and
+ * within its reach, whose two halves each end in the fill. Found while YJIT
+ * compiles (a half or both writable, perhaps merged with a neighbour): not
+ * found this time.
+ */
+int ruby__jit_code(const struct ruby *r, struct jitcode_region *out, struct code_part *entry)
+{
+	struct procmaps *pm = NULL;
+	int err;
+
+	if (strncmp(r->version, "3.1.", 4) || !r->text || r->vm_exec.lo == r->vm_exec.hi)
+		return -ENOENT;
+	*entry = r->vm_exec;
+	err = procmaps__read(r->pid, &pm);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < procmaps__count(pm) && err == -ENOENT; i++) {
+		const struct procmap *m = procmaps__get(pm, i);
+		uint64_t size = m->end - m->start;
+
+		if ((m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)) != PROCMAP_F_ANON ||
+		    m->perms != (PROCMAP_READ | PROCMAP_EXEC) || m->start <= r->text ||
+		    m->start - r->text >= YJIT_REACH || size < MIB || size % MIB)
+			continue;
+		if (filled(r, m->start + size / 2 - 1) && filled(r, m->end - 1)) {
+			*out = (struct jitcode_region){ .lo = m->start,
+							.hi = m->end,
+							.cfa_off = YJIT_CFA_OFF,
+							.name = "[ruby-yjit]" };
+			err = 0;
+		}
+	}
+	procmaps__free(pm);
+	return err;
+}
