@@ -508,6 +508,8 @@ int ruby__attach(int pid, struct ruby **out)
 		r->eval[i].lo += r->bias;
 		r->eval[i].hi += r->bias;
 	}
+	if (!err)
+		r->yjit_cache = ruby_yjit_cache_new(r->version);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -526,6 +528,8 @@ void ruby__object_stats(uint64_t *reads, uint64_t *hits)
 
 void ruby__free(struct ruby *r)
 {
+	if (r)
+		free(r->yjit_cache);
 	free(r);
 }
 

@@ -17,6 +17,7 @@
 #ifndef SFBPF_INTERP_RUBY_H
 #define SFBPF_INTERP_RUBY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -142,6 +143,11 @@ size_t ruby__eval_parts(const struct ruby *r, const struct code_part **parts);
  */
 struct jitcode_region;
 int ruby__jit_code(const struct ruby *r, struct jitcode_region *out, struct code_part *entry);
+/*
+ * Whether a sample whose leaf is YJIT's code at pc came as YJIT pushed a
+ * control frame (ruby_yjit.c): its innermost frame not its own yet.
+ */
+bool ruby__jit_pushing(const struct ruby *r, uint64_t pc);
 /*
  * The frame of iseq at pc, stamped stamp (the walk's slots), with a block's
  * block_me (its method entry: SFBPF_RT_OWNER's slot, or the entry of the

@@ -25,6 +25,8 @@ struct ruby {
 	uint64_t bias;
 	uint64_t text; /* where the object's executable mapping starts (YJIT's code is near) */
 	struct code_part vm_exec; /* rb_vm_exec(), process addresses; lo == hi: not exported */
+	struct ruby_yjit_cache
+		*yjit_cache; /* YJIT's pcs that push a frame (ruby_yjit.c); or NULL */
 	/* To 3.1: core classes (the addresses of rb_cString, rb_cArray, rb_mKernel) */
 	uint64_t core[3];
 	/* and what they taught: the IDs of "__classpath__" and "__attached__" (0: none) */
@@ -40,6 +42,19 @@ struct ruby {
 	uint64_t id2str, id2str_size; /* rb_id2str() in the object, while attaching */
 	uint32_t leader_tid; /* the TID standing for a forked process's leader (abi.h); 0: none */
 };
+
+/*
+ * Whether YJIT's code at pc (code: n bytes of it) is inside its push of a
+ * control frame, ec->cfp moved and the frame's iseq or ep not yet written
+ * (ruby_yjit.c): 1, 0, or -ENOMEM. The offsets: ec->cfp's, a frame's iseq's
+ * and ep's.
+ */
+struct ruby_yjit_offs {
+	uint32_t ec_cfp, cfp_iseq, cfp_ep;
+};
+int ruby_yjit_pushing(const uint8_t *code, size_t n, uint64_t pc, const struct ruby_yjit_offs *o);
+/* The cache of ruby__jit_pushing(), for a version whose YJIT is known (else NULL). */
+struct ruby_yjit_cache *ruby_yjit_cache_new(const char *version);
 
 static inline int rd(const struct ruby *r, uint64_t addr, uint64_t *v)
 {

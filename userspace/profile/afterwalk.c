@@ -65,6 +65,7 @@ struct afterwalk {
 		uint64_t no_proc; /* samples with frames of a process no longer attached */
 		uint64_t read; /* frames read from the process (not cached) */
 		uint64_t jit; /* processes whose JIT code was found (its frames stepped) */
+		uint64_t pushing; /* samples in JIT code pushing a frame: the innermost left out */
 	} stats;
 };
 
@@ -324,12 +325,21 @@ static int in_eval(const void *ctx, uint64_t pc)
 	return pc >= p->entry.lo && pc < p->entry.hi ? RUNTIME_EVAL_ENTRY : 0;
 }
 
+/* Whether in's leaf is p's JIT code pushing a frame (kind->jit_pushing). */
+static bool pushing(const struct afterwalk *w, const struct proc *p, const struct sfbpf_sample *in)
+{
+	uint64_t pc = in->ips[0];
+
+	return w->kind->jit_pushing && p->jit.hi && in->nr_user && pc >= p->jit.lo &&
+	       pc < p->jit.hi && w->kind->jit_pushing(p->rt, pc);
+}
+
 int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_sample *in, size_t size,
 		      struct sfbpf_sample *out)
 {
 	struct afterwalk *w = aw;
 	const __u64 *slots = in->ips + in->nr_user + in->nr_kernel;
-	uint32_t n = in->nr_py, j, m;
+	uint32_t n = in->nr_py, j, m, first;
 	uint64_t owner, outer;
 	uint64_t ids[SFBPF_PY_MAX_FRAMES], offered[SFBPF_PY_MAX_FRAMES];
 	bool entry[SFBPF_PY_MAX_FRAMES], left, was_short;
@@ -345,6 +355,12 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 		return 0;
 	}
 	p = rp->priv;
+	first = 0;
+	if (pushing(w, p, in)) {
+		/* The innermost frame, and the owner its pair may carry. */
+		first = 1 + (n > 1 && (slots[2] & SFBPF_RT_OWNER));
+		w->stats.pushing++;
+	}
 	/* What the nearest frame outside each offers those without an owner (innermost first). */
 	for (j = n, outer = 0; j-- > 0;) {
 		offered[j] = outer;
@@ -353,7 +369,7 @@ int afterwalk__splice(void *aw, struct runtime_proc *rp, const struct sfbpf_samp
 			outer = w->kind->outer_owner(slots[2 * j] & SFBPF_PY_ADDR_MASK);
 	}
 	/* A frame, and the owner the pair after it may carry (SFBPF_RT_OWNER): one id. */
-	for (j = 0, m = 0; j < n; j++) {
+	for (j = first, m = 0; j < n; j++) {
 		owner = j + 1 < n && (slots[2 * j + 2] & SFBPF_RT_OWNER) ?
 				slots[2 * j + 2] & SFBPF_PY_ADDR_MASK & ~SFBPF_RT_OWNER :
 				0;
@@ -384,11 +400,17 @@ void afterwalk__counters(const void *aw, runtime_put_fn put, void *ctx)
 		const char *what;
 		uint64_t v;
 	} c[] = {
-		{ "spliced", w->stats.samples },  { "named", w->stats.frames },
-		{ "frames_read", w->stats.read }, { NULL, w->stats.freed },
-		{ NULL, w->stats.bad },		  { "left", w->stats.left },
-		{ "short", w->stats.short_ },	  { "no_proc", w->stats.no_proc },
-		{ "exited", w->stats.exited },	  { "jit_code", w->stats.jit },
+		{ "spliced", w->stats.samples },
+		{ "named", w->stats.frames },
+		{ "frames_read", w->stats.read },
+		{ NULL, w->stats.freed },
+		{ NULL, w->stats.bad },
+		{ "left", w->stats.left },
+		{ "short", w->stats.short_ },
+		{ "no_proc", w->stats.no_proc },
+		{ "exited", w->stats.exited },
+		{ "jit_code", w->stats.jit },
+		{ "jit_pushing", w->stats.pushing },
 	};
 
 	w->kind->object_stats(&reads, &hits);

@@ -76,6 +76,12 @@ struct afterwalk_kind {
 	 * (runtime.h's RUNTIME_EVAL_JIT).
 	 */
 	int (*jit_code)(const void *rt, struct jitcode_region *out, struct code_part *entry);
+	/*
+	 * Optional: whether a sample whose leaf is the JIT code at pc came as
+	 * that code pushed a frame, the innermost not its own yet (the runtime
+	 * moves its frame pointer first): that frame is left out.
+	 */
+	bool (*jit_pushing)(const void *rt, uint64_t pc);
 };
 
 /* Whether an executable object pid maps has word in its name (detect's first test). */

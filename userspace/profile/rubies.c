@@ -36,6 +36,11 @@ static int jit_code(const void *rt, struct jitcode_region *out, struct code_part
 	return ruby__jit_code(rt, out, entry);
 }
 
+static bool jit_pushing(const void *rt, uint64_t pc)
+{
+	return ruby__jit_pushing(rt, pc);
+}
+
 static const char *version(const void *rt)
 {
 	return ruby__version(rt);
@@ -89,6 +94,7 @@ const struct afterwalk_kind ruby_kind = {
 	.frame = frame,
 	.outer_owner = outer_owner,
 	.jit_code = jit_code,
+	.jit_pushing = jit_pushing,
 };
 
 /*
