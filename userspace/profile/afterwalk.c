@@ -412,13 +412,15 @@ void afterwalk__counters(const void *aw, runtime_put_fn put, void *ctx)
 		{ "jit_code", w->stats.jit },
 		{ "jit_pushing", w->stats.pushing },
 	};
+	/* The JIT's counters only for a runtime with JIT code (the last two). */
+	size_t nc = sizeof(c) / sizeof(c[0]) - (w->kind->jit_code ? 0 : 2);
 
 	w->kind->object_stats(&reads, &hits);
 	snprintf(name, sizeof(name), "%s_object_reads", rt);
 	put(ctx, name, reads, false);
 	snprintf(name, sizeof(name), "%s_object_hits", rt);
 	put(ctx, name, hits, false);
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+	for (size_t i = 0; i < nc; i++) {
 		if (c[i].what)
 			snprintf(name, sizeof(name), "%s_%s", rt, c[i].what);
 		else
