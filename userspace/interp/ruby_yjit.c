@@ -61,6 +61,27 @@ static bool filled(const struct ruby *r, uint64_t addr)
 }
 
 /*
+ * Whether the mapping i (of size bytes) touches anonymous writable memory on
+ * either side that is as large or larger (the other half, perhaps merged
+ * with a writable neighbour).
+ */
+static bool beside_writable(const struct procmaps *pm, size_t i, uint64_t size)
+{
+	const struct procmap *m = procmaps__get(pm, i), *o;
+
+	for (int d = -1; d <= 1; d += 2) {
+		if ((d < 0 && i == 0) || (d > 0 && i + 1 >= procmaps__count(pm)))
+			continue;
+		o = procmaps__get(pm, i + d);
+		if ((o->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)) == PROCMAP_F_ANON &&
+		    (o->perms & PROCMAP_WRITE) && o->end - o->start >= size &&
+		    (d < 0 ? o->end == m->start : o->start == m->end))
+			return true;
+	}
+	return false;
+}
+
+/*
  * The region as the kernel shows it while YJIT runs code: one anonymous,
  * private, read-execute mapping of whole MiBs past the library's code and
  * within its reach, whose two halves each end in the fill. Found while YJIT
@@ -86,6 +107,12 @@ int ruby__jit_code(const struct ruby *r, struct jitcode_region *out, struct code
 		if ((m->flags & (PROCMAP_F_ANON | PROCMAP_F_PSEUDO)) != PROCMAP_F_ANON ||
 		    m->perms != (PROCMAP_READ | PROCMAP_EXEC) || m->start <= r->text ||
 		    m->start - r->text >= YJIT_REACH || size < MIB || size % MIB)
+			continue;
+		/*
+		 * One half of it, the other writable as YJIT compiles (its two
+		 * mprotect()s apart): not found this time.
+		 */
+		if (beside_writable(pm, i, size))
 			continue;
 		if (filled(r, m->start + size / 2 - 1) && filled(r, m->end - 1)) {
 			*out = (struct jitcode_region){ .lo = m->start,
